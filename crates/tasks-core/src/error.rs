@@ -1,0 +1,189 @@
+//! The error table: every JSON-RPC error the server sends, with its HTTP status.
+//!
+//! Sources: `wire-2026-07-28.md` §12 (codes and statuses), tasks-wire-reference §2.3 (-32021
+//! shape), §3.2 (capacity and input-size errors), §4.5 (params validation messages).
+//! Messages are fixed strings chosen by the server: no variant ever echoes a client-supplied id,
+//! and no internal exception text reaches a client.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::protocol::{SUPPORTED_VERSIONS, TASKS_EXTENSION};
+
+/// A JSON-RPC 2.0 error object `{code, message, data?}` as it appears on the wire, and as a
+/// failed task stores it (`DetailedTask.error`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonRpcError {
+    /// The JSON-RPC error code.
+    pub code: i64,
+    /// A short, human-readable description.
+    pub message: String,
+    /// Optional structured detail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// Which configured limit refused a task creation; rendered as `data.limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CapacityLimit {
+    /// Concurrently running workers (`"max_jobs"`).
+    MaxJobs,
+    /// Tasks stored at once, across every scope (`"max_tasks"`).
+    MaxTasks,
+    /// Non-terminal tasks of one scope (`"max_active_tasks_per_scope"`).
+    MaxActiveTasksPerScope,
+}
+
+impl CapacityLimit {
+    /// The wire name used in `data.limit`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CapacityLimit::MaxJobs => "max_jobs",
+            CapacityLimit::MaxTasks => "max_tasks",
+            CapacityLimit::MaxActiveTasksPerScope => "max_active_tasks_per_scope",
+        }
+    }
+}
+
+/// Every protocol error the server answers with.
+///
+/// [`McpError::code`] gives the JSON-RPC code, [`McpError::http_status`] the HTTP status and
+/// [`McpError::to_error_object`] the full wire object.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum McpError {
+    /// -32700, HTTP 400: the body is not valid JSON (or not UTF-8).
+    #[error("Parse error")]
+    Parse,
+    /// -32600, HTTP 400: valid JSON that is not a single JSON-RPC request or notification.
+    #[error("{0}")]
+    InvalidRequest(&'static str),
+    /// -32600, HTTP 413: the body is larger than the configured limit (bytes).
+    #[error("Request body is larger than {limit} bytes")]
+    BodyTooLarge {
+        /// The configured limit in bytes.
+        limit: usize,
+    },
+    /// -32601, HTTP 404: unknown method, removed method (`tasks/result`, `tasks/list`,
+    /// `initialize`, `ping`, …) or a method behind a capability the server does not advertise.
+    #[error("Method not found")]
+    MethodNotFound,
+    /// -32602, HTTP 400: invalid params, with a fixed server-chosen message.
+    #[error("{0}")]
+    InvalidParams(String),
+    /// -32602, HTTP 400: `"Unknown or inaccessible taskId"`. Unknown, expired and other-scope
+    /// tasks are indistinguishable (tasks-wire-reference §4.5 step 6).
+    #[error("Unknown or inaccessible taskId")]
+    UnknownTask,
+    /// -32602, HTTP 400: `"Task input is larger than <limit> bytes"` (tasks-wire-reference §3.2).
+    #[error("Task input is larger than {limit} bytes")]
+    TaskInputTooLarge {
+        /// The limit in bytes of the serialized work descriptor.
+        limit: usize,
+    },
+    /// -32603, HTTP 500: `"Task capacity exhausted"` with `data: {"retryable": true, "limit": …}`.
+    #[error("Task capacity exhausted")]
+    CapacityExhausted(CapacityLimit),
+    /// -32603, HTTP 500: a server fault. The message is generic and never carries exception text.
+    #[error("{0}")]
+    Internal(&'static str),
+    /// -32020, HTTP 400: a required routing header is missing, differs from the body, is repeated
+    /// or carries invalid characters (`wire-2026-07-28.md` §13.5).
+    #[error("{0}")]
+    HeaderMismatch(&'static str),
+    /// -32021, HTTP 400: `"Missing required client capability"`, with
+    /// `data.requiredCapabilities` (a ClientCapabilities object).
+    #[error("Missing required client capability")]
+    MissingCapability(Value),
+    /// -32022, HTTP 400: `"Unsupported protocol version"` with `data.supported` and
+    /// `data.requested`.
+    #[error("Unsupported protocol version")]
+    UnsupportedVersion {
+        /// The version the client asked for, echoed in `data.requested`.
+        requested: String,
+    },
+    /// -32600, HTTP 401: the scope function rejected the request (authentication).
+    #[error("Unauthorized")]
+    Unauthorized,
+    /// -32600, HTTP 403: `Host` or `Origin` is not allowed (DNS-rebinding protection).
+    #[error("Forbidden: Host or Origin is not allowed")]
+    ForbiddenOrigin,
+    /// -32600, HTTP 405: the endpoint accepts POST only.
+    #[error("Method not allowed: the MCP endpoint accepts POST")]
+    HttpMethodNotAllowed,
+    /// -32600, HTTP 415: the request body is not declared as `application/json`.
+    #[error("Content-Type must be application/json")]
+    UnsupportedMediaType,
+}
+
+impl McpError {
+    /// -32021 for a request that did not declare the Tasks extension.
+    pub fn missing_tasks_capability() -> Self {
+        McpError::MissingCapability(json!({ "extensions": { TASKS_EXTENSION: {} } }))
+    }
+
+    /// Shorthand for [`McpError::InvalidParams`].
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        McpError::InvalidParams(message.into())
+    }
+
+    /// The JSON-RPC error code.
+    pub fn code(&self) -> i64 {
+        match self {
+            McpError::Parse => -32700,
+            McpError::InvalidRequest(_)
+            | McpError::BodyTooLarge { .. }
+            | McpError::Unauthorized
+            | McpError::ForbiddenOrigin
+            | McpError::HttpMethodNotAllowed
+            | McpError::UnsupportedMediaType => -32600,
+            McpError::MethodNotFound => -32601,
+            McpError::InvalidParams(_)
+            | McpError::UnknownTask
+            | McpError::TaskInputTooLarge { .. } => -32602,
+            McpError::CapacityExhausted(_) | McpError::Internal(_) => -32603,
+            McpError::HeaderMismatch(_) => -32020,
+            McpError::MissingCapability(_) => -32021,
+            McpError::UnsupportedVersion { .. } => -32022,
+        }
+    }
+
+    /// The HTTP status the Streamable HTTP transport answers with.
+    pub fn http_status(&self) -> u16 {
+        match self {
+            McpError::MethodNotFound => 404,
+            McpError::BodyTooLarge { .. } => 413,
+            McpError::Unauthorized => 401,
+            McpError::ForbiddenOrigin => 403,
+            McpError::HttpMethodNotAllowed => 405,
+            McpError::UnsupportedMediaType => 415,
+            McpError::CapacityExhausted(_) | McpError::Internal(_) => 500,
+            _ => 400,
+        }
+    }
+
+    /// The `data` member, when the error defines one.
+    pub fn data(&self) -> Option<Value> {
+        match self {
+            McpError::CapacityExhausted(limit) => {
+                Some(json!({ "retryable": true, "limit": limit.as_str() }))
+            }
+            McpError::MissingCapability(required) => {
+                Some(json!({ "requiredCapabilities": required }))
+            }
+            McpError::UnsupportedVersion { requested } => Some(json!({
+                "supported": SUPPORTED_VERSIONS,
+                "requested": requested,
+            })),
+            _ => None,
+        }
+    }
+
+    /// The full JSON-RPC error object.
+    pub fn to_error_object(&self) -> JsonRpcError {
+        JsonRpcError {
+            code: self.code(),
+            message: self.to_string(),
+            data: self.data(),
+        }
+    }
+}

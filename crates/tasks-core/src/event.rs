@@ -1,0 +1,43 @@
+//! Events: everything that can happen to a task.
+//!
+//! Events are plain data with a stable serde form, so that a durable store can log them and a
+//! runtime can replay them. Source: tasks-wire-reference §11 (event set) and §6.1 (input rounds).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::JsonRpcError;
+use crate::task::InputRequest;
+use crate::JsonObject;
+
+/// One thing that happened to a task, fed to [`crate::apply`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The work asks the client for input under `key` (moves the task to `input_required`).
+    InputRequested {
+        /// Server-chosen key, unique for the task's lifetime.
+        key: String,
+        /// The bare request surfaced in `inputRequests`.
+        request: InputRequest,
+    },
+    /// `tasks/update` delivered responses; only keys currently outstanding are taken.
+    InputResponsesAccepted {
+        /// key → response (bare result object, e.g. an ElicitResult).
+        responses: BTreeMap<String, Value>,
+    },
+    /// The work finished with a result object (a `CallToolResult`, `isError: true` included).
+    Completed {
+        /// The result object stored and inlined by `tasks/get`.
+        result: JsonObject,
+    },
+    /// The work failed with a JSON-RPC error.
+    Failed {
+        /// The error stored and inlined by `tasks/get`; its message becomes `statusMessage`.
+        error: JsonRpcError,
+    },
+    /// The task was cancelled.
+    Cancelled,
+}

@@ -1,0 +1,60 @@
+//! # tasks-core
+//!
+//! The pure core of the MCP Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) on the
+//! stateless MCP revision 2026-07-28.
+//!
+//! This crate performs no IO, reads no clock and draws no randomness: the current time
+//! ([`Timestamp`]), task ids (from caller-supplied random bytes) and everything else that varies
+//! come in as arguments. That keeps every rule here deterministic and property-testable, in the
+//! spirit of quinn-proto: *events in, new state and effects out*.
+//!
+//! ## Map
+//!
+//! | module | concept |
+//! |---|---|
+//! | [`protocol`] | protocol constants: revision, extension id, `_meta` keys |
+//! | [`id`] | [`TaskId`]: non-empty, at most 256 bytes |
+//! | [`time`] | [`Timestamp`]: UTC milliseconds, RFC 3339 on the wire |
+//! | [`task`] | [`Task`] and [`TaskState`]: the status-payload table enforced by the type |
+//! | [`event`] | [`Event`]: what can happen to a task |
+//! | [`reducer`] | [`apply`]: the pure reducer; terminal states absorb every event |
+//! | [`projection`] | wire shapes: `CreateTaskResult`, `DetailedTask`, `notifications/tasks`, the ack |
+//! | [`params`] | parsing and validation of `tasks/get`, `tasks/update`, `tasks/cancel` params |
+//! | [`negotiation`] | per-request `_meta`, client capabilities, task policy and the decision table |
+//! | [`headers`] | `Mcp-Method` / `Mcp-Name` routing-header rules and `=?base64?…?=` decoding |
+//! | [`error`] | [`McpError`]: every JSON-RPC error the server sends, with its HTTP status |
+//!
+//! ## Design notes
+//!
+//! * **Invalid states are unrepresentable.** `inputRequests` exists only inside
+//!   [`TaskState::InputRequired`] and is non-empty by construction; `result` only inside
+//!   [`TaskState::Completed`]; `error` only inside [`TaskState::Failed`]. The wire projections
+//!   therefore cannot emit a payload for the wrong status.
+//! * **The reducer is the only way a task changes.** [`Task`] fields are private; a store applies
+//!   [`apply`] and compares [`Task::revision`] to implement compare-and-set.
+//! * **Projections never carry** `requestState`, `ttl`, `pollInterval`, a nested `task`, or the
+//!   2025-11-25 `io.modelcontextprotocol/related-task` key (runner scenarios
+//!   `tasks-request-state-removal`, `tasks-wire-fields`, `tasks-lifecycle`).
+
+pub mod error;
+pub mod event;
+pub mod headers;
+pub mod id;
+pub mod negotiation;
+pub mod params;
+pub mod projection;
+pub mod protocol;
+pub mod reducer;
+pub mod task;
+pub mod time;
+
+pub use error::{CapacityLimit, JsonRpcError, McpError};
+pub use event::Event;
+pub use id::TaskId;
+pub use negotiation::{Decision, RequestMeta, TaskPolicy};
+pub use reducer::{apply, ReduceError, Transition};
+pub use task::{InputRequest, InputRequests, Task, TaskState, TaskStatus};
+pub use time::Timestamp;
+
+/// A JSON object (`serde_json::Map<String, Value>`), the shape of every MCP result and params.
+pub type JsonObject = serde_json::Map<String, serde_json::Value>;

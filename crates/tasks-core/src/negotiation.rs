@@ -1,0 +1,141 @@
+//! Per-request negotiation: the required request `_meta`, client capabilities, and the task
+//! decision table.
+//!
+//! MCP 2026-07-28 is stateless: every request carries its protocol version and client
+//! capabilities in `params._meta`, and nothing is remembered between requests
+//! (`wire-2026-07-28.md` §2). A client opts into Tasks on one request by declaring
+//! `clientCapabilities.extensions["io.modelcontextprotocol/tasks"] = {}` (SEP-2663 "Capability
+//! Negotiation").
+
+use serde_json::Value;
+
+use crate::error::McpError;
+use crate::protocol::{
+    META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PROGRESS_TOKEN, META_PROTOCOL_VERSION,
+    TASKS_EXTENSION,
+};
+use crate::JsonObject;
+
+/// The validated request `_meta` of a 2026-07-28 request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestMeta {
+    /// `io.modelcontextprotocol/protocolVersion`.
+    pub protocol_version: String,
+    /// `io.modelcontextprotocol/clientCapabilities` (`{}` means no optional capability).
+    pub client_capabilities: JsonObject,
+    /// `io.modelcontextprotocol/logLevel`, when the request opts into log notifications.
+    pub log_level: Option<String>,
+    /// `progressToken`, when the request opts into progress notifications.
+    pub progress_token: Option<Value>,
+}
+
+impl RequestMeta {
+    /// Reads `params._meta`.
+    ///
+    /// # Errors
+    /// -32602, HTTP 400, when `params` or `params._meta` is not an object, or when either
+    /// required key is missing or of the wrong type (runner checks
+    /// `sep-2575-request-meta-invalid-*`).
+    pub fn parse(params: Option<&Value>) -> Result<Self, McpError> {
+        let meta = params
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object)
+            .ok_or_else(|| McpError::invalid_params("params._meta is required"))?;
+        let protocol_version = meta
+            .get(META_PROTOCOL_VERSION)
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                McpError::invalid_params(
+                    "params._meta is missing io.modelcontextprotocol/protocolVersion",
+                )
+            })?
+            .to_owned();
+        let client_capabilities = meta
+            .get(META_CLIENT_CAPABILITIES)
+            .and_then(Value::as_object)
+            .ok_or_else(|| {
+                McpError::invalid_params(
+                    "params._meta is missing io.modelcontextprotocol/clientCapabilities",
+                )
+            })?
+            .clone();
+        Ok(RequestMeta {
+            protocol_version,
+            client_capabilities,
+            log_level: meta
+                .get(META_LOG_LEVEL)
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            progress_token: meta
+                .get(META_PROGRESS_TOKEN)
+                .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+                .cloned(),
+        })
+    }
+
+    /// Whether this request declared the Tasks extension.
+    ///
+    /// # Errors
+    /// -32602 `"The Tasks extension defines no settings"` when the declared settings are not
+    /// the empty object (SEP-2663: "No extension-specific settings are currently defined").
+    pub fn declares_tasks(&self) -> Result<bool, McpError> {
+        match self
+            .client_capabilities
+            .get("extensions")
+            .and_then(|e| e.get(TASKS_EXTENSION))
+        {
+            None => Ok(false),
+            Some(Value::Object(settings)) if settings.is_empty() => Ok(true),
+            Some(_) => Err(McpError::invalid_params(
+                "The Tasks extension defines no settings",
+            )),
+        }
+    }
+
+    /// Whether the request declared the top-level client capability `name` (e.g.
+    /// `"elicitation"`, `"sampling"`, `"roots"`).
+    pub fn declares(&self, name: &str) -> bool {
+        self.client_capabilities
+            .get(name)
+            .is_some_and(|v| !v.is_null())
+    }
+}
+
+/// How a tool relates to tasks: server configuration, never wire data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TaskPolicy {
+    /// Always runs synchronously; never creates a task.
+    Sync,
+    /// Creates a task when the request declared Tasks, else runs synchronously.
+    Optional,
+    /// Creates a task when the request declared Tasks, else -32021.
+    Required,
+}
+
+/// What to do with one `tools/call`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Run the tool now and return its `CallToolResult` (or an MRTR `input_required`).
+    RunSync,
+    /// Create a task and return a `CreateTaskResult`.
+    CreateTask,
+    /// Refuse with -32021 naming the Tasks extension.
+    MissingCapability,
+}
+
+impl TaskPolicy {
+    /// The decision table of tasks-wire-reference §3.2:
+    ///
+    /// | policy | declared Tasks | did not |
+    /// |---|---|---|
+    /// | sync | run synchronously | run synchronously |
+    /// | optional | create a task | run synchronously |
+    /// | required | create a task | -32021 |
+    pub fn decide(self, tasks_declared: bool) -> Decision {
+        match (self, tasks_declared) {
+            (TaskPolicy::Sync, _) | (TaskPolicy::Optional, false) => Decision::RunSync,
+            (TaskPolicy::Optional, true) | (TaskPolicy::Required, true) => Decision::CreateTask,
+            (TaskPolicy::Required, false) => Decision::MissingCapability,
+        }
+    }
+}

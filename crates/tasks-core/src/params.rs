@@ -1,0 +1,82 @@
+//! Params parsing and validation for `tasks/get`, `tasks/update` and `tasks/cancel`.
+//!
+//! Runs after the capability check and before the task lookup (tasks-wire-reference §4.5 step
+//! 5). Every failure is -32602 with one of these fixed messages:
+//!
+//! | condition | message |
+//! |---|---|
+//! | `taskId` missing, not a string, or empty | `A non-empty taskId is required` |
+//! | `taskId` over 256 bytes | `taskId is longer than 256 bytes` |
+//! | `tasks/update` without an object `inputResponses` | `tasks/update requires an inputResponses object` |
+//! | an empty key, or a value that is not an object | `inputResponses is invalid` |
+//!
+//! `params` that is not an object gets `params must be an object`. Unknown members (a legacy
+//! `task` hint, `_meta`) are ignored.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::error::McpError;
+use crate::id::TaskId;
+
+/// Validated `tasks/get` and `tasks/cancel` params.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRef {
+    /// The addressed task.
+    pub task_id: TaskId,
+}
+
+/// Validated `tasks/update` params.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateParams {
+    /// The addressed task.
+    pub task_id: TaskId,
+    /// key → response object (bare results such as an ElicitResult).
+    pub input_responses: BTreeMap<String, Value>,
+}
+
+fn object(params: &Value) -> Result<&crate::JsonObject, McpError> {
+    params
+        .as_object()
+        .ok_or_else(|| McpError::invalid_params("params must be an object"))
+}
+
+fn task_id(params: &crate::JsonObject) -> Result<TaskId, McpError> {
+    let raw = params.get("taskId").and_then(Value::as_str).unwrap_or("");
+    TaskId::parse(raw).map_err(|e| McpError::invalid_params(e.to_string()))
+}
+
+/// Parses `tasks/get` or `tasks/cancel` params.
+///
+/// # Errors
+/// -32602 as in the module table.
+pub fn parse_task_ref(params: &Value) -> Result<TaskRef, McpError> {
+    Ok(TaskRef {
+        task_id: task_id(object(params)?)?,
+    })
+}
+
+/// Parses `tasks/update` params.
+///
+/// # Errors
+/// -32602 as in the module table.
+pub fn parse_update(params: &Value) -> Result<UpdateParams, McpError> {
+    let params = object(params)?;
+    let task_id = task_id(params)?;
+    let responses = params
+        .get("inputResponses")
+        .and_then(Value::as_object)
+        .ok_or_else(|| McpError::invalid_params("tasks/update requires an inputResponses object"))?;
+    let mut input_responses = BTreeMap::new();
+    for (key, value) in responses {
+        if key.is_empty() || !value.is_object() {
+            return Err(McpError::invalid_params("inputResponses is invalid"));
+        }
+        input_responses.insert(key.clone(), value.clone());
+    }
+    Ok(UpdateParams {
+        task_id,
+        input_responses,
+    })
+}

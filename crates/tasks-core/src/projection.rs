@@ -1,0 +1,165 @@
+//! Wire projections of a [`Task`].
+//!
+//! | projection | used for | `resultType` | payload |
+//! |---|---|---|---|
+//! | [`creation`] | `CreateTaskResult` (flat `Result & Task`) | `"task"` | none |
+//! | [`detailed`] | `tasks/get` result (`DetailedTask`) | `"complete"` | exactly the status's one |
+//! | [`notification`] | `notifications/tasks` params | absent | exactly the status's one |
+//! | [`ack`] | `tasks/update` and `tasks/cancel` results | `"complete"` | none |
+//!
+//! Base fields: `taskId`, `status`, `statusMessage?`, `createdAt`, `lastUpdatedAt`, `ttlMs`
+//! (always present, `null` when unlimited), `pollIntervalMs?` (integer milliseconds). Sources:
+//! SEP-2663 "Task Creation", "Task Polling", "Task Status Notifications"; runner checks
+//! `sep-2663-result-type-task-on-create`, `tasks-wire-field-renames`,
+//! `sep-2663-cancel-ack-empty-result`.
+//!
+//! Each projection may carry a result `_meta` object (the HTTP layer passes the serverInfo
+//! `_meta`); the notification's `_meta` always holds `io.modelcontextprotocol/subscriptionId`.
+//! No projection ever writes `requestState`, `ttl`, `pollInterval`, a nested `task` or
+//! `io.modelcontextprotocol/related-task`.
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
+
+use crate::protocol::META_SUBSCRIPTION_ID;
+use crate::task::{Task, TaskState};
+use crate::JsonObject;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Creation,
+    Detailed,
+    Notification,
+}
+
+/// A borrowed, serializable wire view of a task. Build one with [`creation`], [`detailed`] or
+/// [`notification`]; serialize it with serde (e.g. `serde_json::to_vec`).
+#[derive(Debug, Clone, Copy)]
+pub struct TaskView<'a> {
+    task: &'a Task,
+    kind: Kind,
+    meta: Option<&'a JsonObject>,
+    subscription_id: Option<&'a Value>,
+}
+
+impl<'a> TaskView<'a> {
+    /// Adds a result `_meta` object (e.g. `{"io.modelcontextprotocol/serverInfo": …}`).
+    pub fn with_meta(mut self, meta: &'a JsonObject) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+
+    /// Renders the view as a JSON value.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// The `CreateTaskResult`: `resultType: "task"` and the base task fields, flat.
+pub fn creation(task: &Task) -> TaskView<'_> {
+    TaskView {
+        task,
+        kind: Kind::Creation,
+        meta: None,
+        subscription_id: None,
+    }
+}
+
+/// The `tasks/get` result: `resultType: "complete"`, base fields and the status's payload.
+pub fn detailed(task: &Task) -> TaskView<'_> {
+    TaskView {
+        task,
+        kind: Kind::Detailed,
+        meta: None,
+        subscription_id: None,
+    }
+}
+
+/// The `notifications/tasks` params: the `DetailedTask` fields without `resultType`, with
+/// `_meta["io.modelcontextprotocol/subscriptionId"]` set to the id of the
+/// `subscriptions/listen` request (kept with its JSON type).
+pub fn notification<'a>(task: &'a Task, subscription_id: &'a Value) -> TaskView<'a> {
+    TaskView {
+        task,
+        kind: Kind::Notification,
+        meta: None,
+        subscription_id: Some(subscription_id),
+    }
+}
+
+/// The empty acknowledgement of `tasks/update` and `tasks/cancel`: `{"resultType":"complete"}`
+/// plus the optional result `_meta`.
+pub fn ack(meta: Option<&JsonObject>) -> Value {
+    let mut object = JsonObject::new();
+    object.insert("resultType".into(), Value::from("complete"));
+    if let Some(meta) = meta {
+        object.insert("_meta".into(), Value::Object(meta.clone()));
+    }
+    Value::Object(object)
+}
+
+struct MetaWithSubscription<'a> {
+    meta: Option<&'a JsonObject>,
+    subscription_id: &'a Value,
+}
+
+impl Serialize for MetaWithSubscription<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.meta.into_iter().flatten() {
+            if key != META_SUBSCRIPTION_ID {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.serialize_entry(META_SUBSCRIPTION_ID, self.subscription_id)?;
+        map.end()
+    }
+}
+
+impl Serialize for TaskView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let task = self.task;
+        let mut map = serializer.serialize_map(None)?;
+        match self.kind {
+            Kind::Creation => map.serialize_entry("resultType", "task")?,
+            Kind::Detailed => map.serialize_entry("resultType", "complete")?,
+            Kind::Notification => {}
+        }
+        map.serialize_entry("taskId", task.id())?;
+        map.serialize_entry("status", task.status().as_str())?;
+        if let Some(message) = task.status_message() {
+            map.serialize_entry("statusMessage", message)?;
+        }
+        map.serialize_entry("createdAt", &task.created_at())?;
+        map.serialize_entry("lastUpdatedAt", &task.last_updated_at())?;
+        map.serialize_entry("ttlMs", &task.ttl_ms())?;
+        if let Some(interval) = task.poll_interval_ms() {
+            map.serialize_entry("pollIntervalMs", &interval.get())?;
+        }
+        if self.kind != Kind::Creation {
+            match task.state() {
+                TaskState::Working | TaskState::Cancelled => {}
+                TaskState::InputRequired { input_requests } => {
+                    map.serialize_entry("inputRequests", input_requests.as_map())?
+                }
+                TaskState::Completed { result } => map.serialize_entry("result", result)?,
+                TaskState::Failed { error } => map.serialize_entry("error", error)?,
+            }
+        }
+        match self.subscription_id {
+            Some(subscription_id) => map.serialize_entry(
+                "_meta",
+                &MetaWithSubscription {
+                    meta: self.meta,
+                    subscription_id,
+                },
+            )?,
+            None => {
+                if let Some(meta) = self.meta {
+                    map.serialize_entry("_meta", meta)?;
+                }
+            }
+        }
+        map.end()
+    }
+}

@@ -1,0 +1,33 @@
+//! Protocol constants of MCP 2026-07-28 and the Tasks extension.
+//!
+//! Source: `wire-2026-07-28.md` §2 (request `_meta` keys), SEP-2663 "Extension Identifier".
+
+/// The only protocol revision this implementation serves.
+pub const PROTOCOL_VERSION: &str = "2026-07-28";
+
+/// Every revision listed in `server/discover` `supportedVersions` and in -32022 `data.supported`.
+pub const SUPPORTED_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
+
+/// The Tasks extension identifier, used under `capabilities.extensions`.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// Request `_meta` key naming the protocol revision (required).
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// Request `_meta` key holding the client's capabilities for this request (required).
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// Request `_meta` key holding client identification (optional, never required).
+pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// Request `_meta` key opting the request into `notifications/message` at a level.
+pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// Request `_meta` key opting the request into `notifications/progress`.
+pub const META_PROGRESS_TOKEN: &str = "progressToken";
+/// Result `_meta` key carrying `{name, version}` of the server.
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// Notification `_meta` key carrying the id of the `subscriptions/listen` request.
+pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Maximum length of a task id, in bytes (tasks-wire-reference §4.5).
+pub const MAX_TASK_ID_BYTES: usize = 256;
+
+/// Methods of the Tasks extension that address one task and mirror `params.taskId` in `Mcp-Name`.
+pub const TASK_METHODS: &[&str] = &["tasks/get", "tasks/update", "tasks/cancel"];

@@ -1,0 +1,145 @@
+//! The pure reducer: `apply(task, event, now)` → new task and effects.
+//!
+//! Rules (SEP-2663 "Task Status", "Task Update Requests"; tasks-wire-reference §4.1, §6.1):
+//! * a terminal task (`completed`, `failed`, `cancelled`) absorbs every event unchanged;
+//! * an input key is unique for the task's lifetime: asking again under a pending key with the
+//!   same request is a no-op, with a different request (or after it was answered) an error;
+//! * responses for keys that are not outstanding are ignored; answered keys leave
+//!   `inputRequests`; with none left the task returns to `working`;
+//! * every real change increments the revision by one and sets `lastUpdatedAt` to
+//!   `max(now, lastUpdatedAt)`; a no-op changes nothing, not even the revision.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::event::Event;
+use crate::task::{InputRequests, Task, TaskState, MESSAGE_CANCELLED};
+use crate::time::Timestamp;
+
+/// The outcome of [`apply`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transition {
+    /// The task after the event (equal to the input task when `changed` is false).
+    pub task: Task,
+    /// Whether anything changed (and so the revision was incremented).
+    pub changed: bool,
+    /// Effect: the input keys this event fulfilled, with their responses, so a runtime can wake
+    /// exactly the waiters of those keys.
+    pub fulfilled: BTreeMap<String, Value>,
+}
+
+/// An event the reducer refuses; the task is left unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReduceError {
+    /// The input key is empty.
+    #[error("input request keys must not be empty")]
+    EmptyKey,
+    /// The key was already used for a different request, or was already answered.
+    #[error("input request key {0:?} was already used in this task")]
+    KeyReused(String),
+}
+
+/// Applies `event` to `task` at time `now`.
+///
+/// # Errors
+/// [`ReduceError`] for an input request that would break key uniqueness. Terminal tasks never
+/// error: they absorb every event.
+pub fn apply(task: &Task, event: Event, now: Timestamp) -> Result<Transition, ReduceError> {
+    if task.is_terminal() {
+        return Ok(unchanged(task));
+    }
+    let mut next = task.clone();
+    let mut fulfilled = BTreeMap::new();
+    match event {
+        Event::InputRequested { key, request } => {
+            if key.is_empty() {
+                return Err(ReduceError::EmptyKey);
+            }
+            if next.answered.contains_key(&key) {
+                return Err(ReduceError::KeyReused(key));
+            }
+            match &mut next.state {
+                TaskState::InputRequired { input_requests } => {
+                    match input_requests.get(&key) {
+                        Some(existing) if *existing == request => return Ok(unchanged(task)),
+                        Some(_) => return Err(ReduceError::KeyReused(key)),
+                        None => input_requests.insert(key, request),
+                    }
+                }
+                _ => {
+                    next.state = TaskState::InputRequired {
+                        input_requests: InputRequests::single(key, request),
+                    }
+                }
+            }
+        }
+        Event::InputResponsesAccepted { responses } => {
+            let TaskState::InputRequired { input_requests } = &task.state else {
+                return Ok(unchanged(task));
+            };
+            let mut remaining = Some(input_requests.clone());
+            for (key, response) in responses {
+                let Some(pending) = remaining.take() else {
+                    break;
+                };
+                let (rest, removed) = pending.without(&key);
+                remaining = rest;
+                if let Some(request) = removed {
+                    next.answered.insert(key.clone(), request);
+                    fulfilled.insert(key, response);
+                }
+            }
+            if fulfilled.is_empty() {
+                return Ok(unchanged(task));
+            }
+            next.state = match remaining {
+                Some(input_requests) => TaskState::InputRequired { input_requests },
+                None => TaskState::Working,
+            };
+        }
+        Event::Completed { mut result } => {
+            strip_related_task(&mut result);
+            next.state = TaskState::Completed { result };
+            next.status_message = None;
+        }
+        Event::Failed { error } => {
+            next.status_message = Some(error.message.clone());
+            next.state = TaskState::Failed { error };
+        }
+        Event::Cancelled => {
+            next.state = TaskState::Cancelled;
+            next.status_message = Some(MESSAGE_CANCELLED.to_owned());
+        }
+    }
+    if next.is_terminal() {
+        next.answered.clear();
+    }
+    next.revision += 1;
+    next.last_updated_at = now.max(task.last_updated_at);
+    Ok(Transition {
+        task: next,
+        changed: true,
+        fulfilled,
+    })
+}
+
+/// Removes the 2025-11-25 `io.modelcontextprotocol/related-task` key from a result's `_meta`:
+/// the root `taskId` already names the task (runner check
+/// `tasks-no-related-task-meta-on-inlined-result`).
+fn strip_related_task(result: &mut crate::JsonObject) {
+    if let Some(Value::Object(meta)) = result.get_mut("_meta") {
+        meta.remove(RELATED_TASK_META);
+    }
+}
+
+/// The 2025-11-25 result `_meta` key that must never appear on a 2026-07-28 task result.
+pub const RELATED_TASK_META: &str = "io.modelcontextprotocol/related-task";
+
+fn unchanged(task: &Task) -> Transition {
+    Transition {
+        task: task.clone(),
+        changed: false,
+        fulfilled: BTreeMap::new(),
+    }
+}

@@ -1,0 +1,266 @@
+//! The task model: identity, timing, status and the status-specific payload.
+//!
+//! Source: SEP-2663 "Tasks" / "Task Status"; tasks-wire-reference §4.1–4.2 (payload table and
+//! `statusMessage` values).
+
+use std::collections::BTreeMap;
+use std::num::NonZeroU64;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::JsonRpcError;
+use crate::id::TaskId;
+use crate::time::Timestamp;
+use crate::JsonObject;
+
+/// `statusMessage` at creation, kept through input rounds.
+pub const MESSAGE_ACCEPTED: &str = "Task accepted";
+/// `statusMessage` of a cancelled task.
+pub const MESSAGE_CANCELLED: &str = "Cancellation requested";
+
+/// The five task statuses. `completed`, `failed` and `cancelled` are terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// The request is being processed.
+    Working,
+    /// The server waits for client input (`inputRequests`, answered by `tasks/update`).
+    InputRequired,
+    /// Finished with a result (tool errors with `isError: true` included).
+    Completed,
+    /// Finished with a JSON-RPC error.
+    Failed,
+    /// Cancelled by `tasks/cancel` (or by the server).
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// The wire name (`"working"`, `"input_required"`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Working => "working",
+            TaskStatus::InputRequired => "input_required",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// Whether no further event can change a task in this status.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+        )
+    }
+}
+
+/// A bare server-to-client request surfaced in `inputRequests`: `{"method", "params"?}` with no
+/// `jsonrpc` and no `id` (`wire-2026-07-28.md` §10.1), e.g. an `elicitation/create`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputRequest {
+    /// The request method, e.g. `"elicitation/create"`.
+    pub method: String,
+    /// The request params.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<JsonObject>,
+}
+
+/// The outstanding input requests of an `input_required` task: key → request, never empty.
+///
+/// Keys are server-chosen and unique for the lifetime of the task (SEP-2663 "Task Update
+/// Requests"). The map is ordered by key so every projection is deterministic.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "BTreeMap<String, InputRequest>")]
+pub struct InputRequests(BTreeMap<String, InputRequest>);
+
+impl InputRequests {
+    /// A map with exactly one entry.
+    pub fn single(key: String, request: InputRequest) -> Self {
+        InputRequests(BTreeMap::from([(key, request)]))
+    }
+
+    /// The requests, by key.
+    pub fn as_map(&self) -> &BTreeMap<String, InputRequest> {
+        &self.0
+    }
+
+    /// The request under `key`, if outstanding.
+    pub fn get(&self, key: &str) -> Option<&InputRequest> {
+        self.0.get(key)
+    }
+
+    pub(crate) fn insert(&mut self, key: String, request: InputRequest) {
+        self.0.insert(key, request);
+    }
+
+    /// Removes `key`; returns the remaining map, or `None` when it would become empty.
+    pub(crate) fn without(mut self, key: &str) -> (Option<Self>, Option<InputRequest>) {
+        let removed = self.0.remove(key);
+        if self.0.is_empty() {
+            (None, removed)
+        } else {
+            (Some(self), removed)
+        }
+    }
+}
+
+impl TryFrom<BTreeMap<String, InputRequest>> for InputRequests {
+    type Error = &'static str;
+
+    fn try_from(map: BTreeMap<String, InputRequest>) -> Result<Self, Self::Error> {
+        if map.is_empty() {
+            Err("inputRequests must not be empty")
+        } else if map.keys().any(String::is_empty) {
+            Err("inputRequests keys must not be empty")
+        } else {
+            Ok(InputRequests(map))
+        }
+    }
+}
+
+/// The status together with the payload only that status may carry (the payload table of
+/// tasks-wire-reference §4.2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum TaskState {
+    /// No payload.
+    Working,
+    /// `inputRequests`, non-empty.
+    InputRequired {
+        /// Outstanding requests.
+        #[serde(rename = "inputRequests")]
+        input_requests: InputRequests,
+    },
+    /// `result`: the JSON result object of the underlying request (a `CallToolResult` today).
+    Completed {
+        /// The stored result object.
+        result: JsonObject,
+    },
+    /// `error`: the JSON-RPC error the work failed with.
+    Failed {
+        /// The stored error.
+        error: JsonRpcError,
+    },
+    /// No payload.
+    Cancelled,
+}
+
+impl TaskState {
+    /// The status of this state.
+    pub fn status(&self) -> TaskStatus {
+        match self {
+            TaskState::Working => TaskStatus::Working,
+            TaskState::InputRequired { .. } => TaskStatus::InputRequired,
+            TaskState::Completed { .. } => TaskStatus::Completed,
+            TaskState::Failed { .. } => TaskStatus::Failed,
+            TaskState::Cancelled => TaskStatus::Cancelled,
+        }
+    }
+}
+
+/// A task: the durable state machine behind a `CreateTaskResult`.
+///
+/// Fields are private: a task changes only through [`crate::apply`], which keeps the invariants:
+/// the payload matches the status, terminal tasks never change, the revision increases by one
+/// on every real change, `lastUpdatedAt >= createdAt`, and an answered input key never returns.
+///
+/// The serde form is the *storage* form (for durable stores); the wire forms are in
+/// [`crate::projection`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    pub(crate) task_id: TaskId,
+    pub(crate) created_at: Timestamp,
+    pub(crate) last_updated_at: Timestamp,
+    pub(crate) ttl_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) poll_interval_ms: Option<NonZeroU64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) status_message: Option<String>,
+    pub(crate) revision: u64,
+    #[serde(flatten)]
+    pub(crate) state: TaskState,
+    /// Keys whose response was delivered, with the request they answered. Kept while the task
+    /// can still ask for input, so a key is never reused; dropped once terminal.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) answered: BTreeMap<String, InputRequest>,
+}
+
+impl Task {
+    /// A new `working` task with `statusMessage` `"Task accepted"` and revision 1.
+    ///
+    /// `ttl_ms`: time to live from `created_at` in milliseconds, `None` for unlimited (wire
+    /// `null`). `poll_interval_ms`: suggested polling interval in milliseconds.
+    pub fn new(
+        task_id: TaskId,
+        created_at: Timestamp,
+        ttl_ms: Option<u64>,
+        poll_interval_ms: Option<NonZeroU64>,
+    ) -> Self {
+        Task {
+            task_id,
+            created_at,
+            last_updated_at: created_at,
+            ttl_ms,
+            poll_interval_ms,
+            status_message: Some(MESSAGE_ACCEPTED.to_owned()),
+            revision: 1,
+            state: TaskState::Working,
+            answered: BTreeMap::new(),
+        }
+    }
+
+    /// The task id.
+    pub fn id(&self) -> &TaskId {
+        &self.task_id
+    }
+    /// When the task was created.
+    pub fn created_at(&self) -> Timestamp {
+        self.created_at
+    }
+    /// When the task last changed.
+    pub fn last_updated_at(&self) -> Timestamp {
+        self.last_updated_at
+    }
+    /// Time to live from creation in milliseconds; `None` means unlimited.
+    pub fn ttl_ms(&self) -> Option<u64> {
+        self.ttl_ms
+    }
+    /// Suggested polling interval in milliseconds.
+    pub fn poll_interval_ms(&self) -> Option<NonZeroU64> {
+        self.poll_interval_ms
+    }
+    /// The status message, if any.
+    pub fn status_message(&self) -> Option<&str> {
+        self.status_message.as_deref()
+    }
+    /// The compare-and-set revision: 1 at creation, +1 on every real change.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+    /// The status and its payload.
+    pub fn state(&self) -> &TaskState {
+        &self.state
+    }
+    /// The status.
+    pub fn status(&self) -> TaskStatus {
+        self.state.status()
+    }
+    /// Whether the task is terminal.
+    pub fn is_terminal(&self) -> bool {
+        self.status().is_terminal()
+    }
+    /// Keys already answered (empty once terminal).
+    pub fn answered_keys(&self) -> impl Iterator<Item = &str> {
+        self.answered.keys().map(String::as_str)
+    }
+    /// The instant after which the task reads as unknown: `createdAt + ttlMs`, or `None`.
+    pub fn expires_at(&self) -> Option<Timestamp> {
+        self.ttl_ms.map(|ttl| self.created_at.plus_millis(ttl))
+    }
+    /// Whether the task has expired at `now` (`now >= createdAt + ttlMs`).
+    pub fn is_expired(&self, now: Timestamp) -> bool {
+        self.expires_at().is_some_and(|at| now >= at)
+    }
+}

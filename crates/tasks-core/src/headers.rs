@@ -101,7 +101,10 @@ const SENTINEL_END: &str = "?=";
 fn trim(raw: &[u8]) -> &[u8] {
     let is_ows = |b: &u8| *b == b' ' || *b == b'\t';
     let start = raw.iter().position(|b| !is_ows(b)).unwrap_or(raw.len());
-    let end = raw.iter().rposition(|b| !is_ows(b)).map_or(start, |i| i + 1);
+    let end = raw
+        .iter()
+        .rposition(|b| !is_ows(b))
+        .map_or(start, |i| i + 1);
     &raw[start..end]
 }
 
@@ -221,7 +224,10 @@ mod tests {
             assert_eq!(decode_value(NAME, bad).unwrap_err().code(), -32020);
         }
         // Other spellings are literals.
-        assert_eq!(decode_value(NAME, b"=?BASE64?SGVsbG8=?=").unwrap(), "=?BASE64?SGVsbG8=?=");
+        assert_eq!(
+            decode_value(NAME, b"=?BASE64?SGVsbG8=?=").unwrap(),
+            "=?BASE64?SGVsbG8=?="
+        );
     }
 
     #[test]

@@ -67,7 +67,9 @@ pub fn parse_update(params: &Value) -> Result<UpdateParams, McpError> {
     let responses = params
         .get("inputResponses")
         .and_then(Value::as_object)
-        .ok_or_else(|| McpError::invalid_params("tasks/update requires an inputResponses object"))?;
+        .ok_or_else(|| {
+            McpError::invalid_params("tasks/update requires an inputResponses object")
+        })?;
     let mut input_responses = BTreeMap::new();
     for (key, value) in responses {
         if key.is_empty() || !value.is_object() {

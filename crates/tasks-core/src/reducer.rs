@@ -60,13 +60,11 @@ pub fn apply(task: &Task, event: Event, now: Timestamp) -> Result<Transition, Re
                 return Err(ReduceError::KeyReused(key));
             }
             match &mut next.state {
-                TaskState::InputRequired { input_requests } => {
-                    match input_requests.get(&key) {
-                        Some(existing) if *existing == request => return Ok(unchanged(task)),
-                        Some(_) => return Err(ReduceError::KeyReused(key)),
-                        None => input_requests.insert(key, request),
-                    }
-                }
+                TaskState::InputRequired { input_requests } => match input_requests.get(&key) {
+                    Some(existing) if *existing == request => return Ok(unchanged(task)),
+                    Some(_) => return Err(ReduceError::KeyReused(key)),
+                    None => input_requests.insert(key, request),
+                },
                 _ => {
                     next.state = TaskState::InputRequired {
                         input_requests: InputRequests::single(key, request),

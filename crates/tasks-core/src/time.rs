@@ -40,10 +40,10 @@ impl Timestamp {
     }
 
     fn to_datetime(self) -> OffsetDateTime {
-        // u64 milliseconds fit easily in i128 nanoseconds; clamp to the crate's supported range.
-        let nanos = i128::from(self.0) * 1_000_000;
-        OffsetDateTime::from_unix_timestamp_nanos(nanos)
-            .unwrap_or(OffsetDateTime::UNIX_EPOCH + time::Duration::days(365 * 9000))
+        // RFC 3339 has four-digit years: clamp to 9999-12-31T23:59:59.999Z.
+        const MAX_MS: u64 = 253_402_300_799_999;
+        let nanos = i128::from(self.0.min(MAX_MS)) * 1_000_000;
+        OffsetDateTime::from_unix_timestamp_nanos(nanos).unwrap_or(OffsetDateTime::UNIX_EPOCH)
     }
 }
 
@@ -79,16 +79,19 @@ mod tests {
 
     #[test]
     fn formats_utc_with_milliseconds() {
-        assert_eq!(Timestamp::from_unix_millis(0).to_string(), "1970-01-01T00:00:00.000Z");
         assert_eq!(
-            Timestamp::from_unix_millis(1_793_815_445_123).to_string(),
+            Timestamp::from_unix_millis(0).to_string(),
+            "1970-01-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            Timestamp::from_unix_millis(1_793_729_045_123).to_string(),
             "2026-11-03T18:04:05.123Z"
         );
     }
 
     #[test]
     fn round_trips_through_rfc3339() {
-        let t = Timestamp::from_unix_millis(1_793_815_445_123);
+        let t = Timestamp::from_unix_millis(1_793_729_045_123);
         assert_eq!(Timestamp::parse_rfc3339(&t.to_string()), Some(t));
         assert_eq!(
             Timestamp::parse_rfc3339("2026-11-03T19:04:05.123456+01:00"),

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# Runs the pinned MCP conformance runner (@modelcontextprotocol/conformance,
+# on Node 22 from node_modules) against the tasks-fixture server, one scenario
+# at a time, and checks the results against baseline.yml.
+#
+# Usage: conformance/run.sh [--url URL] [--fixture BIN] [--no-build] [--verbose] [SCENARIO...]
+#   --url URL      test an already running server; do not build or start one
+#   --fixture BIN  start BIN (with --listen 127.0.0.1:0) instead of building
+#                  and starting target/debug/tasks-fixture
+#   --no-build     skip `cargo build -p tasks-fixture` (use the existing binary)
+#   --verbose      also print each scenario's full runner output
+#   SCENARIO...    run only these scenarios (default: every name in scenarios.txt)
+# Environment:
+#   CONFORMANCE_TIMEOUT_MS     runner per-scenario timeout (default 30000, the runner's own)
+#   CONFORMANCE_KILL_AFTER_S   hard wall-clock limit per scenario process (default 300)
+#   CONFORMANCE_READY_S        how long to wait for the fixture's URL line (default 60)
+# Exit status: 0 when every check passed or is expected by baseline.yml, 1 otherwise,
+# 2 on usage or setup errors.
+set -euo pipefail
+
+HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
+REPO_ROOT="$(cd -- "$HERE/.." && pwd -P)"
+SCENARIO_FILE="$HERE/scenarios.txt"
+BASELINE="$HERE/baseline.yml"
+RESULTS="$HERE/results"
+NODE_BIN="$HERE/node_modules/.bin/node"
+RUNNER_JS="$HERE/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+STAMP="$HERE/node_modules/.conformance-install-stamp"
+
+TIMEOUT_MS="${CONFORMANCE_TIMEOUT_MS:-30000}"
+KILL_AFTER_S="${CONFORMANCE_KILL_AFTER_S:-300}"
+READY_S="${CONFORMANCE_READY_S:-60}"
+
+log() { printf '[conformance] %s\n' "$*" >&2; }
+die() { printf '[conformance] ERROR: %s\n' "$*" >&2; exit 2; }
+usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+URL=""
+FIXTURE=""
+BUILD=1
+VERBOSE=0
+SCENARIOS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --url) [ $# -ge 2 ] || die "--url needs a value"; URL="$2"; shift 2 ;;
+    --url=*) URL="${1#--url=}"; shift ;;
+    --fixture) [ $# -ge 2 ] || die "--fixture needs a value"; FIXTURE="$2"; shift 2 ;;
+    --fixture=*) FIXTURE="${1#--fixture=}"; shift ;;
+    --no-build) BUILD=0; shift ;;
+    --verbose) VERBOSE=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    --) shift; SCENARIOS+=("$@"); break ;;
+    -*) usage >&2; die "unknown option: $1" ;;
+    *) SCENARIOS+=("$1"); shift ;;
+  esac
+done
+
+if [ ${#SCENARIOS[@]} -eq 0 ]; then
+  [ -f "$SCENARIO_FILE" ] || die "missing $SCENARIO_FILE"
+  while IFS= read -r line || [ -n "$line" ]; do
+    line="${line%%#*}"
+    line="$(printf '%s' "$line" | tr -d '[:space:]')"
+    [ -n "$line" ] && SCENARIOS+=("$line")
+  done < "$SCENARIO_FILE"
+  [ ${#SCENARIOS[@]} -gt 0 ] || die "no scenarios listed in $SCENARIO_FILE"
+fi
+[ -f "$BASELINE" ] || die "missing $BASELINE"
+
+# --- 1. runner install (npm ci when node_modules is missing or stale) --------
+lock_hash() { cat "$HERE/package.json" "$HERE/package-lock.json" | sha256sum | cut -d' ' -f1; }
+want="$(lock_hash)"
+if [ ! -x "$NODE_BIN" ] || [ ! -f "$RUNNER_JS" ] || [ ! -f "$STAMP" ] \
+   || [ "$(cat "$STAMP")" != "$want" ]; then
+  command -v npm >/dev/null || die "npm not found on PATH"
+  log "installing the runner and Node 22 with npm ci ..."
+  (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error) >&2 \
+    || die "npm ci failed"
+  printf '%s\n' "$want" > "$STAMP"
+fi
+node_version="$("$NODE_BIN" --version 2>/dev/null)" || die "$NODE_BIN does not run"
+case "$node_version" in v22.*) ;; *) die "expected Node 22 in node_modules, got $node_version" ;; esac
+export PATH="$HERE/node_modules/.bin:$PATH"
+
+known="$("$NODE_BIN" "$RUNNER_JS" list --server | sed -n 's/^  - \([^ ]*\).*/\1/p')" \
+  || die "could not list the runner's scenarios"
+for scenario in "${SCENARIOS[@]}"; do
+  grep -qxF -- "$scenario" <<<"$known" \
+    || die "unknown scenario '$scenario' (see: node_modules/.bin/conformance list --server)"
+done
+
+# --- 2. server: build and start the fixture unless --url is given -----------
+SERVER_PID=""
+SERVER_DIR=""
+cleanup() {
+  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+server_log_tail() {
+  if [ -n "$SERVER_DIR" ] && [ -s "$SERVER_DIR/stderr.log" ]; then
+    log "fixture stderr (last 40 lines):"
+    tail -n 40 "$SERVER_DIR/stderr.log" >&2
+  elif [ -n "$SERVER_DIR" ]; then
+    log "(the fixture wrote nothing to stderr)"
+  fi
+}
+
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
+
+if [ -z "$URL" ]; then
+  if [ -z "$FIXTURE" ]; then
+    FIXTURE="$REPO_ROOT/target/debug/tasks-fixture"
+    if [ "$BUILD" -eq 1 ]; then
+      log "building: cargo build -p tasks-fixture"
+      (cd "$REPO_ROOT" && cargo build -p tasks-fixture) || die "cargo build -p tasks-fixture failed"
+    fi
+  fi
+  [ -x "$FIXTURE" ] || die "fixture binary not found or not executable: $FIXTURE"
+  SERVER_DIR="$RESULTS/server"
+  mkdir -p "$SERVER_DIR"
+  log "starting $FIXTURE --listen 127.0.0.1:0"
+  "$FIXTURE" --listen 127.0.0.1:0 >"$SERVER_DIR/stdout.log" 2>"$SERVER_DIR/stderr.log" </dev/null &
+  SERVER_PID=$!
+  deadline=$((SECONDS + READY_S))
+  while :; do
+    URL="$(grep -m1 -E '^https?://[^[:space:]]+$' "$SERVER_DIR/stdout.log" 2>/dev/null || true)"
+    [ -n "$URL" ] && break
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+      status=0; wait "$SERVER_PID" || status=$?
+      SERVER_PID=""
+      server_log_tail
+      die "fixture exited (status $status) before printing its URL"
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      server_log_tail
+      die "fixture printed no URL line on stdout within ${READY_S}s"
+    fi
+    sleep 0.1
+  done
+  log "fixture ready at $URL (pid $SERVER_PID)"
+else
+  log "testing the server at $URL"
+fi
+
+# --- 3. run each scenario -----------------------------------------------------
+runner_version="$("$NODE_BIN" -e 'console.log(require(process.argv[1]).version)' \
+  "$HERE/node_modules/@modelcontextprotocol/conformance/package.json")"
+log "runner @modelcontextprotocol/conformance@$runner_version on node $node_version; results in $RESULTS"
+for scenario in "${SCENARIOS[@]}"; do
+  out="$RESULTS/$scenario"
+  mkdir -p "$out"
+  start=$SECONDS
+  rc=0
+  timeout --kill-after=10 "$KILL_AFTER_S" \
+    "$NODE_BIN" "$RUNNER_JS" server \
+      --url "$URL" \
+      --scenario "$scenario" \
+      --expected-failures "$BASELINE" \
+      --timeout "$TIMEOUT_MS" \
+      --output-dir "$out" \
+      </dev/null >"$out/runner.log" 2>&1 || rc=$?
+  case "$rc" in
+    124|137) note=" (killed after ${KILL_AFTER_S}s)" ;;
+    *) note="" ;;
+  esac
+  log "$scenario: runner exit $rc in $((SECONDS - start))s$note"
+  if [ "$VERBOSE" -eq 1 ]; then sed 's/\x1b\[[0-9;]*m//g' "$out/runner.log" >&2; fi
+  if [ -n "$SERVER_PID" ] && ! kill -0 "$SERVER_PID" 2>/dev/null; then
+    log "the fixture died during $scenario"
+    server_log_tail
+    SERVER_PID=""
+  fi
+done
+
+# --- 4. table, summary, baseline ----------------------------------------------
+rc=0
+"$NODE_BIN" "$HERE/evaluate.mjs" "$BASELINE" "$RESULTS" "${SCENARIOS[@]}" || rc=$?
+if [ "$rc" -ne 0 ]; then
+  server_log_tail
+  log "results and runner logs: $RESULTS"
+fi
+exit "$rc"

@@ -1,0 +1,160 @@
+//! What a tool sees while it runs: arguments, cancellation, and client input.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tasks_core::{InputRequest, JsonObject, JsonRpcError, TaskId};
+use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use crate::runtime::Inner;
+use crate::scope::Scope;
+
+/// How a tool run ended other than with a result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolError {
+    /// A JSON-RPC error: a synchronous call answers with it, a task ends `failed` with it
+    /// (code, message and data as given).
+    #[error("{}", .0.message)]
+    Rpc(JsonRpcError),
+    /// A synchronous call needs input it does not have yet: the call ends with an MRTR
+    /// `input_required` result listing every request asked so far. Returned by
+    /// [`ToolContext::input`]; propagate it with `?`.
+    #[error("input required")]
+    InputRequired,
+    /// The run was cancelled (the tool observed [`ToolContext::cancellation`]).
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl ToolError {
+    /// A JSON-RPC error with `code` and `message`.
+    pub fn rpc(code: i64, message: impl Into<String>) -> Self {
+        ToolError::Rpc(JsonRpcError {
+            code,
+            message: message.into(),
+            data: None,
+        })
+    }
+}
+
+/// A synchronous call's input: the request's `inputResponses`, and what was asked.
+#[derive(Debug, Default)]
+pub(crate) struct SyncInput {
+    pub(crate) asked: Mutex<BTreeMap<String, InputRequest>>,
+}
+
+/// A task's input: parks the task until `tasks/update` answers.
+pub(crate) struct TaskInput {
+    pub(crate) runtime: Arc<Inner>,
+    pub(crate) task_id: TaskId,
+    pub(crate) scope: Scope,
+    /// The worker slot, released while parked.
+    pub(crate) permit: Mutex<Option<OwnedSemaphorePermit>>,
+    pub(crate) slots: Arc<Semaphore>,
+}
+
+pub(crate) enum InputMode {
+    Sync(Arc<SyncInput>),
+    Task(Arc<TaskInput>),
+}
+
+/// The context of one tool run.
+///
+/// A task's context is detached from the creating request: it has no request id, progress
+/// token or request cancellation (tasks-wire-reference §5.3); it lives as long as the worker.
+pub struct ToolContext {
+    pub(crate) arguments: JsonObject,
+    pub(crate) input_responses: Option<JsonObject>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) mode: InputMode,
+}
+
+impl ToolContext {
+    /// The tool arguments (`{}` when the request had none).
+    pub fn arguments(&self) -> &JsonObject {
+        &self.arguments
+    }
+
+    /// The `inputResponses` of the request that started this run (for a task: of the request
+    /// that created it), if any.
+    pub fn input_responses(&self) -> Option<&JsonObject> {
+        self.input_responses.as_ref()
+    }
+
+    /// Fires when the run should stop: `tasks/cancel`, TTL expiry, runtime limit, or (for a
+    /// synchronous call) the client going away.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether this run is a task (as opposed to a synchronous call).
+    pub fn is_task(&self) -> bool {
+        matches!(self.mode, InputMode::Task(_))
+    }
+
+    /// Asks the client for input under `key` and returns its response (a bare result object,
+    /// such as an ElicitResult `{"action": "accept", "content": {...}}`).
+    ///
+    /// If the starting request's `inputResponses` already answer `key`, that answer is returned
+    /// at once. Otherwise:
+    /// * in a synchronous call, the request is recorded and [`ToolError::InputRequired`] is
+    ///   returned; the call answers with `input_required` listing every request asked so far;
+    /// * in a task, the task moves to `input_required` with `key` in `inputRequests` and the
+    ///   call waits (without holding a worker slot) until `tasks/update` answers `key`. Several
+    ///   keys can be pending at once (call `input` concurrently, e.g. with `tokio::join!`).
+    ///
+    /// # Errors
+    /// [`ToolError::InputRequired`] (synchronous call), [`ToolError::Cancelled`] when the task
+    /// is cancelled while parked, [`ToolError::Rpc`] -32603 when the key was already used for
+    /// another request in this task.
+    pub async fn input(
+        &self,
+        key: impl Into<String>,
+        request: InputRequest,
+    ) -> Result<Value, ToolError> {
+        let key = key.into();
+        if let Some(answer) = self.input_responses.as_ref().and_then(|r| r.get(&key)) {
+            return Ok(answer.clone());
+        }
+        match &self.mode {
+            InputMode::Sync(sync) => {
+                if let Ok(mut asked) = sync.asked.lock() {
+                    asked.insert(key, request);
+                }
+                Err(ToolError::InputRequired)
+            }
+            InputMode::Task(task) => task.park(key, request, &self.cancel).await,
+        }
+    }
+}
+
+impl TaskInput {
+    async fn park(
+        &self,
+        key: String,
+        request: InputRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Value, ToolError> {
+        let (sender, receiver) = oneshot::channel();
+        self.runtime
+            .request_input(&self.scope, &self.task_id, key, request, sender)
+            .await?;
+        // Parked: give the worker slot back so parked tasks do not limit running ones.
+        let released = self.permit.lock().ok().and_then(|mut p| p.take());
+        drop(released);
+        let answer = tokio::select! {
+            answer = receiver => answer.map_err(|_| ToolError::Cancelled)?,
+            _ = cancel.cancelled() => return Err(ToolError::Cancelled),
+        };
+        let permit = tokio::select! {
+            permit = self.slots.clone().acquire_owned() => permit.map_err(|_| ToolError::Cancelled)?,
+            _ = cancel.cancelled() => return Err(ToolError::Cancelled),
+        };
+        if let Ok(mut slot) = self.permit.lock() {
+            *slot = Some(permit);
+        }
+        Ok(answer)
+    }
+}

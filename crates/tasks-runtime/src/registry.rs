@@ -1,0 +1,228 @@
+//! Tools: name, description, input schema, task policy and handler; and their registry.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use tasks_core::{JsonObject, TaskPolicy};
+
+use crate::context::{ToolContext, ToolError};
+
+/// The code behind a tool. Implemented for every
+/// `Fn(ToolContext) -> impl Future<Output = Result<Value, ToolError>>`.
+///
+/// Return a `CallToolResult` object (`{"content": [...], "isError"?: bool, ...}`); a tool
+/// failure the model should see is a result with `isError: true` (task status `completed`).
+/// Return [`ToolError::Rpc`] for a protocol error (task status `failed`).
+#[async_trait]
+pub trait ToolHandler: Send + Sync + 'static {
+    /// Runs the tool once.
+    async fn call(&self, ctx: ToolContext) -> Result<Value, ToolError>;
+}
+
+#[async_trait]
+impl<F, Fut> ToolHandler for F
+where
+    F: Fn(ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+{
+    async fn call(&self, ctx: ToolContext) -> Result<Value, ToolError> {
+        (self)(ctx).await
+    }
+}
+
+/// A function choosing the task policy from the `tools/call` params.
+pub type PolicyFn = dyn Fn(&JsonObject) -> TaskPolicy + Send + Sync;
+
+/// How a tool relates to tasks.
+#[derive(Clone)]
+pub enum ToolPolicy {
+    /// The same policy for every call.
+    Fixed(TaskPolicy),
+    /// A policy computed per call from its params (for example `Sync` on the first MRTR round
+    /// and `Required` once `inputResponses` are present).
+    PerCall(Arc<PolicyFn>),
+}
+
+impl fmt::Debug for ToolPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolPolicy::Fixed(p) => write!(f, "Fixed({p:?})"),
+            ToolPolicy::PerCall(_) => f.write_str("PerCall(..)"),
+        }
+    }
+}
+
+/// A registered tool.
+pub struct Tool {
+    name: String,
+    description: String,
+    input_schema: JsonObject,
+    validator: Option<jsonschema::Validator>,
+    policy: ToolPolicy,
+    annotations: Option<JsonObject>,
+    handler: Arc<dyn ToolHandler>,
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A `CallToolResult` with one text block: `{"content":[{"type":"text","text":…}],"isError":false}`.
+pub fn text_result(text: impl Into<String>) -> Value {
+    json!({"content": [{"type": "text", "text": text.into()}], "isError": false})
+}
+
+impl Tool {
+    /// A synchronous tool taking no arguments (`{"type":"object"}`); see the builder methods.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: impl ToolHandler,
+    ) -> Self {
+        let mut input_schema = JsonObject::new();
+        input_schema.insert("type".into(), Value::from("object"));
+        Tool {
+            name: name.into(),
+            description: description.into(),
+            input_schema,
+            validator: None,
+            policy: ToolPolicy::Fixed(TaskPolicy::Sync),
+            annotations: None,
+            handler: Arc::new(handler),
+        }
+    }
+
+    /// Sets the JSON Schema (2020-12) of the arguments. Arguments are validated against it
+    /// before the tool runs or a task is created.
+    ///
+    /// # Panics
+    /// When `schema` is not an object or is not a valid JSON Schema: a programming error at
+    /// registration time, never at request time.
+    pub fn with_input_schema(mut self, schema: Value) -> Self {
+        let validator = jsonschema::validator_for(&schema)
+            .unwrap_or_else(|e| panic!("invalid inputSchema for tool {}: {e}", self.name));
+        let Value::Object(schema) = schema else {
+            panic!("inputSchema of tool {} must be an object", self.name);
+        };
+        self.input_schema = schema;
+        self.validator = Some(validator);
+        self
+    }
+
+    /// Sets a fixed task policy (default [`TaskPolicy::Sync`]).
+    pub fn with_policy(mut self, policy: TaskPolicy) -> Self {
+        self.policy = ToolPolicy::Fixed(policy);
+        self
+    }
+
+    /// Sets a per-call task policy.
+    pub fn with_policy_fn(
+        mut self,
+        policy: impl Fn(&JsonObject) -> TaskPolicy + Send + Sync + 'static,
+    ) -> Self {
+        self.policy = ToolPolicy::PerCall(Arc::new(policy));
+        self
+    }
+
+    /// Sets the tool `annotations` object listed by `tools/list`.
+    pub fn with_annotations(mut self, annotations: Value) -> Self {
+        self.annotations = annotations.as_object().cloned();
+        self
+    }
+
+    /// The tool name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The description.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+    /// The input schema.
+    pub fn input_schema(&self) -> &JsonObject {
+        &self.input_schema
+    }
+    /// The annotations, if any.
+    pub fn annotations(&self) -> Option<&JsonObject> {
+        self.annotations.as_ref()
+    }
+    /// The handler.
+    pub fn handler(&self) -> &Arc<dyn ToolHandler> {
+        &self.handler
+    }
+
+    /// The task policy for a call with these `tools/call` params.
+    pub fn policy_for(&self, params: &JsonObject) -> TaskPolicy {
+        match &self.policy {
+            ToolPolicy::Fixed(policy) => *policy,
+            ToolPolicy::PerCall(f) => f(params),
+        }
+    }
+
+    /// Checks `arguments` against the input schema.
+    ///
+    /// # Errors
+    /// A short description of the first violation (safe to show: it names schema locations,
+    /// not values).
+    pub fn validate_arguments(&self, arguments: &JsonObject) -> Result<(), String> {
+        let Some(validator) = &self.validator else {
+            return Ok(());
+        };
+        let instance = Value::Object(arguments.clone());
+        let first = validator.iter_errors(&instance).next().map(|error| {
+            let path = error.instance_path.to_string();
+            let location = if path.is_empty() {
+                "/".to_owned()
+            } else {
+                path
+            };
+            format!("Invalid arguments at {location}: {error}")
+        });
+        first.map_or(Ok(()), Err)
+    }
+}
+
+/// The tools of a server, in registration order (the `tools/list` order).
+#[derive(Debug, Default, Clone)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<Tool>>,
+    index: HashMap<String, usize>,
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool; a tool with the same name replaces the earlier one in place.
+    pub fn register(&mut self, tool: Tool) {
+        let tool = Arc::new(tool);
+        match self.index.get(tool.name()) {
+            Some(&i) => self.tools[i] = tool,
+            None => {
+                self.index.insert(tool.name().to_owned(), self.tools.len());
+                self.tools.push(tool);
+            }
+        }
+    }
+
+    /// The tool named `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<Tool>> {
+        self.index.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// Every tool, in registration order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Tool>> {
+        self.tools.iter()
+    }
+}

@@ -1,0 +1,177 @@
+//! The in-memory store: the embedded default.
+//!
+//! A sharded concurrent map ([`dashmap`]) keyed by task id, so concurrent `tasks/get` calls on
+//! different tasks take different shard locks and a read clones one `Arc`. Counters for the
+//! capacity bounds are kept beside the map; per-scope active counts live in a second sharded map.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use dashmap::mapref::entry::Entry as MapEntry;
+use dashmap::DashMap;
+use tasks_core::{CapacityLimit, Task, TaskId, Timestamp};
+
+use super::{CasOutcome, CreateLimits, Snapshot, Store, StoreError};
+use crate::scope::Scope;
+use crate::work::Work;
+
+struct Entry {
+    task: Arc<Task>,
+    work: Arc<Work>,
+}
+
+/// An in-memory [`Store`]. Nothing survives the process.
+#[derive(Default)]
+pub struct MemoryStore {
+    tasks: DashMap<TaskId, Entry>,
+    total: AtomicUsize,
+    active: DashMap<Scope, usize>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn reserve_total(&self, max: usize) -> bool {
+        self.total
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    fn reserve_active(&self, scope: &Scope, max: usize) -> bool {
+        let mut count = self.active.entry(scope.clone()).or_insert(0);
+        if *count >= max {
+            return false;
+        }
+        *count += 1;
+        true
+    }
+
+    fn release_active(&self, scope: &Scope) {
+        if let MapEntry::Occupied(mut entry) = self.active.entry(scope.clone()) {
+            *entry.get_mut() = entry.get().saturating_sub(1);
+            if *entry.get() == 0 {
+                entry.remove();
+            }
+        }
+    }
+
+    fn snapshot(entry: &Entry) -> Snapshot {
+        Snapshot {
+            task: entry.task.clone(),
+            scope: entry.work.scope.clone(),
+        }
+    }
+}
+
+#[async_trait]
+impl Store for MemoryStore {
+    async fn create(
+        &self,
+        task: Task,
+        work: Work,
+        limits: CreateLimits,
+    ) -> Result<Snapshot, StoreError> {
+        if !self.reserve_total(limits.max_tasks) {
+            return Err(StoreError::Capacity(CapacityLimit::MaxTasks));
+        }
+        if !self.reserve_active(&work.scope, limits.max_active_per_scope) {
+            self.total.fetch_sub(1, Ordering::AcqRel);
+            return Err(StoreError::Capacity(CapacityLimit::MaxActiveTasksPerScope));
+        }
+        let scope = work.scope.clone();
+        match self.tasks.entry(task.id().clone()) {
+            MapEntry::Occupied(_) => {
+                self.total.fetch_sub(1, Ordering::AcqRel);
+                self.release_active(&scope);
+                Err(StoreError::Duplicate)
+            }
+            MapEntry::Vacant(slot) => {
+                let entry = Entry {
+                    task: Arc::new(task),
+                    work: Arc::new(work),
+                };
+                let snapshot = Self::snapshot(&entry);
+                slot.insert(entry);
+                Ok(snapshot)
+            }
+        }
+    }
+
+    async fn get(
+        &self,
+        scope: &Scope,
+        id: &TaskId,
+        now: Timestamp,
+    ) -> Result<Option<Snapshot>, StoreError> {
+        Ok(self.tasks.get(id).and_then(|entry| {
+            (entry.work.scope == *scope && !entry.task.is_expired(now))
+                .then(|| Self::snapshot(&entry))
+        }))
+    }
+
+    async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError> {
+        Ok(self
+            .tasks
+            .get(id)
+            .and_then(|entry| (entry.work.scope == *scope).then(|| entry.work.clone())))
+    }
+
+    async fn transition(
+        &self,
+        scope: &Scope,
+        expected_revision: u64,
+        next: Task,
+        now: Timestamp,
+    ) -> Result<CasOutcome, StoreError> {
+        let Some(mut entry) = self.tasks.get_mut(next.id()) else {
+            return Ok(CasOutcome::NotFound);
+        };
+        if entry.work.scope != *scope || entry.task.is_expired(now) {
+            return Ok(CasOutcome::NotFound);
+        }
+        if entry.task.revision() != expected_revision {
+            return Ok(CasOutcome::Conflict(Self::snapshot(&entry)));
+        }
+        let became_terminal = !entry.task.is_terminal() && next.is_terminal();
+        entry.task = Arc::new(next);
+        let snapshot = Self::snapshot(&entry);
+        drop(entry);
+        if became_terminal {
+            self.release_active(scope);
+        }
+        Ok(CasOutcome::Committed(snapshot))
+    }
+
+    async fn reap(&self, now: Timestamp) -> Result<Vec<TaskId>, StoreError> {
+        let expired: Vec<TaskId> = self
+            .tasks
+            .iter()
+            .filter(|entry| entry.task.is_expired(now))
+            .map(|entry| entry.key().clone())
+            .collect();
+        let mut reaped = Vec::with_capacity(expired.len());
+        for id in expired {
+            if let Some((id, entry)) = self
+                .tasks
+                .remove_if(&id, |_, entry| entry.task.is_expired(now))
+            {
+                self.total.fetch_sub(1, Ordering::AcqRel);
+                if !entry.task.is_terminal() {
+                    self.release_active(&entry.work.scope);
+                }
+                reaped.push(id);
+            }
+        }
+        Ok(reaped)
+    }
+
+    async fn len(&self) -> Result<usize, StoreError> {
+        Ok(self.total.load(Ordering::Acquire))
+    }
+}

@@ -1,0 +1,84 @@
+//! Running a tool synchronously (no task), turning its input requests into MRTR rounds.
+
+use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt as _;
+use serde_json::Value;
+use tasks_core::{InputRequest, JsonObject, JsonRpcError};
+use tokio_util::sync::CancellationToken;
+
+use crate::context::{InputMode, SyncInput, ToolContext, ToolError};
+use crate::registry::Tool;
+use crate::worker::{MESSAGE_NOT_OBJECT, MESSAGE_PANIC};
+
+/// How a synchronous call ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SyncOutcome {
+    /// A `CallToolResult` object (with `resultType: "complete"` added when missing).
+    Complete(JsonObject),
+    /// The tool needs input: answer with an MRTR `input_required` result carrying these
+    /// requests (every request asked in this round, by key).
+    InputRequired(BTreeMap<String, InputRequest>),
+    /// A JSON-RPC error to answer with.
+    Error(JsonRpcError),
+}
+
+fn internal(message: &str) -> SyncOutcome {
+    SyncOutcome::Error(JsonRpcError {
+        code: -32603,
+        message: message.to_owned(),
+        data: None,
+    })
+}
+
+/// Runs `tool` once, now, for a synchronous `tools/call`.
+///
+/// `input_responses` are the request's MRTR answers; [`ToolContext::input`] returns them by key
+/// and records every request it cannot answer. A panic, or a result that is not a JSON object,
+/// is -32603 with a generic message (the panic text is never returned).
+pub async fn run_sync(
+    tool: &Tool,
+    arguments: JsonObject,
+    input_responses: Option<JsonObject>,
+    cancel: CancellationToken,
+) -> SyncOutcome {
+    let asked = Arc::new(SyncInput::default());
+    let ctx = ToolContext {
+        arguments,
+        input_responses,
+        cancel,
+        mode: InputMode::Sync(asked.clone()),
+    };
+    let outcome = AssertUnwindSafe(tool.handler().call(ctx))
+        .catch_unwind()
+        .await;
+    match outcome {
+        Err(_panic) => {
+            tracing::warn!(tool = tool.name(), "tool panicked in a synchronous call");
+            internal(MESSAGE_PANIC)
+        }
+        Ok(Ok(Value::Object(mut result))) => {
+            result
+                .entry("resultType")
+                .or_insert_with(|| Value::from("complete"));
+            SyncOutcome::Complete(result)
+        }
+        Ok(Ok(_)) => internal(MESSAGE_NOT_OBJECT),
+        Ok(Err(ToolError::Rpc(error))) => SyncOutcome::Error(error),
+        Ok(Err(ToolError::InputRequired)) => {
+            let asked = asked
+                .asked
+                .lock()
+                .map(|mut a| std::mem::take(&mut *a))
+                .unwrap_or_default();
+            if asked.is_empty() {
+                internal("Tool asked for input without an input request")
+            } else {
+                SyncOutcome::InputRequired(asked)
+            }
+        }
+        Ok(Err(ToolError::Cancelled)) => internal("Request cancelled"),
+    }
+}

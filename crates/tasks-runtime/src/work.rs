@@ -1,0 +1,51 @@
+//! The work descriptor: what a task runs, as serializable data.
+
+use serde::{Deserialize, Serialize};
+use tasks_core::JsonObject;
+
+use crate::scope::Scope;
+
+/// What a task runs, stored atomically with the task.
+///
+/// It is data, not a closure, so a durable store can persist it and another process can re-run
+/// a recovered task: the tool name, its arguments, the creating request's `inputResponses`
+/// (answers gathered by synchronous MRTR rounds before the task was created) and the scope.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Work {
+    /// The tool to run.
+    pub tool: String,
+    /// The tool arguments (`{}` when the request had none).
+    pub arguments: JsonObject,
+    /// The creating request's `inputResponses`, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_responses: Option<JsonObject>,
+    /// The scope that owns the task.
+    pub scope: Scope,
+}
+
+impl Work {
+    /// The size of the serialized descriptor in bytes (what the input limit measures).
+    pub fn encoded_len(&self) -> usize {
+        encoded_len(self)
+    }
+}
+
+/// Serialized JSON length of `value` in bytes, without allocating the output.
+pub fn encoded_len<T: Serialize + ?Sized>(value: &T) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    match serde_json::to_writer(&mut counter, value) {
+        Ok(()) => counter.0,
+        Err(_) => usize::MAX,
+    }
+}

@@ -1,0 +1,108 @@
+//! One task's worker: runs the tool detached from the request and commits the outcome.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+
+use futures_util::FutureExt as _;
+use serde_json::Value;
+use tasks_core::{Event, JsonRpcError, TaskId};
+use tokio::sync::OwnedSemaphorePermit;
+
+use crate::context::{InputMode, TaskInput, ToolContext, ToolError};
+use crate::registry::Tool;
+use crate::runtime::{Inner, WorkerHandle};
+use crate::work::{encoded_len, Work};
+
+/// `error.message` of a task whose tool panicked.
+pub(crate) const MESSAGE_PANIC: &str = "Tool raised an exception";
+/// `error.message` of a task whose tool returned something other than a JSON object.
+pub(crate) const MESSAGE_NOT_OBJECT: &str = "Task worker returned a non-object result";
+/// `error.message` of a task whose tool asked for MRTR input outside [`ToolContext::input`].
+pub(crate) const MESSAGE_CONTINUATION: &str =
+    "Task worker returned a continuation; use ToolContext::input inside a task";
+
+fn internal(message: impl Into<String>) -> JsonRpcError {
+    JsonRpcError {
+        code: -32603,
+        message: message.into(),
+        data: None,
+    }
+}
+
+/// Turns a tool's return value into the event that ends the task.
+pub(crate) fn outcome_event(
+    outcome: Result<Value, ToolError>,
+    max_result_bytes: usize,
+) -> Option<Event> {
+    match outcome {
+        Ok(Value::Object(mut result)) => {
+            result
+                .entry("resultType")
+                .or_insert_with(|| Value::from("complete"));
+            if encoded_len(&result) > max_result_bytes {
+                return Some(Event::Failed {
+                    error: internal(format!(
+                        "Task result is larger than {max_result_bytes} bytes"
+                    )),
+                });
+            }
+            Some(Event::Completed { result })
+        }
+        Ok(_) => Some(Event::Failed {
+            error: internal(MESSAGE_NOT_OBJECT),
+        }),
+        Err(ToolError::Rpc(error)) => Some(Event::Failed { error }),
+        Err(ToolError::InputRequired) => Some(Event::Failed {
+            error: internal(MESSAGE_CONTINUATION),
+        }),
+        Err(ToolError::Cancelled) => Some(Event::Cancelled),
+    }
+}
+
+pub(crate) async fn run(
+    inner: Arc<Inner>,
+    tool: Arc<Tool>,
+    task_id: TaskId,
+    work: Arc<Work>,
+    handle: Arc<WorkerHandle>,
+    permit: OwnedSemaphorePermit,
+) {
+    let scope = work.scope.clone();
+    let cancel = handle.cancel.clone();
+    let ctx = ToolContext {
+        arguments: work.arguments.clone(),
+        input_responses: work.input_responses.clone(),
+        cancel: cancel.clone(),
+        mode: InputMode::Task(Arc::new(TaskInput {
+            runtime: inner.clone(),
+            task_id: task_id.clone(),
+            scope: scope.clone(),
+            permit: Mutex::new(Some(permit)),
+            slots: inner.slots.clone(),
+        })),
+    };
+    let limits = &inner.config.limits;
+    let call = AssertUnwindSafe(tool.handler().call(ctx)).catch_unwind();
+    let event = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => None,
+        finished = tokio::time::timeout(limits.max_runtime, call) => match finished {
+            Err(_elapsed) => Some(Event::Failed {
+                error: internal("Task exceeded its maximum runtime"),
+            }),
+            Ok(Err(_panic)) => {
+                tracing::warn!(tool = tool.name(), "tool panicked inside a task");
+                Some(Event::Failed { error: internal(MESSAGE_PANIC) })
+            }
+            Ok(Ok(outcome)) => outcome_event(outcome, limits.max_result_bytes),
+        },
+    };
+    // The handler future (and with it the worker slot) is dropped here, before the commit.
+    if let Some(event) = event {
+        if let Err(error) = inner.commit(&scope, &task_id, event).await {
+            tracing::debug!(%error, "task outcome not committed (expired or removed)");
+        }
+    }
+    inner.workers.remove(&task_id);
+    cancel.cancel();
+}

@@ -18,9 +18,20 @@ pub struct JsonRpcError {
     pub code: i64,
     /// A short, human-readable description.
     pub message: String,
-    /// Optional structured detail.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Optional structured detail. A present `"data": null` stays `Some(Value::Null)`, so a
+    /// stored error round-trips unchanged.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_value"
+    )]
     pub data: Option<Value>,
+}
+
+fn present_value<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
 }
 
 /// Which configured limit refused a task creation; rendered as `data.limit`.

@@ -119,7 +119,7 @@ impl TaskRuntime {
     /// # Errors
     /// -32603 when the store fails.
     pub async fn stored_tasks(&self) -> Result<usize, McpError> {
-        self.inner.store.len().await.map_err(store_error)
+        self.inner.store.task_count().await.map_err(store_error)
     }
 
     /// Creates a task for `work` and starts its worker; returns the task as created.

@@ -171,7 +171,7 @@ impl Store for MemoryStore {
         Ok(reaped)
     }
 
-    async fn len(&self) -> Result<usize, StoreError> {
+    async fn task_count(&self) -> Result<usize, StoreError> {
         Ok(self.total.load(Ordering::Acquire))
     }
 }

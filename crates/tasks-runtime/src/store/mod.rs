@@ -97,5 +97,5 @@ pub trait Store: Send + Sync + 'static {
     async fn reap(&self, now: Timestamp) -> Result<Vec<TaskId>, StoreError>;
 
     /// Number of stored tasks (expired but not yet reaped ones included).
-    async fn len(&self) -> Result<usize, StoreError>;
+    async fn task_count(&self) -> Result<usize, StoreError>;
 }

@@ -198,3 +198,15 @@ impl McpError {
         }
     }
 }
+
+/// The HTTP status for a JSON-RPC error code that did not come from [`McpError`] (for example
+/// an error a tool returned to a synchronous call): -32601 → 404, -32603 → 500, the other
+/// standard and MCP codes (-32700, -32600, -32602, -32020, -32021, -32022) → 400, any other
+/// (application-defined) code → 500.
+pub fn http_status_for_code(code: i64) -> u16 {
+    match code {
+        -32601 => 404,
+        -32700 | -32600 | -32602 | -32020 | -32021 | -32022 => 400,
+        _ => 500,
+    }
+}

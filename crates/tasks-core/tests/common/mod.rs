@@ -1,0 +1,314 @@
+//! Generators and helpers shared by the tasks-core integration tests.
+//!
+//! Each test binary uses a different subset, hence the `dead_code` allowance.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::num::NonZeroU64;
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use tasks_core::reducer::RELATED_TASK_META;
+use tasks_core::{
+    apply, Event, InputRequest, JsonObject, JsonRpcError, Task, TaskId, TaskState, Timestamp,
+};
+
+/// `2026-11-03T18:04:05.123Z`.
+pub const T0: u64 = 1_793_729_045_123;
+
+/// The input-request key alphabet.
+pub const KEYS: [&str; 5] = ["a", "b", "c", "d", "e"];
+
+/// Keys that no projection may ever contain, at any depth.
+pub const FORBIDDEN_KEYS: [&str; 5] = [
+    "requestState",
+    "ttl",
+    "pollInterval",
+    "task",
+    RELATED_TASK_META,
+];
+
+pub fn ts(ms: u64) -> Timestamp {
+    Timestamp::from_unix_millis(ms)
+}
+
+pub fn object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+/// Two distinct bare input requests (`n` is 0 or 1).
+pub fn request(n: u8) -> InputRequest {
+    match n {
+        0 => InputRequest {
+            method: "elicitation/create".into(),
+            params: Some(object(json!({
+                "message": "Delete mrtr-input.txt?",
+                "requestedSchema": {"type": "object",
+                    "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+            }))),
+        },
+        _ => InputRequest {
+            method: "sampling/createMessage".into(),
+            params: None,
+        },
+    }
+}
+
+pub fn arb_request() -> impl Strategy<Value = InputRequest> {
+    (0u8..2).prop_map(request)
+}
+
+/// A key from the alphabet, rarely the (invalid) empty key.
+pub fn arb_key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        30 => prop::sample::select(KEYS.to_vec()).prop_map(str::to_owned),
+        1 => Just(String::new()),
+    ]
+}
+
+/// An object key that is never one of [`FORBIDDEN_KEYS`].
+pub fn safe_key() -> impl Strategy<Value = String> {
+    "[a-zA-Z_]{1,5}".prop_map(|k| {
+        if FORBIDDEN_KEYS.contains(&k.as_str()) {
+            format!("{k}_")
+        } else {
+            k
+        }
+    })
+}
+
+/// JSON without floats (serde_json float parsing is not guaranteed to round-trip) and without
+/// forbidden keys.
+pub fn arb_safe_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        "[ -~]{0,8}".prop_map(Value::from),
+        Just(json!(0.5)),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map(safe_key(), inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+pub fn arb_safe_object() -> impl Strategy<Value = JsonObject> {
+    prop::collection::btree_map(safe_key(), arb_safe_json(), 0..4)
+        .prop_map(|m| m.into_iter().collect())
+}
+
+/// A response value for `tasks/update` (always an object, as params validation guarantees).
+pub fn arb_response() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(json!({"action": "accept", "content": {"confirm": true}})),
+        Just(json!({"action": "decline"})),
+        arb_safe_object().prop_map(Value::Object),
+    ]
+}
+
+/// A result `_meta`: sometimes serverInfo, sometimes the 2025-11-25 related-task key.
+pub fn arb_result_meta() -> impl Strategy<Value = Option<JsonObject>> {
+    proptest::option::of((any::<bool>(), any::<bool>(), arb_safe_object()).prop_map(
+        |(info, related, mut m)| {
+            if info {
+                m.insert(
+                    "io.modelcontextprotocol/serverInfo".into(),
+                    json!({"name": "presa", "version": "0.1.0"}),
+                );
+            }
+            if related {
+                m.insert(RELATED_TASK_META.into(), json!({"taskId": "old-v1-id"}));
+            }
+            m
+        },
+    ))
+}
+
+/// A small `CallToolResult`-like object.
+pub fn arb_result() -> impl Strategy<Value = JsonObject> {
+    (
+        "[ -~]{0,12}",
+        any::<bool>(),
+        arb_result_meta(),
+        arb_safe_object(),
+    )
+        .prop_map(|(text, is_error, meta, extra)| {
+            let mut result = extra;
+            result.insert("content".into(), json!([{"type": "text", "text": text}]));
+            result.insert("isError".into(), Value::Bool(is_error));
+            if let Some(meta) = meta {
+                result.insert("_meta".into(), Value::Object(meta));
+            }
+            result
+        })
+}
+
+pub fn arb_error() -> impl Strategy<Value = JsonRpcError> {
+    (
+        prop_oneof![Just(-32603i64), Just(-32602), any::<i64>()],
+        "[A-Za-z ]{1,24}",
+        prop_oneof![
+            Just(None),
+            Just(Some(Value::Null)),
+            arb_safe_json().prop_map(Some),
+        ],
+    )
+        .prop_map(|(code, message, data)| JsonRpcError {
+            code,
+            message,
+            data,
+        })
+}
+
+pub fn arb_event() -> impl Strategy<Value = Event> {
+    let response_key = prop_oneof![
+        3 => prop::sample::select(KEYS.to_vec()).prop_map(str::to_owned),
+        1 => "[f-z]{1,2}",
+    ];
+    prop_oneof![
+        6 => (arb_key(), arb_request())
+            .prop_map(|(key, request)| Event::InputRequested { key, request }),
+        6 => prop::collection::btree_map(response_key, arb_response(), 0..4)
+            .prop_map(|responses| Event::InputResponsesAccepted { responses }),
+        1 => arb_result().prop_map(|result| Event::Completed { result }),
+        1 => arb_error().prop_map(|error| Event::Failed { error }),
+        1 => Just(Event::Cancelled),
+    ]
+}
+
+/// Clock movement between events: mostly forward, sometimes backward.
+pub fn arb_delta() -> impl Strategy<Value = i64> {
+    prop_oneof![
+        2 => Just(0i64),
+        8 => 1i64..5_000,
+        3 => -10_000i64..0,
+    ]
+}
+
+pub fn arb_task_id() -> impl Strategy<Value = TaskId> {
+    prop_oneof![
+        any::<[u8; 24]>().prop_map(TaskId::from_random_bytes),
+        "[A-Za-z0-9_-]{1,40}".prop_map(|s| TaskId::parse(&s).unwrap()),
+    ]
+}
+
+/// A fresh task: created between 1970 and ~2096, with an optional ttl and poll interval.
+pub fn arb_new_task() -> impl Strategy<Value = Task> {
+    (
+        arb_task_id(),
+        prop_oneof![Just(T0), 0u64..4_000_000_000_000],
+        proptest::option::of(1u64..100_000_000),
+        proptest::option::of(1u64..600_000),
+    )
+        .prop_map(|(id, created, ttl, poll)| {
+            Task::new(id, ts(created), ttl, poll.and_then(NonZeroU64::new))
+        })
+}
+
+pub fn arb_steps(max: usize) -> impl Strategy<Value = Vec<(Event, i64)>> {
+    prop::collection::vec((arb_event(), arb_delta()), 0..max)
+}
+
+/// Applies `steps` in order from the task's creation time, skipping refused events.
+pub fn run(task: Task, steps: Vec<(Event, i64)>) -> Task {
+    let mut now = task.created_at().unix_millis() as i64;
+    let mut task = task;
+    for (event, delta) in steps {
+        now = (now + delta).max(0);
+        if let Ok(t) = apply(&task, event, ts(now as u64)) {
+            task = t.task;
+        }
+    }
+    task
+}
+
+/// A task in any reachable state.
+pub fn arb_reachable_task() -> impl Strategy<Value = Task> {
+    (arb_new_task(), arb_steps(12)).prop_map(|(task, steps)| run(task, steps))
+}
+
+/// The outstanding input requests of a task (empty unless `input_required`).
+pub fn pending_map(task: &Task) -> BTreeMap<String, InputRequest> {
+    match task.state() {
+        TaskState::InputRequired { input_requests } => input_requests.as_map().clone(),
+        _ => BTreeMap::new(),
+    }
+}
+
+/// The first path (JSON pointer-ish) at which a forbidden key occurs, at any depth.
+pub fn find_forbidden(value: &Value, path: &str) -> Option<String> {
+    match value {
+        Value::Object(map) => map.iter().find_map(|(k, v)| {
+            let here = format!("{path}/{k}");
+            if FORBIDDEN_KEYS.contains(&k.as_str()) {
+                Some(here)
+            } else {
+                find_forbidden(v, &here)
+            }
+        }),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| find_forbidden(v, &format!("{path}/{i}"))),
+        _ => None,
+    }
+}
+
+/// `^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`.
+pub fn is_wire_timestamp(text: &str) -> bool {
+    const PATTERN: &[u8] = b"dddd-dd-ddTdd:dd:dd.dddZ";
+    text.len() == PATTERN.len()
+        && text.bytes().zip(PATTERN).all(|(c, p)| match p {
+            b'd' => c.is_ascii_digit(),
+            literal => c == *literal,
+        })
+}
+
+/// Arbitrary JSON biased towards the member names the parsers look at.
+pub fn arb_any_json() -> impl Strategy<Value = Value> {
+    let string = prop_oneof![
+        4 => ".{0,12}",
+        1 => "a{250,260}",
+        1 => "€{80,90}",
+        1 => Just(String::new()),
+    ];
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<f64>().prop_map(Value::from),
+        string.prop_map(Value::from),
+    ];
+    let key = prop_oneof![
+        3 => prop::sample::select(vec![
+            "taskId",
+            "inputResponses",
+            "_meta",
+            "io.modelcontextprotocol/protocolVersion",
+            "io.modelcontextprotocol/clientCapabilities",
+            "io.modelcontextprotocol/logLevel",
+            "progressToken",
+            "extensions",
+            "io.modelcontextprotocol/tasks",
+            "",
+        ])
+        .prop_map(str::to_owned),
+        1 => ".{0,6}",
+    ];
+    leaf.prop_recursive(4, 48, 6, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+            prop::collection::btree_map(key.clone(), inner, 0..6)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}

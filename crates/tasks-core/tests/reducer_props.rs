@@ -1,0 +1,380 @@
+//! Property tests of the reducer: random event sequences against an independent model.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::*;
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+use serde_json::{json, Value};
+use tasks_core::projection::detailed;
+use tasks_core::reducer::RELATED_TASK_META;
+use tasks_core::task::{MESSAGE_ACCEPTED, MESSAGE_CANCELLED};
+use tasks_core::{apply, Event, InputRequests, ReduceError, Task, TaskState, TaskStatus};
+
+/// What the model predicts for one event.
+#[derive(Debug)]
+enum Expect {
+    Refused(ReduceError),
+    Unchanged,
+    Changed {
+        state: TaskState,
+        message: Option<String>,
+        fulfilled: BTreeMap<String, Value>,
+    },
+}
+
+fn input_required(map: BTreeMap<String, tasks_core::InputRequest>) -> TaskState {
+    TaskState::InputRequired {
+        input_requests: InputRequests::try_from(map).expect("non-empty map"),
+    }
+}
+
+/// The model: derived from the public state of `before` and the keys the test saw answered.
+fn expect(before: &Task, event: &Event, answered: &BTreeSet<String>) -> Expect {
+    if before.is_terminal() {
+        return Expect::Unchanged;
+    }
+    let pending = pending_map(before);
+    let keep = Some(MESSAGE_ACCEPTED.to_owned());
+    match event {
+        Event::InputRequested { key, request } => {
+            if key.is_empty() {
+                return Expect::Refused(ReduceError::EmptyKey);
+            }
+            if answered.contains(key) {
+                return Expect::Refused(ReduceError::KeyReused(key.clone()));
+            }
+            match pending.get(key) {
+                Some(existing) if existing == request => Expect::Unchanged,
+                Some(_) => Expect::Refused(ReduceError::KeyReused(key.clone())),
+                None => {
+                    let mut next = pending.clone();
+                    next.insert(key.clone(), request.clone());
+                    Expect::Changed {
+                        state: input_required(next),
+                        message: keep,
+                        fulfilled: BTreeMap::new(),
+                    }
+                }
+            }
+        }
+        Event::InputResponsesAccepted { responses } => {
+            let fulfilled: BTreeMap<String, Value> = responses
+                .iter()
+                .filter(|(k, _)| pending.contains_key(*k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            if fulfilled.is_empty() {
+                return Expect::Unchanged;
+            }
+            let rest: BTreeMap<_, _> = pending
+                .into_iter()
+                .filter(|(k, _)| !fulfilled.contains_key(k))
+                .collect();
+            let state = if rest.is_empty() {
+                TaskState::Working
+            } else {
+                input_required(rest)
+            };
+            Expect::Changed {
+                state,
+                message: keep,
+                fulfilled,
+            }
+        }
+        Event::Completed { result } => {
+            let mut result = result.clone();
+            if let Some(Value::Object(meta)) = result.get_mut("_meta") {
+                meta.remove(RELATED_TASK_META);
+            }
+            Expect::Changed {
+                state: TaskState::Completed { result },
+                message: None,
+                fulfilled: BTreeMap::new(),
+            }
+        }
+        Event::Failed { error } => Expect::Changed {
+            message: Some(error.message.clone()),
+            state: TaskState::Failed {
+                error: error.clone(),
+            },
+            fulfilled: BTreeMap::new(),
+        },
+        Event::Cancelled => Expect::Changed {
+            state: TaskState::Cancelled,
+            message: Some(MESSAGE_CANCELLED.to_owned()),
+            fulfilled: BTreeMap::new(),
+        },
+    }
+}
+
+/// Invariants that hold for every reachable task.
+fn check_invariants(
+    task: &Task,
+    origin: &Task,
+    answered: &BTreeSet<String>,
+) -> Result<(), TestCaseError> {
+    prop_assert_eq!(task.id(), origin.id());
+    prop_assert_eq!(task.created_at(), origin.created_at());
+    prop_assert_eq!(task.ttl_ms(), origin.ttl_ms());
+    prop_assert_eq!(task.poll_interval_ms(), origin.poll_interval_ms());
+    prop_assert!(task.last_updated_at() >= task.created_at());
+
+    let status = task.status();
+    let view = detailed(task).to_value();
+    prop_assert_eq!(&view["status"], &json!(status.as_str()));
+    prop_assert_eq!(
+        view.get("inputRequests").is_some(),
+        status == TaskStatus::InputRequired
+    );
+    prop_assert_eq!(
+        view.get("result").is_some(),
+        status == TaskStatus::Completed
+    );
+    prop_assert_eq!(view.get("error").is_some(), status == TaskStatus::Failed);
+    if let Some(requests) = view.get("inputRequests").and_then(Value::as_object) {
+        prop_assert!(!requests.is_empty());
+        for key in requests.keys() {
+            prop_assert!(!answered.contains(key), "answered key {key:?} reappeared");
+        }
+    }
+
+    let expected_message = match task.state() {
+        TaskState::Working | TaskState::InputRequired { .. } => Some(MESSAGE_ACCEPTED),
+        TaskState::Completed { .. } => None,
+        TaskState::Failed { error } => Some(error.message.as_str()),
+        TaskState::Cancelled => Some(MESSAGE_CANCELLED),
+    };
+    prop_assert_eq!(task.status_message(), expected_message);
+    prop_assert_eq!(
+        view.get("statusMessage").and_then(Value::as_str),
+        expected_message
+    );
+
+    let kept: BTreeSet<String> = task.answered_keys().map(str::to_owned).collect();
+    if task.is_terminal() {
+        prop_assert!(kept.is_empty());
+    } else {
+        prop_assert_eq!(&kept, answered);
+    }
+    Ok(())
+}
+
+fn assert_storage_round_trip(task: &Task) -> Result<(), TestCaseError> {
+    let text = serde_json::to_string(task).expect("serialize");
+    let back: Task = serde_json::from_str(&text)
+        .map_err(|e| TestCaseError::fail(format!("deserialize {text}: {e}")))?;
+    prop_assert_eq!(&back, task, "storage form: {}", text);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn reducer_follows_the_model(origin in arb_new_task(), steps in arb_steps(24)) {
+        prop_assert_eq!(origin.status(), TaskStatus::Working);
+        prop_assert_eq!(origin.revision(), 1);
+        prop_assert_eq!(origin.last_updated_at(), origin.created_at());
+        let mut answered = BTreeSet::new();
+        check_invariants(&origin, &origin, &answered)?;
+
+        let mut task = origin.clone();
+        let mut now = origin.created_at().unix_millis() as i64;
+        let mut changes = 0u64;
+        let mut settled: Option<Task> = None;
+        for (event, delta) in steps {
+            now = (now + delta).max(0);
+            let at = ts(now as u64);
+            let before = task.clone();
+            let expected = expect(&before, &event, &answered);
+            let outcome = apply(&before, event.clone(), at);
+            match (expected, outcome) {
+                (Expect::Refused(want), Err(got)) => {
+                    prop_assert_eq!(got, want);
+                    // A refused event leaves the stored task as it was; it still accepts events.
+                    let empty = Event::InputResponsesAccepted { responses: BTreeMap::new() };
+                    prop_assert!(apply(&before, empty, at).is_ok());
+                }
+                (Expect::Unchanged, Ok(t)) => {
+                    prop_assert!(!t.changed, "{:?} changed the task", event);
+                    prop_assert_eq!(&t.task, &before);
+                    prop_assert!(t.fulfilled.is_empty());
+                }
+                (Expect::Changed { state, message, fulfilled }, Ok(t)) => {
+                    prop_assert!(t.changed);
+                    prop_assert_eq!(t.task.state(), &state);
+                    prop_assert_eq!(t.task.status_message(), message.as_deref());
+                    prop_assert_eq!(&t.fulfilled, &fulfilled);
+                    prop_assert_eq!(t.task.revision(), before.revision() + 1);
+                    prop_assert_eq!(
+                        t.task.last_updated_at(),
+                        at.max(before.last_updated_at())
+                    );
+                    let pending_before = pending_map(&before);
+                    let pending_after = pending_map(&t.task);
+                    for key in fulfilled.keys() {
+                        prop_assert!(pending_before.contains_key(key));
+                        prop_assert!(!pending_after.contains_key(key));
+                    }
+                    changes += 1;
+                    task = t.task;
+                    if !task.is_terminal() {
+                        answered.extend(fulfilled.keys().cloned());
+                        // A fulfilled key can never be requested again, whatever the request.
+                        for key in fulfilled.keys() {
+                            for n in 0..2 {
+                                prop_assert_eq!(
+                                    apply(&task, Event::InputRequested {
+                                        key: key.clone(),
+                                        request: request(n),
+                                    }, at),
+                                    Err(ReduceError::KeyReused(key.clone()))
+                                );
+                            }
+                        }
+                    }
+                }
+                (expected, outcome) => {
+                    prop_assert!(false, "event {:?} on {:?}: expected {:?}, got {:?}",
+                        event, before, expected, outcome);
+                }
+            }
+            prop_assert_eq!(task.revision(), 1 + changes);
+            prop_assert!(task.last_updated_at() >= before.last_updated_at());
+            check_invariants(&task, &origin, &answered)?;
+            match &settled {
+                Some(terminal) => prop_assert_eq!(&task, terminal),
+                None if task.is_terminal() => settled = Some(task.clone()),
+                None => {}
+            }
+        }
+    }
+
+    #[test]
+    fn storage_form_round_trips(origin in arb_new_task(), steps in arb_steps(16)) {
+        let mut task = origin;
+        let mut now = task.created_at().unix_millis() as i64;
+        assert_storage_round_trip(&task)?;
+        for (event, delta) in steps {
+            now = (now + delta).max(0);
+            if let Ok(t) = apply(&task, event, ts(now as u64)) {
+                task = t.task;
+            }
+            assert_storage_round_trip(&task)?;
+        }
+    }
+}
+
+fn working() -> Task {
+    Task::new(
+        tasks_core::TaskId::parse("t-1").unwrap(),
+        ts(T0),
+        Some(60_000),
+        None,
+    )
+}
+
+fn step(task: &Task, event: Event, ms: u64) -> Task {
+    let t = apply(task, event, ts(ms)).expect("accepted");
+    assert!(t.changed);
+    t.task
+}
+
+#[test]
+fn partial_fulfilment_keeps_the_other_key_then_returns_to_working() {
+    let t = step(
+        &working(),
+        Event::InputRequested {
+            key: "a".into(),
+            request: request(0),
+        },
+        T0 + 1,
+    );
+    let t = step(
+        &t,
+        Event::InputRequested {
+            key: "b".into(),
+            request: request(1),
+        },
+        T0 + 2,
+    );
+    let answer = |key: &str| Event::InputResponsesAccepted {
+        responses: BTreeMap::from([
+            (key.to_owned(), json!({"action": "accept"})),
+            ("zz".to_owned(), json!({"ignored": true})),
+        ]),
+    };
+    let first = apply(&t, answer("a"), ts(T0 + 3)).unwrap();
+    assert_eq!(
+        first.fulfilled,
+        BTreeMap::from([("a".to_owned(), json!({"action": "accept"}))])
+    );
+    assert_eq!(first.task.status(), TaskStatus::InputRequired);
+    assert_eq!(
+        pending_map(&first.task).keys().collect::<Vec<_>>(),
+        vec!["b"]
+    );
+    assert_eq!(first.task.revision(), 4);
+    let second = apply(&first.task, answer("b"), ts(T0 + 4)).unwrap();
+    assert_eq!(second.task.status(), TaskStatus::Working);
+    assert_eq!(second.task.status_message(), Some(MESSAGE_ACCEPTED));
+    assert_eq!(
+        second.task.answered_keys().collect::<Vec<_>>(),
+        vec!["a", "b"]
+    );
+    assert_eq!(
+        apply(
+            &second.task,
+            Event::InputRequested {
+                key: "a".into(),
+                request: request(0)
+            },
+            ts(T0 + 5)
+        ),
+        Err(ReduceError::KeyReused("a".into()))
+    );
+}
+
+#[test]
+fn only_unknown_keys_change_nothing() {
+    let t = step(
+        &working(),
+        Event::InputRequested {
+            key: "a".into(),
+            request: request(0),
+        },
+        T0 + 10,
+    );
+    let out = apply(
+        &t,
+        Event::InputResponsesAccepted {
+            responses: BTreeMap::from([("nope".to_owned(), json!({}))]),
+        },
+        T0.checked_add(99).map(ts).unwrap(),
+    )
+    .unwrap();
+    assert!(!out.changed);
+    assert_eq!(out.task, t);
+    assert_eq!(out.task.last_updated_at(), ts(T0 + 10));
+}
+
+#[test]
+fn completed_strips_related_task_and_clock_never_goes_back() {
+    let result = object(json!({
+        "content": [{"type": "text", "text": "done"}],
+        "_meta": {RELATED_TASK_META: {"taskId": "x"}, "keep": 1}
+    }));
+    let t = step(&working(), Event::Completed { result }, T0 - 5_000);
+    assert_eq!(t.last_updated_at(), ts(T0));
+    assert_eq!(t.status_message(), None);
+    assert_eq!(
+        detailed(&t).to_value()["result"],
+        json!({"content": [{"type": "text", "text": "done"}], "_meta": {"keep": 1}})
+    );
+    let late = apply(&t, Event::Cancelled, ts(T0 + 1)).unwrap();
+    assert!(!late.changed);
+    assert_eq!(late.task.status(), TaskStatus::Completed);
+}

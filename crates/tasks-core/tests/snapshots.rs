@@ -1,0 +1,190 @@
+//! Snapshots of every wire shape the core renders, with fixed ids and timestamps.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use tasks_core::projection::{ack, creation, detailed, notification};
+use tasks_core::reducer::RELATED_TASK_META;
+use tasks_core::{
+    apply, CapacityLimit, Event, JsonObject, JsonRpcError, McpError, RequestMeta, Task, TaskId,
+};
+
+fn server_meta() -> JsonObject {
+    object(json!({
+        "io.modelcontextprotocol/serverInfo": {"name": "snodo-conformance", "version": "0.1.0"}
+    }))
+}
+
+fn next(task: &Task, event: Event, at_ms: u64) -> Task {
+    let t = apply(task, event, ts(at_ms)).unwrap();
+    assert!(t.changed);
+    t.task
+}
+
+/// One task per status, named by status.
+fn tasks() -> Vec<(&'static str, Task)> {
+    let working = Task::new(
+        TaskId::parse("pS3xq0cLrM7f2n1kHf8WbQZ7uD0aYt4e").unwrap(),
+        ts(T0),
+        Some(3_600_000),
+        std::num::NonZeroU64::new(100),
+    );
+    let input_required = next(
+        &working,
+        Event::InputRequested {
+            key: "confirm-delete".into(),
+            request: request(0),
+        },
+        T0 + 1_000,
+    );
+    let completed = next(
+        &working,
+        Event::Completed {
+            result: object(json!({
+                "resultType": "complete",
+                "content": [{"type": "text", "text": "Completed lifecycle-create"}],
+                "isError": false,
+                "_meta": {
+                    "io.modelcontextprotocol/serverInfo": {"name": "snodo-conformance", "version": "0.1.0"},
+                    RELATED_TASK_META: {"taskId": "pS3xq0cLrM7f2n1kHf8WbQZ7uD0aYt4e"}
+                }
+            })),
+        },
+        T0 + 2_007,
+    );
+    let failed = next(
+        &working,
+        Event::Failed {
+            error: JsonRpcError {
+                code: -32603,
+                message: "Tool raised an exception".into(),
+                data: None,
+            },
+        },
+        T0 + 2_007,
+    );
+    let cancelled = next(&input_required, Event::Cancelled, T0 + 3_000);
+    vec![
+        ("working", working),
+        ("input_required", input_required),
+        ("completed", completed),
+        ("failed", failed),
+        ("cancelled", cancelled),
+    ]
+}
+
+#[test]
+fn creation_results() {
+    let meta = server_meta();
+    for (status, task) in tasks() {
+        insta::assert_json_snapshot!(
+            format!("creation_{status}"),
+            creation(&task).with_meta(&meta)
+        );
+    }
+}
+
+#[test]
+fn detailed_results() {
+    let meta = server_meta();
+    for (status, task) in tasks() {
+        insta::assert_json_snapshot!(
+            format!("detailed_{status}"),
+            detailed(&task).with_meta(&meta)
+        );
+    }
+}
+
+#[test]
+fn notification_of_a_completed_task() {
+    let (_, completed) = tasks().swap_remove(2);
+    let meta = object(json!({"io.modelcontextprotocol/subscriptionId": "overwritten", "k": 1}));
+    insta::assert_json_snapshot!(
+        "notification_completed",
+        notification(&completed, &json!("sub-1")).with_meta(&meta)
+    );
+    insta::assert_json_snapshot!(
+        "notification_completed_integer_id",
+        notification(&completed, &json!(7))
+    );
+}
+
+#[test]
+fn acknowledgement() {
+    insta::assert_json_snapshot!("ack_with_meta", ack(Some(&server_meta())));
+    insta::assert_json_snapshot!("ack_bare", ack(None));
+}
+
+/// Every variant (and every `CapacityLimit`), with the HTTP status it answers with.
+#[test]
+fn error_objects() {
+    let errors = [
+        McpError::Parse,
+        McpError::InvalidRequest("Invalid Request"),
+        McpError::BodyTooLarge { limit: 4_194_304 },
+        McpError::MethodNotFound,
+        McpError::invalid_params("Unknown tool: nope"),
+        McpError::UnknownTask,
+        McpError::TaskInputTooLarge { limit: 262_144 },
+        McpError::CapacityExhausted(CapacityLimit::MaxJobs),
+        McpError::CapacityExhausted(CapacityLimit::MaxTasks),
+        McpError::CapacityExhausted(CapacityLimit::MaxActiveTasksPerScope),
+        McpError::Internal("Internal error"),
+        McpError::HeaderMismatch("Mcp-Name header does not match the request params"),
+        McpError::missing_tasks_capability(),
+        McpError::UnsupportedVersion {
+            requested: "2025-11-25".into(),
+        },
+        McpError::Unauthorized,
+        McpError::ForbiddenOrigin,
+        McpError::HttpMethodNotAllowed,
+        McpError::UnsupportedMediaType,
+    ];
+    let rendered: Vec<Value> = errors
+        .iter()
+        .map(|e| json!({"http": e.http_status(), "error": e.to_error_object()}))
+        .collect();
+    insta::assert_json_snapshot!("error_objects", rendered);
+}
+
+/// The error object of every params and request `_meta` validation failure.
+#[test]
+fn validation_error_objects() {
+    use tasks_core::params::{parse_task_ref, parse_update};
+    let update = |r: Value| json!({"taskId": "t1", "inputResponses": r});
+    let mut rendered = Vec::new();
+    for params in [
+        json!([]),
+        json!({"taskId": 42}),
+        json!({"taskId": "a".repeat(257)}),
+    ] {
+        rendered.push(parse_task_ref(&params).unwrap_err().to_error_object());
+    }
+    for params in [
+        json!({"taskId": "t1"}),
+        update(json!({"": {}})),
+        update(json!({"k": 1})),
+    ] {
+        rendered.push(parse_update(&params).unwrap_err().to_error_object());
+    }
+    for params in [
+        json!({}),
+        json!({"_meta": {}}),
+        json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+    ] {
+        rendered.push(
+            RequestMeta::parse(Some(&params))
+                .unwrap_err()
+                .to_error_object(),
+        );
+    }
+    let settings = json!({"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":
+            {"extensions": {"io.modelcontextprotocol/tasks": {"x": 1}}}
+    }});
+    let meta = RequestMeta::parse(Some(&settings)).unwrap();
+    rendered.push(meta.declares_tasks().unwrap_err().to_error_object());
+    insta::assert_json_snapshot!("validation_error_objects", rendered);
+}

@@ -1,0 +1,156 @@
+//! Admission of one POSTed message: the order of `wire-2026-07-28.md` §13.2, steps 3–11.
+//!
+//! | step | check | failure |
+//! |---|---|---|
+//! | 3 | body is JSON, one request or notification | -32700 / -32600, HTTP 400 |
+//! | 4 | a notification (no `id`) | HTTP 202, no body (decided by the caller) |
+//! | 5 | `MCP-Protocol-Version` present, once | -32020, HTTP 400 |
+//! | 6 | `Mcp-Method` present, once, equal to `method` | -32020, HTTP 400 |
+//! | 7 | `params._meta` has `protocolVersion` and `clientCapabilities` | -32602, HTTP 400 |
+//! | 8 | header version equals `_meta` version | -32020, HTTP 400 |
+//! | 9 | version supported | -32022, HTTP 400 |
+//! | 10 | method known | -32601, HTTP 404 |
+//! | 11 | `Mcp-Name` for `tools/call` and the task methods | -32020, HTTP 400 |
+//!
+//! Steps 1–2 (Host/Origin, POST) run before, in [`crate::origin`] and the dispatcher; steps
+//! 12–13 (`Mcp-Param-*`, capabilities, params) in the method handlers.
+
+use http::HeaderMap;
+use serde_json::Value;
+use tasks_core::headers::{self, MirroredHeader};
+use tasks_core::protocol::SUPPORTED_VERSIONS;
+use tasks_core::{McpError, RequestMeta};
+
+/// A parsed JSON-RPC message (step 3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    /// The request id; `None` for a notification.
+    pub id: Option<Value>,
+    /// The method.
+    pub method: String,
+    /// The params, when present.
+    pub params: Option<Value>,
+}
+
+/// A request that passed steps 3–11.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Admitted {
+    /// The request id (a string or an integer).
+    pub id: Value,
+    /// The method.
+    pub method: String,
+    /// The params object.
+    pub params: Value,
+    /// The validated request `_meta`.
+    pub meta: RequestMeta,
+}
+
+/// Step 3: parses the body as exactly one JSON-RPC request or notification.
+///
+/// # Errors
+/// -32700 for bytes that are not JSON (invalid UTF-8 and nesting deeper than 128 levels
+/// included); -32600 for a batch array or an object that is not a JSON-RPC 2.0 message.
+pub fn parse_envelope(body: &[u8]) -> Result<Envelope, McpError> {
+    let value: Value = serde_json::from_slice(body).map_err(|_| McpError::Parse)?;
+    let mut object = match value {
+        Value::Object(object) => object,
+        Value::Array(_) => {
+            return Err(McpError::InvalidRequest(
+                "Batch requests are not supported: send one message per POST",
+            ))
+        }
+        _ => {
+            return Err(McpError::InvalidRequest(
+                "Expected a JSON-RPC request object",
+            ))
+        }
+    };
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(McpError::InvalidRequest("jsonrpc must be \"2.0\""));
+    }
+    let id = match object.remove("id") {
+        None => None,
+        Some(id @ Value::String(_)) => Some(id),
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Some(Value::Number(n)),
+        Some(_) => {
+            return Err(McpError::InvalidRequest(
+                "id must be a string or an integer",
+            ))
+        }
+    };
+    let method = match object.remove("method") {
+        Some(Value::String(method)) => method,
+        _ => return Err(McpError::InvalidRequest("method must be a string")),
+    };
+    Ok(Envelope {
+        id,
+        method,
+        params: object.remove("params"),
+    })
+}
+
+fn one(headers: &HeaderMap, header: MirroredHeader) -> Result<Option<&[u8]>, McpError> {
+    headers::single(
+        header,
+        headers.get_all(header.name()).iter().map(|v| v.as_bytes()),
+    )
+}
+
+/// Steps 5–11 for a request (`envelope.id` is present).
+///
+/// `known` tells whether this server serves a method (step 10).
+///
+/// # Errors
+/// The first failing step's error, as in the module table.
+pub fn admit(
+    headers: &HeaderMap,
+    envelope: Envelope,
+    known: impl Fn(&str) -> bool,
+) -> Result<Admitted, McpError> {
+    let Envelope { id, method, params } = envelope;
+    let id = id.unwrap_or(Value::Null);
+    // 5. MCP-Protocol-Version present.
+    let version_header = one(headers, MirroredHeader::ProtocolVersion)?;
+    let version_raw = version_header.ok_or(McpError::HeaderMismatch(
+        "Missing MCP-Protocol-Version header",
+    ))?;
+    let header_version = headers::decode_value(MirroredHeader::ProtocolVersion, version_raw)?;
+    // 6. Mcp-Method present and equal to the body method.
+    headers::check_mirrored(
+        MirroredHeader::Method,
+        one(headers, MirroredHeader::Method)?,
+        Some(&method),
+    )?;
+    // 7. Required _meta.
+    if params.as_ref().is_some_and(|p| !p.is_object()) {
+        return Err(McpError::invalid_params("params must be an object"));
+    }
+    let meta = RequestMeta::parse(params.as_ref())?;
+    // 8. Header version equals the body version.
+    if header_version != meta.protocol_version {
+        return Err(McpError::HeaderMismatch(
+            "MCP-Protocol-Version header does not match the request _meta protocolVersion",
+        ));
+    }
+    // 9. Supported version.
+    if !SUPPORTED_VERSIONS.contains(&meta.protocol_version.as_str()) {
+        return Err(McpError::UnsupportedVersion {
+            requested: meta.protocol_version,
+        });
+    }
+    // 10. Known method.
+    if !known(&method) {
+        return Err(McpError::MethodNotFound);
+    }
+    // 11. Mcp-Name.
+    headers::check_name(
+        headers::name_rule(&method, params.as_ref()),
+        one(headers, MirroredHeader::Name)?,
+    )?;
+    Ok(Admitted {
+        id,
+        method,
+        params: params.unwrap_or(Value::Null),
+        meta,
+    })
+}

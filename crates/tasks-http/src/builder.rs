@@ -1,0 +1,231 @@
+//! The public builder: register tools, set limits, bind, shut down.
+
+use std::io;
+use std::num::NonZeroU64;
+use std::sync::Arc;
+
+use http::request::Parts;
+use tasks_core::McpError;
+use tasks_runtime::{
+    Limits, MemoryStore, RuntimeConfig, Scope, Store, TaskRuntime, Tool, ToolRegistry,
+};
+use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::dispatcher::{DispatchConfig, Dispatcher, ScopeFn};
+use crate::mrtr::StateKey;
+use crate::origin::HostPolicy;
+
+/// Default request body limit in bytes (1 MiB).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Builds an MCP server with the Tasks extension.
+///
+/// ```no_run
+/// use serde_json::json;
+/// use tasks_core::TaskPolicy;
+/// use tasks_http::ServerBuilder;
+/// use tasks_runtime::{text_result, Tool, ToolContext, ToolError};
+///
+/// # async fn run() -> std::io::Result<()> {
+/// let server = ServerBuilder::new("my-server", "1.0.0")
+///     .tool(
+///         Tool::new("report", "Builds a long report", |ctx: ToolContext| async move {
+///             let topic = ctx.arguments().get("topic").and_then(|v| v.as_str()).unwrap_or("?");
+///             Ok::<_, ToolError>(text_result(format!("Report on {topic}")))
+///         })
+///         .with_input_schema(json!({"type": "object", "properties": {"topic": {"type": "string"}}}))
+///         .with_policy(TaskPolicy::Optional),
+///     )
+///     .bind("127.0.0.1:0")
+///     .await?;
+/// println!("{}", server.url());
+/// server.shutdown().await;
+/// # Ok(()) }
+/// ```
+pub struct ServerBuilder {
+    tools: ToolRegistry,
+    runtime: RuntimeConfig,
+    dispatch: DispatchConfig,
+    max_body_bytes: usize,
+    state_key: Option<StateKey>,
+    scope_fn: Option<Arc<ScopeFn>>,
+    store: Option<Arc<dyn Store>>,
+}
+
+impl ServerBuilder {
+    /// A builder for a server identifying itself as `name` `version` (serverInfo).
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        ServerBuilder {
+            tools: ToolRegistry::new(),
+            runtime: RuntimeConfig::default(),
+            dispatch: DispatchConfig {
+                server_name: name.into(),
+                server_version: version.into(),
+                ..DispatchConfig::default()
+            },
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            state_key: None,
+            scope_fn: None,
+            store: None,
+        }
+    }
+
+    /// Registers a tool; `tools/list` lists tools in registration order.
+    pub fn tool(mut self, tool: Tool) -> Self {
+        self.tools.register(tool);
+        self
+    }
+
+    /// Sets the runtime limits.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.runtime.limits = limits;
+        self
+    }
+
+    /// Sets `ttlMs` of new tasks in milliseconds (`None`: unlimited, wire `null`).
+    pub fn ttl_ms(mut self, ttl_ms: Option<u64>) -> Self {
+        self.runtime.ttl_ms = ttl_ms;
+        self
+    }
+
+    /// Sets `pollIntervalMs` of new tasks in milliseconds (0 omits the field).
+    pub fn poll_interval_ms(mut self, poll_interval_ms: u64) -> Self {
+        self.runtime.poll_interval_ms = NonZeroU64::new(poll_interval_ms);
+        self
+    }
+
+    /// Sets the request body limit in bytes (over it: HTTP 413).
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Allows more `Host`/`Origin` names than the loopback ones.
+    pub fn allowed_hosts(mut self, hosts: Vec<String>) -> Self {
+        self.dispatch.host_policy = HostPolicy {
+            allowed_hosts: hosts,
+        };
+        self
+    }
+
+    /// Sets the secret protecting MRTR `requestState`. Several processes behind one address
+    /// must share it; by default every process draws a random one.
+    pub fn state_secret(mut self, secret: &[u8]) -> Self {
+        self.state_key = Some(StateKey::from_secret(secret));
+        self
+    }
+
+    /// Maps each request head to a scope (e.g. from `Authorization`), or rejects it (HTTP 401).
+    /// Default: one shared scope.
+    pub fn scope_fn(
+        mut self,
+        scope_fn: impl Fn(&Parts) -> Result<Scope, McpError> + Send + Sync + 'static,
+    ) -> Self {
+        self.scope_fn = Some(Arc::new(scope_fn));
+        self
+    }
+
+    /// Uses `store` instead of a new [`MemoryStore`].
+    pub fn store(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Sets `instructions` for `server/discover`.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.dispatch.instructions = Some(text.into());
+        self
+    }
+
+    /// Sets the `ttlMs` of `server/discover` and `tools/list` results, in milliseconds.
+    pub fn cache_ttl_ms(mut self, ttl_ms: u64) -> Self {
+        self.dispatch.cache_ttl_ms = ttl_ms;
+        self
+    }
+
+    /// Builds the dispatcher without binding (for in-process use and tests).
+    pub fn build(self) -> Dispatcher {
+        let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
+        let runtime = TaskRuntime::new(store, self.tools, self.runtime);
+        Dispatcher::new(
+            runtime,
+            self.dispatch,
+            self.state_key.unwrap_or_else(StateKey::random),
+            self.scope_fn,
+        )
+    }
+
+    /// Binds `addr`, starts serving and the TTL reaper, and returns the running server.
+    ///
+    /// # Errors
+    /// When the address cannot be bound.
+    pub async fn bind(self, addr: impl ToSocketAddrs) -> io::Result<RunningServer> {
+        let max_body_bytes = self.max_body_bytes;
+        let dispatcher = Arc::new(self.build());
+        let listener = TcpListener::bind(addr).await?;
+        let local_addr = listener.local_addr()?;
+        let shutdown = CancellationToken::new();
+        let reaper = dispatcher.runtime().spawn_reaper();
+        let serving = tokio::spawn(crate::server::serve(
+            listener,
+            dispatcher.clone(),
+            max_body_bytes,
+            shutdown.clone(),
+        ));
+        Ok(RunningServer {
+            local_addr,
+            shutdown,
+            serving,
+            reaper,
+            dispatcher,
+        })
+    }
+}
+
+/// A server accepting connections.
+pub struct RunningServer {
+    local_addr: std::net::SocketAddr,
+    shutdown: CancellationToken,
+    serving: JoinHandle<()>,
+    reaper: JoinHandle<()>,
+    dispatcher: Arc<Dispatcher>,
+}
+
+impl RunningServer {
+    /// The bound address.
+    pub fn local_addr(&self) -> std::net::SocketAddr {
+        self.local_addr
+    }
+
+    /// The endpoint URL, e.g. `http://127.0.0.1:3000/mcp`.
+    pub fn url(&self) -> String {
+        format!(
+            "http://{}{}",
+            self.local_addr, self.dispatcher.config.endpoint_path
+        )
+    }
+
+    /// The dispatcher (and through it the runtime).
+    pub fn dispatcher(&self) -> &Arc<Dispatcher> {
+        &self.dispatcher
+    }
+
+    /// A token that stops the server when cancelled (e.g. from a signal handler).
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Waits until the server stops (after [`RunningServer::shutdown_token`] is cancelled).
+    pub async fn wait(self) {
+        let _ = self.serving.await;
+        self.reaper.abort();
+    }
+
+    /// Stops accepting, closes connections gracefully, and stops the reaper.
+    pub async fn shutdown(self) {
+        self.shutdown.cancel();
+        self.wait().await;
+    }
+}

@@ -1,0 +1,207 @@
+//! The transport-agnostic dispatcher: request head and body in, status and body out.
+//!
+//! Every protocol decision lives here; [`crate::server`] only moves bytes. Admission follows
+//! `wire-2026-07-28.md` §13.2:
+//!
+//! 1. `Host`/`Origin` ([`crate::origin`]) → 403;
+//! 2. HTTP method POST → 405; body over the size limit → 413; the scope function → 401;
+//! 3. to 11. [`crate::admission`];
+//! 12. and 13. in the method handlers: tool lookup, capabilities (-32021), params (-32602),
+//!     then the work.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::request::Parts;
+use http::HeaderMap;
+use serde_json::{json, Value};
+use tasks_core::protocol::META_SERVER_INFO;
+use tasks_core::{JsonObject, McpError};
+use tasks_runtime::{Scope, TaskRuntime};
+
+use crate::admission::{self, Admitted};
+use crate::methods;
+use crate::mrtr::StateKey;
+use crate::origin::HostPolicy;
+use crate::response::McpResponse;
+
+/// Maps a request head to its scope, or rejects it (HTTP 401 with a JSON-RPC error body).
+pub type ScopeFn = dyn Fn(&Parts) -> Result<Scope, McpError> + Send + Sync;
+
+/// The methods this server serves; everything else is -32601 (HTTP 404), including the removed
+/// `tasks/result`, `tasks/list`, `initialize`, `ping` and `logging/setLevel`.
+pub const METHODS: &[&str] = &[
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "subscriptions/listen",
+];
+
+/// Dispatcher settings.
+#[derive(Debug, Clone)]
+pub struct DispatchConfig {
+    /// `serverInfo.name`.
+    pub server_name: String,
+    /// `serverInfo.version`.
+    pub server_version: String,
+    /// Accepted `Host`/`Origin` values.
+    pub host_policy: HostPolicy,
+    /// `ttlMs` of the cacheable results (`server/discover`, `tools/list`), in milliseconds.
+    pub cache_ttl_ms: u64,
+    /// Optional `instructions` in `server/discover`.
+    pub instructions: Option<String>,
+    /// The MCP endpoint path. Default `/mcp`.
+    pub endpoint_path: String,
+}
+
+impl Default for DispatchConfig {
+    fn default() -> Self {
+        DispatchConfig {
+            server_name: "mcp-tasks".into(),
+            server_version: env!("CARGO_PKG_VERSION").into(),
+            host_policy: HostPolicy::default(),
+            cache_ttl_ms: 300_000,
+            instructions: None,
+            endpoint_path: "/mcp".into(),
+        }
+    }
+}
+
+/// The dispatcher. Cheap to share behind an `Arc`.
+pub struct Dispatcher {
+    pub(crate) runtime: TaskRuntime,
+    pub(crate) config: DispatchConfig,
+    pub(crate) server_meta: JsonObject,
+    pub(crate) state_key: StateKey,
+    pub(crate) tools_list: Value,
+    scope_fn: Option<Arc<ScopeFn>>,
+}
+
+/// Why the transport could not hand over a body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyError {
+    /// The body exceeded this many bytes.
+    TooLarge(usize),
+    /// The connection failed while reading the body.
+    Incomplete,
+}
+
+impl Dispatcher {
+    /// A dispatcher serving `runtime`'s tools and tasks.
+    pub fn new(
+        runtime: TaskRuntime,
+        config: DispatchConfig,
+        state_key: StateKey,
+        scope_fn: Option<Arc<ScopeFn>>,
+    ) -> Self {
+        let mut server_meta = JsonObject::new();
+        server_meta.insert(
+            META_SERVER_INFO.into(),
+            json!({"name": config.server_name, "version": config.server_version}),
+        );
+        let tools_list = methods::tools::list_result(&runtime, &config, &server_meta);
+        Dispatcher {
+            runtime,
+            config,
+            server_meta,
+            state_key,
+            tools_list,
+            scope_fn,
+        }
+    }
+
+    /// The runtime behind this dispatcher.
+    pub fn runtime(&self) -> &TaskRuntime {
+        &self.runtime
+    }
+
+    /// Steps 1–2 on the request head: `Host`/`Origin` (403), path (404), POST (405), then the
+    /// scope function (401). Returns the caller's scope, or the response to send without
+    /// reading the body.
+    ///
+    /// # Errors
+    /// The rejection response.
+    pub fn admit_head(&self, parts: &Parts) -> Result<Scope, McpResponse> {
+        if !self.config.host_policy.allows(&parts.headers) {
+            return Err(McpResponse::error(None, &McpError::ForbiddenOrigin));
+        }
+        if parts.uri.path() != self.config.endpoint_path {
+            return Err(McpResponse::error(None, &McpError::MethodNotFound));
+        }
+        if parts.method != http::Method::POST {
+            return Err(McpResponse::error(None, &McpError::HttpMethodNotAllowed));
+        }
+        match &self.scope_fn {
+            None => Ok(Scope::shared()),
+            Some(scope_fn) => scope_fn(parts).map_err(|error| McpResponse::error(None, &error)),
+        }
+    }
+
+    /// Handles one HTTP exchange in process: `parts` is the request head, `body` the collected
+    /// body (or why it could not be collected).
+    pub async fn handle_http(&self, parts: &Parts, body: Result<Bytes, BodyError>) -> McpResponse {
+        let scope = match self.admit_head(parts) {
+            Ok(scope) => scope,
+            Err(response) => return response,
+        };
+        match body {
+            Ok(body) => self.dispatch(&parts.headers, &body, scope).await,
+            Err(error) => McpResponse::body_error(error),
+        }
+    }
+
+    /// Handles one message (steps 3 onwards) for a caller already admitted into `scope`.
+    pub async fn dispatch(&self, headers: &HeaderMap, body: &[u8], scope: Scope) -> McpResponse {
+        let envelope = match admission::parse_envelope(body) {
+            Ok(envelope) => envelope,
+            Err(error) => return McpResponse::error(None, &error),
+        };
+        if envelope.id.is_none() {
+            // A notification: nothing to answer (step 4).
+            return McpResponse::accepted();
+        }
+        let id = envelope.id.clone();
+        let request = match admission::admit(headers, envelope, |m| METHODS.contains(&m)) {
+            Ok(request) => request,
+            Err(error) => return McpResponse::error(id.as_ref(), &error),
+        };
+        match self.route(&request, &scope).await {
+            Ok(response) => response,
+            Err(error) => McpResponse::error(Some(&request.id), &error),
+        }
+    }
+
+    async fn route(&self, request: &Admitted, scope: &Scope) -> Result<McpResponse, McpError> {
+        let tasks_declared = request.meta.declares_tasks()?;
+        match request.method.as_str() {
+            "server/discover" => Ok(methods::discover::handle(self, request)),
+            "tools/list" => methods::tools::list(self, request),
+            "tools/call" => methods::tools::call(self, request, scope, tasks_declared).await,
+            "tasks/get" | "tasks/update" | "tasks/cancel" => {
+                methods::tasks::handle(self, request, scope, tasks_declared).await
+            }
+            "subscriptions/listen" => {
+                methods::listen::handle(self, request, scope, tasks_declared).await
+            }
+            _ => Err(McpError::MethodNotFound),
+        }
+    }
+
+    /// A result object with the serverInfo `_meta` added (existing `_meta` keys kept).
+    pub(crate) fn with_server_meta(&self, mut result: JsonObject) -> JsonObject {
+        match result.get_mut("_meta") {
+            Some(Value::Object(meta)) => {
+                for (key, value) in &self.server_meta {
+                    meta.entry(key.clone()).or_insert_with(|| value.clone());
+                }
+            }
+            _ => {
+                result.insert("_meta".into(), Value::Object(self.server_meta.clone()));
+            }
+        }
+        result
+    }
+}

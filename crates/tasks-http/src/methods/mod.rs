@@ -1,0 +1,6 @@
+//! One module per method family.
+
+pub(crate) mod discover;
+pub(crate) mod listen;
+pub(crate) mod tasks;
+pub(crate) mod tools;

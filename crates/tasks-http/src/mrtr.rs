@@ -1,0 +1,240 @@
+//! MRTR `requestState`: integrity-protected, request-bound, fresh every round.
+//!
+//! A synchronous tool that needs input answers `input_required` with `inputRequests` and a
+//! `requestState`; the client retries the same call with `inputResponses` and the state echoed.
+//! The state carries the answers of earlier rounds, so a retry only sends the newest ones
+//! (runner scenario `input-required-result-multi-round`).
+//!
+//! Format: `base64url(payload JSON) "." base64url(HMAC-SHA256(key, payload part))`. The payload
+//! binds the state to the method, tool name, a digest of the arguments and of the scope, and an
+//! expiry; a random nonce and the round number make every round's state different
+//! (`wire-2026-07-28.md` §10.4). Any failure — bad format, bad MAC, other request, expired — is
+//! -32602 `Invalid requestState` (runner check `sep-2322-reject-tampered-state`).
+//!
+//! The key is random per process by default: several processes behind one address must be
+//! configured with the same key, or a retry landing on another process is rejected.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tasks_core::{JsonObject, McpError, Timestamp};
+use tasks_runtime::Scope;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// How long an issued `requestState` stays valid, in milliseconds (10 minutes).
+pub const STATE_LIFETIME_MS: u64 = 600_000;
+
+/// The HMAC key protecting `requestState` (32 bytes).
+#[derive(Clone)]
+pub struct StateKey([u8; 32]);
+
+impl std::fmt::Debug for StateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StateKey(..)")
+    }
+}
+
+impl StateKey {
+    /// A random key from the OS CSPRNG.
+    ///
+    /// # Panics
+    /// When the OS has no randomness to give (at server start, never per request).
+    pub fn random() -> Self {
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).expect("the OS random source is unavailable");
+        StateKey(key)
+    }
+
+    /// A key derived from shared secret bytes (any length), for several processes.
+    pub fn from_secret(secret: &[u8]) -> Self {
+        StateKey(Sha256::digest(secret).into())
+    }
+}
+
+/// What a state is bound to: the originating request.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding<'a> {
+    /// The method, e.g. `tools/call`.
+    pub method: &'a str,
+    /// The tool (or prompt) name.
+    pub name: &'a str,
+    /// The request arguments.
+    pub arguments: &'a JsonObject,
+    /// The caller's scope.
+    pub scope: &'a Scope,
+}
+
+impl Binding<'_> {
+    fn digest(&self) -> String {
+        let mut hasher = Sha256::new();
+        for part in [self.method, self.name, self.scope.as_str()] {
+            hasher.update((part.len() as u64).to_be_bytes());
+            hasher.update(part.as_bytes());
+        }
+        // serde_json maps are ordered by key, so this encoding is canonical.
+        hasher.update(serde_json::to_vec(self.arguments).unwrap_or_default());
+        URL_SAFE_NO_PAD.encode(hasher.finalize())
+    }
+}
+
+/// The verified content of a `requestState`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestState {
+    /// The round that issued it (1 for the first `input_required`).
+    #[serde(rename = "r")]
+    pub round: u32,
+    /// Answers gathered in earlier rounds.
+    #[serde(rename = "a")]
+    pub answers: JsonObject,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Payload {
+    #[serde(rename = "v")]
+    version: u8,
+    #[serde(flatten)]
+    state: RequestState,
+    #[serde(rename = "b")]
+    binding: String,
+    #[serde(rename = "e")]
+    expires_ms: u64,
+    #[serde(rename = "n")]
+    nonce: String,
+}
+
+fn mac(key: &StateKey, payload: &str) -> HmacSha256 {
+    let mut mac = HmacSha256::new_from_slice(&key.0).expect("HMAC accepts any key length");
+    mac.update(payload.as_bytes());
+    mac
+}
+
+fn invalid() -> McpError {
+    McpError::invalid_params("Invalid requestState")
+}
+
+/// Issues a state for `binding` carrying `state`, valid until `now + STATE_LIFETIME_MS`.
+pub fn issue(key: &StateKey, binding: Binding<'_>, state: RequestState, now: Timestamp) -> String {
+    let mut nonce = [0u8; 12];
+    // A failed draw leaves zeros; the round number still makes the state change.
+    let _ = getrandom::fill(&mut nonce);
+    let payload = Payload {
+        version: 1,
+        state,
+        binding: binding.digest(),
+        expires_ms: now.unix_millis().saturating_add(STATE_LIFETIME_MS),
+        nonce: URL_SAFE_NO_PAD.encode(nonce),
+    };
+    let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&payload).unwrap_or_default());
+    let tag = URL_SAFE_NO_PAD.encode(mac(key, &payload).finalize().into_bytes());
+    format!("{payload}.{tag}")
+}
+
+/// Verifies a state echoed by the client for `binding` at `now`.
+///
+/// # Errors
+/// -32602 `Invalid requestState` for any failure.
+pub fn verify(
+    key: &StateKey,
+    binding: Binding<'_>,
+    text: &str,
+    now: Timestamp,
+) -> Result<RequestState, McpError> {
+    let (payload, tag) = text.split_once('.').ok_or_else(invalid)?;
+    let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| invalid())?;
+    mac(key, payload)
+        .verify_slice(&tag)
+        .map_err(|_| invalid())?;
+    let bytes = URL_SAFE_NO_PAD.decode(payload).map_err(|_| invalid())?;
+    let payload: Payload = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
+    if payload.version != 1
+        || payload.binding != binding.digest()
+        || now.unix_millis() >= payload.expires_ms
+    {
+        return Err(invalid());
+    }
+    Ok(payload.state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn args(v: serde_json::Value) -> JsonObject {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn round_trip_and_freshness() {
+        let key = StateKey::random();
+        let scope = Scope::shared();
+        let a = args(json!({"x": 1}));
+        let b = Binding {
+            method: "tools/call",
+            name: "t",
+            arguments: &a,
+            scope: &scope,
+        };
+        let now = Timestamp::from_unix_millis(1_000);
+        let state = RequestState {
+            round: 1,
+            answers: args(json!({"k": {"action": "accept"}})),
+        };
+        let s1 = issue(&key, b, state.clone(), now);
+        let s2 = issue(&key, b, state.clone(), now);
+        assert_ne!(s1, s2, "a nonce makes every issued state distinct");
+        assert_eq!(verify(&key, b, &s1, now).unwrap(), state);
+    }
+
+    #[test]
+    fn tampering_other_requests_and_expiry_are_rejected() {
+        let key = StateKey::random();
+        let scope = Scope::shared();
+        let a = args(json!({"x": 1}));
+        let b = Binding {
+            method: "tools/call",
+            name: "t",
+            arguments: &a,
+            scope: &scope,
+        };
+        let now = Timestamp::from_unix_millis(1_000);
+        let s = issue(
+            &key,
+            b,
+            RequestState {
+                round: 1,
+                answers: JsonObject::new(),
+            },
+            now,
+        );
+        let bad = |r: Result<RequestState, McpError>| assert_eq!(r.unwrap_err().code(), -32602);
+        bad(verify(&key, b, &format!("{s}-TAMPERED"), now));
+        bad(verify(&StateKey::random(), b, &s, now));
+        let other = args(json!({"x": 2}));
+        bad(verify(
+            &key,
+            Binding {
+                arguments: &other,
+                ..b
+            },
+            &s,
+            now,
+        ));
+        bad(verify(&key, Binding { name: "u", ..b }, &s, now));
+        let intruder = Scope::new("mallory");
+        bad(verify(
+            &key,
+            Binding {
+                scope: &intruder,
+                ..b
+            },
+            &s,
+            now,
+        ));
+        bad(verify(&key, b, &s, now.plus_millis(STATE_LIFETIME_MS)));
+        bad(verify(&key, b, "not-a-state", now));
+    }
+}

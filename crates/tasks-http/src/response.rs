@@ -1,0 +1,151 @@
+//! What the dispatcher answers: an HTTP status and a JSON, SSE or empty body.
+
+use std::fmt;
+use std::pin::Pin;
+
+use bytes::Bytes;
+use futures_util::Stream;
+use serde::Serialize;
+use serde_json::Value;
+use tasks_core::error::http_status_for_code;
+use tasks_core::{JsonRpcError, McpError};
+
+/// A stream of JSON-RPC messages (each one serialized JSON object) for an SSE response.
+pub type MessageStream = Pin<Box<dyn Stream<Item = Bytes> + Send>>;
+
+/// The body of a [`McpResponse`].
+pub enum ResponseBody {
+    /// No body (HTTP 202 for an accepted notification).
+    Empty,
+    /// One JSON-RPC message, sent as `application/json`.
+    Json(Bytes),
+    /// Messages sent as `text/event-stream`, one `data:` line each.
+    Stream(MessageStream),
+}
+
+impl fmt::Debug for ResponseBody {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResponseBody::Empty => f.write_str("Empty"),
+            ResponseBody::Json(bytes) => write!(f, "Json({})", String::from_utf8_lossy(bytes)),
+            ResponseBody::Stream(_) => f.write_str("Stream(..)"),
+        }
+    }
+}
+
+/// A transport-agnostic response: status plus body.
+#[derive(Debug)]
+pub struct McpResponse {
+    /// The HTTP status code.
+    pub status: u16,
+    /// The body.
+    pub body: ResponseBody,
+}
+
+impl McpResponse {
+    /// 202 with no body.
+    pub fn accepted() -> Self {
+        McpResponse {
+            status: 202,
+            body: ResponseBody::Empty,
+        }
+    }
+
+    /// A JSON-RPC error response with the error's HTTP status. `id` is echoed when known.
+    pub fn error(id: Option<&Value>, error: &McpError) -> Self {
+        let object = error.to_error_object();
+        McpResponse {
+            status: error.http_status(),
+            body: ResponseBody::Json(error_bytes(id, &object)),
+        }
+    }
+
+    /// An error response for a raw JSON-RPC error object (e.g. returned by a tool), with the
+    /// status of [`tasks_core::error::http_status_for_code`].
+    pub fn rpc_error(id: &Value, error: &JsonRpcError) -> Self {
+        McpResponse {
+            status: http_status_for_code(error.code),
+            body: ResponseBody::Json(error_bytes(Some(id), error)),
+        }
+    }
+
+    /// The response for a body the transport could not collect: 413 (too large) or -32700.
+    pub fn body_error(error: crate::dispatcher::BodyError) -> Self {
+        match error {
+            crate::dispatcher::BodyError::TooLarge(limit) => {
+                Self::error(None, &McpError::BodyTooLarge { limit })
+            }
+            crate::dispatcher::BodyError::Incomplete => Self::error(None, &McpError::Parse),
+        }
+    }
+
+    /// A 200 JSON-RPC result response.
+    pub fn result<T: Serialize>(id: &Value, result: &T) -> Self {
+        McpResponse {
+            status: 200,
+            body: ResponseBody::Json(result_bytes(id, result)),
+        }
+    }
+
+    /// The JSON body parsed back into a value (tests and tools); `None` for other bodies.
+    pub fn json(&self) -> Option<Value> {
+        match &self.body {
+            ResponseBody::Json(bytes) => serde_json::from_slice(bytes).ok(),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ResultEnvelope<'a, T> {
+    jsonrpc: &'static str,
+    id: &'a Value,
+    result: &'a T,
+}
+
+#[derive(Serialize)]
+struct ErrorEnvelope<'a, E> {
+    jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a Value>,
+    error: &'a E,
+}
+
+#[derive(Serialize)]
+struct NotificationEnvelope<'a, P> {
+    jsonrpc: &'static str,
+    method: &'a str,
+    params: &'a P,
+}
+
+/// `{"jsonrpc":"2.0","id":…,"result":…}` as bytes.
+pub fn result_bytes<T: Serialize>(id: &Value, result: &T) -> Bytes {
+    to_bytes(&ResultEnvelope {
+        jsonrpc: "2.0",
+        id,
+        result,
+    })
+}
+
+/// `{"jsonrpc":"2.0","id"?:…,"error":…}` as bytes.
+pub fn error_bytes<E: Serialize>(id: Option<&Value>, error: &E) -> Bytes {
+    to_bytes(&ErrorEnvelope {
+        jsonrpc: "2.0",
+        id,
+        error,
+    })
+}
+
+/// `{"jsonrpc":"2.0","method":…,"params":…}` as bytes.
+pub fn notification_bytes<P: Serialize>(method: &str, params: &P) -> Bytes {
+    to_bytes(&NotificationEnvelope {
+        jsonrpc: "2.0",
+        method,
+        params,
+    })
+}
+
+fn to_bytes<T: Serialize>(value: &T) -> Bytes {
+    // Serializing our own types into a Vec cannot fail (string keys, no non-finite floats).
+    Bytes::from(serde_json::to_vec(value).unwrap_or_default())
+}

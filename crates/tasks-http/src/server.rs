@@ -1,0 +1,151 @@
+//! The thin hyper adapter: bytes and headers in, [`Dispatcher`] call, bytes out.
+//!
+//! It reads the body under the size limit, frames SSE (`data: <one JSON message>` per event,
+//! `Cache-Control: no-cache`, `X-Accel-Buffering: no`), and runs connections with graceful
+//! shutdown. No protocol decision is made here.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt as _;
+use http::{header, HeaderValue, Request, Response, StatusCode};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt as _, Empty, Full, Limited, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::dispatcher::{BodyError, Dispatcher};
+use crate::response::{McpResponse, ResponseBody};
+
+/// The HTTP response body type.
+pub type HttpBody = UnsyncBoxBody<Bytes, Infallible>;
+
+/// How long graceful shutdown waits for open connections (SSE streams included).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+            Err(BodyError::TooLarge(limit))
+        }
+        Err(_) => Err(BodyError::Incomplete),
+    }
+}
+
+fn declared_length(request: &Request<Incoming>) -> Option<usize> {
+    request
+        .headers()
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// Serves one HTTP request.
+pub async fn handle(
+    dispatcher: &Dispatcher,
+    request: Request<Incoming>,
+    max_body_bytes: usize,
+) -> Response<HttpBody> {
+    let too_large = declared_length(&request).is_some_and(|n| n > max_body_bytes);
+    let (parts, body) = request.into_parts();
+    let response = match dispatcher.admit_head(&parts) {
+        Err(response) => response,
+        Ok(_) if too_large => McpResponse::body_error(BodyError::TooLarge(max_body_bytes)),
+        Ok(scope) => match read_body(body, max_body_bytes).await {
+            Ok(bytes) => dispatcher.dispatch(&parts.headers, &bytes, scope).await,
+            Err(error) => McpResponse::body_error(error),
+        },
+    };
+    into_http(response)
+}
+
+/// Converts a dispatcher response to an HTTP response.
+pub fn into_http(response: McpResponse) -> Response<HttpBody> {
+    let status = StatusCode::from_u16(response.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut builder = Response::builder().status(status);
+    let body: HttpBody = match response.body {
+        ResponseBody::Empty => Empty::new().boxed_unsync(),
+        ResponseBody::Json(bytes) => {
+            builder = builder.header(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            Full::new(bytes).boxed_unsync()
+        }
+        ResponseBody::Stream(messages) => {
+            builder = builder
+                .header(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/event-stream"),
+                )
+                .header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))
+                .header("x-accel-buffering", HeaderValue::from_static("no"));
+            let frames = messages.map(|message| {
+                let mut event = Vec::with_capacity(message.len() + 8);
+                event.extend_from_slice(b"data: ");
+                event.extend_from_slice(&message);
+                event.extend_from_slice(b"\n\n");
+                Ok::<_, Infallible>(Frame::data(Bytes::from(event)))
+            });
+            StreamBody::new(frames).boxed_unsync()
+        }
+    };
+    builder
+        .body(body)
+        .unwrap_or_else(|_| Response::new(Empty::new().boxed_unsync()))
+}
+
+/// Accepts connections on `listener` until `shutdown` fires, then closes gracefully (waiting at
+/// most [`SHUTDOWN_GRACE`] for open connections).
+pub async fn serve(
+    listener: TcpListener,
+    dispatcher: Arc<Dispatcher>,
+    max_body_bytes: usize,
+    shutdown: CancellationToken,
+) {
+    let builder = auto::Builder::new(TokioExecutor::new());
+    let graceful = GracefulShutdown::new();
+    loop {
+        let (stream, peer): (_, SocketAddr) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    tracing::warn!(%error, "accept failed");
+                    continue;
+                }
+            },
+            _ = shutdown.cancelled() => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let dispatcher = dispatcher.clone();
+        let service = service_fn(move |request| {
+            let dispatcher = dispatcher.clone();
+            async move { Ok::<_, Infallible>(handle(&dispatcher, request, max_body_bytes).await) }
+        });
+        let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection.into_owned());
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%peer, %error, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::info!("graceful shutdown timed out; closing remaining connections");
+    }
+}

@@ -1,0 +1,28 @@
+//! The conformance fixture: the tools the official MCP conformance runner's Tasks scenarios
+//! call (tasks-wire-reference §9), on an in-memory store with one shared scope.
+//!
+//! [`server`] builds the server from [`Settings`]; the `tasks-fixture` binary parses the same
+//! settings from its command line.
+
+pub mod settings;
+pub mod tools;
+
+pub use settings::Settings;
+
+use tasks_http::ServerBuilder;
+
+/// The fixture's server name in serverInfo.
+pub const SERVER_NAME: &str = "tasks-fixture";
+
+/// A [`ServerBuilder`] with every fixture tool and `settings` applied.
+pub fn server(settings: &Settings) -> ServerBuilder {
+    let mut builder = ServerBuilder::new(SERVER_NAME, env!("CARGO_PKG_VERSION"))
+        .limits(settings.limits())
+        .ttl_ms((settings.ttl_ms > 0).then_some(settings.ttl_ms))
+        .poll_interval_ms(settings.poll_interval_ms)
+        .max_body_bytes(settings.max_body_bytes);
+    for tool in tools::all() {
+        builder = builder.tool(tool);
+    }
+    builder
+}

@@ -1,0 +1,67 @@
+//! Command-line settings of the fixture.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clap::Parser;
+use tasks_runtime::Limits;
+
+/// MCP Tasks conformance fixture: serves `http://<listen>/mcp` (MCP 2026-07-28 with the
+/// `io.modelcontextprotocol/tasks` extension) and prints that URL on stdout once it accepts
+/// requests. Logs go to stderr; set `RUST_LOG` (e.g. `RUST_LOG=debug`) to change the level.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "tasks-fixture", version)]
+pub struct Settings {
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, default_value = "127.0.0.1:3000")]
+    pub listen: SocketAddr,
+    /// `ttlMs` of new tasks, in milliseconds, measured from creation; 0 means unlimited (`null`).
+    #[arg(long, default_value_t = 3_600_000)]
+    pub ttl_ms: u64,
+    /// `pollIntervalMs` suggested to clients, in milliseconds; 0 omits it.
+    #[arg(long, default_value_t = 100)]
+    pub poll_interval_ms: u64,
+    /// Workers running at once (tasks parked in `input_required` hold none); beyond it creation
+    /// is -32603 "Task capacity exhausted" (limit `max_jobs`).
+    #[arg(long, default_value_t = 32)]
+    pub max_workers: usize,
+    /// Tasks stored at once, terminal ones included (limit `max_tasks`).
+    #[arg(long, default_value_t = 100_000)]
+    pub max_tasks: usize,
+    /// Non-terminal tasks per scope (limit `max_active_tasks_per_scope`).
+    #[arg(long, default_value_t = 10_000)]
+    pub max_active_per_scope: usize,
+    /// Longest a task's worker may run, in milliseconds, before the task fails with -32603.
+    #[arg(long, default_value_t = 3_600_000)]
+    pub max_runtime_ms: u64,
+    /// How often expired tasks are deleted, in milliseconds.
+    #[arg(long, default_value_t = 60_000)]
+    pub reap_interval_ms: u64,
+    /// Largest accepted request body, in bytes (over it: HTTP 413).
+    #[arg(long, default_value_t = 1_048_576)]
+    pub max_body_bytes: usize,
+    /// Largest result a task may store, in bytes (over it the task fails with -32603).
+    #[arg(long, default_value_t = 4 * 1_048_576)]
+    pub max_result_bytes: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings::parse_from(["tasks-fixture"])
+    }
+}
+
+impl Settings {
+    /// The runtime limits these settings describe.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_workers: self.max_workers,
+            max_tasks: self.max_tasks,
+            max_active_per_scope: self.max_active_per_scope,
+            max_runtime: Duration::from_millis(self.max_runtime_ms),
+            max_result_bytes: self.max_result_bytes,
+            reap_interval: Duration::from_millis(self.reap_interval_ms.max(1)),
+            ..Limits::default()
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! The fixture's tools, in `tools/list` order (tasks-wire-reference §9).
+//!
+//! | tool | task policy | behaviour |
+//! |---|---|---|
+//! | `a_header_probe` | sync | no arguments; answers `ok` (header probes call the first tool with `{}`) |
+//! | `greet` | sync | `Hello, <name>!` (default `World`); never a task |
+//! | `slow_compute` | optional | sleeps `seconds` (rounded to ms), then `Completed <label>`; cancellable while sleeping |
+//! | `failing_job` | required | a tool error: completed with `isError: true`, `The task job failed` |
+//! | `protocol_error_job` | required | fails with -32603 |
+//! | `confirm_delete` | optional | parks on key `confirm-delete` (an elicitation), then `Delete confirmed: <bool>` |
+//! | `multi_input` | optional | parks on `first-input` and `second-input` at once, then `Inputs received: …` |
+//! | `test_tool_with_task` | sync without `inputResponses`, required with them | synchronous MRTR round for `user_name`, then a task that answers `Hello, <name>` |
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tasks_core::{InputRequest, JsonObject, JsonRpcError, TaskPolicy};
+use tasks_runtime::{text_result, Tool, ToolContext, ToolError};
+
+/// Every fixture tool, in listing order.
+pub fn all() -> Vec<Tool> {
+    vec![
+        header_probe(),
+        greet(),
+        slow_compute(),
+        failing_job(),
+        protocol_error_job(),
+        confirm_delete(),
+        multi_input(),
+        test_tool_with_task(),
+    ]
+}
+
+fn str_arg<'a>(ctx: &'a ToolContext, name: &str) -> Option<&'a str> {
+    ctx.arguments().get(name).and_then(Value::as_str)
+}
+
+fn elicitation(message: &str, schema: Value) -> InputRequest {
+    let mut params = JsonObject::new();
+    params.insert("message".into(), Value::from(message));
+    params.insert("requestedSchema".into(), schema);
+    InputRequest {
+        method: "elicitation/create".into(),
+        params: Some(params),
+    }
+}
+
+fn header_probe() -> Tool {
+    Tool::new(
+        "a_header_probe",
+        "Harmless probe: takes no arguments and answers \"ok\".",
+        |_ctx: ToolContext| async { Ok::<_, ToolError>(text_result("ok")) },
+    )
+    .with_input_schema(json!({"type": "object", "additionalProperties": false}))
+}
+
+fn greet() -> Tool {
+    Tool::new(
+        "greet",
+        "Greets someone synchronously: \"Hello, <name>!\".",
+        |ctx: ToolContext| async move {
+            let name = str_arg(&ctx, "name").unwrap_or("World");
+            Ok::<_, ToolError>(text_result(format!("Hello, {name}!")))
+        },
+    )
+    .with_input_schema(json!({
+        "type": "object",
+        "properties": {"name": {"type": "string", "description": "Who to greet"}},
+    }))
+}
+
+fn slow_compute() -> Tool {
+    Tool::new(
+        "slow_compute",
+        "Sleeps for `seconds`, then answers \"Completed <label>\". Runs as a task when the \
+         client declares Tasks; cancellable while sleeping.",
+        |ctx: ToolContext| async move {
+            let seconds = ctx
+                .arguments()
+                .get("seconds")
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0);
+            let millis = (seconds * 1000.0).round().max(0.0) as u64;
+            if millis > 0 {
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(millis)) => {}
+                    _ = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled),
+                }
+            }
+            let label = str_arg(&ctx, "label").unwrap_or("");
+            let text = if label.is_empty() {
+                "Completed".to_owned()
+            } else {
+                format!("Completed {label}")
+            };
+            Ok(text_result(text))
+        },
+    )
+    .with_input_schema(json!({
+        "type": "object",
+        "properties": {
+            "seconds": {"type": "number", "minimum": 0, "maximum": 86400,
+                        "description": "How long to sleep, in seconds"},
+            "label": {"type": "string", "description": "Echoed in the result"},
+        },
+    }))
+    .with_policy(TaskPolicy::Optional)
+}
+
+fn failing_job() -> Tool {
+    Tool::new(
+        "failing_job",
+        "A task-only job whose tool reports an error: the task completes with isError: true.",
+        |_ctx: ToolContext| async {
+            Ok::<_, ToolError>(json!({
+                "content": [{"type": "text", "text": "The task job failed"}],
+                "isError": true,
+            }))
+        },
+    )
+    .with_input_schema(json!({"type": "object"}))
+    .with_policy(TaskPolicy::Required)
+}
+
+fn protocol_error_job() -> Tool {
+    Tool::new(
+        "protocol_error_job",
+        "A task-only job that fails with a JSON-RPC internal error (-32603).",
+        |_ctx: ToolContext| async {
+            Err::<Value, _>(ToolError::Rpc(JsonRpcError {
+                code: -32603,
+                message: "Tool raised an exception".into(),
+                data: None,
+            }))
+        },
+    )
+    .with_input_schema(json!({"type": "object"}))
+    .with_policy(TaskPolicy::Required)
+}
+
+fn confirm_delete() -> Tool {
+    Tool::new(
+        "confirm_delete",
+        "Asks the user to confirm deleting `filename` (key confirm-delete), then reports the answer.",
+        |ctx: ToolContext| async move {
+            let filename = str_arg(&ctx, "filename").unwrap_or("file").to_owned();
+            let answer = ctx
+                .input(
+                    "confirm-delete",
+                    elicitation(
+                        &format!("Delete {filename}?"),
+                        json!({"type": "object",
+                               "properties": {"confirm": {"type": "boolean"}},
+                               "required": ["confirm"]}),
+                    ),
+                )
+                .await?;
+            let confirmed = answer.pointer("/content/confirm") == Some(&Value::Bool(true));
+            Ok(text_result(format!("Delete confirmed: {confirmed}")))
+        },
+    )
+    .with_input_schema(json!({
+        "type": "object",
+        "properties": {"filename": {"type": "string", "description": "The file to delete"}},
+    }))
+    .with_policy(TaskPolicy::Optional)
+}
+
+fn multi_input() -> Tool {
+    fn name_of(answer: &Value) -> String {
+        answer
+            .pointer("/content/name")
+            .and_then(Value::as_str)
+            .map_or_else(|| "confirmed".to_owned(), str::to_owned)
+    }
+    Tool::new(
+        "multi_input",
+        "Asks two questions at once (keys first-input and second-input), then echoes both answers.",
+        |ctx: ToolContext| async move {
+            let schema = json!({"type": "object", "properties": {
+                "name": {"type": "string"}, "confirm": {"type": "boolean"}}});
+            let (first, second) = tokio::join!(
+                ctx.input("first-input", elicitation("First input", schema.clone())),
+                ctx.input("second-input", elicitation("Second input", schema.clone())),
+            );
+            let (first, second) = (first?, second?);
+            Ok(text_result(format!(
+                "Inputs received: {}, {}",
+                name_of(&first),
+                name_of(&second)
+            )))
+        },
+    )
+    .with_input_schema(json!({"type": "object"}))
+    .with_policy(TaskPolicy::Optional)
+}
+
+fn test_tool_with_task() -> Tool {
+    Tool::new(
+        "test_tool_with_task",
+        "Asks for the user's name with a synchronous input_required round, then creates a task \
+         that answers \"Hello, <name>\".",
+        |ctx: ToolContext| async move {
+            let answer = ctx
+                .input(
+                    "user_name",
+                    elicitation(
+                        "What is your name?",
+                        json!({"type": "object",
+                               "properties": {"name": {"type": "string"}},
+                               "required": ["name"]}),
+                    ),
+                )
+                .await?;
+            let name = answer
+                .pointer("/content/name")
+                .and_then(Value::as_str)
+                .unwrap_or("there");
+            Ok(text_result(format!("Hello, {name}")))
+        },
+    )
+    .with_input_schema(json!({"type": "object"}))
+    .with_policy_fn(|params| {
+        if params.get("inputResponses").is_some_and(|r| !r.is_null()) {
+            TaskPolicy::Required
+        } else {
+            TaskPolicy::Sync
+        }
+    })
+}

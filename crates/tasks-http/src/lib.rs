@@ -25,3 +25,8 @@ pub mod server;
 pub use builder::{RunningServer, ServerBuilder, DEFAULT_MAX_BODY_BYTES};
 pub use dispatcher::{BodyError, DispatchConfig, Dispatcher, ScopeFn, METHODS};
 pub use response::{McpResponse, ResponseBody};
+
+/// The README's library example, compiled as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+mod readme {}

@@ -18,7 +18,7 @@ pub const SERVER_NAME: &str = "tasks-fixture";
 pub fn server(settings: &Settings) -> ServerBuilder {
     let mut builder = ServerBuilder::new(SERVER_NAME, env!("CARGO_PKG_VERSION"))
         .limits(settings.limits())
-        .ttl_ms((settings.ttl_ms > 0).then_some(settings.ttl_ms))
+        .ttl_ms(Some(settings.ttl_ms))
         .poll_interval_ms(settings.poll_interval_ms)
         .max_body_bytes(settings.max_body_bytes);
     for tool in tools::all() {

@@ -84,9 +84,11 @@ impl ServerBuilder {
         self
     }
 
-    /// Sets `ttlMs` of new tasks in milliseconds (`None`: unlimited, wire `null`).
+    /// Sets `ttlMs` of new tasks in milliseconds, measured from creation. `None` (and `Some(0)`,
+    /// since the wire allows only `null` or a positive integer) means unlimited: `"ttlMs": null`,
+    /// never reaped.
     pub fn ttl_ms(mut self, ttl_ms: Option<u64>) -> Self {
-        self.runtime.ttl_ms = ttl_ms;
+        self.runtime.ttl_ms = ttl_ms.filter(|&ttl| ttl > 0);
         self
     }
 

@@ -50,8 +50,10 @@ pub(crate) struct TaskInput {
     pub(crate) runtime: Arc<Inner>,
     pub(crate) task_id: TaskId,
     pub(crate) scope: Scope,
-    /// The worker slot, released while parked.
-    pub(crate) permit: Mutex<Option<OwnedSemaphorePermit>>,
+    /// The worker slot, released while parked. An async lock, so branches of one task that
+    /// resume together (inputs awaited concurrently) share one slot instead of each waiting for
+    /// another, which would deadlock at `max_workers = 1`.
+    pub(crate) permit: tokio::sync::Mutex<Option<OwnedSemaphorePermit>>,
     pub(crate) slots: Arc<Semaphore>,
 }
 
@@ -142,17 +144,18 @@ impl TaskInput {
             .request_input(&self.scope, &self.task_id, key, request, sender)
             .await?;
         // Parked: give the worker slot back so parked tasks do not limit running ones.
-        let released = self.permit.lock().ok().and_then(|mut p| p.take());
+        let released = self.permit.lock().await.take();
         drop(released);
         let answer = tokio::select! {
             answer = receiver => answer.map_err(|_| ToolError::Cancelled)?,
             _ = cancel.cancelled() => return Err(ToolError::Cancelled),
         };
-        let permit = tokio::select! {
-            permit = self.slots.clone().acquire_owned() => permit.map_err(|_| ToolError::Cancelled)?,
-            _ = cancel.cancelled() => return Err(ToolError::Cancelled),
-        };
-        if let Ok(mut slot) = self.permit.lock() {
+        let mut slot = self.permit.lock().await;
+        if slot.is_none() {
+            let permit = tokio::select! {
+                permit = self.slots.clone().acquire_owned() => permit.map_err(|_| ToolError::Cancelled)?,
+                _ = cancel.cancelled() => return Err(ToolError::Cancelled),
+            };
             *slot = Some(permit);
         }
         Ok(answer)

@@ -39,6 +39,8 @@ pub(crate) struct Inner {
     pub(crate) slots: Arc<Semaphore>,
     pub(crate) workers: DashMap<TaskId, Arc<WorkerHandle>>,
     events: broadcast::Sender<StatusEvent>,
+    /// The last revision published per task (entries leave when the task is reaped).
+    published: DashMap<TaskId, u64>,
 }
 
 /// The outcome of [`Inner::commit`].
@@ -90,6 +92,7 @@ impl TaskRuntime {
                 slots,
                 workers: DashMap::new(),
                 events,
+                published: DashMap::new(),
             }),
         }
     }
@@ -233,6 +236,10 @@ impl TaskRuntime {
     }
 
     /// A receiver of every committed status change (creation included).
+    ///
+    /// Per task, events arrive in strictly increasing revision order and nothing follows a
+    /// terminal state. When commits of one task race (a worker and a request), a state that was
+    /// superseded before it could be published is skipped rather than sent late.
     pub fn subscribe(&self) -> broadcast::Receiver<StatusEvent> {
         self.inner.events.subscribe()
     }
@@ -267,6 +274,13 @@ impl TaskRuntime {
 
 impl Inner {
     pub(crate) fn publish(&self, scope: &Scope, task: &Arc<Task>) {
+        // Commits of one task can race and publish after the store call returns, so order the
+        // sends under the task's entry: never an older revision after a newer one.
+        let mut last = self.published.entry(task.id().clone()).or_insert(0);
+        if task.revision() <= *last {
+            return;
+        }
+        *last = task.revision();
         // No receiver is not an error.
         let _ = self.events.send(StatusEvent {
             scope: scope.clone(),
@@ -390,6 +404,7 @@ impl Inner {
             .await
             .map_err(store_error)?;
         for id in &reaped {
+            self.published.remove(id);
             if let Some((_, handle)) = self.workers.remove(id) {
                 handle.cancel.cancel();
             }

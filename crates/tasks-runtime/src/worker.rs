@@ -1,7 +1,7 @@
 //! One task's worker: runs the tool detached from the request and commits the outcome.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures_util::FutureExt as _;
 use serde_json::Value;
@@ -69,17 +69,20 @@ pub(crate) async fn run(
 ) {
     let scope = work.scope.clone();
     let cancel = handle.cancel.clone();
+    // The worker keeps its own handle on the slot: a handler may drop its context (and so
+    // this `Arc`) long before it finishes, which must not release the slot.
+    let input = Arc::new(TaskInput {
+        runtime: inner.clone(),
+        task_id: task_id.clone(),
+        scope: scope.clone(),
+        permit: tokio::sync::Mutex::new(Some(permit)),
+        slots: inner.slots.clone(),
+    });
     let ctx = ToolContext {
         arguments: work.arguments.clone(),
         input_responses: work.input_responses.clone(),
         cancel: cancel.clone(),
-        mode: InputMode::Task(Arc::new(TaskInput {
-            runtime: inner.clone(),
-            task_id: task_id.clone(),
-            scope: scope.clone(),
-            permit: Mutex::new(Some(permit)),
-            slots: inner.slots.clone(),
-        })),
+        mode: InputMode::Task(input.clone()),
     };
     let limits = &inner.config.limits;
     let call = AssertUnwindSafe(tool.handler().call(ctx)).catch_unwind();
@@ -97,7 +100,9 @@ pub(crate) async fn run(
             Ok(Ok(outcome)) => outcome_event(outcome, limits.max_result_bytes),
         },
     };
-    // The handler future (and with it the worker slot) is dropped here, before the commit.
+    // The handler future is dropped by now; release the worker slot before the commit.
+    let released = input.permit.lock().await.take();
+    drop((released, input));
     if let Some(event) = event {
         if let Err(error) = inner.commit(&scope, &task_id, event).await {
             tracing::debug!(%error, "task outcome not committed (expired or removed)");

@@ -4,6 +4,7 @@
 //! missing one. Expiry is part of the contract: once `createdAt + ttlMs` has passed at `now`, a
 //! task is absent on every path, even before [`Store::reap`] deletes it.
 
+pub mod contract;
 pub mod memory;
 
 use std::sync::Arc;

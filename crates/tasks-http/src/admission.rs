@@ -45,42 +45,61 @@ pub struct Admitted {
     pub meta: RequestMeta,
 }
 
+/// A step-3 failure, with the request id when one could be read (so the error can echo it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnvelopeError {
+    /// The id of the message, when it was an object with a valid `id`.
+    pub id: Option<Value>,
+    /// The error: -32700 or -32600.
+    pub error: McpError,
+}
+
 /// Step 3: parses the body as exactly one JSON-RPC request or notification.
 ///
 /// # Errors
 /// -32700 for bytes that are not JSON (invalid UTF-8 and nesting deeper than 128 levels
-/// included); -32600 for a batch array or an object that is not a JSON-RPC 2.0 message.
-pub fn parse_envelope(body: &[u8]) -> Result<Envelope, McpError> {
-    let value: Value = serde_json::from_slice(body).map_err(|_| McpError::Parse)?;
+/// included); -32600 for a batch array or an object that is not a JSON-RPC 2.0 message (with
+/// the id echoed when the object carries a valid one).
+pub fn parse_envelope(body: &[u8]) -> Result<Envelope, EnvelopeError> {
+    let fail = |id: Option<Value>, error: McpError| Err(EnvelopeError { id, error });
+    let value: Value = match serde_json::from_slice(body) {
+        Ok(value) => value,
+        Err(_) => return fail(None, McpError::Parse),
+    };
     let mut object = match value {
         Value::Object(object) => object,
         Value::Array(_) => {
-            return Err(McpError::InvalidRequest(
-                "Batch requests are not supported: send one message per POST",
-            ))
+            return fail(
+                None,
+                McpError::InvalidRequest(
+                    "Batch requests are not supported: send one message per POST",
+                ),
+            )
         }
         _ => {
-            return Err(McpError::InvalidRequest(
-                "Expected a JSON-RPC request object",
-            ))
+            return fail(
+                None,
+                McpError::InvalidRequest("Expected a JSON-RPC request object"),
+            )
         }
     };
-    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(McpError::InvalidRequest("jsonrpc must be \"2.0\""));
-    }
     let id = match object.remove("id") {
         None => None,
         Some(id @ Value::String(_)) => Some(id),
         Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Some(Value::Number(n)),
         Some(_) => {
-            return Err(McpError::InvalidRequest(
-                "id must be a string or an integer",
-            ))
+            return fail(
+                None,
+                McpError::InvalidRequest("id must be a string or an integer"),
+            )
         }
     };
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return fail(id, McpError::InvalidRequest("jsonrpc must be \"2.0\""));
+    }
     let method = match object.remove("method") {
         Some(Value::String(method)) => method,
-        _ => return Err(McpError::InvalidRequest("method must be a string")),
+        _ => return fail(id, McpError::InvalidRequest("method must be a string")),
     };
     Ok(Envelope {
         id,

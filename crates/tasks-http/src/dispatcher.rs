@@ -157,7 +157,7 @@ impl Dispatcher {
     pub async fn dispatch(&self, headers: &HeaderMap, body: &[u8], scope: Scope) -> McpResponse {
         let envelope = match admission::parse_envelope(body) {
             Ok(envelope) => envelope,
-            Err(error) => return McpResponse::error(None, &error),
+            Err(failure) => return McpResponse::error(failure.id.as_ref(), &failure.error),
         };
         if envelope.id.is_none() {
             // A notification: nothing to answer (step 4).

@@ -536,11 +536,21 @@ async fn bodies_that_are_not_one_request_are_32600() {
         ),
     ];
     for (body, message) in cases {
-        Req::new("server/discover")
-            .body_json(body)
-            .send(&d)
-            .await
-            .anonymous_error(400, -32600, message);
+        // A readable integer id is echoed even when the rest of the message is invalid.
+        let echoed = body.get("id").filter(|id| id.is_i64()).cloned();
+        let response = Req::new("server/discover").body_json(body).send(&d).await;
+        match echoed {
+            None => {
+                response.anonymous_error(400, -32600, message);
+            }
+            Some(id) => {
+                let json = response.json();
+                assert_eq!(json["id"], id, "id echoed: {json}");
+                assert_eq!(response.status, 400);
+                assert_eq!(json["error"]["code"], -32600);
+                assert_eq!(json["error"]["message"], message);
+            }
+        }
     }
 }
 

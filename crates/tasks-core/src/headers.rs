@@ -7,8 +7,9 @@
 //! * Names are matched case-insensitively by the caller (the `http` crate does that).
 //! * A value is trimmed of surrounding spaces and tabs, then must consist of visible ASCII,
 //!   space and tab; anything else is -32020.
-//! * `=?base64?<standard base64 with padding>?=` is decoded strictly; the decoded bytes must be
-//!   non-empty UTF-8. Other spellings (`=?BASE64?…`, a missing `?=`) are literals.
+//! * In `Mcp-Name`, `=?base64?<standard base64 with padding>?=` is decoded strictly; the decoded
+//!   bytes must be non-empty UTF-8. Other spellings (`=?BASE64?…`, a missing `?=`) are literals,
+//!   and so is every value of `Mcp-Method` and `MCP-Protocol-Version`.
 //! * Values compare case-sensitively.
 //! * A header given more than once is -32020.
 //!
@@ -42,6 +43,12 @@ impl MirroredHeader {
             MirroredHeader::Method => "Mcp-Method",
             MirroredHeader::Name => "Mcp-Name",
         }
+    }
+
+    /// Whether values may use the `=?base64?…?=` form: only `Mcp-Name` (and `Mcp-Param-*`)
+    /// mirror arbitrary body strings; method names and versions are literals (§13.6).
+    pub fn allows_base64(self) -> bool {
+        matches!(self, MirroredHeader::Name)
     }
 
     fn missing(self) -> McpError {
@@ -123,10 +130,12 @@ pub fn decode_value(header: MirroredHeader, raw: &[u8]) -> Result<Cow<'_, str>, 
     }
     // Checked above: every byte is ASCII.
     let text = std::str::from_utf8(trimmed).map_err(|_| header.invalid())?;
-    match text
-        .strip_prefix(SENTINEL_START)
-        .and_then(|rest| rest.strip_suffix(SENTINEL_END))
-    {
+    let wrapped = header
+        .allows_base64()
+        .then(|| text.strip_prefix(SENTINEL_START))
+        .flatten()
+        .and_then(|rest| rest.strip_suffix(SENTINEL_END));
+    match wrapped {
         None => Ok(Cow::Borrowed(text)),
         Some(payload) => {
             let bytes = STANDARD.decode(payload).map_err(|_| header.invalid())?;
@@ -223,6 +232,11 @@ mod tests {
         ] {
             assert_eq!(decode_value(NAME, bad).unwrap_err().code(), -32020);
         }
+        // Mcp-Method and MCP-Protocol-Version never take the base64 form.
+        assert_eq!(
+            decode_value(MirroredHeader::Method, b"=?base64?dG9vbHMvY2FsbA==?=").unwrap(),
+            "=?base64?dG9vbHMvY2FsbA==?="
+        );
         // Other spellings are literals.
         assert_eq!(
             decode_value(NAME, b"=?BASE64?SGVsbG8=?=").unwrap(),

@@ -93,11 +93,12 @@ impl RequestMeta {
     }
 
     /// Whether the request declared the top-level client capability `name` (e.g.
-    /// `"elicitation"`, `"sampling"`, `"roots"`).
+    /// `"elicitation"`, `"sampling"`, `"roots"`): its value must be an object (`false` or `null`
+    /// declare nothing).
     pub fn declares(&self, name: &str) -> bool {
         self.client_capabilities
             .get(name)
-            .is_some_and(|v| !v.is_null())
+            .is_some_and(Value::is_object)
     }
 }
 

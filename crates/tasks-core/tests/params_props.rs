@@ -217,7 +217,9 @@ proptest! {
             Ok(value) => {
                 let trimmed = trimmed.expect("accepted bytes are UTF-8");
                 prop_assert!(trimmed.bytes().all(|b| (0x20..=0x7e).contains(&b) || b == b'\t'));
-                let wrapped = trimmed.starts_with("=?base64?") && trimmed.ends_with("?=")
+                // Only Mcp-Name takes the base64 form; other headers' values are literals.
+                let wrapped = header.allows_base64()
+                    && trimmed.starts_with("=?base64?") && trimmed.ends_with("?=")
                     && trimmed.len() >= "=?base64??=".len();
                 if wrapped {
                     let payload = &trimmed["=?base64?".len()..trimmed.len() - 2];
@@ -231,6 +233,10 @@ proptest! {
                 prop_assert!(check_mirrored(header, Some(&raw), None).is_ok());
             }
             Err(e) => {
+                prop_assert!(
+                    header.allows_base64() || !trimmed.is_some_and(|t| t.bytes().all(|b| (0x20..=0x7e).contains(&b) || b == b'\t')),
+                    "a literal header rejects only characters outside visible ASCII"
+                );
                 prop_assert_eq!(e.code(), -32020);
                 prop_assert_eq!(e.http_status(), 400);
                 prop_assert!(e.data().is_none());

@@ -125,7 +125,7 @@ impl Dispatcher {
     /// # Errors
     /// The rejection response.
     pub fn admit_head(&self, parts: &Parts) -> Result<Scope, McpResponse> {
-        if !self.config.host_policy.allows(&parts.headers) {
+        if !self.config.host_policy.allows(&parts.headers, &parts.uri) {
             return Err(McpResponse::error(None, &McpError::ForbiddenOrigin));
         }
         if parts.uri.path() != self.config.endpoint_path {

@@ -14,26 +14,44 @@ pub struct HostPolicy {
     pub allowed_hosts: Vec<String>,
 }
 
-fn split_host(authority: &str) -> (&str, Option<&str>) {
-    if let Some(rest) = authority.strip_prefix('[') {
-        // [v6]:port
-        if let Some(end) = rest.find(']') {
-            let host = &authority[..end + 2];
-            let port = authority[end + 2..].strip_prefix(':');
-            return (host, port);
+/// Splits `host[:port]` / `[v6][:port]`; `None` when the port is not all digits or anything
+/// follows the bracketed address.
+fn split_host(authority: &str) -> Option<&str> {
+    let (host, port) = if authority.starts_with('[') {
+        let end = authority.find(']')?;
+        let rest = &authority[end + 1..];
+        let port = if rest.is_empty() {
+            None
+        } else {
+            Some(rest.strip_prefix(':')?)
+        };
+        (&authority[..=end], port)
+    } else {
+        match authority.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
         }
-        return (authority, None);
+    };
+    let port_ok = port.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    (port_ok && !host.is_empty()).then_some(host)
+}
+
+/// The single value of `name`, or `Err` when it is repeated or not visible ASCII.
+fn single(headers: &HeaderMap, name: http::header::HeaderName) -> Result<Option<&str>, ()> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next();
+    if values.next().is_some() {
+        return Err(());
     }
-    match authority.rsplit_once(':') {
-        Some((host, port)) if !host.contains(':') => (host, Some(port)),
-        _ => (authority, None),
-    }
+    first.map(|v| v.to_str().map_err(|_| ())).transpose()
 }
 
 impl HostPolicy {
     fn allows_authority(&self, authority: &str) -> bool {
         let authority = authority.trim();
-        let (host, _port) = split_host(authority);
+        let Some(host) = split_host(authority) else {
+            return false;
+        };
         let host = host.to_ascii_lowercase();
         if matches!(host.as_str(), "localhost" | "127.0.0.1" | "[::1]") {
             return true;
@@ -43,26 +61,29 @@ impl HostPolicy {
         })
     }
 
-    /// Whether the request's `Host` (required) and `Origin` (optional) are allowed.
-    pub fn allows(&self, headers: &HeaderMap) -> bool {
-        let Some(host) = headers
-            .get(http::header::HOST)
-            .and_then(|h| h.to_str().ok())
-        else {
-            return false;
+    /// Whether the request's host and `Origin` are allowed. The host is the single `Host`
+    /// header, or the URI authority (HTTP/2 `:authority`) when there is none; a missing host,
+    /// or a repeated `Host` or `Origin`, is refused. A missing `Origin` (non-browser clients)
+    /// is fine.
+    pub fn allows(&self, headers: &HeaderMap, uri: &http::Uri) -> bool {
+        let host = match single(headers, http::header::HOST) {
+            Ok(Some(host)) => host,
+            Ok(None) => match uri.authority() {
+                Some(authority) => authority.as_str(),
+                None => return false,
+            },
+            Err(()) => return false,
         };
         if !self.allows_authority(host) {
             return false;
         }
-        match headers.get(http::header::ORIGIN) {
-            None => true,
-            Some(origin) => {
-                let Ok(origin) = origin.to_str() else {
-                    return false;
-                };
+        match single(headers, http::header::ORIGIN) {
+            Err(()) => false,
+            Ok(None) => true,
+            Ok(Some(origin)) => {
                 let authority = origin
                     .split_once("://")
-                    .map(|(_, rest)| rest.trim_end_matches('/'))
+                    .map(|(_, rest)| rest.strip_suffix('/').unwrap_or(rest))
                     .unwrap_or("");
                 !authority.is_empty() && self.allows_authority(authority)
             }
@@ -73,6 +94,10 @@ impl HostPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn check(p: &HostPolicy, h: &HeaderMap) -> bool {
+        p.allows(h, &http::Uri::from_static("/mcp"))
+    }
 
     fn headers(host: &str, origin: Option<&str>) -> HeaderMap {
         let mut h = HeaderMap::new();
@@ -86,21 +111,45 @@ mod tests {
     #[test]
     fn loopback_on_any_port_is_allowed() {
         let p = HostPolicy::default();
-        assert!(p.allows(&headers("127.0.0.1:3000", None)));
-        assert!(p.allows(&headers("localhost:1", Some("http://localhost:1"))));
-        assert!(p.allows(&headers("[::1]:8080", Some("http://[::1]:8080"))));
+        assert!(check(&p, &headers("127.0.0.1:3000", None)));
+        assert!(check(
+            &p,
+            &headers("localhost:1", Some("http://localhost:1"))
+        ));
+        assert!(check(&p, &headers("[::1]:8080", Some("http://[::1]:8080"))));
     }
 
     #[test]
     fn rebinding_is_rejected() {
         let p = HostPolicy::default();
-        assert!(!p.allows(&headers(
-            "evil.example.com",
-            Some("http://evil.example.com")
-        )));
-        assert!(!p.allows(&headers("127.0.0.1:3000", Some("http://evil.example.com"))));
-        assert!(!p.allows(&headers("127.0.0.1:3000", Some("null"))));
-        assert!(!p.allows(&HeaderMap::new()));
+        assert!(!check(
+            &p,
+            &headers("evil.example.com", Some("http://evil.example.com"))
+        ));
+        assert!(!check(
+            &p,
+            &headers("127.0.0.1:3000", Some("http://evil.example.com"))
+        ));
+        assert!(!check(&p, &headers("127.0.0.1:3000", Some("null"))));
+        assert!(!check(&p, &HeaderMap::new()));
+        assert!(!check(&p, &headers("[::1]evil.com", None)));
+        assert!(!check(&p, &headers("127.0.0.1:abc", None)));
+        assert!(!check(
+            &p,
+            &headers("127.0.0.1:1", Some("http://localhost:1/x@evil"))
+        ));
+        let mut twice = headers("127.0.0.1", None);
+        twice.append(http::header::HOST, "evil.example.com".parse().unwrap());
+        assert!(!check(&p, &twice));
+    }
+
+    #[test]
+    fn http2_authority_stands_in_for_host() {
+        let p = HostPolicy::default();
+        let uri: http::Uri = "http://127.0.0.1:3000/mcp".parse().unwrap();
+        assert!(p.allows(&HeaderMap::new(), &uri));
+        let evil: http::Uri = "http://evil.example.com/mcp".parse().unwrap();
+        assert!(!p.allows(&HeaderMap::new(), &evil));
     }
 
     #[test]
@@ -108,10 +157,10 @@ mod tests {
         let p = HostPolicy {
             allowed_hosts: vec!["mcp.example.com".into()],
         };
-        assert!(p.allows(&headers(
-            "MCP.example.com:443",
-            Some("https://mcp.example.com")
-        )));
-        assert!(!p.allows(&headers("other.example.com", None)));
+        assert!(check(
+            &p,
+            &headers("MCP.example.com:443", Some("https://mcp.example.com"))
+        ));
+        assert!(!check(&p, &headers("other.example.com", None)));
     }
 }

@@ -1,6 +1,7 @@
 //! The thin hyper adapter: bytes and headers in, [`Dispatcher`] call, bytes out.
 //!
-//! It reads the body under the size limit, frames SSE (`data: <one JSON message>` per event,
+//! It reads the head and the body under a time limit ([`READ_TIMEOUT`]) and the body under the
+//! size limit, frames SSE (`data: <one JSON message>` per event,
 //! `Cache-Control: no-cache`, `X-Accel-Buffering: no`), and runs connections with graceful
 //! shutdown. No protocol decision is made here.
 
@@ -16,7 +17,7 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt as _, Empty, Full, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
@@ -28,16 +29,19 @@ use crate::response::{McpResponse, ResponseBody};
 /// The HTTP response body type.
 pub type HttpBody = UnsyncBoxBody<Bytes, Infallible>;
 
+/// How long a client may take to send the request head, and then the body.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How long graceful shutdown waits for open connections (SSE streams included).
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+    match tokio::time::timeout(READ_TIMEOUT, Limited::new(body, limit).collect()).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
             Err(BodyError::TooLarge(limit))
         }
-        Err(_) => Err(BodyError::Incomplete),
+        Ok(Err(_)) | Err(_) => Err(BodyError::Incomplete),
     }
 }
 
@@ -114,7 +118,11 @@ pub async fn serve(
     max_body_bytes: usize,
     shutdown: CancellationToken,
 ) {
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(READ_TIMEOUT);
     let graceful = GracefulShutdown::new();
     loop {
         let (stream, peer): (_, SocketAddr) = tokio::select! {

@@ -653,10 +653,22 @@ async fn mcp_method_header_rules() {
         .send(&d)
         .await
         .error(400, -32020, "Mcp-Method header is repeated");
-    // Header names are case-insensitive; values are trimmed and may be base64-wrapped.
-    for value in ["  tools/list\t".to_owned(), b64("tools/list")] {
-        list().header("mcp-method", value).send(&d).await.result();
-    }
+    // Header names are case-insensitive; values are trimmed. The base64 form is for
+    // Mcp-Name only: a wrapped method is a literal that does not match.
+    list()
+        .header("mcp-method", "  tools/list\t")
+        .send(&d)
+        .await
+        .result();
+    list()
+        .header("mcp-method", b64("tools/list"))
+        .send(&d)
+        .await
+        .error(
+            400,
+            -32020,
+            "Mcp-Method header does not match the request method",
+        );
     list()
         .header("MCP-METHOD", "tools/list")
         .send(&d)
@@ -1452,11 +1464,11 @@ async fn invalid_arguments_are_a_tool_error_and_create_no_task() {
     for (args, text) in [
         (
             json!({"count": "x"}),
-            "Invalid arguments at /count: \"x\" is not of type \"integer\"",
+            "Invalid arguments at /count: violates inputSchema rule /properties/count/type",
         ),
         (
             json!({}),
-            "Invalid arguments at /: \"count\" is a required property",
+            "Invalid arguments at /: violates inputSchema rule /required",
         ),
     ] {
         for declared in [true, false] {

@@ -171,21 +171,33 @@ impl Tool {
     /// Checks `arguments` against the input schema.
     ///
     /// # Errors
-    /// A short description of the first violation (safe to show: it names schema locations,
-    /// not values).
+    /// A short description of the first violation, at most 512 bytes: the argument path and
+    /// the schema rule, never the offending value.
     pub fn validate_arguments(&self, arguments: &JsonObject) -> Result<(), String> {
         let Some(validator) = &self.validator else {
             return Ok(());
         };
         let instance = Value::Object(arguments.clone());
         let first = validator.iter_errors(&instance).next().map(|error| {
+            // Name the locations only: the offending value is client input and is not echoed.
             let path = error.instance_path.to_string();
             let location = if path.is_empty() {
                 "/".to_owned()
             } else {
                 path
             };
-            format!("Invalid arguments at {location}: {error}")
+            let rule = error.schema_path.to_string();
+            let mut message =
+                format!("Invalid arguments at {location}: violates inputSchema rule {rule}");
+            if message.len() > 512 {
+                let mut cut = 509;
+                while !message.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                message.truncate(cut);
+                message.push_str("...");
+            }
+            message
         });
         first.map_or(Ok(()), Err)
     }

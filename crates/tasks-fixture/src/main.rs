@@ -13,12 +13,13 @@ async fn main() -> std::process::ExitCode {
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let settings = Settings::parse();
     let server = match tasks_fixture::server(&settings).bind(settings.listen).await {
         Ok(server) => server,
         Err(error) => {
-            tracing::error!(%error, listen = %settings.listen, "cannot bind");
+            tracing::error!(%error, listen = %settings.listen, "cannot bind (try --listen 127.0.0.1:0 for a free port)");
             return std::process::ExitCode::FAILURE;
         }
     };
@@ -31,10 +32,26 @@ async fn main() -> std::process::ExitCode {
     drop(stdout);
     let stop = server.shutdown_token();
     tokio::spawn(async move {
-        let _ = tokio::signal::ctrl_c().await;
+        shutdown_signal().await;
         tracing::info!("shutting down");
         stop.cancel();
     });
     server.wait().await;
     std::process::ExitCode::SUCCESS
+}
+
+/// Resolves on Ctrl-C (SIGINT) or, on Unix, SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

@@ -28,6 +28,11 @@ RUNNER_JS="$HERE/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 STAMP="$HERE/node_modules/.conformance-install-stamp"
 
 TIMEOUT_MS="${CONFORMANCE_TIMEOUT_MS:-30000}"
+# The protocol revision the fixture serves. Scenarios the runner lists for it
+# run with `--spec-version 2026-07-28` (without it the runner drives them with
+# its 2025-era stateful client and an `initialize` handshake); extension
+# scenarios (the tasks-* ones) are not on the spec timeline and run without it.
+SPEC_VERSION="2026-07-28"
 KILL_AFTER_S="${CONFORMANCE_KILL_AFTER_S:-300}"
 READY_S="${CONFORMANCE_READY_S:-60}"
 
@@ -81,8 +86,15 @@ node_version="$("$NODE_BIN" --version 2>/dev/null)" || die "$NODE_BIN does not r
 case "$node_version" in v22.*) ;; *) die "expected Node 22 in node_modules, got $node_version" ;; esac
 export PATH="$HERE/node_modules/.bin:$PATH"
 
-known="$("$NODE_BIN" "$RUNNER_JS" list --server | sed -n 's/^  - \([^ ]*\).*/\1/p')" \
+listing="$("$NODE_BIN" "$RUNNER_JS" list --server)" \
   || die "could not list the runner's scenarios"
+known="$(sed -n 's/^  - \([^ ]*\).*/\1/p' <<<"$listing")"
+# The runner arguments that pick the protocol revision for one scenario.
+spec_args() {
+  if grep -qE -- "^  - $1 \[([^]]*,)?$SPEC_VERSION(,[^]]*)?\]" <<<"$listing"; then
+    printf '%s\n' --spec-version "$SPEC_VERSION"
+  fi
+}
 for scenario in "${SCENARIOS[@]}"; do
   grep -qxF -- "$scenario" <<<"$known" \
     || die "unknown scenario '$scenario' (see: node_modules/.bin/conformance list --server)"
@@ -163,6 +175,7 @@ for scenario in "${SCENARIOS[@]}"; do
     "$NODE_BIN" "$RUNNER_JS" server \
       --url "$URL" \
       --scenario "$scenario" \
+      $(spec_args "$scenario") \
       --expected-failures "$BASELINE" \
       --timeout "$TIMEOUT_MS" \
       --output-dir "$out" \

@@ -33,6 +33,9 @@ pub enum MirroredHeader {
     Method,
     /// `Mcp-Name`, mirroring `params.name`, `params.uri` or `params.taskId`.
     Name,
+    /// An `Mcp-Param-<Name>` header, mirroring a tool argument annotated with `x-mcp-header`
+    /// (see [`crate::param_headers`]). Its [`name`](MirroredHeader::name) is the prefix only.
+    Param,
 }
 
 impl MirroredHeader {
@@ -42,20 +45,22 @@ impl MirroredHeader {
             MirroredHeader::ProtocolVersion => "MCP-Protocol-Version",
             MirroredHeader::Method => "Mcp-Method",
             MirroredHeader::Name => "Mcp-Name",
+            MirroredHeader::Param => "Mcp-Param-",
         }
     }
 
-    /// Whether values may use the `=?base64?…?=` form: only `Mcp-Name` (and `Mcp-Param-*`)
+    /// Whether values may use the `=?base64?…?=` form: only `Mcp-Name` and `Mcp-Param-*`
     /// mirror arbitrary body strings; method names and versions are literals (§13.6).
     pub fn allows_base64(self) -> bool {
-        matches!(self, MirroredHeader::Name)
+        matches!(self, MirroredHeader::Name | MirroredHeader::Param)
     }
 
-    fn missing(self) -> McpError {
+    pub(crate) fn missing(self) -> McpError {
         McpError::HeaderMismatch(match self {
             MirroredHeader::ProtocolVersion => "Missing MCP-Protocol-Version header",
             MirroredHeader::Method => "Missing Mcp-Method header",
             MirroredHeader::Name => "Missing Mcp-Name header",
+            MirroredHeader::Param => "Missing Mcp-Param header for an x-mcp-header argument",
         })
     }
 
@@ -64,6 +69,7 @@ impl MirroredHeader {
             MirroredHeader::ProtocolVersion => "Invalid MCP-Protocol-Version header value",
             MirroredHeader::Method => "Invalid Mcp-Method header value",
             MirroredHeader::Name => "Invalid Mcp-Name header value",
+            MirroredHeader::Param => "Invalid Mcp-Param header value",
         })
     }
 
@@ -72,16 +78,18 @@ impl MirroredHeader {
             MirroredHeader::ProtocolVersion => "MCP-Protocol-Version header is repeated",
             MirroredHeader::Method => "Mcp-Method header is repeated",
             MirroredHeader::Name => "Mcp-Name header is repeated",
+            MirroredHeader::Param => "Mcp-Param header is repeated",
         })
     }
 
-    fn mismatch(self) -> McpError {
+    pub(crate) fn mismatch(self) -> McpError {
         McpError::HeaderMismatch(match self {
             MirroredHeader::ProtocolVersion => {
                 "MCP-Protocol-Version header does not match the request _meta protocolVersion"
             }
             MirroredHeader::Method => "Mcp-Method header does not match the request method",
             MirroredHeader::Name => "Mcp-Name header does not match the request params",
+            MirroredHeader::Param => "Mcp-Param header does not match the tool arguments",
         })
     }
 }

@@ -22,6 +22,8 @@
 //! | [`params`] | parsing and validation of `tasks/get`, `tasks/update`, `tasks/cancel` params |
 //! | [`negotiation`] | per-request `_meta`, client capabilities, task policy and the decision table |
 //! | [`headers`] | `Mcp-Method` / `Mcp-Name` routing-header rules and `=?base64?…?=` decoding |
+//! | [`param_headers`] | `x-mcp-header` tool parameters mirrored in `Mcp-Param-*` headers |
+//! | [`logging`] | [`LogLevel`] of `notifications/message` |
 //! | [`error`] | [`McpError`]: every JSON-RPC error the server sends, with its HTTP status |
 //!
 //! ## Design notes
@@ -40,7 +42,9 @@ pub mod error;
 pub mod event;
 pub mod headers;
 pub mod id;
+pub mod logging;
 pub mod negotiation;
+pub mod param_headers;
 pub mod params;
 pub mod projection;
 pub mod protocol;
@@ -51,6 +55,7 @@ pub mod time;
 pub use error::{CapacityLimit, JsonRpcError, McpError};
 pub use event::Event;
 pub use id::TaskId;
+pub use logging::LogLevel;
 pub use negotiation::{Decision, RequestMeta, TaskPolicy};
 pub use reducer::{apply, ReduceError, Transition};
 pub use task::{InputRequest, InputRequests, Task, TaskState, TaskStatus};

@@ -10,6 +10,7 @@
 use serde_json::Value;
 
 use crate::error::McpError;
+use crate::logging::LogLevel;
 use crate::protocol::{
     META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PROGRESS_TOKEN, META_PROTOCOL_VERSION,
     TASKS_EXTENSION,
@@ -24,7 +25,7 @@ pub struct RequestMeta {
     /// `io.modelcontextprotocol/clientCapabilities` (`{}` means no optional capability).
     pub client_capabilities: JsonObject,
     /// `io.modelcontextprotocol/logLevel`, when the request opts into log notifications.
-    pub log_level: Option<String>,
+    pub log_level: Option<LogLevel>,
     /// `progressToken`, when the request opts into progress notifications.
     pub progress_token: Option<Value>,
 }
@@ -35,7 +36,8 @@ impl RequestMeta {
     /// # Errors
     /// -32602, HTTP 400, when `params` or `params._meta` is not an object, or when either
     /// required key is missing or of the wrong type (runner checks
-    /// `sep-2575-request-meta-invalid-*`).
+    /// `sep-2575-request-meta-invalid-*`), or when `logLevel` is present but not one of the
+    /// eight level names (`wire-2026-07-28.md` §8: "An invalid level → -32602").
     pub fn parse(params: Option<&Value>) -> Result<Self, McpError> {
         let meta = params
             .and_then(|p| p.get("_meta"))
@@ -59,13 +61,23 @@ impl RequestMeta {
                 )
             })?
             .clone();
+        let log_level = match meta.get(META_LOG_LEVEL) {
+            None => None,
+            Some(level) => Some(
+                level
+                    .as_str()
+                    .and_then(|text| text.parse::<LogLevel>().ok())
+                    .ok_or_else(|| {
+                        McpError::invalid_params(
+                            "params._meta io.modelcontextprotocol/logLevel is not a log level",
+                        )
+                    })?,
+            ),
+        };
         Ok(RequestMeta {
             protocol_version,
             client_capabilities,
-            log_level: meta
-                .get(META_LOG_LEVEL)
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            log_level,
             progress_token: meta
                 .get(META_PROGRESS_TOKEN)
                 .filter(|t| t.is_string() || t.is_i64() || t.is_u64())

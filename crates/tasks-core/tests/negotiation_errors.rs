@@ -36,7 +36,7 @@ fn meta_with(capabilities: Value) -> RequestMeta {
 fn declares_tasks() {
     let absent = meta_with(json!({"elicitation": {}}));
     assert_eq!(absent.protocol_version, "2026-07-28");
-    assert_eq!(absent.log_level.as_deref(), Some("info"));
+    assert_eq!(absent.log_level, Some(tasks_core::LogLevel::Info));
     assert_eq!(absent.progress_token, Some(json!(7)));
     assert!(absent.declares("elicitation"));
     assert!(!absent.declares("sampling"));

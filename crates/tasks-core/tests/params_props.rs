@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use tasks_core::headers::{check_mirrored, decode_value, MirroredHeader};
 use tasks_core::params::{parse_task_ref, parse_update};
 use tasks_core::protocol::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
-use tasks_core::{McpError, RequestMeta};
+use tasks_core::{LogLevel, McpError, RequestMeta};
 
 const PARAMS_MESSAGES: [&str; 5] = [
     "params must be an object",
@@ -177,8 +177,13 @@ proptest! {
         let capabilities = meta
             .and_then(|m| m.get(META_CLIENT_CAPABILITIES))
             .and_then(Value::as_object);
+        let level = meta
+            .and_then(|m| m.get("io.modelcontextprotocol/logLevel"))
+            .map(|l| l.as_str().and_then(|s| s.parse::<LogLevel>().ok()));
         match RequestMeta::parse(Some(&params)) {
             Ok(parsed) => {
+                prop_assert_eq!(parsed.log_level, level.flatten());
+                prop_assert!(level.is_none_or(|l| l.is_some()));
                 prop_assert_eq!(Some(parsed.protocol_version.as_str()), version);
                 prop_assert_eq!(Some(&parsed.client_capabilities), capabilities);
                 if let Some(token) = &parsed.progress_token {
@@ -201,8 +206,13 @@ proptest! {
             }
             Err(e) => {
                 let message = invalid_params_message(&e)?;
-                prop_assert!(version.is_none() || capabilities.is_none(), "{}", message);
-                prop_assert!(message.starts_with("params._meta is"), "{}", message);
+                let bad_level = level.is_some_and(|l| l.is_none());
+                prop_assert!(
+                    version.is_none() || capabilities.is_none() || bad_level,
+                    "{}",
+                    message
+                );
+                prop_assert!(message.starts_with("params._meta"), "{}", message);
             }
         }
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use http::request::Parts;
 use tasks_core::McpError;
 use tasks_runtime::{
-    Limits, MemoryStore, RuntimeConfig, Scope, Store, TaskRuntime, Tool, ToolRegistry,
+    Limits, ListChanges, MemoryStore, RuntimeConfig, Scope, Store, TaskRuntime, Tool, ToolRegistry,
 };
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::task::JoinHandle;
@@ -132,6 +132,16 @@ impl ServerBuilder {
     /// Uses `store` instead of a new [`MemoryStore`].
     pub fn store(mut self, store: Arc<dyn Store>) -> Self {
         self.store = Some(store);
+        self
+    }
+
+    /// Announces tool-list changes: `server/discover` then advertises
+    /// `capabilities.tools.listChanged`, `subscriptions/listen` honours `toolsListChanged`, and
+    /// every [`ListChanges::announce`](tasks_runtime::ListChanges::announce) of
+    /// [`ListKind::Tools`](tasks_runtime::ListKind::Tools) reaches those streams as
+    /// `notifications/tools/list_changed`. Keep a clone of `changes` to announce with.
+    pub fn list_changes(mut self, changes: ListChanges) -> Self {
+        self.dispatch.list_changes = Some(changes);
         self
     }
 

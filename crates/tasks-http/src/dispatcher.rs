@@ -17,13 +17,13 @@ use http::HeaderMap;
 use serde_json::{json, Value};
 use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::{JsonObject, McpError};
-use tasks_runtime::{Scope, TaskRuntime};
+use tasks_runtime::{ListChanges, Scope, TaskRuntime};
 
 use crate::admission::{self, Admitted};
 use crate::methods;
 use crate::mrtr::StateKey;
 use crate::origin::HostPolicy;
-use crate::response::McpResponse;
+use crate::response::{add_server_meta, McpResponse};
 
 /// Maps a request head to its scope, or rejects it (HTTP 401 with a JSON-RPC error body).
 pub type ScopeFn = dyn Fn(&Parts) -> Result<Scope, McpError> + Send + Sync;
@@ -55,6 +55,9 @@ pub struct DispatchConfig {
     pub instructions: Option<String>,
     /// The MCP endpoint path. Default `/mcp`.
     pub endpoint_path: String,
+    /// Where tool-list changes are announced, when the tool list can change (advertised as
+    /// `tools.listChanged`). Default `None`.
+    pub list_changes: Option<ListChanges>,
 }
 
 impl Default for DispatchConfig {
@@ -66,6 +69,7 @@ impl Default for DispatchConfig {
             cache_ttl_ms: 300_000,
             instructions: None,
             endpoint_path: "/mcp".into(),
+            list_changes: None,
         }
     }
 }
@@ -168,18 +172,25 @@ impl Dispatcher {
             Ok(request) => request,
             Err(error) => return McpResponse::error(id.as_ref(), &error),
         };
-        match self.route(&request, &scope).await {
+        match self.route(&request, headers, &scope).await {
             Ok(response) => response,
             Err(error) => McpResponse::error(Some(&request.id), &error),
         }
     }
 
-    async fn route(&self, request: &Admitted, scope: &Scope) -> Result<McpResponse, McpError> {
+    async fn route(
+        &self,
+        request: &Admitted,
+        headers: &HeaderMap,
+        scope: &Scope,
+    ) -> Result<McpResponse, McpError> {
         let tasks_declared = request.meta.declares_tasks()?;
         match request.method.as_str() {
             "server/discover" => Ok(methods::discover::handle(self, request)),
             "tools/list" => methods::tools::list(self, request),
-            "tools/call" => methods::tools::call(self, request, scope, tasks_declared).await,
+            "tools/call" => {
+                methods::tools::call(self, request, headers, scope, tasks_declared).await
+            }
             "tasks/get" | "tasks/update" | "tasks/cancel" => {
                 methods::tasks::handle(self, request, scope, tasks_declared).await
             }
@@ -191,17 +202,7 @@ impl Dispatcher {
     }
 
     /// A result object with the serverInfo `_meta` added (existing `_meta` keys kept).
-    pub(crate) fn with_server_meta(&self, mut result: JsonObject) -> JsonObject {
-        match result.get_mut("_meta") {
-            Some(Value::Object(meta)) => {
-                for (key, value) in &self.server_meta {
-                    meta.entry(key.clone()).or_insert_with(|| value.clone());
-                }
-            }
-            _ => {
-                result.insert("_meta".into(), Value::Object(self.server_meta.clone()));
-            }
-        }
-        result
+    pub(crate) fn with_server_meta(&self, result: JsonObject) -> JsonObject {
+        add_server_meta(&self.server_meta, result)
     }
 }

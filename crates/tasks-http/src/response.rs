@@ -8,7 +8,7 @@ use futures_util::Stream;
 use serde::Serialize;
 use serde_json::Value;
 use tasks_core::error::http_status_for_code;
-use tasks_core::{JsonRpcError, McpError};
+use tasks_core::{JsonObject, JsonRpcError, McpError};
 
 /// A stream of JSON-RPC messages (each one serialized JSON object) for an SSE response.
 pub type MessageStream = Pin<Box<dyn Stream<Item = Bytes> + Send>>;
@@ -116,6 +116,22 @@ struct NotificationEnvelope<'a, P> {
     jsonrpc: &'static str,
     method: &'a str,
     params: &'a P,
+}
+
+/// `result` with the serverInfo `_meta` entries of `server_meta` added (existing `_meta` keys
+/// kept; a non-object `_meta` is replaced).
+pub fn add_server_meta(server_meta: &JsonObject, mut result: JsonObject) -> JsonObject {
+    match result.get_mut("_meta") {
+        Some(Value::Object(meta)) => {
+            for (key, value) in server_meta {
+                meta.entry(key.clone()).or_insert_with(|| value.clone());
+            }
+        }
+        _ => {
+            result.insert("_meta".into(), Value::Object(server_meta.clone()));
+        }
+    }
+    result
 }
 
 /// `{"jsonrpc":"2.0","id":…,"result":…}` as bytes.

@@ -4,10 +4,11 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tasks_core::{InputRequest, JsonObject, JsonRpcError, TaskId};
+use tasks_core::{InputRequest, JsonObject, JsonRpcError, LogLevel, TaskId};
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
+use crate::notify::Notifier;
 use crate::runtime::Inner;
 use crate::scope::Scope;
 
@@ -65,10 +66,13 @@ pub(crate) enum InputMode {
 /// The context of one tool run.
 ///
 /// A task's context is detached from the creating request: it has no request id, progress
-/// token or request cancellation (tasks-wire-reference §5.3); it lives as long as the worker.
+/// token, log level or request cancellation (tasks-wire-reference §5.3); it lives as long as
+/// the worker.
 pub struct ToolContext {
     pub(crate) arguments: JsonObject,
     pub(crate) input_responses: Option<JsonObject>,
+    pub(crate) client_capabilities: JsonObject,
+    pub(crate) notifier: Option<Notifier>,
     pub(crate) cancel: CancellationToken,
     pub(crate) mode: InputMode,
 }
@@ -89,6 +93,46 @@ impl ToolContext {
     /// synchronous call) the client going away.
     pub fn cancellation(&self) -> &CancellationToken {
         &self.cancel
+    }
+
+    /// The client capabilities the starting request declared (for a task: the creating
+    /// request's), e.g. `{"elicitation": {}, "sampling": {}}`.
+    pub fn client_capabilities(&self) -> &JsonObject {
+        &self.client_capabilities
+    }
+
+    /// Whether the starting request declared the client capability `name` (`"elicitation"`,
+    /// `"sampling"`, `"roots"`, …) with an object value. Ask only for input the client declared
+    /// it can give: an input request needing an undeclared capability ends a synchronous call
+    /// with -32021 (`wire-2026-07-28.md` §10.1).
+    pub fn client_declares(&self, name: &str) -> bool {
+        self.client_capabilities
+            .get(name)
+            .is_some_and(Value::is_object)
+    }
+
+    /// Reports progress to the client (`notifications/progress` on the request's SSE stream).
+    /// `progress` must grow from call to call; `total` and `message` are optional. Returns
+    /// whether the notification was queued: never in a task, nor when the request carried no
+    /// `progressToken`, nor for a value not above the previous one.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        self.notifier
+            .as_ref()
+            .is_some_and(|n| n.progress(progress, total, message.map(str::to_owned)))
+    }
+
+    /// Whether a log message at `level` would reach the client: the request carried
+    /// `io.modelcontextprotocol/logLevel` at or below `level` (never in a task).
+    pub fn logs(&self, level: LogLevel) -> bool {
+        self.notifier.as_ref().is_some_and(|n| n.logs(level))
+    }
+
+    /// Sends a log message (`notifications/message {level, logger?, data}`) on the request's
+    /// SSE stream when [`logs`](Self::logs) allows it. Returns whether it was queued.
+    pub fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) -> bool {
+        self.notifier
+            .as_ref()
+            .is_some_and(|n| n.log(level, logger.map(str::to_owned), data))
     }
 
     /// Whether this run is a task (as opposed to a synchronous call).

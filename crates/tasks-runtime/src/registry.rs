@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
+use tasks_core::param_headers::{param_headers, ParamHeader};
 use tasks_core::{JsonObject, TaskPolicy};
 
 use crate::context::{ToolContext, ToolError};
@@ -62,6 +63,7 @@ pub struct Tool {
     description: String,
     input_schema: JsonObject,
     validator: Option<jsonschema::Validator>,
+    param_headers: Vec<ParamHeader>,
     policy: ToolPolicy,
     annotations: Option<JsonObject>,
     handler: Arc<dyn ToolHandler>,
@@ -95,6 +97,7 @@ impl Tool {
             description: description.into(),
             input_schema,
             validator: None,
+            param_headers: Vec::new(),
             policy: ToolPolicy::Fixed(TaskPolicy::Sync),
             annotations: None,
             handler: Arc::new(handler),
@@ -102,17 +105,22 @@ impl Tool {
     }
 
     /// Sets the JSON Schema (2020-12) of the arguments. Arguments are validated against it
-    /// before the tool runs or a task is created.
+    /// before the tool runs or a task is created. Top-level string, integer or boolean
+    /// properties annotated with `"x-mcp-header": "<Name>"` must also arrive in an
+    /// `Mcp-Param-<Name>` header ([`tasks_core::param_headers`]).
     ///
     /// # Panics
-    /// When `schema` is not an object or is not a valid JSON Schema: a programming error at
-    /// registration time, never at request time.
+    /// When `schema` is not an object, is not a valid JSON Schema, or breaks the `x-mcp-header`
+    /// rules (clients drop such tools): a programming error at registration time, never at
+    /// request time.
     pub fn with_input_schema(mut self, schema: Value) -> Self {
         let validator = jsonschema::validator_for(&schema)
             .unwrap_or_else(|e| panic!("invalid inputSchema for tool {}: {e}", self.name));
         let Value::Object(schema) = schema else {
             panic!("inputSchema of tool {} must be an object", self.name);
         };
+        self.param_headers = param_headers(&schema)
+            .unwrap_or_else(|e| panic!("invalid inputSchema for tool {}: {e}", self.name));
         self.input_schema = schema;
         self.validator = Some(validator);
         self
@@ -150,6 +158,10 @@ impl Tool {
     /// The input schema.
     pub fn input_schema(&self) -> &JsonObject {
         &self.input_schema
+    }
+    /// The arguments mirrored in `Mcp-Param-*` headers (`x-mcp-header`), in property order.
+    pub fn param_headers(&self) -> &[ParamHeader] {
+        &self.param_headers
     }
     /// The annotations, if any.
     pub fn annotations(&self) -> Option<&JsonObject> {

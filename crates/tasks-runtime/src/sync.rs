@@ -10,6 +10,7 @@ use tasks_core::{InputRequest, JsonObject, JsonRpcError};
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{InputMode, SyncInput, ToolContext, ToolError};
+use crate::notify::Notifier;
 use crate::registry::Tool;
 use crate::worker::{MESSAGE_NOT_OBJECT, MESSAGE_PANIC};
 
@@ -33,22 +34,68 @@ fn internal(message: &str) -> SyncOutcome {
     })
 }
 
+/// What a synchronous `tools/call` hands its tool.
+#[derive(Debug, Clone, Default)]
+pub struct SyncCall {
+    /// The tool arguments (`{}` when the request had none).
+    pub arguments: JsonObject,
+    /// The MRTR answers so far (earlier rounds and this request's `inputResponses`), if any.
+    pub input_responses: Option<JsonObject>,
+    /// The request's `clientCapabilities`.
+    pub client_capabilities: JsonObject,
+    /// Where progress and log notifications go, when the request opted into either.
+    pub notifier: Option<Notifier>,
+    /// Fires when the client goes away.
+    pub cancel: CancellationToken,
+}
+
+impl SyncCall {
+    /// A call with `arguments` and nothing else.
+    pub fn new(arguments: JsonObject) -> Self {
+        SyncCall {
+            arguments,
+            ..SyncCall::default()
+        }
+    }
+
+    /// Sets the MRTR answers.
+    pub fn with_input_responses(mut self, responses: Option<JsonObject>) -> Self {
+        self.input_responses = responses;
+        self
+    }
+
+    /// Sets the declared client capabilities.
+    pub fn with_client_capabilities(mut self, capabilities: JsonObject) -> Self {
+        self.client_capabilities = capabilities;
+        self
+    }
+
+    /// Sets the notification sink.
+    pub fn with_notifier(mut self, notifier: Option<Notifier>) -> Self {
+        self.notifier = notifier;
+        self
+    }
+
+    /// Sets the cancellation token.
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+}
+
 /// Runs `tool` once, now, for a synchronous `tools/call`.
 ///
-/// `input_responses` are the request's MRTR answers; [`ToolContext::input`] returns them by key
-/// and records every request it cannot answer. A panic, or a result that is not a JSON object,
-/// is -32603 with a generic message (the panic text is never returned).
-pub async fn run_sync(
-    tool: &Tool,
-    arguments: JsonObject,
-    input_responses: Option<JsonObject>,
-    cancel: CancellationToken,
-) -> SyncOutcome {
+/// `call.input_responses` are the MRTR answers; [`ToolContext::input`] returns them by key and
+/// records every request it cannot answer. A panic, or a result that is not a JSON object, is
+/// -32603 with a generic message (the panic text is never returned).
+pub async fn run_sync(tool: &Tool, call: SyncCall) -> SyncOutcome {
     let asked = Arc::new(SyncInput::default());
     let ctx = ToolContext {
-        arguments,
-        input_responses,
-        cancel,
+        arguments: call.arguments,
+        input_responses: call.input_responses,
+        client_capabilities: call.client_capabilities,
+        notifier: call.notifier,
+        cancel: call.cancel,
         mode: InputMode::Sync(asked.clone()),
     };
     let outcome = AssertUnwindSafe(tool.handler().call(ctx))

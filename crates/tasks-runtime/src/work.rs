@@ -9,7 +9,8 @@ use crate::scope::Scope;
 ///
 /// It is data, not a closure, so a durable store can persist it and another process can re-run
 /// a recovered task: the tool name, its arguments, the creating request's `inputResponses`
-/// (answers gathered by synchronous MRTR rounds before the task was created) and the scope.
+/// (answers gathered by synchronous MRTR rounds before the task was created), the client
+/// capabilities that request declared, and the scope.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Work {
@@ -20,6 +21,9 @@ pub struct Work {
     /// The creating request's `inputResponses`, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_responses: Option<JsonObject>,
+    /// The creating request's `clientCapabilities` (`{}` when it declared none).
+    #[serde(default, skip_serializing_if = "JsonObject::is_empty")]
+    pub client_capabilities: JsonObject,
     /// The scope that owns the task.
     pub scope: Scope,
 }

@@ -81,6 +81,8 @@ pub(crate) async fn run(
     let ctx = ToolContext {
         arguments: work.arguments.clone(),
         input_responses: work.input_responses.clone(),
+        client_capabilities: work.client_capabilities.clone(),
+        notifier: None,
         cancel: cancel.clone(),
         mode: InputMode::Task(input.clone()),
     };

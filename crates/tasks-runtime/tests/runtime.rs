@@ -10,10 +10,9 @@ use serde_json::{json, Value};
 use tasks_core::{CapacityLimit, JsonRpcError, McpError, TaskState, TaskStatus};
 use tasks_runtime::work::encoded_len;
 use tasks_runtime::{
-    run_sync, text_result, Limits, RuntimeConfig, Scope, SyncOutcome, TaskRuntime, Tool,
+    run_sync, text_result, Limits, RuntimeConfig, Scope, SyncCall, SyncOutcome, TaskRuntime, Tool,
     ToolContext, ToolError,
 };
-use tokio_util::sync::CancellationToken;
 
 use common::*;
 
@@ -1088,15 +1087,9 @@ async fn subscribe_sees_creation_and_every_change_in_order() {
 
 #[tokio::test]
 async fn run_sync_completes_with_result_type_complete() {
-    let outcome = run_sync(
-        &echo_tool(),
-        obj(json!({"text": "sync"})),
-        None,
-        CancellationToken::new(),
-    )
-    .await;
+    let outcome = run_sync(&echo_tool(), SyncCall::new(obj(json!({"text": "sync"})))).await;
     assert_eq!(outcome, SyncOutcome::Complete(expected_echo("sync")));
-    let outcome = run_sync(&mode_tool(), obj(json!({})), None, CancellationToken::new()).await;
+    let outcome = run_sync(&mode_tool(), SyncCall::new(obj(json!({})))).await;
     assert_eq!(
         outcome,
         SyncOutcome::Complete(expected_echo("is_task=false"))
@@ -1107,7 +1100,7 @@ async fn run_sync_completes_with_result_type_complete() {
 async fn run_sync_lists_every_concurrent_input_and_completes_on_the_retry() {
     let probe = Probe::new();
     let tool = ask_two_tool(probe.clone());
-    let outcome = run_sync(&tool, obj(json!({})), None, CancellationToken::new()).await;
+    let outcome = run_sync(&tool, SyncCall::new(obj(json!({})))).await;
     let SyncOutcome::InputRequired(asked) = outcome else {
         panic!("expected input_required, got {outcome:?}");
     };
@@ -1118,9 +1111,8 @@ async fn run_sync_lists_every_concurrent_input_and_completes_on_the_retry() {
     // A partial retry asks only for what is still missing.
     let partial = run_sync(
         &tool,
-        obj(json!({})),
-        Some(obj(json!({"first": {"action": "accept"}}))),
-        CancellationToken::new(),
+        SyncCall::new(obj(json!({})))
+            .with_input_responses(Some(obj(json!({"first": {"action": "accept"}})))),
     )
     .await;
     let SyncOutcome::InputRequired(asked) = partial else {
@@ -1130,9 +1122,8 @@ async fn run_sync_lists_every_concurrent_input_and_completes_on_the_retry() {
 
     let retry = run_sync(
         &tool,
-        obj(json!({})),
-        Some(obj(json!({"first": {"f": 1}, "second": {"s": 2}}))),
-        CancellationToken::new(),
+        SyncCall::new(obj(json!({})))
+            .with_input_responses(Some(obj(json!({"first": {"f": 1}, "second": {"s": 2}})))),
     )
     .await;
     let SyncOutcome::Complete(result) = retry else {
@@ -1148,13 +1139,7 @@ async fn run_sync_lists_every_concurrent_input_and_completes_on_the_retry() {
 
 #[tokio::test]
 async fn run_sync_errors_are_generic_or_passed_through() {
-    let panic = run_sync(
-        &panic_tool(),
-        obj(json!({})),
-        None,
-        CancellationToken::new(),
-    )
-    .await;
+    let panic = run_sync(&panic_tool(), SyncCall::new(obj(json!({})))).await;
     assert_eq!(
         panic,
         SyncOutcome::Error(JsonRpcError {
@@ -1165,13 +1150,7 @@ async fn run_sync_errors_are_generic_or_passed_through() {
     );
     assert!(!format!("{panic:?}").contains("secret"));
 
-    let not_object = run_sync(
-        &not_object_tool(),
-        obj(json!({})),
-        None,
-        CancellationToken::new(),
-    )
-    .await;
+    let not_object = run_sync(&not_object_tool(), SyncCall::new(obj(json!({})))).await;
     assert_eq!(
         not_object,
         SyncOutcome::Error(JsonRpcError {
@@ -1181,22 +1160,10 @@ async fn run_sync_errors_are_generic_or_passed_through() {
         })
     );
 
-    let rpc = run_sync(
-        &rpc_error_tool(),
-        obj(json!({})),
-        None,
-        CancellationToken::new(),
-    )
-    .await;
+    let rpc = run_sync(&rpc_error_tool(), SyncCall::new(obj(json!({})))).await;
     assert_eq!(rpc, SyncOutcome::Error(rpc_error()));
 
-    let is_error = run_sync(
-        &is_error_tool(),
-        obj(json!({})),
-        None,
-        CancellationToken::new(),
-    )
-    .await;
+    let is_error = run_sync(&is_error_tool(), SyncCall::new(obj(json!({})))).await;
     let SyncOutcome::Complete(result) = is_error else {
         panic!("a tool error is a complete result, got {is_error:?}");
     };

@@ -1,7 +1,8 @@
 //! `server/discover` (`wire-2026-07-28.md` §4).
 //!
-//! Result: `supportedVersions`, `capabilities` (`tools` and
-//! `extensions["io.modelcontextprotocol/tasks"] = {}`, never a legacy `capabilities.tasks`),
+//! Result: `supportedVersions`, `capabilities` (`tools`, with `listChanged: true` when list
+//! changes are announced, and `extensions["io.modelcontextprotocol/tasks"] = {}`, never a legacy
+//! `capabilities.tasks`),
 //! `ttlMs`, `cacheScope: "public"`, optional `instructions` and the serverInfo `_meta`.
 
 use serde_json::{json, Value};
@@ -16,7 +17,11 @@ pub(crate) fn handle(d: &Dispatcher, request: &Admitted) -> McpResponse {
         "resultType": "complete",
         "supportedVersions": SUPPORTED_VERSIONS,
         "capabilities": {
-            "tools": {},
+            "tools": if d.config.list_changes.is_some() {
+                json!({"listChanged": true})
+            } else {
+                json!({})
+            },
             "extensions": { TASKS_EXTENSION: {} },
         },
         "ttlMs": d.config.cache_ttl_ms,

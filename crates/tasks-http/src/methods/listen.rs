@@ -9,8 +9,11 @@
 //!   only what is honoured (`taskIds` omitted when none is left), then one `notifications/tasks`
 //!   per committed change of an accepted task, each carrying
 //!   `_meta["io.modelcontextprotocol/subscriptionId"]` = the listen request's id.
-//! * Other filter keys (`toolsListChanged`, …) are not honoured: this server advertises no
-//!   `listChanged` and no resource subscriptions, so they are left out of the acknowledgement.
+//! * `toolsListChanged: true` is honoured when the server announces list changes
+//!   ([`crate::ServerBuilder::list_changes`]): each announcement then arrives as
+//!   `notifications/tools/list_changed` with the same `_meta`. Other keys (`promptsListChanged`,
+//!   `resourcesListChanged`, `resourceSubscriptions`) are never honoured: this server serves no
+//!   prompts or resources. Keys not honoured are left out of the acknowledgement.
 
 use std::collections::HashSet;
 
@@ -18,7 +21,7 @@ use bytes::Bytes;
 use futures_util::stream;
 use serde_json::{json, Value};
 use tasks_core::{projection, McpError, TaskId};
-use tasks_runtime::{Scope, StatusEvent};
+use tasks_runtime::{ListKind, Scope, StatusEvent};
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use crate::admission::Admitted;
@@ -46,6 +49,8 @@ fn parse_task_ids(value: &Value) -> Result<Vec<TaskId>, McpError> {
 struct Listen {
     ack: Option<Bytes>,
     events: broadcast::Receiver<StatusEvent>,
+    /// Tool-list announcements, when the client asked for them and the server makes them.
+    list_changes: Option<broadcast::Receiver<ListKind>>,
     scope: Scope,
     ids: HashSet<TaskId>,
     subscription_id: Value,
@@ -78,6 +83,14 @@ pub(crate) async fn handle(
         }
     }
     let mut honoured = serde_json::Map::new();
+    let tools_key = ListKind::Tools.filter_key();
+    let list_changes = match (&d.config.list_changes, filter.get(tools_key)) {
+        (Some(changes), Some(Value::Bool(true))) => {
+            honoured.insert(tools_key.into(), Value::Bool(true));
+            Some(changes.subscribe())
+        }
+        _ => None,
+    };
     if !accepted.is_empty() {
         honoured.insert("taskIds".into(), json!(accepted));
     }
@@ -92,6 +105,7 @@ pub(crate) async fn handle(
     let state = Listen {
         ack: Some(ack),
         events,
+        list_changes,
         scope: scope.clone(),
         ids: accepted.into_iter().collect(),
         subscription_id,
@@ -101,18 +115,8 @@ pub(crate) async fn handle(
             return Some((ack, state));
         }
         loop {
-            match state.events.recv().await {
-                Ok(event) => {
-                    if event.scope == state.scope && state.ids.contains(event.task.id()) {
-                        let params = projection::notification(&event.task, &state.subscription_id);
-                        let bytes = notification_bytes("notifications/tasks", &params);
-                        return Some((bytes, state));
-                    }
-                }
-                Err(RecvError::Lagged(skipped)) => {
-                    tracing::warn!(skipped, "listen stream lagged; status events skipped");
-                }
-                Err(RecvError::Closed) => return None,
+            if let Some(bytes) = state.next_message().await? {
+                return Some((bytes, state));
             }
         }
     });
@@ -120,4 +124,49 @@ pub(crate) async fn handle(
         status: 200,
         body: ResponseBody::Stream(Box::pin(messages)),
     })
+}
+
+impl Listen {
+    /// Waits for the next event of either source: `Some(Some(bytes))` to send, `Some(None)` for
+    /// an event this stream does not carry, `None` when the server is shutting down.
+    async fn next_message(&mut self) -> Option<Option<Bytes>> {
+        let list_change = async {
+            match &mut self.list_changes {
+                Some(receiver) => receiver.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            event = self.events.recv() => match event {
+                Ok(event) => Some(self.task_notification(&event)),
+                Err(RecvError::Lagged(skipped)) => {
+                    tracing::warn!(skipped, "listen stream lagged; status events skipped");
+                    Some(None)
+                }
+                Err(RecvError::Closed) => None,
+            },
+            kind = list_change => match kind {
+                Ok(kind) => Some((kind == ListKind::Tools).then(|| self.list_notification(kind))),
+                Err(RecvError::Lagged(_)) => Some(Some(self.list_notification(ListKind::Tools))),
+                Err(RecvError::Closed) => {
+                    self.list_changes = None;
+                    Some(None)
+                }
+            },
+        }
+    }
+
+    fn task_notification(&self, event: &StatusEvent) -> Option<Bytes> {
+        (event.scope == self.scope && self.ids.contains(event.task.id())).then(|| {
+            let params = projection::notification(&event.task, &self.subscription_id);
+            notification_bytes("notifications/tasks", &params)
+        })
+    }
+
+    fn list_notification(&self, kind: ListKind) -> Bytes {
+        notification_bytes(
+            kind.method(),
+            &json!({"_meta": { tasks_core::protocol::META_SUBSCRIPTION_ID: self.subscription_id }}),
+        )
+    }
 }

@@ -2,5 +2,6 @@
 
 pub(crate) mod discover;
 pub(crate) mod listen;
+pub(crate) mod sync_call;
 pub(crate) mod tasks;
 pub(crate) mod tools;

@@ -1,22 +1,25 @@
 //! `tools/list` and `tools/call` (`wire-2026-07-28.md` §5; tasks-wire-reference §3).
 //!
 //! `tools/call` order after admission: params shape (-32602), tool lookup (-32602
-//! `Unknown tool`), `requestState` verification (-32602 `Invalid requestState`), the task
+//! `Unknown tool`), `Mcp-Param-*` headers of `x-mcp-header` arguments (-32020, §13.2 step 12),
+//! `requestState` verification (-32602 `Invalid requestState`), the task
 //! decision (-32021 for a required-task tool without the Tasks declaration), argument
 //! validation against `inputSchema` (an `isError: true` result, nothing created), then either a
-//! synchronous run (result, MRTR `input_required`, or error) or task creation
+//! synchronous run ([`sync_call`]: result, MRTR `input_required`, or error, as JSON or as an
+//! SSE stream carrying progress and log notifications first) or task creation
 //! (`CreateTaskResult`).
 
-use std::collections::BTreeMap;
-
+use http::HeaderMap;
 use serde_json::{json, Value};
-use tasks_core::{projection, Decision, InputRequest, JsonObject, McpError};
-use tasks_runtime::{run_sync, Scope, SyncOutcome, TaskRuntime, Work};
-use tokio_util::sync::CancellationToken;
+use tasks_core::headers::{self, MirroredHeader};
+use tasks_core::param_headers::check_param_headers;
+use tasks_core::{projection, Decision, JsonObject, McpError};
+use tasks_runtime::{Scope, SyncCall, TaskRuntime, Work};
 
 use crate::admission::Admitted;
 use crate::dispatcher::{DispatchConfig, Dispatcher};
-use crate::mrtr::{self, Binding, RequestState};
+use crate::methods::sync_call::{self, Finish};
+use crate::mrtr::{self, Binding};
 use crate::response::McpResponse;
 
 /// The `tools/list` result, built once: tools in registration order.
@@ -101,19 +104,10 @@ fn parse_call(params: &Value) -> Result<CallParams<'_>, McpError> {
     })
 }
 
-/// The client capability an input request needs (`wire-2026-07-28.md` §10.1).
-fn required_capability(request: &InputRequest) -> Option<&'static str> {
-    match request.method.as_str() {
-        "elicitation/create" => Some("elicitation"),
-        "sampling/createMessage" => Some("sampling"),
-        "roots/list" => Some("roots"),
-        _ => None,
-    }
-}
-
 pub(crate) async fn call(
     d: &Dispatcher,
     request: &Admitted,
+    headers: &HeaderMap,
     scope: &Scope,
     tasks_declared: bool,
 ) -> Result<McpResponse, McpError> {
@@ -124,6 +118,13 @@ pub(crate) async fn call(
         .get(params.name)
         .cloned()
         .ok_or_else(|| McpError::invalid_params("Unknown tool"))?;
+    // Step 12: arguments mirrored in Mcp-Param-* headers.
+    check_param_headers(tool.param_headers(), &params.arguments, |name| {
+        headers::single(
+            MirroredHeader::Param,
+            headers.get_all(name).iter().map(|v| v.as_bytes()),
+        )
+    })?;
     let binding = Binding {
         method: "tools/call",
         name: params.name,
@@ -160,6 +161,7 @@ pub(crate) async fn call(
         let result = d.with_server_meta(result.as_object().cloned().unwrap_or_default());
         return Ok(McpResponse::result(&request.id, &result));
     }
+    let client_capabilities = request.meta.client_capabilities.clone();
     if decision == Decision::CreateTask {
         let task = d
             .runtime
@@ -167,62 +169,27 @@ pub(crate) async fn call(
                 tool: params.name.to_owned(),
                 arguments: params.arguments,
                 input_responses: answers,
+                client_capabilities,
                 scope: scope.clone(),
             })
             .await?;
         let view = projection::creation(&task).with_meta(&d.server_meta);
         return Ok(McpResponse::result(&request.id, &view));
     }
-    let outcome = run_sync(
-        &tool,
-        params.arguments.clone(),
-        answers.clone(),
-        CancellationToken::new(),
-    )
-    .await;
-    match outcome {
-        SyncOutcome::Complete(result) => Ok(McpResponse::result(
-            &request.id,
-            &d.with_server_meta(result),
-        )),
-        SyncOutcome::Error(error) => Ok(McpResponse::rpc_error(&request.id, &error)),
-        SyncOutcome::InputRequired(asked) => {
-            input_required(d, request, binding, previous, answers, asked, now)
-        }
-    }
-}
-
-fn input_required(
-    d: &Dispatcher,
-    request: &Admitted,
-    binding: Binding<'_>,
-    previous: Option<RequestState>,
-    answers: Option<JsonObject>,
-    asked: BTreeMap<String, InputRequest>,
-    now: tasks_core::Timestamp,
-) -> Result<McpResponse, McpError> {
-    // Only ask for what this request declared it can answer (`wire-2026-07-28.md` §10.1).
-    let mut missing = JsonObject::new();
-    for input in asked.values() {
-        if let Some(capability) = required_capability(input) {
-            if !request.meta.declares(capability) {
-                missing.insert(capability.into(), json!({}));
-            }
-        }
-    }
-    if !missing.is_empty() {
-        return Err(McpError::MissingCapability(Value::Object(missing)));
-    }
-    let state = RequestState {
-        round: previous.map_or(1, |p| p.round.saturating_add(1)),
-        answers: answers.unwrap_or_default(),
+    let call = SyncCall::new(params.arguments.clone())
+        .with_input_responses(answers.clone())
+        .with_client_capabilities(client_capabilities);
+    let finish = Finish {
+        id: request.id.clone(),
+        server_meta: d.server_meta.clone(),
+        state_key: d.state_key.clone(),
+        name: params.name.to_owned(),
+        arguments: params.arguments,
+        scope: scope.clone(),
+        meta: request.meta.clone(),
+        previous,
+        answers,
+        now,
     };
-    let request_state = mrtr::issue(&d.state_key, binding, state, now);
-    let result = json!({
-        "resultType": "input_required",
-        "inputRequests": asked,
-        "requestState": request_state,
-    });
-    let result = d.with_server_meta(result.as_object().cloned().unwrap_or_default());
-    Ok(McpResponse::result(&request.id, &result))
+    Ok(sync_call::run(tool, call, headers, finish).await)
 }

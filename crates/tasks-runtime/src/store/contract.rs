@@ -83,6 +83,7 @@ fn work(scope: &Scope, tool: &str) -> Work {
         tool: tool.to_owned(),
         arguments,
         input_responses: None,
+        client_capabilities: JsonObject::new(),
         scope: scope.clone(),
     }
 }

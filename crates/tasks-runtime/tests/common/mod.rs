@@ -65,6 +65,7 @@ pub fn work_in(scope: &Scope, tool: &str, arguments: Value) -> Work {
         tool: tool.to_owned(),
         arguments: obj(arguments),
         input_responses: None,
+        client_capabilities: JsonObject::new(),
         scope: scope.clone(),
     }
 }

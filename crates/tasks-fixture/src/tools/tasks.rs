@@ -1,4 +1,4 @@
-//! The fixture's tools, in `tools/list` order (tasks-wire-reference §9).
+//! The Tasks tools, first in `tools/list` (tasks-wire-reference §9).
 //!
 //! | tool | task policy | behaviour |
 //! |---|---|---|
@@ -14,10 +14,12 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tasks_core::{InputRequest, JsonObject, JsonRpcError, TaskPolicy};
+use tasks_core::{JsonRpcError, TaskPolicy};
 use tasks_runtime::{text_result, Tool, ToolContext, ToolError};
 
-/// Every fixture tool, in listing order.
+use super::{elicitation, str_arg};
+
+/// The Tasks tools, in listing order (the harmless probe first).
 pub fn all() -> Vec<Tool> {
     vec![
         header_probe(),
@@ -29,20 +31,6 @@ pub fn all() -> Vec<Tool> {
         multi_input(),
         test_tool_with_task(),
     ]
-}
-
-fn str_arg<'a>(ctx: &'a ToolContext, name: &str) -> Option<&'a str> {
-    ctx.arguments().get(name).and_then(Value::as_str)
-}
-
-fn elicitation(message: &str, schema: Value) -> InputRequest {
-    let mut params = JsonObject::new();
-    params.insert("message".into(), Value::from(message));
-    params.insert("requestedSchema".into(), schema);
-    InputRequest {
-        method: "elicitation/create".into(),
-        params: Some(params),
-    }
 }
 
 fn header_probe() -> Tool {

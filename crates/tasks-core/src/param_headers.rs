@@ -1,0 +1,256 @@
+//! Tool arguments mirrored in `Mcp-Param-<Name>` headers (`x-mcp-header`, SEP-2243;
+//! `wire-2026-07-28.md` §13.7).
+//!
+//! A tool's `inputSchema` may annotate a top-level property with `"x-mcp-header": "<Name>"`; a
+//! client then sends the argument's value in the `Mcp-Param-<Name>` header as well, so that
+//! intermediaries can route on it without parsing the body. The server checks that the two
+//! agree:
+//!
+//! * a non-null argument needs its header, else -32020 (HTTP 400);
+//! * the header is trimmed, checked for visible ASCII, and `=?base64?…?=` is decoded strictly
+//!   (as for `Mcp-Name`, [`crate::headers::decode_value`]); failures are -32020;
+//! * strings compare exactly, integers numerically (`42.0` equals `42`), booleans as
+//!   `true`/`false`; a mismatch is -32020;
+//! * an absent or `null` argument expects no header (one that is sent anyway is ignored).
+//!
+//! [`param_headers`] reads and validates the annotations once, when a tool is registered: a
+//! schema that breaks the annotation rules would make clients drop the tool, so it is refused.
+
+use serde_json::Value;
+
+use crate::error::McpError;
+use crate::headers::{decode_value, MirroredHeader};
+use crate::JsonObject;
+
+/// The annotation keyword.
+pub const X_MCP_HEADER: &str = "x-mcp-header";
+
+/// The JSON type of an annotated property; only these three may be mirrored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// `"type": "string"`
+    String,
+    /// `"type": "integer"`
+    Integer,
+    /// `"type": "boolean"`
+    Boolean,
+}
+
+/// One annotated property: argument `property` travels in header `Mcp-Param-<header>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamHeader {
+    /// The argument (top-level property) name.
+    pub property: String,
+    /// The full header name, `Mcp-Param-<Name>`.
+    pub header: String,
+    /// The property's declared type.
+    pub kind: ParamKind,
+}
+
+/// Why a schema's `x-mcp-header` annotations cannot be published.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidAnnotation {
+    /// The annotation is not a non-empty RFC 9110 token.
+    #[error("x-mcp-header of property {0:?} must be a non-empty header token")]
+    NotAToken(String),
+    /// The property's `type` is not `string`, `integer` or `boolean`.
+    #[error("x-mcp-header property {0:?} must have type string, integer or boolean")]
+    WrongType(String),
+    /// Two properties use the same header name (compared case-insensitively).
+    #[error("x-mcp-header {0:?} is used by more than one property")]
+    Duplicate(String),
+    /// The annotation sits somewhere other than directly on a top-level property.
+    #[error("x-mcp-header may only annotate top-level properties")]
+    Nested,
+}
+
+fn is_token(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+fn count_annotations(value: &Value) -> usize {
+    match value {
+        Value::Object(object) => {
+            usize::from(object.contains_key(X_MCP_HEADER))
+                + object.values().map(count_annotations).sum::<usize>()
+        }
+        Value::Array(items) => items.iter().map(count_annotations).sum(),
+        _ => 0,
+    }
+}
+
+/// Reads the `x-mcp-header` annotations of an `inputSchema`, in property order.
+///
+/// # Errors
+/// [`InvalidAnnotation`] when an annotation is not a token, sits on a property that is not a
+/// string, integer or boolean, repeats a header name, or is nested below the top-level
+/// `properties`.
+pub fn param_headers(schema: &JsonObject) -> Result<Vec<ParamHeader>, InvalidAnnotation> {
+    let mut found = Vec::new();
+    if let Some(Value::Object(properties)) = schema.get("properties") {
+        for (property, definition) in properties {
+            let Some(annotation) = definition.get(X_MCP_HEADER) else {
+                continue;
+            };
+            let name = annotation
+                .as_str()
+                .filter(|name| is_token(name))
+                .ok_or_else(|| InvalidAnnotation::NotAToken(property.clone()))?;
+            let kind = match definition.get("type").and_then(Value::as_str) {
+                Some("string") => ParamKind::String,
+                Some("integer") => ParamKind::Integer,
+                Some("boolean") => ParamKind::Boolean,
+                _ => return Err(InvalidAnnotation::WrongType(property.clone())),
+            };
+            let header = format!("{}{name}", MirroredHeader::Param.name());
+            if found
+                .iter()
+                .any(|p: &ParamHeader| p.header.eq_ignore_ascii_case(&header))
+            {
+                return Err(InvalidAnnotation::Duplicate(name.to_owned()));
+            }
+            found.push(ParamHeader {
+                property: property.clone(),
+                header,
+                kind,
+            });
+        }
+    }
+    let total: usize = schema.values().map(count_annotations).sum();
+    if total != found.len() || schema.contains_key(X_MCP_HEADER) {
+        return Err(InvalidAnnotation::Nested);
+    }
+    Ok(found)
+}
+
+/// Whether a decoded header value stands for the argument `value`.
+fn matches(value: &Value, header: &str) -> bool {
+    match value {
+        Value::String(text) => text == header,
+        Value::Bool(flag) => header == if *flag { "true" } else { "false" },
+        Value::Number(number) => header
+            .parse::<f64>()
+            .is_ok_and(|parsed| Some(parsed) == number.as_f64()),
+        // Arrays and objects cannot be mirrored; argument validation reports the type.
+        _ => true,
+    }
+}
+
+/// Checks every annotated argument against its header.
+///
+/// `header` returns the single raw value of a header by name (or `None` when absent), or the
+/// -32020 error for a repeated header.
+///
+/// # Errors
+/// -32020, HTTP 400, with a fixed message (never the client's value): a missing header for a
+/// non-null argument, an invalid or malformed value, a repeated header, or a mismatch.
+pub fn check_param_headers<'h>(
+    params: &[ParamHeader],
+    arguments: &JsonObject,
+    header: impl Fn(&str) -> Result<Option<&'h [u8]>, McpError>,
+) -> Result<(), McpError> {
+    for param in params {
+        let value = match arguments.get(&param.property) {
+            None | Some(Value::Null) => continue,
+            Some(value) => value,
+        };
+        let raw = header(&param.header)?.ok_or_else(|| MirroredHeader::Param.missing())?;
+        let decoded = decode_value(MirroredHeader::Param, raw)?;
+        if !matches(value, &decoded) {
+            return Err(MirroredHeader::Param.mismatch());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn schema(value: Value) -> JsonObject {
+        value.as_object().cloned().unwrap()
+    }
+
+    fn region_tool() -> Vec<ParamHeader> {
+        param_headers(&schema(json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "count": {"type": "integer", "x-mcp-header": "Count"},
+            "dry": {"type": "boolean", "x-mcp-header": "Dry"},
+            "note": {"type": "string"},
+        }})))
+        .unwrap()
+    }
+
+    fn check(arguments: Value, headers: &[(&str, &str)]) -> Result<(), i64> {
+        let arguments = schema(arguments);
+        check_param_headers(&region_tool(), &arguments, |name| {
+            let mut values = headers
+                .iter()
+                .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_bytes());
+            crate::headers::single(MirroredHeader::Param, &mut values)
+        })
+        .map_err(|e| e.code())
+    }
+
+    #[test]
+    fn annotations_are_read_in_order() {
+        let params = region_tool();
+        let names: Vec<_> = params.iter().map(|p| p.header.as_str()).collect();
+        assert_eq!(names, ["Mcp-Param-Count", "Mcp-Param-Dry", "Mcp-Param-Region"]);
+        assert_eq!(params[0].kind, ParamKind::Integer);
+    }
+
+    #[test]
+    fn invalid_annotations_are_refused() {
+        let bad = [
+            (json!({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}),
+             InvalidAnnotation::NotAToken("a".into())),
+            (json!({"properties": {"a": {"type": "string", "x-mcp-header": "My Region"}}}),
+             InvalidAnnotation::NotAToken("a".into())),
+            (json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
+             InvalidAnnotation::WrongType("a".into())),
+            (json!({"properties": {"a": {"type": "object", "x-mcp-header": "A"}}}),
+             InvalidAnnotation::WrongType("a".into())),
+            (json!({"properties": {"a": {"type": "string", "x-mcp-header": "F"},
+                                   "b": {"type": "string", "x-mcp-header": "f"}}}),
+             InvalidAnnotation::Duplicate("f".into())),
+            (json!({"properties": {"a": {"type": "array",
+                                         "items": {"type": "string", "x-mcp-header": "A"}}}}),
+             InvalidAnnotation::Nested),
+            (json!({"anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]}),
+             InvalidAnnotation::Nested),
+        ];
+        for (schema_value, want) in bad {
+            assert_eq!(param_headers(&schema(schema_value)), Err(want));
+        }
+    }
+
+    #[test]
+    fn headers_must_match_the_arguments() {
+        assert_eq!(check(json!({"region": "eu"}), &[("Mcp-Param-Region", " eu ")]), Ok(()));
+        assert_eq!(check(json!({"region": "Hello"}), &[("mcp-param-region", "=?base64?SGVsbG8=?=")]), Ok(()));
+        assert_eq!(check(json!({"region": "=?base64?SGVsbG8="}), &[("Mcp-Param-Region", "=?base64?SGVsbG8=")]), Ok(()));
+        assert_eq!(check(json!({"count": 42, "dry": false}),
+                         &[("Mcp-Param-Count", "42.0"), ("Mcp-Param-Dry", "false")]), Ok(()));
+        // Absent or null arguments expect no header; an unneeded header is ignored.
+        assert_eq!(check(json!({"region": null}), &[("Mcp-Param-Count", "1")]), Ok(()));
+        for (arguments, headers) in [
+            (json!({"region": "eu"}), vec![]),
+            (json!({"region": "eu"}), vec![("Mcp-Param-Region", "us")]),
+            (json!({"region": "Hello"}), vec![("Mcp-Param-Region", "=?base64?SGVsbG8?=")]),
+            (json!({"region": "Hello"}), vec![("Mcp-Param-Region", "=?base64?SGVs!!!bG8=?=")]),
+            (json!({"region": "eu"}), vec![("Mcp-Param-Region", "eu"), ("Mcp-Param-Region", "eu")]),
+            (json!({"count": 42}), vec![("Mcp-Param-Count", "43")]),
+            (json!({"dry": true}), vec![("Mcp-Param-Dry", "True")]),
+            (json!({"region": "é"}), vec![("Mcp-Param-Region", "é")]),
+        ] {
+            assert_eq!(check(arguments.clone(), &headers), Err(-32020), "{arguments} {headers:?}");
+        }
+    }
+}

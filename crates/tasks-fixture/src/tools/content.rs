@@ -1,0 +1,253 @@
+//! Base-wire tools for the runner's core server scenarios (`runner-core-checks.md`).
+//!
+//! | tool | behaviour |
+//! |---|---|
+//! | `test_simple_text` | one text block |
+//! | `test_image_content` | a 1×1 PNG image block |
+//! | `test_audio_content` | a short silent `audio/wav` block |
+//! | `test_embedded_resource` | an embedded `test://embedded-resource` text resource |
+//! | `test_multiple_content_types` | text, image and embedded resource |
+//! | `test_error_handling` | a tool error: `isError: true` with a message |
+//! | `test_tool_with_progress` | progress 0, 50, 100 of 100 (with a `progressToken`), then text |
+//! | `test_missing_capability` | needs `sampling`: -32021 without it, else asks the model once |
+//! | `test_streaming_elicitation` | asks the user's name (an MRTR `input_required` round) |
+//! | `test_logging_tool` | logs two `info` messages (only with a `logLevel`), then text |
+//! | `test_trigger_tool_change` | announces `notifications/tools/list_changed` to listen streams |
+//! | `json_schema_2020_12_tool` | publishes a JSON Schema 2020-12 `inputSchema` with `$defs`, `$anchor`, `allOf`/`anyOf`, `if`/`then`/`else` |
+//! | `test_custom_header` | `region` is mirrored in `Mcp-Param-Region` (`x-mcp-header`) |
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tasks_core::LogLevel;
+use tasks_runtime::{text_result, ListChanges, ListKind, Tool, ToolContext, ToolError};
+
+use super::{ask_string, sampled_text, sampling, str_arg};
+
+/// A 1×1 transparent PNG, base64.
+pub const PNG_BASE64: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+/// A mono 8 kHz 8-bit WAV of 8 silent samples, base64.
+pub const WAV_BASE64: &str =
+    "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==";
+
+const EMBEDDED_URI: &str = "test://embedded-resource";
+
+fn no_arguments() -> Value {
+    json!({"type": "object", "properties": {}})
+}
+
+fn content_result(content: Value) -> Value {
+    json!({"content": content, "isError": false})
+}
+
+fn image_block() -> Value {
+    json!({"type": "image", "data": PNG_BASE64, "mimeType": "image/png"})
+}
+
+fn resource_block() -> Value {
+    json!({"type": "resource", "resource": {
+        "uri": EMBEDDED_URI,
+        "mimeType": "text/plain",
+        "text": "This is an embedded resource content.",
+    }})
+}
+
+fn fixed(name: &str, description: &str, result: Value) -> Tool {
+    Tool::new(name, description, move |_ctx: ToolContext| {
+        let result = result.clone();
+        async move { Ok::<_, ToolError>(result) }
+    })
+    .with_input_schema(no_arguments())
+}
+
+/// The base-wire tools, in listing order.
+pub fn all(changes: &ListChanges) -> Vec<Tool> {
+    vec![
+        fixed(
+            "test_simple_text",
+            "Returns one text block.",
+            text_result("This is a simple text response for testing."),
+        ),
+        fixed(
+            "test_image_content",
+            "Returns a 1x1 PNG image block.",
+            content_result(json!([image_block()])),
+        ),
+        fixed(
+            "test_audio_content",
+            "Returns a short silent WAV audio block.",
+            content_result(json!([{"type": "audio", "data": WAV_BASE64, "mimeType": "audio/wav"}])),
+        ),
+        fixed(
+            "test_embedded_resource",
+            "Returns an embedded text resource.",
+            content_result(json!([resource_block()])),
+        ),
+        fixed(
+            "test_multiple_content_types",
+            "Returns text, an image and an embedded resource.",
+            content_result(json!([
+                {"type": "text", "text": "Multiple content types test:"},
+                image_block(),
+                resource_block(),
+            ])),
+        ),
+        fixed(
+            "test_error_handling",
+            "Always fails as a tool error (isError: true).",
+            json!({"content": [{"type": "text", "text": "This tool intentionally returns an error for testing"}],
+                   "isError": true}),
+        ),
+        progress_tool(),
+        missing_capability_tool(),
+        streaming_elicitation_tool(),
+        logging_tool(),
+        trigger_tool_change(changes.clone()),
+        json_schema_tool(),
+        custom_header_tool(),
+    ]
+}
+
+fn progress_tool() -> Tool {
+    Tool::new(
+        "test_tool_with_progress",
+        "Reports progress 0, 50 and 100 of 100 (send a progressToken to receive it), then answers.",
+        |ctx: ToolContext| async move {
+            for (step, progress) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                if step > 0 {
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_millis(10)) => {}
+                        _ = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled),
+                    }
+                }
+                ctx.progress(
+                    progress,
+                    Some(100.0),
+                    Some(&format!("Step {} of 3", step + 1)),
+                );
+            }
+            Ok(text_result("Progress test completed"))
+        },
+    )
+    .with_input_schema(no_arguments())
+}
+
+fn missing_capability_tool() -> Tool {
+    Tool::new(
+        "test_missing_capability",
+        "Needs the client's sampling capability: -32021 without it; with it, asks the model once.",
+        |ctx: ToolContext| async move {
+            let answer = ctx.input("model_reply", sampling("Say hello")).await?;
+            let text = sampled_text(&answer).unwrap_or("");
+            Ok(text_result(format!("The model said: {text}")))
+        },
+    )
+    .with_input_schema(no_arguments())
+}
+
+fn streaming_elicitation_tool() -> Tool {
+    Tool::new(
+        "test_streaming_elicitation",
+        "Asks for the user's name through an input_required result (never a request on the \
+         response stream), then greets them.",
+        |ctx: ToolContext| async move {
+            let answer = ctx
+                .input("user_name", ask_string("What is your name?", "name"))
+                .await?;
+            let name = answer
+                .pointer("/content/name")
+                .and_then(Value::as_str)
+                .unwrap_or("there");
+            Ok(text_result(format!("Hello, {name}!")))
+        },
+    )
+    .with_input_schema(no_arguments())
+}
+
+fn logging_tool() -> Tool {
+    Tool::new(
+        "test_logging_tool",
+        "Logs two info messages (sent only when the request carries a logLevel), then answers.",
+        |ctx: ToolContext| async move {
+            ctx.log(
+                LogLevel::Info,
+                Some("test_logging_tool"),
+                json!("Tool execution started"),
+            );
+            ctx.log(
+                LogLevel::Info,
+                Some("test_logging_tool"),
+                json!("Tool execution completed"),
+            );
+            Ok::<_, ToolError>(text_result("Logging test completed"))
+        },
+    )
+    .with_input_schema(no_arguments())
+}
+
+fn trigger_tool_change(changes: ListChanges) -> Tool {
+    Tool::new(
+        "test_trigger_tool_change",
+        "Announces notifications/tools/list_changed to every subscriptions/listen stream that \
+         asked for toolsListChanged.",
+        move |_ctx: ToolContext| {
+            let open = changes.announce(ListKind::Tools);
+            async move { Ok::<_, ToolError>(text_result(format!("Announced to {open} open streams"))) }
+        },
+    )
+    .with_input_schema(no_arguments())
+}
+
+fn json_schema_tool() -> Tool {
+    Tool::new(
+        "json_schema_2020_12_tool",
+        "Takes a contact record described with JSON Schema 2020-12 keywords and echoes its name.",
+        |ctx: ToolContext| async move {
+            let name = str_arg(&ctx, "name").unwrap_or("anonymous");
+            Ok::<_, ToolError>(text_result(format!("Contact saved: {name}")))
+        },
+    )
+    .with_input_schema(json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+            },
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"},
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false,
+    }))
+}
+
+fn custom_header_tool() -> Tool {
+    Tool::new(
+        "test_custom_header",
+        "Echoes `region`, which clients also send in the Mcp-Param-Region header.",
+        |ctx: ToolContext| async move {
+            let region = str_arg(&ctx, "region").unwrap_or("");
+            Ok::<_, ToolError>(text_result(format!("Region: {region}")))
+        },
+    )
+    .with_input_schema(json!({
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region", "description": "Where to run"},
+        },
+        "required": ["region"],
+    }))
+}

@@ -1,0 +1,284 @@
+//! A synchronous `tools/call`: run the tool now, answer with JSON, or with an SSE stream when
+//! the tool sends notifications first (`wire-2026-07-28.md` §8, §13.3).
+//!
+//! * Without a `progressToken` or `logLevel` in the request `_meta` (or when the client does
+//!   not accept `text/event-stream`), the tool runs inline and the answer is one JSON message.
+//! * Otherwise the tool runs on its own tokio task with a [`Notifier`]. If it finishes before
+//!   notifying, the answer is JSON as above. The first notification switches the response to
+//!   SSE: every notification (`notifications/progress` with the request's token,
+//!   `notifications/message`), then the final response, then the stream ends. Dropping the
+//!   stream (the client went away) cancels the tool's token and aborts its task (§13.4).
+//! * The final response is the `CallToolResult`, the MRTR `input_required` result (with a fresh
+//!   `requestState`), or the tool's JSON-RPC error.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures_util::stream;
+use http::HeaderMap;
+use serde_json::{json, Value};
+use tasks_core::{InputRequest, JsonObject, JsonRpcError, McpError, RequestMeta, Timestamp};
+use tasks_runtime::{run_sync, Notifier, RequestNotification, Scope, SyncCall, SyncOutcome, Tool};
+use tokio::sync::mpsc;
+use tokio::task::{AbortHandle, JoinHandle};
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use crate::mrtr::{self, Binding, RequestState, StateKey};
+use crate::response::{add_server_meta, notification_bytes, McpResponse, ResponseBody};
+
+/// Everything needed to turn the tool's outcome into the final response, owned, so that it can
+/// outlive the dispatcher call when the response streams.
+pub(crate) struct Finish {
+    pub(crate) id: Value,
+    pub(crate) server_meta: JsonObject,
+    pub(crate) state_key: StateKey,
+    pub(crate) name: String,
+    pub(crate) arguments: JsonObject,
+    pub(crate) scope: Scope,
+    pub(crate) meta: RequestMeta,
+    pub(crate) previous: Option<RequestState>,
+    pub(crate) answers: Option<JsonObject>,
+    pub(crate) now: Timestamp,
+}
+
+/// The client capability an input request needs (`wire-2026-07-28.md` §10.1).
+fn required_capability(request: &InputRequest) -> Option<&'static str> {
+    match request.method.as_str() {
+        "elicitation/create" => Some("elicitation"),
+        "sampling/createMessage" => Some("sampling"),
+        "roots/list" => Some("roots"),
+        _ => None,
+    }
+}
+
+impl Finish {
+    fn response(self, outcome: SyncOutcome) -> McpResponse {
+        match outcome {
+            SyncOutcome::Complete(result) => {
+                McpResponse::result(&self.id, &add_server_meta(&self.server_meta, result))
+            }
+            SyncOutcome::Error(error) => McpResponse::rpc_error(&self.id, &error),
+            SyncOutcome::InputRequired(asked) => match self.input_required(asked) {
+                Ok(result) => McpResponse::result(&self.id, &result),
+                Err(error) => McpResponse::error(Some(&self.id), &error),
+            },
+        }
+    }
+
+    fn input_required(
+        &self,
+        asked: BTreeMap<String, InputRequest>,
+    ) -> Result<JsonObject, McpError> {
+        // Only ask for what this request declared it can answer (§10.1).
+        let mut missing = JsonObject::new();
+        for input in asked.values() {
+            if let Some(capability) = required_capability(input) {
+                if !self.meta.declares(capability) {
+                    missing.insert(capability.into(), json!({}));
+                }
+            }
+        }
+        if !missing.is_empty() {
+            return Err(McpError::MissingCapability(Value::Object(missing)));
+        }
+        let binding = Binding {
+            method: "tools/call",
+            name: &self.name,
+            arguments: &self.arguments,
+            scope: &self.scope,
+        };
+        let state = RequestState {
+            round: self
+                .previous
+                .as_ref()
+                .map_or(1, |p| p.round.saturating_add(1)),
+            answers: self.answers.clone().unwrap_or_default(),
+        };
+        let request_state = mrtr::issue(&self.state_key, binding, state, self.now);
+        let mut result = JsonObject::new();
+        result.insert("resultType".into(), Value::from("input_required"));
+        result.insert("inputRequests".into(), json!(asked));
+        result.insert("requestState".into(), Value::from(request_state));
+        Ok(add_server_meta(&self.server_meta, result))
+    }
+}
+
+/// Whether the client accepts an SSE response (`Accept` names `text/event-stream` or a
+/// wildcard covering it).
+fn accepts_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(http::header::ACCEPT)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .map(|item| item.split(';').next().unwrap_or("").trim())
+        .any(|media| {
+            media.eq_ignore_ascii_case("text/event-stream")
+                || media.eq_ignore_ascii_case("text/*")
+                || media == "*/*"
+        })
+}
+
+/// Runs `tool` for one synchronous call and builds the response.
+pub(crate) async fn run(
+    tool: Arc<Tool>,
+    call: SyncCall,
+    headers: &HeaderMap,
+    finish: Finish,
+) -> McpResponse {
+    let meta = &finish.meta;
+    let notifies = meta.progress_token.is_some() || meta.log_level.is_some();
+    if !notifies || !accepts_event_stream(headers) {
+        let outcome = run_sync(&tool, call).await;
+        return finish.response(outcome);
+    }
+    let (notifier, mut notifications) =
+        Notifier::channel(meta.progress_token.is_some(), meta.log_level);
+    let cancel = CancellationToken::new();
+    let call = call
+        .with_notifier(Some(notifier))
+        .with_cancel(cancel.clone());
+    let mut run = tokio::spawn(async move { run_sync(&tool, call).await });
+    let guard = RunGuard {
+        abort: run.abort_handle(),
+        _cancel: cancel.drop_guard(),
+    };
+    tokio::select! {
+        biased;
+        first = notifications.recv() => {
+            let progress_token = finish.meta.progress_token.clone();
+            let first = first.map(|n| notification_frame(n, progress_token.as_ref()));
+            let live = Live {
+                first,
+                notifications,
+                run,
+                outcome: None,
+                finish: Some(finish),
+                progress_token,
+                _guard: guard,
+            };
+            McpResponse {
+                status: 200,
+                body: ResponseBody::Stream(Box::pin(stream::unfold(live, Live::next))),
+            }
+        }
+        outcome = &mut run => finish.response(joined(outcome)),
+    }
+}
+
+/// Stops the tool when the response is dropped before the tool finished.
+struct RunGuard {
+    abort: AbortHandle,
+    _cancel: DropGuard,
+}
+
+impl Drop for RunGuard {
+    fn drop(&mut self) {
+        self.abort.abort();
+    }
+}
+
+fn joined(outcome: Result<SyncOutcome, tokio::task::JoinError>) -> SyncOutcome {
+    outcome.unwrap_or_else(|_| {
+        SyncOutcome::Error(JsonRpcError {
+            code: -32603,
+            message: "Tool raised an exception".into(),
+            data: None,
+        })
+    })
+}
+
+/// The state of a streaming response.
+struct Live {
+    first: Option<Bytes>,
+    notifications: mpsc::Receiver<RequestNotification>,
+    run: JoinHandle<SyncOutcome>,
+    outcome: Option<SyncOutcome>,
+    finish: Option<Finish>,
+    progress_token: Option<Value>,
+    _guard: RunGuard,
+}
+
+impl Live {
+    async fn next(mut self) -> Option<(Bytes, Self)> {
+        if let Some(first) = self.first.take() {
+            return Some((first, self));
+        }
+        loop {
+            if let Some(outcome) = self.outcome.take() {
+                // The tool is done: flush what it queued, then the final response.
+                if let Ok(notification) = self.notifications.try_recv() {
+                    self.outcome = Some(outcome);
+                    let frame = notification_frame(notification, self.progress_token.as_ref());
+                    return Some((frame, self));
+                }
+                let finish = self.finish.take()?;
+                return match finish.response(outcome).body {
+                    ResponseBody::Json(bytes) => Some((bytes, self)),
+                    _ => None,
+                };
+            }
+            // The final response went out: the stream is over.
+            self.finish.as_ref()?;
+            tokio::select! {
+                biased;
+                notification = self.notifications.recv(), if !self.notifications.is_closed() || !self.notifications.is_empty() => {
+                    if let Some(notification) = notification {
+                        let frame = notification_frame(notification, self.progress_token.as_ref());
+                        return Some((frame, self));
+                    }
+                }
+                outcome = &mut self.run => self.outcome = Some(joined(outcome)),
+            }
+        }
+    }
+}
+
+/// The wire form of one request notification.
+fn notification_frame(notification: RequestNotification, progress_token: Option<&Value>) -> Bytes {
+    match notification {
+        RequestNotification::Progress {
+            progress,
+            total,
+            message,
+        } => {
+            let mut params = JsonObject::new();
+            params.insert(
+                "progressToken".into(),
+                progress_token.cloned().unwrap_or(Value::Null),
+            );
+            params.insert("progress".into(), number(progress));
+            if let Some(total) = total {
+                params.insert("total".into(), number(total));
+            }
+            if let Some(message) = message {
+                params.insert("message".into(), Value::from(message));
+            }
+            notification_bytes("notifications/progress", &params)
+        }
+        RequestNotification::Log {
+            level,
+            logger,
+            data,
+        } => {
+            let mut params = JsonObject::new();
+            params.insert("level".into(), Value::from(level.as_str()));
+            if let Some(logger) = logger {
+                params.insert("logger".into(), Value::from(logger));
+            }
+            params.insert("data".into(), data);
+            notification_bytes("notifications/message", &params)
+        }
+    }
+}
+
+/// A finite number as JSON, written as an integer when it is one (`50` rather than `50.0`).
+fn number(value: f64) -> Value {
+    const EXACT: f64 = 9_007_199_254_740_991.0; // 2^53 - 1
+    if value.fract() == 0.0 && value.abs() <= EXACT {
+        Value::from(value as i64)
+    } else {
+        json!(value)
+    }
+}

@@ -1,0 +1,100 @@
+//! List-change announcements: `notifications/{tools,prompts,resources}/list_changed` delivered
+//! to `subscriptions/listen` streams that asked for them (`wire-2026-07-28.md` §11).
+//!
+//! A server whose lists can change at run time creates one [`ListChanges`] handle, gives a clone
+//! to the transport (which then advertises `listChanged` and honours the matching listen filter
+//! keys) and calls [`ListChanges::announce`] after each change.
+
+use tokio::sync::broadcast;
+
+/// Which list changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ListKind {
+    /// `tools/list`: `notifications/tools/list_changed`, filter key `toolsListChanged`.
+    Tools,
+    /// `prompts/list`: `notifications/prompts/list_changed`, filter key `promptsListChanged`.
+    Prompts,
+    /// `resources/list`: `notifications/resources/list_changed`, filter key
+    /// `resourcesListChanged`.
+    Resources,
+}
+
+impl ListKind {
+    /// Every kind.
+    pub const ALL: [ListKind; 3] = [ListKind::Tools, ListKind::Prompts, ListKind::Resources];
+
+    /// The notification method.
+    pub fn method(self) -> &'static str {
+        match self {
+            ListKind::Tools => "notifications/tools/list_changed",
+            ListKind::Prompts => "notifications/prompts/list_changed",
+            ListKind::Resources => "notifications/resources/list_changed",
+        }
+    }
+
+    /// The `subscriptions/listen` filter key that asks for it.
+    pub fn filter_key(self) -> &'static str {
+        match self {
+            ListKind::Tools => "toolsListChanged",
+            ListKind::Prompts => "promptsListChanged",
+            ListKind::Resources => "resourcesListChanged",
+        }
+    }
+
+    /// The `server/discover` capability whose `listChanged` it needs.
+    pub fn capability(self) -> &'static str {
+        match self {
+            ListKind::Tools => "tools",
+            ListKind::Prompts => "prompts",
+            ListKind::Resources => "resources",
+        }
+    }
+}
+
+/// A cloneable handle announcing list changes to every open listen stream.
+#[derive(Debug, Clone)]
+pub struct ListChanges {
+    sender: broadcast::Sender<ListKind>,
+}
+
+impl Default for ListChanges {
+    fn default() -> Self {
+        ListChanges::new()
+    }
+}
+
+impl ListChanges {
+    /// A new handle with nobody listening yet.
+    pub fn new() -> Self {
+        let (sender, _) = broadcast::channel(64);
+        ListChanges { sender }
+    }
+
+    /// Tells every listen stream subscribed to `kind` that the list changed. Returns how many
+    /// streams were open (whether or not they asked for `kind`).
+    pub fn announce(&self, kind: ListKind) -> usize {
+        self.sender.send(kind).unwrap_or(0)
+    }
+
+    /// A receiver of every later announcement.
+    pub fn subscribe(&self) -> broadcast::Receiver<ListKind> {
+        self.sender.subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn announcements_reach_every_subscriber() {
+        let changes = ListChanges::new();
+        assert_eq!(changes.announce(ListKind::Tools), 0);
+        let mut a = changes.subscribe();
+        let mut b = changes.clone().subscribe();
+        assert_eq!(changes.announce(ListKind::Prompts), 2);
+        assert_eq!(a.recv().await.unwrap(), ListKind::Prompts);
+        assert_eq!(b.recv().await.unwrap(), ListKind::Prompts);
+        assert_eq!(ListKind::Tools.filter_key(), "toolsListChanged");
+    }
+}

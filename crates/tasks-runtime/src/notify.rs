@@ -1,0 +1,185 @@
+//! Request-scoped notifications: progress and log messages a tool sends while a synchronous
+//! `tools/call` runs (`wire-2026-07-28.md` §8).
+//!
+//! They belong to the request that started the run and travel only on that request's response
+//! stream (an SSE response), never on a `subscriptions/listen` stream. A task's context has no
+//! notifier: a task outlives its creating request (tasks-wire-reference §5.3).
+//!
+//! The transport creates a [`Notifier`] only for what the request opted into: progress when
+//! `_meta.progressToken` is present, log messages at or above
+//! `_meta["io.modelcontextprotocol/logLevel"]` when that is present.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tasks_core::LogLevel;
+use tokio::sync::mpsc;
+
+/// How many notifications may wait for a slow client before newer ones are dropped.
+pub const NOTIFICATION_BUFFER: usize = 256;
+
+/// One notification for the request's stream, before the transport adds the progress token.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RequestNotification {
+    /// `notifications/progress`: `progress` (strictly increasing), optional `total` and
+    /// `message`.
+    Progress {
+        /// Work done so far, in the tool's own unit.
+        progress: f64,
+        /// Total work, in the same unit, when known.
+        total: Option<f64>,
+        /// A human-readable status line.
+        message: Option<String>,
+    },
+    /// `notifications/message`: a log entry.
+    Log {
+        /// Severity.
+        level: LogLevel,
+        /// The logger name, if any.
+        logger: Option<String>,
+        /// Any JSON value.
+        data: Value,
+    },
+}
+
+/// Sends a run's notifications to the transport, filtered by what the request opted into.
+#[derive(Debug, Clone)]
+pub struct Notifier {
+    sender: mpsc::Sender<RequestNotification>,
+    progress: bool,
+    min_level: Option<LogLevel>,
+    last_progress: Arc<Mutex<Option<f64>>>,
+}
+
+impl Notifier {
+    /// A notifier and the receiving end the transport drains. `progress` enables progress
+    /// notifications (the request had a progress token); `min_level` enables log messages at or
+    /// above it.
+    pub fn channel(
+        progress: bool,
+        min_level: Option<LogLevel>,
+    ) -> (Self, mpsc::Receiver<RequestNotification>) {
+        let (sender, receiver) = mpsc::channel(NOTIFICATION_BUFFER);
+        let notifier = Notifier {
+            sender,
+            progress,
+            min_level,
+            last_progress: Arc::new(Mutex::new(None)),
+        };
+        (notifier, receiver)
+    }
+
+    /// Whether log messages at `level` reach the client.
+    pub fn logs(&self, level: LogLevel) -> bool {
+        self.min_level.is_some_and(|min| level >= min)
+    }
+
+    /// Queues a progress notification. Returns `false` when it is not sent: the request has no
+    /// progress token, `progress` is not finite or not greater than the previous value (the
+    /// spec requires it to increase), or the client is not keeping up.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> bool {
+        if !self.progress || !progress.is_finite() {
+            return false;
+        }
+        let Ok(mut last) = self.last_progress.lock() else {
+            return false;
+        };
+        if last.is_some_and(|previous| progress <= previous) {
+            return false;
+        }
+        let total = total.filter(|t| t.is_finite());
+        let sent = self.send(RequestNotification::Progress {
+            progress,
+            total,
+            message,
+        });
+        if sent {
+            *last = Some(progress);
+        }
+        sent
+    }
+
+    /// Queues a log message. Returns `false` when the request did not ask for this level or the
+    /// client is not keeping up.
+    pub fn log(&self, level: LogLevel, logger: Option<String>, data: Value) -> bool {
+        self.logs(level)
+            && self.send(RequestNotification::Log {
+                level,
+                logger,
+                data,
+            })
+    }
+
+    fn send(&self, notification: RequestNotification) -> bool {
+        match self.sender.try_send(notification) {
+            Ok(()) => true,
+            Err(error) => {
+                tracing::debug!(%error, "request notification dropped");
+                false
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn progress_must_increase_and_needs_a_token() {
+        let (notifier, mut rx) = Notifier::channel(true, None);
+        assert!(notifier.progress(0.0, Some(2.0), None));
+        assert!(!notifier.progress(0.0, Some(2.0), None));
+        assert!(!notifier.progress(f64::NAN, None, None));
+        assert!(notifier.progress(1.5, Some(f64::INFINITY), Some("half".into())));
+        assert_eq!(
+            rx.try_recv().unwrap(),
+            RequestNotification::Progress {
+                progress: 0.0,
+                total: Some(2.0),
+                message: None
+            }
+        );
+        assert_eq!(
+            rx.try_recv().unwrap(),
+            RequestNotification::Progress {
+                progress: 1.5,
+                total: None,
+                message: Some("half".into())
+            }
+        );
+        assert!(rx.try_recv().is_err());
+        let (silent, mut rx) = Notifier::channel(false, None);
+        assert!(!silent.progress(1.0, None, None));
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn log_messages_are_filtered_by_level() {
+        let (none, _rx) = Notifier::channel(false, None);
+        assert!(!none.log(LogLevel::Emergency, None, json!("x")));
+        let (warn, mut rx) = Notifier::channel(false, Some(LogLevel::Warning));
+        assert!(!warn.log(LogLevel::Info, None, json!("quiet")));
+        assert!(warn.log(LogLevel::Error, Some("db".into()), json!({"n": 1})));
+        assert_eq!(
+            rx.try_recv().unwrap(),
+            RequestNotification::Log {
+                level: LogLevel::Error,
+                logger: Some("db".into()),
+                data: json!({"n": 1})
+            }
+        );
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn a_full_buffer_drops_instead_of_blocking() {
+        let (notifier, _rx) = Notifier::channel(true, None);
+        for i in 0..NOTIFICATION_BUFFER {
+            assert!(notifier.progress(i as f64, None, None));
+        }
+        assert!(!notifier.progress(1e9, None, None));
+    }
+}

@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::{JsonObject, McpError};
 use tasks_runtime::{ListChanges, Scope, TaskRuntime};
+use tokio_util::sync::CancellationToken;
 
 use crate::admission::{self, Admitted};
 use crate::methods;
@@ -81,6 +82,8 @@ pub struct Dispatcher {
     pub(crate) server_meta: JsonObject,
     pub(crate) state_key: StateKey,
     pub(crate) tools_list: Value,
+    /// Fires on shutdown: open `subscriptions/listen` streams then close gracefully.
+    pub(crate) shutdown: CancellationToken,
     scope_fn: Option<Arc<ScopeFn>>,
 }
 
@@ -113,8 +116,16 @@ impl Dispatcher {
             server_meta,
             state_key,
             tools_list,
+            shutdown: CancellationToken::new(),
             scope_fn,
         }
+    }
+
+    /// Ends every open `subscriptions/listen` stream with its graceful-closure response
+    /// (`wire-2026-07-28.md` §11 rule 5); listen requests arriving later close at once after
+    /// their acknowledgement. The HTTP server calls this when it shuts down.
+    pub fn close_streams(&self) {
+        self.shutdown.cancel();
     }
 
     /// The runtime behind this dispatcher.

@@ -1,9 +1,10 @@
 //! The thin hyper adapter: bytes and headers in, [`Dispatcher`] call, bytes out.
 //!
 //! It reads the head and the body under a time limit ([`READ_TIMEOUT`]) and the body under the
-//! size limit, frames SSE (`data: <one JSON message>` per event,
-//! `Cache-Control: no-cache`, `X-Accel-Buffering: no`), and runs connections with graceful
-//! shutdown. No protocol decision is made here.
+//! size limit, frames SSE (`data: <one JSON message>` per event, a `: keep-alive` comment after
+//! [`KEEP_ALIVE`] of silence, `Cache-Control: no-cache`, `X-Accel-Buffering: no`), and runs
+//! connections with graceful shutdown (listen streams are closed with their final response
+//! first). No protocol decision is made here.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -11,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::StreamExt as _;
+use futures_util::{stream, StreamExt as _};
 use http::{header, HeaderValue, Request, Response, StatusCode};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt as _, Empty, Full, Limited, StreamBody};
@@ -31,6 +32,13 @@ pub type HttpBody = UnsyncBoxBody<Bytes, Infallible>;
 
 /// How long a client may take to send the request head, and then the body.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// After this long without a message, an SSE stream gets a keep-alive comment line, so that
+/// proxies and clients do not drop an idle `subscriptions/listen` stream (§11 rule 7).
+pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// The keep-alive frame: an SSE comment, ignored by clients.
+pub const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
 
 /// How long graceful shutdown waits for open connections (SSE streams included).
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -95,12 +103,19 @@ pub fn into_http(response: McpResponse) -> Response<HttpBody> {
                 )
                 .header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))
                 .header("x-accel-buffering", HeaderValue::from_static("no"));
-            let frames = messages.map(|message| {
-                let mut event = Vec::with_capacity(message.len() + 8);
-                event.extend_from_slice(b"data: ");
-                event.extend_from_slice(&message);
-                event.extend_from_slice(b"\n\n");
-                Ok::<_, Infallible>(Frame::data(Bytes::from(event)))
+            let frames = stream::unfold(messages, |mut messages| async move {
+                let frame = match tokio::time::timeout(KEEP_ALIVE, messages.next()).await {
+                    Ok(Some(message)) => {
+                        let mut event = Vec::with_capacity(message.len() + 8);
+                        event.extend_from_slice(b"data: ");
+                        event.extend_from_slice(&message);
+                        event.extend_from_slice(b"\n\n");
+                        Bytes::from(event)
+                    }
+                    Ok(None) => return None,
+                    Err(_idle) => Bytes::from_static(KEEP_ALIVE_COMMENT),
+                };
+                Some((Ok::<_, Infallible>(Frame::data(frame)), messages))
             });
             StreamBody::new(frames).boxed_unsync()
         }
@@ -150,6 +165,7 @@ pub async fn serve(
         });
     }
     drop(listener);
+    dispatcher.close_streams();
     if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
         .await
         .is_err()

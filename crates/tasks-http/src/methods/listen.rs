@@ -5,6 +5,9 @@
 //! * `taskIds` needs the Tasks declaration (-32021) and must be an array of at most 100 task
 //!   ids, each a non-empty string of at most 256 bytes (-32602).
 //! * Unknown, expired and other-scope ids are dropped silently; duplicates are removed.
+//! * When the server shuts down ([`crate::Dispatcher::close_streams`]) the stream ends gracefully with
+//!   the listen response `{"resultType": "complete", "_meta": {subscriptionId, serverInfo}}`
+//!   (§11 rule 5). The HTTP adapter adds keep-alive comments while a stream is idle.
 //! * The response is an SSE stream: first `notifications/subscriptions/acknowledged` echoing
 //!   only what is honoured (`taskIds` omitted when none is left), then one `notifications/tasks`
 //!   per committed change of an accepted task, each carrying
@@ -23,10 +26,13 @@ use serde_json::{json, Value};
 use tasks_core::{projection, McpError, TaskId};
 use tasks_runtime::{ListKind, Scope, StatusEvent};
 use tokio::sync::broadcast::{self, error::RecvError};
+use tokio_util::sync::CancellationToken;
 
 use crate::admission::Admitted;
 use crate::dispatcher::Dispatcher;
-use crate::response::{notification_bytes, McpResponse, ResponseBody};
+use crate::response::{
+    add_server_meta, notification_bytes, result_bytes, McpResponse, ResponseBody,
+};
 
 /// The most task ids one listen request may name.
 pub const MAX_TASK_IDS: usize = 100;
@@ -48,6 +54,10 @@ fn parse_task_ids(value: &Value) -> Result<Vec<TaskId>, McpError> {
 
 struct Listen {
     ack: Option<Bytes>,
+    /// Fires when the server shuts down; the stream then ends with `closing`.
+    shutdown: CancellationToken,
+    /// The graceful-closure response, sent once when the server ends the subscription.
+    closing: Option<Bytes>,
     events: broadcast::Receiver<StatusEvent>,
     /// Tool-list announcements, when the client asked for them and the server makes them.
     list_changes: Option<broadcast::Receiver<ListKind>>,
@@ -102,8 +112,18 @@ pub(crate) async fn handle(
             "notifications": honoured,
         }),
     );
+    let closing = add_server_meta(
+        &d.server_meta,
+        json!({"resultType": "complete",
+               "_meta": { tasks_core::protocol::META_SUBSCRIPTION_ID: subscription_id }})
+        .as_object()
+        .cloned()
+        .unwrap_or_default(),
+    );
     let state = Listen {
         ack: Some(ack),
+        shutdown: d.shutdown.clone(),
+        closing: Some(result_bytes(&request.id, &closing)),
         events,
         list_changes,
         scope: scope.clone(),
@@ -115,8 +135,10 @@ pub(crate) async fn handle(
             return Some((ack, state));
         }
         loop {
-            if let Some(bytes) = state.next_message().await? {
-                return Some((bytes, state));
+            match state.next_step().await {
+                Step::Send(bytes) => return Some((bytes, state)),
+                Step::Skip => {}
+                Step::End => return None,
             }
         }
     });
@@ -126,31 +148,51 @@ pub(crate) async fn handle(
     })
 }
 
+/// What a listen stream does next.
+enum Step {
+    /// Send this message.
+    Send(Bytes),
+    /// An event this stream does not carry.
+    Skip,
+    /// The stream is over.
+    End,
+}
+
 impl Listen {
-    /// Waits for the next event of either source: `Some(Some(bytes))` to send, `Some(None)` for
-    /// an event this stream does not carry, `None` when the server is shutting down.
-    async fn next_message(&mut self) -> Option<Option<Bytes>> {
+    /// Waits for the next event of either source, or for shutdown (which sends the closing
+    /// response once, then ends the stream).
+    async fn next_step(&mut self) -> Step {
+        let Some(closing) = self.closing.take() else {
+            return Step::End;
+        };
+        if self.shutdown.is_cancelled() {
+            return Step::Send(closing);
+        }
+        self.closing = Some(closing);
         let list_change = async {
             match &mut self.list_changes {
                 Some(receiver) => receiver.recv().await,
                 None => std::future::pending().await,
             }
         };
+        let step = |message: Option<Bytes>| message.map_or(Step::Skip, Step::Send);
         tokio::select! {
+            biased;
+            _ = self.shutdown.cancelled() => Step::Skip,
             event = self.events.recv() => match event {
-                Ok(event) => Some(self.task_notification(&event)),
+                Ok(event) => step(self.task_notification(&event)),
                 Err(RecvError::Lagged(skipped)) => {
                     tracing::warn!(skipped, "listen stream lagged; status events skipped");
-                    Some(None)
+                    Step::Skip
                 }
-                Err(RecvError::Closed) => None,
+                Err(RecvError::Closed) => Step::End,
             },
             kind = list_change => match kind {
-                Ok(kind) => Some((kind == ListKind::Tools).then(|| self.list_notification(kind))),
-                Err(RecvError::Lagged(_)) => Some(Some(self.list_notification(ListKind::Tools))),
+                Ok(kind) => step((kind == ListKind::Tools).then(|| self.list_notification(kind))),
+                Err(RecvError::Lagged(_)) => Step::Send(self.list_notification(ListKind::Tools)),
                 Err(RecvError::Closed) => {
                     self.list_changes = None;
-                    Some(None)
+                    Step::Skip
                 }
             },
         }

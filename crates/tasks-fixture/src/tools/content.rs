@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use tasks_core::LogLevel;
 use tasks_runtime::{text_result, ListChanges, ListKind, Tool, ToolContext, ToolError};
 
-use super::{ask_string, sampled_text, sampling, str_arg};
+use super::{sampled_text, sampling, str_arg, user_name};
 
 /// A 1×1 transparent PNG, base64.
 pub const PNG_BASE64: &str =
@@ -153,13 +153,7 @@ fn streaming_elicitation_tool() -> Tool {
         "Asks for the user's name through an input_required result (never a request on the \
          response stream), then greets them.",
         |ctx: ToolContext| async move {
-            let answer = ctx
-                .input("user_name", ask_string("What is your name?", "name"))
-                .await?;
-            let name = answer
-                .pointer("/content/name")
-                .and_then(Value::as_str)
-                .unwrap_or("there");
+            let name = user_name(&ctx).await?;
             Ok(text_result(format!("Hello, {name}!")))
         },
     )

@@ -12,7 +12,7 @@ pub mod tasks;
 
 use serde_json::{json, Value};
 use tasks_core::{InputRequest, JsonObject};
-use tasks_runtime::{ListChanges, Tool, ToolContext};
+use tasks_runtime::{ListChanges, Tool, ToolContext, ToolError};
 
 /// Every fixture tool, in listing order. `changes` is the handle the
 /// `test_trigger_tool_change` tool announces on.
@@ -52,6 +52,24 @@ pub(crate) fn ask_string(message: &str, field: &str) -> InputRequest {
         message,
         json!({"type": "object", "properties": {field: {"type": "string"}}, "required": [field]}),
     )
+}
+
+/// A field of an elicitation answer: `content.<field>` (or `<field>` of a bare object).
+pub(crate) fn answered<'a>(answer: &'a Value, field: &str) -> Option<&'a str> {
+    answer
+        .get("content")
+        .unwrap_or(answer)
+        .get(field)
+        .and_then(Value::as_str)
+}
+
+/// Asks for the user's name under key `user_name` ("What is your name?", one required string
+/// field `name`) and returns it (`there` when the answer carries none).
+pub(crate) async fn user_name(ctx: &ToolContext) -> Result<String, ToolError> {
+    let answer = ctx
+        .input("user_name", ask_string("What is your name?", "name"))
+        .await?;
+    Ok(answered(&answer, "name").unwrap_or("there").to_owned())
 }
 
 /// A `sampling/createMessage` input request with one user message.

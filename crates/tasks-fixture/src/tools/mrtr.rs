@@ -17,7 +17,9 @@
 use serde_json::{json, Value};
 use tasks_runtime::{text_result, Tool, ToolContext, ToolError};
 
-use super::{ask_string, elicitation, root_count, roots, sampled_text, sampling};
+use super::{
+    answered, ask_string, elicitation, root_count, roots, sampled_text, sampling, user_name,
+};
 
 fn no_arguments() -> Value {
     json!({"type": "object", "properties": {}})
@@ -36,15 +38,6 @@ where
     .with_input_schema(no_arguments())
 }
 
-/// A field of an elicitation answer: `content.<field>` (or `<field>` for a bare object).
-fn answered<'a>(answer: &'a Value, field: &str) -> Option<&'a str> {
-    answer
-        .get("content")
-        .unwrap_or(answer)
-        .get(field)
-        .and_then(Value::as_str)
-}
-
 fn confirmation() -> tasks_core::InputRequest {
     elicitation(
         "Confirm to continue",
@@ -59,10 +52,7 @@ pub fn all() -> Vec<Tool> {
             "elicitation",
             "Asks for the user's name (key user_name), then greets them.",
             |ctx| async move {
-                let answer = ctx
-                    .input("user_name", ask_string("What is your name?", "name"))
-                    .await?;
-                let name = answered(&answer, "name").unwrap_or("there");
+                let name = user_name(&ctx).await?;
                 Ok(text_result(format!("Hello, {name}!")))
             },
         ),
@@ -143,10 +133,7 @@ pub fn all() -> Vec<Tool> {
              else roots.",
             |ctx| async move {
                 if ctx.client_declares("elicitation") {
-                    let answer = ctx
-                        .input("user_name", ask_string("What is your name?", "name"))
-                        .await?;
-                    let name = answered(&answer, "name").unwrap_or("there");
+                    let name = user_name(&ctx).await?;
                     Ok(text_result(format!("Elicited: {name}")))
                 } else if ctx.client_declares("sampling") {
                     let answer = ctx.input("model_reply", sampling("Say hello")).await?;

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use tasks_core::{JsonRpcError, TaskPolicy};
 use tasks_runtime::{text_result, Tool, ToolContext, ToolError};
 
-use super::{elicitation, str_arg};
+use super::{elicitation, str_arg, user_name};
 
 /// The Tasks tools, in listing order (the harmless probe first).
 pub fn all() -> Vec<Tool> {
@@ -189,21 +189,7 @@ fn test_tool_with_task() -> Tool {
         "Asks for the user's name with a synchronous input_required round, then creates a task \
          that answers \"Hello, <name>\".",
         |ctx: ToolContext| async move {
-            let answer = ctx
-                .input(
-                    "user_name",
-                    elicitation(
-                        "What is your name?",
-                        json!({"type": "object",
-                               "properties": {"name": {"type": "string"}},
-                               "required": ["name"]}),
-                    ),
-                )
-                .await?;
-            let name = answer
-                .pointer("/content/name")
-                .and_then(Value::as_str)
-                .unwrap_or("there");
+            let name = user_name(&ctx).await?;
             Ok(text_result(format!("Hello, {name}")))
         },
     )

@@ -41,6 +41,21 @@ pub const METHODS: &[&str] = &[
     "subscriptions/listen",
 ];
 
+/// Whether the body is declared as JSON: no `Content-Type` (lenient), or exactly one whose media
+/// type is `application/json` (parameters such as `charset` allowed).
+fn json_content_type(headers: &HeaderMap) -> bool {
+    let mut values = headers.get_all(http::header::CONTENT_TYPE).iter();
+    match (values.next(), values.next()) {
+        (None, _) => true,
+        (Some(value), None) => value.to_str().is_ok_and(|text| {
+            text.split(';')
+                .next()
+                .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+        }),
+        (Some(_), Some(_)) => false,
+    }
+}
+
 /// Dispatcher settings.
 #[derive(Debug, Clone)]
 pub struct DispatchConfig {
@@ -133,7 +148,8 @@ impl Dispatcher {
         &self.runtime
     }
 
-    /// Steps 1–2 on the request head: `Host`/`Origin` (403), path (404), POST (405), then the
+    /// Steps 1–2 on the request head: `Host`/`Origin` (403), path (404), POST (405), a
+    /// `Content-Type` other than `application/json` (415; a missing one is accepted), then the
     /// scope function (401). Returns the caller's scope, or the response to send without
     /// reading the body.
     ///
@@ -148,6 +164,9 @@ impl Dispatcher {
         }
         if parts.method != http::Method::POST {
             return Err(McpResponse::error(None, &McpError::HttpMethodNotAllowed));
+        }
+        if !json_content_type(&parts.headers) {
+            return Err(McpResponse::error(None, &McpError::UnsupportedMediaType));
         }
         match &self.scope_fn {
             None => Ok(Scope::shared()),

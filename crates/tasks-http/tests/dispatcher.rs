@@ -261,8 +261,37 @@ async fn admission_order_step_by_step() {
         -32600,
         "Method not allowed: the MCP endpoint accepts POST",
     );
-    // 3. Parse → -32700, then the JSON-RPC shape → -32600.
+    // 2b. A body declared as something other than JSON → 415 (a missing Content-Type is fine).
     let bad = || bad().http_method(Method::POST);
+    for content_type in [
+        "text/plain",
+        "application/jsonx",
+        "multipart/form-data; boundary=x",
+    ] {
+        bad()
+            .header("content-type", content_type)
+            .send(&d)
+            .await
+            .anonymous_error(415, -32600, "Content-Type must be application/json");
+    }
+    bad()
+        .append("content-type", "application/json")
+        .send(&d)
+        .await
+        .anonymous_error(415, -32600, "Content-Type must be application/json");
+    for accepted in ["application/json; charset=utf-8", "Application/JSON"] {
+        bad()
+            .header("content-type", accepted)
+            .send(&d)
+            .await
+            .anonymous_error(400, -32700, "Parse error");
+    }
+    bad()
+        .without("content-type")
+        .send(&d)
+        .await
+        .anonymous_error(400, -32700, "Parse error");
+    // 3. Parse → -32700, then the JSON-RPC shape → -32600.
     bad()
         .send(&d)
         .await

@@ -146,11 +146,11 @@ pub(crate) async fn run(
     };
     tokio::select! {
         biased;
-        first = notifications.recv() => {
+        // A closed channel (the tool finished without notifying) disables this branch.
+        Some(first) = notifications.recv() => {
             let progress_token = finish.meta.progress_token.clone();
-            let first = first.map(|n| notification_frame(n, progress_token.as_ref()));
             let live = Live {
-                first,
+                first: Some(notification_frame(first, progress_token.as_ref())),
                 notifications,
                 run,
                 outcome: None,

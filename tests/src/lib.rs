@@ -381,3 +381,59 @@ where
         }
     }
 }
+
+/// The scope function of [`start_scoped`]: `Authorization: Bearer <token>` is principal
+/// `<token>`; anything else is HTTP 401.
+///
+/// # Errors
+/// [`tasks_core::McpError::Unauthorized`] without a non-empty bearer token.
+pub fn bearer_scope(
+    headers: &reqwest::header::HeaderMap,
+) -> Result<tasks_runtime::Scope, tasks_core::McpError> {
+    headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|token| !token.is_empty())
+        .map(tasks_runtime::Scope::new)
+        .ok_or(tasks_core::McpError::Unauthorized)
+}
+
+/// Starts the fixture with `settings` and a scope per bearer token ([`bearer_scope`]).
+///
+/// # Panics
+/// When the address cannot be bound.
+pub async fn start_scoped(settings: Settings) -> RunningServer {
+    tasks_fixture::server(&settings)
+        .scope_fn(|parts| bearer_scope(&parts.headers))
+        .bind(settings.listen)
+        .await
+        .expect("the fixture binds a loopback port")
+}
+
+/// Sends `request` as raw bytes on a fresh TCP connection to `addr` and returns everything
+/// the server writes until it closes the connection (send `Connection: close`), within
+/// [`WAIT_LIMIT`].
+///
+/// # Panics
+/// When the connection fails or the server stays silent too long.
+pub async fn raw_exchange(addr: std::net::SocketAddr, request: &[u8]) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let exchange = async {
+        let mut stream = tokio::net::TcpStream::connect(addr)
+            .await
+            .expect("the server accepts");
+        stream
+            .write_all(request)
+            .await
+            .expect("the request is sent");
+        let mut response = Vec::new();
+        // A reset after the answer (the server closing a half-read request) ends the read too.
+        let _ = stream.read_to_end(&mut response).await;
+        String::from_utf8_lossy(&response).into_owned()
+    };
+    tokio::time::timeout(WAIT_LIMIT, exchange)
+        .await
+        .expect("the server answers and closes within the wait limit")
+}

@@ -37,7 +37,8 @@ impl RequestMeta {
     /// -32602, HTTP 400, when `params` or `params._meta` is not an object, or when either
     /// required key is missing or of the wrong type (runner checks
     /// `sep-2575-request-meta-invalid-*`), or when `logLevel` is present but not one of the
-    /// eight level names (`wire-2026-07-28.md` §8: "An invalid level → -32602").
+    /// eight level names (`wire-2026-07-28.md` §8: "An invalid level → -32602"), or when
+    /// `progressToken` is present but neither a string nor an integer (schema `ProgressToken`).
     pub fn parse(params: Option<&Value>) -> Result<Self, McpError> {
         let meta = params
             .and_then(|p| p.get("_meta"))
@@ -74,14 +75,22 @@ impl RequestMeta {
                     })?,
             ),
         };
+        let progress_token = match meta.get(META_PROGRESS_TOKEN) {
+            None => None,
+            Some(token) if token.is_string() || token.is_i64() || token.is_u64() => {
+                Some(token.clone())
+            }
+            Some(_) => {
+                return Err(McpError::invalid_params(
+                    "params._meta progressToken must be a string or an integer",
+                ))
+            }
+        };
         Ok(RequestMeta {
             protocol_version,
             client_capabilities,
             log_level,
-            progress_token: meta
-                .get(META_PROGRESS_TOKEN)
-                .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
-                .cloned(),
+            progress_token,
         })
     }
 

@@ -9,9 +9,10 @@
 //! * a non-null argument needs its header, else -32020 (HTTP 400);
 //! * the header is trimmed, checked for visible ASCII, and `=?base64?…?=` is decoded strictly
 //!   (as for `Mcp-Name`, [`crate::headers::decode_value`]); failures are -32020;
-//! * strings compare exactly, integers numerically (`42.0` equals `42`), booleans as
-//!   `true`/`false`; a mismatch is -32020;
-//! * an absent or `null` argument expects no header (one that is sent anyway is ignored).
+//! * strings compare exactly, integers numerically and exactly (`42.0` equals `42`; no
+//!   rounding through floating point), booleans as `true`/`false`; a mismatch is -32020;
+//! * an absent or `null` argument expects no header (one that is sent anyway is ignored), and
+//!   so does an argument that is not of the declared type (argument validation answers it).
 //!
 //! [`param_headers`] reads and validates the annotations once, when a tool is registered: a
 //! schema that breaks the annotation rules would make clients drop the tool, so it is refused.
@@ -71,14 +72,65 @@ fn is_token(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
-fn count_annotations(value: &Value) -> usize {
-    match value {
-        Value::Object(object) => {
-            usize::from(object.contains_key(X_MCP_HEADER))
-                + object.values().map(count_annotations).sum::<usize>()
+/// Counts `x-mcp-header` annotations in every subschema of `schema`, walking only the
+/// keywords that hold subschemas (so a property *named* `x-mcp-header`, or the key inside a
+/// `default` or `const` value, is not an annotation).
+fn count_annotations(schema: &Value) -> usize {
+    let Value::Object(object) = schema else {
+        return 0;
+    };
+    let mut count = usize::from(object.contains_key(X_MCP_HEADER));
+    for (keyword, value) in object {
+        count += match keyword.as_str() {
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                value
+                    .as_object()
+                    .map_or(0, |map| map.values().map(count_annotations).sum())
+            }
+            "allOf" | "anyOf" | "oneOf" | "prefixItems" => value
+                .as_array()
+                .map_or(0, |items| items.iter().map(count_annotations).sum()),
+            "items"
+            | "additionalProperties"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "contains"
+            | "propertyNames"
+            | "unevaluatedItems"
+            | "unevaluatedProperties"
+            | "additionalItems" => match value {
+                Value::Array(items) => items.iter().map(count_annotations).sum(),
+                other => count_annotations(other),
+            },
+            _ => 0,
+        };
+    }
+    count
+}
+
+/// The mirrored kind of a property's `type`: one of `string`, `integer`, `boolean`, alone or
+/// with `"null"` (a null argument sends no header).
+fn kind_of(definition: &Value) -> Option<ParamKind> {
+    let kind = |name: &str| match name {
+        "string" => Some(ParamKind::String),
+        "integer" => Some(ParamKind::Integer),
+        "boolean" => Some(ParamKind::Boolean),
+        _ => None,
+    };
+    match definition.get("type")? {
+        Value::String(name) => kind(name),
+        Value::Array(names) => {
+            let mut kinds = names.iter().filter(|n| n.as_str() != Some("null"));
+            let only = kinds.next()?.as_str().and_then(kind);
+            if kinds.next().is_some() {
+                None
+            } else {
+                only
+            }
         }
-        Value::Array(items) => items.iter().map(count_annotations).sum(),
-        _ => 0,
+        _ => None,
     }
 }
 
@@ -99,12 +151,8 @@ pub fn param_headers(schema: &JsonObject) -> Result<Vec<ParamHeader>, InvalidAnn
                 .as_str()
                 .filter(|name| is_token(name))
                 .ok_or_else(|| InvalidAnnotation::NotAToken(property.clone()))?;
-            let kind = match definition.get("type").and_then(Value::as_str) {
-                Some("string") => ParamKind::String,
-                Some("integer") => ParamKind::Integer,
-                Some("boolean") => ParamKind::Boolean,
-                _ => return Err(InvalidAnnotation::WrongType(property.clone())),
-            };
+            let kind = kind_of(definition)
+                .ok_or_else(|| InvalidAnnotation::WrongType(property.clone()))?;
             let header = format!("{}{name}", MirroredHeader::Param.name());
             if found
                 .iter()
@@ -119,24 +167,48 @@ pub fn param_headers(schema: &JsonObject) -> Result<Vec<ParamHeader>, InvalidAnn
             });
         }
     }
-    let total: usize = schema.values().map(count_annotations).sum();
-    if total != found.len() || schema.contains_key(X_MCP_HEADER) {
+    let total = count_annotations(&Value::Object(schema.clone()));
+    if total != found.len() {
         return Err(InvalidAnnotation::Nested);
     }
     Ok(found)
 }
 
-/// Whether a decoded header value stands for the argument `value`.
-fn matches(value: &Value, header: &str) -> bool {
-    match value {
-        Value::String(text) => text == header,
-        Value::Bool(flag) => header == if *flag { "true" } else { "false" },
-        Value::Number(number) => header
-            .parse::<f64>()
-            .is_ok_and(|parsed| Some(parsed) == number.as_f64()),
-        // Arrays and objects cannot be mirrored; argument validation reports the type.
-        _ => true,
+/// Whether a decoded header value stands for the argument `value`, or `None` when the argument
+/// is not of the declared kind (argument validation then reports it; nothing is mirrored).
+fn matches(kind: ParamKind, value: &Value, header: &str) -> Option<bool> {
+    match (kind, value) {
+        (ParamKind::String, Value::String(text)) => Some(text == header),
+        (ParamKind::Boolean, Value::Bool(flag)) => {
+            Some(header == if *flag { "true" } else { "false" })
+        }
+        (ParamKind::Integer, Value::Number(number)) => {
+            let body = number
+                .as_i64()
+                .map(i128::from)
+                .or_else(|| number.as_u64().map(i128::from))?;
+            Some(header_integer(header) == Some(body))
+        }
+        _ => None,
     }
+}
+
+/// An integer header value, compared numerically: decimal digits with an optional `-`, or a
+/// decimal with only zeros after the point (`42.0`). Exact, without going through `f64`.
+fn header_integer(header: &str) -> Option<i128> {
+    let (whole, fraction) = match header.split_once('.') {
+        Some((whole, fraction)) if !fraction.is_empty() => (whole, fraction),
+        Some(_) => return None,
+        None => (header, ""),
+    };
+    if !fraction.bytes().all(|b| b == b'0') {
+        return None;
+    }
+    let digits = whole.strip_prefix('-').unwrap_or(whole);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    whole.parse().ok()
 }
 
 /// Checks every annotated argument against its header.
@@ -157,9 +229,13 @@ pub fn check_param_headers<'h>(
             None | Some(Value::Null) => continue,
             Some(value) => value,
         };
+        if matches(param.kind, value, "").is_none() {
+            // Not of the declared type: argument validation answers (isError), not the header.
+            continue;
+        }
         let raw = header(&param.header)?.ok_or_else(|| MirroredHeader::Param.missing())?;
         let decoded = decode_value(MirroredHeader::Param, raw)?;
-        if !matches(value, &decoded) {
+        if matches(param.kind, value, &decoded) != Some(true) {
             return Err(MirroredHeader::Param.mismatch());
         }
     }
@@ -202,29 +278,54 @@ mod tests {
     fn annotations_are_read_in_order() {
         let params = region_tool();
         let names: Vec<_> = params.iter().map(|p| p.header.as_str()).collect();
-        assert_eq!(names, ["Mcp-Param-Count", "Mcp-Param-Dry", "Mcp-Param-Region"]);
+        assert_eq!(
+            names,
+            ["Mcp-Param-Count", "Mcp-Param-Dry", "Mcp-Param-Region"]
+        );
         assert_eq!(params[0].kind, ParamKind::Integer);
     }
 
     #[test]
     fn invalid_annotations_are_refused() {
         let bad = [
-            (json!({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}),
-             InvalidAnnotation::NotAToken("a".into())),
-            (json!({"properties": {"a": {"type": "string", "x-mcp-header": "My Region"}}}),
-             InvalidAnnotation::NotAToken("a".into())),
-            (json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
-             InvalidAnnotation::WrongType("a".into())),
-            (json!({"properties": {"a": {"type": "object", "x-mcp-header": "A"}}}),
-             InvalidAnnotation::WrongType("a".into())),
-            (json!({"properties": {"a": {"type": "string", "x-mcp-header": "F"},
+            (
+                json!({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}),
+                InvalidAnnotation::NotAToken("a".into()),
+            ),
+            (
+                json!({"properties": {"a": {"type": "string", "x-mcp-header": "My Region"}}}),
+                InvalidAnnotation::NotAToken("a".into()),
+            ),
+            (
+                json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
+                InvalidAnnotation::WrongType("a".into()),
+            ),
+            (
+                json!({"properties": {"a": {"type": "object", "x-mcp-header": "A"}}}),
+                InvalidAnnotation::WrongType("a".into()),
+            ),
+            (
+                json!({"properties": {"a": {"type": "string", "x-mcp-header": "F"},
                                    "b": {"type": "string", "x-mcp-header": "f"}}}),
-             InvalidAnnotation::Duplicate("f".into())),
-            (json!({"properties": {"a": {"type": "array",
+                InvalidAnnotation::Duplicate("f".into()),
+            ),
+            (
+                json!({"properties": {"a": {"type": "array",
                                          "items": {"type": "string", "x-mcp-header": "A"}}}}),
-             InvalidAnnotation::Nested),
-            (json!({"anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]}),
-             InvalidAnnotation::Nested),
+                InvalidAnnotation::Nested,
+            ),
+            (
+                json!({"anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]}),
+                InvalidAnnotation::Nested,
+            ),
+            (
+                json!({"x-mcp-header": "Top", "properties": {}}),
+                InvalidAnnotation::Nested,
+            ),
+            (
+                json!({"properties": {"a": {"type": ["string", "integer"], "x-mcp-header": "A"}}}),
+                InvalidAnnotation::WrongType("a".into()),
+            ),
         ];
         for (schema_value, want) in bad {
             assert_eq!(param_headers(&schema(schema_value)), Err(want));
@@ -232,25 +333,106 @@ mod tests {
     }
 
     #[test]
+    fn only_schema_keywords_hold_annotations() {
+        let fine = schema(json!({"type": "object", "properties": {
+            "x-mcp-header": {"type": "string"},
+            "config": {"type": "object", "default": {"x-mcp-header": "NotOne"},
+                       "const": {"x-mcp-header": "NorThis"}},
+            "zone": {"type": ["string", "null"], "x-mcp-header": "Zone"},
+        }}));
+        let params = param_headers(&fine).unwrap();
+        assert_eq!(params.len(), 1);
+        assert_eq!(params[0].header, "Mcp-Param-Zone");
+        assert_eq!(params[0].kind, ParamKind::String);
+    }
+
+    #[test]
     fn headers_must_match_the_arguments() {
-        assert_eq!(check(json!({"region": "eu"}), &[("Mcp-Param-Region", " eu ")]), Ok(()));
-        assert_eq!(check(json!({"region": "Hello"}), &[("mcp-param-region", "=?base64?SGVsbG8=?=")]), Ok(()));
-        assert_eq!(check(json!({"region": "=?base64?SGVsbG8="}), &[("Mcp-Param-Region", "=?base64?SGVsbG8=")]), Ok(()));
-        assert_eq!(check(json!({"count": 42, "dry": false}),
-                         &[("Mcp-Param-Count", "42.0"), ("Mcp-Param-Dry", "false")]), Ok(()));
+        assert_eq!(
+            check(json!({"region": "eu"}), &[("Mcp-Param-Region", " eu ")]),
+            Ok(())
+        );
+        assert_eq!(
+            check(
+                json!({"region": "Hello"}),
+                &[("mcp-param-region", "=?base64?SGVsbG8=?=")]
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            check(
+                json!({"region": "=?base64?SGVsbG8="}),
+                &[("Mcp-Param-Region", "=?base64?SGVsbG8=")]
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            check(
+                json!({"count": 42, "dry": false}),
+                &[("Mcp-Param-Count", "42.0"), ("Mcp-Param-Dry", "false")]
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            check(json!({"count": -7}), &[("Mcp-Param-Count", "-7")]),
+            Ok(())
+        );
+        assert_eq!(
+            check(
+                json!({"count": u64::MAX}),
+                &[("Mcp-Param-Count", "18446744073709551615")]
+            ),
+            Ok(())
+        );
+        // Arguments of the wrong type are left to argument validation, header or not.
+        assert_eq!(
+            check(json!({"region": {"a": 1}, "count": "x", "dry": 1}), &[]),
+            Ok(())
+        );
+        assert_eq!(
+            check(json!({"region": 5}), &[("Mcp-Param-Region", "x")]),
+            Ok(())
+        );
         // Absent or null arguments expect no header; an unneeded header is ignored.
-        assert_eq!(check(json!({"region": null}), &[("Mcp-Param-Count", "1")]), Ok(()));
+        assert_eq!(
+            check(json!({"region": null}), &[("Mcp-Param-Count", "1")]),
+            Ok(())
+        );
         for (arguments, headers) in [
             (json!({"region": "eu"}), vec![]),
             (json!({"region": "eu"}), vec![("Mcp-Param-Region", "us")]),
-            (json!({"region": "Hello"}), vec![("Mcp-Param-Region", "=?base64?SGVsbG8?=")]),
-            (json!({"region": "Hello"}), vec![("Mcp-Param-Region", "=?base64?SGVs!!!bG8=?=")]),
-            (json!({"region": "eu"}), vec![("Mcp-Param-Region", "eu"), ("Mcp-Param-Region", "eu")]),
+            (
+                json!({"region": "Hello"}),
+                vec![("Mcp-Param-Region", "=?base64?SGVsbG8?=")],
+            ),
+            (
+                json!({"region": "Hello"}),
+                vec![("Mcp-Param-Region", "=?base64?SGVs!!!bG8=?=")],
+            ),
+            (
+                json!({"region": "eu"}),
+                vec![("Mcp-Param-Region", "eu"), ("Mcp-Param-Region", "eu")],
+            ),
             (json!({"count": 42}), vec![("Mcp-Param-Count", "43")]),
+            (
+                json!({"count": 9_007_199_254_740_993_u64}),
+                vec![("Mcp-Param-Count", "9007199254740992")],
+            ),
+            (json!({"count": 100}), vec![("Mcp-Param-Count", "1e2")]),
+            (json!({"count": 42}), vec![("Mcp-Param-Count", "+42")]),
+            (
+                json!({"count": 42}),
+                vec![("Mcp-Param-Count", "42.0000000000000001")],
+            ),
+            (json!({"count": 1}), vec![("Mcp-Param-Count", "1.")]),
             (json!({"dry": true}), vec![("Mcp-Param-Dry", "True")]),
             (json!({"region": "é"}), vec![("Mcp-Param-Region", "é")]),
         ] {
-            assert_eq!(check(arguments.clone(), &headers), Err(-32020), "{arguments} {headers:?}");
+            assert_eq!(
+                check(arguments.clone(), &headers),
+                Err(-32020),
+                "{arguments} {headers:?}"
+            );
         }
     }
 }

@@ -146,3 +146,40 @@ fn error_data() {
         serde_json::from_value(json!({"code": 1, "message": "m"})).unwrap();
     assert_eq!(absent.data, None);
 }
+
+#[test]
+fn optional_meta_keys_of_the_wrong_type_are_invalid_params() {
+    let parse = |key: &str, value: Value| {
+        RequestMeta::parse(Some(&json!({"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            key: value,
+        }})))
+    };
+    for token in [json!(1.5), json!(null), json!({}), json!([1]), json!(true)] {
+        let error = parse("progressToken", token.clone()).unwrap_err();
+        assert_eq!(error.code(), -32602, "{token}");
+        assert_eq!(
+            error.to_string(),
+            "params._meta progressToken must be a string or an integer"
+        );
+    }
+    for token in [json!("t"), json!(-3), json!(u64::MAX)] {
+        assert_eq!(
+            parse("progressToken", token.clone())
+                .unwrap()
+                .progress_token,
+            Some(token)
+        );
+    }
+    for level in [json!("INFO"), json!("loud"), json!(3), json!(null)] {
+        let error = parse("io.modelcontextprotocol/logLevel", level.clone()).unwrap_err();
+        assert_eq!(error.code(), -32602, "{level}");
+    }
+    assert_eq!(
+        parse("io.modelcontextprotocol/logLevel", json!("emergency"))
+            .unwrap()
+            .log_level,
+        Some(tasks_core::LogLevel::Emergency)
+    );
+}

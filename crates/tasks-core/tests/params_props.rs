@@ -207,8 +207,11 @@ proptest! {
             Err(e) => {
                 let message = invalid_params_message(&e)?;
                 let bad_level = level.is_some_and(|l| l.is_none());
+                let bad_token = meta
+                    .and_then(|m| m.get("progressToken"))
+                    .is_some_and(|t| !(t.is_string() || t.is_i64() || t.is_u64()));
                 prop_assert!(
-                    version.is_none() || capabilities.is_none() || bad_level,
+                    version.is_none() || capabilities.is_none() || bad_level || bad_token,
                     "{}",
                     message
                 );

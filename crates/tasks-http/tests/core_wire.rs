@@ -387,7 +387,12 @@ async fn without_a_progress_token_or_event_stream_accept_the_answer_is_json() {
     assert!(matches!(reply.body, ResponseBody::Json(_)), "{reply:?}");
     assert_eq!(reply.json(), final_result(json!(1), json_answer.clone()));
     // A progressToken, but the client does not accept text/event-stream.
-    for accept in ["application/json", "application/json;q=1"] {
+    for accept in [
+        "application/json",
+        "application/json;q=1",
+        "application/json, text/event-stream;q=0",
+        "text/event-stream; q=0.0, application/json",
+    ] {
         let reply = with_token("progress_steps", json!("tok"))
             .header("accept", accept)
             .send(&d)
@@ -396,7 +401,7 @@ async fn without_a_progress_token_or_event_stream_accept_the_answer_is_json() {
         assert_eq!(reply.json(), final_result(json!(1), json_answer.clone()));
     }
     // Wildcards covering text/event-stream do stream.
-    for accept in ["*/*", "text/*"] {
+    for accept in ["*/*", "text/*", "text/event-stream;q=0.5"] {
         let reply = with_token("progress_steps", json!("tok"))
             .header("accept", accept)
             .send(&d)
@@ -808,8 +813,6 @@ async fn param_headers_runner_table_and_more() {
             PARAM_MISMATCH,
         ),
         (json!({"dry": false}), vec![], PARAM_MISSING),
-        // Checked before argument validation: a wrongly typed count still needs its header.
-        (json!({"count": "many"}), vec![], PARAM_MISSING),
     ];
     for (arguments, headers, message) in &rejected {
         let reply = regional(arguments.clone(), headers)
@@ -823,6 +826,24 @@ async fn param_headers_runner_table_and_more() {
         extras.regional_runs.load(Ordering::SeqCst),
         accepted.len(),
         "no rejected call ran the tool"
+    );
+    // An argument of the wrong type is not mirrored, header or not: argument validation
+    // answers with a tool error, the same either way.
+    for headers in [vec![], vec![("Mcp-Param-Count", "many")]] {
+        let result = regional(json!({"count": "many"}), &headers)
+            .send(&d)
+            .await
+            .result();
+        assert_eq!(result["isError"], true, "{result}");
+        assert_eq!(
+            result["content"][0]["text"],
+            "Invalid arguments at /count: violates inputSchema rule /properties/count/type"
+        );
+    }
+    assert_eq!(
+        extras.regional_runs.load(Ordering::SeqCst),
+        accepted.len(),
+        "an invalid argument never runs the tool"
     );
 }
 
@@ -915,6 +936,47 @@ fn acknowledged(subscription_id: Value, notifications: Value) -> Value {
     json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
            "params": {"_meta": {SUBSCRIPTION_ID: subscription_id},
                       "notifications": notifications}})
+}
+
+#[tokio::test]
+async fn listen_filter_values_must_have_their_schema_types() {
+    let (d, _) = server(Some(ListChanges::new()));
+    for filter in [
+        json!({"toolsListChanged": "true"}),
+        json!({"toolsListChanged": 1}),
+        json!({"promptsListChanged": null}),
+        json!({"resourcesListChanged": {}}),
+    ] {
+        Req::listen(filter).send(&d).await.error(
+            400,
+            -32602,
+            "notifications list-changed flags must be booleans",
+        );
+    }
+    for filter in [
+        json!({"resourceSubscriptions": "test://a"}),
+        json!({"resourceSubscriptions": [1]}),
+    ] {
+        Req::listen(filter).send(&d).await.error(
+            400,
+            -32602,
+            "resourceSubscriptions must be an array of strings",
+        );
+    }
+    // Well-typed keys this server does not honour, and unknown keys, are left out of the ack.
+    let mut stream = stream_of(
+        Req::listen(
+            json!({"toolsListChanged": false, "resourceSubscriptions": ["test://a"],
+                           "futureKey": 7}),
+        )
+        .id(json!(9))
+        .send(&d)
+        .await,
+    );
+    assert_eq!(
+        next_message(&mut stream).await,
+        acknowledged(json!(9), json!({}))
+    );
 }
 
 #[tokio::test]

@@ -1,7 +1,8 @@
 //! `subscriptions/listen` with the Tasks filter `notifications.taskIds`
 //! (`wire-2026-07-28.md` §11; SEP-2663 "Task Status Notifications").
 //!
-//! * `notifications` must be an object (-32602).
+//! * `notifications` must be an object, its `*ListChanged` flags booleans and
+//!   `resourceSubscriptions` an array of strings (-32602).
 //! * `taskIds` needs the Tasks declaration (-32021) and must be an array of at most 100 task
 //!   ids, each a non-empty string of at most 256 bytes (-32602).
 //! * Unknown, expired and other-scope ids are dropped silently; duplicates are removed.
@@ -52,6 +53,33 @@ fn parse_task_ids(value: &Value) -> Result<Vec<TaskId>, McpError> {
         .collect()
 }
 
+/// The core filter keys must have their schema types (`SubscriptionFilter`): the three
+/// `*ListChanged` flags are booleans and `resourceSubscriptions` is an array of strings, even
+/// when this server does not honour them. Unknown keys are ignored.
+fn check_filter_types(filter: &serde_json::Map<String, Value>) -> Result<(), McpError> {
+    for kind in ListKind::ALL {
+        if filter
+            .get(kind.filter_key())
+            .is_some_and(|v| !v.is_boolean())
+        {
+            return Err(McpError::invalid_params(
+                "notifications list-changed flags must be booleans",
+            ));
+        }
+    }
+    if let Some(uris) = filter.get("resourceSubscriptions") {
+        if !uris
+            .as_array()
+            .is_some_and(|a| a.iter().all(Value::is_string))
+        {
+            return Err(McpError::invalid_params(
+                "resourceSubscriptions must be an array of strings",
+            ));
+        }
+    }
+    Ok(())
+}
+
 struct Listen {
     ack: Option<Bytes>,
     /// Fires when the server shuts down; the stream then ends with `closing`.
@@ -79,6 +107,7 @@ pub(crate) async fn handle(
         .ok_or_else(|| {
             McpError::invalid_params("subscriptions/listen requires a notifications object")
         })?;
+    check_filter_types(filter)?;
     // Subscribe before checking the ids, so no change between the check and the stream is lost.
     let events = d.runtime.subscribe();
     let mut accepted: Vec<TaskId> = Vec::new();

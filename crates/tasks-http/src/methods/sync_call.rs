@@ -104,19 +104,28 @@ impl Finish {
     }
 }
 
-/// Whether the client accepts an SSE response (`Accept` names `text/event-stream` or a
-/// wildcard covering it).
+/// Whether the client accepts an SSE response: `Accept` names `text/event-stream` (or a
+/// wildcard covering it) without `q=0`.
 fn accepts_event_stream(headers: &HeaderMap) -> bool {
     headers
         .get_all(http::header::ACCEPT)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
-        .map(|item| item.split(';').next().unwrap_or("").trim())
-        .any(|media| {
-            media.eq_ignore_ascii_case("text/event-stream")
+        .any(|item| {
+            let mut parts = item.split(';').map(str::trim);
+            let media = parts.next().unwrap_or("");
+            let covered = media.eq_ignore_ascii_case("text/event-stream")
                 || media.eq_ignore_ascii_case("text/*")
-                || media == "*/*"
+                || media == "*/*";
+            let refused = parts.any(|param| {
+                param
+                    .split_once('=')
+                    .filter(|(name, _)| name.trim().eq_ignore_ascii_case("q"))
+                    .and_then(|(_, q)| q.trim().parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            covered && !refused
         })
 }
 

@@ -43,6 +43,10 @@ pub struct Settings {
     /// Largest result a task may store, in bytes (over it the task fails with -32603).
     #[arg(long, default_value_t = 4 * 1_048_576)]
     pub max_result_bytes: usize,
+    /// Worker threads of the tokio runtime (the binary only); default: tokio's default, one per
+    /// core the process may run on.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub worker_threads: Option<u16>,
 }
 
 impl Default for Settings {

@@ -3,6 +3,10 @@
 //! A sharded concurrent map ([`dashmap`]) keyed by task id, so concurrent `tasks/get` calls on
 //! different tasks take different shard locks and a read clones one `Arc`. Counters for the
 //! capacity bounds are kept beside the map; per-scope active counts live in a second sharded map.
+//!
+//! Memory: a task's work descriptor (tool, arguments, the creating request's capabilities and
+//! `inputResponses`) is dropped once the task is terminal, since nothing runs a finished task
+//! again; a stored completed task then costs its [`Task`] (with its result) and the map slot.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -18,7 +22,9 @@ use crate::work::Work;
 
 struct Entry {
     task: Arc<Task>,
-    work: Arc<Work>,
+    scope: Scope,
+    /// `None` once the task is terminal.
+    work: Option<Arc<Work>>,
 }
 
 /// An in-memory [`Store`]. Nothing survives the process.
@@ -64,7 +70,7 @@ impl MemoryStore {
     fn snapshot(entry: &Entry) -> Snapshot {
         Snapshot {
             task: entry.task.clone(),
-            scope: entry.work.scope.clone(),
+            scope: entry.scope.clone(),
         }
     }
 }
@@ -94,7 +100,8 @@ impl Store for MemoryStore {
             MapEntry::Vacant(slot) => {
                 let entry = Entry {
                     task: Arc::new(task),
-                    work: Arc::new(work),
+                    scope,
+                    work: Some(Arc::new(work)),
                 };
                 let snapshot = Self::snapshot(&entry);
                 slot.insert(entry);
@@ -110,16 +117,16 @@ impl Store for MemoryStore {
         now: Timestamp,
     ) -> Result<Option<Snapshot>, StoreError> {
         Ok(self.tasks.get(id).and_then(|entry| {
-            (entry.work.scope == *scope && !entry.task.is_expired(now))
-                .then(|| Self::snapshot(&entry))
+            (entry.scope == *scope && !entry.task.is_expired(now)).then(|| Self::snapshot(&entry))
         }))
     }
 
     async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError> {
-        Ok(self
-            .tasks
-            .get(id)
-            .and_then(|entry| (entry.work.scope == *scope).then(|| entry.work.clone())))
+        Ok(self.tasks.get(id).and_then(|entry| {
+            (entry.scope == *scope)
+                .then(|| entry.work.clone())
+                .flatten()
+        }))
     }
 
     async fn transition(
@@ -132,7 +139,7 @@ impl Store for MemoryStore {
         let Some(mut entry) = self.tasks.get_mut(next.id()) else {
             return Ok(CasOutcome::NotFound);
         };
-        if entry.work.scope != *scope || entry.task.is_expired(now) {
+        if entry.scope != *scope || entry.task.is_expired(now) {
             return Ok(CasOutcome::NotFound);
         }
         if entry.task.revision() != expected_revision {
@@ -140,6 +147,9 @@ impl Store for MemoryStore {
         }
         let became_terminal = !entry.task.is_terminal() && next.is_terminal();
         entry.task = Arc::new(next);
+        if became_terminal {
+            entry.work = None;
+        }
         let snapshot = Self::snapshot(&entry);
         drop(entry);
         if became_terminal {
@@ -163,7 +173,7 @@ impl Store for MemoryStore {
             {
                 self.total.fetch_sub(1, Ordering::AcqRel);
                 if !entry.task.is_terminal() {
-                    self.release_active(&entry.work.scope);
+                    self.release_active(&entry.scope);
                 }
                 reaped.push(id);
             }
@@ -173,5 +183,60 @@ impl Store for MemoryStore {
 
     async fn task_count(&self) -> Result<usize, StoreError> {
         Ok(self.total.load(Ordering::Acquire))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+    use tasks_core::{apply, Event, JsonObject, TaskId};
+
+    use super::*;
+
+    const LIMITS: CreateLimits = CreateLimits {
+        max_tasks: 10,
+        max_active_per_scope: 10,
+    };
+
+    fn object(value: Value) -> JsonObject {
+        value.as_object().cloned().unwrap_or_default()
+    }
+
+    #[tokio::test]
+    async fn a_terminal_task_keeps_its_scope_but_drops_its_work() {
+        let store = MemoryStore::new();
+        let scope = Scope::new("alice");
+        let now = Timestamp::from_unix_millis(1_000);
+        let id = TaskId::parse("task-a").expect("id");
+        let work = Work {
+            tool: "echo".into(),
+            arguments: object(json!({"text": "hi"})),
+            input_responses: None,
+            client_capabilities: object(json!({"extensions": {}})),
+            scope: scope.clone(),
+        };
+        let created = store
+            .create(Task::new(id.clone(), now, None, None), work.clone(), LIMITS)
+            .await
+            .expect("create");
+        let stored = store.work(&scope, &id).await.expect("work");
+        assert_eq!(
+            stored.as_deref(),
+            Some(&work),
+            "a running task keeps its work"
+        );
+
+        let result = object(json!({"content": [], "isError": false}));
+        let done = apply(&created.task, Event::Completed { result }, now)
+            .expect("completes")
+            .task;
+        let outcome = store.transition(&scope, 1, done, now).await.expect("cas");
+        assert!(matches!(outcome, CasOutcome::Committed(_)));
+
+        assert!(store.work(&scope, &id).await.expect("work").is_none());
+        let read = store.get(&scope, &id, now).await.expect("get");
+        assert!(read.is_some_and(|s| s.task.is_terminal() && s.scope == scope));
+        let other = store.get(&Scope::new("bob"), &id, now).await.expect("get");
+        assert!(other.is_none(), "the scope still guards a terminal task");
     }
 }

@@ -81,7 +81,9 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
     ) -> Result<Option<Snapshot>, StoreError>;
 
-    /// The work descriptor of task `id` of `scope` (for workers and recovery).
+    /// The work descriptor of task `id` of `scope` (for workers and recovery). A store may
+    /// drop the descriptor once the task is terminal (nothing runs it again) and answer `None`
+    /// then; the in-memory store does, to keep stored finished tasks small.
     async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError>;
 
     /// Replaces task `next.id()` of `scope` with `next` if its stored revision is

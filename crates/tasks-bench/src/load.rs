@@ -1,0 +1,248 @@
+//! The load generator every throughput row uses: a fixed number of keep-alive connections,
+//! each sending the same prepared request back to back (closed loop); a warm-up, then a fixed
+//! measurement window. Latencies go into an HDR histogram (microseconds); every response is
+//! checked, and any failure counts as an error.
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use tokio::time::Instant;
+
+use crate::conn::{Connection, Endpoint};
+use crate::mcp::{self, Call, Expect};
+use crate::procfs;
+
+/// Shape of one run.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadSpec {
+    /// Keep-alive connections, each with one request in flight.
+    pub connections: usize,
+    /// Time before measuring (not counted).
+    pub warmup: Duration,
+    /// The measurement window.
+    pub duration: Duration,
+}
+
+/// What one run measured.
+#[derive(Debug)]
+pub struct LoadResult {
+    /// Successful responses completed inside the window.
+    pub requests: u64,
+    /// Failed requests, warm-up included (a row with errors is invalid).
+    pub errors: u64,
+    /// The first failure, for the report.
+    pub first_error: Option<String>,
+    /// The measurement window.
+    pub window: Duration,
+    /// Latency of the counted requests, in microseconds.
+    pub latency: Histogram<u64>,
+    /// CPU time the server used during the window.
+    pub server_cpu: Duration,
+    /// CPU time this process (the load generator) used during the window.
+    pub client_cpu: Duration,
+    /// Busy time of each CPU during the window (index = CPU number; see
+    /// [`procfs::per_cpu_busy`]).
+    pub cores: Vec<Duration>,
+}
+
+impl LoadResult {
+    /// Requests per second.
+    pub fn rps(&self) -> f64 {
+        self.requests as f64 / self.window.as_secs_f64()
+    }
+
+    /// Latency quantile `q` (0..=1) in milliseconds.
+    pub fn latency_ms(&self, q: f64) -> f64 {
+        self.latency.value_at_quantile(q) as f64 / 1000.0
+    }
+
+    /// Server CPU use during the window, in percent of one core.
+    pub fn server_cpu_percent(&self) -> f64 {
+        100.0 * self.server_cpu.as_secs_f64() / self.window.as_secs_f64()
+    }
+
+    /// Load generator CPU use during the window, in percent of one core.
+    pub fn client_cpu_percent(&self) -> f64 {
+        100.0 * self.client_cpu.as_secs_f64() / self.window.as_secs_f64()
+    }
+
+    /// CPU time, in percent of one core, that the pinned cores were busy beyond what the server
+    /// (on `server_cpus`) and this process (on `client_cpus`) used: other processes' work.
+    /// `None` when unpinned.
+    pub fn foreign_cpu_percent(&self, server_cpus: &[usize], client_cpus: &[usize]) -> Option<f64> {
+        if server_cpus.is_empty() || client_cpus.is_empty() {
+            return None;
+        }
+        let busy = |cpus: &[usize]| -> f64 {
+            cpus.iter()
+                .map(|&cpu| self.cores.get(cpu).map_or(0.0, |d| d.as_secs_f64()))
+                .sum()
+        };
+        let server = (busy(server_cpus) - self.server_cpu.as_secs_f64()).max(0.0);
+        let client = (busy(client_cpus) - self.client_cpu.as_secs_f64()).max(0.0);
+        Some(100.0 * (server + client) / self.window.as_secs_f64())
+    }
+
+    /// Server CPU time per counted request, in microseconds.
+    pub fn server_micros_per_request(&self) -> f64 {
+        self.server_cpu.as_secs_f64() * 1e6 / self.requests.max(1) as f64
+    }
+}
+
+struct WorkerStats {
+    requests: u64,
+    errors: u64,
+    first_error: Option<String>,
+    latency: Histogram<u64>,
+}
+
+fn histogram() -> Histogram<u64> {
+    // 1 µs to 60 s at 3 significant digits.
+    Histogram::new_with_bounds(1, 60_000_000, 3).expect("valid histogram bounds")
+}
+
+/// Sends `call` to `endpoint` under `spec`, checking each result against `expect`; reads the
+/// CPU time of process `server_pid` around the window.
+pub async fn run(
+    endpoint: &Endpoint,
+    call: &Call,
+    expect: Expect,
+    spec: LoadSpec,
+    server_pid: u32,
+) -> Result<LoadResult, String> {
+    let mut connections = Vec::with_capacity(spec.connections);
+    for _ in 0..spec.connections {
+        connections.push(Connection::open(endpoint).await?);
+    }
+    let measure_from = Instant::now() + spec.warmup;
+    let until = measure_from + spec.duration;
+    let workers: Vec<_> = connections
+        .into_iter()
+        .map(|connection| {
+            let (endpoint, call) = (endpoint.clone(), call.clone());
+            tokio::spawn(worker(
+                connection,
+                endpoint,
+                call,
+                expect,
+                measure_from,
+                until,
+            ))
+        })
+        .collect();
+    tokio::time::sleep_until(measure_from).await;
+    let before = CpuReading::take(server_pid)?;
+    tokio::time::sleep_until(until).await;
+    let after = CpuReading::take(server_pid)?;
+    let mut result = LoadResult {
+        requests: 0,
+        errors: 0,
+        first_error: None,
+        window: spec.duration,
+        latency: histogram(),
+        server_cpu: after.server.saturating_sub(before.server),
+        client_cpu: after.client.saturating_sub(before.client),
+        cores: after.cores_since(&before),
+    };
+    for worker in workers {
+        let stats = worker.await.map_err(|e| format!("load worker: {e}"))?;
+        result.requests += stats.requests;
+        result.errors += stats.errors;
+        if result.first_error.is_none() {
+            result.first_error = stats.first_error;
+        }
+        result
+            .latency
+            .add(&stats.latency)
+            .map_err(|e| format!("histogram: {e}"))?;
+    }
+    Ok(result)
+}
+
+/// CPU times at one instant: the server's, this process's, and each CPU's busy time.
+#[derive(Debug, Clone)]
+pub struct CpuReading {
+    /// The server process.
+    pub server: Duration,
+    /// This process (the load generator).
+    pub client: Duration,
+    /// Each CPU of the machine.
+    pub cores: Vec<Duration>,
+}
+
+impl CpuReading {
+    /// Reads the clocks.
+    pub fn take(server_pid: u32) -> Result<Self, String> {
+        Ok(CpuReading {
+            server: procfs::cpu_time(server_pid).map_err(|e| format!("server CPU time: {e}"))?,
+            client: procfs::own_cpu_time().map_err(|e| format!("own CPU time: {e}"))?,
+            cores: procfs::per_cpu_busy().map_err(|e| format!("CPU busy time: {e}"))?,
+        })
+    }
+
+    /// Each CPU's busy time since `before`.
+    pub fn cores_since(&self, before: &CpuReading) -> Vec<Duration> {
+        self.cores
+            .iter()
+            .enumerate()
+            .map(|(i, now)| now.saturating_sub(before.cores.get(i).copied().unwrap_or_default()))
+            .collect()
+    }
+}
+
+async fn worker(
+    mut connection: Connection,
+    endpoint: Endpoint,
+    call: Call,
+    expect: Expect,
+    measure_from: Instant,
+    until: Instant,
+) -> WorkerStats {
+    let mut stats = WorkerStats {
+        requests: 0,
+        errors: 0,
+        first_error: None,
+        latency: histogram(),
+    };
+    loop {
+        let sent = Instant::now();
+        if sent >= until {
+            break;
+        }
+        let reply = connection
+            .send_or_reconnect(&endpoint, || call.request(&endpoint))
+            .await
+            .map_err(|e| e.to_string());
+        let outcome = match reply {
+            Ok(reply) => mcp::summary_of(&reply).and_then(|summary| expect.check(&summary)),
+            Err(error) => {
+                // The connection is gone: count it, then carry on over a new one.
+                match Connection::open(&endpoint).await {
+                    Ok(fresh) => connection = fresh,
+                    Err(reopen) => {
+                        stats.errors += 1;
+                        stats
+                            .first_error
+                            .get_or_insert(format!("{error}; {reopen}"));
+                        break;
+                    }
+                }
+                Err(error)
+            }
+        };
+        let done = Instant::now();
+        match outcome {
+            Ok(()) if done >= measure_from && done <= until => {
+                stats.requests += 1;
+                let micros = u64::try_from((done - sent).as_micros()).unwrap_or(u64::MAX);
+                stats.latency.saturating_record(micros.max(1));
+            }
+            Ok(()) => {}
+            Err(error) => {
+                stats.errors += 1;
+                stats.first_error.get_or_insert(error);
+            }
+        }
+    }
+    stats
+}

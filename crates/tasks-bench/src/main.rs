@@ -1,0 +1,80 @@
+//! `tasks-bench`: the on-demand loopback benchmark of the MCP Tasks fixture server (issue #6).
+//!
+//! `tasks-bench run` starts a bare hyper baseline and the real `tasks-fixture` binary as child
+//! processes pinned to one CPU, drives every row with the same in-process load generator pinned
+//! to the other, and prints a markdown report. Not part of the test command; no timed assertion.
+//! See docs/benchmarks.md.
+
+mod baseline;
+mod cli;
+mod conn;
+mod lifecycle;
+mod load;
+mod mcp;
+mod memory;
+mod pin;
+mod pool;
+mod procfs;
+mod report;
+mod series;
+mod server;
+mod settle;
+mod suite;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+use crate::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::BaselineServer(args) => match std::fs::read(&args.body_file) {
+            Ok(body) => baseline::serve(args.listen, args.worker_threads, body.into()),
+            Err(error) => {
+                eprintln!("{}: {error}", args.body_file.display());
+                ExitCode::FAILURE
+            }
+        },
+        Command::Run(args) => {
+            // Pin before the runtime exists, so every thread it makes inherits the CPU set.
+            let pinning = if args.no_pin {
+                pin::Pinning::default()
+            } else {
+                pin::Pinning::apply(&args.server_cpus, &args.client_cpus)
+            };
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(error) => {
+                    eprintln!("cannot start the runtime: {error}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            match runtime.block_on(suite::run(&args, &pinning)) {
+                Ok(report) => {
+                    let text = report.render();
+                    println!("{text}");
+                    if let Some(path) = &args.output {
+                        if let Err(error) = std::fs::write(path, &text) {
+                            eprintln!("{}: {error}", path.display());
+                            return ExitCode::FAILURE;
+                        }
+                    }
+                    if report.valid() {
+                        ExitCode::SUCCESS
+                    } else {
+                        eprintln!("some rows had errors: their figures are invalid");
+                        ExitCode::FAILURE
+                    }
+                }
+                Err(error) => {
+                    eprintln!("tasks-bench: {error}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}

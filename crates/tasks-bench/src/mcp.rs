@@ -1,0 +1,250 @@
+//! The MCP requests the benchmark sends (MCP 2026-07-28 over HTTP, declaring the Tasks
+//! extension) and the checks applied to every response.
+
+use bytes::Bytes;
+use http::header::{ACCEPT, CONTENT_TYPE, HOST};
+use http::{HeaderValue, Method, Request};
+use http_body_util::Full;
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tasks_core::protocol::{
+    META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, PROTOCOL_VERSION, TASKS_EXTENSION,
+};
+
+use crate::conn::{Endpoint, Reply};
+
+/// One prepared request: routing headers and the serialized JSON-RPC body, sent unchanged as
+/// often as needed (the protocol is stateless, so a repeated `tools/call` creates a new task).
+#[derive(Debug, Clone)]
+pub struct Call {
+    method: HeaderValue,
+    name: HeaderValue,
+    body: Bytes,
+}
+
+impl Call {
+    /// `tasks/get` of `task_id`.
+    pub fn tasks_get(task_id: &str) -> Result<Self, String> {
+        Call::new("tasks/get", task_id, json!({"taskId": task_id}))
+    }
+
+    /// `tools/call` of `tool` with `arguments`, declaring Tasks.
+    pub fn tools_call(tool: &str, arguments: Value) -> Result<Self, String> {
+        Call::new(
+            "tools/call",
+            tool,
+            json!({"name": tool, "arguments": arguments}),
+        )
+    }
+
+    fn new(method: &'static str, name: &str, mut params: Value) -> Result<Self, String> {
+        params["_meta"] = json!({
+            META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+            META_CLIENT_CAPABILITIES: {"extensions": {TASKS_EXTENSION: {}}},
+        });
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        Ok(Call {
+            method: HeaderValue::from_static(method),
+            name: HeaderValue::from_str(name).map_err(|e| format!("Mcp-Name {name:?}: {e}"))?,
+            body: Bytes::from(body.to_string()),
+        })
+    }
+
+    /// The HTTP request for `endpoint`.
+    pub fn request(&self, endpoint: &Endpoint) -> Request<Full<Bytes>> {
+        let mut request = Request::new(Full::new(self.body.clone()));
+        *request.method_mut() = Method::POST;
+        *request.uri_mut() = endpoint.path.parse().unwrap_or_default();
+        let headers = request.headers_mut();
+        headers.insert(HOST, endpoint.host.clone());
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(
+            ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        headers.insert(
+            "mcp-protocol-version",
+            HeaderValue::from_static(PROTOCOL_VERSION),
+        );
+        headers.insert("mcp-method", self.method.clone());
+        headers.insert("mcp-name", self.name.clone());
+        request
+    }
+}
+
+/// The result fields the benchmark looks at, borrowed from the response body (other fields are
+/// skipped without allocating, so checking a response stays cheap for the load generator).
+#[derive(Debug, Deserialize)]
+pub struct Summary<'a> {
+    /// `resultType`.
+    #[serde(rename = "resultType")]
+    pub result_type: &'a str,
+    /// `taskId`, when present.
+    #[serde(rename = "taskId", default)]
+    pub task_id: Option<&'a str>,
+    /// `status`, when present.
+    #[serde(default)]
+    pub status: Option<&'a str>,
+    /// `pollIntervalMs`, when present.
+    #[serde(rename = "pollIntervalMs", default)]
+    pub poll_interval_ms: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    result: Option<Summary<'a>>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+}
+
+/// The owned form of a [`Summary`] of a task result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskInfo {
+    /// `resultType`.
+    pub result_type: String,
+    /// `taskId`.
+    pub task_id: String,
+    /// `status`.
+    pub status: String,
+    /// `pollIntervalMs`, when present.
+    pub poll_interval_ms: Option<u64>,
+}
+
+impl Summary<'_> {
+    /// The owned form; every task result has `taskId` and `status`.
+    pub fn to_task(&self) -> Result<TaskInfo, String> {
+        match (self.task_id, self.status) {
+            (Some(task_id), Some(status)) => Ok(TaskInfo {
+                result_type: self.result_type.to_owned(),
+                task_id: task_id.to_owned(),
+                status: status.to_owned(),
+                poll_interval_ms: self.poll_interval_ms,
+            }),
+            _ => Err(format!("not a task result: {self:?}")),
+        }
+    }
+}
+
+/// The [`Summary`] of a successful reply: HTTP 200 and a JSON-RPC body with a `result` object
+/// and no `error`.
+pub fn summary_of(reply: &Reply) -> Result<Summary<'_>, String> {
+    let failed = |why: &str| {
+        format!(
+            "HTTP {}: {why}: {}",
+            reply.status,
+            String::from_utf8_lossy(&reply.body)
+        )
+    };
+    let envelope: Envelope<'_> =
+        serde_json::from_slice(&reply.body).map_err(|e| failed(&e.to_string()))?;
+    match envelope {
+        Envelope {
+            result: Some(summary),
+            error: None,
+        } if reply.status == http::StatusCode::OK => Ok(summary),
+        _ => Err(failed("not a successful result")),
+    }
+}
+
+/// What a row expects of every result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// A `CreateTaskResult` (`resultType: "task"` with a `taskId`).
+    Created,
+    /// A `DetailedTask` with this `status`.
+    Status(&'static str),
+}
+
+impl Expect {
+    /// Checks `summary`.
+    pub fn check(self, summary: &Summary<'_>) -> Result<(), String> {
+        let ok = match self {
+            Expect::Created => summary.result_type == "task" && summary.task_id.is_some(),
+            Expect::Status(status) => {
+                summary.result_type == "complete" && summary.status == Some(status)
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("unexpected result (wanted {self:?}): {summary:?}"))
+        }
+    }
+
+    /// Checks an owned task result.
+    pub fn check_task(self, task: &TaskInfo) -> Result<(), String> {
+        self.check(&Summary {
+            result_type: &task.result_type,
+            task_id: Some(&task.task_id),
+            status: Some(&task.status),
+            poll_interval_ms: task.poll_interval_ms,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(status: u16, body: &str) -> Reply {
+        Reply {
+            status: http::StatusCode::from_u16(status).unwrap(),
+            body: Bytes::from(body.to_owned()),
+        }
+    }
+
+    #[test]
+    fn a_request_carries_the_routing_headers_and_meta() {
+        let endpoint = Endpoint::parse("http://127.0.0.1:9/mcp").unwrap();
+        let request = Call::tasks_get("abc").unwrap().request(&endpoint);
+        assert_eq!(request.method(), Method::POST);
+        assert_eq!(request.uri(), "/mcp");
+        let headers = request.headers();
+        assert_eq!(headers["mcp-method"], "tasks/get");
+        assert_eq!(headers["mcp-name"], "abc");
+        assert_eq!(headers["mcp-protocol-version"], PROTOCOL_VERSION);
+        assert_eq!(headers["host"], "127.0.0.1:9");
+        let call = Call::tools_call("slow_compute", json!({"seconds": 0})).unwrap();
+        let body: Value = serde_json::from_slice(&call.body).unwrap();
+        assert_eq!(body["params"]["name"], "slow_compute");
+        assert_eq!(
+            body["params"]["_meta"][META_CLIENT_CAPABILITIES]["extensions"][TASKS_EXTENSION],
+            json!({})
+        );
+    }
+
+    #[test]
+    fn only_a_200_result_is_a_success() {
+        let body = r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","taskId":"t","status":"completed","pollIntervalMs":100,"result":{"resultType":"complete","content":[]}}}"#;
+        let ok = reply(200, body);
+        let summary = summary_of(&ok).unwrap();
+        assert_eq!(summary.result_type, "complete");
+        assert_eq!(summary.status, Some("completed"));
+        assert_eq!(summary.poll_interval_ms, Some(100));
+        assert!(Expect::Status("completed").check(&summary).is_ok());
+        assert_eq!(summary.to_task().unwrap().task_id, "t");
+        assert!(summary_of(&reply(400, body)).is_err());
+        let error = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}}"#;
+        assert!(summary_of(&reply(200, error)).is_err());
+        assert!(summary_of(&reply(200, "not json")).is_err());
+    }
+
+    #[test]
+    fn expectations() {
+        let body = r#"{"result":{"resultType":"task","taskId":"t","status":"working"}}"#;
+        let created_reply = reply(200, body);
+        let created = summary_of(&created_reply).unwrap();
+        assert!(Expect::Created.check(&created).is_ok());
+        assert!(Expect::Status("completed").check(&created).is_err());
+        let parked = created.to_task().map(|mut t| {
+            t.result_type = "complete".into();
+            t.status = "input_required".into();
+            t
+        });
+        assert!(Expect::Status("input_required")
+            .check_task(&parked.unwrap())
+            .is_ok());
+    }
+}

@@ -1,0 +1,360 @@
+//! The markdown report: run setup, one table per kind of row, and the issue #6 targets.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use crate::cli::RunArgs;
+use crate::lifecycle::LifecycleResult;
+use crate::load::LoadSpec;
+use crate::memory::{MemoryResult, ParkedResult, StoredResult};
+use crate::pin::Pinning;
+use crate::procfs;
+use crate::series::Series;
+use crate::suite::FIXTURE_LIMITS;
+
+/// Largest resident memory per stored small completed task beyond its payload (issue #6).
+const STORED_TARGET_BYTES: f64 = 1024.0;
+
+/// How the run was set up: the report's header, and the CPU sets for the busy columns.
+#[derive(Debug)]
+pub struct Setup {
+    lines: Vec<String>,
+    pinning: Pinning,
+}
+
+impl Setup {
+    /// Describes the machine and the settings of this run.
+    pub fn describe(args: &RunArgs, pinning: &Pinning, spec: LoadSpec) -> Self {
+        let (model, cpus) = procfs::cpu_model();
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(0));
+        let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+        let loadavg: Vec<&str> = loadavg.split_whitespace().take(3).collect();
+        let lines = vec![
+            format!("date: {}", tasks_core::Timestamp::from_unix_millis(now)),
+            format!("machine: {model}, {cpus} logical CPUs, Linux {}", kernel.trim()),
+            format!("load average at start (1, 5, 15 min): {}", loadavg.join(", ")),
+            format!("pinning: {}", pinning.describe()),
+            format!(
+                "server runtime: {} tokio worker thread(s), fixture (`--worker-threads`) and baseline alike",
+                args.server_threads
+            ),
+            format!(
+                "load: {} keep-alive HTTP/1.1 connections, one request in flight on each, {} ms warm-up, {} ms window, interleaved rounds until {} clean runs per row (at most {}; a run is disturbed when other processes took over {:.0} % of a core on the pinned CPUs), median of the clean runs shown; every response parsed and checked",
+                spec.connections,
+                spec.warmup.as_millis(),
+                spec.duration.as_millis(),
+                args.rounds,
+                2 * args.rounds,
+                crate::series::DISTURBED_PERCENT
+            ),
+            format!("fixture flags: `{}`", FIXTURE_LIMITS.join(" ")),
+        ];
+        Setup {
+            lines,
+            pinning: pinning.clone(),
+        }
+    }
+
+    /// Mean busy percentage of `cpus` over `window`, or `—` when unpinned.
+    fn busy(&self, cores: &[Duration], cpus: &[usize], window: Duration) -> String {
+        if cpus.is_empty() {
+            return "—".to_owned();
+        }
+        let busy: f64 = cpus
+            .iter()
+            .map(|&cpu| cores.get(cpu).map_or(0.0, Duration::as_secs_f64))
+            .sum();
+        format!(
+            "{:.0} %",
+            100.0 * busy / (cpus.len() as f64 * window.as_secs_f64())
+        )
+    }
+}
+
+/// Everything one run measured; rows not run stay empty.
+#[derive(Debug)]
+pub struct Report {
+    setup: Setup,
+    /// Size of the fixture's `tasks/get` response body, which the baseline serves.
+    pub get_response_bytes: Option<usize>,
+    /// Row 1.
+    pub baseline: Series,
+    /// Row 2.
+    pub get: Series,
+    /// Row 3.
+    pub create: Series,
+    /// Row 4.
+    pub lifecycle: Option<LifecycleResult>,
+    /// Row 5a.
+    pub stored: Option<StoredResult>,
+    /// Row 5b.
+    pub parked: Option<ParkedResult>,
+}
+
+impl Report {
+    /// An empty report.
+    pub fn new(setup: Setup) -> Self {
+        Report {
+            setup,
+            get_response_bytes: None,
+            baseline: Series::default(),
+            get: Series::default(),
+            create: Series::default(),
+            lifecycle: None,
+            stored: None,
+            parked: None,
+        }
+    }
+
+    /// Whether no row had errors.
+    pub fn valid(&self) -> bool {
+        let series = [&self.baseline, &self.get, &self.create];
+        series.iter().all(|s| s.errors() == 0)
+            && self.lifecycle.as_ref().is_none_or(|r| r.errors == 0)
+            && self.stored.as_ref().is_none_or(|r| r.memory.errors == 0)
+            && self
+                .parked
+                .as_ref()
+                .is_none_or(|r| r.memory.errors + r.idle.errors() + r.loaded.errors() == 0)
+    }
+
+    /// Median requests/s of `series` over the baseline's.
+    fn ratio(&self, series: &Series) -> Option<f64> {
+        let base = self.baseline.median()?.rps();
+        Some(series.median()?.rps() / base)
+    }
+
+    /// The report as markdown.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "### Run\n");
+        for line in &self.setup.lines {
+            let _ = writeln!(out, "- {line}");
+        }
+        if let Some(bytes) = self.get_response_bytes {
+            let _ = writeln!(
+                out,
+                "- `tasks/get` response body: {bytes} bytes (the baseline answers with these bytes)"
+            );
+        }
+        self.render_throughput(&mut out);
+        self.render_lifecycle(&mut out);
+        self.render_memory(&mut out);
+        self.render_targets(&mut out);
+        self.render_errors(&mut out);
+        out
+    }
+
+    fn throughput_rows(&self) -> Vec<(&'static str, &Series)> {
+        let mut rows = vec![
+            ("1 baseline: bare hyper, fixed response", &self.baseline),
+            ("2 `tasks/get`, completed task", &self.get),
+            (
+                "3 creation: `tools/call` `slow_compute` `seconds: 0`",
+                &self.create,
+            ),
+        ];
+        if let Some(p) = &self.parked {
+            rows.push(("5b `tasks/get`, parked task, no other task", &p.idle));
+            rows.push(("5b `tasks/get`, same task, 100 000 parked", &p.loaded));
+        }
+        rows.retain(|(_, series)| series.len() > 0);
+        rows
+    }
+
+    fn render_throughput(&self, out: &mut String) {
+        let rows = self.throughput_rows();
+        if rows.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "\n### Throughput (rows 1, 2, 3, 5b)\n");
+        let _ = writeln!(
+            out,
+            "| row | requests/s | range | clean runs | p50 ms | p99 ms | vs baseline | server CPU µs/request | server process CPU | server core busy | generator process CPU | generator core busy | errors |"
+        );
+        let _ = writeln!(
+            out,
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        );
+        for (name, series) in rows {
+            let Some(r) = series.median() else { continue };
+            let (low, high) = series.rps_range();
+            let ratio = self
+                .ratio(series)
+                .map_or("—".to_owned(), |x| format!("{x:.2}"));
+            let pinning = &self.setup.pinning;
+            let _ = writeln!(
+                out,
+                "| {name} | {:.0} | {low:.0}–{high:.0} | {}/{} | {:.3} | {:.3} | {ratio} | {:.1} | {:.0} % | {} | {:.0} % | {} | {} |",
+                r.rps(),
+                series.clean(),
+                series.len(),
+                r.latency_ms(0.5),
+                r.latency_ms(0.99),
+                r.server_micros_per_request(),
+                r.server_cpu_percent(),
+                self.setup.busy(&r.cores, pinning.server_cpus(), r.window),
+                r.client_cpu_percent(),
+                self.setup.busy(&r.cores, pinning.client_cpus(), r.window),
+                series.errors()
+            );
+        }
+    }
+
+    fn render_lifecycle(&self, out: &mut String) {
+        let Some(r) = &self.lifecycle else { return };
+        let _ = writeln!(out, "\n### Lifecycle (row 4)\n");
+        let _ = writeln!(
+            out,
+            "| tasks (`slow_compute` `seconds: {}`), all started at once | total s | tasks/s | polls/task | server CPU/task µs | server process CPU | server core busy | errors |",
+            r.seconds
+        );
+        let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(
+            out,
+            "| {} | {:.2} | {:.0} | {:.2} | {:.1} | {:.0} % | {} | {} |",
+            r.tasks,
+            r.total.as_secs_f64(),
+            r.tasks_per_second(),
+            r.polls_per_task(),
+            r.cpu_per_task_micros(),
+            100.0 * r.server_cpu.as_secs_f64() / r.total.as_secs_f64(),
+            self.setup
+                .busy(&r.cores, self.setup.pinning.server_cpus(), r.total),
+            r.errors
+        );
+    }
+
+    fn render_memory(&self, out: &mut String) {
+        if self.stored.is_none() && self.parked.is_none() {
+            return;
+        }
+        let _ = writeln!(out, "\n### Memory (row 5)\n");
+        let _ = writeln!(out, "| row | tasks added | RSS before MiB | RSS after MiB | RSS/task bytes | payload bytes | beyond payload bytes | created/s | errors |");
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        if let Some(s) = &self.stored {
+            memory_line(
+                out,
+                "5a stored completed (`slow_compute` `seconds: 0`)",
+                &s.memory,
+                Some(s.payload_bytes),
+            );
+        }
+        if let Some(p) = &self.parked {
+            memory_line(
+                out,
+                "5b parked in `input_required` (`confirm_delete`)",
+                &p.memory,
+                None,
+            );
+        }
+    }
+
+    fn render_targets(&self, out: &mut String) {
+        let mut targets: Vec<(String, String, bool)> = Vec::new();
+        if let Some(ratio) = self.ratio(&self.get) {
+            let ok = ratio >= 0.6 && self.get.errors() + self.baseline.errors() == 0;
+            targets.push((
+                "`tasks/get` ≥ 0.6 × baseline requests/s".into(),
+                format!("{ratio:.2}"),
+                ok,
+            ));
+        }
+        if let Some(ratio) = self.ratio(&self.create) {
+            let ok = ratio >= 0.35 && self.create.errors() + self.baseline.errors() == 0;
+            targets.push((
+                "creation ≥ 0.35 × baseline requests/s".into(),
+                format!("{ratio:.2}"),
+                ok,
+            ));
+        }
+        if let Some(s) = &self.stored {
+            let beyond = s.memory.per_task() - s.payload_bytes as f64;
+            targets.push((
+                "≤ 1 KiB RSS per stored small completed task beyond its payload".into(),
+                format!("{beyond:.0} bytes"),
+                beyond <= STORED_TARGET_BYTES && s.memory.errors == 0,
+            ));
+        }
+        if let Some(p) = &self.parked {
+            targets.push((
+                format!("{} parked tasks without errors", p.memory.count + 1),
+                format!("{} errors", p.memory.errors),
+                p.memory.errors == 0,
+            ));
+            if let (Some(idle), Some(loaded)) = (p.idle.median(), p.loaded.median()) {
+                let ratio = loaded.rps() / idle.rps();
+                targets.push((
+                    "`tasks/get` on a parked task within 20 % of idle".into(),
+                    format!("{ratio:.2} of idle"),
+                    ratio >= 0.8 && p.idle.errors() + p.loaded.errors() == 0,
+                ));
+            }
+        }
+        if targets.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "\n### Targets (issue #6)\n");
+        let _ = writeln!(out, "| target | reached | met |");
+        let _ = writeln!(out, "|---|---:|---|");
+        for (target, reached, met) in targets {
+            let met = if met { "yes" } else { "**no**" };
+            let _ = writeln!(out, "| {target} | {reached} | {met} |");
+        }
+    }
+
+    fn render_errors(&self, out: &mut String) {
+        let mut all: Vec<(&str, Option<&str>)> = vec![
+            ("baseline", self.baseline.first_error()),
+            ("tasks/get", self.get.first_error()),
+            ("creation", self.create.first_error()),
+        ];
+        if let Some(r) = &self.lifecycle {
+            all.push(("lifecycle", r.first_error.as_deref()));
+        }
+        if let Some(r) = &self.stored {
+            all.push(("stored", r.memory.first_error.as_deref()));
+        }
+        if let Some(r) = &self.parked {
+            all.push(("parked", r.memory.first_error.as_deref()));
+            all.push(("parked tasks/get idle", r.idle.first_error()));
+            all.push(("parked tasks/get loaded", r.loaded.first_error()));
+        }
+        let firsts: Vec<(&str, &str)> = all
+            .into_iter()
+            .filter_map(|(name, error)| error.map(|e| (name, e)))
+            .collect();
+        if firsts.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "\n### First errors (rows with errors are invalid)\n");
+        for (name, error) in firsts {
+            let short: String = error.chars().take(300).collect();
+            let _ = writeln!(out, "- {name}: `{short}`");
+        }
+    }
+}
+
+fn memory_line(out: &mut String, name: &str, m: &MemoryResult, payload: Option<usize>) {
+    let per_task = m.per_task();
+    let (payload, beyond) = match payload {
+        Some(p) => (p.to_string(), format!("{:.0}", per_task - p as f64)),
+        None => ("—".to_owned(), "—".to_owned()),
+    };
+    let _ = writeln!(
+        out,
+        "| {name} | {} | {:.1} | {:.1} | {per_task:.0} | {payload} | {beyond} | {:.0} | {} |",
+        m.count,
+        mib(m.rss_before),
+        mib(m.rss_after),
+        m.count as f64 / m.create_time.as_secs_f64(),
+        m.errors
+    );
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}

@@ -6,6 +6,7 @@
 //! [`server`] builds the server from [`Settings`]; the `tasks-fixture` binary parses the same
 //! settings from its command line.
 
+pub mod memory;
 pub mod settings;
 pub mod tools;
 

@@ -6,8 +6,23 @@ use clap::Parser as _;
 use tasks_fixture::Settings;
 use tracing_subscriber::EnvFilter;
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
+fn main() -> std::process::ExitCode {
+    let settings = Settings::parse();
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    runtime.enable_all();
+    if let Some(threads) = settings.worker_threads {
+        runtime.worker_threads(usize::from(threads));
+    }
+    match runtime.build() {
+        Ok(runtime) => runtime.block_on(run(settings)),
+        Err(error) => {
+            eprintln!("cannot start the tokio runtime: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(settings: Settings) -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
@@ -15,7 +30,6 @@ async fn main() -> std::process::ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let settings = Settings::parse();
     let server = match tasks_fixture::server(&settings).bind(settings.listen).await {
         Ok(server) => server,
         Err(error) => {
@@ -23,6 +37,10 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
+    let _trimmer = tasks_fixture::memory::spawn_trimmer(
+        server.dispatcher().runtime().clone(),
+        settings.limits().reap_interval,
+    );
     let url = server.url();
     tracing::info!(%url, "serving MCP 2026-07-28 with the Tasks extension");
     // The one line a harness waits for.

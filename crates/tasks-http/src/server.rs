@@ -1,7 +1,8 @@
 //! The thin hyper adapter: bytes and headers in, [`Dispatcher`] call, bytes out.
 //!
 //! It reads the head and the body under a time limit ([`READ_TIMEOUT`]) and the body under the
-//! size limit, frames SSE (`data: <one JSON message>` per event, a `: keep-alive` comment after
+//! size limit (a refused body is drained in the background, up to [`DRAIN_LIMIT`], so the
+//! client reads its 413 rather than a connection reset), frames SSE (`data: <one JSON message>` per event, a `: keep-alive` comment after
 //! [`KEEP_ALIVE`] of silence, `Cache-Control: no-cache`, `X-Accel-Buffering: no`), and runs
 //! connections with graceful shutdown (listen streams are closed with their final response
 //! first). No protocol decision is made here.
@@ -11,11 +12,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use futures_util::{stream, StreamExt as _};
 use http::{header, HeaderValue, Request, Response, StatusCode};
 use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt as _, Empty, Full, Limited, StreamBody};
+use http_body_util::{BodyExt as _, Empty, Full, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -43,19 +44,61 @@ pub const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
 /// How long graceful shutdown waits for open connections (SSE streams included).
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
-async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
-    match tokio::time::timeout(READ_TIMEOUT, Limited::new(body, limit).collect()).await {
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
+/// At most this many bytes of a refused body are read and discarded after its 413, so that the
+/// client, still sending, reads the answer instead of a connection reset. Larger bodies are cut
+/// off (the connection is closed under them).
+pub const DRAIN_LIMIT: usize = 8 * 1024 * 1024;
+
+/// How long a refused body may take to drain.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Reads the body up to `limit` bytes. On success the body is consumed; when it is too large,
+/// what is left of it is drained in the background.
+async fn read_body(mut body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
+    let mut collected = BytesMut::new();
+    let read = async {
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|_| BodyError::Incomplete)?;
+            if let Ok(data) = frame.into_data() {
+                if collected.len() + data.len() > limit {
+                    return Err(BodyError::TooLarge(limit));
+                }
+                collected.extend_from_slice(&data);
+            }
+        }
+        Ok(())
+    };
+    match tokio::time::timeout(READ_TIMEOUT, read).await {
+        Ok(Ok(())) => Ok(collected.freeze()),
+        Ok(Err(BodyError::TooLarge(limit))) => {
+            drain(body);
             Err(BodyError::TooLarge(limit))
         }
-        Ok(Err(_)) | Err(_) => Err(BodyError::Incomplete),
+        Ok(Err(error)) => Err(error),
+        Err(_elapsed) => Err(BodyError::Incomplete),
     }
 }
 
-fn declared_length(request: &Request<Incoming>) -> Option<usize> {
-    request
-        .headers()
+/// Discards the rest of a refused body (at most [`DRAIN_LIMIT`] bytes, for at most
+/// [`DRAIN_TIMEOUT`]) while the response is written.
+fn drain(mut body: Incoming) {
+    tokio::spawn(async move {
+        let mut left = DRAIN_LIMIT;
+        let discard = async {
+            while let Some(Ok(frame)) = body.frame().await {
+                let size = frame.data_ref().map_or(0, Bytes::len);
+                if size > left {
+                    break;
+                }
+                left -= size;
+            }
+        };
+        let _ = tokio::time::timeout(DRAIN_TIMEOUT, discard).await;
+    });
+}
+
+fn declared_length(headers: &http::HeaderMap) -> Option<usize> {
+    headers
         .get(header::CONTENT_LENGTH)?
         .to_str()
         .ok()?
@@ -69,11 +112,23 @@ pub async fn handle(
     request: Request<Incoming>,
     max_body_bytes: usize,
 ) -> Response<HttpBody> {
-    let too_large = declared_length(&request).is_some_and(|n| n > max_body_bytes);
+    let declared = declared_length(request.headers());
     let (parts, body) = request.into_parts();
+    // A body refused unread is drained, unless it announces more than DRAIN_LIMIT.
+    let refuse = |body: Incoming| {
+        if declared.is_none_or(|n| n <= DRAIN_LIMIT) {
+            drain(body);
+        }
+    };
     let response = match dispatcher.admit_head(&parts) {
-        Err(response) => response,
-        Ok(_) if too_large => McpResponse::body_error(BodyError::TooLarge(max_body_bytes)),
+        Err(response) => {
+            refuse(body);
+            response
+        }
+        Ok(_) if declared.is_some_and(|n| n > max_body_bytes) => {
+            refuse(body);
+            McpResponse::body_error(BodyError::TooLarge(max_body_bytes))
+        }
         Ok(scope) => match read_body(body, max_body_bytes).await {
             Ok(bytes) => dispatcher.dispatch(&parts.headers, &bytes, scope).await,
             Err(error) => McpResponse::body_error(error),

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::notify::Notifier;
 use crate::runtime::Inner;
 use crate::scope::Scope;
+use crate::work::Work;
 
 /// How a tool run ended other than with a result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -58,6 +59,45 @@ pub(crate) struct TaskInput {
     pub(crate) slots: Arc<Semaphore>,
 }
 
+/// What the run was called with: a task shares its stored work descriptor (no copy per
+/// running or parked task); a synchronous call owns its request's data.
+pub(crate) enum CallInputs {
+    Task(Arc<Work>),
+    Sync {
+        arguments: JsonObject,
+        input_responses: Option<JsonObject>,
+        client_capabilities: JsonObject,
+    },
+}
+
+impl CallInputs {
+    fn arguments(&self) -> &JsonObject {
+        match self {
+            CallInputs::Task(work) => &work.arguments,
+            CallInputs::Sync { arguments, .. } => arguments,
+        }
+    }
+
+    fn input_responses(&self) -> Option<&JsonObject> {
+        match self {
+            CallInputs::Task(work) => work.input_responses.as_ref(),
+            CallInputs::Sync {
+                input_responses, ..
+            } => input_responses.as_ref(),
+        }
+    }
+
+    fn client_capabilities(&self) -> &JsonObject {
+        match self {
+            CallInputs::Task(work) => &work.client_capabilities,
+            CallInputs::Sync {
+                client_capabilities,
+                ..
+            } => client_capabilities,
+        }
+    }
+}
+
 pub(crate) enum InputMode {
     Sync(Arc<SyncInput>),
     Task(Arc<TaskInput>),
@@ -69,9 +109,7 @@ pub(crate) enum InputMode {
 /// token, log level or request cancellation (tasks-wire-reference §5.3); it lives as long as
 /// the worker.
 pub struct ToolContext {
-    pub(crate) arguments: JsonObject,
-    pub(crate) input_responses: Option<JsonObject>,
-    pub(crate) client_capabilities: JsonObject,
+    pub(crate) inputs: CallInputs,
     pub(crate) notifier: Option<Notifier>,
     pub(crate) cancel: CancellationToken,
     pub(crate) mode: InputMode,
@@ -80,13 +118,13 @@ pub struct ToolContext {
 impl ToolContext {
     /// The tool arguments (`{}` when the request had none).
     pub fn arguments(&self) -> &JsonObject {
-        &self.arguments
+        self.inputs.arguments()
     }
 
     /// The `inputResponses` of the request that started this run (for a task: of the request
     /// that created it), if any.
     pub fn input_responses(&self) -> Option<&JsonObject> {
-        self.input_responses.as_ref()
+        self.inputs.input_responses()
     }
 
     /// Fires when the run should stop: `tasks/cancel`, TTL expiry, runtime limit, or (for a
@@ -98,7 +136,7 @@ impl ToolContext {
     /// The client capabilities the starting request declared (for a task: the creating
     /// request's), e.g. `{"elicitation": {}, "sampling": {}}`.
     pub fn client_capabilities(&self) -> &JsonObject {
-        &self.client_capabilities
+        self.inputs.client_capabilities()
     }
 
     /// Whether the starting request declared the client capability `name` (`"elicitation"`,
@@ -106,7 +144,7 @@ impl ToolContext {
     /// it can give: an input request needing an undeclared capability ends a synchronous call
     /// with -32021 (`wire-2026-07-28.md` §10.1).
     pub fn client_declares(&self, name: &str) -> bool {
-        self.client_capabilities
+        self.client_capabilities()
             .get(name)
             .is_some_and(Value::is_object)
     }
@@ -161,7 +199,7 @@ impl ToolContext {
         request: InputRequest,
     ) -> Result<Value, ToolError> {
         let key = key.into();
-        if let Some(answer) = self.input_responses.as_ref().and_then(|r| r.get(&key)) {
+        if let Some(answer) = self.input_responses().and_then(|r| r.get(&key)) {
             return Ok(answer.clone());
         }
         match &self.mode {

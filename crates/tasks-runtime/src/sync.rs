@@ -9,7 +9,7 @@ use serde_json::Value;
 use tasks_core::{InputRequest, JsonObject, JsonRpcError};
 use tokio_util::sync::CancellationToken;
 
-use crate::context::{InputMode, SyncInput, ToolContext, ToolError};
+use crate::context::{CallInputs, InputMode, SyncInput, ToolContext, ToolError};
 use crate::notify::Notifier;
 use crate::registry::Tool;
 use crate::worker::{MESSAGE_NOT_OBJECT, MESSAGE_PANIC};
@@ -91,9 +91,11 @@ impl SyncCall {
 pub async fn run_sync(tool: &Tool, call: SyncCall) -> SyncOutcome {
     let asked = Arc::new(SyncInput::default());
     let ctx = ToolContext {
-        arguments: call.arguments,
-        input_responses: call.input_responses,
-        client_capabilities: call.client_capabilities,
+        inputs: CallInputs::Sync {
+            arguments: call.arguments,
+            input_responses: call.input_responses,
+            client_capabilities: call.client_capabilities,
+        },
         notifier: call.notifier,
         cancel: call.cancel,
         mode: InputMode::Sync(asked.clone()),

@@ -8,7 +8,7 @@ use serde_json::Value;
 use tasks_core::{Event, JsonRpcError, TaskId};
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::context::{InputMode, TaskInput, ToolContext, ToolError};
+use crate::context::{CallInputs, InputMode, TaskInput, ToolContext, ToolError};
 use crate::registry::Tool;
 use crate::runtime::{Inner, WorkerHandle};
 use crate::work::{encoded_len, Work};
@@ -79,9 +79,7 @@ pub(crate) async fn run(
         slots: inner.slots.clone(),
     });
     let ctx = ToolContext {
-        arguments: work.arguments.clone(),
-        input_responses: work.input_responses.clone(),
-        client_capabilities: work.client_capabilities.clone(),
+        inputs: CallInputs::Task(work.clone()),
         notifier: None,
         cancel: cancel.clone(),
         mode: InputMode::Task(input.clone()),

@@ -1,0 +1,59 @@
+//! Returning freed memory to the operating system after the reaper empties the store.
+//!
+//! glibc's allocator keeps memory freed by many threads in its arenas instead of handing it
+//! back, so after a burst of tasks is reaped the process's resident memory stays at its peak
+//! although the memory is free (the soak test measured 127 MiB resident against 31 MiB in use;
+//! `docs/soak.md`). The fixture therefore watches the stored-task count and, when it has fallen
+//! by [`TRIM_AFTER_DROP`] tasks or more since the last high point, asks glibc to release free
+//! memory (`malloc_trim(0)`). This is the binary's allocator policy, not the library's: other
+//! allocators, or other platforms, need nothing.
+
+use std::time::Duration;
+
+use tasks_runtime::TaskRuntime;
+use tokio::task::JoinHandle;
+
+/// How far the stored-task count must fall from its high point before memory is trimmed.
+pub const TRIM_AFTER_DROP: usize = 1_000;
+
+/// Checks the store every `interval` (the reaper's) and trims when it shrank a lot. Returns
+/// `None` where trimming does nothing (not Linux with glibc).
+pub fn spawn_trimmer(runtime: TaskRuntime, interval: Duration) -> Option<JoinHandle<()>> {
+    if !cfg!(all(target_os = "linux", target_env = "gnu")) {
+        return None;
+    }
+    Some(tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(interval);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut high = 0;
+        loop {
+            ticks.tick().await;
+            let Ok(stored) = runtime.stored_tasks().await else {
+                continue;
+            };
+            high = high.max(stored);
+            if high - stored >= TRIM_AFTER_DROP {
+                // Blocking (it walks the arenas), so off the async workers.
+                let _ = tokio::task::spawn_blocking(trim).await;
+                tracing::debug!(
+                    from = high,
+                    to = stored,
+                    "released free memory after reaping"
+                );
+                high = stored;
+            }
+        }
+    }))
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn trim() {
+    // SAFETY: malloc_trim only releases free pages of the allocator's own arenas; it takes no
+    // pointer and is safe to call from any thread at any time.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn trim() {}

@@ -192,13 +192,13 @@ impl Tool {
         let instance = Value::Object(arguments.clone());
         let first = validator.iter_errors(&instance).next().map(|error| {
             // Name the locations only: the offending value is client input and is not echoed.
-            let path = error.instance_path.to_string();
+            let path = error.instance_path().to_string();
             let location = if path.is_empty() {
                 "/".to_owned()
             } else {
                 path
             };
-            let rule = error.schema_path.to_string();
+            let rule = error.schema_path().to_string();
             let mut message =
                 format!("Invalid arguments at {location}: violates inputSchema rule {rule}");
             if message.len() > 512 {

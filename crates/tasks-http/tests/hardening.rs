@@ -891,6 +891,24 @@ fn race_dispatcher(received: Arc<AtomicUsize>) -> Arc<Dispatcher> {
         }
     })
     .with_policy(TaskPolicy::Required);
+    // Completes after `delay_us` microseconds, so that cancel and completion each win often
+    // whatever the machine's load (a zero delay favours completion, a long one the cancel).
+    let racing = Tool::new(
+        "racing_job",
+        "Completes after a short delay",
+        |ctx: ToolContext| async move {
+            let delay = ctx
+                .arguments()
+                .get("delay_us")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            if delay > 0 {
+                tokio::time::sleep(std::time::Duration::from_micros(delay)).await;
+            }
+            Ok::<_, ToolError>(text_result("race done"))
+        },
+    )
+    .with_policy(TaskPolicy::Optional);
     Arc::new(
         builder(&runs)
             .limits(Limits {
@@ -898,6 +916,7 @@ fn race_dispatcher(received: Arc<AtomicUsize>) -> Arc<Dispatcher> {
                 ..Limits::default()
             })
             .tool(tool)
+            .tool(racing)
             .build(),
     )
 }
@@ -915,9 +934,14 @@ fn spawn_send(d: &Arc<Dispatcher>, req: Req) -> tokio::task::JoinHandle<Value> {
 async fn cancel_racing_completion_through_the_dispatcher() {
     let d = race_dispatcher(Arc::new(AtomicUsize::new(0)));
     let (mut completed, mut cancelled) = (0, 0);
-    for _ in 0..2_000 {
+    for i in 0..2_000_u64 {
         let mut events = d.runtime().subscribe();
-        let id = create(&d, Req::call("optional_job", json!({})).tasks()).await;
+        let delay_us = (i % 8) * 250;
+        let id = create(
+            &d,
+            Req::call("racing_job", json!({"delay_us": delay_us})).tasks(),
+        )
+        .await;
         let cancel = spawn_send(&d, Req::cancel(&id).tasks());
         assert_eq!(cancel.await.unwrap(), ack());
         let terminal = wait_for(&mut events, &id, |t| t.is_terminal()).await;
@@ -926,7 +950,7 @@ async fn cancel_racing_completion_through_the_dispatcher() {
         assert_eq!(first["status"], terminal.status().as_str());
         match first["status"].as_str().unwrap() {
             "completed" => {
-                assert_eq!(first["result"]["content"][0]["text"], "optional done");
+                assert_eq!(first["result"]["content"][0]["text"], "race done");
                 completed += 1;
             }
             "cancelled" => {
@@ -941,6 +965,7 @@ async fn cancel_racing_completion_through_the_dispatcher() {
     }
     assert_eq!(completed + cancelled, 2_000);
     assert!(cancelled > 0, "the cancel never won");
+    assert!(completed > 0, "the completion never won");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

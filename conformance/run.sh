@@ -6,7 +6,8 @@
 # Usage: conformance/run.sh [--url URL] [--fixture BIN] [--no-build] [--verbose] [SCENARIO...]
 #   --url URL      test an already running server; do not build or start one
 #   --fixture BIN  start BIN (with --listen 127.0.0.1:0) instead of building
-#                  and starting target/debug/tasks-fixture
+#                  and starting <target dir>/debug/tasks-fixture ($CARGO_TARGET_DIR
+#                  or the workspace's target/)
 #   --no-build     skip `cargo build -p tasks-fixture` (use the existing binary)
 #   --verbose      also print each scenario's full runner output
 #   SCENARIO...    run only these scenarios (default: every name in scenarios.txt)
@@ -18,6 +19,7 @@
 # 2 on usage or setup errors.
 set -euo pipefail
 
+START_DIR="$(pwd -P)"
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 REPO_ROOT="$(cd -- "$HERE/.." && pwd -P)"
 SCENARIO_FILE="$HERE/scenarios.txt"
@@ -38,7 +40,7 @@ READY_S="${CONFORMANCE_READY_S:-60}"
 
 log() { printf '[conformance] %s\n' "$*" >&2; }
 die() { printf '[conformance] ERROR: %s\n' "$*" >&2; exit 2; }
-usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 URL=""
 FIXTURE=""
@@ -129,7 +131,11 @@ mkdir -p "$RESULTS"
 
 if [ -z "$URL" ]; then
   if [ -z "$FIXTURE" ]; then
-    FIXTURE="$REPO_ROOT/target/debug/tasks-fixture"
+    # Cargo's target directory: $CARGO_TARGET_DIR (relative to where run.sh was started) or
+    # the workspace's target/.
+    target_dir="${CARGO_TARGET_DIR:-$REPO_ROOT/target}"
+    case "$target_dir" in /*) ;; *) target_dir="$START_DIR/$target_dir" ;; esac
+    FIXTURE="$target_dir/debug/tasks-fixture"
     if [ "$BUILD" -eq 1 ]; then
       log "building: cargo build -p tasks-fixture"
       (cd "$REPO_ROOT" && cargo build -p tasks-fixture) || die "cargo build -p tasks-fixture failed"

@@ -35,7 +35,8 @@ struct Args {
     /// How long the clients run, in seconds.
     #[arg(long, default_value_t = 600)]
     duration_secs: u64,
-    /// Fixture binary to start (default: target/release/tasks-fixture of this workspace).
+    /// Fixture binary to start (default: `tasks-fixture` next to this binary, i.e. in the same
+    /// cargo target directory and profile).
     #[arg(long)]
     fixture: Option<PathBuf>,
     /// Target a running server at this MCP URL instead of starting the fixture.
@@ -406,7 +407,10 @@ fn mib(kib: u64) -> String {
 
 fn start_fixture(args: &Args) -> (Child, String) {
     let path = args.fixture.clone().unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/release/tasks-fixture")
+        std::env::current_exe()
+            .ok()
+            .and_then(|exe| exe.parent().map(|dir| dir.join("tasks-fixture")))
+            .unwrap_or_else(|| PathBuf::from("tasks-fixture"))
     });
     let mut child = Command::new(&path)
         .args([
@@ -424,10 +428,12 @@ fn start_fixture(args: &Args) -> (Child, String) {
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap_or_else(|e| {
-            panic!(
-                "cannot start {} ({e}); build it with `cargo build --release -p tasks-fixture`",
+            eprintln!(
+                "soak: cannot start {} ({e}); build it with `cargo build --release -p tasks-fixture` \
+                 or pass --fixture PATH",
                 path.display()
-            )
+            );
+            std::process::exit(2)
         });
     let mut line = String::new();
     BufReader::new(child.stdout.take().expect("piped stdout"))

@@ -13,10 +13,16 @@ use std::time::Duration;
 use tasks_runtime::TaskRuntime;
 use tokio::task::JoinHandle;
 
-/// How far the stored-task count must fall from its high point before memory is trimmed.
+/// The least fall of the stored-task count from its high point that is worth a trim.
 pub const TRIM_AFTER_DROP: usize = 1_000;
 
-/// Checks the store every `interval` (the reaper's) and trims when it shrank a lot. Returns
+/// Whether the store has shrunk enough since its high point to trim: to a quarter of it, and by
+/// at least [`TRIM_AFTER_DROP`] tasks.
+pub fn should_trim(high: usize, stored: usize) -> bool {
+    high.saturating_sub(stored) >= TRIM_AFTER_DROP && stored <= high / 4
+}
+
+/// Checks the store every `interval` (the reaper's) and trims when [`should_trim`]. Returns
 /// `None` where trimming does nothing (not Linux with glibc).
 pub fn spawn_trimmer(runtime: TaskRuntime, interval: Duration) -> Option<JoinHandle<()>> {
     if !cfg!(all(target_os = "linux", target_env = "gnu")) {
@@ -32,7 +38,7 @@ pub fn spawn_trimmer(runtime: TaskRuntime, interval: Duration) -> Option<JoinHan
                 continue;
             };
             high = high.max(stored);
-            if high - stored >= TRIM_AFTER_DROP {
+            if should_trim(high, stored) {
                 // Blocking (it walks the arenas), so off the async workers.
                 let _ = tokio::task::spawn_blocking(trim).await;
                 tracing::debug!(
@@ -57,3 +63,22 @@ fn trim() {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn trim() {}
+
+#[cfg(test)]
+mod tests {
+    use super::should_trim;
+
+    #[test]
+    fn trims_only_after_the_store_shrank_to_a_quarter() {
+        assert!(should_trim(40_000, 0));
+        assert!(should_trim(40_000, 10_000));
+        assert!(
+            !should_trim(40_000, 10_001),
+            "a steady load dips, it does not empty"
+        );
+        assert!(!should_trim(40_000, 32_000));
+        assert!(!should_trim(999, 0), "too few tasks to matter");
+        assert!(should_trim(1_000, 0));
+        assert!(!should_trim(0, 0));
+    }
+}

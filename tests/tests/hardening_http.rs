@@ -589,28 +589,14 @@ async fn bearer_scopes_isolate_principals_over_http() {
         assert!(reply.body.get("id").is_none());
     }
 
-    let parked = Client::send(call(
+    let parked = created_task_id(call(
         "alice",
         "confirm_delete",
         json!({"filename": "a.txt"}),
     ))
-    .await
-    .result()["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let working = Client::send(call("alice", "slow_compute", json!({"seconds": 60})))
-        .await
-        .result()["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let bobs = Client::send(call("bob", "slow_compute", json!({"seconds": 60})))
-        .await
-        .result()["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    .await;
+    let working = created_task_id(call("alice", "slow_compute", json!({"seconds": 60}))).await;
+    let bobs = created_task_id(call("bob", "slow_compute", json!({"seconds": 60}))).await;
     wait_status(&mut events, &parked, TaskStatus::InputRequired).await;
     let answer = json!({"confirm-delete": {"action": "accept", "content": {"confirm": true}}});
 
@@ -725,4 +711,11 @@ async fn bearer_scopes_isolate_principals_over_http() {
     assert_eq!(statuses, ["working", "completed"]);
 
     server.shutdown().await;
+}
+
+/// Sends a task-creating request and returns the new task's id.
+async fn created_task_id(request: reqwest::RequestBuilder) -> String {
+    let result = Client::send(request).await.result();
+    assert_eq!(result["resultType"], "task", "{result}");
+    result["taskId"].as_str().expect("a taskId").to_owned()
 }

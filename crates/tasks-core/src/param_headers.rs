@@ -174,22 +174,29 @@ pub fn param_headers(schema: &JsonObject) -> Result<Vec<ParamHeader>, InvalidAnn
     Ok(found)
 }
 
-/// Whether a decoded header value stands for the argument `value`, or `None` when the argument
-/// is not of the declared kind (argument validation then reports it; nothing is mirrored).
-fn matches(kind: ParamKind, value: &Value, header: &str) -> Option<bool> {
+/// Whether `value` is of the declared kind, and so mirrored in a header (an argument of another
+/// type is left to argument validation).
+fn mirrored(kind: ParamKind, value: &Value) -> bool {
     match (kind, value) {
-        (ParamKind::String, Value::String(text)) => Some(text == header),
-        (ParamKind::Boolean, Value::Bool(flag)) => {
-            Some(header == if *flag { "true" } else { "false" })
-        }
-        (ParamKind::Integer, Value::Number(number)) => {
+        (ParamKind::String, Value::String(_)) | (ParamKind::Boolean, Value::Bool(_)) => true,
+        (ParamKind::Integer, Value::Number(number)) => number.is_i64() || number.is_u64(),
+        _ => false,
+    }
+}
+
+/// Whether a decoded header value stands for the mirrored argument `value`.
+fn matches(value: &Value, header: &str) -> bool {
+    match value {
+        Value::String(text) => text == header,
+        Value::Bool(flag) => header == if *flag { "true" } else { "false" },
+        Value::Number(number) => {
             let body = number
                 .as_i64()
                 .map(i128::from)
-                .or_else(|| number.as_u64().map(i128::from))?;
-            Some(header_integer(header) == Some(body))
+                .or_else(|| number.as_u64().map(i128::from));
+            body.is_some() && header_integer(header) == body
         }
-        _ => None,
+        _ => false,
     }
 }
 
@@ -229,13 +236,13 @@ pub fn check_param_headers<'h>(
             None | Some(Value::Null) => continue,
             Some(value) => value,
         };
-        if matches(param.kind, value, "").is_none() {
+        if !mirrored(param.kind, value) {
             // Not of the declared type: argument validation answers (isError), not the header.
             continue;
         }
         let raw = header(&param.header)?.ok_or_else(|| MirroredHeader::Param.missing())?;
         let decoded = decode_value(MirroredHeader::Param, raw)?;
-        if matches(param.kind, value, &decoded) != Some(true) {
+        if !matches(value, &decoded) {
             return Err(MirroredHeader::Param.mismatch());
         }
     }

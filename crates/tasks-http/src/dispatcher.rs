@@ -94,7 +94,9 @@ impl Default for DispatchConfig {
 pub struct Dispatcher {
     pub(crate) runtime: TaskRuntime,
     pub(crate) config: DispatchConfig,
-    pub(crate) server_meta: JsonObject,
+    /// `{"io.modelcontextprotocol/serverInfo": {name, version}}`, shared with streaming
+    /// responses that outlive a dispatch call.
+    pub(crate) server_meta: Arc<JsonObject>,
     pub(crate) state_key: StateKey,
     pub(crate) tools_list: Value,
     /// Fires on shutdown: open `subscriptions/listen` streams then close gracefully.
@@ -128,7 +130,7 @@ impl Dispatcher {
         Dispatcher {
             runtime,
             config,
-            server_meta,
+            server_meta: Arc::new(server_meta),
             state_key,
             tools_list,
             shutdown: CancellationToken::new(),

@@ -31,7 +31,7 @@ use crate::response::{add_server_meta, notification_bytes, McpResponse, Response
 /// outlive the dispatcher call when the response streams.
 pub(crate) struct Finish {
     pub(crate) id: Value,
-    pub(crate) server_meta: JsonObject,
+    pub(crate) server_meta: Arc<JsonObject>,
     pub(crate) state_key: StateKey,
     pub(crate) name: String,
     pub(crate) arguments: JsonObject,

@@ -150,8 +150,9 @@ pub(crate) async fn call(
             Some(merged)
         }
     };
-    let params_object = request.params.as_object().cloned().unwrap_or_default();
-    let decision = tool.policy_for(&params_object).decide(tasks_declared);
+    let no_params = JsonObject::new();
+    let params_object = request.params.as_object().unwrap_or(&no_params);
+    let decision = tool.policy_for(params_object).decide(tasks_declared);
     if decision == Decision::MissingCapability {
         return Err(McpError::missing_tasks_capability());
     }

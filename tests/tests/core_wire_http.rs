@@ -308,6 +308,7 @@ async fn fixture_multi_round_mrtr_flow() {
     assert_eq!(
         round1["inputRequests"]["name"],
         json!({"method": "elicitation/create", "params": {
+            "mode": "form",
             "message": "What is your name?",
             "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}},
                                 "required": ["name"]}}})

@@ -207,6 +207,7 @@ async fn confirm_delete_parks_until_tasks_update() {
     assert_eq!(
         parked["inputRequests"],
         json!({"confirm-delete": {"method": "elicitation/create", "params": {
+            "mode": "form",
             "message": "Delete e2e.txt?",
             "requestedSchema": {"type": "object",
                                 "properties": {"confirm": {"type": "boolean"}},

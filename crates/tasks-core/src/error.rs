@@ -78,6 +78,12 @@ pub enum McpError {
     /// `initialize`, `ping`, …) or a method behind a capability the server does not advertise.
     #[error("Method not found")]
     MethodNotFound,
+    /// -32601, HTTP 404: `initialize` from a client speaking 2026-07-28 (headers and `_meta`):
+    /// the method does not exist in this revision. `data.supported` names the revisions served
+    /// (MCP 2026-07-28 versioning: a modern-only server names its versions in any error it
+    /// returns to `initialize`; runner check `server-stateless` expects 404/-32601).
+    #[error("Method not found")]
+    InitializeNotServed,
     /// -32602, HTTP 400: invalid params, with a fixed server-chosen message.
     #[error("{0}")]
     InvalidParams(String),
@@ -147,7 +153,7 @@ impl McpError {
             | McpError::ForbiddenOrigin
             | McpError::HttpMethodNotAllowed
             | McpError::UnsupportedMediaType => -32600,
-            McpError::MethodNotFound => -32601,
+            McpError::MethodNotFound | McpError::InitializeNotServed => -32601,
             McpError::InvalidParams(_)
             | McpError::UnknownTask
             | McpError::TaskInputTooLarge { .. } => -32602,
@@ -161,7 +167,7 @@ impl McpError {
     /// The HTTP status the Streamable HTTP transport answers with.
     pub fn http_status(&self) -> u16 {
         match self {
-            McpError::MethodNotFound => 404,
+            McpError::MethodNotFound | McpError::InitializeNotServed => 404,
             McpError::BodyTooLarge { .. } => 413,
             McpError::Unauthorized => 401,
             McpError::ForbiddenOrigin => 403,
@@ -181,6 +187,7 @@ impl McpError {
             McpError::MissingCapability(required) => {
                 Some(json!({ "requiredCapabilities": required }))
             }
+            McpError::InitializeNotServed => Some(json!({ "supported": SUPPORTED_VERSIONS })),
             McpError::UnsupportedVersion { requested } => Some(json!({
                 "supported": SUPPORTED_VERSIONS,
                 "requested": requested,

@@ -23,10 +23,18 @@ pub enum Event {
         /// The bare request surfaced in `inputRequests`.
         request: InputRequest,
     },
-    /// `tasks/update` delivered responses; only keys currently outstanding are taken.
+    /// `tasks/update` delivered responses; only keys currently outstanding are taken, each
+    /// checked against the request it answers (all or nothing).
     InputResponsesAccepted {
-        /// key → response (bare result object, e.g. an ElicitResult).
+        /// key → response as the client sent it (bare result object, e.g. an ElicitResult).
         responses: BTreeMap<String, Value>,
+    },
+    /// The work describes what it is doing (`statusMessage`); the status does not change. Has
+    /// no effect while the task is `input_required` (the message then names the outstanding
+    /// keys).
+    StatusMessage {
+        /// The new `statusMessage`.
+        message: String,
     },
     /// The work finished with a result object (a `CallToolResult`, `isError: true` included).
     Completed {

@@ -15,6 +15,7 @@
 //! | [`protocol`] | protocol constants: revision, extension id, `_meta` keys |
 //! | [`id`] | [`TaskId`]: non-empty, at most 256 bytes |
 //! | [`time`] | [`Timestamp`]: UTC milliseconds, RFC 3339 on the wire |
+//! | [`input`] | input requests, the client capability each needs, typed and validated answers |
 //! | [`task`] | [`Task`] and [`TaskState`]: the status-payload table enforced by the type |
 //! | [`event`] | [`Event`]: what can happen to a task |
 //! | [`reducer`] | [`apply`]: the pure reducer; terminal states absorb every event |
@@ -42,6 +43,7 @@ pub mod error;
 pub mod event;
 pub mod headers;
 pub mod id;
+pub mod input;
 pub mod logging;
 pub mod negotiation;
 pub mod param_headers;
@@ -55,10 +57,14 @@ pub mod time;
 pub use error::{CapacityLimit, JsonRpcError, McpError};
 pub use event::Event;
 pub use id::TaskId;
+pub use input::{
+    ClientCapability, ElicitAnswer, InputRequest, InputResponse, Root, SamplingAnswer,
+    SamplingRequest,
+};
 pub use logging::LogLevel;
 pub use negotiation::{Decision, RequestMeta, TaskPolicy};
 pub use reducer::{apply, ReduceError, Transition};
-pub use task::{InputRequest, InputRequests, Task, TaskState, TaskStatus};
+pub use task::{InputRequests, Task, TaskState, TaskStatus};
 pub use time::Timestamp;
 
 /// A JSON object (`serde_json::Map<String, Value>`), the shape of every MCP result and params.

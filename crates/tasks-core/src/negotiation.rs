@@ -13,7 +13,7 @@ use crate::error::McpError;
 use crate::logging::LogLevel;
 use crate::protocol::{
     META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PROGRESS_TOKEN, META_PROTOCOL_VERSION,
-    TASKS_EXTENSION,
+    METHOD_INITIALIZE, SUPPORTED_VERSIONS, TASKS_EXTENSION,
 };
 use crate::JsonObject;
 
@@ -121,6 +121,44 @@ impl RequestMeta {
             .get(name)
             .is_some_and(Value::is_object)
     }
+}
+
+/// The answer to a request of the 2025 (session-based) era, which this server does not serve:
+/// a request whose params carry no `_meta` protocol version and that is either `initialize` or
+/// names another revision in its `MCP-Protocol-Version` header (`header_version`, decoded).
+///
+/// Such a request gets -32022 `Unsupported protocol version` (HTTP 400) with
+/// `data.supported` (this server's revisions) and `data.requested` (the `initialize`
+/// `protocolVersion`, else the header's version, else `"unknown"`): a modern-only server names
+/// its versions in any error to `initialize`, and a dual-era client reads -32022 as "modern
+/// server" (MCP 2026-07-28 versioning, "Backward compatibility"; §13.2 step 5 routes these
+/// requests to the legacy path on a dual-era server). `None` for a 2026-07-28 request, which
+/// admission continues with.
+pub fn legacy_era_error(
+    method: &str,
+    params: Option<&Value>,
+    header_version: Option<&str>,
+) -> Option<McpError> {
+    let modern = params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|meta| meta.get(META_PROTOCOL_VERSION))
+        .is_some();
+    if modern {
+        return None;
+    }
+    let header_legacy = header_version.is_some_and(|v| !SUPPORTED_VERSIONS.contains(&v));
+    if method != METHOD_INITIALIZE && !header_legacy {
+        return None;
+    }
+    let requested = params
+        .filter(|_| method == METHOD_INITIALIZE)
+        .and_then(|p| p.get("protocolVersion"))
+        .and_then(Value::as_str)
+        .or(header_version)
+        .unwrap_or("unknown");
+    Some(McpError::UnsupportedVersion {
+        requested: requested.to_owned(),
+    })
 }
 
 /// How a tool relates to tasks: server configuration, never wire data.

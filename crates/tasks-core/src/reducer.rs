@@ -4,8 +4,13 @@
 //! * a terminal task (`completed`, `failed`, `cancelled`) absorbs every event unchanged;
 //! * an input key is unique for the task's lifetime: asking again under a pending key with the
 //!   same request is a no-op, with a different request (or after it was answered) an error;
-//! * responses for keys that are not outstanding are ignored; answered keys leave
+//! * responses for keys that are not outstanding are ignored; a response for an outstanding
+//!   key must fit its request ([`InputRequest::check_response`](crate::InputRequest::check_response)),
+//!   or the whole event is refused and nothing is applied; answered keys leave
 //!   `inputRequests`; with none left the task returns to `working`;
+//! * `statusMessage` says what the task waits for: `Waiting for input: <keys>` while
+//!   `input_required`, `Input received` when it works again, and the work's own message after
+//!   [`Event::StatusMessage`] (ignored while input is outstanding);
 //! * every real change increments the revision by one and sets `lastUpdatedAt` to
 //!   `max(now, lastUpdatedAt)`; a no-op changes nothing, not even the revision.
 
@@ -14,7 +19,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::event::Event;
-use crate::task::{InputRequests, Task, TaskState, MESSAGE_CANCELLED};
+use crate::input::{InputResponse, InvalidResponse};
+use crate::task::{InputRequests, Task, TaskState, MESSAGE_CANCELLED, MESSAGE_INPUT_RECEIVED};
 use crate::time::Timestamp;
 
 /// The outcome of [`apply`].
@@ -24,9 +30,9 @@ pub struct Transition {
     pub task: Task,
     /// Whether anything changed (and so the revision was incremented).
     pub changed: bool,
-    /// Effect: the input keys this event fulfilled, with their responses, so a runtime can wake
-    /// exactly the waiters of those keys.
-    pub fulfilled: BTreeMap<String, Value>,
+    /// Effect: the input keys this event fulfilled, with their checked responses, so a runtime
+    /// can wake exactly the waiters of those keys.
+    pub fulfilled: BTreeMap<String, InputResponse>,
 }
 
 /// An event the reducer refuses; the task is left unchanged.
@@ -38,13 +44,21 @@ pub enum ReduceError {
     /// The key was already used for a different request, or was already answered.
     #[error("input request key {0:?} was already used in this task")]
     KeyReused(String),
+    /// A response for an outstanding key does not fit its request; nothing was applied.
+    #[error("invalid input response for {key:?}: {reason}")]
+    InvalidResponse {
+        /// The outstanding key (server-chosen).
+        key: String,
+        /// What is wrong with the response.
+        reason: InvalidResponse,
+    },
 }
 
 /// Applies `event` to `task` at time `now`.
 ///
 /// # Errors
-/// [`ReduceError`] for an input request that would break key uniqueness. Terminal tasks never
-/// error: they absorb every event.
+/// [`ReduceError`] for an input request that would break key uniqueness, or a response that
+/// does not fit its outstanding request. Terminal tasks never error: they absorb every event.
 pub fn apply(task: &Task, event: Event, now: Timestamp) -> Result<Transition, ReduceError> {
     if task.is_terminal() {
         return Ok(unchanged(task));
@@ -71,30 +85,58 @@ pub fn apply(task: &Task, event: Event, now: Timestamp) -> Result<Transition, Re
                     }
                 }
             }
+            if let TaskState::InputRequired { input_requests } = &next.state {
+                next.status_message = Some(input_requests.waiting_message());
+            }
         }
         Event::InputResponsesAccepted { responses } => {
             let TaskState::InputRequired { input_requests } = &task.state else {
                 return Ok(unchanged(task));
             };
-            let mut remaining = Some(input_requests.clone());
+            // Check every answer to an outstanding key before applying any (all or nothing).
             for (key, response) in responses {
-                let Some(pending) = remaining.take() else {
-                    break;
-                };
-                let (rest, removed) = pending.without(&key);
-                remaining = rest;
-                if let Some(request) = removed {
-                    next.answered.insert(key.clone(), request);
-                    fulfilled.insert(key, response);
+                if let Some(request) = input_requests.get(&key) {
+                    let checked = request.check_response(&response).map_err(|reason| {
+                        ReduceError::InvalidResponse {
+                            key: key.clone(),
+                            reason,
+                        }
+                    })?;
+                    fulfilled.insert(key, checked);
                 }
             }
             if fulfilled.is_empty() {
                 return Ok(unchanged(task));
             }
+            let mut remaining = Some(input_requests.clone());
+            for key in fulfilled.keys() {
+                let Some(pending) = remaining.take() else {
+                    break;
+                };
+                let (rest, removed) = pending.without(key);
+                remaining = rest;
+                if let Some(request) = removed {
+                    next.answered.insert(key.clone(), request);
+                }
+            }
             next.state = match remaining {
-                Some(input_requests) => TaskState::InputRequired { input_requests },
-                None => TaskState::Working,
+                Some(input_requests) => {
+                    next.status_message = Some(input_requests.waiting_message());
+                    TaskState::InputRequired { input_requests }
+                }
+                None => {
+                    next.status_message = Some(MESSAGE_INPUT_RECEIVED.to_owned());
+                    TaskState::Working
+                }
             };
+        }
+        Event::StatusMessage { message } => {
+            // While input is outstanding the message says what the task waits for.
+            let waiting = matches!(task.state, TaskState::InputRequired { .. });
+            if waiting || task.status_message.as_deref() == Some(message.as_str()) {
+                return Ok(unchanged(task));
+            }
+            next.status_message = Some(message);
         }
         Event::Completed { mut result } => {
             strip_related_task(&mut result);

@@ -10,11 +10,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::JsonRpcError;
 use crate::id::TaskId;
+pub use crate::input::InputRequest;
 use crate::time::Timestamp;
 use crate::JsonObject;
 
-/// `statusMessage` at creation, kept through input rounds.
+/// `statusMessage` at creation.
 pub const MESSAGE_ACCEPTED: &str = "Task accepted";
+/// `statusMessage` when every outstanding input was answered and the task works again (until
+/// the tool sets its own).
+pub const MESSAGE_INPUT_RECEIVED: &str = "Input received";
+/// Prefix of the `statusMessage` of an `input_required` task, followed by the outstanding
+/// keys, comma-separated in key order: `Waiting for input: confirm-delete`.
+pub const MESSAGE_WAITING_PREFIX: &str = "Waiting for input: ";
 /// `statusMessage` of a cancelled task.
 pub const MESSAGE_CANCELLED: &str = "Cancellation requested";
 
@@ -55,17 +62,6 @@ impl TaskStatus {
     }
 }
 
-/// A bare server-to-client request surfaced in `inputRequests`: `{"method", "params"?}` with no
-/// `jsonrpc` and no `id` (`wire-2026-07-28.md` §10.1), e.g. an `elicitation/create`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InputRequest {
-    /// The request method, e.g. `"elicitation/create"`.
-    pub method: String,
-    /// The request params.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<JsonObject>,
-}
-
 /// The outstanding input requests of an `input_required` task: key → request, never empty.
 ///
 /// Keys are server-chosen and unique for the lifetime of the task (SEP-2663 "Task Update
@@ -78,6 +74,12 @@ impl InputRequests {
     /// A map with exactly one entry.
     pub fn single(key: String, request: InputRequest) -> Self {
         InputRequests(BTreeMap::from([(key, request)]))
+    }
+
+    /// `Waiting for input: <key>, <key>…`, the `statusMessage` while these are outstanding.
+    pub fn waiting_message(&self) -> String {
+        let keys: Vec<&str> = self.0.keys().map(String::as_str).collect();
+        format!("{MESSAGE_WAITING_PREFIX}{}", keys.join(", "))
     }
 
     /// The requests, by key.

@@ -8,10 +8,14 @@ use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{json, Value};
+use tasks_core::input::InvalidResponse;
 use tasks_core::projection::detailed;
 use tasks_core::reducer::RELATED_TASK_META;
-use tasks_core::task::{MESSAGE_ACCEPTED, MESSAGE_CANCELLED};
-use tasks_core::{apply, Event, InputRequests, ReduceError, Task, TaskState, TaskStatus};
+use tasks_core::task::{MESSAGE_ACCEPTED, MESSAGE_CANCELLED, MESSAGE_INPUT_RECEIVED};
+use tasks_core::{
+    apply, ElicitAnswer, Event, InputRequests, InputResponse, ReduceError, Task, TaskState,
+    TaskStatus,
+};
 
 /// What the model predicts for one event.
 #[derive(Debug)]
@@ -21,8 +25,30 @@ enum Expect {
     Changed {
         state: TaskState,
         message: Option<String>,
-        fulfilled: BTreeMap<String, Value>,
+        fulfilled: BTreeMap<String, InputResponse>,
     },
+}
+
+/// `Waiting for input: a, b`: the message of an `input_required` task, from the model's keys.
+fn waiting(pending: &BTreeMap<String, tasks_core::InputRequest>) -> Option<String> {
+    let keys: Vec<&str> = pending.keys().map(String::as_str).collect();
+    Some(format!("Waiting for input: {}", keys.join(", ")))
+}
+
+/// The catalogued answer of `response` to `request`, by [`responses`].
+fn model_answer(
+    request: &tasks_core::InputRequest,
+    response: &Value,
+) -> Result<InputResponse, tasks_core::input::InvalidResponse> {
+    let (_, to_elicit, to_roots) = responses()
+        .into_iter()
+        .find(|(value, _, _)| value == response)
+        .expect("a catalogued response");
+    if *request == common::request(0) {
+        to_elicit
+    } else {
+        to_roots
+    }
 }
 
 fn input_required(map: BTreeMap<String, tasks_core::InputRequest>) -> TaskState {
@@ -37,7 +63,6 @@ fn expect(before: &Task, event: &Event, answered: &BTreeSet<String>) -> Expect {
         return Expect::Unchanged;
     }
     let pending = pending_map(before);
-    let keep = Some(MESSAGE_ACCEPTED.to_owned());
     match event {
         Event::InputRequested { key, request } => {
             if key.is_empty() {
@@ -53,19 +78,31 @@ fn expect(before: &Task, event: &Event, answered: &BTreeSet<String>) -> Expect {
                     let mut next = pending.clone();
                     next.insert(key.clone(), request.clone());
                     Expect::Changed {
+                        message: waiting(&next),
                         state: input_required(next),
-                        message: keep,
                         fulfilled: BTreeMap::new(),
                     }
                 }
             }
         }
         Event::InputResponsesAccepted { responses } => {
-            let fulfilled: BTreeMap<String, Value> = responses
-                .iter()
-                .filter(|(k, _)| pending.contains_key(*k))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
+            let mut fulfilled = BTreeMap::new();
+            for (key, response) in responses {
+                let Some(request) = pending.get(key) else {
+                    continue;
+                };
+                match model_answer(request, response) {
+                    Ok(answer) => {
+                        fulfilled.insert(key.clone(), answer);
+                    }
+                    Err(reason) => {
+                        return Expect::Refused(ReduceError::InvalidResponse {
+                            key: key.clone(),
+                            reason,
+                        })
+                    }
+                }
+            }
             if fulfilled.is_empty() {
                 return Expect::Unchanged;
             }
@@ -73,15 +110,26 @@ fn expect(before: &Task, event: &Event, answered: &BTreeSet<String>) -> Expect {
                 .into_iter()
                 .filter(|(k, _)| !fulfilled.contains_key(k))
                 .collect();
-            let state = if rest.is_empty() {
-                TaskState::Working
+            let (state, message) = if rest.is_empty() {
+                (TaskState::Working, Some(MESSAGE_INPUT_RECEIVED.to_owned()))
             } else {
-                input_required(rest)
+                (input_required(rest.clone()), waiting(&rest))
             };
             Expect::Changed {
                 state,
-                message: keep,
+                message,
                 fulfilled,
+            }
+        }
+        Event::StatusMessage { message } => {
+            if !pending.is_empty() || before.status_message() == Some(message.as_str()) {
+                Expect::Unchanged
+            } else {
+                Expect::Changed {
+                    state: before.state().clone(),
+                    message: Some(message.clone()),
+                    fulfilled: BTreeMap::new(),
+                }
             }
         }
         Event::Completed { result } => {
@@ -141,17 +189,23 @@ fn check_invariants(
         }
     }
 
-    let expected_message = match task.state() {
-        TaskState::Working | TaskState::InputRequired { .. } => Some(MESSAGE_ACCEPTED),
-        TaskState::Completed { .. } => None,
-        TaskState::Failed { error } => Some(error.message.as_str()),
-        TaskState::Cancelled => Some(MESSAGE_CANCELLED),
-    };
-    prop_assert_eq!(task.status_message(), expected_message);
-    prop_assert_eq!(
-        view.get("statusMessage").and_then(Value::as_str),
-        expected_message
-    );
+    let message = task.status_message();
+    match task.state() {
+        TaskState::Working => {
+            let known = [MESSAGE_ACCEPTED, MESSAGE_INPUT_RECEIVED];
+            prop_assert!(
+                message.is_some_and(|m| known.contains(&m) || TOOL_MESSAGES.contains(&m)),
+                "working with statusMessage {message:?}"
+            );
+        }
+        TaskState::InputRequired { .. } => {
+            prop_assert_eq!(message.map(str::to_owned), waiting(&pending_map(task)));
+        }
+        TaskState::Completed { .. } => prop_assert_eq!(message, None),
+        TaskState::Failed { error } => prop_assert_eq!(message, Some(error.message.as_str())),
+        TaskState::Cancelled => prop_assert_eq!(message, Some(MESSAGE_CANCELLED)),
+    }
+    prop_assert_eq!(view.get("statusMessage").and_then(Value::as_str), message);
 
     let kept: BTreeSet<String> = task.answered_keys().map(str::to_owned).collect();
     if task.is_terminal() {
@@ -301,26 +355,43 @@ fn partial_fulfilment_keeps_the_other_key_then_returns_to_working() {
         },
         T0 + 2,
     );
-    let answer = |key: &str| Event::InputResponsesAccepted {
+    let answer = |key: &str, response: Value| Event::InputResponsesAccepted {
         responses: BTreeMap::from([
-            (key.to_owned(), json!({"action": "accept"})),
+            (key.to_owned(), response),
             ("zz".to_owned(), json!({"ignored": true})),
         ]),
     };
-    let first = apply(&t, answer("a"), ts(T0 + 3)).unwrap();
+    assert_eq!(t.status_message(), Some("Waiting for input: a, b"));
+    let first = apply(
+        &t,
+        answer(
+            "a",
+            json!({"action": "accept", "content": {"confirm": true}}),
+        ),
+        ts(T0 + 3),
+    )
+    .unwrap();
     assert_eq!(
         first.fulfilled,
-        BTreeMap::from([("a".to_owned(), json!({"action": "accept"}))])
+        BTreeMap::from([(
+            "a".to_owned(),
+            InputResponse::Elicit(ElicitAnswer::Accept(object(json!({"confirm": true}))))
+        )])
     );
     assert_eq!(first.task.status(), TaskStatus::InputRequired);
+    assert_eq!(first.task.status_message(), Some("Waiting for input: b"));
     assert_eq!(
         pending_map(&first.task).keys().collect::<Vec<_>>(),
         vec!["b"]
     );
     assert_eq!(first.task.revision(), 4);
-    let second = apply(&first.task, answer("b"), ts(T0 + 4)).unwrap();
+    let second = apply(&first.task, answer("b", json!({"roots": []})), ts(T0 + 4)).unwrap();
+    assert_eq!(
+        second.fulfilled,
+        BTreeMap::from([("b".to_owned(), InputResponse::Roots(vec![]))])
+    );
     assert_eq!(second.task.status(), TaskStatus::Working);
-    assert_eq!(second.task.status_message(), Some(MESSAGE_ACCEPTED));
+    assert_eq!(second.task.status_message(), Some(MESSAGE_INPUT_RECEIVED));
     assert_eq!(
         second.task.answered_keys().collect::<Vec<_>>(),
         vec!["a", "b"]
@@ -377,4 +448,143 @@ fn completed_strips_related_task_and_clock_never_goes_back() {
     let late = apply(&t, Event::Cancelled, ts(T0 + 1)).unwrap();
     assert!(!late.changed);
     assert_eq!(late.task.status(), TaskStatus::Completed);
+}
+
+fn parked_on_a_and_b() -> Task {
+    let t = step(
+        &working(),
+        Event::InputRequested {
+            key: "a".into(),
+            request: request(0),
+        },
+        T0 + 1,
+    );
+    step(
+        &t,
+        Event::InputRequested {
+            key: "b".into(),
+            request: request(0),
+        },
+        T0 + 2,
+    )
+}
+
+#[test]
+fn a_decline_or_cancel_is_never_consent_whatever_it_carries() {
+    let t = parked_on_a_and_b();
+    let out = apply(
+        &t,
+        Event::InputResponsesAccepted {
+            responses: BTreeMap::from([
+                (
+                    "a".to_owned(),
+                    json!({"action": "decline", "content": {"confirm": true}}),
+                ),
+                (
+                    "b".to_owned(),
+                    json!({"action": "cancel", "content": {"confirm": true}}),
+                ),
+            ]),
+        },
+        ts(T0 + 3),
+    )
+    .unwrap();
+    assert_eq!(
+        out.fulfilled,
+        BTreeMap::from([
+            ("a".to_owned(), InputResponse::Elicit(ElicitAnswer::Decline)),
+            ("b".to_owned(), InputResponse::Elicit(ElicitAnswer::Cancel)),
+        ])
+    );
+    assert_eq!(
+        out.fulfilled["a"].to_value(),
+        json!({"action": "decline"}),
+        "the content of a decline is dropped"
+    );
+}
+
+#[test]
+fn one_malformed_answer_rejects_the_whole_update() {
+    let t = parked_on_a_and_b();
+    for (bad, reason) in [
+        (
+            json!({"action": "maybe", "content": {"confirm": true}}),
+            InvalidResponse::Action,
+        ),
+        (
+            json!({"content": {"confirm": true}}),
+            InvalidResponse::Action,
+        ),
+        (
+            json!({"action": "accept", "content": {"confirm": "yes"}}),
+            InvalidResponse::Schema,
+        ),
+        (
+            json!({"action": "accept", "content": {}}),
+            InvalidResponse::Schema,
+        ),
+        (
+            json!({"action": "accept", "content": {"confirm": {"nested": 1}}}),
+            InvalidResponse::Content,
+        ),
+    ] {
+        let out = apply(
+            &t,
+            Event::InputResponsesAccepted {
+                responses: BTreeMap::from([
+                    (
+                        "a".to_owned(),
+                        json!({"action": "accept", "content": {"confirm": true}}),
+                    ),
+                    ("b".to_owned(), bad.clone()),
+                ]),
+            },
+            ts(T0 + 3),
+        );
+        assert_eq!(
+            out,
+            Err(ReduceError::InvalidResponse {
+                key: "b".into(),
+                reason
+            }),
+            "{bad}"
+        );
+        assert_eq!(
+            reason.to_error("b").to_error_object().message,
+            format!("Invalid input response for b: {reason}")
+        );
+    }
+}
+
+#[test]
+fn status_messages_are_set_by_the_work_but_not_while_waiting() {
+    let t = step(
+        &working(),
+        Event::StatusMessage {
+            message: "Indexing".into(),
+        },
+        T0 + 1,
+    );
+    assert_eq!(t.status_message(), Some("Indexing"));
+    assert_eq!(t.revision(), 2);
+    let same = apply(
+        &t,
+        Event::StatusMessage {
+            message: "Indexing".into(),
+        },
+        ts(T0 + 2),
+    )
+    .unwrap();
+    assert!(!same.changed, "the same message is not a new revision");
+    let parked = parked_on_a_and_b();
+    let ignored = apply(
+        &parked,
+        Event::StatusMessage {
+            message: "Indexing".into(),
+        },
+        ts(T0 + 3),
+    )
+    .unwrap();
+    assert!(!ignored.changed);
+    assert_eq!(parked.status_message(), Some("Waiting for input: a, b"));
 }

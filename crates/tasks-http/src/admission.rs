@@ -4,12 +4,13 @@
 //! |---|---|---|
 //! | 3 | body is JSON, one request or notification | -32700 / -32600, HTTP 400 |
 //! | 4 | a notification (no `id`) | HTTP 202, no body (decided by the caller) |
+//! | 5 | a 2025-era request (no `_meta` version; `initialize` or a legacy header version) | -32022, HTTP 400, `data.supported` |
 //! | 5 | `MCP-Protocol-Version` present, once | -32020, HTTP 400 |
 //! | 6 | `Mcp-Method` present, once, equal to `method` | -32020, HTTP 400 |
 //! | 7 | `params._meta` has `protocolVersion` and `clientCapabilities` | -32602, HTTP 400 |
 //! | 8 | header version equals `_meta` version | -32020, HTTP 400 |
 //! | 9 | version supported | -32022, HTTP 400 |
-//! | 10 | method known | -32601, HTTP 404 |
+//! | 10 | method known | -32601, HTTP 404 (`initialize` also names `data.supported`) |
 //! | 11 | `Mcp-Name` for `tools/call` and the task methods | -32020, HTTP 400 |
 //!
 //! Steps 1–2 (Host/Origin, POST) run before, in [`crate::origin`] and the dispatcher; steps
@@ -18,7 +19,8 @@
 use http::HeaderMap;
 use serde_json::Value;
 use tasks_core::headers::{self, MirroredHeader};
-use tasks_core::protocol::SUPPORTED_VERSIONS;
+use tasks_core::negotiation::legacy_era_error;
+use tasks_core::protocol::{METHOD_INITIALIZE, SUPPORTED_VERSIONS};
 use tasks_core::{McpError, RequestMeta};
 
 /// A parsed JSON-RPC message (step 3).
@@ -128,8 +130,14 @@ pub fn admit(
 ) -> Result<Admitted, McpError> {
     let Envelope { id, method, params } = envelope;
     let id = id.unwrap_or(Value::Null);
-    // 5. MCP-Protocol-Version present.
+    // 5. A 2025-era request is told which revisions this server speaks.
     let version_header = one(headers, MirroredHeader::ProtocolVersion)?;
+    let legacy_header = version_header
+        .and_then(|raw| headers::decode_value(MirroredHeader::ProtocolVersion, raw).ok());
+    if let Some(error) = legacy_era_error(&method, params.as_ref(), legacy_header.as_deref()) {
+        return Err(error);
+    }
+    // 5. MCP-Protocol-Version present.
     let version_raw = version_header.ok_or(McpError::HeaderMismatch(
         "Missing MCP-Protocol-Version header",
     ))?;
@@ -159,7 +167,11 @@ pub fn admit(
     }
     // 10. Known method.
     if !known(&method) {
-        return Err(McpError::MethodNotFound);
+        return Err(if method == METHOD_INITIALIZE {
+            McpError::InitializeNotServed
+        } else {
+            McpError::MethodNotFound
+        });
     }
     // 11. Mcp-Name.
     headers::check_name(

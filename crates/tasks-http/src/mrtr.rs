@@ -19,7 +19,10 @@ use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use tasks_core::{JsonObject, McpError, Timestamp};
+use std::collections::BTreeMap;
+
+use tasks_core::id::TASK_ID_RANDOM_BYTES;
+use tasks_core::{InputRequest, JsonObject, McpError, TaskId, Timestamp};
 use tasks_runtime::Scope;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -86,9 +89,50 @@ pub struct RequestState {
     /// The round that issued it (1 for the first `input_required`).
     #[serde(rename = "r")]
     pub round: u32,
-    /// Answers gathered in earlier rounds.
+    /// Answers gathered in earlier rounds, checked and normalized.
     #[serde(rename = "a")]
     pub answers: JsonObject,
+    /// The requests this round asked, by key: a retry's `inputResponses` are checked against
+    /// them, and answers to other keys are ignored.
+    #[serde(rename = "q", default)]
+    pub asked: BTreeMap<String, InputRequest>,
+}
+
+impl RequestState {
+    /// Checks a retry's `inputResponses` against the requests this state asked and merges them
+    /// into the earlier answers: answers to keys it did not ask are ignored.
+    ///
+    /// # Errors
+    /// -32602 `Invalid input response for <key>: …` when an answer does not fit its request;
+    /// nothing of the retry is used then.
+    pub fn merge(&self, responses: Option<&JsonObject>) -> Result<JsonObject, McpError> {
+        let mut merged = self.answers.clone();
+        for (key, response) in responses.into_iter().flatten() {
+            if let Some(request) = self.asked.get(key) {
+                let checked = request
+                    .check_response(response)
+                    .map_err(|reason| reason.to_error(key))?;
+                merged.insert(key.clone(), checked.to_value());
+            }
+        }
+        Ok(merged)
+    }
+}
+
+/// The id of the task created by the MRTR retry carrying `request_state` (as sent) and whose
+/// merged answers are `answers`: a keyed hash, so a replay of the same retry addresses the same
+/// task, on any process sharing the key and the store, and nobody without the key can predict
+/// it.
+pub fn task_id_for_retry(key: &StateKey, request_state: &str, answers: &JsonObject) -> TaskId {
+    let mut hmac = mac(key, "task-id");
+    hmac.update(&(request_state.len() as u64).to_be_bytes());
+    hmac.update(request_state.as_bytes());
+    // serde_json maps are ordered by key, so this encoding is canonical.
+    hmac.update(&serde_json::to_vec(answers).unwrap_or_default());
+    let digest = hmac.finalize().into_bytes();
+    let mut bytes = [0u8; TASK_ID_RANDOM_BYTES];
+    bytes.copy_from_slice(&digest[..TASK_ID_RANDOM_BYTES]);
+    TaskId::from_random_bytes(bytes)
 }
 
 #[derive(Serialize, Deserialize)]
@@ -182,6 +226,7 @@ mod tests {
         let state = RequestState {
             round: 1,
             answers: args(json!({"k": {"action": "accept"}})),
+            asked: BTreeMap::new(),
         };
         let s1 = issue(&key, b, state.clone(), now);
         let s2 = issue(&key, b, state.clone(), now);
@@ -207,6 +252,7 @@ mod tests {
             RequestState {
                 round: 1,
                 answers: JsonObject::new(),
+                asked: BTreeMap::new(),
             },
             now,
         );

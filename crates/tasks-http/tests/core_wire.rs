@@ -15,7 +15,7 @@ use common::*;
 use futures_util::StreamExt as _;
 use http_body_util::BodyExt as _;
 use serde_json::{json, Value};
-use tasks_core::{JsonRpcError, LogLevel, TaskPolicy, TaskStatus};
+use tasks_core::{ClientCapability, JsonRpcError, LogLevel, TaskPolicy, TaskStatus};
 use tasks_http::response::MessageStream;
 use tasks_http::{Dispatcher, McpResponse, ResponseBody};
 use tasks_runtime::{text_result, ListChanges, ListKind, Tool, ToolContext, ToolError};
@@ -127,11 +127,7 @@ fn extra_tools(extras: &Arc<Extras>) -> Vec<Tool> {
                 let answer = ctx
                     .input("confirm", elicitation("Proceed?", "answer"))
                     .await?;
-                let answer = answer
-                    .pointer("/content/answer")
-                    .and_then(Value::as_str)
-                    .unwrap_or("none")
-                    .to_owned();
+                let answer = accepted_str(&answer, "answer").unwrap_or("none").to_owned();
                 Ok(text_result(format!("answer={answer}")))
             },
         ),
@@ -170,8 +166,8 @@ fn extra_tools(extras: &Arc<Extras>) -> Vec<Tool> {
             |ctx: ToolContext| async move {
                 Ok::<_, ToolError>(text_result(format!(
                     "sampling={} elicitation={} task={} caps={}",
-                    ctx.client_declares("sampling"),
-                    ctx.client_declares("elicitation"),
+                    ctx.client_declares(ClientCapability::Sampling),
+                    ctx.client_declares(ClientCapability::ElicitationForm),
                     ctx.is_task(),
                     Value::Object(ctx.client_capabilities().clone())
                 )))
@@ -463,6 +459,7 @@ async fn a_tool_that_notifies_then_needs_input_ends_the_stream_with_input_requir
     assert_eq!(
         result["inputRequests"],
         json!({"confirm": {"method": "elicitation/create", "params": {
+            "mode": "form",
             "message": "Proceed?",
             "requestedSchema": {"type": "object", "properties": {"answer": {"type": "string"}}}
         }}})
@@ -517,7 +514,7 @@ async fn a_tool_that_notifies_then_fails_ends_the_stream_with_the_error() {
             progress(json!("p"), json!({"progress": 1, "message": "asking"})),
             json!({"jsonrpc": "2.0", "id": 8, "error": {
                 "code": -32021, "message": "Missing required client capability",
-                "data": {"requiredCapabilities": {"elicitation": {}}}}}),
+                "data": {"requiredCapabilities": {"elicitation": {"form": {}}}}}}),
         ]
     );
 }
@@ -1180,9 +1177,23 @@ async fn input_for_an_undeclared_capability_is_missing_capability() {
     let (d, _) = server(None);
     // `interview` asks with elicitation/create; `sample` with sampling/createMessage.
     for (tool, caps, missing) in [
-        ("interview", json!({"sampling": {}}), "elicitation"),
-        ("sample", json!({"elicitation": {}}), "sampling"),
-        ("sample", json!({"sampling": true}), "sampling"),
+        (
+            "interview",
+            json!({"sampling": {}}),
+            json!({"elicitation": {"form": {}}}),
+        ),
+        // A URL-only client is never sent a form.
+        (
+            "interview",
+            json!({"elicitation": {"url": {}}}),
+            json!({"elicitation": {"form": {}}}),
+        ),
+        (
+            "sample",
+            json!({"elicitation": {}}),
+            json!({"sampling": {}}),
+        ),
+        ("sample", json!({"sampling": true}), json!({"sampling": {}})),
     ] {
         let error = Req::call(tool, json!({}))
             .meta(meta(caps.clone(), json!({})))
@@ -1192,7 +1203,7 @@ async fn input_for_an_undeclared_capability_is_missing_capability() {
             .error(400, -32021, "Missing required client capability");
         assert_eq!(
             error["data"],
-            json!({"requiredCapabilities": {missing: {}}}),
+            json!({"requiredCapabilities": missing}),
             "{tool} {caps}"
         );
     }

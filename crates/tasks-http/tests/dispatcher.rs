@@ -1061,10 +1061,11 @@ async fn tasks_get_payload_for_each_status() {
         "{got}"
     );
     assert_eq!(got["status"], "input_required");
-    assert_eq!(got["statusMessage"], "Task accepted");
+    assert_eq!(got["statusMessage"], "Waiting for input: confirm");
     assert_eq!(
         got["inputRequests"],
         json!({"confirm": {"method": "elicitation/create", "params": {
+            "mode": "form",
             "message": "Proceed?",
             "requestedSchema": {"type": "object", "properties": {"answer": {"type": "string"}}}
         }}})
@@ -1252,6 +1253,7 @@ async fn mrtr_rounds_carry_earlier_answers_and_each_state_differs() {
     assert_eq!(
         r1["inputRequests"],
         json!({"first": {"method": "elicitation/create", "params": {
+            "mode": "form",
             "message": "First?",
             "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
         }}})
@@ -1288,16 +1290,94 @@ async fn mrtr_rounds_carry_earlier_answers_and_each_state_differs() {
     let again = interview().send(&d).await.result();
     assert_ne!(input_required_state(&again), s1);
 
-    // Answers without any state are used as given.
+    // Without a state, a synchronous run takes the answers as sent, each checked when the
+    // tool asks (runner scenario input-required-result-ignore-extra-params).
     let direct = interview()
         .param(
             "inputResponses",
-            json!({"first": accept(json!({"name": "X"})), "second": accept(json!({"name": "Y"}))}),
+            json!({"first": accept(json!({"name": "X"})), "second": accept(json!({"name": "Y"})),
+                   "never_asked": {"action": "maybe"}}),
         )
         .send(&d)
         .await
         .result();
     assert_sync_result(&direct, "first=X second=Y");
+    interview()
+        .param("inputResponses", json!({"first": {"action": "maybe"}}))
+        .send(&d)
+        .await
+        .error(
+            400,
+            -32602,
+            "Invalid input response for first: action must be accept, decline or cancel",
+        );
+
+    // Answers to keys the state did not ask are ignored too: round 2's state asked `second`
+    // only, so a `first` sent with it does not replace Ada.
+    let r3b = interview()
+        .id(json!(4))
+        .param(
+            "inputResponses",
+            json!({"first": accept(json!({"name": "Mallory"})),
+                   "second": accept(json!({"name": "Bob"}))}),
+        )
+        .param("requestState", json!(s2))
+        .send(&d)
+        .await
+        .result();
+    assert_sync_result(&r3b, "first=Ada second=Bob");
+}
+
+#[tokio::test]
+async fn a_malformed_mrtr_answer_is_invalid_params_and_nothing_runs() {
+    let (d, _) = dispatcher();
+    let s1 = input_required_state(&interview().send(&d).await.result());
+    for (bad, reason) in [
+        (
+            json!({"action": "maybe", "content": {"name": "A"}}),
+            "action must be accept, decline or cancel",
+        ),
+        (
+            json!({"name": "A"}),
+            "action must be accept, decline or cancel",
+        ),
+        (
+            accept(json!({"name": 7})),
+            "content does not match the requested schema",
+        ),
+        (
+            json!({"action": "accept"}),
+            "accepted content must be an object of primitive values",
+        ),
+    ] {
+        let error = interview()
+            .id(json!("bad"))
+            .param("inputResponses", json!({"first": bad.clone()}))
+            .param("requestState", json!(s1))
+            .send(&d)
+            .await
+            .error(
+                400,
+                -32602,
+                &format!("Invalid input response for first: {reason}"),
+            );
+        assert!(error.get("data").is_none(), "{bad}");
+    }
+    // A decline is an answer: the call goes on to the next question.
+    let declined = interview()
+        .param(
+            "inputResponses",
+            json!({"first": {"action": "decline", "content": {"name": "A"}}}),
+        )
+        .param("requestState", json!(s1))
+        .send(&d)
+        .await
+        .result();
+    assert_eq!(
+        keys(&declined["inputRequests"]),
+        set(&["second"]),
+        "{declined}"
+    );
 }
 
 #[tokio::test]
@@ -1391,7 +1471,7 @@ async fn input_requests_need_the_declared_client_capability() {
         .error(400, -32021, "Missing required client capability");
     assert_eq!(
         error["data"],
-        json!({"requiredCapabilities": {"elicitation": {}}})
+        json!({"requiredCapabilities": {"elicitation": {"form": {}}}})
     );
     // Declaring Tasks does not stand in for elicitation.
     Req::call("interview", json!({}))

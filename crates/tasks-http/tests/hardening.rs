@@ -882,11 +882,7 @@ fn race_dispatcher(received: Arc<AtomicUsize>) -> Arc<Dispatcher> {
         async move {
             let answer = ctx.input("confirm", elicitation("Proceed?", "who")).await?;
             received.fetch_add(1, Ordering::SeqCst);
-            let who = answer
-                .pointer("/content/who")
-                .and_then(Value::as_str)
-                .unwrap_or("?")
-                .to_owned();
+            let who = accepted_str(&answer, "who").unwrap_or("?").to_owned();
             Ok(text_result(who))
         }
     })

@@ -4,13 +4,18 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tasks_core::{InputRequest, JsonObject, JsonRpcError, LogLevel, TaskId};
+use tasks_core::input::missing_capabilities;
+use tasks_core::{
+    ClientCapability, ElicitAnswer, InputRequest, InputResponse, JsonObject, JsonRpcError,
+    LogLevel, McpError, Root, SamplingAnswer, SamplingRequest, TaskId,
+};
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::notify::Notifier;
 use crate::runtime::Inner;
 use crate::scope::Scope;
+use crate::status::StatusCoalescer;
 use crate::work::Work;
 
 /// How a tool run ended other than with a result.
@@ -29,6 +34,15 @@ pub enum ToolError {
     #[error("cancelled")]
     Cancelled,
 }
+
+impl From<McpError> for ToolError {
+    fn from(error: McpError) -> Self {
+        ToolError::Rpc(error.to_error_object())
+    }
+}
+
+/// `error.message` of a call whose tool built an input request no client can answer.
+pub(crate) const MESSAGE_MALFORMED_REQUEST: &str = "Tool made a malformed input request";
 
 impl ToolError {
     /// A JSON-RPC error with `code` and `message`.
@@ -57,6 +71,8 @@ pub(crate) struct TaskInput {
     /// another, which would deadlock at `max_workers = 1`.
     pub(crate) permit: tokio::sync::Mutex<Option<OwnedSemaphorePermit>>,
     pub(crate) slots: Arc<Semaphore>,
+    /// Coalesces [`ToolContext::set_status_message`].
+    pub(crate) status: Arc<StatusCoalescer>,
 }
 
 /// What the run was called with: a task shares its stored work descriptor (no copy per
@@ -139,14 +155,12 @@ impl ToolContext {
         self.inputs.client_capabilities()
     }
 
-    /// Whether the starting request declared the client capability `name` (`"elicitation"`,
-    /// `"sampling"`, `"roots"`, …) with an object value. Ask only for input the client declared
-    /// it can give: an input request needing an undeclared capability ends a synchronous call
-    /// with -32021 (`wire-2026-07-28.md` §10.1).
-    pub fn client_declares(&self, name: &str) -> bool {
-        self.client_capabilities()
-            .get(name)
-            .is_some_and(Value::is_object)
+    /// Whether the starting request declared `capability` (e.g.
+    /// [`ClientCapability::ElicitationForm`]). [`ToolContext::input`] refuses a request needing
+    /// an undeclared capability with -32021 (`tasks_core::input` has the table), so a tool that
+    /// can do without the input asks this first.
+    pub fn client_declares(&self, capability: ClientCapability) -> bool {
+        capability.is_declared(self.client_capabilities())
     }
 
     /// Reports progress to the client (`notifications/progress` on the request's SSE stream).
@@ -178,11 +192,15 @@ impl ToolContext {
         matches!(self.mode, InputMode::Task(_))
     }
 
-    /// Asks the client for input under `key` and returns its response (a bare result object,
-    /// such as an ElicitResult `{"action": "accept", "content": {...}}`).
+    /// Asks the client for input under `key` and returns its checked answer.
     ///
-    /// If the starting request's `inputResponses` already answer `key`, that answer is returned
-    /// at once. Otherwise:
+    /// Prefer the typed forms [`elicit`](Self::elicit), [`elicit_url`](Self::elicit_url),
+    /// [`sample`](Self::sample) and [`list_roots`](Self::list_roots).
+    ///
+    /// The request must need only capabilities the starting request declared (`tasks_core::input`
+    /// has the table); otherwise this fails at once with -32021 and `data.requiredCapabilities`
+    /// and nothing is surfaced to the client. Then, if the starting request's `inputResponses`
+    /// already answer `key`, that answer is checked against `request` and returned. Otherwise:
     /// * in a synchronous call, the request is recorded and [`ToolError::InputRequired`] is
     ///   returned; the call answers with `input_required` listing every request asked so far;
     /// * in a task, the task moves to `input_required` with `key` in `inputRequests` and the
@@ -190,17 +208,32 @@ impl ToolContext {
     ///   keys can be pending at once (call `input` concurrently, e.g. with `tokio::join!`).
     ///
     /// # Errors
-    /// [`ToolError::InputRequired`] (synchronous call), [`ToolError::Cancelled`] when the task
-    /// is cancelled while parked, [`ToolError::Rpc`] -32603 when the key was already used for
-    /// another request in this task.
+    /// Propagate them with `?`: a task then ends `failed` with the error, a synchronous call
+    /// answers with it.
+    /// * -32021 `Missing required client capability` for an undeclared capability;
+    /// * -32603 `Tool made a malformed input request` for a request no client can answer
+    ///   (unknown method, elicitation without `message`, …);
+    /// * -32602 `Invalid input response for <key>: …` when an answer carried by the starting
+    ///   request does not fit `request`;
+    /// * [`ToolError::InputRequired`] (synchronous call), [`ToolError::Cancelled`] when the task
+    ///   is cancelled while parked, -32603 when the key was already used for another request in
+    ///   this task.
     pub async fn input(
         &self,
         key: impl Into<String>,
         request: InputRequest,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<InputResponse, ToolError> {
         let key = key.into();
+        let needs = request
+            .needs()
+            .map_err(|_| ToolError::rpc(-32603, MESSAGE_MALFORMED_REQUEST))?;
+        if let Some(missing) = missing_capabilities(self.client_capabilities(), needs) {
+            return Err(missing.into());
+        }
         if let Some(answer) = self.input_responses().and_then(|r| r.get(&key)) {
-            return Ok(answer.clone());
+            return request
+                .check_response(answer)
+                .map_err(|reason| reason.to_error(&key).into());
         }
         match &self.mode {
             InputMode::Sync(sync) => {
@@ -212,6 +245,79 @@ impl ToolContext {
             InputMode::Task(task) => task.park(key, request, &self.cancel).await,
         }
     }
+
+    /// Asks the user to fill in a form (`elicitation/create`, form mode) under `key`.
+    /// `requested_schema` is the form's restricted JSON Schema; an accepted answer matches it.
+    /// Needs `elicitation` (form mode) declared. Errors as for [`input`](Self::input).
+    pub async fn elicit(
+        &self,
+        key: impl Into<String>,
+        message: impl Into<String>,
+        requested_schema: Value,
+    ) -> Result<ElicitAnswer, ToolError> {
+        let request = InputRequest::elicit_form(message, requested_schema);
+        expect_elicit(self.input(key, request).await?)
+    }
+
+    /// Sends the user to `url` (`elicitation/create`, URL mode) under `key`; an accept says
+    /// they went there. Needs `elicitation.url` declared. Errors as for [`input`](Self::input).
+    pub async fn elicit_url(
+        &self,
+        key: impl Into<String>,
+        message: impl Into<String>,
+        url: impl Into<String>,
+        elicitation_id: impl Into<String>,
+    ) -> Result<ElicitAnswer, ToolError> {
+        let request = InputRequest::elicit_url(message, url, elicitation_id);
+        expect_elicit(self.input(key, request).await?)
+    }
+
+    /// Asks the client's model for a message (`sampling/createMessage`) under `key`. Needs
+    /// `sampling` declared (and `sampling.tools` / `sampling.context` when the request uses
+    /// them). Errors as for [`input`](Self::input).
+    pub async fn sample(
+        &self,
+        key: impl Into<String>,
+        request: SamplingRequest,
+    ) -> Result<SamplingAnswer, ToolError> {
+        match self.input(key, InputRequest::sample(request)).await? {
+            InputResponse::Sampling(answer) => Ok(answer),
+            _ => Err(ToolError::rpc(-32603, MESSAGE_MALFORMED_REQUEST)),
+        }
+    }
+
+    /// Asks for the client's roots (`roots/list`) under `key`. Needs `roots` declared. Errors
+    /// as for [`input`](Self::input).
+    pub async fn list_roots(&self, key: impl Into<String>) -> Result<Vec<Root>, ToolError> {
+        match self.input(key, InputRequest::list_roots()).await? {
+            InputResponse::Roots(roots) => Ok(roots),
+            _ => Err(ToolError::rpc(-32603, MESSAGE_MALFORMED_REQUEST)),
+        }
+    }
+
+    /// Sets the task's `statusMessage` (what it is doing, e.g. `"Indexed 40 of 100 pages"`).
+    /// Every change is a new revision, a store write and a `notifications/tasks`, so changes
+    /// are coalesced: at most one is stored per `pollIntervalMs`, the latest one winning; a
+    /// message set while another waits replaces it. Returns whether the message will be
+    /// recorded: `false` in a synchronous call, which has no status (use
+    /// [`progress`](Self::progress) there).
+    pub fn set_status_message(&self, message: impl Into<String>) -> bool {
+        match &self.mode {
+            InputMode::Sync(_) => false,
+            InputMode::Task(task) => {
+                task.status
+                    .set(&task.runtime, &task.scope, &task.task_id, message.into());
+                true
+            }
+        }
+    }
+}
+
+fn expect_elicit(response: InputResponse) -> Result<ElicitAnswer, ToolError> {
+    match response {
+        InputResponse::Elicit(answer) => Ok(answer),
+        _ => Err(ToolError::rpc(-32603, MESSAGE_MALFORMED_REQUEST)),
+    }
 }
 
 impl TaskInput {
@@ -220,7 +326,7 @@ impl TaskInput {
         key: String,
         request: InputRequest,
         cancel: &CancellationToken,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<InputResponse, ToolError> {
         let (sender, receiver) = oneshot::channel();
         self.runtime
             .request_input(&self.scope, &self.task_id, key, request, sender)

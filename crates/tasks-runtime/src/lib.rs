@@ -6,29 +6,33 @@
 //! capacity limits, and a broadcast stream of status changes.
 //!
 //! The same [`ToolHandler`] serves a synchronous `tools/call` ([`run_sync`]) and a task: inside
-//! a task, [`ToolContext::input`] parks the task until `tasks/update` answers; in a synchronous
-//! call it ends the call with an MRTR `input_required` result instead.
+//! a task, [`ToolContext::input`] (and its typed forms `elicit`, `sample`, `list_roots`) parks
+//! the task until `tasks/update` answers; in a synchronous call it ends the call with an MRTR
+//! `input_required` result instead. Either way the client is only ever asked for input its
+//! request declared it can give, and every answer is checked against the request it answers
+//! before the tool sees it, typed ([`tasks_core::InputResponse`]).
 //!
 //! ## Example: a tool that asks for confirmation
 //!
 //! ```
 //! use serde_json::json;
-//! use tasks_core::{InputRequest, TaskPolicy};
+//! use tasks_core::{ClientCapability, ElicitAnswer, TaskPolicy};
 //! use tasks_runtime::{Tool, ToolContext, ToolError, text_result};
 //!
 //! let tool = Tool::new("confirm_delete", "Deletes a file after asking the user", |ctx: ToolContext| async move {
 //!     let file = ctx.arguments().get("filename").and_then(|v| v.as_str()).unwrap_or("file").to_owned();
-//!     let request = InputRequest {
-//!         method: "elicitation/create".into(),
-//!         params: json!({"message": format!("Delete {file}?"), "requestedSchema": {
-//!             "type": "object", "properties": {"confirm": {"type": "boolean"}}}})
-//!             .as_object().cloned(),
+//!     let schema = json!({"type": "object", "properties": {"confirm": {"type": "boolean"}},
+//!                         "required": ["confirm"]});
+//!     // Only `accept` carries content; a decline or cancel is never consent.
+//!     let text = match ctx.elicit("confirm-delete", format!("Delete {file}?"), schema).await? {
+//!         ElicitAnswer::Accept(content) if content.get("confirm") == Some(&json!(true)) => "deleted",
+//!         _ => "kept",
 //!     };
-//!     let answer = ctx.input("confirm-delete", request).await?;
-//!     let confirmed = answer.pointer("/content/confirm") == Some(&json!(true));
-//!     Ok::<_, ToolError>(text_result(format!("Delete confirmed: {confirmed}")))
+//!     Ok::<_, ToolError>(text_result(text))
 //! })
-//! .with_policy(TaskPolicy::Optional);
+//! .with_policy(TaskPolicy::Optional)
+//! // Calls whose request does not declare form elicitation get -32021 before anything runs.
+//! .requires_client([ClientCapability::ElicitationForm]);
 //! assert_eq!(tool.name(), "confirm_delete");
 //! ```
 //!
@@ -58,6 +62,7 @@ pub mod notify;
 pub mod registry;
 pub mod runtime;
 pub mod scope;
+mod status;
 pub mod store;
 pub mod sync;
 pub mod work;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use tasks_core::param_headers::{param_headers, ParamHeader};
-use tasks_core::{JsonObject, TaskPolicy};
+use tasks_core::{ClientCapability, JsonObject, TaskPolicy};
 
 use crate::context::{ToolContext, ToolError};
 
@@ -65,6 +65,7 @@ pub struct Tool {
     validator: Option<jsonschema::Validator>,
     param_headers: Vec<ParamHeader>,
     policy: ToolPolicy,
+    client_needs: Vec<ClientCapability>,
     annotations: Option<JsonObject>,
     handler: Arc<dyn ToolHandler>,
 }
@@ -99,6 +100,7 @@ impl Tool {
             validator: None,
             param_headers: Vec::new(),
             policy: ToolPolicy::Fixed(TaskPolicy::Sync),
+            client_needs: Vec::new(),
             annotations: None,
             handler: Arc::new(handler),
         }
@@ -139,6 +141,28 @@ impl Tool {
     ) -> Self {
         self.policy = ToolPolicy::PerCall(Arc::new(policy));
         self
+    }
+
+    /// Declares client capabilities every call of this tool needs (e.g.
+    /// [`ClientCapability::ElicitationForm`] for a tool that always asks for confirmation).
+    /// A `tools/call` whose request does not declare them all is refused with -32021
+    /// `Missing required client capability` and `data.requiredCapabilities` naming every
+    /// missing one, before anything runs or a task is stored. Input the tool asks for only
+    /// sometimes needs no declaration here: [`ToolContext::input`](crate::ToolContext::input)
+    /// refuses an undeclared request when it is made.
+    pub fn requires_client(
+        mut self,
+        capabilities: impl IntoIterator<Item = ClientCapability>,
+    ) -> Self {
+        self.client_needs.extend(capabilities);
+        self.client_needs.sort();
+        self.client_needs.dedup();
+        self
+    }
+
+    /// The client capabilities every call needs ([`Tool::requires_client`]).
+    pub fn client_needs(&self) -> &[ClientCapability] {
+        &self.client_needs
     }
 
     /// Sets the tool `annotations` object listed by `tools/list`.

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, Weak};
 use dashmap::DashMap;
 use serde_json::Value;
 use tasks_core::id::TASK_ID_RANDOM_BYTES;
-use tasks_core::{apply, Event, InputRequest, McpError, ReduceError, Task, TaskId};
+use tasks_core::{apply, Event, InputRequest, InputResponse, McpError, ReduceError, Task, TaskId};
 use tokio::sync::{broadcast, oneshot, Semaphore};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -28,7 +28,7 @@ const EVENT_CHANNEL_CAPACITY: usize = 4096;
 #[derive(Default)]
 pub(crate) struct WorkerHandle {
     pub(crate) cancel: CancellationToken,
-    waiters: Mutex<HashMap<String, oneshot::Sender<Value>>>,
+    waiters: Mutex<HashMap<String, oneshot::Sender<InputResponse>>>,
 }
 
 pub(crate) struct Inner {
@@ -46,7 +46,7 @@ pub(crate) struct Inner {
 /// The outcome of [`Inner::commit`].
 pub(crate) struct Committed {
     pub(crate) task: Arc<Task>,
-    pub(crate) fulfilled: BTreeMap<String, Value>,
+    pub(crate) fulfilled: BTreeMap<String, InputResponse>,
 }
 
 /// Runs tasks: the transport-independent heart of a Tasks server.
@@ -137,6 +137,36 @@ impl TaskRuntime {
     /// * -32603 `Task capacity exhausted` with `data.limit` `max_jobs`, `max_tasks` or
     ///   `max_active_tasks_per_scope`. Nothing is stored on any refusal.
     pub async fn create_task(&self, work: Work) -> Result<Arc<Task>, McpError> {
+        self.create(work, None).await
+    }
+
+    /// Creates a task under a caller-derived `id`, idempotently: when a task with this id
+    /// already exists in `work.scope` (a replayed request), it is returned as it is now and
+    /// nothing new is stored or run. Derive `id` so that only the same request maps to it (a
+    /// keyed hash of data the client cannot forge, e.g. a signed MRTR `requestState` with the
+    /// answers); it holds across processes sharing the store.
+    ///
+    /// # Errors
+    /// As [`TaskRuntime::create_task`].
+    pub async fn create_task_with_id(&self, work: Work, id: TaskId) -> Result<Arc<Task>, McpError> {
+        if let Some(existing) = self.existing(&work.scope, &id).await? {
+            return Ok(existing);
+        }
+        self.create(work, Some(id)).await
+    }
+
+    async fn existing(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Task>>, McpError> {
+        let now = self.inner.clock.now();
+        let snapshot = self
+            .inner
+            .store
+            .get(scope, id, now)
+            .await
+            .map_err(store_error)?;
+        Ok(snapshot.map(|s| s.task))
+    }
+
+    async fn create(&self, work: Work, id: Option<TaskId>) -> Result<Arc<Task>, McpError> {
         let inner = &self.inner;
         let limits = &inner.config.limits;
         let tool = inner
@@ -154,10 +184,17 @@ impl TaskRuntime {
             .clone()
             .try_acquire_owned()
             .map_err(|_| McpError::CapacityExhausted(tasks_core::CapacityLimit::MaxJobs))?;
-        let mut random = [0u8; TASK_ID_RANDOM_BYTES];
-        getrandom::fill(&mut random).map_err(|_| McpError::Internal("No randomness available"))?;
+        let id = match id {
+            Some(id) => id,
+            None => {
+                let mut random = [0u8; TASK_ID_RANDOM_BYTES];
+                getrandom::fill(&mut random)
+                    .map_err(|_| McpError::Internal("No randomness available"))?;
+                TaskId::from_random_bytes(random)
+            }
+        };
         let task = Task::new(
-            TaskId::from_random_bytes(random),
+            id.clone(),
             inner.clock.now(),
             inner.config.ttl_ms,
             inner.config.poll_interval_ms,
@@ -168,11 +205,21 @@ impl TaskRuntime {
             max_active_per_scope: limits.max_active_per_scope,
         };
         let work = Arc::new(work);
-        let snapshot = inner
+        let snapshot = match inner
             .store
             .create(task, Work::clone(&work), create_limits)
             .await
-            .map_err(store_error)?;
+        {
+            Ok(snapshot) => snapshot,
+            // A concurrent replay stored it first: answer with that task.
+            Err(StoreError::Duplicate) => {
+                return self
+                    .existing(&scope, &id)
+                    .await?
+                    .ok_or(McpError::Internal("Task store failure"));
+            }
+            Err(error) => return Err(store_error(error)),
+        };
         let handle = Arc::new(WorkerHandle::default());
         inner
             .workers
@@ -207,7 +254,10 @@ impl TaskRuntime {
     /// left unchanged. The caller acknowledges with an empty result either way.
     ///
     /// # Errors
-    /// -32602 `Unknown or inaccessible taskId`.
+    /// * -32602 `Unknown or inaccessible taskId`;
+    /// * -32602 `Invalid input response for <key>: <reason>` when a response to an outstanding
+    ///   key does not fit its request ([`tasks_core::InputRequest::check_response`]); then
+    ///   nothing of the update is applied and the task is unchanged.
     pub async fn update(
         &self,
         scope: &Scope,
@@ -307,6 +357,7 @@ impl Inner {
                 ReduceError::EmptyKey | ReduceError::KeyReused(_) => {
                     McpError::Internal("Input request key reused")
                 }
+                ReduceError::InvalidResponse { key, reason } => reason.to_error(&key),
             })?;
             if !transition.changed {
                 return Ok(Committed {
@@ -340,7 +391,7 @@ impl Inner {
         id: &TaskId,
         key: String,
         request: InputRequest,
-        sender: oneshot::Sender<Value>,
+        sender: oneshot::Sender<InputResponse>,
     ) -> Result<(), ToolError> {
         let handle = self
             .workers
@@ -380,7 +431,7 @@ impl Inner {
     }
 
     /// Hands fulfilled responses to exactly the waiters of those keys.
-    pub(crate) fn wake(&self, id: &TaskId, fulfilled: BTreeMap<String, Value>) {
+    pub(crate) fn wake(&self, id: &TaskId, fulfilled: BTreeMap<String, InputResponse>) {
         if fulfilled.is_empty() {
             return;
         }

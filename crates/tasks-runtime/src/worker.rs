@@ -2,6 +2,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use serde_json::Value;
@@ -11,6 +12,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::context::{CallInputs, InputMode, TaskInput, ToolContext, ToolError};
 use crate::registry::Tool;
 use crate::runtime::{Inner, WorkerHandle};
+use crate::status::StatusCoalescer;
 use crate::work::{encoded_len, Work};
 
 /// `error.message` of a task whose tool panicked.
@@ -59,6 +61,12 @@ pub(crate) fn outcome_event(
     }
 }
 
+/// How often a task's own `statusMessage` may be written: its `pollIntervalMs`, else 1 s.
+fn status_interval(inner: &Inner) -> Duration {
+    let millis = inner.config.poll_interval_ms.map_or(1_000, |ms| ms.get());
+    Duration::from_millis(millis)
+}
+
 pub(crate) async fn run(
     inner: Arc<Inner>,
     tool: Arc<Tool>,
@@ -77,6 +85,7 @@ pub(crate) async fn run(
         scope: scope.clone(),
         permit: tokio::sync::Mutex::new(Some(permit)),
         slots: inner.slots.clone(),
+        status: StatusCoalescer::new(status_interval(&inner)),
     });
     let ctx = ToolContext {
         inputs: CallInputs::Task(work.clone()),

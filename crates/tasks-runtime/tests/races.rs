@@ -49,7 +49,8 @@ fn ask_once_tool(received: Arc<AtomicUsize>) -> Tool {
         async move {
             let answer = ctx.input("confirm", elicit("Proceed?")).await?;
             received.fetch_add(1, Ordering::SeqCst);
-            Ok(text_result(answer["who"].as_str().unwrap_or("?")))
+            let who = answer.as_elicit().and_then(|a| a.str_field("who"));
+            Ok(text_result(who.unwrap_or("?")))
         }
     })
 }
@@ -134,8 +135,12 @@ async fn concurrent_updates_for_one_key_deliver_it_once() {
             .map(|who| {
                 let (rt, scope, id) = (rt.clone(), scope.clone(), created.id().clone());
                 tokio::spawn(async move {
-                    rt.update(&scope, &id, responses([("confirm", json!({"who": who}))]))
-                        .await
+                    rt.update(
+                        &scope,
+                        &id,
+                        responses([("confirm", accept(json!({"who": who})))]),
+                    )
+                    .await
                 })
             })
             .collect();
@@ -222,8 +227,12 @@ async fn cancel_racing_parking_and_answering_settles_once() {
         let answerer = {
             let (rt, scope, id) = (rt.clone(), scope.clone(), created.id().clone());
             tokio::spawn(async move {
-                rt.update(&scope, &id, responses([("confirm", json!({"i": i}))]))
-                    .await
+                rt.update(
+                    &scope,
+                    &id,
+                    responses([("confirm", accept(json!({"i": i})))]),
+                )
+                .await
             })
         };
         canceller.await.unwrap().expect("cancel is acked");
@@ -237,10 +246,10 @@ async fn cancel_racing_parking_and_answering_settles_once() {
         match settled.state() {
             TaskState::Cancelled => cancelled += 1,
             TaskState::Completed { result } => {
-                assert_eq!(answers, vec![json!({"i": i})]);
+                assert_eq!(answers, vec![accept(json!({"i": i}))]);
                 assert_eq!(
                     result["content"][0]["text"],
-                    format!("answer: {}", json!({"i": i}))
+                    format!("answer: {}", accept(json!({"i": i})))
                 );
                 completed += 1;
             }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tasks_core::{CapacityLimit, JsonRpcError, McpError, TaskState, TaskStatus};
+use tasks_core::{CapacityLimit, JsonObject, JsonRpcError, McpError, TaskState, TaskStatus};
 use tasks_runtime::work::encoded_len;
 use tasks_runtime::{
     run_sync, text_result, Limits, RuntimeConfig, Scope, SyncCall, SyncOutcome, TaskRuntime, Tool,
@@ -343,7 +343,7 @@ async fn input_parks_the_task_and_update_resumes_it() {
         unreachable!()
     };
     assert_eq!(input_requests.get("confirm"), Some(&elicit("Proceed?")));
-    assert_eq!(parked.status_message(), Some("Task accepted"));
+    assert_eq!(parked.status_message(), Some("Waiting for input: confirm"));
     assert_eq!(parked.revision(), 2);
     assert_eq!(
         detailed_json(&parked)["inputRequests"]["confirm"]["method"],
@@ -461,14 +461,14 @@ async fn concurrent_inputs_resume_with_a_single_worker_slot() {
             rt.update(
                 &scope,
                 created.id(),
-                responses([("first", json!({"a": 1}))]),
+                responses([("first", accept(json!({"a": 1})))]),
             )
             .await
             .unwrap();
             rt.update(
                 &scope,
                 created.id(),
-                responses([("second", json!({"b": 2}))]),
+                responses([("second", accept(json!({"b": 2})))]),
             )
             .await
             .unwrap();
@@ -476,7 +476,10 @@ async fn concurrent_inputs_resume_with_a_single_worker_slot() {
             rt.update(
                 &scope,
                 created.id(),
-                responses([("first", json!({"a": 1})), ("second", json!({"b": 2}))]),
+                responses([
+                    ("first", accept(json!({"a": 1}))),
+                    ("second", accept(json!({"b": 2}))),
+                ]),
             )
             .await
             .unwrap();
@@ -514,7 +517,10 @@ async fn concurrent_inputs_answered_while_the_only_slot_is_busy_resume_once_it_f
     rt.update(
         &scope,
         asking.id(),
-        responses([("first", json!(1)), ("second", json!(2))]),
+        responses([
+            ("first", accept(json!({"n": 1}))),
+            ("second", accept(json!({"n": 2}))),
+        ]),
     )
     .await
     .unwrap();
@@ -526,7 +532,10 @@ async fn concurrent_inputs_answered_while_the_only_slot_is_busy_resume_once_it_f
     // Both resumed branches wait for the same slot; the first to get it shares it.
     let done = wait_terminal(&rt, &scope, asking.id()).await;
     assert_eq!(done.status(), TaskStatus::Completed, "{:?}", done.state());
-    assert_eq!(ask_probe.answers(), vec![json!(1), json!(2)]);
+    assert_eq!(
+        ask_probe.answers(),
+        vec![accept(json!({"n": 1})), accept(json!({"n": 2}))]
+    );
     yield_until("the slot is released", || rt.busy_workers() == 0).await;
 }
 
@@ -558,16 +567,20 @@ async fn parked_tasks_do_not_hold_worker_slots() {
     );
 
     for (i, task) in parked.iter().enumerate() {
-        rt.update(&scope, task.id(), responses([("confirm", json!({"i": i}))]))
-            .await
-            .unwrap();
+        rt.update(
+            &scope,
+            task.id(),
+            responses([("confirm", accept(json!({"i": i})))]),
+        )
+        .await
+        .unwrap();
     }
     for (i, task) in parked.iter().enumerate() {
         let done = wait_terminal(&rt, &scope, task.id()).await;
         assert_eq!(
             *done.state(),
             TaskState::Completed {
-                result: expected_echo(&format!("answer: {}", json!({"i": i})))
+                result: expected_echo(&format!("answer: {}", accept(json!({"i": i}))))
             }
         );
     }
@@ -596,7 +609,7 @@ async fn an_answered_task_waits_for_a_free_slot_before_resuming() {
     rt.update(
         &scope,
         asking.id(),
-        responses([("confirm", json!({"ok": true}))]),
+        responses([("confirm", accept(json!({"ok": true})))]),
     )
     .await
     .unwrap();
@@ -614,7 +627,7 @@ async fn an_answered_task_waits_for_a_free_slot_before_resuming() {
     rt.cancel(&scope, spinning.id()).await.unwrap();
     let done = wait_terminal(&rt, &scope, asking.id()).await;
     assert_eq!(done.status(), TaskStatus::Completed);
-    assert_eq!(ask_probe.answers(), vec![json!({"ok": true})]);
+    assert_eq!(ask_probe.answers(), vec![accept(json!({"ok": true}))]);
 }
 
 // ---- cancellation ------------------------------------------------------------------------------
@@ -678,7 +691,7 @@ async fn cancel_while_parked_then_update_is_acked_without_effect() {
     rt.update(
         &scope,
         created.id(),
-        responses([("confirm", json!({"late": true}))]),
+        responses([("confirm", accept(json!({"late": true})))]),
     )
     .await
     .expect("update on a cancelled task is acked");
@@ -738,8 +751,12 @@ async fn expired_tasks_are_unknown_before_reaping_and_reap_now_removes_them() {
     tokio::time::advance(Duration::from_millis(1)).await;
     assert_unknown(rt.get(&scope, created.id()).await);
     assert_unknown(
-        rt.update(&scope, created.id(), responses([("confirm", json!({}))]))
-            .await,
+        rt.update(
+            &scope,
+            created.id(),
+            responses([("confirm", accept(json!({})))]),
+        )
+        .await,
     );
     assert_unknown(rt.cancel(&scope, created.id()).await);
     assert_eq!(rt.stored_tasks().await.unwrap(), 1, "not reaped yet");
@@ -950,9 +967,13 @@ async fn max_active_per_scope_refuses_until_a_task_ends() {
     let other = create(&rt, work_in(&bob(), "echo", json!({}))).await;
     wait_terminal(&rt, &bob(), other.id()).await;
 
-    rt.update(&alice(), parked.id(), responses([("confirm", json!({}))]))
-        .await
-        .unwrap();
+    rt.update(
+        &alice(),
+        parked.id(),
+        responses([("confirm", accept(json!({})))]),
+    )
+    .await
+    .unwrap();
     wait_terminal(&rt, &alice(), parked.id()).await;
     let again = create(&rt, work_in(&alice(), "echo", json!({}))).await;
     wait_terminal(&rt, &alice(), again.id()).await;
@@ -1006,7 +1027,7 @@ async fn another_scope_sees_an_unknown_task() {
             rt.update(
                 &scope,
                 created.id(),
-                responses([("confirm", json!({"x": 1}))]),
+                responses([("confirm", accept(json!({"x": 1})))]),
             )
             .await,
         );
@@ -1018,13 +1039,13 @@ async fn another_scope_sees_an_unknown_task() {
     rt.update(
         &alice(),
         created.id(),
-        responses([("confirm", json!({"x": 2}))]),
+        responses([("confirm", accept(json!({"x": 2})))]),
     )
     .await
     .unwrap();
     let done = wait_terminal(&rt, &alice(), created.id()).await;
     assert_eq!(done.status(), TaskStatus::Completed);
-    assert_eq!(probe.answers(), vec![json!({"x": 2})]);
+    assert_eq!(probe.answers(), vec![accept(json!({"x": 2}))]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -1038,7 +1059,7 @@ async fn subscribe_sees_creation_and_every_change_in_order() {
     rt.update(
         &alice(),
         created.id(),
-        responses([("second", json!({"s": 2}))]),
+        responses([("second", accept(json!({"s": 2})))]),
     )
     .await
     .unwrap();
@@ -1046,7 +1067,7 @@ async fn subscribe_sees_creation_and_every_change_in_order() {
     rt.update(
         &alice(),
         created.id(),
-        responses([("first", json!({"f": 1}))]),
+        responses([("first", accept(json!({"f": 1})))]),
     )
     .await
     .unwrap();
@@ -1096,11 +1117,20 @@ async fn run_sync_completes_with_result_type_complete() {
     );
 }
 
+/// Client capabilities declaring form elicitation.
+fn elicits() -> JsonObject {
+    obj(json!({"elicitation": {}}))
+}
+
 #[tokio::test]
 async fn run_sync_lists_every_concurrent_input_and_completes_on_the_retry() {
     let probe = Probe::new();
     let tool = ask_two_tool(probe.clone());
-    let outcome = run_sync(&tool, SyncCall::new(obj(json!({})))).await;
+    let outcome = run_sync(
+        &tool,
+        SyncCall::new(obj(json!({}))).with_client_capabilities(elicits()),
+    )
+    .await;
     let SyncOutcome::InputRequired(asked) = outcome else {
         panic!("expected input_required, got {outcome:?}");
     };
@@ -1112,7 +1142,10 @@ async fn run_sync_lists_every_concurrent_input_and_completes_on_the_retry() {
     let partial = run_sync(
         &tool,
         SyncCall::new(obj(json!({})))
-            .with_input_responses(Some(obj(json!({"first": {"action": "accept"}})))),
+            .with_client_capabilities(elicits())
+            .with_input_responses(Some(obj(
+                json!({"first": {"action": "decline", "content": {"x": 1}}}),
+            ))),
     )
     .await;
     let SyncOutcome::InputRequired(asked) = partial else {
@@ -1123,7 +1156,10 @@ async fn run_sync_lists_every_concurrent_input_and_completes_on_the_retry() {
     let retry = run_sync(
         &tool,
         SyncCall::new(obj(json!({})))
-            .with_input_responses(Some(obj(json!({"first": {"f": 1}, "second": {"s": 2}})))),
+            .with_client_capabilities(elicits())
+            .with_input_responses(Some(obj(
+                json!({"first": accept(json!({"f": 1})), "second": accept(json!({"s": 2}))}),
+            ))),
     )
     .await;
     let SyncOutcome::Complete(result) = retry else {
@@ -1131,10 +1167,13 @@ async fn run_sync_lists_every_concurrent_input_and_completes_on_the_retry() {
     };
     assert_eq!(
         result["structuredContent"],
-        json!({"first": {"f": 1}, "second": {"s": 2}})
+        json!({"first": accept(json!({"f": 1})), "second": accept(json!({"s": 2}))})
     );
     assert_eq!(result["resultType"], "complete");
-    assert_eq!(probe.answers(), vec![json!({"f": 1}), json!({"s": 2})]);
+    assert_eq!(
+        probe.answers(),
+        vec![accept(json!({"f": 1})), accept(json!({"s": 2}))]
+    );
 }
 
 #[tokio::test]

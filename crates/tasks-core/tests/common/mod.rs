@@ -8,9 +8,11 @@ use std::num::NonZeroU64;
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
+use tasks_core::input::InvalidResponse;
 use tasks_core::reducer::RELATED_TASK_META;
 use tasks_core::{
-    apply, Event, InputRequest, JsonObject, JsonRpcError, Task, TaskId, TaskState, Timestamp,
+    apply, ElicitAnswer, Event, InputRequest, InputResponse, JsonObject, JsonRpcError, Root, Task,
+    TaskId, TaskState, Timestamp,
 };
 
 /// `2026-11-03T18:04:05.123Z`.
@@ -51,10 +53,69 @@ pub fn request(n: u8) -> InputRequest {
             }))),
         },
         _ => InputRequest {
-            method: "sampling/createMessage".into(),
+            method: "roots/list".into(),
             params: None,
         },
     }
+}
+
+/// The expected answer of a catalogued response to one request.
+pub type Expected = Result<InputResponse, InvalidResponse>;
+
+/// Answers the property tests send: `(response, expected answer to request(0), expected answer
+/// to request(1))`, written out by hand so the model is independent of the checker.
+pub fn responses() -> Vec<(Value, Expected, Expected)> {
+    let accept = |content: Value| Ok(InputResponse::Elicit(ElicitAnswer::Accept(object(content))));
+    vec![
+        (
+            json!({"action": "accept", "content": {"confirm": true}}),
+            accept(json!({"confirm": true})),
+            Err(InvalidResponse::Roots),
+        ),
+        (
+            json!({"action": "accept", "content": {"confirm": false}}),
+            accept(json!({"confirm": false})),
+            Err(InvalidResponse::Roots),
+        ),
+        (
+            json!({"action": "decline", "content": {"confirm": true}}),
+            Ok(InputResponse::Elicit(ElicitAnswer::Decline)),
+            Err(InvalidResponse::Roots),
+        ),
+        (
+            json!({"action": "cancel"}),
+            Ok(InputResponse::Elicit(ElicitAnswer::Cancel)),
+            Err(InvalidResponse::Roots),
+        ),
+        (
+            json!({"action": "maybe", "content": {"confirm": true}}),
+            Err(InvalidResponse::Action),
+            Err(InvalidResponse::Roots),
+        ),
+        (
+            json!({"action": "accept", "content": {"confirm": "yes"}}),
+            Err(InvalidResponse::Schema),
+            Err(InvalidResponse::Roots),
+        ),
+        (
+            json!({"action": "accept"}),
+            Err(InvalidResponse::Content),
+            Err(InvalidResponse::Roots),
+        ),
+        (
+            json!({"roots": [{"uri": "file:///a", "name": "A"}]}),
+            Err(InvalidResponse::Action),
+            Ok(InputResponse::Roots(vec![Root {
+                uri: "file:///a".into(),
+                name: Some("A".into()),
+            }])),
+        ),
+        (
+            json!({}),
+            Err(InvalidResponse::Action),
+            Err(InvalidResponse::Roots),
+        ),
+    ]
 }
 
 pub fn arb_request() -> impl Strategy<Value = InputRequest> {
@@ -105,14 +166,19 @@ pub fn arb_safe_object() -> impl Strategy<Value = JsonObject> {
         .prop_map(|m| m.into_iter().collect())
 }
 
-/// A response value for `tasks/update` (always an object, as params validation guarantees).
+/// A response value for `tasks/update` (always an object, as params validation guarantees):
+/// one of [`responses`].
 pub fn arb_response() -> impl Strategy<Value = Value> {
-    prop_oneof![
-        Just(json!({"action": "accept", "content": {"confirm": true}})),
-        Just(json!({"action": "decline"})),
-        arb_safe_object().prop_map(Value::Object),
-    ]
+    prop::sample::select(
+        responses()
+            .into_iter()
+            .map(|(value, _, _)| value)
+            .collect::<Vec<_>>(),
+    )
 }
+
+/// Messages a tool sets.
+pub const TOOL_MESSAGES: &[&str] = &["Indexing", "Half way"];
 
 /// A result `_meta`: sometimes serverInfo, sometimes the 2025-11-25 related-task key.
 pub fn arb_result_meta() -> impl Strategy<Value = Option<JsonObject>> {
@@ -181,6 +247,8 @@ pub fn arb_event() -> impl Strategy<Value = Event> {
         1 => arb_result().prop_map(|result| Event::Completed { result }),
         1 => arb_error().prop_map(|error| Event::Failed { error }),
         1 => Just(Event::Cancelled),
+        2 => prop::sample::select(TOOL_MESSAGES.to_vec())
+            .prop_map(|message| Event::StatusMessage { message: message.to_owned() }),
     ]
 }
 

@@ -19,10 +19,10 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tasks_core::LogLevel;
+use tasks_core::{ClientCapability, LogLevel};
 use tasks_runtime::{text_result, ListChanges, ListKind, Tool, ToolContext, ToolError};
 
-use super::{sampled_text, sampling, str_arg, user_name};
+use super::{sampling, str_arg, user_name};
 
 /// A 1×1 transparent PNG, base64.
 pub const PNG_BASE64: &str =
@@ -139,12 +139,13 @@ fn missing_capability_tool() -> Tool {
         "test_missing_capability",
         "Needs the client's sampling capability: -32021 without it; with it, asks the model once.",
         |ctx: ToolContext| async move {
-            let answer = ctx.input("model_reply", sampling("Say hello")).await?;
-            let text = sampled_text(&answer).unwrap_or("");
+            let answer = ctx.sample("model_reply", sampling("Say hello")).await?;
+            let text = answer.text().unwrap_or("");
             Ok(text_result(format!("The model said: {text}")))
         },
     )
     .with_input_schema(no_arguments())
+    .requires_client([ClientCapability::Sampling])
 }
 
 fn streaming_elicitation_tool() -> Tool {

@@ -11,7 +11,7 @@ pub mod mrtr;
 pub mod tasks;
 
 use serde_json::{json, Value};
-use tasks_core::{InputRequest, JsonObject};
+use tasks_core::SamplingRequest;
 use tasks_runtime::{ListChanges, Tool, ToolContext, ToolError};
 
 /// Every fixture tool, in listing order. `changes` is the handle the
@@ -28,75 +28,21 @@ pub(crate) fn str_arg<'a>(ctx: &'a ToolContext, name: &str) -> Option<&'a str> {
     ctx.arguments().get(name).and_then(Value::as_str)
 }
 
-fn input_request(method: &str, params: Value) -> InputRequest {
-    InputRequest {
-        method: method.into(),
-        params: params
-            .as_object()
-            .cloned()
-            .or_else(|| Some(JsonObject::new())),
-    }
-}
-
-/// An `elicitation/create` input request.
-pub(crate) fn elicitation(message: &str, schema: Value) -> InputRequest {
-    input_request(
-        "elicitation/create",
-        json!({"message": message, "requestedSchema": schema}),
-    )
-}
-
-/// An elicitation of one required string field `field`.
-pub(crate) fn ask_string(message: &str, field: &str) -> InputRequest {
-    elicitation(
-        message,
-        json!({"type": "object", "properties": {field: {"type": "string"}}, "required": [field]}),
-    )
-}
-
-/// A field of an elicitation answer: `content.<field>` (or `<field>` of a bare object).
-pub(crate) fn answered<'a>(answer: &'a Value, field: &str) -> Option<&'a str> {
-    answer
-        .get("content")
-        .unwrap_or(answer)
-        .get(field)
-        .and_then(Value::as_str)
+/// The form schema of one required string field `field`.
+pub(crate) fn string_form(field: &str) -> Value {
+    json!({"type": "object", "properties": {field: {"type": "string"}}, "required": [field]})
 }
 
 /// Asks for the user's name under key `user_name` ("What is your name?", one required string
-/// field `name`) and returns it (`there` when the answer carries none).
+/// field `name`) and returns it (`there` when the user declines or cancels).
 pub(crate) async fn user_name(ctx: &ToolContext) -> Result<String, ToolError> {
     let answer = ctx
-        .input("user_name", ask_string("What is your name?", "name"))
+        .elicit("user_name", "What is your name?", string_form("name"))
         .await?;
-    Ok(answered(&answer, "name").unwrap_or("there").to_owned())
+    Ok(answer.str_field("name").unwrap_or("there").to_owned())
 }
 
-/// A `sampling/createMessage` input request with one user message.
-pub(crate) fn sampling(prompt: &str) -> InputRequest {
-    input_request(
-        "sampling/createMessage",
-        json!({
-            "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
-            "maxTokens": 100,
-        }),
-    )
-}
-
-/// A `roots/list` input request.
-pub(crate) fn roots() -> InputRequest {
-    input_request("roots/list", json!({}))
-}
-
-/// The text of a `sampling/createMessage` answer (`content.text`), if any.
-pub(crate) fn sampled_text(answer: &Value) -> Option<&str> {
-    answer.pointer("/content/text").and_then(Value::as_str)
-}
-
-/// How many roots a `roots/list` answer carries.
-pub(crate) fn root_count(answer: &Value) -> usize {
-    answer
-        .get("roots")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len)
+/// The fixture's sampling request: one user message, at most 100 tokens.
+pub(crate) fn sampling(prompt: &str) -> SamplingRequest {
+    SamplingRequest::user_text(prompt, 100)
 }

@@ -12,14 +12,13 @@
 //! | `…_multiple_inputs` | all three at once | a summary |
 //! | `…_multi_round` | `name`, then in a second round `color` | `<name> likes <color>` |
 //! | `…_tampered_state` | `confirmation`: elicitation | `state-ok` (a tampered state is -32602) |
-//! | `…_capabilities` | one request for a capability the call declared (elicitation, else sampling, else roots) | what it got |
+//! | `…_capabilities` | one request for a capability the call declared (form elicitation, else sampling, else roots) | what it got |
 
 use serde_json::{json, Value};
+use tasks_core::{ClientCapability, ElicitAnswer};
 use tasks_runtime::{text_result, Tool, ToolContext, ToolError};
 
-use super::{
-    answered, ask_string, elicitation, root_count, roots, sampled_text, sampling, user_name,
-};
+use super::{sampling, string_form, user_name};
 
 fn no_arguments() -> Value {
     json!({"type": "object", "properties": {}})
@@ -38,11 +37,16 @@ where
     .with_input_schema(no_arguments())
 }
 
-fn confirmation() -> tasks_core::InputRequest {
-    elicitation(
-        "Confirm to continue",
-        json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
-    )
+/// Asks for a confirmation under key `confirmation`; any answer (even a decline) will do.
+async fn confirmation(ctx: &ToolContext) -> Result<ElicitAnswer, ToolError> {
+    let schema = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}});
+    ctx.elicit("confirmation", "Confirm to continue", schema)
+        .await
+}
+
+/// An accepted string field, or `fallback` for a decline or cancel.
+fn field_or<'a>(answer: &'a ElicitAnswer, field: &str, fallback: &'a str) -> &'a str {
+    answer.str_field(field).unwrap_or(fallback)
 }
 
 /// The MRTR tools, in listing order.
@@ -60,8 +64,8 @@ pub fn all() -> Vec<Tool> {
             "sampling",
             "Asks the client's model for a reply (key model_reply), then returns it.",
             |ctx| async move {
-                let answer = ctx.input("model_reply", sampling("Say hello")).await?;
-                let text = sampled_text(&answer).unwrap_or("");
+                let answer = ctx.sample("model_reply", sampling("Say hello")).await?;
+                let text = answer.text().unwrap_or("");
                 Ok(text_result(format!("The model said: {text}")))
             },
         ),
@@ -69,15 +73,15 @@ pub fn all() -> Vec<Tool> {
             "list_roots",
             "Asks for the client's roots (key client_roots), then counts them.",
             |ctx| async move {
-                let answer = ctx.input("client_roots", roots()).await?;
-                Ok(text_result(format!("Found {} roots", root_count(&answer))))
+                let roots = ctx.list_roots("client_roots").await?;
+                Ok(text_result(format!("Found {} roots", roots.len())))
             },
         ),
         tool(
             "request_state",
             "Asks for a confirmation (key confirmation); the retry must echo requestState.",
             |ctx| async move {
-                ctx.input("confirmation", confirmation()).await?;
+                confirmation(&ctx).await?;
                 Ok(text_result("state-ok"))
             },
         ),
@@ -85,17 +89,17 @@ pub fn all() -> Vec<Tool> {
             "multiple_inputs",
             "Asks for a name, a model reply and the roots in one round.",
             |ctx| async move {
-                let (name, reply, listed) = tokio::join!(
-                    ctx.input("user_name", ask_string("What is your name?", "name")),
-                    ctx.input("model_reply", sampling("Say hello")),
-                    ctx.input("client_roots", roots()),
+                let (name, reply, roots) = tokio::join!(
+                    ctx.elicit("user_name", "What is your name?", string_form("name")),
+                    ctx.sample("model_reply", sampling("Say hello")),
+                    ctx.list_roots("client_roots"),
                 );
-                let (name, reply, listed) = (name?, reply?, listed?);
+                let (name, reply, roots) = (name?, reply?, roots?);
                 Ok(text_result(format!(
                     "Name: {}; model: {}; roots: {}",
-                    answered(&name, "name").unwrap_or("?"),
-                    sampled_text(&reply).unwrap_or(""),
-                    root_count(&listed)
+                    field_or(&name, "name", "?"),
+                    reply.text().unwrap_or(""),
+                    roots.len()
                 )))
             },
         ),
@@ -104,18 +108,19 @@ pub fn all() -> Vec<Tool> {
             "Asks for a name, then in a second round for a favourite color.",
             |ctx| async move {
                 let name = ctx
-                    .input("name", ask_string("What is your name?", "name"))
+                    .elicit("name", "What is your name?", string_form("name"))
                     .await?;
                 let color = ctx
-                    .input(
+                    .elicit(
                         "color",
-                        ask_string("What is your favourite color?", "color"),
+                        "What is your favourite color?",
+                        string_form("color"),
                     )
                     .await?;
                 Ok(text_result(format!(
                     "{} likes {}",
-                    answered(&name, "name").unwrap_or("someone"),
-                    answered(&color, "color").unwrap_or("nothing")
+                    field_or(&name, "name", "someone"),
+                    field_or(&color, "color", "nothing")
                 )))
             },
         ),
@@ -123,7 +128,7 @@ pub fn all() -> Vec<Tool> {
             "tampered_state",
             "Asks for a confirmation (key confirmation); a modified requestState is rejected.",
             |ctx| async move {
-                ctx.input("confirmation", confirmation()).await?;
+                confirmation(&ctx).await?;
                 Ok(text_result("state-ok"))
             },
         ),
@@ -132,18 +137,18 @@ pub fn all() -> Vec<Tool> {
             "Asks once, using only a capability the call declared: elicitation, else sampling, \
              else roots.",
             |ctx| async move {
-                if ctx.client_declares("elicitation") {
+                if ctx.client_declares(ClientCapability::ElicitationForm) {
                     let name = user_name(&ctx).await?;
                     Ok(text_result(format!("Elicited: {name}")))
-                } else if ctx.client_declares("sampling") {
-                    let answer = ctx.input("model_reply", sampling("Say hello")).await?;
+                } else if ctx.client_declares(ClientCapability::Sampling) {
+                    let answer = ctx.sample("model_reply", sampling("Say hello")).await?;
                     Ok(text_result(format!(
                         "Sampled: {}",
-                        sampled_text(&answer).unwrap_or("")
+                        answer.text().unwrap_or("")
                     )))
-                } else if ctx.client_declares("roots") {
-                    let answer = ctx.input("client_roots", roots()).await?;
-                    Ok(text_result(format!("Roots: {}", root_count(&answer))))
+                } else if ctx.client_declares(ClientCapability::Roots) {
+                    let roots = ctx.list_roots("client_roots").await?;
+                    Ok(text_result(format!("Roots: {}", roots.len())))
                 } else {
                     Ok(text_result("No declared capability to ask with"))
                 }

@@ -7,17 +7,17 @@
 //! | `slow_compute` | optional | sleeps `seconds` (rounded to ms), then `Completed <label>`; cancellable while sleeping |
 //! | `failing_job` | required | a tool error: completed with `isError: true`, `The task job failed` |
 //! | `protocol_error_job` | required | fails with -32603 |
-//! | `confirm_delete` | optional | parks on key `confirm-delete` (an elicitation), then `Delete confirmed: <bool>` |
-//! | `multi_input` | optional | parks on `first-input` and `second-input` at once, then `Inputs received: …` |
+//! | `confirm_delete` | optional | needs form elicitation (-32021 up front without it); parks on key `confirm-delete`, then `Delete confirmed: <bool>` on accept, `Delete declined: nothing deleted` / `Delete cancelled: …` otherwise |
+//! | `multi_input` | optional | needs form elicitation; parks on `first-input` and `second-input` at once, then `Inputs received: …` |
 //! | `test_tool_with_task` | sync without `inputResponses`, required with them | synchronous MRTR round for `user_name`, then a task that answers `Hello, <name>` |
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tasks_core::{JsonRpcError, TaskPolicy};
+use tasks_core::{ClientCapability, ElicitAnswer, JsonRpcError, TaskPolicy};
 use tasks_runtime::{text_result, Tool, ToolContext, ToolError};
 
-use super::{elicitation, str_arg, user_name};
+use super::{str_arg, user_name};
 
 /// The Tasks tools, in listing order (the harmless probe first).
 pub fn all() -> Vec<Tool> {
@@ -129,22 +129,28 @@ fn protocol_error_job() -> Tool {
 fn confirm_delete() -> Tool {
     Tool::new(
         "confirm_delete",
-        "Asks the user to confirm deleting `filename` (key confirm-delete), then reports the answer.",
+        "Asks the user to confirm deleting `filename` (key confirm-delete), then reports the \
+         answer. Needs form elicitation.",
         |ctx: ToolContext| async move {
             let filename = str_arg(&ctx, "filename").unwrap_or("file").to_owned();
             let answer = ctx
-                .input(
+                .elicit(
                     "confirm-delete",
-                    elicitation(
-                        &format!("Delete {filename}?"),
-                        json!({"type": "object",
-                               "properties": {"confirm": {"type": "boolean"}},
-                               "required": ["confirm"]}),
-                    ),
+                    format!("Delete {filename}?"),
+                    json!({"type": "object",
+                           "properties": {"confirm": {"type": "boolean"}},
+                           "required": ["confirm"]}),
                 )
                 .await?;
-            let confirmed = answer.pointer("/content/confirm") == Some(&Value::Bool(true));
-            Ok(text_result(format!("Delete confirmed: {confirmed}")))
+            let text = match answer {
+                ElicitAnswer::Accept(content) => {
+                    let confirmed = content.get("confirm") == Some(&Value::Bool(true));
+                    format!("Delete confirmed: {confirmed}")
+                }
+                ElicitAnswer::Decline => "Delete declined: nothing deleted".to_owned(),
+                ElicitAnswer::Cancel => "Delete cancelled: nothing deleted".to_owned(),
+            };
+            Ok(text_result(text))
         },
     )
     .with_input_schema(json!({
@@ -152,24 +158,27 @@ fn confirm_delete() -> Tool {
         "properties": {"filename": {"type": "string", "description": "The file to delete"}},
     }))
     .with_policy(TaskPolicy::Optional)
+    .requires_client([ClientCapability::ElicitationForm])
 }
 
 fn multi_input() -> Tool {
-    fn name_of(answer: &Value) -> String {
-        answer
-            .pointer("/content/name")
-            .and_then(Value::as_str)
-            .map_or_else(|| "confirmed".to_owned(), str::to_owned)
+    fn name_of(answer: &ElicitAnswer) -> String {
+        match answer {
+            ElicitAnswer::Accept(_) => answer.str_field("name").unwrap_or("confirmed").to_owned(),
+            ElicitAnswer::Decline => "declined".to_owned(),
+            ElicitAnswer::Cancel => "cancelled".to_owned(),
+        }
     }
     Tool::new(
         "multi_input",
-        "Asks two questions at once (keys first-input and second-input), then echoes both answers.",
+        "Asks two questions at once (keys first-input and second-input), then echoes both \
+         answers. Needs form elicitation.",
         |ctx: ToolContext| async move {
             let schema = json!({"type": "object", "properties": {
                 "name": {"type": "string"}, "confirm": {"type": "boolean"}}});
             let (first, second) = tokio::join!(
-                ctx.input("first-input", elicitation("First input", schema.clone())),
-                ctx.input("second-input", elicitation("Second input", schema.clone())),
+                ctx.elicit("first-input", "First input", schema.clone()),
+                ctx.elicit("second-input", "Second input", schema.clone()),
             );
             let (first, second) = (first?, second?);
             Ok(text_result(format!(
@@ -181,6 +190,7 @@ fn multi_input() -> Tool {
     )
     .with_input_schema(json!({"type": "object"}))
     .with_policy(TaskPolicy::Optional)
+    .requires_client([ClientCapability::ElicitationForm])
 }
 
 fn test_tool_with_task() -> Tool {

@@ -18,7 +18,7 @@ use bytes::Bytes;
 use futures_util::stream;
 use http::HeaderMap;
 use serde_json::{json, Value};
-use tasks_core::{InputRequest, JsonObject, JsonRpcError, McpError, RequestMeta, Timestamp};
+use tasks_core::{InputRequest, JsonObject, JsonRpcError, RequestMeta, Timestamp};
 use tasks_runtime::{run_sync, Notifier, RequestNotification, Scope, SyncCall, SyncOutcome, Tool};
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinHandle};
@@ -42,16 +42,6 @@ pub(crate) struct Finish {
     pub(crate) now: Timestamp,
 }
 
-/// The client capability an input request needs (`wire-2026-07-28.md` §10.1).
-fn required_capability(request: &InputRequest) -> Option<&'static str> {
-    match request.method.as_str() {
-        "elicitation/create" => Some("elicitation"),
-        "sampling/createMessage" => Some("sampling"),
-        "roots/list" => Some("roots"),
-        _ => None,
-    }
-}
-
 impl Finish {
     fn response(self, outcome: SyncOutcome) -> McpResponse {
         match outcome {
@@ -59,29 +49,18 @@ impl Finish {
                 McpResponse::result(&self.id, &add_server_meta(&self.server_meta, result))
             }
             SyncOutcome::Error(error) => McpResponse::rpc_error(&self.id, &error),
-            SyncOutcome::InputRequired(asked) => match self.input_required(asked) {
-                Ok(result) => McpResponse::result(&self.id, &result),
-                Err(error) => McpResponse::error(Some(&self.id), &error),
-            },
+            SyncOutcome::InputRequired(asked) => {
+                McpResponse::result(&self.id, &self.input_required(asked))
+            }
         }
     }
 
-    fn input_required(
-        &self,
-        asked: BTreeMap<String, InputRequest>,
-    ) -> Result<JsonObject, McpError> {
-        // Only ask for what this request declared it can answer (§10.1).
-        let mut missing = JsonObject::new();
-        for input in asked.values() {
-            if let Some(capability) = required_capability(input) {
-                if !self.meta.declares(capability) {
-                    missing.insert(capability.into(), json!({}));
-                }
-            }
-        }
-        if !missing.is_empty() {
-            return Err(McpError::MissingCapability(Value::Object(missing)));
-        }
+    /// The MRTR `input_required` result asking `asked`, with a fresh `requestState` carrying
+    /// the answers so far and what this round asked. [`ToolContext::input`] already refused
+    /// any request the client did not declare it can answer.
+    ///
+    /// [`ToolContext::input`]: tasks_runtime::ToolContext::input
+    fn input_required(&self, asked: BTreeMap<String, InputRequest>) -> JsonObject {
         let binding = Binding {
             method: "tools/call",
             name: &self.name,
@@ -94,13 +73,14 @@ impl Finish {
                 .as_ref()
                 .map_or(1, |p| p.round.saturating_add(1)),
             answers: self.answers.clone().unwrap_or_default(),
+            asked: asked.clone(),
         };
         let request_state = mrtr::issue(&self.state_key, binding, state, self.now);
         let mut result = JsonObject::new();
         result.insert("resultType".into(), Value::from("input_required"));
         result.insert("inputRequests".into(), json!(asked));
         result.insert("requestState".into(), Value::from(request_state));
-        Ok(add_server_meta(&self.server_meta, result))
+        add_server_meta(&self.server_meta, result)
     }
 }
 

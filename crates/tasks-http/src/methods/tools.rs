@@ -2,9 +2,13 @@
 //!
 //! `tools/call` order after admission: params shape (-32602), tool lookup (-32602
 //! `Unknown tool`), `Mcp-Param-*` headers of `x-mcp-header` arguments (-32020, §13.2 step 12),
-//! `requestState` verification (-32602 `Invalid requestState`), the task
-//! decision (-32021 for a required-task tool without the Tasks declaration), argument
-//! validation against `inputSchema` (an `isError: true` result, nothing created), then either a
+//! `requestState` verification (-32602 `Invalid requestState`), the client capabilities the
+//! call needs (-32021 naming every missing one: the Tasks extension for a required-task tool,
+//! and what [`Tool::requires_client`](tasks_runtime::Tool::requires_client) declared), the
+//! retry's `inputResponses` checked against the requests the state asked (-32602; answers to
+//! keys not asked are ignored; without a state a synchronous run checks them as the tool asks,
+//! and a task takes none), argument validation against `inputSchema` (an
+//! `isError: true` result, nothing created), then either a
 //! synchronous run ([`sync_call`]: result, MRTR `input_required`, or error, as JSON or as an
 //! SSE stream carrying progress and log notifications first) or task creation
 //! (`CreateTaskResult`).
@@ -12,8 +16,9 @@
 use http::HeaderMap;
 use serde_json::{json, Value};
 use tasks_core::headers::{self, MirroredHeader};
+use tasks_core::input::missing_capabilities;
 use tasks_core::param_headers::check_param_headers;
-use tasks_core::{projection, Decision, JsonObject, McpError};
+use tasks_core::{projection, ClientCapability, Decision, JsonObject, McpError};
 use tasks_runtime::{Scope, SyncCall, TaskRuntime, Work};
 
 use crate::admission::Admitted;
@@ -136,26 +141,26 @@ pub(crate) async fn call(
         Some(text) => Some(mrtr::verify(&d.state_key, binding, text, now)?),
         None => None,
     };
-    // Answers so far: earlier rounds (from the verified state) plus this request's.
-    let answers: Option<JsonObject> = match (&previous, params.input_responses) {
-        (None, None) => None,
-        (previous, current) => {
-            let mut merged = previous
-                .as_ref()
-                .map(|s| s.answers.clone())
-                .unwrap_or_default();
-            if let Some(current) = current {
-                merged.extend(current.iter().map(|(k, v)| (k.clone(), v.clone())));
-            }
-            Some(merged)
-        }
-    };
     let no_params = JsonObject::new();
     let params_object = request.params.as_object().unwrap_or(&no_params);
     let decision = tool.policy_for(params_object).decide(tasks_declared);
-    if decision == Decision::MissingCapability {
-        return Err(McpError::missing_tasks_capability());
+    // Step 13: every client capability the call needs, in one -32021.
+    let tasks_missing =
+        (decision == Decision::MissingCapability).then_some(ClientCapability::Tasks);
+    let needs = tool.client_needs().iter().copied().chain(tasks_missing);
+    if let Some(missing) = missing_capabilities(&request.meta.client_capabilities, needs) {
+        return Err(missing);
     }
+    // Answers so far: earlier rounds (from the verified state) plus this request's answers to
+    // what that state asked, each checked against its request now. Without a state, a task
+    // takes none (nothing was asked), while a synchronous run gets them as sent: the tool's
+    // `ctx.input` checks each against the request it makes, and keys it never asks for are
+    // ignored (runner scenario `input-required-result-ignore-extra-params`).
+    let answers = match (&previous, decision) {
+        (Some(state), _) => Some(state.merge(params.input_responses)?),
+        (None, Decision::CreateTask) => None,
+        (None, _) => params.input_responses.cloned(),
+    };
     if let Err(message) = tool.validate_arguments(&params.arguments) {
         let result = json!({"content": [{"type": "text", "text": message}], "isError": true,
                             "resultType": "complete"});
@@ -164,16 +169,25 @@ pub(crate) async fn call(
     }
     let client_capabilities = request.meta.client_capabilities.clone();
     if decision == Decision::CreateTask {
-        let task = d
-            .runtime
-            .create_task(Work {
-                tool: params.name.to_owned(),
-                arguments: params.arguments,
-                input_responses: answers,
-                client_capabilities,
-                scope: scope.clone(),
-            })
-            .await?;
+        // A retry's task has an id derived from its signed state and answers, so a replayed
+        // retry answers with the same task instead of running the tool twice.
+        let derived = match (params.request_state, &answers) {
+            (Some(state), Some(answers)) => {
+                Some(mrtr::task_id_for_retry(&d.state_key, state, answers))
+            }
+            _ => None,
+        };
+        let work = Work {
+            tool: params.name.to_owned(),
+            arguments: params.arguments,
+            input_responses: answers,
+            client_capabilities,
+            scope: scope.clone(),
+        };
+        let task = match derived {
+            Some(id) => d.runtime.create_task_with_id(work, id).await?,
+            None => d.runtime.create_task(work).await?,
+        };
         let view = projection::creation(&task).with_meta(&d.server_meta);
         return Ok(McpResponse::result(&request.id, &view));
     }

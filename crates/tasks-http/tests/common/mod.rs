@@ -10,7 +10,7 @@ use bytes::Bytes;
 use futures_util::StreamExt as _;
 use http::Method;
 use serde_json::{json, Map, Value};
-use tasks_core::{InputRequest, JsonObject, McpError, Task, TaskPolicy, TaskStatus};
+use tasks_core::{InputRequest, InputResponse, JsonObject, McpError, Task, TaskPolicy, TaskStatus};
 use tasks_http::response::MessageStream;
 use tasks_http::{BodyError, Dispatcher, ResponseBody, ServerBuilder};
 use tasks_runtime::{text_result, Scope, StatusEvent, Tool, ToolContext, ToolError};
@@ -57,16 +57,17 @@ fn str_arg<'a>(ctx: &'a ToolContext, name: &str) -> Option<&'a str> {
     ctx.arguments().get(name).and_then(Value::as_str)
 }
 
+/// A form elicitation of one optional string field `property`.
 pub fn elicitation(message: &str, property: &str) -> InputRequest {
-    InputRequest {
-        method: "elicitation/create".into(),
-        params: json!({
-            "message": message,
-            "requestedSchema": {"type": "object", "properties": {property: {"type": "string"}}}
-        })
-        .as_object()
-        .cloned(),
-    }
+    InputRequest::elicit_form(
+        message,
+        json!({"type": "object", "properties": {property: {"type": "string"}}}),
+    )
+}
+
+/// The accepted string `field` of an elicitation answer.
+pub fn accepted_str<'a>(answer: &'a InputResponse, field: &str) -> Option<&'a str> {
+    answer.as_elicit().and_then(|a| a.str_field(field))
 }
 
 /// The test tools, in `tools/list` order.
@@ -118,11 +119,7 @@ pub fn tools(runs: &Arc<Runs>) -> Vec<Tool> {
                 let answer = ctx
                     .input("confirm", elicitation("Proceed?", "answer"))
                     .await?;
-                let answer = answer
-                    .pointer("/content/answer")
-                    .and_then(Value::as_str)
-                    .unwrap_or("none")
-                    .to_owned();
+                let answer = accepted_str(&answer, "answer").unwrap_or("none").to_owned();
                 Ok(text_result(format!("confirmed: {answer}")))
             },
         )
@@ -148,12 +145,7 @@ pub fn tools(runs: &Arc<Runs>) -> Vec<Tool> {
             |ctx: ToolContext| async move {
                 let first = ctx.input("first", elicitation("First?", "name")).await?;
                 let second = ctx.input("second", elicitation("Second?", "name")).await?;
-                let name = |v: &Value| {
-                    v.pointer("/content/name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("?")
-                        .to_owned()
-                };
+                let name = |v: &InputResponse| accepted_str(v, "name").unwrap_or("?").to_owned();
                 Ok(text_result(format!(
                     "first={} second={}",
                     name(&first),
@@ -182,10 +174,7 @@ pub fn tools(runs: &Arc<Runs>) -> Vec<Tool> {
                 let answer = ctx
                     .input("user_name", elicitation("What is your name?", "name"))
                     .await?;
-                let name = answer
-                    .pointer("/content/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("there");
+                let name = accepted_str(&answer, "name").unwrap_or("there");
                 Ok(text_result(format!(
                     "Hello, {name} (task: {})",
                     ctx.is_task()

@@ -59,13 +59,14 @@ pub fn bob() -> Scope {
     Scope::new("bob")
 }
 
-/// Work for `tool` with `arguments`, in `scope`.
+/// Work for `tool` with `arguments`, in `scope`, created by a request that declared form
+/// elicitation, sampling and roots.
 pub fn work_in(scope: &Scope, tool: &str, arguments: Value) -> Work {
     Work {
         tool: tool.to_owned(),
         arguments: obj(arguments),
         input_responses: None,
-        client_capabilities: JsonObject::new(),
+        client_capabilities: obj(json!({"elicitation": {}, "sampling": {}, "roots": {}})),
         scope: scope.clone(),
     }
 }
@@ -241,8 +242,8 @@ pub fn ask_tool(probe: Arc<Probe>) -> Tool {
         async move {
             let _guard = probe.enter();
             let answer = ctx.input("confirm", elicit("Proceed?")).await?;
-            probe.answers.lock().unwrap().push(answer.clone());
-            Ok(text_result(format!("answer: {answer}")))
+            probe.answers.lock().unwrap().push(answer.to_value());
+            Ok(text_result(format!("answer: {}", answer.to_value())))
         }
     })
 }
@@ -260,7 +261,7 @@ pub fn ask_two_tool(probe: Arc<Probe>) -> Tool {
                     ctx.input("first", elicit("First?")),
                     ctx.input("second", elicit("Second?"))
                 );
-                let (first, second) = (first?, second?);
+                let (first, second) = (first?.to_value(), second?.to_value());
                 probe
                     .answers
                     .lock()

@@ -1,0 +1,104 @@
+//! Coalescing of a task's own `statusMessage` changes ([`crate::ToolContext::set_status_message`]).
+//!
+//! Each change is a new revision, a store write and a `notifications/tasks`, so a tool that
+//! reports often must not turn every report into a write: at most one change is stored per
+//! interval (the task's `pollIntervalMs`, a client polling at that pace would not see more),
+//! and the latest message set while a write waits is the one written. One flusher per task runs
+//! at a time, so writes are never reordered.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tasks_core::{Event, TaskId};
+use tokio::time::Instant;
+
+use crate::runtime::Inner;
+use crate::scope::Scope;
+
+/// The coalescing state of one task.
+pub(crate) struct StatusCoalescer {
+    interval: Duration,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// The newest message not yet written.
+    pending: Option<String>,
+    /// When the last write started.
+    last_write: Option<Instant>,
+    /// Whether a flusher is running.
+    flushing: bool,
+}
+
+impl StatusCoalescer {
+    /// A coalescer writing at most once per `interval`.
+    pub(crate) fn new(interval: Duration) -> Arc<Self> {
+        Arc::new(StatusCoalescer {
+            interval,
+            state: Mutex::new(State::default()),
+        })
+    }
+
+    /// Records `message` as the task's next `statusMessage` and makes sure a flusher writes it.
+    pub(crate) fn set(
+        self: &Arc<Self>,
+        runtime: &Arc<Inner>,
+        scope: &Scope,
+        id: &TaskId,
+        message: String,
+    ) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        state.pending = Some(message);
+        if state.flushing {
+            return;
+        }
+        state.flushing = true;
+        drop(state);
+        let (this, runtime, scope, id) = (self.clone(), runtime.clone(), scope.clone(), id.clone());
+        tokio::spawn(async move { this.flush(&runtime, &scope, &id).await });
+    }
+
+    async fn flush(&self, runtime: &Inner, scope: &Scope, id: &TaskId) {
+        loop {
+            let due = match self.state.lock() {
+                Ok(state) => state.last_write.map(|at| at + self.interval),
+                Err(_) => return,
+            };
+            if let Some(due) = due {
+                tokio::time::sleep_until(due).await;
+            }
+            let message = {
+                let Ok(mut state) = self.state.lock() else {
+                    return;
+                };
+                match state.pending.take() {
+                    Some(message) => {
+                        state.last_write = Some(Instant::now());
+                        message
+                    }
+                    None => {
+                        state.flushing = false;
+                        return;
+                    }
+                }
+            };
+            let written = runtime
+                .commit(scope, id, Event::StatusMessage { message })
+                .await;
+            match written {
+                Ok(committed) if !committed.task.is_terminal() => {}
+                _ => {
+                    // Finished, expired or failing: nothing later can be written either.
+                    if let Ok(mut state) = self.state.lock() {
+                        state.pending = None;
+                        state.flushing = false;
+                    }
+                    return;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,373 @@
+//! What a tool may ask, what an answer means, idempotent creation and status messages, through
+//! the runtime (issue "input you can trust"). Tokio's paused clock throughout.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use serde_json::{json, Value};
+use tasks_core::id::TASK_ID_RANDOM_BYTES;
+use tasks_core::{
+    ClientCapability, ElicitAnswer, JsonRpcError, McpError, TaskId, TaskState, TaskStatus,
+};
+use tasks_runtime::{
+    run_sync, text_result, RuntimeConfig, Scope, SyncCall, SyncOutcome, Tool, ToolContext,
+    ToolError,
+};
+
+/// `consent`: asks `confirm` with a form of one required boolean `confirm`; answers what the
+/// typed answer means.
+fn consent_tool() -> Tool {
+    Tool::new(
+        "consent",
+        "Asks for consent",
+        |ctx: ToolContext| async move {
+            let schema = json!({"type": "object", "properties": {"confirm": {"type": "boolean"}},
+                            "required": ["confirm"]});
+            let text = match ctx
+                .elicit("confirm", "Delete q3-report.txt?", schema)
+                .await?
+            {
+                ElicitAnswer::Accept(content) => format!("accepted {}", Value::Object(content)),
+                ElicitAnswer::Decline => "declined".to_owned(),
+                ElicitAnswer::Cancel => "cancelled".to_owned(),
+            };
+            Ok(text_result(text))
+        },
+    )
+}
+
+fn work_declaring(tool: &str, capabilities: Value) -> tasks_runtime::Work {
+    let mut work = work(tool);
+    work.client_capabilities = obj(capabilities);
+    work
+}
+
+fn text_of(task: &tasks_core::Task) -> String {
+    match task.state() {
+        TaskState::Completed { result } => result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        other => panic!("not completed: {other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_decline_carrying_content_is_a_decline() {
+    let rt = runtime(vec![consent_tool()], RuntimeConfig::default());
+    let scope = Scope::shared();
+    for (answer, expected) in [
+        (
+            json!({"action": "decline", "content": {"confirm": true}}),
+            "declined",
+        ),
+        (
+            json!({"action": "cancel", "content": {"confirm": true}}),
+            "cancelled",
+        ),
+        (
+            accept(json!({"confirm": false})),
+            "accepted {\"confirm\":false}",
+        ),
+        (
+            accept(json!({"confirm": true})),
+            "accepted {\"confirm\":true}",
+        ),
+    ] {
+        let task = rt.create_task(work("consent")).await.unwrap();
+        wait_input_keys(&rt, &scope, task.id(), &["confirm"]).await;
+        rt.update(&scope, task.id(), responses([("confirm", answer.clone())]))
+            .await
+            .unwrap();
+        let done = wait_terminal(&rt, &scope, task.id()).await;
+        assert_eq!(text_of(&done), expected, "{answer}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_malformed_answer_is_refused_whole_and_the_task_stays_parked() {
+    let probe = Probe::new();
+    let rt = runtime(vec![ask_two_tool(probe.clone())], RuntimeConfig::default());
+    let scope = Scope::shared();
+    let task = rt.create_task(work("ask_two")).await.unwrap();
+    let parked = wait_input_keys(&rt, &scope, task.id(), &["first", "second"]).await;
+    for bad in [
+        json!({"action": "maybe", "content": {"confirm": true}}),
+        json!({"confirm": true}),
+        accept(json!({"confirm": "yes"})),
+        json!({"action": "accept"}),
+    ] {
+        let refused = rt
+            .update(
+                &scope,
+                task.id(),
+                responses([
+                    ("first", accept(json!({"confirm": true}))),
+                    ("second", bad.clone()),
+                ]),
+            )
+            .await;
+        let Err(McpError::InvalidParams(message)) = refused else {
+            panic!("{bad}: expected -32602, got {refused:?}");
+        };
+        assert!(
+            message.starts_with("Invalid input response for second: "),
+            "{message}"
+        );
+        let now = rt.get(&scope, task.id()).await.unwrap();
+        assert_eq!(*now, *parked, "{bad}: nothing of the update was applied");
+    }
+    assert!(probe.answers().is_empty());
+    rt.update(
+        &scope,
+        task.id(),
+        responses([
+            ("first", accept(json!({"confirm": true}))),
+            ("second", json!({"action": "decline"})),
+        ]),
+    )
+    .await
+    .unwrap();
+    let done = wait_terminal(&rt, &scope, task.id()).await;
+    assert_eq!(done.status(), TaskStatus::Completed);
+    assert_eq!(
+        probe.answers(),
+        vec![
+            accept(json!({"confirm": true})),
+            json!({"action": "decline"})
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_undeclared_input_fails_the_task_without_parking() {
+    let rt = runtime(vec![consent_tool()], RuntimeConfig::default());
+    let scope = Scope::shared();
+    let mut events = rt.subscribe();
+    for declared in [
+        json!({}),
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
+        json!({"sampling": {}}),
+        json!({"elicitation": {"url": {}}}),
+    ] {
+        let task = rt
+            .create_task(work_declaring("consent", declared.clone()))
+            .await
+            .unwrap();
+        let done = wait_terminal(&rt, &scope, task.id()).await;
+        assert_eq!(
+            *done.state(),
+            TaskState::Failed {
+                error: JsonRpcError {
+                    code: -32021,
+                    message: "Missing required client capability".into(),
+                    data: Some(json!({"requiredCapabilities": {"elicitation": {"form": {}}}})),
+                }
+            },
+            "{declared}"
+        );
+        let statuses: Vec<TaskStatus> = drain_for(&mut events, task.id())
+            .iter()
+            .map(|e| e.task.status())
+            .collect();
+        assert_eq!(
+            statuses,
+            [TaskStatus::Working, TaskStatus::Failed],
+            "{declared}: never input_required"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_synchronous_call_is_refused_for_an_undeclared_input_and_a_url_only_client() {
+    for declared in [
+        json!({}),
+        json!({"elicitation": {"url": {}}}),
+        json!({"roots": {}}),
+    ] {
+        let outcome = run_sync(
+            &consent_tool(),
+            SyncCall::new(obj(json!({}))).with_client_capabilities(obj(declared.clone())),
+        )
+        .await;
+        let SyncOutcome::Error(error) = outcome else {
+            panic!("{declared}: expected -32021, got {outcome:?}");
+        };
+        assert_eq!(error.code, -32021, "{declared}");
+        assert_eq!(
+            error.data,
+            Some(json!({"requiredCapabilities": {"elicitation": {"form": {}}}}))
+        );
+    }
+    let outcome = run_sync(
+        &consent_tool(),
+        SyncCall::new(obj(json!({}))).with_client_capabilities(obj(json!({"elicitation": {}}))),
+    )
+    .await;
+    assert!(
+        matches!(outcome, SyncOutcome::InputRequired(_)),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_can_check_first_and_do_without() {
+    let tool = Tool::new(
+        "fallback",
+        "Asks only when it may",
+        |ctx: ToolContext| async move {
+            if !ctx.client_declares(ClientCapability::ElicitationForm) {
+                return Ok(text_result("assumed no"));
+            }
+            let answer = ctx
+                .elicit("ok", "OK?", json!({"type": "object", "properties": {}}))
+                .await?;
+            Ok(text_result(format!("{answer:?}")))
+        },
+    );
+    let rt = runtime(vec![tool], RuntimeConfig::default());
+    let task = rt
+        .create_task(work_declaring("fallback", json!({"sampling": {}})))
+        .await
+        .unwrap();
+    let done = wait_terminal(&rt, &Scope::shared(), task.id()).await;
+    assert_eq!(text_of(&done), "assumed no");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_malformed_request_is_the_tools_fault() {
+    let tool = Tool::new("bad", "Asks nonsense", |ctx: ToolContext| async move {
+        let request = tasks_core::InputRequest {
+            method: "ping".into(),
+            params: None,
+        };
+        ctx.input("x", request).await?;
+        Ok(text_result("unreachable"))
+    });
+    let rt = runtime(vec![tool], RuntimeConfig::default());
+    let task = rt.create_task(work("bad")).await.unwrap();
+    let done = wait_terminal(&rt, &Scope::shared(), task.id()).await;
+    let TaskState::Failed { error } = done.state() else {
+        panic!("{done:?}");
+    };
+    assert_eq!(
+        (error.code, error.message.as_str()),
+        (-32603, "Tool made a malformed input request")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn creation_under_a_derived_id_is_idempotent() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = runs.clone();
+    let tool = Tool::new("once", "Counts its runs", move |_ctx: ToolContext| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        async { Ok::<_, ToolError>(text_result("ran")) }
+    });
+    let rt = runtime(vec![tool], RuntimeConfig::default());
+    let id = TaskId::from_random_bytes([7; TASK_ID_RANDOM_BYTES]);
+    let first = rt
+        .create_task_with_id(work("once"), id.clone())
+        .await
+        .unwrap();
+    assert_eq!(first.id(), &id);
+    wait_terminal(&rt, &Scope::shared(), &id).await;
+    let replay = rt
+        .create_task_with_id(work("once"), id.clone())
+        .await
+        .unwrap();
+    assert_eq!(replay.id(), &id);
+    assert_eq!(
+        replay.status(),
+        TaskStatus::Completed,
+        "the existing task, as it is now"
+    );
+    // Concurrent replays: one creation, one run.
+    let other = TaskId::from_random_bytes([8; TASK_ID_RANDOM_BYTES]);
+    let (a, b) = tokio::join!(
+        rt.create_task_with_id(work("once"), other.clone()),
+        rt.create_task_with_id(work("once"), other.clone()),
+    );
+    assert_eq!(a.unwrap().id(), b.unwrap().id());
+    wait_terminal(&rt, &Scope::shared(), &other).await;
+    tokio::task::yield_now().await;
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    assert_eq!(rt.stored_tasks().await.unwrap(), 2);
+    // Another scope cannot reach the task through its id: it gets its own.
+    let theirs = rt
+        .create_task_with_id(work_in(&alice(), "once", json!({})), id.clone())
+        .await;
+    assert!(
+        theirs.is_err(),
+        "the id is taken by another scope: {theirs:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn status_messages_are_coalesced_to_one_write_per_poll_interval() {
+    let tool = Tool::new(
+        "reporter",
+        "Reports progress",
+        |ctx: ToolContext| async move {
+            assert!(ctx.set_status_message("step 1"));
+            // Let the first write happen, then report four times within one interval.
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            for step in 2..=5 {
+                ctx.set_status_message(format!("step {step}"));
+            }
+            tokio::time::sleep(Duration::from_millis(1_000)).await;
+            ctx.set_status_message("step 6");
+            tokio::time::sleep(Duration::from_millis(1_000)).await;
+            Ok::<_, ToolError>(text_result("done"))
+        },
+    );
+    let config = RuntimeConfig {
+        poll_interval_ms: std::num::NonZeroU64::new(250),
+        ..RuntimeConfig::default()
+    };
+    let rt = runtime(vec![tool], config);
+    let mut events = rt.subscribe();
+    let task = rt.create_task(work("reporter")).await.unwrap();
+    wait_terminal(&rt, &Scope::shared(), task.id()).await;
+    let history = drain_for(&mut events, task.id());
+    let messages: Vec<Option<String>> = history
+        .iter()
+        .map(|e| e.task.status_message().map(str::to_owned))
+        .collect();
+    let at = |i: usize| history[i].task.last_updated_at().unix_millis();
+    assert_eq!(
+        messages,
+        [
+            Some("Task accepted".to_owned()),
+            Some("step 1".to_owned()),
+            Some("step 5".to_owned()),
+            Some("step 6".to_owned()),
+            None,
+        ],
+        "step 1 at once, steps 2-5 coalesced into the latest one interval later"
+    );
+    assert_eq!(
+        at(1),
+        T0.unix_millis(),
+        "the first message is written at once"
+    );
+    assert_eq!(at(2) - at(1), 250, "the next one a poll interval later");
+    let sync = run_sync(
+        &Tool::new("sync", "", |ctx: ToolContext| async move {
+            Ok::<_, ToolError>(text_result(ctx.set_status_message("x").to_string()))
+        }),
+        SyncCall::new(obj(json!({}))),
+    )
+    .await;
+    let SyncOutcome::Complete(result) = sync else {
+        panic!("{sync:?}");
+    };
+    assert_eq!(
+        result["content"][0]["text"], "false",
+        "a synchronous call has no status"
+    );
+}

@@ -1,7 +1,84 @@
 #!/usr/bin/env bash
-# Runs every test: the Rust workspace tests, then the official MCP conformance runner against
-# the fixture (conformance/run.sh installs Node 22 and the pinned runner from the npm registry).
+# Runs every test: the Rust workspace tests with cargo-nextest, the doctests with `cargo test
+# --doc` (nextest does not run doctests; the README's example is one), then the official MCP
+# conformance runner against the fixture (conformance/run.sh installs Node 22 and the pinned
+# runner from the npm registry).
+#
+# Usage: scripts/test.sh [--quick] [--help]
+#   --quick   the Rust tests and doctests only: no conformance runner (for iterating)
+#   --help    print this help
+# Needs cargo-nextest (`cargo install cargo-nextest --locked`); .ci/run installs it when missing.
+# Configuration: .config/nextest.toml. A test still running after 180 s (60 s in CI) is killed
+# and fails.
+# Environment:
+#   CI   when set (and not "false" or "0"): nextest's `ci` profile (no fail-fast, no retries,
+#        failure output repeated at the end) and a 60 s per-scenario kill for the conformance
+#        runner (CONFORMANCE_KILL_AFTER_S, unless already set).
+# Prints `[test] phase NAME: N s` after each phase and `[test] total: N s` at the end.
+# Exit status: 0 when everything passed, non-zero otherwise.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-cargo test --workspace --locked
-bash conformance/run.sh
+HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
+cd "$HERE/.."
+
+usage() { sed -n '2,18p' "$HERE/test.sh" | sed 's/^# \{0,1\}//'; }
+
+QUICK=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; printf 'scripts/test.sh: unknown argument: %s\n' "$1" >&2; exit 2 ;;
+  esac
+done
+
+case "${CI:-}" in
+  ""|0|false|False|FALSE) IN_CI=0 ;;
+  *) IN_CI=1 ;;
+esac
+
+if ! cargo nextest --version >/dev/null 2>&1; then
+  printf 'scripts/test.sh: cargo-nextest is not installed; install it with:\n' >&2
+  printf '  cargo install cargo-nextest --locked\n' >&2
+  exit 2
+fi
+
+PROFILE=default
+if [ "$IN_CI" -eq 1 ]; then
+  PROFILE=ci
+  # The slowest scenario takes about 3 s and the runner gives up on its own after
+  # CONFORMANCE_TIMEOUT_MS (30 s); 60 s only kills a runner that hangs past that, and bounds a
+  # run of 37 hung scenarios to about 43 minutes (60 s + 10 s grace each).
+  export CONFORMANCE_KILL_AFTER_S="${CONFORMANCE_KILL_AFTER_S:-60}"
+fi
+
+START=$SECONDS
+CURRENT=""
+PHASE_START=$SECONDS
+finish() {
+  local rc=$?
+  if [ -n "$CURRENT" ]; then
+    printf '[test] phase %s: %d s (failed)\n' "$CURRENT" "$((SECONDS - PHASE_START))"
+  fi
+  if [ "$rc" -eq 0 ]; then
+    printf '[test] total: %d s, all passed\n' "$((SECONDS - START))"
+  else
+    printf '[test] total: %d s, FAILED (exit %d)\n' "$((SECONDS - START))" "$rc"
+  fi
+}
+trap finish EXIT
+
+# phase NAME COMMAND...: runs COMMAND and prints how long it took; a failure ends the script.
+phase() {
+  CURRENT="$1"
+  PHASE_START=$SECONDS
+  shift
+  "$@"
+  printf '[test] phase %s: %d s\n' "$CURRENT" "$((SECONDS - PHASE_START))"
+  CURRENT=""
+}
+
+phase rust-tests cargo nextest run --workspace --locked --profile "$PROFILE"
+phase doctests cargo test --doc --workspace --locked
+if [ "$QUICK" -eq 0 ]; then
+  phase conformance bash conformance/run.sh
+fi

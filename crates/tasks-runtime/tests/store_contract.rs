@@ -61,7 +61,11 @@ impl Store for Flawed {
             if self.inner.task_count().await? >= limits.max_tasks {
                 return Err(StoreError::Capacity(tasks_core::CapacityLimit::MaxTasks));
             }
-            tokio::task::yield_now().await;
+            // Hold the window between check and insert open for a while: with a bare
+            // `yield_now` the 200 concurrent creates sometimes ran one after another (about one
+            // run in 20 under cargo-nextest, one in 60 under cargo test), the flaw went unseen
+            // and this test failed. 10 ms is far longer than spawning all 200 creates takes.
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
             let unchecked = CreateLimits {
                 max_tasks: usize::MAX,
                 ..limits

@@ -1,12 +1,13 @@
-//! Request parsing and admission (`tasks_http::admission`): `parse_envelope` then `admit` on
+//! Request parsing and admission (`tasks_core::admission`): `parse_envelope` then `admit` on
 //! arbitrary headers and body. Never panics; every failure has the code of its step.
 #![no_main]
 
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use tasks_http::admission::{admit, parse_envelope};
-use tasks_http::METHODS;
+use tasks_core::admission::{admit, parse_envelope};
+use tasks_core::Method;
+use tasks_http::Head;
 
 fuzz_target!(|data: &[u8]| {
     let (headers, body) = common::split(data);
@@ -28,11 +29,11 @@ fuzz_target!(|data: &[u8]| {
         return; // a notification: answered 202 without admission
     };
     assert!(common::readable_id(&id));
-    match admit(&headers, envelope.clone(), |m| METHODS.contains(&m)) {
+    match admit(&Head(&headers), envelope.clone()) {
         Ok(admitted) => {
             assert_eq!(admitted.id, id);
-            assert_eq!(admitted.method, envelope.method);
-            assert!(METHODS.contains(&admitted.method.as_str()));
+            assert_eq!(admitted.method.as_str(), envelope.method);
+            assert_eq!(Method::parse(&envelope.method), Some(admitted.method));
             assert!(admitted.params.is_object());
             assert_eq!(
                 admitted.meta.protocol_version,

@@ -23,6 +23,7 @@ use base64::Engine as _;
 use serde_json::Value;
 
 use crate::error::McpError;
+use crate::method::Method;
 
 /// The standard headers that mirror body fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,14 +189,11 @@ pub enum NameRule<'a> {
     RequiredOnly,
 }
 
-/// The `Mcp-Name` rule for a method: `params.name` for `tools/call` and `prompts/get`,
-/// `params.uri` for `resources/read`, `params.taskId` for `tasks/get|update|cancel`.
-pub fn name_rule<'a>(method: &str, params: Option<&'a Value>) -> NameRule<'a> {
-    let field = match method {
-        "tools/call" | "prompts/get" => "name",
-        "resources/read" => "uri",
-        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
-        _ => return NameRule::NotRequired,
+/// The `Mcp-Name` rule for a served method: the field of [`Method::name_field`]
+/// (`params.name` for `tools/call`, `params.taskId` for the task methods).
+pub fn name_rule(method: Method, params: Option<&Value>) -> NameRule<'_> {
+    let Some(field) = method.name_field() else {
+        return NameRule::NotRequired;
     };
     match params.and_then(|p| p.get(field)).and_then(Value::as_str) {
         Some(value) => NameRule::Compare(value),
@@ -271,11 +269,23 @@ mod tests {
     #[test]
     fn name_rules() {
         let p = serde_json::json!({"taskId": "t1", "name": "n"});
-        assert_eq!(name_rule("tasks/get", Some(&p)), NameRule::Compare("t1"));
-        assert_eq!(name_rule("tools/call", Some(&p)), NameRule::Compare("n"));
+        assert_eq!(
+            name_rule(Method::TasksGet, Some(&p)),
+            NameRule::Compare("t1")
+        );
+        assert_eq!(
+            name_rule(Method::ToolsCall, Some(&p)),
+            NameRule::Compare("n")
+        );
         let q = serde_json::json!({"taskId": 42});
-        assert_eq!(name_rule("tasks/cancel", Some(&q)), NameRule::RequiredOnly);
-        assert_eq!(name_rule("tasks/list", Some(&p)), NameRule::NotRequired);
+        assert_eq!(
+            name_rule(Method::TasksCancel, Some(&q)),
+            NameRule::RequiredOnly
+        );
+        assert_eq!(
+            name_rule(Method::ToolsList, Some(&p)),
+            NameRule::NotRequired
+        );
         assert!(check_name(NameRule::RequiredOnly, None).is_err());
     }
 }

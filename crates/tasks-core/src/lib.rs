@@ -12,6 +12,8 @@
 //!
 //! | module | concept |
 //! |---|---|
+//! | [`method`] | [`Method`]: the served methods, in one place |
+//! | [`admission`] | parsing and admitting one message: the order of wire §13.2, steps 3–11 |
 //! | [`protocol`] | protocol constants: revision, extension id, `_meta` keys |
 //! | [`id`] | [`TaskId`]: non-empty, at most 256 bytes |
 //! | [`time`] | [`Timestamp`]: UTC milliseconds, RFC 3339 on the wire |
@@ -39,12 +41,14 @@
 //!   2025-11-25 `io.modelcontextprotocol/related-task` key (runner scenarios
 //!   `tasks-request-state-removal`, `tasks-wire-fields`, `tasks-lifecycle`).
 
+pub mod admission;
 pub mod error;
 pub mod event;
 pub mod headers;
 pub mod id;
 pub mod input;
 pub mod logging;
+pub mod method;
 pub mod negotiation;
 pub mod param_headers;
 pub mod params;
@@ -62,6 +66,7 @@ pub use input::{
     SamplingRequest,
 };
 pub use logging::LogLevel;
+pub use method::Method;
 pub use negotiation::{Decision, RequestMeta, TaskPolicy};
 pub use reducer::{apply, ReduceError, Transition};
 pub use task::{InputRequests, Task, TaskState, TaskStatus};

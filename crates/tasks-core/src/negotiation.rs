@@ -124,8 +124,9 @@ impl RequestMeta {
 }
 
 /// The answer to a request of the 2025 (session-based) era, which this server does not serve:
-/// a request whose params carry no `_meta` protocol version and that is either `initialize` or
-/// names another revision in its `MCP-Protocol-Version` header (`header_version`, decoded).
+/// an `initialize` whose params carry no `_meta` protocol version, or any other request with no
+/// `params._meta` at all that names another revision in its `MCP-Protocol-Version` header
+/// (`header_version`, decoded).
 ///
 /// Such a request gets -32022 `Unsupported protocol version` (HTTP 400) with
 /// `data.supported` (this server's revisions) and `data.requested` (the `initialize`
@@ -139,15 +140,13 @@ pub fn legacy_era_error(
     params: Option<&Value>,
     header_version: Option<&str>,
 ) -> Option<McpError> {
-    let modern = params
-        .and_then(|p| p.get("_meta"))
-        .and_then(|meta| meta.get(META_PROTOCOL_VERSION))
-        .is_some();
-    if modern {
-        return None;
-    }
-    let header_legacy = header_version.is_some_and(|v| !SUPPORTED_VERSIONS.contains(&v));
-    if method != METHOD_INITIALIZE && !header_legacy {
+    let meta = params.and_then(|p| p.get("_meta"));
+    let legacy = if method == METHOD_INITIALIZE {
+        meta.and_then(|m| m.get(META_PROTOCOL_VERSION)).is_none()
+    } else {
+        meta.is_none() && header_version.is_some_and(|v| !SUPPORTED_VERSIONS.contains(&v))
+    };
+    if !legacy {
         return None;
     }
     let requested = params

@@ -29,9 +29,6 @@ pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 /// Maximum length of a task id, in bytes (tasks-wire-reference §4.5).
 pub const MAX_TASK_ID_BYTES: usize = 256;
 
-/// Methods of the Tasks extension that address one task and mirror `params.taskId` in `Mcp-Name`.
-pub const TASK_METHODS: &[&str] = &["tasks/get", "tasks/update", "tasks/cancel"];
-
 /// The 2025-era handshake method. This server does not serve it: a 2025-era `initialize` gets
 /// -32022 naming the supported versions, and one carrying 2026-07-28 headers and `_meta` gets
 /// -32601 with the same `data.supported`.

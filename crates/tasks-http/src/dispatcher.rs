@@ -20,7 +20,10 @@ use tasks_core::{JsonObject, McpError};
 use tasks_runtime::{ListChanges, Scope, TaskRuntime};
 use tokio_util::sync::CancellationToken;
 
-use crate::admission::{self, Admitted};
+use tasks_core::admission::{self, Admitted};
+use tasks_core::Method;
+
+use crate::head::Head;
 use crate::methods;
 use crate::mrtr::StateKey;
 use crate::origin::HostPolicy;
@@ -28,18 +31,6 @@ use crate::response::{add_server_meta, McpResponse};
 
 /// Maps a request head to its scope, or rejects it (HTTP 401 with a JSON-RPC error body).
 pub type ScopeFn = dyn Fn(&Parts) -> Result<Scope, McpError> + Send + Sync;
-
-/// The methods this server serves; everything else is -32601 (HTTP 404), including the removed
-/// `tasks/result`, `tasks/list`, `initialize`, `ping` and `logging/setLevel`.
-pub const METHODS: &[&str] = &[
-    "server/discover",
-    "tools/list",
-    "tools/call",
-    "tasks/get",
-    "tasks/update",
-    "tasks/cancel",
-    "subscriptions/listen",
-];
 
 /// Whether the body is declared as JSON: no `Content-Type` (lenient), or exactly one whose media
 /// type is `application/json` (parameters such as `charset` allowed).
@@ -200,7 +191,7 @@ impl Dispatcher {
             return McpResponse::accepted();
         }
         let id = envelope.id.clone();
-        let request = match admission::admit(headers, envelope, |m| METHODS.contains(&m)) {
+        let request = match admission::admit(&Head(headers), envelope) {
             Ok(request) => request,
             Err(error) => return McpResponse::error(id.as_ref(), &error),
         };
@@ -217,19 +208,18 @@ impl Dispatcher {
         scope: &Scope,
     ) -> Result<McpResponse, McpError> {
         let tasks_declared = request.meta.declares_tasks()?;
-        match request.method.as_str() {
-            "server/discover" => Ok(methods::discover::handle(self, request)),
-            "tools/list" => methods::tools::list(self, request),
-            "tools/call" => {
+        match request.method {
+            Method::ServerDiscover => Ok(methods::discover::handle(self, request)),
+            Method::ToolsList => methods::tools::list(self, request),
+            Method::ToolsCall => {
                 methods::tools::call(self, request, headers, scope, tasks_declared).await
             }
-            "tasks/get" | "tasks/update" | "tasks/cancel" => {
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
                 methods::tasks::handle(self, request, scope, tasks_declared).await
             }
-            "subscriptions/listen" => {
+            Method::SubscriptionsListen => {
                 methods::listen::handle(self, request, scope, tasks_declared).await
             }
-            _ => Err(McpError::MethodNotFound),
         }
     }
 

@@ -13,9 +13,9 @@
 //! Everything else is -32601 (HTTP 404). Every result carries
 //! `_meta["io.modelcontextprotocol/serverInfo"]`.
 
-pub mod admission;
 pub mod builder;
 pub mod dispatcher;
+mod head;
 mod methods;
 pub mod mrtr;
 pub mod origin;
@@ -23,7 +23,8 @@ pub mod response;
 pub mod server;
 
 pub use builder::{RunningServer, ServerBuilder, DEFAULT_MAX_BODY_BYTES};
-pub use dispatcher::{BodyError, DispatchConfig, Dispatcher, ScopeFn, METHODS};
+pub use dispatcher::{BodyError, DispatchConfig, Dispatcher, ScopeFn};
+pub use head::Head;
 pub use response::{McpResponse, ResponseBody};
 
 /// The README's library example, compiled as a doctest.

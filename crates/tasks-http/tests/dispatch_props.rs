@@ -28,7 +28,8 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree as _;
 use serde_json::{json, Map, Value};
-use tasks_http::{Dispatcher, ResponseBody, METHODS};
+use tasks_core::Method;
+use tasks_http::{Dispatcher, ResponseBody};
 use tasks_runtime::Scope;
 
 /// Tool names of the common test dispatcher, plus an unknown one.
@@ -234,7 +235,7 @@ fn arb_envelope() -> impl Strategy<Value = Envelope> {
         1 => arb_json().prop_map(Some),
     ];
     let method = prop_oneof![
-        10 => prop::sample::select(METHODS).prop_map(|m| json!(m)),
+        10 => prop::sample::select(Method::ALL.to_vec()).prop_map(|m| json!(m.as_str())),
         2 => prop::sample::select(OTHER_METHODS).prop_map(|m| json!(m)),
         1 => "\\PC{0,16}".prop_map(|m| json!(m)),
         1 => arb_json(),

@@ -8,9 +8,9 @@
 use serde_json::{json, Value};
 use tasks_core::protocol::{SUPPORTED_VERSIONS, TASKS_EXTENSION};
 
-use crate::admission::Admitted;
 use crate::dispatcher::Dispatcher;
 use crate::response::McpResponse;
+use tasks_core::admission::Admitted;
 
 pub(crate) fn handle(d: &Dispatcher, request: &Admitted) -> McpResponse {
     let mut result = json!({

@@ -29,11 +29,11 @@ use tasks_runtime::{ListKind, Scope, StatusEvent};
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio_util::sync::CancellationToken;
 
-use crate::admission::Admitted;
 use crate::dispatcher::Dispatcher;
 use crate::response::{
     add_server_meta, notification_bytes, result_bytes, McpResponse, ResponseBody,
 };
+use tasks_core::admission::Admitted;
 
 /// The most task ids one listen request may name.
 pub const MAX_TASK_IDS: usize = 100;

@@ -6,12 +6,12 @@
 //! the empty ack `{"resultType":"complete"}`, also for a terminal task and for unknown input
 //! keys.
 
-use tasks_core::{params, projection, McpError};
+use tasks_core::{params, projection, McpError, Method};
 use tasks_runtime::Scope;
 
-use crate::admission::Admitted;
 use crate::dispatcher::Dispatcher;
 use crate::response::McpResponse;
+use tasks_core::admission::Admitted;
 
 pub(crate) async fn handle(
     d: &Dispatcher,
@@ -22,21 +22,21 @@ pub(crate) async fn handle(
     if !tasks_declared {
         return Err(McpError::missing_tasks_capability());
     }
-    match request.method.as_str() {
-        "tasks/get" => {
+    match request.method {
+        Method::TasksGet => {
             let target = params::parse_task_ref(&request.params)?;
             let task = d.runtime.get(scope, &target.task_id).await?;
             let view = projection::detailed(&task).with_meta(&d.server_meta);
             Ok(McpResponse::result(&request.id, &view))
         }
-        "tasks/update" => {
+        Method::TasksUpdate => {
             let update = params::parse_update(&request.params)?;
             d.runtime
                 .update(scope, &update.task_id, update.input_responses)
                 .await?;
             Ok(ack(d, request))
         }
-        "tasks/cancel" => {
+        Method::TasksCancel => {
             let target = params::parse_task_ref(&request.params)?;
             d.runtime.cancel(scope, &target.task_id).await?;
             Ok(ack(d, request))

@@ -21,11 +21,11 @@ use tasks_core::param_headers::check_param_headers;
 use tasks_core::{projection, ClientCapability, Decision, JsonObject, McpError};
 use tasks_runtime::{Scope, SyncCall, TaskRuntime, Work};
 
-use crate::admission::Admitted;
 use crate::dispatcher::{DispatchConfig, Dispatcher};
 use crate::methods::sync_call::{self, Finish};
 use crate::mrtr::{self, Binding};
 use crate::response::McpResponse;
+use tasks_core::admission::Admitted;
 
 /// The `tools/list` result, built once: tools in registration order.
 pub(crate) fn list_result(

@@ -13,15 +13,35 @@
 //! | 10 | method known | -32601, HTTP 404 (`initialize` also names `data.supported`) |
 //! | 11 | `Mcp-Name` for `tools/call` and the task methods | -32020, HTTP 400 |
 //!
-//! Steps 1–2 (Host/Origin, POST) run before, in [`crate::origin`] and the dispatcher; steps
-//! 12–13 (`Mcp-Param-*`, capabilities, params) in the method handlers.
+//! Steps 1–2 (Host/Origin, POST) are the transport's; steps 12–13 (`Mcp-Param-*`,
+//! capabilities, params) follow per method. The request head comes in as plain data
+//! ([`HeaderSource`]), so the whole order is testable without a network.
 
-use http::HeaderMap;
 use serde_json::Value;
-use tasks_core::headers::{self, MirroredHeader};
-use tasks_core::negotiation::legacy_era_error;
-use tasks_core::protocol::{METHOD_INITIALIZE, SUPPORTED_VERSIONS};
-use tasks_core::{McpError, RequestMeta};
+
+use crate::error::McpError;
+use crate::headers::{self, MirroredHeader};
+use crate::method::Method;
+use crate::negotiation::{legacy_era_error, RequestMeta};
+use crate::protocol::{METHOD_INITIALIZE, SUPPORTED_VERSIONS};
+
+/// The request headers as plain data: every value of a header, by its name (matched
+/// ASCII-case-insensitively, as HTTP header names are), in the order received. A transport
+/// implements it over its own header map.
+pub trait HeaderSource {
+    /// The values of header `name`, in order; empty when absent.
+    fn values(&self, name: &str) -> Vec<&[u8]>;
+}
+
+/// Headers as `(name, value)` pairs, for tests and tools.
+impl HeaderSource for [(&str, &[u8])] {
+    fn values(&self, name: &str) -> Vec<&[u8]> {
+        self.iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| *v)
+            .collect()
+    }
+}
 
 /// A parsed JSON-RPC message (step 3).
 #[derive(Debug, Clone, PartialEq)]
@@ -40,7 +60,7 @@ pub struct Admitted {
     /// The request id (a string or an integer).
     pub id: Value,
     /// The method.
-    pub method: String,
+    pub method: Method,
     /// The params object.
     pub params: Value,
     /// The validated request `_meta`.
@@ -110,23 +130,20 @@ pub fn parse_envelope(body: &[u8]) -> Result<Envelope, EnvelopeError> {
     })
 }
 
-fn one(headers: &HeaderMap, header: MirroredHeader) -> Result<Option<&[u8]>, McpError> {
-    headers::single(
-        header,
-        headers.get_all(header.name()).iter().map(|v| v.as_bytes()),
-    )
+fn one<H: HeaderSource + ?Sized>(
+    headers: &H,
+    header: MirroredHeader,
+) -> Result<Option<&[u8]>, McpError> {
+    headers::single(header, headers.values(header.name()))
 }
 
 /// Steps 5–11 for a request (`envelope.id` is present).
 ///
-/// `known` tells whether this server serves a method (step 10).
-///
 /// # Errors
 /// The first failing step's error, as in the module table.
-pub fn admit(
-    headers: &HeaderMap,
+pub fn admit<H: HeaderSource + ?Sized>(
+    headers: &H,
     envelope: Envelope,
-    known: impl Fn(&str) -> bool,
 ) -> Result<Admitted, McpError> {
     let Envelope { id, method, params } = envelope;
     let id = id.unwrap_or(Value::Null);
@@ -166,16 +183,16 @@ pub fn admit(
         });
     }
     // 10. Known method.
-    if !known(&method) {
+    let Some(method) = Method::parse(&method) else {
         return Err(if method == METHOD_INITIALIZE {
             McpError::InitializeNotServed
         } else {
             McpError::MethodNotFound
         });
-    }
+    };
     // 11. Mcp-Name.
     headers::check_name(
-        headers::name_rule(&method, params.as_ref()),
+        headers::name_rule(method, params.as_ref()),
         one(headers, MirroredHeader::Name)?,
     )?;
     Ok(Admitted {

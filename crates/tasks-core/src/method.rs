@@ -1,0 +1,115 @@
+//! The methods this server serves, in one place.
+//!
+//! Every other method is -32601 (HTTP 404): the removed `tasks/result` and `tasks/list`, the
+//! 2025-era `initialize`, `ping` and `logging/setLevel`, and the prompts, resources and
+//! completion methods of a server that offers none (`wire-2026-07-28.md` §13.2 step 10).
+
+/// A served method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// `server/discover`.
+    ServerDiscover,
+    /// `tools/list`.
+    ToolsList,
+    /// `tools/call`.
+    ToolsCall,
+    /// `tasks/get`.
+    TasksGet,
+    /// `tasks/update`.
+    TasksUpdate,
+    /// `tasks/cancel`.
+    TasksCancel,
+    /// `subscriptions/listen`.
+    SubscriptionsListen,
+}
+
+impl Method {
+    /// Every served method.
+    pub const ALL: [Method; 7] = [
+        Method::ServerDiscover,
+        Method::ToolsList,
+        Method::ToolsCall,
+        Method::TasksGet,
+        Method::TasksUpdate,
+        Method::TasksCancel,
+        Method::SubscriptionsListen,
+    ];
+
+    /// The wire name, e.g. `"tasks/get"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::ServerDiscover => "server/discover",
+            Method::ToolsList => "tools/list",
+            Method::ToolsCall => "tools/call",
+            Method::TasksGet => "tasks/get",
+            Method::TasksUpdate => "tasks/update",
+            Method::TasksCancel => "tasks/cancel",
+            Method::SubscriptionsListen => "subscriptions/listen",
+        }
+    }
+
+    /// The served method named `name` (exact, case-sensitive), if any.
+    pub fn parse(name: &str) -> Option<Method> {
+        Method::ALL.into_iter().find(|m| m.as_str() == name)
+    }
+
+    /// Whether this is one of the task methods that address one task by `params.taskId`
+    /// (`tasks/get`, `tasks/update`, `tasks/cancel`).
+    pub fn is_task_method(self) -> bool {
+        matches!(
+            self,
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel
+        )
+    }
+
+    /// The params field `Mcp-Name` mirrors (`wire-2026-07-28.md` §13.5): `name` for
+    /// `tools/call`, `taskId` for the task methods; `None` for methods without `Mcp-Name`.
+    pub fn name_field(self) -> Option<&'static str> {
+        match self {
+            Method::ToolsCall => Some("name"),
+            m if m.is_task_method() => Some("taskId"),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_nothing_else_is_served() {
+        for method in Method::ALL {
+            assert_eq!(Method::parse(method.as_str()), Some(method));
+        }
+        for other in [
+            "initialize",
+            "ping",
+            "tasks/result",
+            "tasks/list",
+            "TASKS/GET",
+            "tasks/get ",
+        ] {
+            assert_eq!(Method::parse(other), None, "{other}");
+        }
+        let named: Vec<_> = Method::ALL
+            .into_iter()
+            .filter_map(|m| m.name_field().map(|f| (m, f)))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                (Method::ToolsCall, "name"),
+                (Method::TasksGet, "taskId"),
+                (Method::TasksUpdate, "taskId"),
+                (Method::TasksCancel, "taskId"),
+            ]
+        );
+    }
+}

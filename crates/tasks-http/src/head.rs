@@ -1,0 +1,14 @@
+//! The request head as the core reads it.
+
+use http::HeaderMap;
+use tasks_core::admission::HeaderSource;
+
+/// An HTTP header map seen as a [`HeaderSource`] (every value of a header, in order).
+#[derive(Debug, Clone, Copy)]
+pub struct Head<'a>(pub &'a HeaderMap);
+
+impl HeaderSource for Head<'_> {
+    fn values(&self, name: &str) -> Vec<&[u8]> {
+        self.0.get_all(name).iter().map(|v| v.as_bytes()).collect()
+    }
+}

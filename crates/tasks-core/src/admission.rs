@@ -147,13 +147,17 @@ pub fn admit<H: HeaderSource + ?Sized>(
 ) -> Result<Admitted, McpError> {
     let Envelope { id, method, params } = envelope;
     let id = id.unwrap_or(Value::Null);
-    // 5. A 2025-era request is told which revisions this server speaks.
-    let version_header = one(headers, MirroredHeader::ProtocolVersion)?;
-    let legacy_header = version_header
+    // 5. A 2025-era request is told which revisions this server speaks, whatever else is
+    // wrong with its headers (a repeated version header included: the first one is read).
+    let first_version = headers
+        .values(MirroredHeader::ProtocolVersion.name())
+        .into_iter()
+        .next()
         .and_then(|raw| headers::decode_value(MirroredHeader::ProtocolVersion, raw).ok());
-    if let Some(error) = legacy_era_error(&method, params.as_ref(), legacy_header.as_deref()) {
+    if let Some(error) = legacy_era_error(&method, params.as_ref(), first_version.as_deref()) {
         return Err(error);
     }
+    let version_header = one(headers, MirroredHeader::ProtocolVersion)?;
     // 5. MCP-Protocol-Version present.
     let version_raw = version_header.ok_or(McpError::HeaderMismatch(
         "Missing MCP-Protocol-Version header",

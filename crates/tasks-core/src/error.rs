@@ -112,7 +112,7 @@ pub enum McpError {
     #[error("Missing required client capability")]
     MissingCapability(Value),
     /// -32022, HTTP 400: `"Unsupported protocol version"` with `data.supported` and
-    /// `data.requested`.
+    /// `data.requested` (the version asked for, cut to [`MAX_ECHO_BYTES`]).
     #[error("Unsupported protocol version")]
     UnsupportedVersion {
         /// The version the client asked for, echoed in `data.requested`.
@@ -190,7 +190,7 @@ impl McpError {
             McpError::InitializeNotServed => Some(json!({ "supported": SUPPORTED_VERSIONS })),
             McpError::UnsupportedVersion { requested } => Some(json!({
                 "supported": SUPPORTED_VERSIONS,
-                "requested": requested,
+                "requested": bounded_echo(requested),
             })),
             _ => None,
         }
@@ -204,6 +204,22 @@ impl McpError {
             data: self.data(),
         }
     }
+}
+
+/// The longest client-supplied text an error echoes, in bytes (`data.requested` of -32022).
+pub const MAX_ECHO_BYTES: usize = 64;
+
+/// `text` cut to at most [`MAX_ECHO_BYTES`] bytes at a character boundary: an error names what
+/// the client asked for without reflecting an arbitrarily large header or body value.
+fn bounded_echo(text: &str) -> &str {
+    if text.len() <= MAX_ECHO_BYTES {
+        return text;
+    }
+    let mut end = MAX_ECHO_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// The HTTP status for a JSON-RPC error code that did not come from [`McpError`] (for example

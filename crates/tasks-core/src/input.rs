@@ -183,10 +183,12 @@ pub enum InvalidResponse {
     /// An accepted form answer whose content does not match the `requestedSchema`.
     #[error("content does not match the requested schema")]
     Schema,
-    /// Not a `CreateMessageResult` (`role`, `content`, `model`).
+    /// Not a `CreateMessageResult` (`role`, `content` blocks with a `type`, a text block
+    /// with a string `text`, `model`).
     #[error("not a sampling result")]
     Sampling,
-    /// Not a `ListRootsResult` (`roots`: objects with a string `uri`).
+    /// Not a `ListRootsResult` (`roots`: objects with a `file://` `uri`; the schema: "This
+    /// *must* start with `file://` for now").
     #[error("not a roots result")]
     Roots,
 }
@@ -363,6 +365,7 @@ impl InputRequest {
                     .get("roots")
                     .cloned()
                     .and_then(|roots| Vec::<Root>::deserialize(roots).ok())
+                    .filter(|roots| roots.iter().all(|r| r.uri.starts_with("file://")))
                     .ok_or(InvalidResponse::Roots)?;
                 Ok(InputResponse::Roots(roots))
             }
@@ -504,7 +507,11 @@ pub struct SamplingAnswer {
 
 impl SamplingAnswer {
     fn content_is_well_formed(&self) -> bool {
-        let block = |b: &Value| b.get("type").is_some_and(Value::is_string);
+        let block = |b: &Value| match b.get("type").and_then(Value::as_str) {
+            Some("text") => b.get("text").is_some_and(Value::is_string),
+            Some(_) => true,
+            None => false,
+        };
         match &self.content {
             Value::Array(blocks) => !blocks.is_empty() && blocks.iter().all(block),
             content => block(content),
@@ -530,7 +537,7 @@ impl SamplingAnswer {
 /// A root the client exposes (schema `Root`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Root {
-    /// The root's URI (`file://…`).
+    /// The root's URI (`file://…`, checked).
     pub uri: String,
     /// A display name, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]

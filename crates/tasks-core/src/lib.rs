@@ -14,6 +14,7 @@
 //! |---|---|
 //! | [`method`] | [`Method`]: the served methods, in one place |
 //! | [`admission`] | parsing and admitting one message: the order of wire §13.2, steps 3–11 |
+//! | [`mrtr`] | MRTR `requestState`: signed, request-bound, expiring; idempotent retry task ids |
 //! | [`protocol`] | protocol constants: revision, extension id, `_meta` keys |
 //! | [`id`] | [`TaskId`]: non-empty, at most 256 bytes |
 //! | [`time`] | [`Timestamp`]: UTC milliseconds, RFC 3339 on the wire |
@@ -49,6 +50,7 @@ pub mod id;
 pub mod input;
 pub mod logging;
 pub mod method;
+pub mod mrtr;
 pub mod negotiation;
 pub mod param_headers;
 pub mod params;

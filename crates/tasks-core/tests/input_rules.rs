@@ -303,6 +303,8 @@ fn sampling_and_roots_answers_are_typed() {
         json!({"role": "assistant", "content": [], "model": "m"}),
         json!({"role": "assistant", "content": {"type": "text", "text": "x"}}),
         json!({"action": "accept", "content": {}}),
+        json!({"role": "assistant", "content": {"type": "text", "text": {"evil": 1}}, "model": "m"}),
+        json!({"role": "assistant", "content": [{"type": "text"}], "model": "m"}),
     ] {
         assert_eq!(
             sample.check_response(&bad),
@@ -324,6 +326,8 @@ fn sampling_and_roots_answers_are_typed() {
         json!({"roots": {}}),
         json!({"roots": [{"name": "x"}]}),
         json!({"roots": [1]}),
+        json!({"roots": [{"uri": "http://evil/"}]}),
+        json!({"roots": [{"uri": "file:///ok"}, {"uri": "/etc"}]}),
     ] {
         assert_eq!(
             roots.check_response(&bad),
@@ -381,6 +385,17 @@ fn a_2025_era_request_is_told_the_supported_versions() {
     assert_eq!(
         error.data(),
         Some(json!({"supported": ["2026-07-28"], "requested": "2025-11-25"}))
+    );
+    // What was asked for is named, never reflected at any length.
+    let huge = "A".repeat(400_000);
+    let data = unsupported(&huge).unwrap().data().unwrap();
+    assert_eq!(data["requested"], "A".repeat(64));
+    let accented = "é".repeat(40);
+    let data = unsupported(&accented).unwrap().data().unwrap();
+    assert_eq!(
+        data["requested"],
+        "é".repeat(32),
+        "cut at a character boundary"
     );
     let not_served = McpError::InitializeNotServed;
     assert_eq!((not_served.code(), not_served.http_status()), (-32601, 404));

@@ -14,8 +14,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::dispatcher::{DispatchConfig, Dispatcher, ScopeFn};
-use crate::mrtr::StateKey;
 use crate::origin::HostPolicy;
+use tasks_core::mrtr::StateKey;
 
 /// Default request body limit in bytes (1 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -164,7 +164,7 @@ impl ServerBuilder {
         Dispatcher::new(
             runtime,
             self.dispatch,
-            self.state_key.unwrap_or_else(StateKey::random),
+            self.state_key.unwrap_or_else(random_state_key),
             self.scope_fn,
         )
     }
@@ -240,4 +240,14 @@ impl RunningServer {
         self.shutdown.cancel();
         self.wait().await;
     }
+}
+
+/// A random `requestState` key from the OS CSPRNG.
+///
+/// # Panics
+/// When the OS has no randomness to give (at server start, never per request).
+fn random_state_key() -> StateKey {
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).expect("the OS random source is unavailable");
+    StateKey::from_bytes(key)
 }

@@ -5,7 +5,7 @@
 //!
 //! 1. `Host`/`Origin` ([`crate::origin`]) → 403;
 //! 2. HTTP method POST → 405; body over the size limit → 413; the scope function → 401;
-//! 3. to 11. [`crate::admission`];
+//! 3. to 11. [`tasks_core::admission`] (pure, over the [`crate::Head`] of the request);
 //! 12. and 13. in the method handlers: tool lookup, capabilities (-32021), params (-32602),
 //!     then the work.
 
@@ -25,9 +25,9 @@ use tasks_core::Method;
 
 use crate::head::Head;
 use crate::methods;
-use crate::mrtr::StateKey;
 use crate::origin::HostPolicy;
 use crate::response::{add_server_meta, McpResponse};
+use tasks_core::mrtr::StateKey;
 
 /// Maps a request head to its scope, or rejects it (HTTP 401 with a JSON-RPC error body).
 pub type ScopeFn = dyn Fn(&Parts) -> Result<Scope, McpError> + Send + Sync;

@@ -17,7 +17,6 @@ pub mod builder;
 pub mod dispatcher;
 mod head;
 mod methods;
-pub mod mrtr;
 pub mod origin;
 pub mod response;
 pub mod server;

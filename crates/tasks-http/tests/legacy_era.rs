@@ -45,6 +45,14 @@ async fn a_2025_initialize_gets_32022_naming_the_supported_versions() {
             "header {header:?}"
         );
     }
+    // A repeated or differing version header does not hide the answer.
+    let error = legacy_initialize()
+        .header("mcp-protocol-version", "2025-06-18")
+        .append("mcp-protocol-version", "2025-03-26")
+        .send(&d)
+        .await
+        .error(400, -32022, "Unsupported protocol version");
+    assert_eq!(error["data"]["requested"], "2025-11-25");
     // Without a protocolVersion in the body, the header (or "unknown") is what was asked for.
     let error = legacy_initialize()
         .remove_param("protocolVersion")

@@ -1,6 +1,7 @@
 //! What a tool sees while it runs: arguments, cancellation, and client input.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -71,6 +72,8 @@ pub(crate) struct TaskInput {
     /// another, which would deadlock at `max_workers = 1`.
     pub(crate) permit: tokio::sync::Mutex<Option<OwnedSemaphorePermit>>,
     pub(crate) slots: Arc<Semaphore>,
+    /// How many inputs of this task are parked right now.
+    pub(crate) parked: AtomicUsize,
     /// Coalesces [`ToolContext::set_status_message`].
     pub(crate) status: Arc<StatusCoalescer>,
 }
@@ -197,12 +200,14 @@ impl ToolContext {
     /// Prefer the typed forms [`elicit`](Self::elicit), [`elicit_url`](Self::elicit_url),
     /// [`sample`](Self::sample) and [`list_roots`](Self::list_roots).
     ///
-    /// The request must need only capabilities the starting request declared (`tasks_core::input`
-    /// has the table); otherwise this fails at once with -32021 and `data.requiredCapabilities`
-    /// and nothing is surfaced to the client. Then, if the starting request's `inputResponses`
-    /// already answer `key`, that answer is checked against `request` and returned. Otherwise:
+    /// If the starting request's `inputResponses` already answer `key`, that answer is checked
+    /// against `request` and returned. Otherwise the request must need only capabilities the
+    /// starting request declared (`tasks_core::input` has the table), or this fails at once
+    /// with -32021 and `data.requiredCapabilities` and nothing is surfaced to the client. Then:
     /// * in a synchronous call, the request is recorded and [`ToolError::InputRequired`] is
-    ///   returned; the call answers with `input_required` listing every request asked so far;
+    ///   returned; the call answers with `input_required` listing every request asked so far.
+    ///   The client's retry runs the handler again from the start with the answers, so
+    ///   whatever the handler did before asking happens once per round: ask first, act after;
     /// * in a task, the task moves to `input_required` with `key` in `inputRequests` and the
     ///   call waits (without holding a worker slot) until `tasks/update` answers `key`. Several
     ///   keys can be pending at once (call `input` concurrently, e.g. with `tokio::join!`).
@@ -227,13 +232,14 @@ impl ToolContext {
         let needs = request
             .needs()
             .map_err(|_| ToolError::rpc(-32603, MESSAGE_MALFORMED_REQUEST))?;
-        if let Some(missing) = missing_capabilities(self.client_capabilities(), needs) {
-            return Err(missing.into());
-        }
+        // An answer the client already gave is used: that asks nothing of it.
         if let Some(answer) = self.input_responses().and_then(|r| r.get(&key)) {
             return request
                 .check_response(answer)
                 .map_err(|reason| reason.to_error(&key).into());
+        }
+        if let Some(missing) = missing_capabilities(self.client_capabilities(), needs) {
+            return Err(missing.into());
         }
         match &self.mode {
             InputMode::Sync(sync) => {
@@ -332,12 +338,21 @@ impl TaskInput {
             .request_input(&self.scope, &self.task_id, key, request, sender)
             .await?;
         // Parked: give the worker slot back so parked tasks do not limit running ones.
+        self.parked.fetch_add(1, Ordering::SeqCst);
         let released = self.permit.lock().await.take();
         drop(released);
         let answer = tokio::select! {
-            answer = receiver => answer.map_err(|_| ToolError::Cancelled)?,
-            _ = cancel.cancelled() => return Err(ToolError::Cancelled),
+            answer = receiver => answer.map_err(|_| ToolError::Cancelled),
+            _ = cancel.cancelled() => Err(ToolError::Cancelled),
         };
+        let still_parked = self.parked.fetch_sub(1, Ordering::SeqCst) - 1;
+        let answer = answer?;
+        // While another input of this task is outstanding the task stays `input_required` and
+        // takes no slot: a client answering one key of several must not hold a worker (the
+        // branch that resumed runs on until it parks or the last answer takes a slot back).
+        if still_parked > 0 {
+            return Ok(answer);
+        }
         let mut slot = self.permit.lock().await;
         if slot.is_none() {
             let permit = tokio::select! {

@@ -1,6 +1,7 @@
 //! One task's worker: runs the tool detached from the request and commits the outcome.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -85,6 +86,7 @@ pub(crate) async fn run(
         scope: scope.clone(),
         permit: tokio::sync::Mutex::new(Some(permit)),
         slots: inner.slots.clone(),
+        parked: AtomicUsize::new(0),
         status: StatusCoalescer::new(status_interval(&inner)),
     });
     let ctx = ToolContext {

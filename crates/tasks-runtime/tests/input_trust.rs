@@ -371,3 +371,73 @@ async fn status_messages_are_coalesced_to_one_write_per_poll_interval() {
         "a synchronous call has no status"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_half_answered_task_holds_no_worker_slot() {
+    // Found by the hostile pass: answering one key of two resumed that branch with a slot while
+    // the task stayed input_required, so such tasks could use up every worker.
+    let probe = Probe::new();
+    let config = RuntimeConfig {
+        limits: tasks_runtime::Limits {
+            max_workers: 1,
+            ..tasks_runtime::Limits::default()
+        },
+        ..RuntimeConfig::default()
+    };
+    let rt = runtime(vec![ask_two_tool(probe.clone()), echo_tool()], config);
+    let scope = Scope::shared();
+    let task = rt.create_task(work("ask_two")).await.unwrap();
+    wait_input_keys(&rt, &scope, task.id(), &["first", "second"]).await;
+    rt.update(
+        &scope,
+        task.id(),
+        responses([("first", accept(json!({"n": 1})))]),
+    )
+    .await
+    .unwrap();
+    let half = wait_input_keys(&rt, &scope, task.id(), &["second"]).await;
+    assert_eq!(half.status_message(), Some("Waiting for input: second"));
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(
+        rt.busy_workers(),
+        0,
+        "a task still waiting for input holds no slot"
+    );
+    let other = rt
+        .create_task(work("echo"))
+        .await
+        .expect("the only slot is free");
+    wait_terminal(&rt, &scope, other.id()).await;
+    rt.update(
+        &scope,
+        task.id(),
+        responses([("second", accept(json!({"n": 2})))]),
+    )
+    .await
+    .unwrap();
+    let done = wait_terminal(&rt, &scope, task.id()).await;
+    assert_eq!(done.status(), TaskStatus::Completed);
+    assert_eq!(
+        probe.answers(),
+        vec![accept(json!({"n": 1})), accept(json!({"n": 2}))]
+    );
+}
+
+#[tokio::test]
+async fn an_answer_already_given_is_used_whatever_the_retry_declares() {
+    // Found by the hostile pass: a retry carrying a valid answer but declaring nothing failed
+    // with -32021, although nothing needed to be asked.
+    let outcome = run_sync(
+        &consent_tool(),
+        SyncCall::new(obj(json!({}))).with_input_responses(Some(obj(
+            json!({"confirm": accept(json!({"confirm": true}))}),
+        ))),
+    )
+    .await;
+    let SyncOutcome::Complete(result) = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(result["content"][0]["text"], "accepted {\"confirm\":true}");
+}

@@ -9,7 +9,7 @@
 //! | `…_sampling` | `model_reply`: sampling | the model's text |
 //! | `…_list_roots` | `client_roots`: roots/list | the number of roots |
 //! | `…_request_state` | `confirmation`: elicitation | `state-ok` |
-//! | `…_multiple_inputs` | all three at once | a summary |
+//! | `…_multiple_inputs` | all three at once (needs all three declared, -32021 up front) | a summary |
 //! | `…_multi_round` | `name`, then in a second round `color` | `<name> likes <color>` |
 //! | `…_tampered_state` | `confirmation`: elicitation | `state-ok` (a tampered state is -32602) |
 //! | `…_capabilities` | one request for a capability the call declared (form elicitation, else sampling, else roots) | what it got |
@@ -102,7 +102,12 @@ pub fn all() -> Vec<Tool> {
                     roots.len()
                 )))
             },
-        ),
+        )
+        .requires_client([
+            ClientCapability::ElicitationForm,
+            ClientCapability::Sampling,
+            ClientCapability::Roots,
+        ]),
         tool(
             "multi_round",
             "Asks for a name, then in a second round for a favourite color.",

@@ -18,14 +18,14 @@ use bytes::Bytes;
 use futures_util::stream;
 use http::HeaderMap;
 use serde_json::{json, Value};
-use tasks_core::{InputRequest, JsonObject, JsonRpcError, RequestMeta, Timestamp};
+use tasks_core::{InputRequest, JsonObject, JsonRpcError, Method, RequestMeta, Timestamp};
 use tasks_runtime::{run_sync, Notifier, RequestNotification, Scope, SyncCall, SyncOutcome, Tool};
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinHandle};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use crate::mrtr::{self, Binding, RequestState, StateKey};
 use crate::response::{add_server_meta, notification_bytes, McpResponse, ResponseBody};
+use tasks_core::mrtr::{self, Binding, RequestState, StateKey, NONCE_BYTES};
 
 /// Everything needed to turn the tool's outcome into the final response, owned, so that it can
 /// outlive the dispatcher call when the response streams.
@@ -33,6 +33,8 @@ pub(crate) struct Finish {
     pub(crate) id: Value,
     pub(crate) server_meta: Arc<JsonObject>,
     pub(crate) state_key: StateKey,
+    /// How long the issued `requestState` lives (never longer than the tasks).
+    pub(crate) state_lifetime_ms: u64,
     pub(crate) name: String,
     pub(crate) arguments: JsonObject,
     pub(crate) scope: Scope,
@@ -62,10 +64,10 @@ impl Finish {
     /// [`ToolContext::input`]: tasks_runtime::ToolContext::input
     fn input_required(&self, asked: BTreeMap<String, InputRequest>) -> JsonObject {
         let binding = Binding {
-            method: "tools/call",
+            method: Method::ToolsCall,
             name: &self.name,
             arguments: &self.arguments,
-            scope: &self.scope,
+            scope: self.scope.as_str(),
         };
         let state = RequestState {
             round: self
@@ -75,7 +77,17 @@ impl Finish {
             answers: self.answers.clone().unwrap_or_default(),
             asked: asked.clone(),
         };
-        let request_state = mrtr::issue(&self.state_key, binding, state, self.now);
+        let mut nonce = [0u8; NONCE_BYTES];
+        // A failed draw leaves zeros; the round number still makes the state change.
+        let _ = getrandom::fill(&mut nonce);
+        let request_state = mrtr::issue(
+            &self.state_key,
+            binding,
+            state,
+            self.now,
+            self.state_lifetime_ms,
+            nonce,
+        );
         let mut result = JsonObject::new();
         result.insert("resultType".into(), Value::from("input_required"));
         result.insert("inputRequests".into(), json!(asked));

@@ -18,14 +18,14 @@ use serde_json::{json, Value};
 use tasks_core::headers::{self, MirroredHeader};
 use tasks_core::input::missing_capabilities;
 use tasks_core::param_headers::check_param_headers;
-use tasks_core::{projection, ClientCapability, Decision, JsonObject, McpError};
+use tasks_core::{projection, ClientCapability, Decision, JsonObject, McpError, Method};
 use tasks_runtime::{Scope, SyncCall, TaskRuntime, Work};
 
 use crate::dispatcher::{DispatchConfig, Dispatcher};
 use crate::methods::sync_call::{self, Finish};
-use crate::mrtr::{self, Binding};
 use crate::response::McpResponse;
 use tasks_core::admission::Admitted;
+use tasks_core::mrtr::{self, Binding};
 
 /// The `tools/list` result, built once: tools in registration order.
 pub(crate) fn list_result(
@@ -131,10 +131,10 @@ pub(crate) async fn call(
         )
     })?;
     let binding = Binding {
-        method: "tools/call",
+        method: Method::ToolsCall,
         name: params.name,
         arguments: &params.arguments,
-        scope,
+        scope: scope.as_str(),
     };
     let now = d.runtime.now();
     let previous = match params.request_state {
@@ -198,6 +198,7 @@ pub(crate) async fn call(
         id: request.id.clone(),
         server_meta: d.server_meta.clone(),
         state_key: d.state_key.clone(),
+        state_lifetime_ms: mrtr::state_lifetime_ms(d.runtime.config().ttl_ms),
         name: params.name.to_owned(),
         arguments: params.arguments,
         scope: scope.clone(),

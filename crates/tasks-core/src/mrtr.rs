@@ -11,8 +11,9 @@
 //! (`wire-2026-07-28.md` §10.4). Any failure — bad format, bad MAC, other request, expired — is
 //! -32602 `Invalid requestState` (runner check `sep-2322-reject-tampered-state`).
 //!
-//! The key is random per process by default: several processes behind one address must be
-//! configured with the same key, or a retry landing on another process is rejected.
+//! Pure: the key, the time and the nonce come in as arguments (the HTTP crate draws the key
+//! and nonces from the OS). Several processes behind one address must share the key, or a
+//! retry landing on another process is rejected.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -21,14 +22,30 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
-use tasks_core::id::TASK_ID_RANDOM_BYTES;
-use tasks_core::{InputRequest, JsonObject, McpError, TaskId, Timestamp};
-use tasks_runtime::Scope;
+use crate::error::McpError;
+use crate::id::{TaskId, TASK_ID_RANDOM_BYTES};
+use crate::input::InputRequest;
+use crate::method::Method;
+use crate::time::Timestamp;
+use crate::JsonObject;
 
 type HmacSha256 = Hmac<Sha256>;
 
-/// How long an issued `requestState` stays valid, in milliseconds (10 minutes).
+/// How long an issued `requestState` stays valid at most, in milliseconds (10 minutes). A
+/// server whose tasks live shorter issues states that live no longer than its tasks (see
+/// [`state_lifetime_ms`]).
 pub const STATE_LIFETIME_MS: u64 = 600_000;
+
+/// The bytes of a state's nonce.
+pub const NONCE_BYTES: usize = 12;
+
+/// The lifetime of a state issued by a server whose tasks live `task_ttl_ms` (`None`:
+/// unlimited): [`STATE_LIFETIME_MS`], or the task TTL when shorter. A task created by a retry
+/// then outlives every state that could replay that retry, so a replay always finds the task
+/// instead of running the tool again.
+pub fn state_lifetime_ms(task_ttl_ms: Option<u64>) -> u64 {
+    task_ttl_ms.map_or(STATE_LIFETIME_MS, |ttl| ttl.min(STATE_LIFETIME_MS))
+}
 
 /// The HMAC key protecting `requestState` (32 bytes).
 #[derive(Clone)]
@@ -41,14 +58,9 @@ impl std::fmt::Debug for StateKey {
 }
 
 impl StateKey {
-    /// A random key from the OS CSPRNG.
-    ///
-    /// # Panics
-    /// When the OS has no randomness to give (at server start, never per request).
-    pub fn random() -> Self {
-        let mut key = [0u8; 32];
-        getrandom::fill(&mut key).expect("the OS random source is unavailable");
-        StateKey(key)
+    /// A key of 32 bytes (draw them from the OS CSPRNG).
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        StateKey(bytes)
     }
 
     /// A key derived from shared secret bytes (any length), for several processes.
@@ -60,20 +72,20 @@ impl StateKey {
 /// What a state is bound to: the originating request.
 #[derive(Debug, Clone, Copy)]
 pub struct Binding<'a> {
-    /// The method, e.g. `tools/call`.
-    pub method: &'a str,
+    /// The method (`tools/call`).
+    pub method: Method,
     /// The tool (or prompt) name.
     pub name: &'a str,
     /// The request arguments.
     pub arguments: &'a JsonObject,
-    /// The caller's scope.
-    pub scope: &'a Scope,
+    /// The caller's scope (its opaque string).
+    pub scope: &'a str,
 }
 
 impl Binding<'_> {
     fn digest(&self) -> String {
         let mut hasher = Sha256::new();
-        for part in [self.method, self.name, self.scope.as_str()] {
+        for part in [self.method.as_str(), self.name, self.scope] {
             hasher.update((part.len() as u64).to_be_bytes());
             hasher.update(part.as_bytes());
         }
@@ -159,16 +171,22 @@ fn invalid() -> McpError {
     McpError::invalid_params("Invalid requestState")
 }
 
-/// Issues a state for `binding` carrying `state`, valid until `now + STATE_LIFETIME_MS`.
-pub fn issue(key: &StateKey, binding: Binding<'_>, state: RequestState, now: Timestamp) -> String {
-    let mut nonce = [0u8; 12];
-    // A failed draw leaves zeros; the round number still makes the state change.
-    let _ = getrandom::fill(&mut nonce);
+/// Issues a state for `binding` carrying `state`, valid until `now + lifetime_ms`, made
+/// unique by `nonce` (draw it from the OS CSPRNG; zeros still work, the round number changes
+/// every state of one call).
+pub fn issue(
+    key: &StateKey,
+    binding: Binding<'_>,
+    state: RequestState,
+    now: Timestamp,
+    lifetime_ms: u64,
+    nonce: [u8; NONCE_BYTES],
+) -> String {
     let payload = Payload {
         version: 1,
         state,
         binding: binding.digest(),
-        expires_ms: now.unix_millis().saturating_add(STATE_LIFETIME_MS),
+        expires_ms: now.unix_millis().saturating_add(lifetime_ms),
         nonce: URL_SAFE_NO_PAD.encode(nonce),
     };
     let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&payload).unwrap_or_default());
@@ -213,14 +231,14 @@ mod tests {
 
     #[test]
     fn round_trip_and_freshness() {
-        let key = StateKey::random();
-        let scope = Scope::shared();
+        let key = StateKey::from_bytes([1; 32]);
+        let scope = "";
         let a = args(json!({"x": 1}));
         let b = Binding {
-            method: "tools/call",
+            method: Method::ToolsCall,
             name: "t",
             arguments: &a,
-            scope: &scope,
+            scope,
         };
         let now = Timestamp::from_unix_millis(1_000);
         let state = RequestState {
@@ -228,22 +246,36 @@ mod tests {
             answers: args(json!({"k": {"action": "accept"}})),
             asked: BTreeMap::new(),
         };
-        let s1 = issue(&key, b, state.clone(), now);
-        let s2 = issue(&key, b, state.clone(), now);
+        let s1 = issue(
+            &key,
+            b,
+            state.clone(),
+            now,
+            STATE_LIFETIME_MS,
+            [1; NONCE_BYTES],
+        );
+        let s2 = issue(
+            &key,
+            b,
+            state.clone(),
+            now,
+            STATE_LIFETIME_MS,
+            [2; NONCE_BYTES],
+        );
         assert_ne!(s1, s2, "a nonce makes every issued state distinct");
         assert_eq!(verify(&key, b, &s1, now).unwrap(), state);
     }
 
     #[test]
     fn tampering_other_requests_and_expiry_are_rejected() {
-        let key = StateKey::random();
-        let scope = Scope::shared();
+        let key = StateKey::from_bytes([1; 32]);
+        let scope = "";
         let a = args(json!({"x": 1}));
         let b = Binding {
-            method: "tools/call",
+            method: Method::ToolsCall,
             name: "t",
             arguments: &a,
-            scope: &scope,
+            scope,
         };
         let now = Timestamp::from_unix_millis(1_000);
         let s = issue(
@@ -255,10 +287,12 @@ mod tests {
                 asked: BTreeMap::new(),
             },
             now,
+            STATE_LIFETIME_MS,
+            [0; NONCE_BYTES],
         );
         let bad = |r: Result<RequestState, McpError>| assert_eq!(r.unwrap_err().code(), -32602);
         bad(verify(&key, b, &format!("{s}-TAMPERED"), now));
-        bad(verify(&StateKey::random(), b, &s, now));
+        bad(verify(&StateKey::from_bytes([2; 32]), b, &s, now));
         let other = args(json!({"x": 2}));
         bad(verify(
             &key,
@@ -270,17 +304,24 @@ mod tests {
             now,
         ));
         bad(verify(&key, Binding { name: "u", ..b }, &s, now));
-        let intruder = Scope::new("mallory");
+        let intruder = "mallory";
         bad(verify(
             &key,
             Binding {
-                scope: &intruder,
+                scope: intruder,
                 ..b
             },
             &s,
             now,
         ));
         bad(verify(&key, b, &s, now.plus_millis(STATE_LIFETIME_MS)));
+        assert_eq!(state_lifetime_ms(None), STATE_LIFETIME_MS);
+        assert_eq!(
+            state_lifetime_ms(Some(2_000)),
+            2_000,
+            "never outlives the tasks"
+        );
+        assert_eq!(state_lifetime_ms(Some(3_600_000)), STATE_LIFETIME_MS);
         bad(verify(&key, b, "not-a-state", now));
     }
 }

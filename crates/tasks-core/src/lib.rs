@@ -27,6 +27,7 @@
 //! | [`negotiation`] | per-request `_meta`, client capabilities, task policy and the decision table |
 //! | [`headers`] | `Mcp-Method` / `Mcp-Name` routing-header rules and `=?base64?…?=` decoding |
 //! | [`param_headers`] | `x-mcp-header` tool parameters mirrored in `Mcp-Param-*` headers |
+//! | [`listen`] | `subscriptions/listen` filters, acknowledgement, closing; [`listen::ListKind`] |
 //! | [`logging`] | [`LogLevel`] of `notifications/message` |
 //! | [`error`] | [`McpError`]: every JSON-RPC error the server sends, with its HTTP status |
 //!
@@ -48,6 +49,7 @@ pub mod event;
 pub mod headers;
 pub mod id;
 pub mod input;
+pub mod listen;
 pub mod logging;
 pub mod method;
 pub mod mrtr;

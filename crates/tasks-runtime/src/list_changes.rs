@@ -5,51 +5,8 @@
 //! to the transport (which then advertises `listChanged` and honours the matching listen filter
 //! keys) and calls [`ListChanges::announce`] after each change.
 
+pub use tasks_core::listen::ListKind;
 use tokio::sync::broadcast;
-
-/// Which list changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ListKind {
-    /// `tools/list`: `notifications/tools/list_changed`, filter key `toolsListChanged`.
-    Tools,
-    /// `prompts/list`: `notifications/prompts/list_changed`, filter key `promptsListChanged`.
-    Prompts,
-    /// `resources/list`: `notifications/resources/list_changed`, filter key
-    /// `resourcesListChanged`.
-    Resources,
-}
-
-impl ListKind {
-    /// Every kind.
-    pub const ALL: [ListKind; 3] = [ListKind::Tools, ListKind::Prompts, ListKind::Resources];
-
-    /// The notification method.
-    pub fn method(self) -> &'static str {
-        match self {
-            ListKind::Tools => "notifications/tools/list_changed",
-            ListKind::Prompts => "notifications/prompts/list_changed",
-            ListKind::Resources => "notifications/resources/list_changed",
-        }
-    }
-
-    /// The `subscriptions/listen` filter key that asks for it.
-    pub fn filter_key(self) -> &'static str {
-        match self {
-            ListKind::Tools => "toolsListChanged",
-            ListKind::Prompts => "promptsListChanged",
-            ListKind::Resources => "resourcesListChanged",
-        }
-    }
-
-    /// The `server/discover` capability whose `listChanged` it needs.
-    pub fn capability(self) -> &'static str {
-        match self {
-            ListKind::Tools => "tools",
-            ListKind::Prompts => "prompts",
-            ListKind::Resources => "resources",
-        }
-    }
-}
 
 /// A cloneable handle announcing list changes to every open listen stream.
 #[derive(Debug, Clone)]

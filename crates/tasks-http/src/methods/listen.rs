@@ -1,11 +1,8 @@
 //! `subscriptions/listen` with the Tasks filter `notifications.taskIds`
 //! (`wire-2026-07-28.md` §11; SEP-2663 "Task Status Notifications").
 //!
-//! * `notifications` must be an object, its `*ListChanged` flags booleans and
-//!   `resourceSubscriptions` an array of strings (-32602).
-//! * `taskIds` needs the Tasks declaration (-32021) and must be an array of at most 100 task
-//!   ids, each a non-empty string of at most 256 bytes (-32602).
-//! * Unknown, expired and other-scope ids are dropped silently; duplicates are removed.
+//! * The filter is checked by [`tasks_core::listen::ListenFilter::parse`] (-32602, -32021).
+//! * Unknown, expired and other-scope ids are dropped silently.
 //! * When the server shuts down ([`crate::Dispatcher::close_streams`]) the stream ends gracefully with
 //!   the listen response `{"resultType": "complete", "_meta": {subscriptionId, serverInfo}}`
 //!   (§11 rule 5). The HTTP adapter adds keep-alive comments while a stream is idle.
@@ -23,7 +20,8 @@ use std::collections::HashSet;
 
 use bytes::Bytes;
 use futures_util::stream;
-use serde_json::{json, Value};
+use serde_json::Value;
+use tasks_core::listen::{self, ListenFilter};
 use tasks_core::{projection, McpError, TaskId};
 use tasks_runtime::{ListKind, Scope, StatusEvent};
 use tokio::sync::broadcast::{self, error::RecvError};
@@ -34,51 +32,6 @@ use crate::response::{
     add_server_meta, notification_bytes, result_bytes, McpResponse, ResponseBody,
 };
 use tasks_core::admission::Admitted;
-
-/// The most task ids one listen request may name.
-pub const MAX_TASK_IDS: usize = 100;
-
-fn parse_task_ids(value: &Value) -> Result<Vec<TaskId>, McpError> {
-    let invalid = || McpError::invalid_params("taskIds must be an array of task ids");
-    let ids = value.as_array().ok_or_else(invalid)?;
-    if ids.len() > MAX_TASK_IDS {
-        return Err(McpError::invalid_params("taskIds lists more than 100 ids"));
-    }
-    ids.iter()
-        .map(|id| {
-            id.as_str()
-                .and_then(|s| TaskId::parse(s).ok())
-                .ok_or_else(invalid)
-        })
-        .collect()
-}
-
-/// The core filter keys must have their schema types (`SubscriptionFilter`): the three
-/// `*ListChanged` flags are booleans and `resourceSubscriptions` is an array of strings, even
-/// when this server does not honour them. Unknown keys are ignored.
-fn check_filter_types(filter: &serde_json::Map<String, Value>) -> Result<(), McpError> {
-    for kind in ListKind::ALL {
-        if filter
-            .get(kind.filter_key())
-            .is_some_and(|v| !v.is_boolean())
-        {
-            return Err(McpError::invalid_params(
-                "notifications list-changed flags must be booleans",
-            ));
-        }
-    }
-    if let Some(uris) = filter.get("resourceSubscriptions") {
-        if !uris
-            .as_array()
-            .is_some_and(|a| a.iter().all(Value::is_string))
-        {
-            return Err(McpError::invalid_params(
-                "resourceSubscriptions must be an array of strings",
-            ));
-        }
-    }
-    Ok(())
-}
 
 struct Listen {
     ack: Option<Bytes>,
@@ -100,55 +53,25 @@ pub(crate) async fn handle(
     scope: &Scope,
     tasks_declared: bool,
 ) -> Result<McpResponse, McpError> {
-    let filter = request
-        .params
-        .get("notifications")
-        .and_then(Value::as_object)
-        .ok_or_else(|| {
-            McpError::invalid_params("subscriptions/listen requires a notifications object")
-        })?;
-    check_filter_types(filter)?;
+    let filter = ListenFilter::parse(&request.params, tasks_declared)?;
     // Subscribe before checking the ids, so no change between the check and the stream is lost.
     let events = d.runtime.subscribe();
     let mut accepted: Vec<TaskId> = Vec::new();
-    if let Some(task_ids) = filter.get("taskIds") {
-        if !tasks_declared {
-            return Err(McpError::missing_tasks_capability());
-        }
-        for id in parse_task_ids(task_ids)? {
-            if !accepted.contains(&id) && d.runtime.get(scope, &id).await.is_ok() {
-                accepted.push(id);
-            }
+    for id in filter.task_ids.into_iter().flatten() {
+        if d.runtime.get(scope, &id).await.is_ok() {
+            accepted.push(id);
         }
     }
-    let mut honoured = serde_json::Map::new();
-    let tools_key = ListKind::Tools.filter_key();
-    let list_changes = match (&d.config.list_changes, filter.get(tools_key)) {
-        (Some(changes), Some(Value::Bool(true))) => {
-            honoured.insert(tools_key.into(), Value::Bool(true));
-            Some(changes.subscribe())
-        }
+    let list_changes = match &d.config.list_changes {
+        Some(changes) if filter.tools_list_changed => Some(changes.subscribe()),
         _ => None,
     };
-    if !accepted.is_empty() {
-        honoured.insert("taskIds".into(), json!(accepted));
-    }
     let subscription_id = request.id.clone();
     let ack = notification_bytes(
         "notifications/subscriptions/acknowledged",
-        &json!({
-            "_meta": { tasks_core::protocol::META_SUBSCRIPTION_ID: subscription_id },
-            "notifications": honoured,
-        }),
+        &listen::acknowledgement(&subscription_id, &accepted, list_changes.is_some()),
     );
-    let closing = add_server_meta(
-        &d.server_meta,
-        json!({"resultType": "complete",
-               "_meta": { tasks_core::protocol::META_SUBSCRIPTION_ID: subscription_id }})
-        .as_object()
-        .cloned()
-        .unwrap_or_default(),
-    );
+    let closing = add_server_meta(&d.server_meta, listen::closing(&subscription_id));
     let state = Listen {
         ack: Some(ack),
         shutdown: d.shutdown.clone(),
@@ -237,7 +160,7 @@ impl Listen {
     fn list_notification(&self, kind: ListKind) -> Bytes {
         notification_bytes(
             kind.method(),
-            &json!({"_meta": { tasks_core::protocol::META_SUBSCRIPTION_ID: self.subscription_id }}),
+            &listen::list_changed_params(&self.subscription_id),
         )
     }
 }

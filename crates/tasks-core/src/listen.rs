@@ -1,0 +1,187 @@
+//! `subscriptions/listen` filters (`notifications`), the acknowledgement and the closing
+//! response (MCP 2026-07-28 "Subscriptions"; SEP-2663 "Task Status Notifications").
+//!
+//! Parsing order, each failure -32602 unless said otherwise:
+//!
+//! 1. `notifications` must be an object;
+//! 2. the core keys must have their schema types (`SubscriptionFilter`): the three
+//!    `*ListChanged` flags booleans, `resourceSubscriptions` an array of strings, whether or not
+//!    the server honours them; unknown keys are ignored;
+//! 3. `taskIds` needs the Tasks declaration (-32021), then must be an array of at most
+//!    [`MAX_TASK_IDS`] task ids, each a non-empty string of at most 256 bytes; duplicates are
+//!    dropped (first occurrence kept).
+//!
+//! Which of the requested ids the caller may see, and whether tool-list changes are announced,
+//! is the server's to decide; the acknowledgement ([`acknowledgement`]) echoes only what is
+//! honoured.
+
+use serde_json::{json, Value};
+
+use crate::error::McpError;
+use crate::id::TaskId;
+use crate::protocol::META_SUBSCRIPTION_ID;
+use crate::JsonObject;
+
+/// The most task ids one listen request may name.
+pub const MAX_TASK_IDS: usize = 100;
+
+/// Which list changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ListKind {
+    /// `tools/list`: `notifications/tools/list_changed`, filter key `toolsListChanged`.
+    Tools,
+    /// `prompts/list`: `notifications/prompts/list_changed`, filter key `promptsListChanged`.
+    Prompts,
+    /// `resources/list`: `notifications/resources/list_changed`, filter key
+    /// `resourcesListChanged`.
+    Resources,
+}
+
+impl ListKind {
+    /// Every kind.
+    pub const ALL: [ListKind; 3] = [ListKind::Tools, ListKind::Prompts, ListKind::Resources];
+
+    /// The notification method.
+    pub fn method(self) -> &'static str {
+        match self {
+            ListKind::Tools => "notifications/tools/list_changed",
+            ListKind::Prompts => "notifications/prompts/list_changed",
+            ListKind::Resources => "notifications/resources/list_changed",
+        }
+    }
+
+    /// The `subscriptions/listen` filter key that asks for it.
+    pub fn filter_key(self) -> &'static str {
+        match self {
+            ListKind::Tools => "toolsListChanged",
+            ListKind::Prompts => "promptsListChanged",
+            ListKind::Resources => "resourcesListChanged",
+        }
+    }
+
+    /// The `server/discover` capability whose `listChanged` it needs.
+    pub fn capability(self) -> &'static str {
+        match self {
+            ListKind::Tools => "tools",
+            ListKind::Prompts => "prompts",
+            ListKind::Resources => "resources",
+        }
+    }
+}
+
+/// A validated `notifications` filter.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ListenFilter {
+    /// `taskIds`, deduplicated in request order; `None` when absent.
+    pub task_ids: Option<Vec<TaskId>>,
+    /// `toolsListChanged: true`.
+    pub tools_list_changed: bool,
+}
+
+impl ListenFilter {
+    /// Reads `params.notifications` of a `subscriptions/listen` request.
+    ///
+    /// # Errors
+    /// As in the module's parsing order: -32602 with a fixed message, or -32021 naming the
+    /// Tasks extension for `taskIds` without the declaration.
+    pub fn parse(params: &Value, tasks_declared: bool) -> Result<Self, McpError> {
+        let filter = params
+            .get("notifications")
+            .and_then(Value::as_object)
+            .ok_or_else(|| {
+                McpError::invalid_params("subscriptions/listen requires a notifications object")
+            })?;
+        check_filter_types(filter)?;
+        let task_ids = match filter.get("taskIds") {
+            None => None,
+            Some(_) if !tasks_declared => return Err(McpError::missing_tasks_capability()),
+            Some(ids) => Some(parse_task_ids(ids)?),
+        };
+        Ok(ListenFilter {
+            task_ids,
+            tools_list_changed: filter.get(ListKind::Tools.filter_key())
+                == Some(&Value::Bool(true)),
+        })
+    }
+}
+
+fn check_filter_types(filter: &JsonObject) -> Result<(), McpError> {
+    for kind in ListKind::ALL {
+        if filter
+            .get(kind.filter_key())
+            .is_some_and(|v| !v.is_boolean())
+        {
+            return Err(McpError::invalid_params(
+                "notifications list-changed flags must be booleans",
+            ));
+        }
+    }
+    if let Some(uris) = filter.get("resourceSubscriptions") {
+        if !uris
+            .as_array()
+            .is_some_and(|a| a.iter().all(Value::is_string))
+        {
+            return Err(McpError::invalid_params(
+                "resourceSubscriptions must be an array of strings",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn parse_task_ids(value: &Value) -> Result<Vec<TaskId>, McpError> {
+    let invalid = || McpError::invalid_params("taskIds must be an array of task ids");
+    let ids = value.as_array().ok_or_else(invalid)?;
+    if ids.len() > MAX_TASK_IDS {
+        return Err(McpError::invalid_params("taskIds lists more than 100 ids"));
+    }
+    let mut unique: Vec<TaskId> = Vec::with_capacity(ids.len());
+    for id in ids {
+        let id = id
+            .as_str()
+            .and_then(|s| TaskId::parse(s).ok())
+            .ok_or_else(invalid)?;
+        if !unique.contains(&id) {
+            unique.push(id);
+        }
+    }
+    Ok(unique)
+}
+
+/// The params of `notifications/subscriptions/acknowledged`: the subscription id in `_meta`
+/// and only what is honoured: `toolsListChanged: true` when announced, `taskIds` when any is
+/// left.
+pub fn acknowledgement(
+    subscription_id: &Value,
+    task_ids: &[TaskId],
+    tools_list_changed: bool,
+) -> Value {
+    let mut honoured = JsonObject::new();
+    if tools_list_changed {
+        honoured.insert(ListKind::Tools.filter_key().into(), Value::Bool(true));
+    }
+    if !task_ids.is_empty() {
+        honoured.insert("taskIds".into(), json!(task_ids));
+    }
+    json!({
+        "_meta": { META_SUBSCRIPTION_ID: subscription_id },
+        "notifications": honoured,
+    })
+}
+
+/// The params of a list-change notification on a listen stream: the subscription id in
+/// `_meta`.
+pub fn list_changed_params(subscription_id: &Value) -> Value {
+    json!({"_meta": { META_SUBSCRIPTION_ID: subscription_id }})
+}
+
+/// The graceful-closure result of a listen stream the server ends (on shutdown):
+/// `{"resultType": "complete", "_meta": {subscriptionId}}`, the server's `_meta` to be added.
+pub fn closing(subscription_id: &Value) -> JsonObject {
+    let mut meta = JsonObject::new();
+    meta.insert(META_SUBSCRIPTION_ID.into(), subscription_id.clone());
+    let mut result = JsonObject::new();
+    result.insert("resultType".into(), Value::from("complete"));
+    result.insert("_meta".into(), Value::Object(meta));
+    result
+}

@@ -15,6 +15,7 @@
 //! | [`method`] | [`Method`]: the served methods, in one place |
 //! | [`admission`] | parsing and admitting one message: the order of wire §13.2, steps 3–11 |
 //! | [`mrtr`] | MRTR `requestState`: signed, request-bound, expiring; idempotent retry task ids |
+//! | [`call`] | planning a `tools/call`: the normative step order, run now or create a task |
 //! | [`protocol`] | protocol constants: revision, extension id, `_meta` keys |
 //! | [`id`] | [`TaskId`]: non-empty, at most 256 bytes |
 //! | [`time`] | [`Timestamp`]: UTC milliseconds, RFC 3339 on the wire |
@@ -44,6 +45,7 @@
 //!   `tasks-request-state-removal`, `tasks-wire-fields`, `tasks-lifecycle`).
 
 pub mod admission;
+pub mod call;
 pub mod error;
 pub mod event;
 pub mod headers;

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::error::McpError;
 use crate::id::TaskId;
+use crate::method::Method;
 
 /// Validated `tasks/get` and `tasks/cancel` params.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,5 +81,41 @@ pub fn parse_update(params: &Value) -> Result<UpdateParams, McpError> {
     Ok(UpdateParams {
         task_id,
         input_responses,
+    })
+}
+
+/// What a task method asks for, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskAction {
+    /// `tasks/get`.
+    Get(TaskRef),
+    /// `tasks/update`.
+    Update(UpdateParams),
+    /// `tasks/cancel`.
+    Cancel(TaskRef),
+}
+
+/// Plans `tasks/get`, `tasks/update` or `tasks/cancel` after admission: the Tasks declaration
+/// (-32021), then the params (-32602, the module table). The lookup in the caller's scope
+/// (-32602 `Unknown or inaccessible taskId`) follows, by whoever holds the tasks.
+///
+/// # Errors
+/// -32021 naming the Tasks extension; -32602 as in the module table; -32601 for a method
+/// that is not a task method.
+pub fn plan_task_method(
+    method: Method,
+    params: &Value,
+    tasks_declared: bool,
+) -> Result<TaskAction, McpError> {
+    if !method.is_task_method() {
+        return Err(McpError::MethodNotFound);
+    }
+    if !tasks_declared {
+        return Err(McpError::missing_tasks_capability());
+    }
+    Ok(match method {
+        Method::TasksUpdate => TaskAction::Update(parse_update(params)?),
+        Method::TasksCancel => TaskAction::Cancel(parse_task_ref(params)?),
+        _ => TaskAction::Get(parse_task_ref(params)?),
     })
 }

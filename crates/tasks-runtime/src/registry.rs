@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
+use tasks_core::call::ToolRules;
 use tasks_core::param_headers::{param_headers, ParamHeader};
 use tasks_core::{ClientCapability, JsonObject, TaskPolicy};
 
@@ -236,6 +237,21 @@ impl Tool {
             message
         });
         first.map_or(Ok(()), Err)
+    }
+}
+
+impl ToolRules for Tool {
+    fn param_headers(&self) -> &[ParamHeader] {
+        Tool::param_headers(self)
+    }
+    fn policy_for(&self, params: &JsonObject) -> TaskPolicy {
+        Tool::policy_for(self, params)
+    }
+    fn client_needs(&self) -> &[ClientCapability] {
+        Tool::client_needs(self)
+    }
+    fn validate_arguments(&self, arguments: &JsonObject) -> Result<(), String> {
+        Tool::validate_arguments(self, arguments)
     }
 }
 

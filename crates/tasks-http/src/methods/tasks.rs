@@ -1,12 +1,13 @@
 //! `tasks/get`, `tasks/update`, `tasks/cancel` (SEP-2663; tasks-wire-reference §4).
 //!
-//! Order after admission: the Tasks declaration (-32021), params (-32602, messages in
-//! [`tasks_core::params`]), lookup in the caller's scope (-32602 `Unknown or inaccessible
-//! taskId`), then the action. `tasks/get` answers the `DetailedTask`; update and cancel answer
+//! Planned by [`tasks_core::params::plan_task_method`] (the Tasks declaration, then the
+//! params); then the lookup in the caller's scope ([`tasks_core::McpError::UnknownTask`]) and
+//! the action. `tasks/get` answers the `DetailedTask`; update and cancel answer
 //! the empty ack `{"resultType":"complete"}`, also for a terminal task and for unknown input
 //! keys.
 
-use tasks_core::{params, projection, McpError, Method};
+use tasks_core::params::{self, TaskAction};
+use tasks_core::{projection, McpError};
 use tasks_runtime::Scope;
 
 use crate::dispatcher::Dispatcher;
@@ -19,29 +20,22 @@ pub(crate) async fn handle(
     scope: &Scope,
     tasks_declared: bool,
 ) -> Result<McpResponse, McpError> {
-    if !tasks_declared {
-        return Err(McpError::missing_tasks_capability());
-    }
-    match request.method {
-        Method::TasksGet => {
-            let target = params::parse_task_ref(&request.params)?;
+    match params::plan_task_method(request.method, &request.params, tasks_declared)? {
+        TaskAction::Get(target) => {
             let task = d.runtime.get(scope, &target.task_id).await?;
             let view = projection::detailed(&task).with_meta(&d.server_meta);
             Ok(McpResponse::result(&request.id, &view))
         }
-        Method::TasksUpdate => {
-            let update = params::parse_update(&request.params)?;
+        TaskAction::Update(update) => {
             d.runtime
                 .update(scope, &update.task_id, update.input_responses)
                 .await?;
             Ok(ack(d, request))
         }
-        Method::TasksCancel => {
-            let target = params::parse_task_ref(&request.params)?;
+        TaskAction::Cancel(target) => {
             d.runtime.cancel(scope, &target.task_id).await?;
             Ok(ack(d, request))
         }
-        _ => Err(McpError::MethodNotFound),
     }
 }
 

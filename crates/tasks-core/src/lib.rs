@@ -30,6 +30,7 @@
 //! | [`param_headers`] | `x-mcp-header` tool parameters mirrored in `Mcp-Param-*` headers |
 //! | [`listen`] | `subscriptions/listen` filters, acknowledgement, closing; [`listen::ListKind`] |
 //! | [`logging`] | [`LogLevel`] of `notifications/message` |
+//! | [`wire`] | typed base-protocol shapes: discover, `tools/list`, `input_required`, progress, log; `resultType` |
 //! | [`error`] | [`McpError`]: every JSON-RPC error the server sends, with its HTTP status |
 //!
 //! ## Design notes
@@ -63,6 +64,7 @@ pub mod protocol;
 pub mod reducer;
 pub mod task;
 pub mod time;
+pub mod wire;
 
 pub use error::{CapacityLimit, JsonRpcError, McpError};
 pub use event::Event;

@@ -14,13 +14,14 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::request::Parts;
 use http::HeaderMap;
-use serde_json::{json, Value};
+use serde_json::json;
 use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::{JsonObject, McpError};
 use tasks_runtime::{ListChanges, Scope, TaskRuntime};
 use tokio_util::sync::CancellationToken;
 
 use tasks_core::admission::{self, Admitted};
+use tasks_core::wire::ToolsListResult;
 use tasks_core::Method;
 
 use crate::head::Head;
@@ -89,7 +90,7 @@ pub struct Dispatcher {
     /// responses that outlive a dispatch call.
     pub(crate) server_meta: Arc<JsonObject>,
     pub(crate) state_key: StateKey,
-    pub(crate) tools_list: Value,
+    pub(crate) tools_list: ToolsListResult,
     /// Fires on shutdown: open `subscriptions/listen` streams then close gracefully.
     pub(crate) shutdown: CancellationToken,
     scope_fn: Option<Arc<ScopeFn>>,

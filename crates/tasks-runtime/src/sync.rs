@@ -108,12 +108,7 @@ pub async fn run_sync(tool: &Tool, call: SyncCall) -> SyncOutcome {
             tracing::warn!(tool = tool.name(), "tool panicked in a synchronous call");
             internal(MESSAGE_PANIC)
         }
-        Ok(Ok(Value::Object(mut result))) => {
-            result
-                .entry("resultType")
-                .or_insert_with(|| Value::from("complete"));
-            SyncOutcome::Complete(result)
-        }
+        Ok(Ok(Value::Object(result))) => SyncOutcome::Complete(tasks_core::wire::complete(result)),
         Ok(Ok(_)) => internal(MESSAGE_NOT_OBJECT),
         Ok(Err(ToolError::Rpc(error))) => SyncOutcome::Error(error),
         Ok(Err(ToolError::InputRequired)) => {

@@ -38,10 +38,8 @@ pub(crate) fn outcome_event(
     max_result_bytes: usize,
 ) -> Option<Event> {
     match outcome {
-        Ok(Value::Object(mut result)) => {
-            result
-                .entry("resultType")
-                .or_insert_with(|| Value::from("complete"));
+        Ok(Value::Object(result)) => {
+            let result = tasks_core::wire::complete(result);
             if encoded_len(&result) > max_result_bytes {
                 return Some(Event::Failed {
                     error: internal(format!(

@@ -5,31 +5,30 @@
 //! `capabilities.tasks`),
 //! `ttlMs`, `cacheScope: "public"`, optional `instructions` and the serverInfo `_meta`.
 
-use serde_json::{json, Value};
+use serde_json::json;
 use tasks_core::protocol::{SUPPORTED_VERSIONS, TASKS_EXTENSION};
+use tasks_core::wire::{CacheScope, DiscoverResult, ResultType};
+use tasks_core::JsonObject;
 
 use crate::dispatcher::Dispatcher;
 use crate::response::McpResponse;
 use tasks_core::admission::Admitted;
 
 pub(crate) fn handle(d: &Dispatcher, request: &Admitted) -> McpResponse {
-    let mut result = json!({
-        "resultType": "complete",
-        "supportedVersions": SUPPORTED_VERSIONS,
-        "capabilities": {
-            "tools": if d.config.list_changes.is_some() {
-                json!({"listChanged": true})
-            } else {
-                json!({})
-            },
-            "extensions": { TASKS_EXTENSION: {} },
-        },
-        "ttlMs": d.config.cache_ttl_ms,
-        "cacheScope": "public",
-        "_meta": d.server_meta,
-    });
-    if let (Some(text), Value::Object(object)) = (&d.config.instructions, &mut result) {
-        object.insert("instructions".into(), Value::from(text.clone()));
-    }
+    let tools = if d.config.list_changes.is_some() {
+        json!({"listChanged": true})
+    } else {
+        json!({})
+    };
+    let capabilities = json!({"tools": tools, "extensions": { TASKS_EXTENSION: {} }});
+    let result = DiscoverResult {
+        result_type: ResultType::Complete,
+        supported_versions: SUPPORTED_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
+        capabilities: capabilities.as_object().cloned().unwrap_or_default(),
+        ttl_ms: d.config.cache_ttl_ms,
+        cache_scope: CacheScope::Public,
+        instructions: d.config.instructions.clone(),
+        meta: JsonObject::clone(&d.server_meta),
+    };
     McpResponse::result(&request.id, &result)
 }

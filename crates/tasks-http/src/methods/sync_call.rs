@@ -17,8 +17,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures_util::stream;
 use http::HeaderMap;
-use serde_json::{json, Value};
-use tasks_core::{InputRequest, JsonObject, JsonRpcError, Method, RequestMeta, Timestamp};
+use serde_json::Value;
+use tasks_core::wire::{InputRequiredResult, LogParams, ProgressParams, ResultType};
+use tasks_core::{InputRequest, JsonObject, McpError, Method, RequestMeta, Timestamp};
 use tasks_runtime::{run_sync, Notifier, RequestNotification, Scope, SyncCall, SyncOutcome, Tool};
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinHandle};
@@ -62,7 +63,7 @@ impl Finish {
     /// any request the client did not declare it can answer.
     ///
     /// [`ToolContext::input`]: tasks_runtime::ToolContext::input
-    fn input_required(&self, asked: BTreeMap<String, InputRequest>) -> JsonObject {
+    fn input_required(&self, asked: BTreeMap<String, InputRequest>) -> InputRequiredResult {
         let binding = Binding {
             method: Method::ToolsCall,
             name: &self.name,
@@ -88,11 +89,12 @@ impl Finish {
             self.state_lifetime_ms,
             nonce,
         );
-        let mut result = JsonObject::new();
-        result.insert("resultType".into(), Value::from("input_required"));
-        result.insert("inputRequests".into(), json!(asked));
-        result.insert("requestState".into(), Value::from(request_state));
-        add_server_meta(&self.server_meta, result)
+        InputRequiredResult {
+            result_type: ResultType::InputRequired,
+            input_requests: asked,
+            request_state,
+            meta: JsonObject::clone(&self.server_meta),
+        }
     }
 }
 
@@ -182,11 +184,7 @@ impl Drop for RunGuard {
 
 fn joined(outcome: Result<SyncOutcome, tokio::task::JoinError>) -> SyncOutcome {
     outcome.unwrap_or_else(|_| {
-        SyncOutcome::Error(JsonRpcError {
-            code: -32603,
-            message: "Tool raised an exception".into(),
-            data: None,
-        })
+        SyncOutcome::Error(McpError::Internal("Tool raised an exception").to_error_object())
     })
 }
 
@@ -244,42 +242,25 @@ fn notification_frame(notification: RequestNotification, progress_token: Option<
             total,
             message,
         } => {
-            let mut params = JsonObject::new();
-            params.insert(
-                "progressToken".into(),
-                progress_token.cloned().unwrap_or(Value::Null),
-            );
-            params.insert("progress".into(), number(progress));
-            if let Some(total) = total {
-                params.insert("total".into(), number(total));
-            }
-            if let Some(message) = message {
-                params.insert("message".into(), Value::from(message));
-            }
+            let params = ProgressParams {
+                progress_token: progress_token.cloned().unwrap_or(Value::Null),
+                progress,
+                total,
+                message,
+            };
             notification_bytes("notifications/progress", &params)
         }
         RequestNotification::Log {
             level,
             logger,
             data,
-        } => {
-            let mut params = JsonObject::new();
-            params.insert("level".into(), Value::from(level.as_str()));
-            if let Some(logger) = logger {
-                params.insert("logger".into(), Value::from(logger));
-            }
-            params.insert("data".into(), data);
-            notification_bytes("notifications/message", &params)
-        }
-    }
-}
-
-/// A finite number as JSON, written as an integer when it is one (`50` rather than `50.0`).
-fn number(value: f64) -> Value {
-    const EXACT: f64 = 9_007_199_254_740_991.0; // 2^53 - 1
-    if value.fract() == 0.0 && value.abs() <= EXACT {
-        Value::from(value as i64)
-    } else {
-        json!(value)
+        } => notification_bytes(
+            "notifications/message",
+            &LogParams {
+                level,
+                logger,
+                data,
+            },
+        ),
     }
 }

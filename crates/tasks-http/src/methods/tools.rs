@@ -7,10 +7,10 @@
 //! (`CreateTaskResult`).
 
 use http::HeaderMap;
-use serde_json::{json, Value};
 use tasks_core::admission::Admitted;
 use tasks_core::call::{parse_call, plan_call, CallContext, CallPlan};
 use tasks_core::mrtr;
+use tasks_core::wire::{CacheScope, ResultType, ToolEntry, ToolsListResult};
 use tasks_core::{projection, JsonObject, McpError};
 use tasks_runtime::{Scope, SyncCall, TaskRuntime, Work};
 
@@ -24,29 +24,24 @@ pub(crate) fn list_result(
     runtime: &TaskRuntime,
     config: &DispatchConfig,
     server_meta: &JsonObject,
-) -> Value {
-    let tools: Vec<Value> = runtime
+) -> ToolsListResult {
+    let tools = runtime
         .tools()
         .iter()
-        .map(|tool| {
-            let mut entry = json!({
-                "name": tool.name(),
-                "description": tool.description(),
-                "inputSchema": tool.input_schema(),
-            });
-            if let (Some(annotations), Value::Object(object)) = (tool.annotations(), &mut entry) {
-                object.insert("annotations".into(), Value::Object(annotations.clone()));
-            }
-            entry
+        .map(|tool| ToolEntry {
+            name: tool.name().to_owned(),
+            description: tool.description().to_owned(),
+            input_schema: tool.input_schema().clone(),
+            annotations: tool.annotations().cloned(),
         })
         .collect();
-    json!({
-        "resultType": "complete",
-        "tools": tools,
-        "ttlMs": config.cache_ttl_ms,
-        "cacheScope": "public",
-        "_meta": server_meta,
-    })
+    ToolsListResult {
+        result_type: ResultType::Complete,
+        tools,
+        ttl_ms: config.cache_ttl_ms,
+        cache_scope: CacheScope::Public,
+        meta: server_meta.clone(),
+    }
 }
 
 pub(crate) fn list(d: &Dispatcher, request: &Admitted) -> Result<McpResponse, McpError> {

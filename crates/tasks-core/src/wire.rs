@@ -1,0 +1,184 @@
+//! Typed wire shapes of the base protocol that the Tasks server sends, each with `Serialize`
+//! and `Deserialize` so a client can reuse them (task shapes are in [`crate::projection`]).
+//!
+//! Sources: MCP 2026-07-28 schema (`DiscoverResult`, `ListToolsResult`, `Tool`,
+//! `InputRequiredResult`, `ProgressNotificationParams`, `LoggingMessageNotificationParams`)
+//! and the `resultType` rule (`wire-2026-07-28.md` §3: a result without it is `complete`).
+//!
+//! Fields are declared in the order of their wire names, so a shape serializes to the same
+//! bytes as the sorted JSON object it replaced (the byte-level snapshots stay stable).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
+
+use crate::input::InputRequest;
+use crate::logging::LogLevel;
+use crate::JsonObject;
+
+/// `resultType`: what kind of result a reply carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultType {
+    /// A final result (also every `tasks/*` result).
+    Complete,
+    /// A `CreateTaskResult`.
+    Task,
+    /// An MRTR `InputRequiredResult`.
+    InputRequired,
+}
+
+/// A tool's `CallToolResult` as sent: `resultType: "complete"` added when the tool left it
+/// out (one place for this default, for synchronous calls and tasks alike).
+pub fn complete(mut result: JsonObject) -> JsonObject {
+    result
+        .entry("resultType")
+        .or_insert_with(|| Value::from("complete"));
+    result
+}
+
+/// `cacheScope` of a cacheable result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheScope {
+    /// Any client may reuse it.
+    Public,
+    /// Only the requesting principal may reuse it.
+    Private,
+}
+
+/// The `server/discover` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoverResult {
+    /// `io.modelcontextprotocol/serverInfo` and friends.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "JsonObject::is_empty"
+    )]
+    pub meta: JsonObject,
+    /// Who may reuse it.
+    pub cache_scope: CacheScope,
+    /// `{"tools": {...}, "extensions": {"io.modelcontextprotocol/tasks": {}}}`.
+    pub capabilities: JsonObject,
+    /// Server instructions, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Always `complete`.
+    pub result_type: ResultType,
+    /// The protocol revisions served.
+    pub supported_versions: Vec<String>,
+    /// How long the result may be cached, in milliseconds.
+    pub ttl_ms: u64,
+}
+
+/// One tool of a `tools/list` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolEntry {
+    /// Its annotations, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<JsonObject>,
+    /// What it does.
+    pub description: String,
+    /// The JSON Schema (2020-12) of its arguments.
+    pub input_schema: JsonObject,
+    /// The tool name.
+    pub name: String,
+}
+
+/// The `tools/list` result (one page: no `nextCursor`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolsListResult {
+    /// `io.modelcontextprotocol/serverInfo` and friends.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "JsonObject::is_empty"
+    )]
+    pub meta: JsonObject,
+    /// Who may reuse it.
+    pub cache_scope: CacheScope,
+    /// Always `complete`.
+    pub result_type: ResultType,
+    /// The tools, in registration order.
+    pub tools: Vec<ToolEntry>,
+    /// How long the result may be cached, in milliseconds.
+    pub ttl_ms: u64,
+}
+
+/// An MRTR `InputRequiredResult`: what the client must answer, and the state to echo.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputRequiredResult {
+    /// `io.modelcontextprotocol/serverInfo` and friends.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "JsonObject::is_empty"
+    )]
+    pub meta: JsonObject,
+    /// The requests, by server-chosen key.
+    pub input_requests: BTreeMap<String, InputRequest>,
+    /// The signed state the retry echoes.
+    pub request_state: String,
+    /// Always `input_required`.
+    pub result_type: ResultType,
+}
+
+/// The params of `notifications/progress`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressParams {
+    /// A human-readable message, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Progress so far; grows with every notification. Written as an integer when it is one.
+    #[serde(serialize_with = "whole_as_integer")]
+    pub progress: f64,
+    /// The request's `progressToken`.
+    pub progress_token: Value,
+    /// The total, if known.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "optional_whole_as_integer"
+    )]
+    pub total: Option<f64>,
+}
+
+/// The params of `notifications/message` (a log message).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogParams {
+    /// The message: any JSON.
+    pub data: Value,
+    /// The severity.
+    pub level: LogLevel,
+    /// The logger's name, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logger: Option<String>,
+}
+
+/// The largest integer a JSON number holds exactly (2^53 − 1).
+const EXACT: f64 = 9_007_199_254_740_991.0;
+
+fn whole_as_integer<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    if value.fract() == 0.0 && value.abs() <= EXACT {
+        serializer.serialize_i64(*value as i64)
+    } else {
+        serializer.serialize_f64(*value)
+    }
+}
+
+fn optional_whole_as_integer<S: Serializer>(
+    value: &Option<f64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(value) => whole_as_integer(value, serializer),
+        None => serializer.serialize_none(),
+    }
+}

@@ -16,6 +16,7 @@
 //! | [`admission`] | parsing and admitting one message: the order of wire §13.2, steps 3–11 |
 //! | [`mrtr`] | MRTR `requestState`: signed, request-bound, expiring; idempotent retry task ids |
 //! | [`call`] | planning a `tools/call`: the normative step order, run now or create a task |
+//! | [`plan`] | the request planner: a message in, a [`plan::Plan`] out (reject, accept, or the action to run) |
 //! | [`protocol`] | protocol constants: revision, extension id, `_meta` keys |
 //! | [`id`] | [`TaskId`]: non-empty, at most 256 bytes |
 //! | [`time`] | [`Timestamp`]: UTC milliseconds, RFC 3339 on the wire |
@@ -59,6 +60,7 @@ pub mod mrtr;
 pub mod negotiation;
 pub mod param_headers;
 pub mod params;
+pub mod plan;
 pub mod projection;
 pub mod protocol;
 pub mod reducer;

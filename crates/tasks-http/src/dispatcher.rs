@@ -20,15 +20,16 @@ use tasks_core::{JsonObject, McpError};
 use tasks_runtime::{ListChanges, Scope, TaskRuntime};
 use tokio_util::sync::CancellationToken;
 
-use tasks_core::admission::{self, Admitted};
+use tasks_core::call::ToolRules;
+use tasks_core::mrtr::StateKey;
+use tasks_core::plan::{plan, Action, Plan, Planned, ServerView};
 use tasks_core::wire::ToolsListResult;
-use tasks_core::Method;
+use tasks_core::Timestamp;
 
 use crate::head::Head;
 use crate::methods;
 use crate::origin::HostPolicy;
 use crate::response::{add_server_meta, McpResponse};
-use tasks_core::mrtr::StateKey;
 
 /// Maps a request head to its scope, or rejects it (HTTP 401 with a JSON-RPC error body).
 pub type ScopeFn = dyn Fn(&Parts) -> Result<Scope, McpError> + Send + Sync;
@@ -94,6 +95,19 @@ pub struct Dispatcher {
     /// Fires on shutdown: open `subscriptions/listen` streams then close gracefully.
     pub(crate) shutdown: CancellationToken,
     scope_fn: Option<Arc<ScopeFn>>,
+}
+
+impl ServerView for Dispatcher {
+    fn tool(&self, name: &str) -> Option<&dyn ToolRules> {
+        self.runtime
+            .tools()
+            .get(name)
+            .map(|tool| tool.as_ref() as &dyn ToolRules)
+    }
+
+    fn state_key(&self) -> &StateKey {
+        &self.state_key
+    }
 }
 
 /// Why the transport could not hand over a body.
@@ -181,46 +195,52 @@ impl Dispatcher {
         }
     }
 
-    /// Handles one message (steps 3 onwards) for a caller already admitted into `scope`.
+    /// Handles one message (steps 3 onwards) for a caller already admitted into `scope`: the
+    /// core plans it ([`tasks_core::plan`]), this carries the plan out.
     pub async fn dispatch(&self, headers: &HeaderMap, body: &[u8], scope: Scope) -> McpResponse {
-        let envelope = match admission::parse_envelope(body) {
-            Ok(envelope) => envelope,
-            Err(failure) => return McpResponse::error(failure.id.as_ref(), &failure.error),
-        };
-        if envelope.id.is_none() {
-            // A notification: nothing to answer (step 4).
-            return McpResponse::accepted();
-        }
-        let id = envelope.id.clone();
-        let request = match admission::admit(&Head(headers), envelope) {
-            Ok(request) => request,
-            Err(error) => return McpResponse::error(id.as_ref(), &error),
-        };
-        match self.route(&request, headers, &scope).await {
-            Ok(response) => response,
-            Err(error) => McpResponse::error(Some(&request.id), &error),
+        let now = self.runtime.now();
+        match plan(&Head(headers), body, self, scope.as_str(), now) {
+            Plan::Accepted => McpResponse::accepted(),
+            Plan::Reject { id, error } => McpResponse::error(id.as_ref(), &error),
+            Plan::Run(planned) => {
+                let id = planned.id.clone();
+                match self.run(planned, headers, &scope, now).await {
+                    Ok(response) => response,
+                    Err(error) => McpResponse::error(Some(&id), &error),
+                }
+            }
         }
     }
 
-    async fn route(
+    async fn run(
         &self,
-        request: &Admitted,
+        planned: Planned,
         headers: &HeaderMap,
         scope: &Scope,
+        now: Timestamp,
     ) -> Result<McpResponse, McpError> {
-        let tasks_declared = request.meta.declares_tasks()?;
-        match request.method {
-            Method::ServerDiscover => Ok(methods::discover::handle(self, request)),
-            Method::ToolsList => methods::tools::list(self, request),
-            Method::ToolsCall => {
-                methods::tools::call(self, request, headers, scope, tasks_declared).await
+        let Planned {
+            id, meta, action, ..
+        } = planned;
+        match action {
+            Action::Discover => Ok(methods::discover::handle(self, &id)),
+            Action::ListTools => Ok(McpResponse::result(&id, &self.tools_list)),
+            Action::Call {
+                name,
+                arguments,
+                plan,
+            } => {
+                let call = methods::tools::Call {
+                    id,
+                    meta,
+                    name,
+                    arguments,
+                    now,
+                };
+                methods::tools::call(self, call, plan, headers, scope).await
             }
-            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
-                methods::tasks::handle(self, request, scope, tasks_declared).await
-            }
-            Method::SubscriptionsListen => {
-                methods::listen::handle(self, request, scope, tasks_declared).await
-            }
+            Action::Task(action) => methods::tasks::handle(self, &id, action, scope).await,
+            Action::Listen(filter) => methods::listen::handle(self, &id, filter, scope).await,
         }
     }
 

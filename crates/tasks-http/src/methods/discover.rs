@@ -5,16 +5,15 @@
 //! `capabilities.tasks`),
 //! `ttlMs`, `cacheScope: "public"`, optional `instructions` and the serverInfo `_meta`.
 
-use serde_json::json;
+use serde_json::{json, Value};
 use tasks_core::protocol::{SUPPORTED_VERSIONS, TASKS_EXTENSION};
 use tasks_core::wire::{CacheScope, DiscoverResult, ResultType};
 use tasks_core::JsonObject;
 
 use crate::dispatcher::Dispatcher;
 use crate::response::McpResponse;
-use tasks_core::admission::Admitted;
 
-pub(crate) fn handle(d: &Dispatcher, request: &Admitted) -> McpResponse {
+pub(crate) fn handle(d: &Dispatcher, id: &Value) -> McpResponse {
     let tools = if d.config.list_changes.is_some() {
         json!({"listChanged": true})
     } else {
@@ -30,5 +29,5 @@ pub(crate) fn handle(d: &Dispatcher, request: &Admitted) -> McpResponse {
         instructions: d.config.instructions.clone(),
         meta: JsonObject::clone(&d.server_meta),
     };
-    McpResponse::result(&request.id, &result)
+    McpResponse::result(id, &result)
 }

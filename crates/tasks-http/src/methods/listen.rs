@@ -31,7 +31,6 @@ use crate::dispatcher::Dispatcher;
 use crate::response::{
     add_server_meta, notification_bytes, result_bytes, McpResponse, ResponseBody,
 };
-use tasks_core::admission::Admitted;
 
 struct Listen {
     ack: Option<Bytes>,
@@ -49,11 +48,10 @@ struct Listen {
 
 pub(crate) async fn handle(
     d: &Dispatcher,
-    request: &Admitted,
+    id: &Value,
+    filter: ListenFilter,
     scope: &Scope,
-    tasks_declared: bool,
 ) -> Result<McpResponse, McpError> {
-    let filter = ListenFilter::parse(&request.params, tasks_declared)?;
     // Subscribe before checking the ids, so no change between the check and the stream is lost.
     let events = d.runtime.subscribe();
     let mut accepted: Vec<TaskId> = Vec::new();
@@ -66,7 +64,7 @@ pub(crate) async fn handle(
         Some(changes) if filter.tools_list_changed => Some(changes.subscribe()),
         _ => None,
     };
-    let subscription_id = request.id.clone();
+    let subscription_id = id.clone();
     let ack = notification_bytes(
         "notifications/subscriptions/acknowledged",
         &listen::acknowledgement(&subscription_id, &accepted, list_changes.is_some()),
@@ -75,7 +73,7 @@ pub(crate) async fn handle(
     let state = Listen {
         ack: Some(ack),
         shutdown: d.shutdown.clone(),
-        closing: Some(result_bytes(&request.id, &closing)),
+        closing: Some(result_bytes(id, &closing)),
         events,
         list_changes,
         scope: scope.clone(),

@@ -6,39 +6,39 @@
 //! the empty ack `{"resultType":"complete"}`, also for a terminal task and for unknown input
 //! keys.
 
-use tasks_core::params::{self, TaskAction};
+use serde_json::Value;
+use tasks_core::params::TaskAction;
 use tasks_core::{projection, McpError};
 use tasks_runtime::Scope;
 
 use crate::dispatcher::Dispatcher;
 use crate::response::McpResponse;
-use tasks_core::admission::Admitted;
 
 pub(crate) async fn handle(
     d: &Dispatcher,
-    request: &Admitted,
+    id: &Value,
+    action: TaskAction,
     scope: &Scope,
-    tasks_declared: bool,
 ) -> Result<McpResponse, McpError> {
-    match params::plan_task_method(request.method, &request.params, tasks_declared)? {
+    match action {
         TaskAction::Get(target) => {
             let task = d.runtime.get(scope, &target.task_id).await?;
             let view = projection::detailed(&task).with_meta(&d.server_meta);
-            Ok(McpResponse::result(&request.id, &view))
+            Ok(McpResponse::result(id, &view))
         }
         TaskAction::Update(update) => {
             d.runtime
                 .update(scope, &update.task_id, update.input_responses)
                 .await?;
-            Ok(ack(d, request))
+            Ok(ack(d, id))
         }
         TaskAction::Cancel(target) => {
             d.runtime.cancel(scope, &target.task_id).await?;
-            Ok(ack(d, request))
+            Ok(ack(d, id))
         }
     }
 }
 
-fn ack(d: &Dispatcher, request: &Admitted) -> McpResponse {
-    McpResponse::result(&request.id, &projection::ack(Some(&d.server_meta)))
+fn ack(d: &Dispatcher, id: &Value) -> McpResponse {
+    McpResponse::result(id, &projection::ack(Some(&d.server_meta)))
 }

@@ -1,0 +1,196 @@
+//! The request planner: one message in, everything the protocol decides about it out, before
+//! anything runs (the shape of quinn-proto's `Endpoint::handle`: data and time in, a decision
+//! out; no IO, no clock, no randomness).
+//!
+//! [`plan`] takes the request head ([`HeaderSource`]), the body, a [`ServerView`] (the tools'
+//! rules and the `requestState` key), the caller's scope and the time, and answers a [`Plan`]:
+//!
+//! * [`Plan::Accepted`] for a notification (HTTP 202, no body);
+//! * [`Plan::Reject`] with the JSON-RPC error and the id to echo;
+//! * [`Plan::Run`] with the validated request and the [`Action`] to carry out.
+//!
+//! Order: admission ([`crate::admission`], `wire-2026-07-28.md` §13.2 steps 3–11); the Tasks
+//! declaration's settings (-32602 for any setting); then per method: `tools/list` (a cursor is
+//! -32602), `tools/call` ([`crate::call`]: tool lookup, then its step order), the task methods
+//! ([`crate::params::plan_task_method`]), `subscriptions/listen` ([`ListenFilter::parse`]).
+//! What needs the store (task lookup, which listen ids the caller may see) follows the plan.
+
+use serde_json::Value;
+
+use crate::admission::{admit, parse_envelope, HeaderSource};
+use crate::call::{parse_call, plan_call, CallContext, CallPlan, ToolRules};
+use crate::error::McpError;
+use crate::listen::ListenFilter;
+use crate::method::Method;
+use crate::mrtr::StateKey;
+use crate::negotiation::RequestMeta;
+use crate::params::{plan_task_method, TaskAction};
+use crate::time::Timestamp;
+use crate::JsonObject;
+
+/// What the planner needs to know of the server: configuration, no state.
+pub trait ServerView {
+    /// The rules of tool `name`, if the server has it.
+    fn tool(&self, name: &str) -> Option<&dyn ToolRules>;
+    /// The key signing `requestState`.
+    fn state_key(&self) -> &StateKey;
+}
+
+/// What to do with one message.
+// A plan is built and consumed once per request; boxing the large variant would add an
+// allocation to every request instead of saving one copy.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Plan {
+    /// A notification: accepted, nothing to answer (HTTP 202).
+    Accepted,
+    /// Refused: answer `error`, echoing `id` when it could be read.
+    Reject {
+        /// The request id, when readable.
+        id: Option<Value>,
+        /// The error.
+        error: McpError,
+    },
+    /// Carry out `action` for the request.
+    Run(Planned),
+}
+
+/// A request that passed every check the protocol makes before doing anything.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    /// The request id (a string or an integer).
+    pub id: Value,
+    /// The validated request `_meta`.
+    pub meta: RequestMeta,
+    /// Whether the request declared the Tasks extension.
+    pub tasks_declared: bool,
+    /// What to do.
+    pub action: Action,
+}
+
+/// The work a planned request asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Answer the `server/discover` result.
+    Discover,
+    /// Answer the `tools/list` result.
+    ListTools,
+    /// Call tool `name` as `plan` says.
+    Call {
+        /// The tool.
+        name: String,
+        /// Its arguments.
+        arguments: JsonObject,
+        /// Run now, create a task, or answer a tool error.
+        plan: CallPlan,
+    },
+    /// `tasks/get`, `tasks/update` or `tasks/cancel`.
+    Task(TaskAction),
+    /// Open a `subscriptions/listen` stream with this filter.
+    Listen(ListenFilter),
+}
+
+/// Plans one message: see the module docs.
+pub fn plan<H: HeaderSource + ?Sized>(
+    headers: &H,
+    body: &[u8],
+    view: &dyn ServerView,
+    scope: &str,
+    now: Timestamp,
+) -> Plan {
+    let envelope = match parse_envelope(body) {
+        Ok(envelope) => envelope,
+        Err(failure) => {
+            return Plan::Reject {
+                id: failure.id,
+                error: failure.error,
+            }
+        }
+    };
+    // Step 4: a notification is accepted without admission.
+    let Some(id) = envelope.id.clone() else {
+        return Plan::Accepted;
+    };
+    let request = match admit(headers, envelope) {
+        Ok(request) => request,
+        Err(error) => {
+            return Plan::Reject {
+                id: Some(id),
+                error,
+            }
+        }
+    };
+    let reject = |error| Plan::Reject {
+        id: Some(request.id.clone()),
+        error,
+    };
+    let tasks_declared = match request.meta.declares_tasks() {
+        Ok(declared) => declared,
+        Err(error) => return reject(error),
+    };
+    let action = match request.method {
+        Method::ServerDiscover => Ok(Action::Discover),
+        Method::ToolsList => {
+            // One page only: any cursor is one never issued.
+            if request.params.get("cursor").is_some_and(|c| !c.is_null()) {
+                Err(McpError::invalid_params("Invalid cursor"))
+            } else {
+                Ok(Action::ListTools)
+            }
+        }
+        Method::ToolsCall => plan_tool_call(
+            &request.params,
+            &request.meta,
+            tasks_declared,
+            headers,
+            view,
+            scope,
+            now,
+        ),
+        Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
+            plan_task_method(request.method, &request.params, tasks_declared).map(Action::Task)
+        }
+        Method::SubscriptionsListen => {
+            ListenFilter::parse(&request.params, tasks_declared).map(Action::Listen)
+        }
+    };
+    match action {
+        Ok(action) => Plan::Run(Planned {
+            id: request.id,
+            meta: request.meta,
+            tasks_declared,
+            action,
+        }),
+        Err(error) => reject(error),
+    }
+}
+
+fn plan_tool_call<H: HeaderSource + ?Sized>(
+    params: &Value,
+    meta: &RequestMeta,
+    tasks_declared: bool,
+    headers: &H,
+    view: &dyn ServerView,
+    scope: &str,
+    now: Timestamp,
+) -> Result<Action, McpError> {
+    let call = parse_call(params)?;
+    let tool = view
+        .tool(call.name)
+        .ok_or_else(|| McpError::invalid_params("Unknown tool"))?;
+    let no_params = JsonObject::new();
+    let cx = CallContext {
+        params: params.as_object().unwrap_or(&no_params),
+        meta,
+        tasks_declared,
+        scope,
+        state_key: view.state_key(),
+        now,
+    };
+    let plan = plan_call(&call, tool, headers, cx)?;
+    Ok(Action::Call {
+        name: call.name.to_owned(),
+        arguments: call.arguments,
+        plan,
+    })
+}

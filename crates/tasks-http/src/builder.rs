@@ -215,7 +215,7 @@ impl RunningServer {
     pub fn url(&self) -> String {
         format!(
             "http://{}{}",
-            self.local_addr, self.dispatcher.config.endpoint_path
+            self.local_addr, self.dispatcher.shared.config.endpoint_path
         )
     }
 

@@ -15,21 +15,20 @@ use bytes::Bytes;
 use http::request::Parts;
 use http::HeaderMap;
 use serde_json::json;
-use tasks_core::protocol::META_SERVER_INFO;
-use tasks_core::{JsonObject, McpError};
-use tasks_runtime::{ListChanges, Scope, TaskRuntime};
-use tokio_util::sync::CancellationToken;
-
 use tasks_core::call::ToolRules;
 use tasks_core::mrtr::StateKey;
 use tasks_core::plan::{plan, Action, Plan, Planned, ServerView};
-use tasks_core::wire::ToolsListResult;
-use tasks_core::Timestamp;
+use tasks_core::protocol::META_SERVER_INFO;
+use tasks_core::{JsonObject, McpError, Timestamp};
+use tasks_runtime::{Scope, TaskRuntime};
+use tokio_util::sync::CancellationToken;
 
+pub use crate::config::DispatchConfig;
 use crate::head::Head;
 use crate::methods;
-use crate::origin::HostPolicy;
-use crate::response::{add_server_meta, McpResponse};
+pub use crate::response::BodyError;
+use crate::response::McpResponse;
+use crate::shared::Shared;
 
 /// Maps a request head to its scope, or rejects it (HTTP 401 with a JSON-RPC error body).
 pub type ScopeFn = dyn Fn(&Parts) -> Result<Scope, McpError> + Send + Sync;
@@ -49,74 +48,24 @@ fn json_content_type(headers: &HeaderMap) -> bool {
     }
 }
 
-/// Dispatcher settings.
-#[derive(Debug, Clone)]
-pub struct DispatchConfig {
-    /// `serverInfo.name`.
-    pub server_name: String,
-    /// `serverInfo.version`.
-    pub server_version: String,
-    /// Accepted `Host`/`Origin` values.
-    pub host_policy: HostPolicy,
-    /// `ttlMs` of the cacheable results (`server/discover`, `tools/list`), in milliseconds.
-    pub cache_ttl_ms: u64,
-    /// Optional `instructions` in `server/discover`.
-    pub instructions: Option<String>,
-    /// The MCP endpoint path. Default `/mcp`.
-    pub endpoint_path: String,
-    /// Where tool-list changes are announced, when the tool list can change (advertised as
-    /// `tools.listChanged`). Default `None`.
-    pub list_changes: Option<ListChanges>,
-}
-
-impl Default for DispatchConfig {
-    fn default() -> Self {
-        DispatchConfig {
-            server_name: "mcp-tasks".into(),
-            server_version: env!("CARGO_PKG_VERSION").into(),
-            host_policy: HostPolicy::default(),
-            cache_ttl_ms: 300_000,
-            instructions: None,
-            endpoint_path: "/mcp".into(),
-            list_changes: None,
-        }
-    }
-}
-
 /// The dispatcher. Cheap to share behind an `Arc`.
 pub struct Dispatcher {
-    pub(crate) runtime: TaskRuntime,
-    pub(crate) config: DispatchConfig,
-    /// `{"io.modelcontextprotocol/serverInfo": {name, version}}`, shared with streaming
-    /// responses that outlive a dispatch call.
-    pub(crate) server_meta: Arc<JsonObject>,
-    pub(crate) state_key: StateKey,
-    pub(crate) tools_list: ToolsListResult,
-    /// Fires on shutdown: open `subscriptions/listen` streams then close gracefully.
-    pub(crate) shutdown: CancellationToken,
+    pub(crate) shared: Shared,
     scope_fn: Option<Arc<ScopeFn>>,
 }
 
 impl ServerView for Dispatcher {
     fn tool(&self, name: &str) -> Option<&dyn ToolRules> {
-        self.runtime
+        self.shared
+            .runtime
             .tools()
             .get(name)
             .map(|tool| tool.as_ref() as &dyn ToolRules)
     }
 
     fn state_key(&self) -> &StateKey {
-        &self.state_key
+        &self.shared.state_key
     }
-}
-
-/// Why the transport could not hand over a body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyError {
-    /// The body exceeded this many bytes.
-    TooLarge(usize),
-    /// The connection failed while reading the body.
-    Incomplete,
 }
 
 impl Dispatcher {
@@ -134,12 +83,14 @@ impl Dispatcher {
         );
         let tools_list = methods::tools::list_result(&runtime, &config, &server_meta);
         Dispatcher {
-            runtime,
-            config,
-            server_meta: Arc::new(server_meta),
-            state_key,
-            tools_list,
-            shutdown: CancellationToken::new(),
+            shared: Shared {
+                runtime,
+                config,
+                server_meta: Arc::new(server_meta),
+                state_key,
+                tools_list,
+                shutdown: CancellationToken::new(),
+            },
             scope_fn,
         }
     }
@@ -148,12 +99,12 @@ impl Dispatcher {
     /// (`wire-2026-07-28.md` §11 rule 5); listen requests arriving later close at once after
     /// their acknowledgement. The HTTP server calls this when it shuts down.
     pub fn close_streams(&self) {
-        self.shutdown.cancel();
+        self.shared.shutdown.cancel();
     }
 
     /// The runtime behind this dispatcher.
     pub fn runtime(&self) -> &TaskRuntime {
-        &self.runtime
+        &self.shared.runtime
     }
 
     /// Steps 1–2 on the request head: `Host`/`Origin` (403), path (404), POST (405), a
@@ -164,10 +115,15 @@ impl Dispatcher {
     /// # Errors
     /// The rejection response.
     pub fn admit_head(&self, parts: &Parts) -> Result<Scope, McpResponse> {
-        if !self.config.host_policy.allows(&parts.headers, &parts.uri) {
+        if !self
+            .shared
+            .config
+            .host_policy
+            .allows(&parts.headers, &parts.uri)
+        {
             return Err(McpResponse::error(None, &McpError::ForbiddenOrigin));
         }
-        if parts.uri.path() != self.config.endpoint_path {
+        if parts.uri.path() != self.shared.config.endpoint_path {
             return Err(McpResponse::error(None, &McpError::MethodNotFound));
         }
         if parts.method != http::Method::POST {
@@ -198,7 +154,7 @@ impl Dispatcher {
     /// Handles one message (steps 3 onwards) for a caller already admitted into `scope`: the
     /// core plans it ([`tasks_core::plan`]), this carries the plan out.
     pub async fn dispatch(&self, headers: &HeaderMap, body: &[u8], scope: Scope) -> McpResponse {
-        let now = self.runtime.now();
+        let now = self.shared.runtime.now();
         match plan(&Head(headers), body, self, scope.as_str(), now) {
             Plan::Accepted => McpResponse::accepted(),
             Plan::Reject { id, error } => McpResponse::error(id.as_ref(), &error),
@@ -223,8 +179,8 @@ impl Dispatcher {
             id, meta, action, ..
         } = planned;
         match action {
-            Action::Discover => Ok(methods::discover::handle(self, &id)),
-            Action::ListTools => Ok(McpResponse::result(&id, &self.tools_list)),
+            Action::Discover => Ok(methods::discover::handle(&self.shared, &id)),
+            Action::ListTools => Ok(McpResponse::result(&id, &self.shared.tools_list)),
             Action::Call {
                 name,
                 arguments,
@@ -237,15 +193,12 @@ impl Dispatcher {
                     arguments,
                     now,
                 };
-                methods::tools::call(self, call, plan, headers, scope).await
+                methods::tools::call(&self.shared, call, plan, headers, scope).await
             }
-            Action::Task(action) => methods::tasks::handle(self, &id, action, scope).await,
-            Action::Listen(filter) => methods::listen::handle(self, &id, filter, scope).await,
+            Action::Task(action) => methods::tasks::handle(&self.shared, &id, action, scope).await,
+            Action::Listen(filter) => {
+                methods::listen::handle(&self.shared, &id, filter, scope).await
+            }
         }
-    }
-
-    /// A result object with the serverInfo `_meta` added (existing `_meta` keys kept).
-    pub(crate) fn with_server_meta(&self, result: JsonObject) -> JsonObject {
-        add_server_meta(&self.server_meta, result)
     }
 }

@@ -2,10 +2,25 @@
 //!
 //! MCP 2026-07-28 over Streamable HTTP with the Tasks extension (`io.modelcontextprotocol/tasks`).
 //!
-//! Layers, as in h2: wire types and rules live in `tasks-core`; every protocol decision of the
-//! transport lives in the transport-agnostic [`Dispatcher`] (request head + body + scope in,
+//! Layers, as in h2: every protocol rule and decision lives in `tasks-core` (the planner,
+//! [`tasks_core::plan`], turns a message into a rejection or an action); the transport-agnostic
+//! [`Dispatcher`] only carries plans out on the runtime (request head + body + scope in,
 //! status + JSON or SSE messages out, testable in process); [`server`] is a thin hyper adapter
 //! that only moves bytes; [`ServerBuilder`] is the API a server author uses.
+//!
+//! ## Module layers
+//!
+//! A module may use only the modules listed below it (checked by `tests/tests/layering.rs`,
+//! which fails on any cycle):
+//!
+//! | module | uses |
+//! |---|---|
+//! | `builder` | `dispatcher`, `server`, `origin`, `config` |
+//! | `server` | `dispatcher`, `response` |
+//! | `dispatcher` | `methods`, `shared`, `head`, `config`, `origin`, `response` |
+//! | `methods::*` | `shared`, `config`, `response`, `head`, `methods::sync_call` |
+//! | `shared` | `config`, `response` |
+//! | `config`, `origin`, `response`, `head` | nothing of this crate |
 //!
 //! Served methods: `server/discover`, `tools/list`, `tools/call` (synchronous, MRTR
 //! `input_required`, or `CreateTaskResult` by the tool's task policy), `tasks/get`,
@@ -14,16 +29,20 @@
 //! `_meta["io.modelcontextprotocol/serverInfo"]`.
 
 pub mod builder;
+pub mod config;
 pub mod dispatcher;
 mod head;
 mod methods;
 pub mod origin;
 pub mod response;
 pub mod server;
+mod shared;
 
 pub use builder::{RunningServer, ServerBuilder, DEFAULT_MAX_BODY_BYTES};
-pub use dispatcher::{BodyError, DispatchConfig, Dispatcher, ScopeFn};
+pub use config::DispatchConfig;
+pub use dispatcher::{Dispatcher, ScopeFn};
 pub use head::Head;
+pub use response::BodyError;
 pub use response::{McpResponse, ResponseBody};
 
 /// The README's library example, compiled as a doctest.

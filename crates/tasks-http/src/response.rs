@@ -33,6 +33,15 @@ impl fmt::Debug for ResponseBody {
     }
 }
 
+/// Why the transport could not hand over a body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyError {
+    /// The body exceeded this many bytes.
+    TooLarge(usize),
+    /// The connection failed while reading the body.
+    Incomplete,
+}
+
 /// A transport-agnostic response: status plus body.
 #[derive(Debug)]
 pub struct McpResponse {
@@ -70,12 +79,10 @@ impl McpResponse {
     }
 
     /// The response for a body the transport could not collect: 413 (too large) or -32700.
-    pub fn body_error(error: crate::dispatcher::BodyError) -> Self {
+    pub fn body_error(error: BodyError) -> Self {
         match error {
-            crate::dispatcher::BodyError::TooLarge(limit) => {
-                Self::error(None, &McpError::BodyTooLarge { limit })
-            }
-            crate::dispatcher::BodyError::Incomplete => Self::error(None, &McpError::Parse),
+            BodyError::TooLarge(limit) => Self::error(None, &McpError::BodyTooLarge { limit }),
+            BodyError::Incomplete => Self::error(None, &McpError::Parse),
         }
     }
 

@@ -25,7 +25,8 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::dispatcher::{BodyError, Dispatcher};
+use crate::dispatcher::Dispatcher;
+use crate::response::BodyError;
 use crate::response::{McpResponse, ResponseBody};
 
 /// The HTTP response body type.

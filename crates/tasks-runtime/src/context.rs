@@ -7,54 +7,21 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tasks_core::input::missing_capabilities;
 use tasks_core::{
-    ClientCapability, ElicitAnswer, InputRequest, InputResponse, JsonObject, JsonRpcError,
-    LogLevel, McpError, Root, SamplingAnswer, SamplingRequest, TaskId,
+    ClientCapability, ElicitAnswer, InputRequest, InputResponse, JsonObject, LogLevel, Root,
+    SamplingAnswer, SamplingRequest, TaskId,
 };
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
+pub use crate::error::ToolError;
 use crate::notify::Notifier;
-use crate::runtime::Inner;
+use crate::port::TaskPort;
 use crate::scope::Scope;
 use crate::status::StatusCoalescer;
 use crate::work::Work;
 
-/// How a tool run ended other than with a result.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ToolError {
-    /// A JSON-RPC error: a synchronous call answers with it, a task ends `failed` with it
-    /// (code, message and data as given).
-    #[error("{}", .0.message)]
-    Rpc(JsonRpcError),
-    /// A synchronous call needs input it does not have yet: the call ends with an MRTR
-    /// `input_required` result listing every request asked so far. Returned by
-    /// [`ToolContext::input`]; propagate it with `?`.
-    #[error("input required")]
-    InputRequired,
-    /// The run was cancelled (the tool observed [`ToolContext::cancellation`]).
-    #[error("cancelled")]
-    Cancelled,
-}
-
-impl From<McpError> for ToolError {
-    fn from(error: McpError) -> Self {
-        ToolError::Rpc(error.to_error_object())
-    }
-}
-
 /// `error.message` of a call whose tool built an input request no client can answer.
 pub(crate) const MESSAGE_MALFORMED_REQUEST: &str = "Tool made a malformed input request";
-
-impl ToolError {
-    /// A JSON-RPC error with `code` and `message`.
-    pub fn rpc(code: i64, message: impl Into<String>) -> Self {
-        ToolError::Rpc(JsonRpcError {
-            code,
-            message: message.into(),
-            data: None,
-        })
-    }
-}
 
 /// A synchronous call's input: the request's `inputResponses`, and what was asked.
 #[derive(Debug, Default)]
@@ -64,7 +31,7 @@ pub(crate) struct SyncInput {
 
 /// A task's input: parks the task until `tasks/update` answers.
 pub(crate) struct TaskInput {
-    pub(crate) runtime: Arc<Inner>,
+    pub(crate) port: Arc<dyn TaskPort>,
     pub(crate) task_id: TaskId,
     pub(crate) scope: Scope,
     /// The worker slot, released while parked. An async lock, so branches of one task that
@@ -312,7 +279,7 @@ impl ToolContext {
             InputMode::Sync(_) => false,
             InputMode::Task(task) => {
                 task.status
-                    .set(&task.runtime, &task.scope, &task.task_id, message.into());
+                    .set(&task.port, &task.scope, &task.task_id, message.into());
                 true
             }
         }
@@ -334,7 +301,7 @@ impl TaskInput {
         cancel: &CancellationToken,
     ) -> Result<InputResponse, ToolError> {
         let (sender, receiver) = oneshot::channel();
-        self.runtime
+        self.port
             .request_input(&self.scope, &self.task_id, key, request, sender)
             .await?;
         // Parked: give the worker slot back so parked tasks do not limit running ones.

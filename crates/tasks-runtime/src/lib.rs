@@ -53,12 +53,31 @@
 //! assert_eq!(tool.policy_for(&Default::default()), TaskPolicy::Optional);
 //! ```
 
+//! ## Module layers
+//!
+//! A module may use only the modules listed below it (checked by `tests/tests/layering.rs`,
+//! which fails on any cycle). The context of a running tool reaches the runtime only through
+//! the `port` trait, so the runtime can sit above the tools:
+//!
+//! | module | uses |
+//! |---|---|
+//! | `runtime` ([`TaskRuntime`]) | `inner`, `worker`, `registry`, `store`, `clock`, `config`, `events`, `work` |
+//! | `worker`, `sync` | `inner` (worker), `context`, `registry`, `error`, `status`, `work` |
+//! | `inner` (shared state: commits, events, waiters, reaping) | `port` (implements it), `registry`, `store`, `clock`, `config`, `events`, `error` |
+//! | `registry` ([`Tool`]) | `context` |
+//! | `context` ([`ToolContext`]) | `port`, `status`, `notify`, `error`, `work`, `scope` |
+//! | `status` | `port` |
+//! | `port`, `error`, `notify`, `store`, `work`, `scope`, `clock`, `config`, `events` | the leaves |
+
 pub mod clock;
 pub mod config;
 pub mod context;
+mod error;
 pub mod events;
+mod inner;
 pub mod list_changes;
 pub mod notify;
+mod port;
 pub mod registry;
 pub mod runtime;
 pub mod scope;
@@ -70,7 +89,8 @@ mod worker;
 
 pub use clock::{Clock, TokioClock};
 pub use config::{Limits, RuntimeConfig};
-pub use context::{ToolContext, ToolError};
+pub use context::ToolContext;
+pub use error::ToolError;
 pub use events::StatusEvent;
 pub use list_changes::{ListChanges, ListKind};
 pub use notify::{Notifier, RequestNotification};

@@ -9,10 +9,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tasks_core::{Event, TaskId};
+use tasks_core::TaskId;
 use tokio::time::Instant;
 
-use crate::runtime::Inner;
+use crate::port::TaskPort;
 use crate::scope::Scope;
 
 /// The coalescing state of one task.
@@ -43,7 +43,7 @@ impl StatusCoalescer {
     /// Records `message` as the task's next `statusMessage` and makes sure a flusher writes it.
     pub(crate) fn set(
         self: &Arc<Self>,
-        runtime: &Arc<Inner>,
+        port: &Arc<dyn TaskPort>,
         scope: &Scope,
         id: &TaskId,
         message: String,
@@ -57,11 +57,11 @@ impl StatusCoalescer {
         }
         state.flushing = true;
         drop(state);
-        let (this, runtime, scope, id) = (self.clone(), runtime.clone(), scope.clone(), id.clone());
-        tokio::spawn(async move { this.flush(&runtime, &scope, &id).await });
+        let (this, port, scope, id) = (self.clone(), port.clone(), scope.clone(), id.clone());
+        tokio::spawn(async move { this.flush(port.as_ref(), &scope, &id).await });
     }
 
-    async fn flush(&self, runtime: &Inner, scope: &Scope, id: &TaskId) {
+    async fn flush(&self, port: &dyn TaskPort, scope: &Scope, id: &TaskId) {
         loop {
             let due = match self.state.lock() {
                 Ok(state) => state.last_write.map(|at| at + self.interval),
@@ -85,19 +85,13 @@ impl StatusCoalescer {
                     }
                 }
             };
-            let written = runtime
-                .commit(scope, id, Event::StatusMessage { message })
-                .await;
-            match written {
-                Ok(committed) if !committed.task.is_terminal() => {}
-                _ => {
-                    // Finished, expired or failing: nothing later can be written either.
-                    if let Ok(mut state) = self.state.lock() {
-                        state.pending = None;
-                        state.flushing = false;
-                    }
-                    return;
+            if !port.set_status_message(scope, id, message).await {
+                // Finished, expired or failing: nothing later can be written either.
+                if let Ok(mut state) = self.state.lock() {
+                    state.pending = None;
+                    state.flushing = false;
                 }
+                return;
             }
         }
     }

@@ -10,9 +10,10 @@ use serde_json::Value;
 use tasks_core::{Event, JsonRpcError, TaskId};
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::context::{CallInputs, InputMode, TaskInput, ToolContext, ToolError};
+use crate::context::{CallInputs, InputMode, TaskInput, ToolContext};
+use crate::error::ToolError;
+use crate::inner::{Inner, WorkerHandle};
 use crate::registry::Tool;
-use crate::runtime::{Inner, WorkerHandle};
 use crate::status::StatusCoalescer;
 use crate::work::{encoded_len, Work};
 
@@ -79,7 +80,7 @@ pub(crate) async fn run(
     // The worker keeps its own handle on the slot: a handler may drop its context (and so
     // this `Arc`) long before it finishes, which must not release the slot.
     let input = Arc::new(TaskInput {
-        runtime: inner.clone(),
+        port: inner.clone(),
         task_id: task_id.clone(),
         scope: scope.clone(),
         permit: tokio::sync::Mutex::new(Some(permit)),

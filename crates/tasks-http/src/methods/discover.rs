@@ -10,10 +10,10 @@ use tasks_core::protocol::{SUPPORTED_VERSIONS, TASKS_EXTENSION};
 use tasks_core::wire::{CacheScope, DiscoverResult, ResultType};
 use tasks_core::JsonObject;
 
-use crate::dispatcher::Dispatcher;
 use crate::response::McpResponse;
+use crate::shared::Shared;
 
-pub(crate) fn handle(d: &Dispatcher, id: &Value) -> McpResponse {
+pub(crate) fn handle(d: &Shared, id: &Value) -> McpResponse {
     let tools = if d.config.list_changes.is_some() {
         json!({"listChanged": true})
     } else {

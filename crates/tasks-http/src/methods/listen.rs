@@ -27,10 +27,10 @@ use tasks_runtime::{ListKind, Scope, StatusEvent};
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio_util::sync::CancellationToken;
 
-use crate::dispatcher::Dispatcher;
 use crate::response::{
     add_server_meta, notification_bytes, result_bytes, McpResponse, ResponseBody,
 };
+use crate::shared::Shared;
 
 struct Listen {
     ack: Option<Bytes>,
@@ -47,7 +47,7 @@ struct Listen {
 }
 
 pub(crate) async fn handle(
-    d: &Dispatcher,
+    d: &Shared,
     id: &Value,
     filter: ListenFilter,
     scope: &Scope,

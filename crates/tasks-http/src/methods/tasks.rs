@@ -11,11 +11,11 @@ use tasks_core::params::TaskAction;
 use tasks_core::{projection, McpError};
 use tasks_runtime::Scope;
 
-use crate::dispatcher::Dispatcher;
 use crate::response::McpResponse;
+use crate::shared::Shared;
 
 pub(crate) async fn handle(
-    d: &Dispatcher,
+    d: &Shared,
     id: &Value,
     action: TaskAction,
     scope: &Scope,
@@ -39,6 +39,6 @@ pub(crate) async fn handle(
     }
 }
 
-fn ack(d: &Dispatcher, id: &Value) -> McpResponse {
+fn ack(d: &Shared, id: &Value) -> McpResponse {
     McpResponse::result(id, &projection::ack(Some(&d.server_meta)))
 }

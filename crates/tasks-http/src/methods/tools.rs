@@ -14,9 +14,10 @@ use tasks_core::wire::{CacheScope, ResultType, ToolEntry, ToolsListResult};
 use tasks_core::{projection, JsonObject, McpError, RequestMeta, Timestamp};
 use tasks_runtime::{Scope, SyncCall, TaskRuntime, Work};
 
-use crate::dispatcher::{DispatchConfig, Dispatcher};
+use crate::config::DispatchConfig;
 use crate::methods::sync_call::{self, Finish};
 use crate::response::McpResponse;
+use crate::shared::Shared;
 
 /// The `tools/list` result, built once: tools in registration order.
 pub(crate) fn list_result(
@@ -53,7 +54,7 @@ pub(crate) struct Call {
 }
 
 pub(crate) async fn call(
-    d: &Dispatcher,
+    d: &Shared,
     call: Call,
     plan: CallPlan,
     headers: &HeaderMap,

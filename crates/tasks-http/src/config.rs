@@ -1,0 +1,39 @@
+//! The dispatcher's settings.
+
+use tasks_runtime::ListChanges;
+
+use crate::origin::HostPolicy;
+
+/// Dispatcher settings.
+#[derive(Debug, Clone)]
+pub struct DispatchConfig {
+    /// `serverInfo.name`.
+    pub server_name: String,
+    /// `serverInfo.version`.
+    pub server_version: String,
+    /// Accepted `Host`/`Origin` values.
+    pub host_policy: HostPolicy,
+    /// `ttlMs` of the cacheable results (`server/discover`, `tools/list`), in milliseconds.
+    pub cache_ttl_ms: u64,
+    /// Optional `instructions` in `server/discover`.
+    pub instructions: Option<String>,
+    /// The MCP endpoint path. Default `/mcp`.
+    pub endpoint_path: String,
+    /// Where tool-list changes are announced, when the tool list can change (advertised as
+    /// `tools.listChanged`). Default `None`.
+    pub list_changes: Option<ListChanges>,
+}
+
+impl Default for DispatchConfig {
+    fn default() -> Self {
+        DispatchConfig {
+            server_name: "mcp-tasks".into(),
+            server_version: env!("CARGO_PKG_VERSION").into(),
+            host_policy: HostPolicy::default(),
+            cache_ttl_ms: 300_000,
+            instructions: None,
+            endpoint_path: "/mcp".into(),
+            list_changes: None,
+        }
+    }
+}

@@ -1,13 +1,11 @@
 //! The transport-agnostic dispatcher: request head and body in, status and body out.
 //!
-//! Every protocol decision lives here; [`crate::server`] only moves bytes. Admission follows
-//! `wire-2026-07-28.md` §13.2:
-//!
-//! 1. `Host`/`Origin` ([`crate::origin`]) → 403;
-//! 2. HTTP method POST → 405; body over the size limit → 413; the scope function → 401;
-//! 3. to 11. [`tasks_core::admission`] (pure, over the [`crate::Head`] of the request);
-//! 12. and 13. in the method handlers: tool lookup, capabilities (-32021), params (-32602),
-//!     then the work.
+//! The HTTP-only checks of the request head happen here ([`Dispatcher::admit_head`]:
+//! `Host`/`Origin` 403, path 404, POST 405, `Content-Type` 415, the scope function 401; the
+//! transport adds 413 for a body over the limit); everything after is planned by
+//! [`tasks_core::plan`] (admission steps 3–11 of `wire-2026-07-28.md` §13.2, then each method's
+//! checks), and this module carries the plan out on the runtime. [`crate::server`] only moves
+//! bytes.
 
 use std::sync::Arc;
 

@@ -25,7 +25,7 @@
 //! Served methods: `server/discover`, `tools/list`, `tools/call` (synchronous, MRTR
 //! `input_required`, or `CreateTaskResult` by the tool's task policy), `tasks/get`,
 //! `tasks/update`, `tasks/cancel`, and `subscriptions/listen` with `notifications.taskIds`.
-//! Everything else is -32601 (HTTP 404). Every result carries
+//! Everything else is [`tasks_core::McpError::MethodNotFound`] (HTTP 404). Every result carries
 //! `_meta["io.modelcontextprotocol/serverInfo"]`.
 
 pub mod builder;

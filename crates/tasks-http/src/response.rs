@@ -78,7 +78,8 @@ impl McpResponse {
         }
     }
 
-    /// The response for a body the transport could not collect: 413 (too large) or -32700.
+    /// The response for a body the transport could not collect: 413 (too large) or a parse
+    /// error ([`McpError::Parse`]).
     pub fn body_error(error: BodyError) -> Self {
         match error {
             BodyError::TooLarge(limit) => Self::error(None, &McpError::BodyTooLarge { limit }),

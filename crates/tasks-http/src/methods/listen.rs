@@ -1,7 +1,7 @@
 //! `subscriptions/listen` with the Tasks filter `notifications.taskIds`
 //! (`wire-2026-07-28.md` §11; SEP-2663 "Task Status Notifications").
 //!
-//! * The filter is checked by [`tasks_core::listen::ListenFilter::parse`] (-32602, -32021).
+//! * The filter was checked when the request was planned ([`tasks_core::listen::ListenFilter`]).
 //! * Unknown, expired and other-scope ids are dropped silently.
 //! * When the server shuts down ([`crate::Dispatcher::close_streams`]) the stream ends gracefully with
 //!   the listen response `{"resultType": "complete", "_meta": {subscriptionId, serverInfo}}`

@@ -78,7 +78,7 @@ pub use input::{
 pub use logging::LogLevel;
 pub use method::Method;
 pub use negotiation::{Decision, RequestMeta, TaskPolicy};
-pub use reducer::{apply, ReduceError, Transition};
+pub use reducer::{apply, ReduceError, TaskUpdate, Transition};
 pub use task::{InputRequests, Task, TaskState, TaskStatus};
 pub use time::Timestamp;
 

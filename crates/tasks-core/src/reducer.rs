@@ -23,8 +23,10 @@ use crate::input::{InputResponse, InvalidResponse};
 use crate::task::{InputRequests, Task, TaskState, MESSAGE_CANCELLED, MESSAGE_INPUT_RECEIVED};
 use crate::time::Timestamp;
 
-/// The outcome of [`apply`].
+/// The outcome of [`apply`]. Only the reducer builds one (it is `non_exhaustive`), so a
+/// [`TaskUpdate`] taken from it is always the reducer's output.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Transition {
     /// The task after the event (equal to the input task when `changed` is false).
     pub task: Task,
@@ -33,6 +35,43 @@ pub struct Transition {
     /// Effect: the input keys this event fulfilled, with their checked responses, so a runtime
     /// can wake exactly the waiters of those keys.
     pub fulfilled: BTreeMap<String, InputResponse>,
+}
+
+impl Transition {
+    /// The change to commit, or `None` when the event changed nothing.
+    pub fn into_update(self) -> Option<TaskUpdate> {
+        self.split().0
+    }
+
+    /// The change to commit (`None` when nothing changed) and the fulfilled input keys.
+    pub fn split(self) -> (Option<TaskUpdate>, BTreeMap<String, InputResponse>) {
+        let update = self.changed.then_some(TaskUpdate { task: self.task });
+        (update, self.fulfilled)
+    }
+}
+
+/// A change the reducer made to a task: the only thing a store commits. Its task's revision
+/// is exactly one more than the revision it replaces ([`TaskUpdate::expected_revision`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskUpdate {
+    task: Task,
+}
+
+impl TaskUpdate {
+    /// The task after the change.
+    pub fn task(&self) -> &Task {
+        &self.task
+    }
+
+    /// The revision the stored task must have for this change to apply (compare-and-set).
+    pub fn expected_revision(&self) -> u64 {
+        self.task.revision - 1
+    }
+
+    /// The task after the change, owned.
+    pub fn into_task(self) -> Task {
+        self.task
+    }
 }
 
 /// An event the reducer refuses; the task is left unchanged.

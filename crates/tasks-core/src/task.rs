@@ -168,9 +168,10 @@ impl TaskState {
 /// on every real change, `lastUpdatedAt >= createdAt`, and an answered input key never returns.
 ///
 /// The serde form is the *storage* form (for durable stores); the wire forms are in
-/// [`crate::projection`].
+/// [`crate::projection`]. Reading a stored task checks the invariants the reducer keeps
+/// ([`InvalidTask`]), so a damaged or hand-edited row is refused instead of trusted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", try_from = "StoredTask")]
 pub struct Task {
     pub(crate) task_id: TaskId,
     pub(crate) created_at: Timestamp,
@@ -264,5 +265,77 @@ impl Task {
     /// Whether the task has expired at `now` (`now >= createdAt + ttlMs`).
     pub fn is_expired(&self, now: Timestamp) -> bool {
         self.expires_at().is_some_and(|at| now >= at)
+    }
+}
+
+/// A stored task that breaks an invariant of [`Task`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidTask {
+    /// The revision is 0 (a task starts at 1).
+    #[error("a task's revision starts at 1")]
+    Revision,
+    /// `lastUpdatedAt` is before `createdAt`.
+    #[error("lastUpdatedAt is before createdAt")]
+    Timestamps,
+    /// A terminal task still lists answered input keys.
+    #[error("a terminal task keeps no answered keys")]
+    TerminalAnswers,
+    /// An outstanding input key was already answered.
+    #[error("an outstanding input key was already answered")]
+    KeyReused,
+}
+
+/// The storage form as read, before its invariants are checked.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredTask {
+    task_id: TaskId,
+    created_at: Timestamp,
+    last_updated_at: Timestamp,
+    ttl_ms: Option<u64>,
+    #[serde(default)]
+    poll_interval_ms: Option<NonZeroU64>,
+    #[serde(default)]
+    status_message: Option<String>,
+    revision: u64,
+    #[serde(flatten)]
+    state: TaskState,
+    #[serde(default)]
+    answered: BTreeMap<String, InputRequest>,
+}
+
+impl TryFrom<StoredTask> for Task {
+    type Error = InvalidTask;
+
+    fn try_from(stored: StoredTask) -> Result<Self, Self::Error> {
+        if stored.revision == 0 {
+            return Err(InvalidTask::Revision);
+        }
+        if stored.last_updated_at < stored.created_at {
+            return Err(InvalidTask::Timestamps);
+        }
+        if stored.state.status().is_terminal() && !stored.answered.is_empty() {
+            return Err(InvalidTask::TerminalAnswers);
+        }
+        if let TaskState::InputRequired { input_requests } = &stored.state {
+            if input_requests
+                .as_map()
+                .keys()
+                .any(|key| stored.answered.contains_key(key))
+            {
+                return Err(InvalidTask::KeyReused);
+            }
+        }
+        Ok(Task {
+            task_id: stored.task_id,
+            created_at: stored.created_at,
+            last_updated_at: stored.last_updated_at,
+            ttl_ms: stored.ttl_ms,
+            poll_interval_ms: stored.poll_interval_ms,
+            status_message: stored.status_message,
+            revision: stored.revision,
+            state: stored.state,
+            answered: stored.answered,
+        })
     }
 }

@@ -588,3 +588,51 @@ fn status_messages_are_set_by_the_work_but_not_while_waiting() {
     assert!(!ignored.changed);
     assert_eq!(parked.status_message(), Some("Waiting for input: a, b"));
 }
+
+#[test]
+fn tampered_storage_forms_are_refused() {
+    // A parked task whose key `a` is outstanding and `b` answered, then a finished one.
+    let parked = step(
+        &parked_on_a_and_b(),
+        Event::InputResponsesAccepted {
+            responses: BTreeMap::from([(
+                "b".to_owned(),
+                json!({"action": "accept", "content": {"confirm": true}}),
+            )]),
+        },
+        T0 + 3,
+    );
+    let good = serde_json::to_value(&parked).unwrap();
+    assert_eq!(
+        serde_json::from_value::<Task>(good.clone()).unwrap(),
+        parked
+    );
+    let refused = |edit: &dyn Fn(&mut Value), why: &str| {
+        let mut bad = good.clone();
+        edit(&mut bad);
+        let error = serde_json::from_value::<Task>(bad)
+            .expect_err(why)
+            .to_string();
+        assert!(error.contains(why), "{error}");
+    };
+    refused(&|t| t["revision"] = json!(0), "revision starts at 1");
+    refused(
+        &|t| t["lastUpdatedAt"] = json!("2000-01-01T00:00:00.000Z"),
+        "before createdAt",
+    );
+    refused(
+        &|t| t["answered"]["a"] = t["inputRequests"]["a"].clone(),
+        "already answered",
+    );
+    refused(&|t| t["inputRequests"] = json!({}), "must not be empty");
+    let done = step(&parked, Event::Cancelled, T0 + 4);
+    let mut finished = serde_json::to_value(&done).unwrap();
+    finished["answered"] = good["answered"].clone();
+    let error = serde_json::from_value::<Task>(finished)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("terminal task keeps no answered keys"),
+        "{error}"
+    );
+}

@@ -91,15 +91,16 @@ impl Inner {
                 }
                 ReduceError::InvalidResponse { key, reason } => reason.to_error(&key),
             })?;
-            if !transition.changed {
+            let (update, fulfilled) = transition.split();
+            let Some(update) = update else {
                 return Ok(Committed {
                     task: snapshot.task,
-                    fulfilled: transition.fulfilled,
+                    fulfilled,
                 });
-            }
+            };
             match self
                 .store
-                .transition(scope, snapshot.task.revision(), transition.task, now)
+                .transition(scope, update, now)
                 .await
                 .map_err(store_error)?
             {
@@ -107,7 +108,7 @@ impl Inner {
                     self.publish(scope, &committed.task);
                     return Ok(Committed {
                         task: committed.task,
-                        fulfilled: transition.fulfilled,
+                        fulfilled,
                     });
                 }
                 CasOutcome::Conflict(_) => continue,

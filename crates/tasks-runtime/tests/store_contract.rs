@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use tasks_core::{Task, TaskId, Timestamp};
+use tasks_core::{Task, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::store::{contract, CreateLimits};
 use tasks_runtime::{CasOutcome, MemoryStore, Scope, Snapshot, Store, StoreError, Work};
 
@@ -95,19 +95,14 @@ impl Store for Flawed {
     async fn transition(
         &self,
         scope: &Scope,
-        expected_revision: u64,
-        next: Task,
+        update: TaskUpdate,
         now: Timestamp,
     ) -> Result<CasOutcome, StoreError> {
         let now = match self.flaw {
             Flaw::NoExpiry => Timestamp::from_unix_millis(0),
             _ => now,
         };
-        match self
-            .inner
-            .transition(scope, expected_revision, next, now)
-            .await?
-        {
+        match self.inner.transition(scope, update, now).await? {
             CasOutcome::Conflict(_) if matches!(self.flaw, Flaw::ConflictAsNotFound) => {
                 Ok(CasOutcome::NotFound)
             }

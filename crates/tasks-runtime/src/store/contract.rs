@@ -24,7 +24,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use tasks_core::{
-    apply, CapacityLimit, Event, InputRequest, JsonObject, Task, TaskId, TaskStatus, Timestamp,
+    apply, CapacityLimit, Event, InputRequest, JsonObject, Task, TaskId, TaskStatus, TaskUpdate,
+    Timestamp,
 };
 
 use super::{CasOutcome, CreateLimits, Snapshot, Store, StoreError};
@@ -100,10 +101,12 @@ fn at(ms_after_t0: u64) -> Timestamp {
     T0.plus_millis(ms_after_t0)
 }
 
-fn next(task: &Task, event: Event, now: Timestamp) -> Task {
-    let transition = apply(task, event, now).expect("contract events are valid");
-    assert!(transition.changed, "contract events change the task");
-    transition.task
+/// The reducer's update for `event`: the only thing a store commits.
+fn next(task: &Task, event: Event, now: Timestamp) -> TaskUpdate {
+    apply(task, event, now)
+        .expect("contract events are valid")
+        .into_update()
+        .expect("contract events change the task")
 }
 
 fn input_request() -> InputRequest {
@@ -113,7 +116,7 @@ fn input_request() -> InputRequest {
     }
 }
 
-fn completed(task: &Task, now: Timestamp) -> Task {
+fn completed(task: &Task, now: Timestamp) -> TaskUpdate {
     let result = json!({"content": [{"type": "text", "text": "done"}], "isError": false});
     let Value::Object(result) = result else {
         unreachable!()
@@ -149,17 +152,28 @@ async fn count<S: Store + ?Sized>(store: &S) -> usize {
     store.task_count().await.expect("task_count must not fail")
 }
 
+/// Commits `update` and checks what a committed snapshot must be: exactly the update's task,
+/// one revision after the one it replaced.
 async fn transition<S: Store + ?Sized>(
     store: &S,
     scope: &Scope,
-    expected: u64,
-    next: Task,
+    update: TaskUpdate,
     now: Timestamp,
 ) -> CasOutcome {
-    store
-        .transition(scope, expected, next, now)
+    let expected = update.clone();
+    let outcome = store
+        .transition(scope, update, now)
         .await
-        .expect("transition must not fail")
+        .expect("transition must not fail");
+    if let CasOutcome::Committed(snapshot) = &outcome {
+        assert_eq!(
+            *snapshot.task,
+            *expected.task(),
+            "the committed task is the update's"
+        );
+        assert_eq!(snapshot.task.revision(), expected.expected_revision() + 1);
+    }
+    outcome
 }
 
 // ---- checks ----------------------------------------------------------------------------------
@@ -221,20 +235,22 @@ pub async fn transition_with_current_revision_commits<S: Store>(store: &S) {
         },
         at(10),
     );
-    let CasOutcome::Committed(snapshot) =
-        transition(store, &alice(), 1, asked.clone(), at(10)).await
+    let CasOutcome::Committed(snapshot) = transition(store, &alice(), asked.clone(), at(10)).await
     else {
         panic!("transition with the current revision must commit");
     };
-    assert_eq!(*snapshot.task, asked, "committed snapshot is the new task");
+    assert_eq!(
+        *snapshot.task,
+        *asked.task(),
+        "committed snapshot is the new task"
+    );
     assert_eq!(snapshot.task.revision(), 2);
     assert_eq!(snapshot.scope, alice());
     let read = get(store, &alice(), "task-a", at(10)).await.expect("found");
-    assert_eq!(*read.task, asked, "get returns the committed task");
+    assert_eq!(*read.task, *asked.task(), "get returns the committed task");
 
-    let done = completed(&asked, at(20));
-    let CasOutcome::Committed(snapshot) =
-        transition(store, &alice(), 2, done.clone(), at(20)).await
+    let done = completed(asked.task(), at(20));
+    let CasOutcome::Committed(snapshot) = transition(store, &alice(), done.clone(), at(20)).await
     else {
         panic!("second transition with the current revision must commit");
     };
@@ -256,30 +272,46 @@ pub async fn transition_with_stale_revision_conflicts<S: Store>(store: &S) {
         at(10),
     );
     assert!(matches!(
-        transition(store, &alice(), 1, asked.clone(), at(10)).await,
+        transition(store, &alice(), asked.clone(), at(10)).await,
         CasOutcome::Committed(_)
     ));
     // A writer that still holds revision 1 tries to complete the task.
     let stale = completed(&created.task, at(20));
-    match transition(store, &alice(), 1, stale, at(20)).await {
+    match transition(store, &alice(), stale, at(20)).await {
         CasOutcome::Conflict(current) => {
-            assert_eq!(*current.task, asked, "conflict carries the current task");
+            assert_eq!(
+                *current.task,
+                *asked.task(),
+                "conflict carries the current task"
+            );
             assert_eq!(current.task.revision(), 2);
             assert_eq!(current.scope, alice());
         }
         other => panic!("stale revision must conflict, got {other:?}"),
     }
-    // A revision from the future conflicts too.
-    let future = completed(&asked, at(20));
+    // A revision from the future conflicts too: an update expecting revision 3.
+    let mut ahead = created.task.as_ref().clone();
+    for message in ["a", "b"] {
+        let update = next(
+            &ahead,
+            Event::StatusMessage {
+                message: message.into(),
+            },
+            at(15),
+        );
+        ahead = update.into_task();
+    }
+    let future = completed(&ahead, at(20));
+    assert_eq!(future.expected_revision(), 3);
     assert!(
         matches!(
-            transition(store, &alice(), 7, future, at(20)).await,
+            transition(store, &alice(), future, at(20)).await,
             CasOutcome::Conflict(_)
         ),
         "a revision that is not the stored one must conflict"
     );
     let read = get(store, &alice(), "task-a", at(20)).await.expect("found");
-    assert_eq!(*read.task, asked, "a conflict changes nothing");
+    assert_eq!(*read.task, *asked.task(), "a conflict changes nothing");
 }
 
 /// `transition` on another scope's task or an unknown id is `NotFound` and changes nothing.
@@ -288,7 +320,7 @@ pub async fn transition_on_another_scope_or_unknown_id_is_not_found<S: Store>(st
     let done = completed(&created.task, at(10));
     assert!(
         matches!(
-            transition(store, &bob(), 1, done.clone(), at(10)).await,
+            transition(store, &bob(), done.clone(), at(10)).await,
             CasOutcome::NotFound
         ),
         "transition from another scope must be NotFound"
@@ -296,7 +328,7 @@ pub async fn transition_on_another_scope_or_unknown_id_is_not_found<S: Store>(st
     let unknown = completed(&task("task-z", Some(TTL_MS)), at(10));
     assert!(
         matches!(
-            transition(store, &alice(), 1, unknown, at(10)).await,
+            transition(store, &alice(), unknown, at(10)).await,
             CasOutcome::NotFound
         ),
         "transition of an unknown id must be NotFound"
@@ -328,7 +360,7 @@ pub async fn expired_tasks_are_absent_before_reaping<S: Store>(store: &S) {
     let done = completed(&created.task, expiry);
     assert!(
         matches!(
-            transition(store, &alice(), 1, done, expiry).await,
+            transition(store, &alice(), done, expiry).await,
             CasOutcome::NotFound
         ),
         "transition of an expired task must be NotFound"
@@ -358,7 +390,7 @@ pub async fn tasks_without_ttl_never_expire<S: Store>(store: &S) {
     );
     let done = completed(&created.task, far);
     assert!(matches!(
-        transition(store, &alice(), 1, done, far).await,
+        transition(store, &alice(), done, far).await,
         CasOutcome::Committed(_)
     ));
     assert_eq!(count(store).await, 1);
@@ -373,7 +405,7 @@ pub async fn reap_deletes_exactly_the_expired_tasks<S: Store>(store: &S) {
     // A terminal task expires like any other.
     let done = completed(&short_2.task, at(5));
     assert!(matches!(
-        transition(store, &bob(), 1, done, at(5)).await,
+        transition(store, &bob(), done, at(5)).await,
         CasOutcome::Committed(_)
     ));
     assert_eq!(count(store).await, 4);
@@ -434,7 +466,7 @@ pub async fn max_tasks_refuses_and_stores_nothing<S: Store>(store: &S) {
     // Terminal tasks count towards max_tasks (they are still stored).
     let t1 = get(store, &alice(), "t1", at(0)).await.expect("found");
     assert!(matches!(
-        transition(store, &alice(), 1, completed(&t1.task, at(1)), at(1)).await,
+        transition(store, &alice(), completed(&t1.task, at(1)), at(1)).await,
         CasOutcome::Committed(_)
     ));
     let refused = store
@@ -516,7 +548,7 @@ pub async fn terminal_tasks_do_not_count_as_active<S: Store>(store: &S) {
         at(1),
     );
     assert!(matches!(
-        transition(store, &alice(), 1, asked.clone(), at(1)).await,
+        transition(store, &alice(), asked.clone(), at(1)).await,
         CasOutcome::Committed(_)
     ));
     assert!(
@@ -526,9 +558,9 @@ pub async fn terminal_tasks_do_not_count_as_active<S: Store>(store: &S) {
             .is_err(),
         "an input_required task is still active"
     );
-    let cancelled = next(&asked, Event::Cancelled, at(2));
+    let cancelled = next(asked.task(), Event::Cancelled, at(2));
     assert!(matches!(
-        transition(store, &alice(), 2, cancelled, at(2)).await,
+        transition(store, &alice(), cancelled, at(2)).await,
         CasOutcome::Committed(_)
     ));
     let second = store

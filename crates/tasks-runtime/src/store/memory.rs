@@ -14,7 +14,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use dashmap::mapref::entry::Entry as MapEntry;
 use dashmap::DashMap;
-use tasks_core::{CapacityLimit, Task, TaskId, Timestamp};
+use tasks_core::{CapacityLimit, Task, TaskId, TaskUpdate, Timestamp};
 
 use super::{CasOutcome, CreateLimits, Snapshot, Store, StoreError};
 use crate::scope::Scope;
@@ -132,10 +132,11 @@ impl Store for MemoryStore {
     async fn transition(
         &self,
         scope: &Scope,
-        expected_revision: u64,
-        next: Task,
+        update: TaskUpdate,
         now: Timestamp,
     ) -> Result<CasOutcome, StoreError> {
+        let expected_revision = update.expected_revision();
+        let next = update.into_task();
         let Some(mut entry) = self.tasks.get_mut(next.id()) else {
             return Ok(CasOutcome::NotFound);
         };
@@ -229,8 +230,9 @@ mod tests {
         let result = object(json!({"content": [], "isError": false}));
         let done = apply(&created.task, Event::Completed { result }, now)
             .expect("completes")
-            .task;
-        let outcome = store.transition(&scope, 1, done, now).await.expect("cas");
+            .into_update()
+            .expect("a change");
+        let outcome = store.transition(&scope, done, now).await.expect("cas");
         assert!(matches!(outcome, CasOutcome::Committed(_)));
 
         assert!(store.work(&scope, &id).await.expect("work").is_none());

@@ -10,7 +10,7 @@ pub mod memory;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use tasks_core::{CapacityLimit, Task, TaskId, Timestamp};
+use tasks_core::{CapacityLimit, Task, TaskId, TaskUpdate, Timestamp};
 
 use crate::scope::Scope;
 use crate::work::Work;
@@ -86,13 +86,14 @@ pub trait Store: Send + Sync + 'static {
     /// then; the in-memory store does, to keep stored finished tasks small.
     async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError>;
 
-    /// Replaces task `next.id()` of `scope` with `next` if its stored revision is
-    /// `expected_revision` and it has not expired at `now`.
+    /// Commits `update` (a change only the reducer can make, [`tasks_core::apply`]) to task
+    /// `update.task().id()` of `scope` if its stored revision is `update.expected_revision()`
+    /// and it has not expired at `now`. The committed task is exactly `update.task()`, whose
+    /// revision is the expected one plus one.
     async fn transition(
         &self,
         scope: &Scope,
-        expected_revision: u64,
-        next: Task,
+        update: TaskUpdate,
         now: Timestamp,
     ) -> Result<CasOutcome, StoreError>;
 

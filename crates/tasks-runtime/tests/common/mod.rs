@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tasks_core::{projection, InputRequest, JsonObject, McpError, Task, TaskId, Timestamp};
+use tasks_core::{
+    projection, InputRequest, JsonObject, McpError, Task, TaskId, TaskUpdate, Timestamp,
+};
 use tasks_runtime::store::CreateLimits;
 use tasks_runtime::{
     text_result, CasOutcome, MemoryStore, RuntimeConfig, Scope, Snapshot, StatusEvent, Store,
@@ -143,12 +145,11 @@ impl Store for YieldingStore {
     async fn transition(
         &self,
         scope: &Scope,
-        expected_revision: u64,
-        next: Task,
+        update: TaskUpdate,
         now: Timestamp,
     ) -> Result<CasOutcome, StoreError> {
         tokio::task::yield_now().await;
-        let out = self.0.transition(scope, expected_revision, next, now).await;
+        let out = self.0.transition(scope, update, now).await;
         tokio::task::yield_now().await;
         out
     }

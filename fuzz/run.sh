@@ -3,7 +3,7 @@
 # (`-s none`), seeding from seeds/ and keeping the grown corpus in corpus/<target>/.
 # Crashes land in artifacts/<target>/. See docs/fuzzing.md.
 #
-# Usage: fuzz/run.sh [SECONDS [TARGET...]]   (targets: envelope dispatch params headers)
+# Usage: fuzz/run.sh [SECONDS [TARGET...]]   (targets: envelope dispatch params headers plan)
 set -euo pipefail
 SELF="$(cd "$(dirname "$0")" && pwd -P)/$(basename "$0")"
 cd "$(dirname "$0")"
@@ -15,10 +15,10 @@ esac
 SECONDS_PER_TARGET="${1:-90}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(envelope dispatch params headers)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(envelope dispatch params headers plan)
 for target in "${TARGETS[@]}"; do
   seeds="seeds/$target"
-  [ "$target" = dispatch ] && seeds=seeds/envelope
+  case "$target" in dispatch|plan) seeds=seeds/envelope ;; esac
   mkdir -p "corpus/$target"
   echo "== $target (${SECONDS_PER_TARGET}s)"
   cargo fuzz run -s none "$target" "corpus/$target" "$seeds" -- \

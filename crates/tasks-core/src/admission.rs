@@ -29,17 +29,22 @@ use crate::protocol::{METHOD_INITIALIZE, SUPPORTED_VERSIONS};
 /// ASCII-case-insensitively, as HTTP header names are), in the order received. A transport
 /// implements it over its own header map.
 pub trait HeaderSource {
-    /// The values of header `name`, in order; empty when absent.
-    fn values(&self, name: &str) -> Vec<&[u8]>;
+    /// The values of header `name`, in order; none when absent. (An iterator, so a lookup on
+    /// the hot path allocates nothing.)
+    fn values<'a, 'n>(&'a self, name: &'n str) -> impl Iterator<Item = &'a [u8]> + 'n
+    where
+        'a: 'n;
 }
 
 /// Headers as `(name, value)` pairs, for tests and tools.
 impl HeaderSource for [(&str, &[u8])] {
-    fn values(&self, name: &str) -> Vec<&[u8]> {
+    fn values<'a, 'n>(&'a self, name: &'n str) -> impl Iterator<Item = &'a [u8]> + 'n
+    where
+        'a: 'n,
+    {
         self.iter()
-            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| *v)
-            .collect()
     }
 }
 
@@ -151,7 +156,6 @@ pub fn admit<H: HeaderSource + ?Sized>(
     // wrong with its headers (a repeated version header included: the first one is read).
     let first_version = headers
         .values(MirroredHeader::ProtocolVersion.name())
-        .into_iter()
         .next()
         .and_then(|raw| headers::decode_value(MirroredHeader::ProtocolVersion, raw).ok());
     if let Some(error) = legacy_era_error(&method, params.as_ref(), first_version.as_deref()) {

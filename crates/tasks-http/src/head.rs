@@ -8,7 +8,10 @@ use tasks_core::admission::HeaderSource;
 pub struct Head<'a>(pub &'a HeaderMap);
 
 impl HeaderSource for Head<'_> {
-    fn values(&self, name: &str) -> Vec<&[u8]> {
-        self.0.get_all(name).iter().map(|v| v.as_bytes()).collect()
+    fn values<'a, 'n>(&'a self, name: &'n str) -> impl Iterator<Item = &'a [u8]> + 'n
+    where
+        'a: 'n,
+    {
+        self.0.get_all(name).iter().map(|v| v.as_bytes())
     }
 }

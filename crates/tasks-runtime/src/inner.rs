@@ -117,46 +117,6 @@ impl Inner {
         }
     }
 
-    /// Registers a waiter for `key` and moves the task to `input_required`.
-    async fn request_input(
-        &self,
-        scope: &Scope,
-        id: &TaskId,
-        key: String,
-        request: InputRequest,
-        sender: oneshot::Sender<InputResponse>,
-    ) -> Result<(), ToolError> {
-        let handle = self
-            .workers
-            .get(id)
-            .map(|h| h.clone())
-            .ok_or(ToolError::Cancelled)?;
-        if let Ok(mut waiters) = handle.waiters.lock() {
-            waiters.insert(key.clone(), sender);
-        }
-        let result = self
-            .commit(
-                scope,
-                id,
-                Event::InputRequested {
-                    key: key.clone(),
-                    request,
-                },
-            )
-            .await;
-        match result {
-            Ok(committed) if !committed.task.is_terminal() => Ok(()),
-            Ok(_) | Err(McpError::UnknownTask) => {
-                self.forget_waiter(&handle, &key);
-                Err(ToolError::Cancelled)
-            }
-            Err(error) => {
-                self.forget_waiter(&handle, &key);
-                Err(ToolError::Rpc(error.to_error_object()))
-            }
-        }
-    }
-
     fn forget_waiter(&self, handle: &WorkerHandle, key: &str) {
         if let Ok(mut waiters) = handle.waiters.lock() {
             waiters.remove(key);
@@ -207,7 +167,35 @@ impl TaskPort for Inner {
         request: InputRequest,
         sender: oneshot::Sender<InputResponse>,
     ) -> Result<(), ToolError> {
-        Inner::request_input(self, scope, id, key, request, sender).await
+        let handle = self
+            .workers
+            .get(id)
+            .map(|h| h.clone())
+            .ok_or(ToolError::Cancelled)?;
+        if let Ok(mut waiters) = handle.waiters.lock() {
+            waiters.insert(key.clone(), sender);
+        }
+        let result = self
+            .commit(
+                scope,
+                id,
+                Event::InputRequested {
+                    key: key.clone(),
+                    request,
+                },
+            )
+            .await;
+        match result {
+            Ok(committed) if !committed.task.is_terminal() => Ok(()),
+            Ok(_) | Err(McpError::UnknownTask) => {
+                self.forget_waiter(&handle, &key);
+                Err(ToolError::Cancelled)
+            }
+            Err(error) => {
+                self.forget_waiter(&handle, &key);
+                Err(ToolError::Rpc(error.to_error_object()))
+            }
+        }
     }
 
     async fn set_status_message(&self, scope: &Scope, id: &TaskId, message: String) -> bool {

@@ -5,6 +5,10 @@
 //! `InputRequiredResult`, `ProgressNotificationParams`, `LoggingMessageNotificationParams`)
 //! and the `resultType` rule (`wire-2026-07-28.md` §3: a result without it is `complete`).
 //!
+//! The task shapes a client reads ([`CreateTaskResult`], [`DetailedTask`]) are the owned
+//! counterparts of the server's borrowed views in [`crate::projection`]; a property test
+//! checks that every view reads back into them.
+//!
 //! Fields are declared in the order of their wire names, so a shape serializes to the same
 //! bytes as the sorted JSON object it replaced (the byte-level snapshots stay stable).
 
@@ -13,8 +17,11 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
+use crate::id::TaskId;
 use crate::input::InputRequest;
 use crate::logging::LogLevel;
+use crate::task::{TaskState, TaskStatus};
+use crate::time::Timestamp;
 use crate::JsonObject;
 
 /// `resultType`: what kind of result a reply carries.
@@ -181,4 +188,73 @@ fn optional_whole_as_integer<S: Serializer>(
         Some(value) => whole_as_integer(value, serializer),
         None => serializer.serialize_none(),
     }
+}
+
+/// A `CreateTaskResult` as a client reads it: `resultType: "task"` and the task's base
+/// fields, flat (SEP-2663 "Creating Tasks").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateTaskResult {
+    /// The result's `_meta`.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "JsonObject::is_empty"
+    )]
+    pub meta: JsonObject,
+    /// When the task was created.
+    pub created_at: Timestamp,
+    /// When it last changed.
+    pub last_updated_at: Timestamp,
+    /// Suggested polling interval, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll_interval_ms: Option<u64>,
+    /// `task`.
+    pub result_type: ResultType,
+    /// The task's status at creation.
+    pub status: TaskStatus,
+    /// What it is doing, if said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// The task id.
+    pub task_id: TaskId,
+    /// Time to live from creation in milliseconds; `None` (`null`) is unlimited.
+    #[serde(default)]
+    pub ttl_ms: Option<u64>,
+}
+
+/// A `DetailedTask` as a client reads it: the `tasks/get` result (with `resultType:
+/// "complete"`) or the params of `notifications/tasks` (without), the status with exactly its
+/// payload (SEP-2663 "Getting Tasks", "Task Status Notifications").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DetailedTask {
+    /// The result's (or notification's) `_meta`.
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "JsonObject::is_empty"
+    )]
+    pub meta: JsonObject,
+    /// When the task was created.
+    pub created_at: Timestamp,
+    /// When it last changed.
+    pub last_updated_at: Timestamp,
+    /// Suggested polling interval, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll_interval_ms: Option<u64>,
+    /// `complete` on a `tasks/get` result; absent in a notification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// The status and its payload (`inputRequests`, `result` or `error`).
+    #[serde(flatten)]
+    pub state: TaskState,
+    /// What it is doing, if said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// The task id.
+    pub task_id: TaskId,
+    /// Time to live from creation in milliseconds; `None` (`null`) is unlimited.
+    #[serde(default)]
+    pub ttl_ms: Option<u64>,
 }

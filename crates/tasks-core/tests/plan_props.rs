@@ -239,7 +239,7 @@ fn the_generator_reaches_every_outcome() {
     let view = View(StateKey::from_bytes([3; 32]));
     let mut runner = TestRunner::deterministic();
     let mut seen = std::collections::BTreeSet::new();
-    for _ in 0..4000 {
+    for _ in 0..1500 {
         let (body, headers) = arb_message().new_tree(&mut runner).unwrap().current();
         let pairs: Vec<(&str, &[u8])> = headers.iter().map(|(n, v)| (*n, v.as_slice())).collect();
         let outcome = match plan(

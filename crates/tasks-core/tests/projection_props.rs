@@ -234,3 +234,37 @@ proptest! {
         check_all(&done, &sub, &meta)?;
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A client reads every view the server writes into the owned wire types, with the same
+    /// fields, and writes them back to the same JSON.
+    #[test]
+    fn clients_read_back_every_view(task in arb_reachable_task(), sub in arb_subscription_id(), meta in arb_meta()) {
+        use tasks_core::wire::{CreateTaskResult, DetailedTask, ResultType};
+        let created = creation(&task).with_meta(&meta).to_value();
+        let read: CreateTaskResult = serde_json::from_value(created.clone()).unwrap();
+        prop_assert_eq!(read.result_type, ResultType::Task);
+        prop_assert_eq!(&read.task_id, task.id());
+        prop_assert_eq!(read.status, task.status());
+        prop_assert_eq!(read.status_message.as_deref(), task.status_message());
+        prop_assert_eq!(read.ttl_ms, task.ttl_ms());
+        prop_assert_eq!(read.created_at, task.created_at());
+        prop_assert_eq!(serde_json::to_value(&read).unwrap(), created);
+
+        let got = detailed(&task).with_meta(&meta).to_value();
+        let read: DetailedTask = serde_json::from_value(got.clone()).unwrap();
+        prop_assert_eq!(read.result_type, Some(ResultType::Complete));
+        prop_assert_eq!(&read.state, task.state());
+        prop_assert_eq!(read.last_updated_at, task.last_updated_at());
+        prop_assert_eq!(serde_json::to_value(&read).unwrap(), got);
+
+        let note = serde_json::to_value(notification(&task, &sub).with_meta(&meta)).unwrap();
+        let read: DetailedTask = serde_json::from_value(note.clone()).unwrap();
+        prop_assert_eq!(read.result_type, None);
+        prop_assert_eq!(&read.state, task.state());
+        prop_assert_eq!(read.meta.get(META_SUBSCRIPTION_ID), Some(&sub));
+        prop_assert_eq!(serde_json::to_value(&read).unwrap(), note);
+    }
+}

@@ -268,6 +268,33 @@ impl Task {
     }
 }
 
+/// A task as created: revision 1, `working`, `statusMessage` `Task accepted`. The only thing
+/// a store creates (a change to a stored task is a [`crate::TaskUpdate`] from the reducer).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTask(Task);
+
+impl NewTask {
+    /// A new task; the arguments as for [`Task::new`].
+    pub fn new(
+        task_id: TaskId,
+        created_at: Timestamp,
+        ttl_ms: Option<u64>,
+        poll_interval_ms: Option<NonZeroU64>,
+    ) -> Self {
+        NewTask(Task::new(task_id, created_at, ttl_ms, poll_interval_ms))
+    }
+
+    /// The task.
+    pub fn task(&self) -> &Task {
+        &self.0
+    }
+
+    /// The task, owned.
+    pub fn into_task(self) -> Task {
+        self.0
+    }
+}
+
 /// A stored task that breaks an invariant of [`Task`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidTask {

@@ -6,7 +6,7 @@ use std::sync::{Arc, Weak};
 use dashmap::DashMap;
 use serde_json::Value;
 use tasks_core::id::TASK_ID_RANDOM_BYTES;
-use tasks_core::{Event, McpError, Task, TaskId};
+use tasks_core::{Event, McpError, NewTask, Task, TaskId};
 use tokio::sync::{broadcast, Semaphore};
 use tokio::task::JoinHandle;
 
@@ -157,7 +157,7 @@ impl TaskRuntime {
                 TaskId::from_random_bytes(random)
             }
         };
-        let task = Task::new(
+        let task = NewTask::new(
             id.clone(),
             inner.clock.now(),
             inner.config.ttl_ms,

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use tasks_core::{Task, TaskId, TaskUpdate, Timestamp};
+use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::store::{contract, CreateLimits};
 use tasks_runtime::{CasOutcome, MemoryStore, Scope, Snapshot, Store, StoreError, Work};
 
@@ -53,7 +53,7 @@ fn flawed(flaw: Flaw) -> impl Fn() -> Flawed {
 impl Store for Flawed {
     async fn create(
         &self,
-        task: Task,
+        task: NewTask,
         work: Work,
         limits: CreateLimits,
     ) -> Result<Snapshot, StoreError> {

@@ -24,8 +24,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use tasks_core::{
-    apply, CapacityLimit, Event, InputRequest, JsonObject, Task, TaskId, TaskStatus, TaskUpdate,
-    Timestamp,
+    apply, CapacityLimit, Event, InputRequest, JsonObject, NewTask, Task, TaskId, TaskStatus,
+    TaskUpdate, Timestamp,
 };
 
 use super::{CasOutcome, CreateLimits, Snapshot, Store, StoreError};
@@ -73,8 +73,8 @@ fn id(text: &str) -> TaskId {
     TaskId::parse(text).expect("contract task ids are valid")
 }
 
-fn task(task_id: &str, ttl_ms: Option<u64>) -> Task {
-    Task::new(id(task_id), T0, ttl_ms, None)
+fn task(task_id: &str, ttl_ms: Option<u64>) -> NewTask {
+    NewTask::new(id(task_id), T0, ttl_ms, None)
 }
 
 fn work(scope: &Scope, tool: &str) -> Work {
@@ -184,7 +184,7 @@ pub async fn create_then_get<S: Store>(store: &S) {
     assert_eq!(created.task.revision(), 1, "create: revision is 1");
     assert_eq!(
         *created.task,
-        task("task-a", Some(TTL_MS)),
+        *task("task-a", Some(TTL_MS)).task(),
         "create: same task"
     );
     assert_eq!(created.scope, alice(), "create: snapshot carries the scope");
@@ -192,7 +192,11 @@ pub async fn create_then_get<S: Store>(store: &S) {
     let read = get(store, &alice(), "task-a", at(0))
         .await
         .expect("get: a created task is found");
-    assert_eq!(*read.task, task("task-a", Some(TTL_MS)), "get: same task");
+    assert_eq!(
+        *read.task,
+        *task("task-a", Some(TTL_MS)).task(),
+        "get: same task"
+    );
     assert_eq!(read.task.revision(), 1, "get: revision 1");
     assert_eq!(read.task.status(), TaskStatus::Working, "get: working");
     assert_eq!(read.scope, alice(), "get: snapshot carries the scope");
@@ -325,7 +329,7 @@ pub async fn transition_on_another_scope_or_unknown_id_is_not_found<S: Store>(st
         ),
         "transition from another scope must be NotFound"
     );
-    let unknown = completed(&task("task-z", Some(TTL_MS)), at(10));
+    let unknown = completed(task("task-z", Some(TTL_MS)).task(), at(10));
     assert!(
         matches!(
             transition(store, &alice(), unknown, at(10)).await,

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use dashmap::mapref::entry::Entry as MapEntry;
 use dashmap::DashMap;
-use tasks_core::{CapacityLimit, Task, TaskId, TaskUpdate, Timestamp};
+use tasks_core::{CapacityLimit, NewTask, Task, TaskId, TaskUpdate, Timestamp};
 
 use super::{CasOutcome, CreateLimits, Snapshot, Store, StoreError};
 use crate::scope::Scope;
@@ -79,10 +79,11 @@ impl MemoryStore {
 impl Store for MemoryStore {
     async fn create(
         &self,
-        task: Task,
+        task: NewTask,
         work: Work,
         limits: CreateLimits,
     ) -> Result<Snapshot, StoreError> {
+        let task = task.into_task();
         if !self.reserve_total(limits.max_tasks) {
             return Err(StoreError::Capacity(CapacityLimit::MaxTasks));
         }
@@ -217,7 +218,11 @@ mod tests {
             scope: scope.clone(),
         };
         let created = store
-            .create(Task::new(id.clone(), now, None, None), work.clone(), LIMITS)
+            .create(
+                NewTask::new(id.clone(), now, None, None),
+                work.clone(),
+                LIMITS,
+            )
             .await
             .expect("create");
         let stored = store.work(&scope, &id).await.expect("work");

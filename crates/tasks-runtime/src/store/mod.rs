@@ -10,7 +10,7 @@ pub mod memory;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use tasks_core::{CapacityLimit, Task, TaskId, TaskUpdate, Timestamp};
+use tasks_core::{CapacityLimit, NewTask, Task, TaskId, TaskUpdate, Timestamp};
 
 use crate::scope::Scope;
 use crate::work::Work;
@@ -61,14 +61,15 @@ pub enum StoreError {
 /// Persistence of tasks, modelled on compare-and-set.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
-    /// Stores `task` (revision 1, non-terminal) and `work` atomically, in `work.scope`.
+    /// Stores `task` (a [`NewTask`]: revision 1, `working`) and `work` atomically, in
+    /// `work.scope`.
     ///
     /// # Errors
     /// [`StoreError::Capacity`] when a bound of `limits` is reached, [`StoreError::Duplicate`]
     /// for a taken id; nothing is stored in either case.
     async fn create(
         &self,
-        task: Task,
+        task: NewTask,
         work: Work,
         limits: CreateLimits,
     ) -> Result<Snapshot, StoreError>;

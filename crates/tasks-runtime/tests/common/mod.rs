@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tasks_core::{
-    projection, InputRequest, JsonObject, McpError, Task, TaskId, TaskUpdate, Timestamp,
+    projection, InputRequest, JsonObject, McpError, NewTask, Task, TaskId, TaskUpdate, Timestamp,
 };
 use tasks_runtime::store::CreateLimits;
 use tasks_runtime::{
@@ -115,7 +115,7 @@ pub struct YieldingStore(pub MemoryStore);
 impl Store for YieldingStore {
     async fn create(
         &self,
-        task: Task,
+        task: NewTask,
         work: Work,
         limits: CreateLimits,
     ) -> Result<Snapshot, StoreError> {

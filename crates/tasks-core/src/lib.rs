@@ -30,6 +30,7 @@
 //! | [`headers`] | `Mcp-Method` / `Mcp-Name` routing-header rules and `=?base64?…?=` decoding |
 //! | [`param_headers`] | `x-mcp-header` tool parameters mirrored in `Mcp-Param-*` headers |
 //! | [`listen`] | `subscriptions/listen` filters, acknowledgement, closing; [`listen::ListKind`] |
+//! | [`jsonrpc`] | JSON-RPC framing of results, errors and notifications; the serverInfo `_meta` |
 //! | [`logging`] | [`LogLevel`] of `notifications/message` |
 //! | [`wire`] | typed base-protocol shapes: discover, `tools/list`, `input_required`, progress, log; `resultType` |
 //! | [`error`] | [`McpError`]: every JSON-RPC error the server sends, with its HTTP status |
@@ -53,6 +54,7 @@ pub mod event;
 pub mod headers;
 pub mod id;
 pub mod input;
+pub mod jsonrpc;
 pub mod listen;
 pub mod logging;
 pub mod method;

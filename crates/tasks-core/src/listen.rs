@@ -15,6 +15,7 @@
 //! is the server's to decide; the acknowledgement ([`acknowledgement`]) echoes only what is
 //! honoured.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::error::McpError;
@@ -148,31 +149,59 @@ fn parse_task_ids(value: &Value) -> Result<Vec<TaskId>, McpError> {
     Ok(unique)
 }
 
-/// The params of `notifications/subscriptions/acknowledged`: the subscription id in `_meta`
-/// and only what is honoured: `toolsListChanged: true` when announced, `taskIds` when any is
-/// left.
+/// The `_meta` of a listen stream's messages: the id of the `subscriptions/listen` request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubscriptionMeta {
+    /// `io.modelcontextprotocol/subscriptionId`, with the request id's JSON type.
+    #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
+    pub subscription_id: Value,
+}
+
+/// What a listen stream honours, echoed in its acknowledgement.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Honoured {
+    /// The requested task ids the caller may see; left out when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub task_ids: Vec<TaskId>,
+    /// `true` when tool-list changes will be announced; left out otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tools_list_changed: bool,
+}
+
+/// The params of `notifications/subscriptions/acknowledged`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Acknowledgement {
+    /// The subscription id.
+    #[serde(rename = "_meta")]
+    pub meta: SubscriptionMeta,
+    /// Only what is honoured.
+    pub notifications: Honoured,
+}
+
+/// The acknowledgement of the listen request `subscription_id`: the subscription id in
+/// `_meta` and only what is honoured: `toolsListChanged: true` when announced, `taskIds` when
+/// any is left.
 pub fn acknowledgement(
     subscription_id: &Value,
     task_ids: &[TaskId],
     tools_list_changed: bool,
-) -> Value {
-    let mut honoured = JsonObject::new();
-    if tools_list_changed {
-        honoured.insert(ListKind::Tools.filter_key().into(), Value::Bool(true));
+) -> Acknowledgement {
+    Acknowledgement {
+        meta: SubscriptionMeta {
+            subscription_id: subscription_id.clone(),
+        },
+        notifications: Honoured {
+            task_ids: task_ids.to_vec(),
+            tools_list_changed,
+        },
     }
-    if !task_ids.is_empty() {
-        honoured.insert("taskIds".into(), json!(task_ids));
-    }
-    json!({
-        "_meta": { META_SUBSCRIPTION_ID: subscription_id },
-        "notifications": honoured,
-    })
 }
 
 /// The params of a list-change notification on a listen stream: the subscription id in
 /// `_meta`.
 pub fn list_changed_params(subscription_id: &Value) -> Value {
-    json!({"_meta": { META_SUBSCRIPTION_ID: subscription_id }})
+    json!({"_meta": SubscriptionMeta { subscription_id: subscription_id.clone() }})
 }
 
 /// The graceful-closure result of a listen stream the server ends (on shutdown):

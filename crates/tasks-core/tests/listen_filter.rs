@@ -113,9 +113,16 @@ fn acknowledgement_and_closing_shapes() {
         "listen_acknowledgement",
         acknowledgement(&id, &[TaskId::parse("t1").unwrap()], true)
     );
+    let bare = serde_json::to_value(acknowledgement(&id, &[], false)).unwrap();
     assert_eq!(
-        acknowledgement(&id, &[], false),
+        bare,
         json!({"_meta": {"io.modelcontextprotocol/subscriptionId": "sub-7"}, "notifications": {}})
+    );
+    let back: tasks_core::listen::Acknowledgement = serde_json::from_value(bare).unwrap();
+    assert_eq!(
+        back,
+        acknowledgement(&id, &[], false),
+        "a client reads it back"
     );
     insta::assert_json_snapshot!("listen_closing", closing(&json!(3)));
     assert_eq!(

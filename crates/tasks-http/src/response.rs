@@ -8,6 +8,7 @@ use futures_util::Stream;
 use serde::Serialize;
 use serde_json::Value;
 use tasks_core::error::http_status_for_code;
+use tasks_core::jsonrpc;
 use tasks_core::{JsonObject, JsonRpcError, McpError};
 
 /// A stream of JSON-RPC messages (each one serialized JSON object) for an SSE response.
@@ -62,10 +63,10 @@ impl McpResponse {
 
     /// A JSON-RPC error response with the error's HTTP status. `id` is echoed when known.
     pub fn error(id: Option<&Value>, error: &McpError) -> Self {
-        let object = error.to_error_object();
+        let (status, body) = jsonrpc::refusal(id, error);
         McpResponse {
-            status: error.http_status(),
-            body: ResponseBody::Json(error_bytes(id, &object)),
+            status,
+            body: ResponseBody::Json(Bytes::from(body)),
         }
     }
 
@@ -104,72 +105,23 @@ impl McpResponse {
     }
 }
 
-#[derive(Serialize)]
-struct ResultEnvelope<'a, T> {
-    jsonrpc: &'static str,
-    id: &'a Value,
-    result: &'a T,
-}
-
-#[derive(Serialize)]
-struct ErrorEnvelope<'a, E> {
-    jsonrpc: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<&'a Value>,
-    error: &'a E,
-}
-
-#[derive(Serialize)]
-struct NotificationEnvelope<'a, P> {
-    jsonrpc: &'static str,
-    method: &'a str,
-    params: &'a P,
-}
-
-/// `result` with the serverInfo `_meta` entries of `server_meta` added (existing `_meta` keys
-/// kept; a non-object `_meta` is replaced).
-pub fn add_server_meta(server_meta: &JsonObject, mut result: JsonObject) -> JsonObject {
-    match result.get_mut("_meta") {
-        Some(Value::Object(meta)) => {
-            for (key, value) in server_meta {
-                meta.entry(key.clone()).or_insert_with(|| value.clone());
-            }
-        }
-        _ => {
-            result.insert("_meta".into(), Value::Object(server_meta.clone()));
-        }
-    }
-    result
+/// `result` with the serverInfo `_meta` entries of `server_meta` added
+/// ([`tasks_core::jsonrpc::with_server_meta`]).
+pub fn add_server_meta(server_meta: &JsonObject, result: JsonObject) -> JsonObject {
+    jsonrpc::with_server_meta(server_meta, result)
 }
 
 /// `{"jsonrpc":"2.0","id":…,"result":…}` as bytes.
 pub fn result_bytes<T: Serialize>(id: &Value, result: &T) -> Bytes {
-    to_bytes(&ResultEnvelope {
-        jsonrpc: "2.0",
-        id,
-        result,
-    })
+    Bytes::from(jsonrpc::result(id, result))
 }
 
 /// `{"jsonrpc":"2.0","id"?:…,"error":…}` as bytes.
 pub fn error_bytes<E: Serialize>(id: Option<&Value>, error: &E) -> Bytes {
-    to_bytes(&ErrorEnvelope {
-        jsonrpc: "2.0",
-        id,
-        error,
-    })
+    Bytes::from(jsonrpc::error(id, error))
 }
 
 /// `{"jsonrpc":"2.0","method":…,"params":…}` as bytes.
 pub fn notification_bytes<P: Serialize>(method: &str, params: &P) -> Bytes {
-    to_bytes(&NotificationEnvelope {
-        jsonrpc: "2.0",
-        method,
-        params,
-    })
-}
-
-fn to_bytes<T: Serialize>(value: &T) -> Bytes {
-    // Serializing our own types into a Vec cannot fail (string keys, no non-finite floats).
-    Bytes::from(serde_json::to_vec(value).unwrap_or_default())
+    Bytes::from(jsonrpc::notification(method, params))
 }

@@ -41,8 +41,16 @@
 //!   [`TaskState::InputRequired`] and is non-empty by construction; `result` only inside
 //!   [`TaskState::Completed`]; `error` only inside [`TaskState::Failed`]. The wire projections
 //!   therefore cannot emit a payload for the wrong status.
-//! * **The reducer is the only way a task changes.** [`Task`] fields are private; a store applies
-//!   [`apply`] and compares [`Task::revision`] to implement compare-and-set.
+//! * **The reducer is the only way a task changes.** [`Task`] fields are private; a store
+//!   creates only a [`NewTask`] and commits only a [`TaskUpdate`], which only [`apply`] makes,
+//!   comparing [`TaskUpdate::expected_revision`] (compare-and-set). Reading a stored task back
+//!   checks its invariants.
+//! * **The protocol is decided here, before anything runs.** [`plan::plan`] takes a message
+//!   (headers as plain data, body, the server's view of its tools, the time) to a rejection or
+//!   an action; the transport carries the action out on the runtime and frames the answer with
+//!   [`jsonrpc`], [`projection`] and [`wire`]. Every rule is tested here without a network or an
+//!   async runtime: order tables (admission, `tools/call`), property tests of the planner, and
+//!   model-based sequences of planner and reducer together.
 //! * **Projections never carry** `requestState`, `ttl`, `pollInterval`, a nested `task`, or the
 //!   2025-11-25 `io.modelcontextprotocol/related-task` key (runner scenarios
 //!   `tasks-request-state-removal`, `tasks-wire-fields`, `tasks-lifecycle`).

@@ -89,7 +89,7 @@ pub use logging::LogLevel;
 pub use method::Method;
 pub use negotiation::{Decision, RequestMeta, TaskPolicy};
 pub use reducer::{apply, ReduceError, TaskUpdate, Transition};
-pub use task::{InputRequests, NewTask, Task, TaskState, TaskStatus};
+pub use task::{Answered, InputRequests, NewTask, Task, TaskState, TaskStatus};
 pub use time::Timestamp;
 
 /// A JSON object (`serde_json::Map<String, Value>`), the shape of every MCP result and params.

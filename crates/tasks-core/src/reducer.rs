@@ -20,7 +20,9 @@ use serde_json::Value;
 
 use crate::event::Event;
 use crate::input::{InputResponse, InvalidResponse};
-use crate::task::{InputRequests, Task, TaskState, MESSAGE_CANCELLED, MESSAGE_INPUT_RECEIVED};
+use crate::task::{
+    Answered, InputRequests, Task, TaskState, MESSAGE_CANCELLED, MESSAGE_INPUT_RECEIVED,
+};
 use crate::time::Timestamp;
 
 /// The outcome of [`apply`]. Only the reducer builds one (it is `non_exhaustive`), so a
@@ -148,14 +150,16 @@ pub fn apply(task: &Task, event: Event, now: Timestamp) -> Result<Transition, Re
                 return Ok(unchanged(task));
             }
             let mut remaining = Some(input_requests.clone());
-            for key in fulfilled.keys() {
+            for (key, answer) in &fulfilled {
                 let Some(pending) = remaining.take() else {
                     break;
                 };
                 let (rest, removed) = pending.without(key);
                 remaining = rest;
                 if let Some(request) = removed {
-                    next.answered.insert(key.clone(), request);
+                    let response = answer.to_value();
+                    next.answered
+                        .insert(key.clone(), Answered { request, response });
                 }
             }
             next.state = match remaining {

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::JsonRpcError;
 use crate::id::TaskId;
 pub use crate::input::InputRequest;
+use crate::input::InputResponse;
 use crate::time::Timestamp;
 use crate::JsonObject;
 
@@ -184,10 +185,12 @@ pub struct Task {
     pub(crate) revision: u64,
     #[serde(flatten)]
     pub(crate) state: TaskState,
-    /// Keys whose response was delivered, with the request they answered. Kept while the task
-    /// can still ask for input, so a key is never reused; dropped once terminal.
+    /// Keys whose response was delivered, with the request they answered and the accepted
+    /// answer. Kept while the task can still ask for input, so a key is never reused and a
+    /// re-run of the work can be given the answers already accepted instead of asking again;
+    /// dropped once terminal.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub(crate) answered: BTreeMap<String, InputRequest>,
+    pub(crate) answered: BTreeMap<String, Answered>,
 }
 
 impl Task {
@@ -258,6 +261,12 @@ impl Task {
     pub fn answered_keys(&self) -> impl Iterator<Item = &str> {
         self.answered.keys().map(String::as_str)
     }
+    /// The accepted answer to `key`, typed, while the task is not terminal: what a re-run of
+    /// the work gets instead of asking the client again.
+    pub fn answer(&self, key: &str) -> Option<InputResponse> {
+        let answered = self.answered.get(key)?;
+        answered.request.check_response(&answered.response).ok()
+    }
     /// The instant after which the task reads as unknown: `createdAt + ttlMs`, or `None`.
     pub fn expires_at(&self) -> Option<Timestamp> {
         self.ttl_ms.map(|ttl| self.created_at.plus_millis(ttl))
@@ -266,6 +275,16 @@ impl Task {
     pub fn is_expired(&self, now: Timestamp) -> bool {
         self.expires_at().is_some_and(|at| now >= at)
     }
+}
+
+/// An answered input key: the request it answered and the accepted answer (its normalized
+/// wire form, [`InputResponse::to_value`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answered {
+    /// The request the answer answered.
+    pub request: InputRequest,
+    /// The accepted answer.
+    pub response: serde_json::Value,
 }
 
 /// A task as created: revision 1, `working`, `statusMessage` `Task accepted`. The only thing
@@ -328,7 +347,7 @@ struct StoredTask {
     #[serde(flatten)]
     state: TaskState,
     #[serde(default)]
-    answered: BTreeMap<String, InputRequest>,
+    answered: BTreeMap<String, Answered>,
 }
 
 impl TryFrom<StoredTask> for Task {

@@ -208,6 +208,12 @@ fn check_invariants(
     prop_assert_eq!(view.get("statusMessage").and_then(Value::as_str), message);
 
     let kept: BTreeSet<String> = task.answered_keys().map(str::to_owned).collect();
+    for key in &kept {
+        prop_assert!(
+            task.answer(key).is_some(),
+            "answered key {key:?} keeps its answer"
+        );
+    }
     if task.is_terminal() {
         prop_assert!(kept.is_empty());
     } else {
@@ -621,7 +627,9 @@ fn tampered_storage_forms_are_refused() {
         "before createdAt",
     );
     refused(
-        &|t| t["answered"]["a"] = t["inputRequests"]["a"].clone(),
+        &|t| {
+            t["answered"]["a"] = json!({"request": t["inputRequests"]["a"].clone(), "response": {"action": "cancel"}})
+        },
         "already answered",
     );
     refused(&|t| t["inputRequests"] = json!({}), "must not be empty");

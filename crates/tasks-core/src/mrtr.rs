@@ -229,17 +229,21 @@ mod tests {
         v.as_object().cloned().unwrap()
     }
 
+    /// A `tools/call` of tool `t` with `arguments`, in the shared scope.
+    fn binding(arguments: &JsonObject) -> Binding<'_> {
+        Binding {
+            method: Method::ToolsCall,
+            name: "t",
+            arguments,
+            scope: "",
+        }
+    }
+
     #[test]
     fn round_trip_and_freshness() {
         let key = StateKey::from_bytes([1; 32]);
-        let scope = "";
         let a = args(json!({"x": 1}));
-        let b = Binding {
-            method: Method::ToolsCall,
-            name: "t",
-            arguments: &a,
-            scope,
-        };
+        let b = binding(&a);
         let now = Timestamp::from_unix_millis(1_000);
         let state = RequestState {
             round: 1,
@@ -269,14 +273,8 @@ mod tests {
     #[test]
     fn tampering_other_requests_and_expiry_are_rejected() {
         let key = StateKey::from_bytes([1; 32]);
-        let scope = "";
         let a = args(json!({"x": 1}));
-        let b = Binding {
-            method: Method::ToolsCall,
-            name: "t",
-            arguments: &a,
-            scope,
-        };
+        let b = binding(&a);
         let now = Timestamp::from_unix_millis(1_000);
         let s = issue(
             &key,

@@ -190,6 +190,28 @@ fn optional_whole_as_integer<S: Serializer>(
     }
 }
 
+/// The base fields every task shape carries (SEP-2663 "Tasks"), flattened into
+/// [`CreateTaskResult`] and [`DetailedTask`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskFields {
+    /// When the task was created.
+    pub created_at: Timestamp,
+    /// When it last changed.
+    pub last_updated_at: Timestamp,
+    /// Suggested polling interval, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll_interval_ms: Option<u64>,
+    /// What it is doing, if said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// The task id.
+    pub task_id: TaskId,
+    /// Time to live from creation in milliseconds; `None` (`null`) is unlimited.
+    #[serde(default)]
+    pub ttl_ms: Option<u64>,
+}
+
 /// A `CreateTaskResult` as a client reads it: `resultType: "task"` and the task's base
 /// fields, flat (SEP-2663 "Creating Tasks").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -202,25 +224,13 @@ pub struct CreateTaskResult {
         skip_serializing_if = "JsonObject::is_empty"
     )]
     pub meta: JsonObject,
-    /// When the task was created.
-    pub created_at: Timestamp,
-    /// When it last changed.
-    pub last_updated_at: Timestamp,
-    /// Suggested polling interval, in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub poll_interval_ms: Option<u64>,
     /// `task`.
     pub result_type: ResultType,
     /// The task's status at creation.
     pub status: TaskStatus,
-    /// What it is doing, if said.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status_message: Option<String>,
-    /// The task id.
-    pub task_id: TaskId,
-    /// Time to live from creation in milliseconds; `None` (`null`) is unlimited.
-    #[serde(default)]
-    pub ttl_ms: Option<u64>,
+    /// The base fields.
+    #[serde(flatten)]
+    pub task: TaskFields,
 }
 
 /// A `DetailedTask` as a client reads it: the `tasks/get` result (with `resultType:
@@ -236,25 +246,13 @@ pub struct DetailedTask {
         skip_serializing_if = "JsonObject::is_empty"
     )]
     pub meta: JsonObject,
-    /// When the task was created.
-    pub created_at: Timestamp,
-    /// When it last changed.
-    pub last_updated_at: Timestamp,
-    /// Suggested polling interval, in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub poll_interval_ms: Option<u64>,
     /// `complete` on a `tasks/get` result; absent in a notification.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_type: Option<ResultType>,
     /// The status and its payload (`inputRequests`, `result` or `error`).
     #[serde(flatten)]
     pub state: TaskState,
-    /// What it is doing, if said.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status_message: Option<String>,
-    /// The task id.
-    pub task_id: TaskId,
-    /// Time to live from creation in milliseconds; `None` (`null`) is unlimited.
-    #[serde(default)]
-    pub ttl_ms: Option<u64>,
+    /// The base fields.
+    #[serde(flatten)]
+    pub task: TaskFields,
 }

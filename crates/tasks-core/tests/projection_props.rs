@@ -246,18 +246,18 @@ proptest! {
         let created = creation(&task).with_meta(&meta).to_value();
         let read: CreateTaskResult = serde_json::from_value(created.clone()).unwrap();
         prop_assert_eq!(read.result_type, ResultType::Task);
-        prop_assert_eq!(&read.task_id, task.id());
+        prop_assert_eq!(&read.task.task_id, task.id());
         prop_assert_eq!(read.status, task.status());
-        prop_assert_eq!(read.status_message.as_deref(), task.status_message());
-        prop_assert_eq!(read.ttl_ms, task.ttl_ms());
-        prop_assert_eq!(read.created_at, task.created_at());
+        prop_assert_eq!(read.task.status_message.as_deref(), task.status_message());
+        prop_assert_eq!(read.task.ttl_ms, task.ttl_ms());
+        prop_assert_eq!(read.task.created_at, task.created_at());
         prop_assert_eq!(serde_json::to_value(&read).unwrap(), created);
 
         let got = detailed(&task).with_meta(&meta).to_value();
         let read: DetailedTask = serde_json::from_value(got.clone()).unwrap();
         prop_assert_eq!(read.result_type, Some(ResultType::Complete));
         prop_assert_eq!(&read.state, task.state());
-        prop_assert_eq!(read.last_updated_at, task.last_updated_at());
+        prop_assert_eq!(read.task.last_updated_at, task.last_updated_at());
         prop_assert_eq!(serde_json::to_value(&read).unwrap(), got);
 
         let note = serde_json::to_value(notification(&task, &sub).with_meta(&meta)).unwrap();

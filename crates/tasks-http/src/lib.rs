@@ -19,7 +19,7 @@
 //! | `server` | `dispatcher`, `response` |
 //! | `dispatcher` | `methods`, `shared`, `head`, `config`, `origin`, `response` |
 //! | `methods::*` | `shared`, `config`, `response`, `head`, `methods::sync_call` |
-//! | `shared` | `config`, `response` |
+//! | `shared` | `config` |
 //! | `config`, `origin`, `response`, `head` | nothing of this crate |
 //!
 //! Served methods: `server/discover`, `tools/list`, `tools/call` (synchronous, MRTR

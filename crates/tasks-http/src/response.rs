@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tasks_core::error::http_status_for_code;
 use tasks_core::jsonrpc;
-use tasks_core::{JsonObject, JsonRpcError, McpError};
+use tasks_core::{JsonRpcError, McpError};
 
 /// A stream of JSON-RPC messages (each one serialized JSON object) for an SSE response.
 pub type MessageStream = Pin<Box<dyn Stream<Item = Bytes> + Send>>;
@@ -103,12 +103,6 @@ impl McpResponse {
             _ => None,
         }
     }
-}
-
-/// `result` with the serverInfo `_meta` entries of `server_meta` added
-/// ([`tasks_core::jsonrpc::with_server_meta`]).
-pub fn add_server_meta(server_meta: &JsonObject, result: JsonObject) -> JsonObject {
-    jsonrpc::with_server_meta(server_meta, result)
 }
 
 /// `{"jsonrpc":"2.0","id":…,"result":…}` as bytes.

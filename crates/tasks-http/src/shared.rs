@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use tasks_core::jsonrpc::with_server_meta;
 use tasks_core::mrtr::StateKey;
 use tasks_core::wire::ToolsListResult;
 use tasks_core::JsonObject;
@@ -9,7 +10,6 @@ use tasks_runtime::TaskRuntime;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::DispatchConfig;
-use crate::response::add_server_meta;
 
 /// The state every method handler reads.
 pub(crate) struct Shared {
@@ -27,6 +27,6 @@ pub(crate) struct Shared {
 impl Shared {
     /// A result object with the serverInfo `_meta` added (existing `_meta` keys kept).
     pub(crate) fn with_server_meta(&self, result: JsonObject) -> JsonObject {
-        add_server_meta(&self.server_meta, result)
+        with_server_meta(&self.server_meta, result)
     }
 }

@@ -21,15 +21,14 @@ use std::collections::HashSet;
 use bytes::Bytes;
 use futures_util::stream;
 use serde_json::Value;
+use tasks_core::jsonrpc::with_server_meta;
 use tasks_core::listen::{self, ListenFilter};
 use tasks_core::{projection, McpError, TaskId};
 use tasks_runtime::{ListKind, Scope, StatusEvent};
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio_util::sync::CancellationToken;
 
-use crate::response::{
-    add_server_meta, notification_bytes, result_bytes, McpResponse, ResponseBody,
-};
+use crate::response::{notification_bytes, result_bytes, McpResponse, ResponseBody};
 use crate::shared::Shared;
 
 struct Listen {
@@ -69,7 +68,7 @@ pub(crate) async fn handle(
         "notifications/subscriptions/acknowledged",
         &listen::acknowledgement(&subscription_id, &accepted, list_changes.is_some()),
     );
-    let closing = add_server_meta(&d.server_meta, listen::closing(&subscription_id));
+    let closing = with_server_meta(&d.server_meta, listen::closing(&subscription_id));
     let state = Listen {
         ack: Some(ack),
         shutdown: d.shutdown.clone(),

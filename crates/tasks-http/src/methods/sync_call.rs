@@ -25,7 +25,9 @@ use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinHandle};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use crate::response::{add_server_meta, notification_bytes, McpResponse, ResponseBody};
+use tasks_core::jsonrpc::with_server_meta;
+
+use crate::response::{notification_bytes, McpResponse, ResponseBody};
 use tasks_core::mrtr::{self, Binding, RequestState, StateKey, NONCE_BYTES};
 
 /// Everything needed to turn the tool's outcome into the final response, owned, so that it can
@@ -49,7 +51,7 @@ impl Finish {
     fn response(self, outcome: SyncOutcome) -> McpResponse {
         match outcome {
             SyncOutcome::Complete(result) => {
-                McpResponse::result(&self.id, &add_server_meta(&self.server_meta, result))
+                McpResponse::result(&self.id, &with_server_meta(&self.server_meta, result))
             }
             SyncOutcome::Error(error) => McpResponse::rpc_error(&self.id, &error),
             SyncOutcome::InputRequired(asked) => {

@@ -267,6 +267,11 @@ impl Task {
         let answered = self.answered.get(key)?;
         answered.request.check_response(&answered.response).ok()
     }
+    /// The stored answer to `key` with the request it answered, while the task is not
+    /// terminal (a re-run compares the request it asks again with the one answered).
+    pub fn answered(&self, key: &str) -> Option<&Answered> {
+        self.answered.get(key)
+    }
     /// The instant after which the task reads as unknown: `createdAt + ttlMs`, or `None`.
     pub fn expires_at(&self) -> Option<Timestamp> {
         self.ttl_ms.map(|ttl| self.created_at.plus_millis(ttl))

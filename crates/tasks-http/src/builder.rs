@@ -169,17 +169,28 @@ impl ServerBuilder {
         )
     }
 
-    /// Binds `addr`, starts serving and the TTL reaper, and returns the running server.
+    /// Binds `addr`, takes over the tasks a previous process left unfinished
+    /// ([`TaskRuntime::recover`]), starts serving, the TTL reaper and the node's liveness loop
+    /// ([`TaskRuntime::spawn_liveness`]), and returns the running server.
     ///
     /// # Errors
-    /// When the address cannot be bound.
+    /// When the address cannot be bound, or the store fails during recovery.
     pub async fn bind(self, addr: impl ToSocketAddrs) -> io::Result<RunningServer> {
         let max_body_bytes = self.max_body_bytes;
         let dispatcher = Arc::new(self.build());
         let listener = TcpListener::bind(addr).await?;
         let local_addr = listener.local_addr()?;
+        let runtime = dispatcher.runtime();
+        let recovered = runtime
+            .recover()
+            .await
+            .map_err(|error| io::Error::other(format!("task recovery failed: {error}")))?;
+        if recovered > 0 {
+            tracing::info!(recovered, "took over unfinished tasks");
+        }
         let shutdown = CancellationToken::new();
-        let reaper = dispatcher.runtime().spawn_reaper();
+        let reaper = runtime.spawn_reaper();
+        let liveness = runtime.spawn_liveness();
         let serving = tokio::spawn(crate::server::serve(
             listener,
             dispatcher.clone(),
@@ -191,6 +202,7 @@ impl ServerBuilder {
             shutdown,
             serving,
             reaper,
+            liveness,
             dispatcher,
         })
     }
@@ -202,6 +214,7 @@ pub struct RunningServer {
     shutdown: CancellationToken,
     serving: JoinHandle<()>,
     reaper: JoinHandle<()>,
+    liveness: JoinHandle<()>,
     dispatcher: Arc<Dispatcher>,
 }
 
@@ -229,13 +242,20 @@ impl RunningServer {
         self.shutdown.clone()
     }
 
-    /// Waits until the server stops (after [`RunningServer::shutdown_token`] is cancelled).
+    /// Waits until the server stops (after [`RunningServer::shutdown_token`] is cancelled),
+    /// then stops the reaper and the liveness loop and ends this node's lease
+    /// ([`TaskRuntime::retire`]), so unfinished tasks can be taken over at once.
     pub async fn wait(self) {
         let _ = self.serving.await;
         self.reaper.abort();
+        self.liveness.abort();
+        if let Err(error) = self.dispatcher.runtime().retire().await {
+            tracing::warn!(%error, "ending the node lease failed");
+        }
     }
 
-    /// Stops accepting, closes connections gracefully, and stops the reaper.
+    /// Stops accepting, closes connections gracefully, stops the reaper and the liveness loop,
+    /// and ends the node's lease.
     pub async fn shutdown(self) {
         self.shutdown.cancel();
         self.wait().await;

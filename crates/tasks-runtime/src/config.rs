@@ -39,6 +39,33 @@ impl Default for Limits {
     }
 }
 
+/// Node leases and recovery timing (see [`crate::store`] and `docs/durability.md`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseConfig {
+    /// How long a node's lease lasts without renewal. Once it has expired, the node's
+    /// unfinished tasks may be taken over. Default 30 s.
+    pub lease: Duration,
+    /// How often the node renews its lease and looks for orphaned tasks to take over.
+    /// Default 2 s; keep it well under `lease`.
+    pub tick: Duration,
+}
+
+impl Default for LeaseConfig {
+    fn default() -> Self {
+        LeaseConfig {
+            lease: Duration::from_secs(30),
+            tick: Duration::from_secs(2),
+        }
+    }
+}
+
+impl LeaseConfig {
+    /// The lease in milliseconds, as the store takes it.
+    pub fn lease_ms(&self) -> u64 {
+        u64::try_from(self.lease.as_millis()).unwrap_or(u64::MAX)
+    }
+}
+
 /// Settings of a [`crate::TaskRuntime`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuntimeConfig {
@@ -48,6 +75,8 @@ pub struct RuntimeConfig {
     pub ttl_ms: Option<u64>,
     /// `pollIntervalMs` of new tasks in milliseconds. Default 250.
     pub poll_interval_ms: Option<NonZeroU64>,
+    /// Node leases and recovery timing.
+    pub leases: LeaseConfig,
 }
 
 impl Default for RuntimeConfig {
@@ -56,6 +85,7 @@ impl Default for RuntimeConfig {
             limits: Limits::default(),
             ttl_ms: Some(3_600_000),
             poll_interval_ms: NonZeroU64::new(250),
+            leases: LeaseConfig::default(),
         }
     }
 }

@@ -18,6 +18,7 @@ use crate::notify::Notifier;
 use crate::port::TaskPort;
 use crate::scope::Scope;
 use crate::status::StatusCoalescer;
+use crate::store::Lease;
 use crate::work::Work;
 
 /// `error.message` of a call whose tool built an input request no client can answer.
@@ -34,6 +35,8 @@ pub(crate) struct TaskInput {
     pub(crate) port: Arc<dyn TaskPort>,
     pub(crate) task_id: TaskId,
     pub(crate) scope: Scope,
+    /// The worker's lease: every write carries it.
+    pub(crate) lease: Lease,
     /// The worker slot, released while parked. An async lock, so branches of one task that
     /// resume together (inputs awaited concurrently) share one slot instead of each waiting for
     /// another, which would deadlock at `max_workers = 1`.
@@ -157,6 +160,36 @@ impl ToolContext {
             .is_some_and(|n| n.log(level, logger.map(str::to_owned), data))
     }
 
+    /// The task id: stable across every run of the task, so a tool that is re-run after a
+    /// crash ([`Recovery::Rerun`](crate::Recovery)) can hand it to external systems to
+    /// deduplicate its side effects. `None` in a synchronous call.
+    pub fn idempotency_key(&self) -> Option<&str> {
+        match &self.mode {
+            InputMode::Task(task) => Some(task.task_id.as_str()),
+            InputMode::Sync(_) => None,
+        }
+    }
+
+    /// Which run of the task this is: 1 for the first, one more for each re-run after the
+    /// worker died ([`Recovery::Rerun`](crate::Recovery)). Always 1 in a synchronous call.
+    pub fn attempt(&self) -> u32 {
+        match &self.mode {
+            InputMode::Task(task) => task.lease.attempt,
+            InputMode::Sync(_) => 1,
+        }
+    }
+
+    /// The fencing token of this run: strictly greater for every later run of the task, so an
+    /// external system that remembers the highest token it saw can refuse writes of a run that
+    /// was superseded (a paused process resuming after its task was taken over). `None` in a
+    /// synchronous call.
+    pub fn fencing_token(&self) -> Option<u64> {
+        match &self.mode {
+            InputMode::Task(task) => Some(task.lease.generation),
+            InputMode::Sync(_) => None,
+        }
+    }
+
     /// Whether this run is a task (as opposed to a synchronous call).
     pub fn is_task(&self) -> bool {
         matches!(self.mode, InputMode::Task(_))
@@ -175,7 +208,10 @@ impl ToolContext {
     ///   returned; the call answers with `input_required` listing every request asked so far.
     ///   The client's retry runs the handler again from the start with the answers, so
     ///   whatever the handler did before asking happens once per round: ask first, act after;
-    /// * in a task, the task moves to `input_required` with `key` in `inputRequests` and the
+    /// * in a task, an answer the task already stored for `key` is returned without asking
+    ///   again when `request` is the request it answered (a re-run after a crash replays the
+    ///   answers of earlier runs: ask with the same keys and requests); otherwise the task
+    ///   moves to `input_required` with `key` in `inputRequests` and the
     ///   call waits (without holding a worker slot) until `tasks/update` answers `key`. Several
     ///   keys can be pending at once (call `input` concurrently, e.g. with `tokio::join!`).
     ///
@@ -278,8 +314,13 @@ impl ToolContext {
         match &self.mode {
             InputMode::Sync(_) => false,
             InputMode::Task(task) => {
-                task.status
-                    .set(&task.port, &task.scope, &task.task_id, message.into());
+                task.status.set(
+                    &task.port,
+                    &task.scope,
+                    &task.task_id,
+                    task.lease,
+                    message.into(),
+                );
                 true
             }
         }
@@ -301,9 +342,20 @@ impl TaskInput {
         cancel: &CancellationToken,
     ) -> Result<InputResponse, ToolError> {
         let (sender, receiver) = oneshot::channel();
-        self.port
-            .request_input(&self.scope, &self.task_id, key, request, sender)
+        let stored = self
+            .port
+            .request_input(
+                &self.scope,
+                &self.task_id,
+                &self.lease,
+                key,
+                request,
+                sender,
+            )
             .await?;
+        if let Some(answer) = stored {
+            return Ok(answer);
+        }
         // Parked: give the worker slot back so parked tasks do not limit running ones.
         self.parked.fetch_add(1, Ordering::SeqCst);
         let released = self.permit.lock().await.take();

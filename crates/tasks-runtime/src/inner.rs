@@ -2,7 +2,7 @@
 //! compare-and-set commits, status events, input waiters, reaping.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use async_trait::async_trait;
 use dashmap::DashMap;
@@ -17,13 +17,24 @@ use crate::events::StatusEvent;
 use crate::port::TaskPort;
 use crate::registry::ToolRegistry;
 use crate::scope::Scope;
-use crate::store::{CasOutcome, Store, StoreError};
+use crate::store::{Authority, CasOutcome, Lease, NodeId, Store, StoreError};
 
-/// The live part of a running worker: its cancellation and its parked input waiters.
-#[derive(Default)]
+/// The live part of a running worker: its lease, its cancellation and its parked input
+/// waiters.
 pub(crate) struct WorkerHandle {
+    pub(crate) lease: Lease,
     pub(crate) cancel: CancellationToken,
     waiters: Mutex<HashMap<String, oneshot::Sender<InputResponse>>>,
+}
+
+impl WorkerHandle {
+    pub(crate) fn new(lease: Lease) -> Self {
+        WorkerHandle {
+            lease,
+            cancel: CancellationToken::new(),
+            waiters: Mutex::new(HashMap::new()),
+        }
+    }
 }
 
 pub(crate) struct Inner {
@@ -36,6 +47,8 @@ pub(crate) struct Inner {
     pub(crate) events: broadcast::Sender<StatusEvent>,
     /// The last revision published per task (entries leave when the task is reaped).
     pub(crate) published: DashMap<TaskId, u64>,
+    /// This process's current node id (a new one after the lease was lost).
+    pub(crate) node: RwLock<NodeId>,
 }
 
 /// The outcome of [`Inner::commit`].
@@ -55,6 +68,20 @@ pub(crate) fn store_error(error: StoreError) -> McpError {
 }
 
 impl Inner {
+    pub(crate) fn node(&self) -> NodeId {
+        *self
+            .node
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Removes the worker entry of `id` if it is still `handle` (a newer worker of the same
+    /// task, after a takeover by this node, keeps its own).
+    pub(crate) fn forget_worker(&self, id: &TaskId, handle: &Arc<WorkerHandle>) {
+        self.workers
+            .remove_if(id, |_, current| Arc::ptr_eq(current, handle));
+    }
+
     pub(crate) fn publish(&self, scope: &Scope, task: &Arc<Task>) {
         // Commits of one task can race and publish after the store call returns, so order the
         // sends under the task's entry: never an older revision after a newer one.
@@ -70,13 +97,20 @@ impl Inner {
         });
     }
 
-    /// Applies `event` to task `id` with compare-and-set, retrying on conflicts.
+    /// Applies `event` to task `id` with compare-and-set, retrying on conflicts. `lease` is
+    /// the worker's (`None` for a request): a worker whose lease was taken over is refused
+    /// with -32602 `Unknown or inaccessible taskId`, as if the task were gone, and must stop.
     pub(crate) async fn commit(
         &self,
         scope: &Scope,
         id: &TaskId,
         event: Event,
+        lease: Option<&Lease>,
     ) -> Result<Committed, McpError> {
+        let who = match lease {
+            Some(lease) => Authority::Worker(lease),
+            None => Authority::Request(scope),
+        };
         loop {
             let now = self.clock.now();
             let snapshot = self
@@ -100,7 +134,7 @@ impl Inner {
             };
             match self
                 .store
-                .transition(scope, update, now)
+                .transition(who, update, now)
                 .await
                 .map_err(store_error)?
             {
@@ -113,6 +147,10 @@ impl Inner {
                 }
                 CasOutcome::Conflict(_) => continue,
                 CasOutcome::NotFound => return Err(McpError::UnknownTask),
+                CasOutcome::Fenced => {
+                    tracing::info!(task = %id.as_str(), "worker fenced: its task was taken over");
+                    return Err(McpError::UnknownTask);
+                }
             }
         }
     }
@@ -163,10 +201,16 @@ impl TaskPort for Inner {
         &self,
         scope: &Scope,
         id: &TaskId,
+        lease: &Lease,
         key: String,
         request: InputRequest,
         sender: oneshot::Sender<InputResponse>,
-    ) -> Result<(), ToolError> {
+    ) -> Result<Option<InputResponse>, ToolError> {
+        // An answer already stored (a re-run after recovery, or an answer that arrived
+        // before this run asked again) is replayed instead of asking the client twice.
+        if let Some(answer) = self.stored_answer(scope, id, &key, &request).await? {
+            return Ok(Some(answer));
+        }
         let handle = self
             .workers
             .get(id)
@@ -175,33 +219,70 @@ impl TaskPort for Inner {
         if let Ok(mut waiters) = handle.waiters.lock() {
             waiters.insert(key.clone(), sender);
         }
-        let result = self
-            .commit(
-                scope,
-                id,
-                Event::InputRequested {
-                    key: key.clone(),
-                    request,
-                },
-            )
-            .await;
+        let event = Event::InputRequested {
+            key: key.clone(),
+            request: request.clone(),
+        };
+        let result = self.commit(scope, id, event, Some(lease)).await;
         match result {
-            Ok(committed) if !committed.task.is_terminal() => Ok(()),
+            Ok(committed) if !committed.task.is_terminal() => Ok(None),
             Ok(_) | Err(McpError::UnknownTask) => {
                 self.forget_waiter(&handle, &key);
                 Err(ToolError::Cancelled)
             }
             Err(error) => {
                 self.forget_waiter(&handle, &key);
+                // The key was answered between the read above and the commit.
+                if let Some(answer) = self.stored_answer(scope, id, &key, &request).await? {
+                    return Ok(Some(answer));
+                }
                 Err(ToolError::Rpc(error.to_error_object()))
             }
         }
     }
 
-    async fn set_status_message(&self, scope: &Scope, id: &TaskId, message: String) -> bool {
+    async fn set_status_message(
+        &self,
+        scope: &Scope,
+        id: &TaskId,
+        lease: &Lease,
+        message: String,
+    ) -> bool {
         let committed = self
-            .commit(scope, id, Event::StatusMessage { message })
+            .commit(scope, id, Event::StatusMessage { message }, Some(lease))
             .await;
         committed.is_ok_and(|c| !c.task.is_terminal())
+    }
+}
+
+impl Inner {
+    /// The stored answer to `key`, if the task has one: checked against `request`, which must
+    /// be the request it answered (-32603 `Input request key reused` otherwise).
+    async fn stored_answer(
+        &self,
+        scope: &Scope,
+        id: &TaskId,
+        key: &str,
+        request: &InputRequest,
+    ) -> Result<Option<InputResponse>, ToolError> {
+        let now = self.clock.now();
+        let snapshot = match self.store.get(scope, id, now).await {
+            Ok(Some(snapshot)) => snapshot,
+            Ok(None) => return Err(ToolError::Cancelled),
+            Err(error) => return Err(ToolError::Rpc(store_error(error).to_error_object())),
+        };
+        let Some(answered) = snapshot.task.answered(key) else {
+            return Ok(None);
+        };
+        if answered.request != *request {
+            return Err(ToolError::Rpc(
+                McpError::Internal("Input request key reused").to_error_object(),
+            ));
+        }
+        answered
+            .request
+            .check_response(&answered.response)
+            .map(Some)
+            .map_err(|reason| reason.to_error(key).into())
     }
 }

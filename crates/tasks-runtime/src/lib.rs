@@ -78,6 +78,7 @@ mod inner;
 pub mod list_changes;
 pub mod notify;
 mod port;
+pub mod recovery;
 pub mod registry;
 pub mod runtime;
 pub mod scope;
@@ -88,16 +89,18 @@ pub mod work;
 mod worker;
 
 pub use clock::{Clock, TokioClock};
-pub use config::{Limits, RuntimeConfig};
+pub use config::{LeaseConfig, Limits, RuntimeConfig};
 pub use context::ToolContext;
 pub use error::ToolError;
 pub use events::StatusEvent;
 pub use list_changes::{ListChanges, ListKind};
 pub use notify::{Notifier, RequestNotification};
-pub use registry::{text_result, Tool, ToolHandler, ToolPolicy, ToolRegistry};
+pub use registry::{text_result, Recovery, Tool, ToolHandler, ToolPolicy, ToolRegistry};
 pub use runtime::TaskRuntime;
 pub use scope::Scope;
 pub use store::memory::MemoryStore;
-pub use store::{CasOutcome, Snapshot, Store, StoreError};
+pub use store::{
+    Authority, CasOutcome, Claimed, Created, Lease, Liveness, NodeId, Snapshot, Store, StoreError,
+};
 pub use sync::{run_sync, SyncCall, SyncOutcome};
 pub use work::Work;

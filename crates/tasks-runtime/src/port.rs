@@ -7,22 +7,31 @@ use tokio::sync::oneshot;
 
 use crate::error::ToolError;
 use crate::scope::Scope;
+use crate::store::Lease;
 
-/// The runtime as a task's context sees it.
+/// The runtime as a task's context sees it. Every write carries the worker's lease.
 #[async_trait]
 pub(crate) trait TaskPort: Send + Sync {
-    /// Registers `sender` as the waiter for `key` and moves the task to `input_required` with
-    /// `request` outstanding.
+    /// The stored answer to `key` when the task already has one for this same `request` (a
+    /// re-run replays it); otherwise registers `sender` as the waiter for `key`, moves the
+    /// task to `input_required` with `request` outstanding, and answers `None`.
     async fn request_input(
         &self,
         scope: &Scope,
         id: &TaskId,
+        lease: &Lease,
         key: String,
         request: InputRequest,
         sender: oneshot::Sender<InputResponse>,
-    ) -> Result<(), ToolError>;
+    ) -> Result<Option<InputResponse>, ToolError>;
 
     /// Stores `message` as the task's `statusMessage`; `false` once nothing more can be written
-    /// (the task is terminal, expired or the store fails).
-    async fn set_status_message(&self, scope: &Scope, id: &TaskId, message: String) -> bool;
+    /// (the task is terminal, expired, taken over, or the store fails).
+    async fn set_status_message(
+        &self,
+        scope: &Scope,
+        id: &TaskId,
+        lease: &Lease,
+        message: String,
+    ) -> bool;
 }

@@ -58,6 +58,36 @@ impl fmt::Debug for ToolPolicy {
     }
 }
 
+/// What happens to a task whose worker died with its process (see `docs/durability.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Recovery {
+    /// The task fails with -32603 `Task interrupted: the server stopped while it ran; it was
+    /// not retried`. The default: MCP tools often have side effects that must not happen
+    /// twice.
+    #[default]
+    Fail,
+    /// The tool runs again from the start, at least once, up to `max_attempts` runs in all
+    /// (then the task fails with -32603 `Task interrupted: the server stopped while it ran, and
+    /// it had already run <max_attempts> times`). The re-run sees the same
+    /// [`ToolContext::idempotency_key`](crate::ToolContext::idempotency_key), a higher
+    /// [`attempt`](crate::ToolContext::attempt) and
+    /// [`fencing_token`](crate::ToolContext::fencing_token), and gets the answers of inputs
+    /// already given back from [`ToolContext::input`](crate::ToolContext::input) without asking
+    /// the client again. Side effects before the crash may happen again: deduplicate them with
+    /// the idempotency key, or ask first and act after.
+    Rerun {
+        /// Runs in all, the first included (at least 1).
+        max_attempts: u32,
+    },
+}
+
+impl Recovery {
+    /// [`Recovery::Rerun`] with at most 3 runs.
+    pub const fn rerun() -> Self {
+        Recovery::Rerun { max_attempts: 3 }
+    }
+}
+
 /// A registered tool.
 pub struct Tool {
     name: String,
@@ -68,6 +98,7 @@ pub struct Tool {
     policy: ToolPolicy,
     client_needs: Vec<ClientCapability>,
     annotations: Option<JsonObject>,
+    recovery: Recovery,
     handler: Arc<dyn ToolHandler>,
 }
 
@@ -103,6 +134,7 @@ impl Tool {
             policy: ToolPolicy::Fixed(TaskPolicy::Sync),
             client_needs: Vec::new(),
             annotations: None,
+            recovery: Recovery::Fail,
             handler: Arc::new(handler),
         }
     }
@@ -164,6 +196,19 @@ impl Tool {
     /// The client capabilities every call needs ([`Tool::requires_client`]).
     pub fn client_needs(&self) -> &[ClientCapability] {
         &self.client_needs
+    }
+
+    /// Sets what happens to this tool's tasks when their worker dies with the process (a crash,
+    /// a `kill -9`, a lost lease): [`Recovery::Fail`] (the default) or
+    /// [`Recovery::Rerun`]. See [`Recovery`] and `docs/durability.md`.
+    pub fn with_recovery(mut self, recovery: Recovery) -> Self {
+        self.recovery = recovery;
+        self
+    }
+
+    /// The recovery policy ([`Tool::with_recovery`]).
+    pub fn recovery(&self) -> Recovery {
+        self.recovery
     }
 
     /// Sets the tool `annotations` object listed by `tools/list`.

@@ -1,7 +1,7 @@
 //! The task runtime: creation, lookup, input delivery, cancellation, reaping and events.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, RwLock, Weak};
 
 use dashmap::DashMap;
 use serde_json::Value;
@@ -16,7 +16,7 @@ use crate::events::StatusEvent;
 use crate::inner::{store_error, Inner, WorkerHandle};
 use crate::registry::ToolRegistry;
 use crate::scope::Scope;
-use crate::store::{CreateLimits, Store, StoreError};
+use crate::store::{CreateLimits, NodeId, Store, StoreError};
 use crate::work::Work;
 use crate::worker;
 
@@ -57,8 +57,46 @@ impl TaskRuntime {
                 workers: DashMap::new(),
                 events,
                 published: DashMap::new(),
+                node: RwLock::new(NodeId::random().expect("the OS random source is unavailable")),
             }),
         }
+    }
+
+    /// This process's node id in the store (a new one after the node lost its lease).
+    pub fn node(&self) -> NodeId {
+        self.inner.node()
+    }
+
+    /// Registers this node with the store and takes over every orphaned task (of a process
+    /// that died): each is failed or re-run by its tool's [`Recovery`](crate::Recovery)
+    /// policy. Call it once at start-up, before serving; returns how many tasks were taken
+    /// over. [`TaskRuntime::spawn_liveness`] keeps doing it.
+    ///
+    /// # Errors
+    /// -32603 when the store fails.
+    pub async fn recover(&self) -> Result<usize, McpError> {
+        crate::recovery::start(&self.inner).await
+    }
+
+    /// Starts the liveness loop: every `leases.tick` it renews this node's lease and takes
+    /// over orphaned tasks; when the lease is lost it stops every local worker and registers
+    /// again under a new node id. It stops when every [`TaskRuntime`] clone is dropped, or when
+    /// the returned handle is aborted.
+    pub fn spawn_liveness(&self) -> JoinHandle<()> {
+        crate::recovery::spawn(Arc::downgrade(&self.inner))
+    }
+
+    /// Ends this node's lease (a graceful shutdown): its unfinished tasks become claimable at
+    /// once by another node, or by the next start of this one.
+    ///
+    /// # Errors
+    /// -32603 when the store fails.
+    pub async fn retire(&self) -> Result<(), McpError> {
+        self.inner
+            .store
+            .retire_node(&self.inner.node())
+            .await
+            .map_err(store_error)
     }
 
     /// The registered tools.
@@ -169,12 +207,12 @@ impl TaskRuntime {
             max_active_per_scope: limits.max_active_per_scope,
         };
         let work = Arc::new(work);
-        let snapshot = match inner
+        let created = match inner
             .store
-            .create(task, Work::clone(&work), create_limits)
+            .create(task, Work::clone(&work), create_limits, &inner.node())
             .await
         {
-            Ok(snapshot) => snapshot,
+            Ok(created) => created,
             // A concurrent replay stored it first: answer with that task.
             Err(StoreError::Duplicate) => {
                 return self
@@ -184,7 +222,8 @@ impl TaskRuntime {
             }
             Err(error) => return Err(store_error(error)),
         };
-        let handle = Arc::new(WorkerHandle::default());
+        let snapshot = created.snapshot;
+        let handle = Arc::new(WorkerHandle::new(created.lease));
         inner
             .workers
             .insert(snapshot.task.id().clone(), handle.clone());
@@ -230,7 +269,7 @@ impl TaskRuntime {
     ) -> Result<(), McpError> {
         let committed = self
             .inner
-            .commit(scope, id, Event::InputResponsesAccepted { responses })
+            .commit(scope, id, Event::InputResponsesAccepted { responses }, None)
             .await?;
         self.inner.wake(id, committed.fulfilled);
         Ok(())
@@ -242,7 +281,7 @@ impl TaskRuntime {
     /// # Errors
     /// -32602 `Unknown or inaccessible taskId`.
     pub async fn cancel(&self, scope: &Scope, id: &TaskId) -> Result<(), McpError> {
-        self.inner.commit(scope, id, Event::Cancelled).await?;
+        self.inner.commit(scope, id, Event::Cancelled, None).await?;
         if let Some((_, handle)) = self.inner.workers.remove(id) {
             handle.cancel.cancel();
         }

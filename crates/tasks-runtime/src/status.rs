@@ -14,6 +14,7 @@ use tokio::time::Instant;
 
 use crate::port::TaskPort;
 use crate::scope::Scope;
+use crate::store::Lease;
 
 /// The coalescing state of one task.
 pub(crate) struct StatusCoalescer {
@@ -46,6 +47,7 @@ impl StatusCoalescer {
         port: &Arc<dyn TaskPort>,
         scope: &Scope,
         id: &TaskId,
+        lease: Lease,
         message: String,
     ) {
         let Ok(mut state) = self.state.lock() else {
@@ -58,10 +60,10 @@ impl StatusCoalescer {
         state.flushing = true;
         drop(state);
         let (this, port, scope, id) = (self.clone(), port.clone(), scope.clone(), id.clone());
-        tokio::spawn(async move { this.flush(port.as_ref(), &scope, &id).await });
+        tokio::spawn(async move { this.flush(port.as_ref(), &scope, &id, &lease).await });
     }
 
-    async fn flush(&self, port: &dyn TaskPort, scope: &Scope, id: &TaskId) {
+    async fn flush(&self, port: &dyn TaskPort, scope: &Scope, id: &TaskId, lease: &Lease) {
         loop {
             let due = match self.state.lock() {
                 Ok(state) => state.last_write.map(|at| at + self.interval),
@@ -85,7 +87,7 @@ impl StatusCoalescer {
                     }
                 }
             };
-            if !port.set_status_message(scope, id, message).await {
+            if !port.set_status_message(scope, id, lease, message).await {
                 // Finished, expired or failing: nothing later can be written either.
                 if let Ok(mut state) = self.state.lock() {
                     state.pending = None;

@@ -25,7 +25,7 @@ pub(crate) const MESSAGE_NOT_OBJECT: &str = "Task worker returned a non-object r
 pub(crate) const MESSAGE_CONTINUATION: &str =
     "Task worker returned a continuation; use ToolContext::input inside a task";
 
-fn internal(message: impl Into<String>) -> JsonRpcError {
+pub(crate) fn internal(message: impl Into<String>) -> JsonRpcError {
     JsonRpcError {
         code: -32603,
         message: message.into(),
@@ -83,6 +83,7 @@ pub(crate) async fn run(
         port: inner.clone(),
         task_id: task_id.clone(),
         scope: scope.clone(),
+        lease: handle.lease,
         permit: tokio::sync::Mutex::new(Some(permit)),
         slots: inner.slots.clone(),
         parked: AtomicUsize::new(0),
@@ -114,10 +115,13 @@ pub(crate) async fn run(
     let released = input.permit.lock().await.take();
     drop((released, input));
     if let Some(event) = event {
-        if let Err(error) = inner.commit(&scope, &task_id, event).await {
+        if let Err(error) = inner
+            .commit(&scope, &task_id, event, Some(&handle.lease))
+            .await
+        {
             tracing::debug!(%error, "task outcome not committed (expired or removed)");
         }
     }
-    inner.workers.remove(&task_id);
+    inner.forget_worker(&task_id, &handle);
     cancel.cancel();
 }

@@ -1,21 +1,25 @@
 //! The store contract suite (`tasks_runtime::store::contract`) against [`MemoryStore`], and
 //! against deliberately flawed stores to show the suite catches each flaw.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::store::{contract, CreateLimits};
-use tasks_runtime::{CasOutcome, MemoryStore, Scope, Snapshot, Store, StoreError, Work};
+use tasks_runtime::{
+    Authority, CasOutcome, Claimed, Created, Lease, Liveness, MemoryStore, NodeId, Scope, Snapshot,
+    Store, StoreError, Work,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn memory_store_passes_the_whole_contract() {
-    contract::run_all(MemoryStore::new).await;
+    contract::run_all(|| async { MemoryStore::new() }).await;
 }
 
 #[tokio::test]
 async fn memory_store_passes_the_contract_on_a_current_thread_runtime() {
-    contract::run_all(MemoryStore::new).await;
+    contract::run_all(|| async { MemoryStore::new() }).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -42,10 +46,12 @@ struct Flawed {
     flaw: Flaw,
 }
 
-fn flawed(flaw: Flaw) -> impl Fn() -> Flawed {
-    move || Flawed {
-        inner: MemoryStore::new(),
-        flaw,
+fn flawed(flaw: Flaw) -> impl Fn() -> std::future::Ready<Flawed> {
+    move || {
+        std::future::ready(Flawed {
+            inner: MemoryStore::new(),
+            flaw,
+        })
     }
 }
 
@@ -56,7 +62,8 @@ impl Store for Flawed {
         task: NewTask,
         work: Work,
         limits: CreateLimits,
-    ) -> Result<Snapshot, StoreError> {
+        owner: &NodeId,
+    ) -> Result<Created, StoreError> {
         if let Flaw::RacyCapacity = self.flaw {
             if self.inner.task_count().await? >= limits.max_tasks {
                 return Err(StoreError::Capacity(tasks_core::CapacityLimit::MaxTasks));
@@ -70,9 +77,9 @@ impl Store for Flawed {
                 max_tasks: usize::MAX,
                 ..limits
             };
-            return self.inner.create(task, work, unchecked).await;
+            return self.inner.create(task, work, unchecked, owner).await;
         }
-        self.inner.create(task, work, limits).await
+        self.inner.create(task, work, limits, owner).await
     }
 
     async fn get(
@@ -94,7 +101,7 @@ impl Store for Flawed {
 
     async fn transition(
         &self,
-        scope: &Scope,
+        who: Authority<'_>,
         update: TaskUpdate,
         now: Timestamp,
     ) -> Result<CasOutcome, StoreError> {
@@ -102,7 +109,7 @@ impl Store for Flawed {
             Flaw::NoExpiry => Timestamp::from_unix_millis(0),
             _ => now,
         };
-        match self.inner.transition(scope, update, now).await? {
+        match self.inner.transition(who, update, now).await? {
             CasOutcome::Conflict(_) if matches!(self.flaw, Flaw::ConflictAsNotFound) => {
                 Ok(CasOutcome::NotFound)
             }
@@ -116,6 +123,37 @@ impl Store for Flawed {
 
     async fn task_count(&self) -> Result<usize, StoreError> {
         self.inner.task_count().await
+    }
+
+    async fn register_node(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<(), StoreError> {
+        self.inner.register_node(node, now, lease_ms).await
+    }
+
+    async fn heartbeat(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<Liveness, StoreError> {
+        self.inner.heartbeat(node, now, lease_ms).await
+    }
+
+    async fn retire_node(&self, node: &NodeId) -> Result<(), StoreError> {
+        self.inner.retire_node(node).await
+    }
+
+    async fn claim_orphans(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        max: usize,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        self.inner.claim_orphans(node, now, max).await
     }
 }
 
@@ -135,4 +173,250 @@ async fn the_suite_catches_a_store_that_loses_conflicts() {
 #[should_panic(expected = "exactly max_tasks creates succeed")]
 async fn the_suite_catches_a_store_with_check_then_act_capacity() {
     contract::run_all(flawed(Flaw::RacyCapacity)).await;
+}
+
+// ---- the suite catches broken leases -----------------------------------------------------------
+
+/// How a [`LeaseModel`] breaks the lease rules.
+#[derive(Clone, Copy, PartialEq)]
+enum LeaseFlaw {
+    /// Worker writes are not checked against the task's lease.
+    NoFencing,
+    /// A claim decides on a snapshot read earlier and does not look at the task again before
+    /// taking it (the river#1302 rescuer): a task completed in between is claimed anyway.
+    StaleRescue,
+    /// A claim reads the owners, then takes the tasks without checking that nobody else took
+    /// them in between: two claimers take the same task.
+    NonAtomicClaim,
+}
+
+#[derive(Default)]
+struct Leases {
+    nodes: HashMap<NodeId, Timestamp>,
+    tasks: HashMap<TaskId, (Scope, Lease, Arc<Work>)>,
+}
+
+/// Task data in a [`MemoryStore`]; leases kept beside it by a small model with one flaw.
+struct LeaseModel {
+    inner: MemoryStore,
+    flaw: LeaseFlaw,
+    leases: Mutex<Leases>,
+}
+
+fn lease_model(flaw: LeaseFlaw) -> impl Fn() -> std::future::Ready<LeaseModel> {
+    move || {
+        std::future::ready(LeaseModel {
+            inner: MemoryStore::new(),
+            flaw,
+            leases: Mutex::new(Leases::default()),
+        })
+    }
+}
+
+impl LeaseModel {
+    fn leases(&self) -> std::sync::MutexGuard<'_, Leases> {
+        self.leases.lock().expect("lease model lock")
+    }
+}
+
+#[async_trait]
+impl Store for LeaseModel {
+    async fn create(
+        &self,
+        task: NewTask,
+        work: Work,
+        limits: CreateLimits,
+        owner: &NodeId,
+    ) -> Result<Created, StoreError> {
+        let created = self.inner.create(task, work.clone(), limits, owner).await?;
+        self.leases().tasks.insert(
+            created.snapshot.task.id().clone(),
+            (work.scope.clone(), created.lease, Arc::new(work)),
+        );
+        Ok(created)
+    }
+
+    async fn get(
+        &self,
+        scope: &Scope,
+        id: &TaskId,
+        now: Timestamp,
+    ) -> Result<Option<Snapshot>, StoreError> {
+        self.inner.get(scope, id, now).await
+    }
+
+    async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError> {
+        self.inner.work(scope, id).await
+    }
+
+    async fn transition(
+        &self,
+        who: Authority<'_>,
+        update: TaskUpdate,
+        now: Timestamp,
+    ) -> Result<CasOutcome, StoreError> {
+        let Authority::Worker(lease) = who else {
+            return self.inner.transition(who, update, now).await;
+        };
+        // The check and the write happen under the model's lock (the inner call completes
+        // without yielding), so only the flaw can let a stale lease through.
+        let leases = self.leases();
+        let Some((scope, current, _)) = leases.tasks.get(update.task().id()) else {
+            return Ok(CasOutcome::NotFound);
+        };
+        if self.flaw != LeaseFlaw::NoFencing && current != lease {
+            return Ok(CasOutcome::Fenced);
+        }
+        let scope = scope.clone();
+        let write = self
+            .inner
+            .transition(Authority::Request(&scope), update, now);
+        futures_now(write)
+    }
+
+    async fn reap(&self, now: Timestamp) -> Result<Vec<TaskId>, StoreError> {
+        self.inner.reap(now).await
+    }
+
+    async fn task_count(&self) -> Result<usize, StoreError> {
+        self.inner.task_count().await
+    }
+
+    async fn register_node(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<(), StoreError> {
+        self.leases().nodes.insert(*node, now.plus_millis(lease_ms));
+        Ok(())
+    }
+
+    async fn heartbeat(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<Liveness, StoreError> {
+        let mut leases = self.leases();
+        match leases.nodes.get_mut(node) {
+            Some(expires) if *expires > now => {
+                *expires = now.plus_millis(lease_ms);
+                Ok(Liveness::Alive)
+            }
+            _ => {
+                leases.nodes.remove(node);
+                Ok(Liveness::Lost)
+            }
+        }
+    }
+
+    async fn retire_node(&self, node: &NodeId) -> Result<(), StoreError> {
+        self.leases().nodes.remove(node);
+        Ok(())
+    }
+
+    async fn claim_orphans(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        max: usize,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        // Read: the orphans and their snapshots as of now.
+        let candidates: Vec<(TaskId, Scope, Lease, Arc<Work>)> = {
+            let mut leases = self.leases();
+            leases.nodes.retain(|_, expires| *expires > now);
+            let live = leases.nodes.clone();
+            leases
+                .tasks
+                .iter()
+                .filter(|(_, (_, lease, _))| !live.contains_key(&lease.node))
+                .map(|(id, (scope, lease, work))| (id.clone(), scope.clone(), *lease, work.clone()))
+                .collect()
+        };
+        let mut read = Vec::new();
+        for (id, scope, lease, work) in candidates {
+            if let Some(snapshot) = self.inner.get(&scope, &id, now).await? {
+                if !snapshot.task.is_terminal() {
+                    read.push((snapshot, lease, work));
+                }
+            }
+            if read.len() == max {
+                break;
+            }
+        }
+        // The window a correct store never has between reading and taking.
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        let mut claimed = Vec::new();
+        for (snapshot, seen, work) in read {
+            let current = self
+                .inner
+                .get(&snapshot.scope, snapshot.task.id(), now)
+                .await?
+                .filter(|s| !s.task.is_terminal());
+            if current.is_none() && self.flaw != LeaseFlaw::StaleRescue {
+                continue;
+            }
+            let mut leases = self.leases();
+            let Some((_, lease, _)) = leases.tasks.get_mut(snapshot.task.id()) else {
+                continue;
+            };
+            if *lease != seen && self.flaw != LeaseFlaw::NonAtomicClaim {
+                continue;
+            }
+            *lease = Lease {
+                node: *node,
+                generation: seen.generation + 1,
+                attempt: seen.attempt + 1,
+            };
+            claimed.push(Claimed {
+                snapshot: current.unwrap_or(snapshot),
+                work,
+                lease: *lease,
+            });
+        }
+        Ok(claimed)
+    }
+}
+
+/// Polls a future that completes without waiting (a [`MemoryStore`] call) to its end.
+fn futures_now<T>(future: impl std::future::Future<Output = T>) -> T {
+    let mut future = std::pin::pin!(future);
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    match future.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(value) => value,
+        std::task::Poll::Pending => panic!("a MemoryStore call waited"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_correct_lease_model_passes_the_lease_checks() {
+    // The model itself, without a flaw switched on where it matters, must pass: otherwise the
+    // flaw tests below would prove nothing. StaleRescue and NonAtomicClaim each skip only
+    // one of the two re-checks, so each passes what the other breaks.
+    let model = lease_model(LeaseFlaw::StaleRescue);
+    contract::concurrent_claimers_take_each_orphan_once(Arc::new(model().await)).await;
+    let model = lease_model(LeaseFlaw::NonAtomicClaim);
+    contract::a_completion_racing_a_claim_is_never_overwritten(Arc::new(model().await)).await;
+    let model = lease_model(LeaseFlaw::NoFencing);
+    contract::claim_takes_exactly_the_orphans(&model().await).await;
+}
+
+#[tokio::test]
+#[should_panic(expected = "a write under a stale lease must be Fenced")]
+async fn the_suite_catches_a_store_without_fencing() {
+    contract::run_all(lease_model(LeaseFlaw::NoFencing)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[should_panic(expected = "a completed task must not be claimed")]
+async fn the_suite_catches_a_stale_rescue() {
+    contract::run_all(lease_model(LeaseFlaw::StaleRescue)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[should_panic(expected = "an orphan was claimed twice by concurrent claimers")]
+async fn the_suite_catches_a_non_atomic_claim() {
+    contract::run_all(lease_model(LeaseFlaw::NonAtomicClaim)).await;
 }

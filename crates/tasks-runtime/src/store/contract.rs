@@ -19,7 +19,8 @@
 //! it on a multi-thread runtime for the concurrency check to exercise real parallelism. A store
 //! backed by shared external state (a database) must make `make` return an empty store each time.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -28,7 +29,10 @@ use tasks_core::{
     TaskUpdate, Timestamp,
 };
 
-use super::{CasOutcome, CreateLimits, Snapshot, Store, StoreError};
+use super::{
+    Authority, CasOutcome, Claimed, CreateLimits, Lease, Liveness, NodeId, Snapshot, Store,
+    StoreError,
+};
 use crate::scope::Scope;
 use crate::work::Work;
 
@@ -44,27 +48,51 @@ pub const ROOMY: CreateLimits = CreateLimits {
     max_active_per_scope: 1_000,
 };
 
-/// Runs every check of the contract, each on a fresh store from `make`.
+/// The node that creates the checks' tasks.
+pub const NODE_A: NodeId = NodeId::from_bytes([0xa; 16]);
+/// A second node.
+pub const NODE_B: NodeId = NodeId::from_bytes([0xb; 16]);
+
+/// The node lease of the lease checks, in milliseconds.
+pub const LEASE_MS: u64 = 1_000;
+
+/// Runs every check of the contract, each on a fresh store from `make` (an async factory, so
+/// a database store can create a fresh file or schema per check).
 ///
 /// # Panics
 /// When the store breaks a rule; the message names it.
-pub async fn run_all<S: Store>(make: impl Fn() -> S) {
-    create_then_get(&make()).await;
-    get_from_another_scope_is_none(&make()).await;
-    get_unknown_id_is_none(&make()).await;
-    transition_with_current_revision_commits(&make()).await;
-    transition_with_stale_revision_conflicts(&make()).await;
-    transition_on_another_scope_or_unknown_id_is_not_found(&make()).await;
-    expired_tasks_are_absent_before_reaping(&make()).await;
-    tasks_without_ttl_never_expire(&make()).await;
-    reap_deletes_exactly_the_expired_tasks(&make()).await;
-    max_tasks_refuses_and_stores_nothing(&make()).await;
-    max_active_per_scope_refuses_and_stores_nothing(&make()).await;
-    terminal_tasks_do_not_count_as_active(&make()).await;
-    reaping_frees_capacity(&make()).await;
-    duplicate_id_is_refused_and_changes_nothing(&make()).await;
-    work_is_returned_for_its_scope_only(&make()).await;
-    concurrent_creates_respect_max_tasks(Arc::new(make())).await;
+pub async fn run_all<S, F, Fut>(make: F)
+where
+    S: Store,
+    F: Fn() -> Fut,
+    Fut: Future<Output = S>,
+{
+    create_then_get(&make().await).await;
+    get_from_another_scope_is_none(&make().await).await;
+    get_unknown_id_is_none(&make().await).await;
+    transition_with_current_revision_commits(&make().await).await;
+    transition_with_stale_revision_conflicts(&make().await).await;
+    transition_on_another_scope_or_unknown_id_is_not_found(&make().await).await;
+    expired_tasks_are_absent_before_reaping(&make().await).await;
+    tasks_without_ttl_never_expire(&make().await).await;
+    reap_deletes_exactly_the_expired_tasks(&make().await).await;
+    max_tasks_refuses_and_stores_nothing(&make().await).await;
+    max_active_per_scope_refuses_and_stores_nothing(&make().await).await;
+    terminal_tasks_do_not_count_as_active(&make().await).await;
+    reaping_frees_capacity(&make().await).await;
+    duplicate_id_is_refused_and_changes_nothing(&make().await).await;
+    work_is_returned_for_its_scope_only(&make().await).await;
+    answered_inputs_survive_the_store(&make().await).await;
+    concurrent_creates_respect_max_tasks(Arc::new(make().await)).await;
+    concurrent_reapers_keep_the_counts_exact(Arc::new(make().await)).await;
+    create_grants_the_creator_generation_one(&make().await).await;
+    heartbeat_extends_a_live_lease_and_never_revives_an_expired_one(&make().await).await;
+    claim_takes_exactly_the_orphans(&make().await).await;
+    a_stale_lease_is_fenced_and_changes_nothing(&make().await).await;
+    request_writes_ignore_leases(&make().await).await;
+    retire_makes_tasks_claimable_at_once(&make().await).await;
+    concurrent_claimers_take_each_orphan_once(Arc::new(make().await)).await;
+    a_completion_racing_a_claim_is_never_overwritten(Arc::new(make().await)).await;
 }
 
 // ---- helpers ---------------------------------------------------------------------------------
@@ -110,10 +138,7 @@ fn next(task: &Task, event: Event, now: Timestamp) -> TaskUpdate {
 }
 
 fn input_request() -> InputRequest {
-    InputRequest {
-        method: "elicitation/create".into(),
-        params: json!({"message": "Continue?"}).as_object().cloned(),
-    }
+    InputRequest::elicit_form("Continue?", json!({"type": "object", "properties": {}}))
 }
 
 fn completed(task: &Task, now: Timestamp) -> TaskUpdate {
@@ -124,14 +149,26 @@ fn completed(task: &Task, now: Timestamp) -> TaskUpdate {
     next(task, Event::Completed { result }, now)
 }
 
+/// `store.create` by [`NODE_A`], as the snapshot.
+async fn create_in<S: Store + ?Sized>(
+    store: &S,
+    task: NewTask,
+    work: Work,
+    limits: CreateLimits,
+) -> Result<Snapshot, StoreError> {
+    store
+        .create(task, work, limits, &NODE_A)
+        .await
+        .map(|created| created.snapshot)
+}
+
 async fn create_ok<S: Store + ?Sized>(
     store: &S,
     task_id: &str,
     scope: &Scope,
     ttl_ms: Option<u64>,
 ) -> Snapshot {
-    store
-        .create(task(task_id, ttl_ms), work(scope, task_id), ROOMY)
+    create_in(store, task(task_id, ttl_ms), work(scope, task_id), ROOMY)
         .await
         .unwrap_or_else(|e| panic!("create {task_id} within roomy limits failed: {e}"))
 }
@@ -162,7 +199,7 @@ async fn transition<S: Store + ?Sized>(
 ) -> CasOutcome {
     let expected = update.clone();
     let outcome = store
-        .transition(scope, update, now)
+        .transition(Authority::Request(scope), update, now)
         .await
         .expect("transition must not fail");
     if let CasOutcome::Committed(snapshot) = &outcome {
@@ -462,8 +499,7 @@ pub async fn max_tasks_refuses_and_stores_nothing<S: Store>(store: &S) {
         max_active_per_scope: 100,
     };
     for (name, scope) in [("t1", alice()), ("t2", bob())] {
-        store
-            .create(task(name, Some(TTL_MS)), work(&scope, name), limits)
+        create_in(store, task(name, Some(TTL_MS)), work(&scope, name), limits)
             .await
             .expect("within max_tasks");
     }
@@ -473,13 +509,13 @@ pub async fn max_tasks_refuses_and_stores_nothing<S: Store>(store: &S) {
         transition(store, &alice(), completed(&t1.task, at(1)), at(1)).await,
         CasOutcome::Committed(_)
     ));
-    let refused = store
-        .create(
-            task("t3", Some(TTL_MS)),
-            work(&Scope::new("carol"), "t3"),
-            limits,
-        )
-        .await;
+    let refused = create_in(
+        store,
+        task("t3", Some(TTL_MS)),
+        work(&Scope::new("carol"), "t3"),
+        limits,
+    )
+    .await;
     assert_eq!(
         refused.map(|s| s.task.id().clone()),
         Err(StoreError::Capacity(CapacityLimit::MaxTasks))
@@ -503,14 +539,22 @@ pub async fn max_active_per_scope_refuses_and_stores_nothing<S: Store>(store: &S
         max_active_per_scope: 2,
     };
     for name in ["a1", "a2"] {
-        store
-            .create(task(name, Some(TTL_MS)), work(&alice(), name), limits)
-            .await
-            .expect("within max_active_per_scope");
+        create_in(
+            store,
+            task(name, Some(TTL_MS)),
+            work(&alice(), name),
+            limits,
+        )
+        .await
+        .expect("within max_active_per_scope");
     }
-    let refused = store
-        .create(task("a3", Some(TTL_MS)), work(&alice(), "a3"), limits)
-        .await;
+    let refused = create_in(
+        store,
+        task("a3", Some(TTL_MS)),
+        work(&alice(), "a3"),
+        limits,
+    )
+    .await;
     assert_eq!(
         refused.map(|s| s.task.id().clone()),
         Err(StoreError::Capacity(CapacityLimit::MaxActiveTasksPerScope))
@@ -518,8 +562,7 @@ pub async fn max_active_per_scope_refuses_and_stores_nothing<S: Store>(store: &S
     assert_eq!(count(store).await, 2, "a refused create stores nothing");
     assert!(get(store, &alice(), "a3", at(0)).await.is_none());
     // Another scope has its own budget.
-    store
-        .create(task("b1", Some(TTL_MS)), work(&bob(), "b1"), limits)
+    create_in(store, task("b1", Some(TTL_MS)), work(&bob(), "b1"), limits)
         .await
         .expect("another scope is not limited by alice's active tasks");
     assert_eq!(count(store).await, 3);
@@ -531,15 +574,23 @@ pub async fn terminal_tasks_do_not_count_as_active<S: Store>(store: &S) {
         max_tasks: 100,
         max_active_per_scope: 1,
     };
-    let first = store
-        .create(task("a1", Some(TTL_MS)), work(&alice(), "a1"), limits)
-        .await
-        .expect("first");
+    let first = create_in(
+        store,
+        task("a1", Some(TTL_MS)),
+        work(&alice(), "a1"),
+        limits,
+    )
+    .await
+    .expect("first");
     assert_eq!(
-        store
-            .create(task("a2", Some(TTL_MS)), work(&alice(), "a2"), limits)
-            .await
-            .map(|s| s.task.id().clone()),
+        create_in(
+            store,
+            task("a2", Some(TTL_MS)),
+            work(&alice(), "a2"),
+            limits
+        )
+        .await
+        .map(|s| s.task.id().clone()),
         Err(StoreError::Capacity(CapacityLimit::MaxActiveTasksPerScope))
     );
     // input_required is still active.
@@ -556,10 +607,14 @@ pub async fn terminal_tasks_do_not_count_as_active<S: Store>(store: &S) {
         CasOutcome::Committed(_)
     ));
     assert!(
-        store
-            .create(task("a2", Some(TTL_MS)), work(&alice(), "a2"), limits)
-            .await
-            .is_err(),
+        create_in(
+            store,
+            task("a2", Some(TTL_MS)),
+            work(&alice(), "a2"),
+            limits
+        )
+        .await
+        .is_err(),
         "an input_required task is still active"
     );
     let cancelled = next(asked.task(), Event::Cancelled, at(2));
@@ -567,10 +622,14 @@ pub async fn terminal_tasks_do_not_count_as_active<S: Store>(store: &S) {
         transition(store, &alice(), cancelled, at(2)).await,
         CasOutcome::Committed(_)
     ));
-    let second = store
-        .create(task("a2", Some(TTL_MS)), work(&alice(), "a2"), limits)
-        .await
-        .expect("a terminal task frees its scope's active slot");
+    let second = create_in(
+        store,
+        task("a2", Some(TTL_MS)),
+        work(&alice(), "a2"),
+        limits,
+    )
+    .await
+    .expect("a terminal task frees its scope's active slot");
     assert_eq!(second.task.revision(), 1);
     assert_eq!(count(store).await, 2);
 }
@@ -581,32 +640,52 @@ pub async fn reaping_frees_capacity<S: Store>(store: &S) {
         max_tasks: 1,
         max_active_per_scope: 1,
     };
-    store
-        .create(task("old", Some(1_000)), work(&alice(), "old"), limits)
-        .await
-        .expect("first");
-    assert!(store
-        .create(task("new", Some(1_000)), work(&alice(), "new"), limits)
-        .await
-        .is_err());
+    create_in(
+        store,
+        task("old", Some(1_000)),
+        work(&alice(), "old"),
+        limits,
+    )
+    .await
+    .expect("first");
+    assert!(create_in(
+        store,
+        task("new", Some(1_000)),
+        work(&alice(), "new"),
+        limits
+    )
+    .await
+    .is_err());
     assert_eq!(store.reap(at(1_000)).await.expect("reap"), vec![id("old")]);
-    store
-        .create(task("new", Some(1_000)), work(&alice(), "new"), limits)
-        .await
-        .expect("reaping frees max_tasks and the scope's active slot");
+    create_in(
+        store,
+        task("new", Some(1_000)),
+        work(&alice(), "new"),
+        limits,
+    )
+    .await
+    .expect("reaping frees max_tasks and the scope's active slot");
     assert_eq!(count(store).await, 1);
 }
 
 /// A taken id is refused with `Duplicate`, whatever the scope, and nothing changes.
 pub async fn duplicate_id_is_refused_and_changes_nothing<S: Store>(store: &S) {
     let original = create_ok(store, "task-a", &alice(), Some(TTL_MS)).await;
-    let dup = store
-        .create(task("task-a", None), work(&alice(), "other-tool"), ROOMY)
-        .await;
+    let dup = create_in(
+        store,
+        task("task-a", None),
+        work(&alice(), "other-tool"),
+        ROOMY,
+    )
+    .await;
     assert_eq!(dup.map(|s| s.task.id().clone()), Err(StoreError::Duplicate));
-    let dup_other_scope = store
-        .create(task("task-a", None), work(&bob(), "other-tool"), ROOMY)
-        .await;
+    let dup_other_scope = create_in(
+        store,
+        task("task-a", None),
+        work(&bob(), "other-tool"),
+        ROOMY,
+    )
+    .await;
     assert_eq!(
         dup_other_scope.map(|s| s.task.id().clone()),
         Err(StoreError::Duplicate),
@@ -631,14 +710,14 @@ pub async fn duplicate_id_is_refused_and_changes_nothing<S: Store>(store: &S) {
         max_tasks: 2,
         max_active_per_scope: 2,
     };
-    store
-        .create(
-            task("task-b", Some(TTL_MS)),
-            work(&alice(), "task-b"),
-            limits,
-        )
-        .await
-        .expect("duplicates released their reservations");
+    create_in(
+        store,
+        task("task-b", Some(TTL_MS)),
+        work(&alice(), "task-b"),
+        limits,
+    )
+    .await
+    .expect("duplicates released their reservations");
 }
 
 /// `work` returns the descriptor stored with the task, for its own scope only.
@@ -650,10 +729,14 @@ pub async fn work_is_returned_for_its_scope_only<S: Store>(store: &S) {
     descriptor.input_responses = json!({"user_name": {"action": "accept"}})
         .as_object()
         .cloned();
-    store
-        .create(task("task-a", Some(TTL_MS)), descriptor.clone(), ROOMY)
-        .await
-        .expect("create");
+    create_in(
+        store,
+        task("task-a", Some(TTL_MS)),
+        descriptor.clone(),
+        ROOMY,
+    )
+    .await
+    .expect("create");
     create_ok(store, "task-b", &bob(), Some(TTL_MS)).await;
 
     let stored = store
@@ -698,10 +781,14 @@ pub async fn concurrent_creates_respect_max_tasks<S: Store>(store: Arc<S>) {
         set.spawn(async move {
             let name = format!("concurrent-{i}");
             let scope = Scope::new(format!("scope-{}", i % 3));
-            store
-                .create(task(&name, Some(TTL_MS)), work(&scope, &name), limits)
-                .await
-                .map(|s| s.task.id().clone())
+            create_in(
+                &*store,
+                task(&name, Some(TTL_MS)),
+                work(&scope, &name),
+                limits,
+            )
+            .await
+            .map(|s| s.task.id().clone())
         });
     }
     let mut stored = HashSet::new();
@@ -716,4 +803,472 @@ pub async fn concurrent_creates_respect_max_tasks<S: Store>(store: Arc<S>) {
     assert_eq!(stored.len(), MAX_TASKS, "exactly max_tasks creates succeed");
     assert_eq!(refused, ATTEMPTS - MAX_TASKS);
     assert_eq!(count(&*store).await, MAX_TASKS);
+}
+
+/// Accepted input responses are stored with the task (so a re-run can replay them) and read
+/// back exactly, through `get` and through a claim.
+pub async fn answered_inputs_survive_the_store<S: Store>(store: &S) {
+    store
+        .register_node(&NODE_A, T0, LEASE_MS)
+        .await
+        .expect("register");
+    let created = create_ok(store, "task-a", &alice(), Some(TTL_MS)).await;
+    let asked = next(
+        &created.task,
+        Event::InputRequested {
+            key: "confirm".into(),
+            request: input_request(),
+        },
+        at(10),
+    );
+    let answer = json!({"action": "accept", "content": {}});
+    let mut responses = std::collections::BTreeMap::new();
+    responses.insert("confirm".to_owned(), answer);
+    let answered = next(
+        asked.task(),
+        Event::InputResponsesAccepted { responses },
+        at(20),
+    );
+    for update in [asked, answered.clone()] {
+        assert!(matches!(
+            transition(store, &alice(), update, at(20)).await,
+            CasOutcome::Committed(_)
+        ));
+    }
+    let read = get(store, &alice(), "task-a", at(20)).await.expect("found");
+    assert_eq!(*read.task, *answered.task(), "the answered task reads back");
+    assert!(
+        read.task.answer("confirm").is_some(),
+        "the accepted answer is stored with the task"
+    );
+    store
+        .register_node(&NODE_B, at(2 * LEASE_MS), LEASE_MS)
+        .await
+        .expect("register");
+    let claimed = claim(store, &NODE_B, at(2 * LEASE_MS), 10).await;
+    assert_eq!(claimed.len(), 1, "the orphan is claimed");
+    assert_eq!(
+        *claimed[0].snapshot.task,
+        *answered.task(),
+        "a claim carries the answered inputs to replay"
+    );
+}
+
+/// Reapers running at once delete each expired task once and keep the counts exact.
+pub async fn concurrent_reapers_keep_the_counts_exact<S: Store>(store: Arc<S>) {
+    for i in 0..40 {
+        create_ok(&*store, &format!("old-{i}"), &alice(), Some(1_000)).await;
+    }
+    for i in 0..5 {
+        create_ok(&*store, &format!("keep-{i}"), &alice(), None).await;
+    }
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..4 {
+        let store = store.clone();
+        set.spawn(async move { store.reap(at(1_000)).await.expect("reap") });
+    }
+    let mut reaped = Vec::new();
+    while let Some(joined) = set.join_next().await {
+        reaped.extend(joined.expect("reaper panicked"));
+    }
+    let distinct: HashSet<_> = reaped.iter().cloned().collect();
+    assert_eq!(reaped.len(), 40, "each expired task is reaped exactly once");
+    assert_eq!(distinct.len(), 40);
+    assert_eq!(count(&*store).await, 5, "task_count after concurrent reaps");
+    let limits = CreateLimits {
+        max_tasks: 100,
+        max_active_per_scope: 6,
+    };
+    create_in(&*store, task("one-more", None), work(&alice(), "x"), limits)
+        .await
+        .expect("the reaped tasks freed their active slots");
+    assert_eq!(
+        create_in(&*store, task("too-many", None), work(&alice(), "x"), limits)
+            .await
+            .map(|s| s.task.id().clone()),
+        Err(StoreError::Capacity(CapacityLimit::MaxActiveTasksPerScope)),
+        "the active count is exact after concurrent reaps"
+    );
+}
+
+async fn claim<S: Store + ?Sized>(
+    store: &S,
+    node: &NodeId,
+    now: Timestamp,
+    max: usize,
+) -> Vec<Claimed> {
+    store
+        .claim_orphans(node, now, max)
+        .await
+        .expect("claim_orphans must not fail")
+}
+
+async fn register<S: Store + ?Sized>(store: &S, node: &NodeId, now: Timestamp, lease_ms: u64) {
+    store
+        .register_node(node, now, lease_ms)
+        .await
+        .expect("register_node must not fail");
+}
+
+async fn worker_write<S: Store + ?Sized>(
+    store: &S,
+    lease: &Lease,
+    update: TaskUpdate,
+    now: Timestamp,
+) -> CasOutcome {
+    store
+        .transition(Authority::Worker(lease), update, now)
+        .await
+        .expect("transition must not fail")
+}
+
+/// `create` gives the creating node the task's first lease: generation 1, attempt 1, and a
+/// worker write under it commits.
+pub async fn create_grants_the_creator_generation_one<S: Store>(store: &S) {
+    register(store, &NODE_A, T0, LEASE_MS).await;
+    let created = store
+        .create(
+            task("task-a", Some(TTL_MS)),
+            work(&alice(), "a"),
+            ROOMY,
+            &NODE_A,
+        )
+        .await
+        .expect("create");
+    assert_eq!(
+        created.lease,
+        Lease {
+            node: NODE_A,
+            generation: 1,
+            attempt: 1
+        },
+        "create: the creator's lease"
+    );
+    let done = completed(&created.snapshot.task, at(10));
+    assert!(
+        matches!(
+            worker_write(store, &created.lease, done, at(10)).await,
+            CasOutcome::Committed(_)
+        ),
+        "a worker write with the current lease must commit"
+    );
+}
+
+/// A heartbeat renews a live lease; once a lease has expired, heartbeats answer `Lost` and
+/// never revive it. An unknown node is `Lost`.
+pub async fn heartbeat_extends_a_live_lease_and_never_revives_an_expired_one<S: Store>(store: &S) {
+    let beat = |node: NodeId, ms: u64| async move {
+        store
+            .heartbeat(&node, at(ms), LEASE_MS)
+            .await
+            .expect("heartbeat must not fail")
+    };
+    assert_eq!(
+        beat(NODE_A, 0).await,
+        Liveness::Lost,
+        "unknown node is Lost"
+    );
+    register(store, &NODE_A, T0, LEASE_MS).await;
+    assert_eq!(beat(NODE_A, 900).await, Liveness::Alive);
+    assert_eq!(
+        beat(NODE_A, 1_800).await,
+        Liveness::Alive,
+        "a heartbeat extends the lease from its own time"
+    );
+    assert_eq!(
+        beat(NODE_A, 2_800).await,
+        Liveness::Lost,
+        "a heartbeat after the lease expired must be Lost"
+    );
+    assert_eq!(
+        beat(NODE_A, 2_801).await,
+        Liveness::Lost,
+        "an expired lease is never revived"
+    );
+}
+
+/// `claim_orphans` takes exactly the non-terminal, unexpired tasks of dead nodes, raising
+/// generation and attempt, up to `max`; live nodes' tasks, terminal and expired tasks stay.
+pub async fn claim_takes_exactly_the_orphans<S: Store>(store: &S) {
+    register(store, &NODE_A, T0, LEASE_MS).await;
+    register(store, &NODE_B, T0, 100 * LEASE_MS).await;
+    let by = |name: &'static str, node: NodeId, ttl: u64| async move {
+        store
+            .create(task(name, Some(ttl)), work(&alice(), name), ROOMY, &node)
+            .await
+            .expect("create")
+    };
+    let orphan_1 = by("orphan-1", NODE_A, TTL_MS).await;
+    let orphan_2 = by("orphan-2", NODE_A, TTL_MS).await;
+    let finished = by("finished", NODE_A, TTL_MS).await;
+    by("expiring", NODE_A, 2 * LEASE_MS).await;
+    by("alive", NODE_B, TTL_MS).await;
+    let done = completed(&finished.snapshot.task, at(10));
+    assert!(matches!(
+        worker_write(store, &finished.lease, done, at(10)).await,
+        CasOutcome::Committed(_)
+    ));
+
+    let node_c = NodeId::from_bytes([0xc; 16]);
+    let now = at(2 * LEASE_MS);
+    register(store, &node_c, now, LEASE_MS).await;
+    let first = claim(store, &node_c, now, 1).await;
+    assert_eq!(first.len(), 1, "claim_orphans takes at most max tasks");
+    let second = claim(store, &node_c, now, 10).await;
+    let mut claimed: Vec<&Claimed> = first.iter().chain(&second).collect();
+    claimed.sort_by(|a, b| a.snapshot.task.id().cmp(b.snapshot.task.id()));
+    let ids: Vec<&str> = claimed
+        .iter()
+        .map(|c| c.snapshot.task.id().as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        ["orphan-1", "orphan-2"],
+        "claim takes exactly the live orphans of the dead node"
+    );
+    for (claim, created) in claimed.iter().zip([&orphan_1, &orphan_2]) {
+        assert_eq!(
+            claim.lease,
+            Lease {
+                node: node_c,
+                generation: 2,
+                attempt: 2
+            },
+            "a claim raises generation and attempt by one"
+        );
+        assert_eq!(*claim.snapshot.task, *created.snapshot.task);
+        assert_eq!(claim.snapshot.scope, alice());
+        let name = created.snapshot.task.id().as_str();
+        assert_eq!(
+            *claim.work,
+            work(&alice(), name),
+            "a claim carries the work"
+        );
+    }
+    assert!(
+        claim(store, &node_c, now, 10).await.is_empty(),
+        "a live node's tasks are not orphans"
+    );
+    assert_eq!(
+        store
+            .heartbeat(&NODE_A, now, LEASE_MS)
+            .await
+            .expect("heartbeat"),
+        Liveness::Lost,
+        "the dead node is Lost after the claim"
+    );
+}
+
+/// Once a task is claimed, a write under the previous lease (or any lease not the task's) is
+/// `Fenced` and changes nothing; the new holder's write commits.
+pub async fn a_stale_lease_is_fenced_and_changes_nothing<S: Store>(store: &S) {
+    register(store, &NODE_A, T0, LEASE_MS).await;
+    let created = store
+        .create(
+            task("task-a", Some(TTL_MS)),
+            work(&alice(), "a"),
+            ROOMY,
+            &NODE_A,
+        )
+        .await
+        .expect("create");
+    let now = at(2 * LEASE_MS);
+    register(store, &NODE_B, now, LEASE_MS).await;
+    let claimed = claim(store, &NODE_B, now, 10).await;
+    assert_eq!(claimed.len(), 1);
+    let old = created.lease;
+    let forged = Lease {
+        node: NODE_B,
+        generation: 1,
+        attempt: 1,
+    };
+    for lease in [old, forged] {
+        let done = completed(&created.snapshot.task, now);
+        assert!(
+            matches!(
+                worker_write(store, &lease, done, now).await,
+                CasOutcome::Fenced
+            ),
+            "a write under a stale lease must be Fenced"
+        );
+    }
+    let read = get(store, &alice(), "task-a", now).await.expect("found");
+    assert_eq!(
+        *read.task, *created.snapshot.task,
+        "a fenced write changes nothing"
+    );
+    let done = completed(&created.snapshot.task, now);
+    assert!(
+        matches!(
+            worker_write(store, &claimed[0].lease, done, now).await,
+            CasOutcome::Committed(_)
+        ),
+        "the new holder's write commits"
+    );
+}
+
+/// Request writes (`tasks/update`, `tasks/cancel`) are checked against the scope, not the
+/// lease: they commit whoever holds the task.
+pub async fn request_writes_ignore_leases<S: Store>(store: &S) {
+    register(store, &NODE_A, T0, LEASE_MS).await;
+    let created = create_ok(store, "task-a", &alice(), Some(TTL_MS)).await;
+    let now = at(2 * LEASE_MS);
+    register(store, &NODE_B, now, LEASE_MS).await;
+    assert_eq!(claim(store, &NODE_B, now, 10).await.len(), 1);
+    let cancel = next(&created.task, Event::Cancelled, now);
+    assert!(
+        matches!(
+            transition(store, &bob(), cancel.clone(), now).await,
+            CasOutcome::NotFound
+        ),
+        "a request of another scope is NotFound"
+    );
+    assert!(
+        matches!(
+            transition(store, &alice(), cancel, now).await,
+            CasOutcome::Committed(_)
+        ),
+        "a request write commits whoever holds the task"
+    );
+}
+
+/// `retire_node` ends the lease at once: the node's tasks are claimable immediately.
+pub async fn retire_makes_tasks_claimable_at_once<S: Store>(store: &S) {
+    register(store, &NODE_A, T0, 100 * LEASE_MS).await;
+    register(store, &NODE_B, T0, 100 * LEASE_MS).await;
+    create_ok(store, "task-a", &alice(), Some(TTL_MS)).await;
+    assert!(
+        claim(store, &NODE_B, at(1), 10).await.is_empty(),
+        "a live node's tasks are not orphans"
+    );
+    store.retire_node(&NODE_A).await.expect("retire");
+    let claimed = claim(store, &NODE_B, at(1), 10).await;
+    assert_eq!(
+        claimed.len(),
+        1,
+        "a retired node's tasks are claimable at once"
+    );
+    assert_eq!(
+        store
+            .heartbeat(&NODE_A, at(2), LEASE_MS)
+            .await
+            .expect("beat"),
+        Liveness::Lost,
+        "a retired node is Lost"
+    );
+}
+
+/// Claimers racing over the same orphans take each one exactly once.
+pub async fn concurrent_claimers_take_each_orphan_once<S: Store>(store: Arc<S>) {
+    const ORPHANS: usize = 30;
+    const CLAIMERS: u8 = 6;
+    register(&*store, &NODE_A, T0, LEASE_MS).await;
+    for i in 0..ORPHANS {
+        create_ok(&*store, &format!("orphan-{i}"), &alice(), Some(TTL_MS)).await;
+    }
+    let now = at(2 * LEASE_MS);
+    let mut set = tokio::task::JoinSet::new();
+    for c in 0..CLAIMERS {
+        let store = store.clone();
+        set.spawn(async move {
+            let node = NodeId::from_bytes([0x10 + c; 16]);
+            register(&*store, &node, now, LEASE_MS).await;
+            let mut mine = Vec::new();
+            loop {
+                let batch = claim(&*store, &node, now, 4).await;
+                if batch.is_empty() {
+                    return mine;
+                }
+                mine.extend(batch);
+                tokio::task::yield_now().await;
+            }
+        });
+    }
+    let mut seen = HashMap::new();
+    while let Some(joined) = set.join_next().await {
+        for claimed in joined.expect("claimer panicked") {
+            let id = claimed.snapshot.task.id().clone();
+            assert_eq!(
+                claimed.lease.generation, 2,
+                "each orphan is claimed once: generation 2"
+            );
+            assert!(
+                seen.insert(id, claimed.lease.node).is_none(),
+                "an orphan was claimed twice by concurrent claimers"
+            );
+        }
+    }
+    assert_eq!(seen.len(), ORPHANS, "every orphan is claimed");
+}
+
+/// The previous holder completing its tasks while another node claims them: every task ends up
+/// either completed by the old holder (and not claimed) or claimed and still running (the old
+/// holder's write fenced). A claim never overwrites a completion (river#1302).
+pub async fn a_completion_racing_a_claim_is_never_overwritten<S: Store>(store: Arc<S>) {
+    const TASKS: usize = 30;
+    register(&*store, &NODE_A, T0, LEASE_MS).await;
+    let mut created = Vec::new();
+    for i in 0..TASKS {
+        let made = store
+            .create(
+                task(&format!("race-{i}"), Some(TTL_MS)),
+                work(&alice(), "race"),
+                ROOMY,
+                &NODE_A,
+            )
+            .await
+            .expect("create");
+        created.push(made);
+    }
+    let now = at(2 * LEASE_MS);
+    register(&*store, &NODE_B, now, LEASE_MS).await;
+    let claimer = {
+        let store = store.clone();
+        tokio::spawn(async move { claim(&*store, &NODE_B, now, TASKS).await })
+    };
+    let mut completions = tokio::task::JoinSet::new();
+    for made in &created {
+        let store = store.clone();
+        let (lease, task) = (made.lease, made.snapshot.task.clone());
+        completions.spawn(async move {
+            tokio::task::yield_now().await;
+            let outcome = worker_write(&*store, &lease, completed(&task, now), now).await;
+            (task.id().clone(), outcome)
+        });
+    }
+    let claimed: HashSet<TaskId> = claimer
+        .await
+        .expect("claimer panicked")
+        .into_iter()
+        .map(|c| {
+            assert!(
+                !c.snapshot.task.is_terminal(),
+                "a claim must never return a finished task"
+            );
+            c.snapshot.task.id().clone()
+        })
+        .collect();
+    while let Some(joined) = completions.join_next().await {
+        let (task_id, outcome) = joined.expect("completion panicked");
+        let stored = get(&*store, &alice(), task_id.as_str(), now)
+            .await
+            .expect("found");
+        match outcome {
+            CasOutcome::Committed(_) => {
+                assert!(
+                    stored.task.is_terminal(),
+                    "a claim overwrote a committed completion"
+                );
+                assert!(
+                    !claimed.contains(&task_id),
+                    "a completed task must not be claimed"
+                );
+            }
+            CasOutcome::Fenced => {
+                assert!(claimed.contains(&task_id), "fenced without a claim");
+                assert_eq!(stored.task.status(), TaskStatus::Working);
+            }
+            other => panic!("unexpected outcome of the old holder's write: {other:?}"),
+        }
+    }
 }

@@ -8,15 +8,19 @@
 //! `inputResponses`) is dropped once the task is terminal, since nothing runs a finished task
 //! again; a stored completed task then costs its [`Task`] (with its result) and the map slot.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use dashmap::mapref::entry::Entry as MapEntry;
 use dashmap::DashMap;
 use tasks_core::{CapacityLimit, NewTask, Task, TaskId, TaskUpdate, Timestamp};
 
-use super::{CasOutcome, CreateLimits, Snapshot, Store, StoreError};
+use super::{
+    Authority, CasOutcome, Claimed, CreateLimits, Created, Lease, Liveness, NodeId, Snapshot,
+    Store, StoreError,
+};
 use crate::scope::Scope;
 use crate::work::Work;
 
@@ -25,14 +29,23 @@ struct Entry {
     scope: Scope,
     /// `None` once the task is terminal.
     work: Option<Arc<Work>>,
+    /// The node running the task and its fencing token (meaningful while non-terminal).
+    lease: Lease,
 }
 
 /// An in-memory [`Store`]. Nothing survives the process.
+///
+/// Leases are modelled faithfully (nodes, owners, generations, claims), so recovery and
+/// fencing can be tested without a database: several runtimes sharing one `MemoryStore` behave
+/// like several nodes sharing a database.
 #[derive(Default)]
 pub struct MemoryStore {
     tasks: DashMap<TaskId, Entry>,
     total: AtomicUsize,
     active: DashMap<Scope, usize>,
+    /// Live nodes and when their lease expires. Claims hold this lock throughout, which
+    /// serializes them against each other and against heartbeats.
+    nodes: Mutex<HashMap<NodeId, Timestamp>>,
 }
 
 impl MemoryStore {
@@ -73,6 +86,14 @@ impl MemoryStore {
             scope: entry.scope.clone(),
         }
     }
+
+    fn nodes(&self) -> MutexGuard<'_, HashMap<NodeId, Timestamp>> {
+        // A panic while holding the lock cannot leave the map half-written (every change is
+        // one insert or remove), so a poisoned lock is still usable.
+        self.nodes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 }
 
 #[async_trait]
@@ -82,7 +103,8 @@ impl Store for MemoryStore {
         task: NewTask,
         work: Work,
         limits: CreateLimits,
-    ) -> Result<Snapshot, StoreError> {
+        owner: &NodeId,
+    ) -> Result<Created, StoreError> {
         let task = task.into_task();
         if !self.reserve_total(limits.max_tasks) {
             return Err(StoreError::Capacity(CapacityLimit::MaxTasks));
@@ -99,14 +121,20 @@ impl Store for MemoryStore {
                 Err(StoreError::Duplicate)
             }
             MapEntry::Vacant(slot) => {
+                let lease = Lease {
+                    node: *owner,
+                    generation: 1,
+                    attempt: 1,
+                };
                 let entry = Entry {
                     task: Arc::new(task),
                     scope,
                     work: Some(Arc::new(work)),
+                    lease,
                 };
                 let snapshot = Self::snapshot(&entry);
                 slot.insert(entry);
-                Ok(snapshot)
+                Ok(Created { snapshot, lease })
             }
         }
     }
@@ -132,7 +160,7 @@ impl Store for MemoryStore {
 
     async fn transition(
         &self,
-        scope: &Scope,
+        who: Authority<'_>,
         update: TaskUpdate,
         now: Timestamp,
     ) -> Result<CasOutcome, StoreError> {
@@ -141,8 +169,17 @@ impl Store for MemoryStore {
         let Some(mut entry) = self.tasks.get_mut(next.id()) else {
             return Ok(CasOutcome::NotFound);
         };
-        if entry.scope != *scope || entry.task.is_expired(now) {
+        if entry.task.is_expired(now) {
             return Ok(CasOutcome::NotFound);
+        }
+        match who {
+            Authority::Request(scope) if entry.scope != *scope => return Ok(CasOutcome::NotFound),
+            Authority::Worker(lease)
+                if entry.lease.node != lease.node || entry.lease.generation != lease.generation =>
+            {
+                return Ok(CasOutcome::Fenced)
+            }
+            _ => {}
         }
         if entry.task.revision() != expected_revision {
             return Ok(CasOutcome::Conflict(Self::snapshot(&entry)));
@@ -155,7 +192,7 @@ impl Store for MemoryStore {
         let snapshot = Self::snapshot(&entry);
         drop(entry);
         if became_terminal {
-            self.release_active(scope);
+            self.release_active(&snapshot.scope);
         }
         Ok(CasOutcome::Committed(snapshot))
     }
@@ -185,6 +222,85 @@ impl Store for MemoryStore {
 
     async fn task_count(&self) -> Result<usize, StoreError> {
         Ok(self.total.load(Ordering::Acquire))
+    }
+
+    async fn register_node(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<(), StoreError> {
+        self.nodes().insert(*node, now.plus_millis(lease_ms));
+        Ok(())
+    }
+
+    async fn heartbeat(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<Liveness, StoreError> {
+        let mut nodes = self.nodes();
+        match nodes.get_mut(node) {
+            Some(expires) if *expires > now => {
+                *expires = now.plus_millis(lease_ms);
+                Ok(Liveness::Alive)
+            }
+            Some(_) => {
+                nodes.remove(node);
+                Ok(Liveness::Lost)
+            }
+            None => Ok(Liveness::Lost),
+        }
+    }
+
+    async fn retire_node(&self, node: &NodeId) -> Result<(), StoreError> {
+        self.nodes().remove(node);
+        Ok(())
+    }
+
+    async fn claim_orphans(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        max: usize,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        let mut nodes = self.nodes();
+        nodes.retain(|_, expires| *expires > now);
+        let orphaned = |entry: &Entry| {
+            !entry.task.is_terminal()
+                && !entry.task.is_expired(now)
+                && !nodes.contains_key(&entry.lease.node)
+        };
+        let candidates: Vec<TaskId> = self
+            .tasks
+            .iter()
+            .filter(|entry| orphaned(entry))
+            .map(|entry| entry.key().clone())
+            .take(max)
+            .collect();
+        let mut claimed = Vec::with_capacity(candidates.len());
+        for id in candidates {
+            // Re-checked under the entry's lock: the task may have finished since the scan.
+            let Some(mut entry) = self.tasks.get_mut(&id) else {
+                continue;
+            };
+            let Some(work) = entry.work.clone().filter(|_| orphaned(&entry)) else {
+                continue;
+            };
+            let lease = Lease {
+                node: *node,
+                generation: entry.lease.generation + 1,
+                attempt: entry.lease.attempt.saturating_add(1),
+            };
+            entry.lease = lease;
+            claimed.push(Claimed {
+                snapshot: Self::snapshot(&entry),
+                work,
+                lease,
+            });
+        }
+        Ok(claimed)
     }
 }
 
@@ -222,9 +338,11 @@ mod tests {
                 NewTask::new(id.clone(), now, None, None),
                 work.clone(),
                 LIMITS,
+                &NodeId::from_bytes([1; 16]),
             )
             .await
-            .expect("create");
+            .expect("create")
+            .snapshot;
         let stored = store.work(&scope, &id).await.expect("work");
         assert_eq!(
             stored.as_deref(),
@@ -237,7 +355,10 @@ mod tests {
             .expect("completes")
             .into_update()
             .expect("a change");
-        let outcome = store.transition(&scope, done, now).await.expect("cas");
+        let outcome = store
+            .transition(Authority::Request(&scope), done, now)
+            .await
+            .expect("cas");
         assert!(matches!(outcome, CasOutcome::Committed(_)));
 
         assert!(store.work(&scope, &id).await.expect("work").is_none());

@@ -1,16 +1,40 @@
-//! The store trait: compare-and-set persistence of tasks and their work descriptors.
+//! The store trait: compare-and-set persistence of tasks, their work descriptors, and the
+//! leases that say which process runs which task.
 //!
 //! Every request-side call carries a [`Scope`]; a task of another scope answers exactly like a
 //! missing one. Expiry is part of the contract: once `createdAt + ttlMs` has passed at `now`, a
 //! task is absent on every path, even before [`Store::reap`] deletes it.
+//!
+//! # Leases and fencing
+//!
+//! A running server process is a *node* ([`NodeId`], drawn at random at start-up). It registers
+//! with the store and renews a short lease ([`Store::heartbeat`]). Each non-terminal task
+//! records the node that runs it, a *generation* (the fencing token) and an *attempt* number:
+//! [`Store::create`] hands the creating node a [`Lease`] with generation 1 and attempt 1. When a
+//! node's lease expires, its non-terminal tasks are *orphans*: [`Store::claim_orphans`] gives each
+//! to exactly one claimer, with the generation and attempt each raised by one, in one atomic step
+//! per task (never read-then-write: a completion racing a claim is never overwritten).
+//!
+//! Writes come with an [`Authority`]. A request (`tasks/update`, `tasks/cancel`) is checked
+//! against the scope and ignores leases. A worker's write must carry the task's current lease;
+//! a stale lease (another node, or an older generation) answers [`CasOutcome::Fenced`] and
+//! changes nothing, so a worker that lost its task (a paused process, a partition) can never
+//! overwrite what its successor wrote.
+//!
+//! Times are passed in (`now`, milliseconds since the Unix epoch) so the contract is testable
+//! without a clock; a multi-node store may decide leases on its database's clock instead and
+//! document that.
 
 pub mod contract;
 pub mod memory;
+mod node;
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use tasks_core::{CapacityLimit, NewTask, Task, TaskId, TaskUpdate, Timestamp};
+
+pub use node::{Lease, NodeId};
 
 use crate::scope::Scope;
 use crate::work::Work;
@@ -24,6 +48,38 @@ pub struct Snapshot {
     pub scope: Scope,
 }
 
+/// A task as [`Store::create`] stored it, with the creating node's lease.
+#[derive(Debug, Clone)]
+pub struct Created {
+    /// The stored task (revision 1, `working`).
+    pub snapshot: Snapshot,
+    /// The creator's lease: generation 1, attempt 1.
+    pub lease: Lease,
+}
+
+/// An orphaned task taken over by [`Store::claim_orphans`].
+#[derive(Debug, Clone)]
+pub struct Claimed {
+    /// The task as stored at the claim (still non-terminal; its `answered` inputs are the ones
+    /// to replay).
+    pub snapshot: Snapshot,
+    /// What the task runs.
+    pub work: Arc<Work>,
+    /// The claimer's lease: the generation and attempt one above the previous holder's.
+    pub lease: Lease,
+}
+
+/// Who writes a task in [`Store::transition`].
+#[derive(Debug, Clone, Copy)]
+pub enum Authority<'a> {
+    /// A client request (`tasks/update`, `tasks/cancel`): the task must belong to the scope;
+    /// leases are not checked.
+    Request(&'a Scope),
+    /// The task's worker: the task's current owner and generation must be the lease's, else
+    /// the outcome is [`CasOutcome::Fenced`].
+    Worker(&'a Lease),
+}
+
 /// The result of [`Store::transition`].
 #[derive(Debug, Clone)]
 pub enum CasOutcome {
@@ -33,6 +89,19 @@ pub enum CasOutcome {
     Conflict(Snapshot),
     /// No such task in this scope (unknown, expired or another scope's).
     NotFound,
+    /// A worker write whose lease is no longer the task's (another node claimed it, or a newer
+    /// generation of this node did). Nothing changed; the worker must stop.
+    Fenced,
+}
+
+/// What [`Store::heartbeat`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Liveness {
+    /// The lease was renewed.
+    Alive,
+    /// The lease had expired (or the node retired): its tasks are orphans and may already be
+    /// claimed. The node must stop its workers and register again under a new id.
+    Lost,
 }
 
 /// Capacity bounds checked atomically by [`Store::create`].
@@ -58,11 +127,18 @@ pub enum StoreError {
     Backend(String),
 }
 
-/// Persistence of tasks, modelled on compare-and-set.
+/// Persistence of tasks, modelled on compare-and-set, with node leases and per-task fencing.
+///
+/// # Durability
+/// A durable store returns from a write only once the write survives a crash of the process
+/// (and, where the store says so, of the machine): the runtime answers the client after the
+/// store call returns, so an acknowledged creation, update or cancel, and every terminal
+/// state a client has seen, is never lost. Reads never return a state the store could still
+/// lose.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// Stores `task` (a [`NewTask`]: revision 1, `working`) and `work` atomically, in
-    /// `work.scope`.
+    /// `work.scope`, owned by `owner` with generation 1 and attempt 1.
     ///
     /// # Errors
     /// [`StoreError::Capacity`] when a bound of `limits` is reached, [`StoreError::Duplicate`]
@@ -72,7 +148,8 @@ pub trait Store: Send + Sync + 'static {
         task: NewTask,
         work: Work,
         limits: CreateLimits,
-    ) -> Result<Snapshot, StoreError>;
+        owner: &NodeId,
+    ) -> Result<Created, StoreError>;
 
     /// The task `id` of `scope`, or `None` when unknown, expired at `now` or of another scope.
     async fn get(
@@ -82,18 +159,18 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
     ) -> Result<Option<Snapshot>, StoreError>;
 
-    /// The work descriptor of task `id` of `scope` (for workers and recovery). A store may
-    /// drop the descriptor once the task is terminal (nothing runs it again) and answer `None`
-    /// then; the in-memory store does, to keep stored finished tasks small.
+    /// The work descriptor of task `id` of `scope` (for tooling). A store may drop the
+    /// descriptor once the task is terminal (nothing runs it again) and answer `None` then.
     async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError>;
 
     /// Commits `update` (a change only the reducer can make, [`tasks_core::apply`]) to task
-    /// `update.task().id()` of `scope` if its stored revision is `update.expected_revision()`
-    /// and it has not expired at `now`. The committed task is exactly `update.task()`, whose
-    /// revision is the expected one plus one.
+    /// `update.task().id()` if `who` may write it (see [`Authority`]), its stored revision is
+    /// `update.expected_revision()` and it has not expired at `now`. The committed task is
+    /// exactly `update.task()`, whose revision is the expected one plus one. A fenced write is
+    /// reported as such before a revision conflict.
     async fn transition(
         &self,
-        scope: &Scope,
+        who: Authority<'_>,
         update: TaskUpdate,
         now: Timestamp,
     ) -> Result<CasOutcome, StoreError>;
@@ -103,4 +180,36 @@ pub trait Store: Send + Sync + 'static {
 
     /// Number of stored tasks (expired but not yet reaped ones included).
     async fn task_count(&self) -> Result<usize, StoreError>;
+
+    /// Registers `node` as alive until `now + lease_ms`.
+    async fn register_node(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<(), StoreError>;
+
+    /// Extends `node`'s lease to `now + lease_ms` if it is still alive at `now`; a lease that
+    /// has expired is never revived ([`Liveness::Lost`]).
+    async fn heartbeat(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<Liveness, StoreError>;
+
+    /// Ends `node`'s lease now (a graceful shutdown): its non-terminal tasks become claimable
+    /// at once.
+    async fn retire_node(&self, node: &NodeId) -> Result<(), StoreError>;
+
+    /// Takes over up to `max` non-terminal, unexpired tasks whose owner is not a live node at
+    /// `now`, for `node`: each is claimed by exactly one caller, with generation and attempt
+    /// raised by one, atomically per task. Nodes whose lease expired are removed first, so
+    /// their later heartbeats answer [`Liveness::Lost`].
+    async fn claim_orphans(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        max: usize,
+    ) -> Result<Vec<Claimed>, StoreError>;
 }

@@ -12,8 +12,9 @@ use tasks_core::{
 };
 use tasks_runtime::store::CreateLimits;
 use tasks_runtime::{
-    text_result, CasOutcome, MemoryStore, RuntimeConfig, Scope, Snapshot, StatusEvent, Store,
-    StoreError, TaskRuntime, TokioClock, Tool, ToolContext, ToolError, ToolRegistry, Work,
+    text_result, Authority, CasOutcome, Claimed, Created, Liveness, MemoryStore, NodeId,
+    RuntimeConfig, Scope, Snapshot, StatusEvent, Store, StoreError, TaskRuntime, TokioClock, Tool,
+    ToolContext, ToolError, ToolRegistry, Work,
 };
 use tokio::sync::broadcast::{self, error::RecvError};
 
@@ -118,9 +119,10 @@ impl Store for YieldingStore {
         task: NewTask,
         work: Work,
         limits: CreateLimits,
-    ) -> Result<Snapshot, StoreError> {
+        owner: &NodeId,
+    ) -> Result<Created, StoreError> {
         tokio::task::yield_now().await;
-        let out = self.0.create(task, work, limits).await;
+        let out = self.0.create(task, work, limits, owner).await;
         tokio::task::yield_now().await;
         out
     }
@@ -144,12 +146,12 @@ impl Store for YieldingStore {
 
     async fn transition(
         &self,
-        scope: &Scope,
+        who: Authority<'_>,
         update: TaskUpdate,
         now: Timestamp,
     ) -> Result<CasOutcome, StoreError> {
         tokio::task::yield_now().await;
-        let out = self.0.transition(scope, update, now).await;
+        let out = self.0.transition(who, update, now).await;
         tokio::task::yield_now().await;
         out
     }
@@ -161,6 +163,40 @@ impl Store for YieldingStore {
 
     async fn task_count(&self) -> Result<usize, StoreError> {
         self.0.task_count().await
+    }
+
+    async fn register_node(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<(), StoreError> {
+        self.0.register_node(node, now, lease_ms).await
+    }
+
+    async fn heartbeat(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<Liveness, StoreError> {
+        self.0.heartbeat(node, now, lease_ms).await
+    }
+
+    async fn retire_node(&self, node: &NodeId) -> Result<(), StoreError> {
+        self.0.retire_node(node).await
+    }
+
+    async fn claim_orphans(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        max: usize,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        tokio::task::yield_now().await;
+        let out = self.0.claim_orphans(node, now, max).await;
+        tokio::task::yield_now().await;
+        out
     }
 }
 

@@ -1,0 +1,340 @@
+//! Recovery on the memory store, which models leases faithfully: several runtimes sharing one
+//! store act as nodes. A node "dies" by no longer renewing its lease (its tool futures keep
+//! running, like a paused process that resumes later: a zombie whose writes must be fenced).
+//! Everything runs under tokio's paused clock.
+
+mod common;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use serde_json::{json, Value};
+use tasks_core::{Task, TaskStatus};
+use tasks_runtime::recovery::MESSAGE_INTERRUPTED;
+use tasks_runtime::{
+    text_result, LeaseConfig, MemoryStore, Recovery, RuntimeConfig, Scope, Store, TaskRuntime,
+    TokioClock, Tool, ToolContext, ToolError, ToolRegistry,
+};
+use tokio::sync::Notify;
+
+const LEASE: Duration = Duration::from_secs(3);
+
+fn config() -> RuntimeConfig {
+    RuntimeConfig {
+        leases: LeaseConfig {
+            lease: LEASE,
+            tick: Duration::from_secs(1),
+        },
+        ..RuntimeConfig::default()
+    }
+}
+
+/// The shared store and clock of the nodes of one test.
+struct Cluster {
+    store: Arc<dyn Store>,
+    clock: Arc<TokioClock>,
+}
+
+impl Cluster {
+    fn new() -> Self {
+        Cluster {
+            store: Arc::new(MemoryStore::new()),
+            clock: Arc::new(TokioClock::starting_at(T0)),
+        }
+    }
+
+    /// A node serving `tools`.
+    fn node(&self, tools: Vec<Tool>) -> TaskRuntime {
+        let mut registry = ToolRegistry::new();
+        for tool in tools {
+            registry.register(tool);
+        }
+        TaskRuntime::with_clock(self.store.clone(), registry, config(), self.clock.clone())
+    }
+}
+
+/// `wait`: runs until cancelled.
+fn wait_tool(probe: Arc<Probe>) -> Tool {
+    Tool::new("wait", "Runs until cancelled", move |ctx: ToolContext| {
+        let probe = probe.clone();
+        async move {
+            let _guard = probe.enter();
+            ctx.cancellation().cancelled().await;
+            Err::<Value, _>(ToolError::Cancelled)
+        }
+    })
+}
+
+/// What each run of a tool saw.
+#[derive(Default)]
+struct Runs {
+    /// (attempt, idempotency key, fencing token) per run.
+    seen: Mutex<Vec<(u32, Option<String>, Option<u64>)>>,
+    /// Opens the gate the first run waits at (the "crash" keeps it closed).
+    gate: Notify,
+    finished: AtomicU32,
+}
+
+impl Runs {
+    fn record(&self, ctx: &ToolContext) {
+        self.seen.lock().unwrap().push((
+            ctx.attempt(),
+            ctx.idempotency_key().map(str::to_owned),
+            ctx.fencing_token(),
+        ));
+    }
+    fn seen(&self) -> Vec<(u32, Option<String>, Option<u64>)> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+/// `job`: asks `confirm` (when `ask`), then the first run waits at the gate; later runs finish
+/// at once with the attempt and the answer.
+fn job(runs: Arc<Runs>, recovery: Recovery, ask: bool) -> Tool {
+    Tool::new("job", "A recoverable job", move |ctx: ToolContext| {
+        let runs = runs.clone();
+        async move {
+            runs.record(&ctx);
+            let answer = if ask {
+                ctx.input("confirm", elicit("Go?")).await?.to_value()
+            } else {
+                Value::Null
+            };
+            if ctx.attempt() == 1 {
+                runs.gate.notified().await;
+            }
+            runs.finished.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, ToolError>(text_result(format!(
+                "attempt {} answer {answer}",
+                ctx.attempt()
+            )))
+        }
+    })
+    .with_recovery(recovery)
+}
+
+fn error_message(task: &Task) -> Option<String> {
+    let value = detailed_json(task);
+    value["error"]["message"].as_str().map(str::to_owned)
+}
+
+fn result_text(task: &Task) -> Option<String> {
+    let value = detailed_json(task);
+    value["result"]["content"][0]["text"]
+        .as_str()
+        .map(str::to_owned)
+}
+
+async fn past_the_lease() {
+    tokio::time::sleep(LEASE + Duration::from_millis(1)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_interrupted_task_fails_by_default_and_the_zombie_cannot_change_it() {
+    let cluster = Cluster::new();
+    let runs = Arc::new(Runs::default());
+    let a = cluster.node(vec![job(runs.clone(), Recovery::Fail, false)]);
+    assert_eq!(a.recover().await.unwrap(), 0);
+    let scope = Scope::shared();
+    let task = a.create_task(work("job")).await.unwrap();
+    let id = task.id().clone();
+    yield_until("the first run started", || runs.seen().len() == 1).await;
+
+    past_the_lease().await;
+    let b = cluster.node(vec![job(runs.clone(), Recovery::Fail, false)]);
+    assert_eq!(b.recover().await.unwrap(), 1, "B takes over A's task");
+    let failed = b.get(&scope, &id).await.unwrap();
+    assert_eq!(failed.status(), TaskStatus::Failed);
+    assert_eq!(error_message(&failed).as_deref(), Some(MESSAGE_INTERRUPTED));
+    assert_eq!(runs.seen().len(), 1, "a Fail tool is not run again");
+
+    // The zombie (A's first run) finishes now: its completion is fenced off.
+    runs.gate.notify_waiters();
+    yield_until("the zombie finished", || {
+        runs.finished.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    let after = b.get(&scope, &id).await.unwrap();
+    assert_eq!(*after, *failed, "the zombie's completion changed nothing");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rerun_tool_runs_again_with_its_answers_replayed() {
+    let cluster = Cluster::new();
+    let runs = Arc::new(Runs::default());
+    let a = cluster.node(vec![job(runs.clone(), Recovery::rerun(), true)]);
+    a.recover().await.unwrap();
+    let scope = Scope::shared();
+    let id = a.create_task(work("job")).await.unwrap().id().clone();
+    wait_input_keys(&a, &scope, &id, &["confirm"]).await;
+    a.update(
+        &scope,
+        &id,
+        responses([("confirm", accept(json!({"confirm": true})))]),
+    )
+    .await
+    .unwrap();
+    wait_for(&a, &scope, &id, "working again", |t| {
+        t.status() == TaskStatus::Working
+    })
+    .await;
+
+    past_the_lease().await;
+    let b = cluster.node(vec![job(runs.clone(), Recovery::rerun(), true)]);
+    let mut events = b.subscribe();
+    assert_eq!(b.recover().await.unwrap(), 1);
+    let done = wait_terminal(&b, &scope, &id).await;
+    assert_eq!(done.status(), TaskStatus::Completed);
+    assert_eq!(
+        result_text(&done).as_deref(),
+        Some(r#"attempt 2 answer {"action":"accept","content":{"confirm":true}}"#),
+        "the re-run got the answer given to the first run"
+    );
+    let key = Some(id.as_str().to_owned());
+    assert_eq!(
+        runs.seen(),
+        vec![(1, key.clone(), Some(1)), (2, key, Some(2))],
+        "same idempotency key, higher attempt and fencing token"
+    );
+    let statuses: Vec<TaskStatus> = drain_for(&mut events, &id)
+        .iter()
+        .map(|e| e.task.status())
+        .collect();
+    assert!(
+        !statuses.contains(&TaskStatus::InputRequired),
+        "the client is not asked again: {statuses:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_parked_task_survives_and_resumes_on_the_next_update() {
+    let cluster = Cluster::new();
+    let runs = Arc::new(Runs::default());
+    let a = cluster.node(vec![job(runs.clone(), Recovery::rerun(), true)]);
+    a.recover().await.unwrap();
+    let scope = Scope::shared();
+    let id = a.create_task(work("job")).await.unwrap().id().clone();
+    let parked = wait_input_keys(&a, &scope, &id, &["confirm"]).await;
+
+    past_the_lease().await;
+    let b = cluster.node(vec![job(runs.clone(), Recovery::rerun(), true)]);
+    assert_eq!(b.recover().await.unwrap(), 1);
+    yield_until("the re-run asked again", || runs.seen().len() == 2).await;
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    let still = b.get(&scope, &id).await.unwrap();
+    assert_eq!(
+        *still, *parked,
+        "asking the same key again changes nothing: still parked"
+    );
+    b.update(
+        &scope,
+        &id,
+        responses([("confirm", accept(json!({"confirm": false})))]),
+    )
+    .await
+    .unwrap();
+    let done = wait_terminal(&b, &scope, &id).await;
+    assert_eq!(
+        result_text(&done).as_deref(),
+        Some(r#"attempt 2 answer {"action":"accept","content":{"confirm":false}}"#)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn reruns_stop_after_max_attempts() {
+    let cluster = Cluster::new();
+    let runs = Arc::new(Runs::default());
+    let policy = Recovery::Rerun { max_attempts: 2 };
+    // A gate-less variant: every run waits forever, so each node "dies" mid-run.
+    let forever = |runs: Arc<Runs>| {
+        Tool::new("job", "Never finishes", move |ctx: ToolContext| {
+            let runs = runs.clone();
+            async move {
+                runs.record(&ctx);
+                std::future::pending::<()>().await;
+                Ok::<_, ToolError>(Value::Null)
+            }
+        })
+        .with_recovery(policy)
+    };
+    let a = cluster.node(vec![forever(runs.clone())]);
+    a.recover().await.unwrap();
+    let scope = Scope::shared();
+    let id = a.create_task(work("job")).await.unwrap().id().clone();
+    past_the_lease().await;
+    let b = cluster.node(vec![forever(runs.clone())]);
+    assert_eq!(b.recover().await.unwrap(), 1);
+    yield_until("attempt 2 runs", || runs.seen().len() == 2).await;
+    past_the_lease().await;
+    let c = cluster.node(vec![forever(runs.clone())]);
+    assert_eq!(c.recover().await.unwrap(), 1);
+    let failed = c.get(&scope, &id).await.unwrap();
+    assert_eq!(failed.status(), TaskStatus::Failed);
+    assert_eq!(
+        error_message(&failed).as_deref(),
+        Some("Task interrupted: the server stopped while it ran, and it had already run 2 times")
+    );
+    assert_eq!(
+        runs.seen().iter().map(|r| r.0).collect::<Vec<_>>(),
+        vec![1, 2],
+        "no third run"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_node_that_lost_its_lease_stops_its_workers_and_re_registers() {
+    let cluster = Cluster::new();
+    let probe = Probe::new();
+    let a = cluster.node(vec![wait_tool(probe.clone())]);
+    a.recover().await.unwrap();
+    let liveness = a.spawn_liveness();
+    let scope = Scope::shared();
+    let id = a.create_task(work("wait")).await.unwrap().id().clone();
+    yield_until("the tool runs", || probe.started() == 1).await;
+    let first = a.node();
+
+    // The store forgets the node (as if its lease had run out while it was paused).
+    cluster.store.retire_node(&first).await.unwrap();
+    let failed = wait_terminal(&a, &scope, &id).await;
+    yield_until("the local worker was stopped", || probe.stopped() == 1).await;
+    assert_ne!(a.node(), first, "the node registered again under a new id");
+    assert_eq!(
+        error_message(&failed).as_deref(),
+        Some(MESSAGE_INTERRUPTED),
+        "its own task was taken over as an orphan and failed by policy"
+    );
+    liveness.abort();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_live_node_keeps_its_tasks() {
+    let cluster = Cluster::new();
+    let probe = Probe::new();
+    let a = cluster.node(vec![wait_tool(probe.clone())]);
+    a.recover().await.unwrap();
+    let liveness = a.spawn_liveness();
+    let scope = Scope::shared();
+    let id = a.create_task(work("wait")).await.unwrap().id().clone();
+    let b = cluster.node(vec![wait_tool(probe.clone())]);
+    for _ in 0..5 {
+        tokio::time::sleep(LEASE).await;
+        assert_eq!(
+            b.recover().await.unwrap(),
+            0,
+            "a renewing node's tasks are not orphans"
+        );
+    }
+    assert_eq!(
+        a.get(&scope, &id).await.unwrap().status(),
+        TaskStatus::Working
+    );
+    assert_eq!(probe.started(), 1);
+    liveness.abort();
+}

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use http::request::Parts;
 use tasks_core::McpError;
 use tasks_runtime::{
-    Limits, ListChanges, MemoryStore, RuntimeConfig, Scope, Store, TaskRuntime, Tool, ToolRegistry,
+    Limits, ListChanges, MemoryStore, RuntimeConfig, Scope, ScopeKey, Store, TaskRuntime, Tool,
+    ToolRegistry,
 };
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::task::JoinHandle;
@@ -50,6 +51,7 @@ pub struct ServerBuilder {
     dispatch: DispatchConfig,
     max_body_bytes: usize,
     state_key: Option<StateKey>,
+    scope_key: Option<ScopeKey>,
     scope_fn: Option<Arc<ScopeFn>>,
     store: Option<Arc<dyn Store>>,
 }
@@ -67,6 +69,7 @@ impl ServerBuilder {
             },
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             state_key: None,
+            scope_key: None,
             scope_fn: None,
             store: None,
         }
@@ -119,8 +122,28 @@ impl ServerBuilder {
         self
     }
 
-    /// Maps each request head to a scope (e.g. from `Authorization`), or rejects it (HTTP 401).
-    /// Default: one shared scope.
+    /// Sets the secret both server keys derive from: the `requestState` key
+    /// ([`ServerBuilder::state_secret`]) and the key that hashes principals into scopes
+    /// ([`ServerBuilder::scope_secret`]). With a durable store, set it (the same on every
+    /// restart and on every node), or authenticated clients lose their tasks at a restart and
+    /// MRTR retries spanning one fail.
+    pub fn secret(self, secret: &[u8]) -> Self {
+        self.state_secret(secret).scope_secret(secret)
+    }
+
+    /// Sets the secret of the key that turns each principal [`ServerBuilder::scope_fn`]
+    /// returns into the scope the runtime and the store see (`HMAC-SHA256`, [`ScopeKey`]), so
+    /// no principal or bearer token is ever stored. By default every process draws a random
+    /// one.
+    pub fn scope_secret(mut self, secret: &[u8]) -> Self {
+        self.scope_key = Some(ScopeKey::from_secret(secret));
+        self
+    }
+
+    /// Maps each request head to a principal (e.g. from `Authorization`), or rejects it (HTTP
+    /// 401). The principal is hashed with the scope key before it goes further
+    /// ([`ServerBuilder::scope_secret`]); the empty principal is the shared scope. Default: one
+    /// shared scope.
     pub fn scope_fn(
         mut self,
         scope_fn: impl Fn(&Parts) -> Result<Scope, McpError> + Send + Sync + 'static,
@@ -161,11 +184,20 @@ impl ServerBuilder {
     pub fn build(self) -> Dispatcher {
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let runtime = TaskRuntime::new(store, self.tools, self.runtime);
+        let scope_key = self
+            .scope_key
+            .unwrap_or_else(|| ScopeKey::from_bytes(random_bytes()));
+        let scope_fn = self.scope_fn.map(|principal_of| -> Arc<ScopeFn> {
+            Arc::new(move |parts: &Parts| {
+                principal_of(parts).map(|principal| scope_key.scope_of(&principal))
+            })
+        });
         Dispatcher::new(
             runtime,
             self.dispatch,
-            self.state_key.unwrap_or_else(random_state_key),
-            self.scope_fn,
+            self.state_key
+                .unwrap_or_else(|| StateKey::from_bytes(random_bytes())),
+            scope_fn,
         )
     }
 
@@ -262,12 +294,12 @@ impl RunningServer {
     }
 }
 
-/// A random `requestState` key from the OS CSPRNG.
+/// 32 random bytes from the OS CSPRNG, for a key.
 ///
 /// # Panics
 /// When the OS has no randomness to give (at server start, never per request).
-fn random_state_key() -> StateKey {
+fn random_bytes() -> [u8; 32] {
     let mut key = [0u8; 32];
     getrandom::fill(&mut key).expect("the OS random source is unavailable");
-    StateKey::from_bytes(key)
+    key
 }

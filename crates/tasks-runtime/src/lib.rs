@@ -97,7 +97,7 @@ pub use list_changes::{ListChanges, ListKind};
 pub use notify::{Notifier, RequestNotification};
 pub use registry::{text_result, Recovery, Tool, ToolHandler, ToolPolicy, ToolRegistry};
 pub use runtime::TaskRuntime;
-pub use scope::Scope;
+pub use scope::{Scope, ScopeKey};
 pub use store::memory::MemoryStore;
 pub use store::{
     Authority, CasOutcome, Claimed, Created, Lease, Liveness, NodeId, Snapshot, Store, StoreError,

@@ -3,9 +3,17 @@
 use std::fmt;
 use std::sync::Arc;
 
+use base64::Engine as _;
+use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
+use sha2::Sha256;
 
-/// An opaque, request-derived access scope (for example an authenticated principal).
+/// An opaque, request-derived access scope (for example the keyed hash of an authenticated
+/// principal, [`ScopeKey::scope_of`]).
+///
+/// Stores persist it (a durable store writes it to disk), so a server derives it with a
+/// [`ScopeKey`] rather than passing a principal or bearer token through:
+/// `tasks_http::ServerBuilder` does so for every scope its `scope_fn` returns.
 ///
 /// Every request-side store call carries one; a task created in one scope is indistinguishable
 /// from an unknown id in every other scope (-32602 `Unknown or inaccessible taskId`).
@@ -40,5 +48,66 @@ impl fmt::Debug for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Principals can be sensitive: never print them in full.
         write!(f, "Scope(len={})", self.0.len())
+    }
+}
+
+/// The key that turns principals into scopes: `HMAC-SHA256(key, principal)`, base64url
+/// (43 characters). The shared scope (the empty principal) stays empty.
+///
+/// Keep it stable for as long as tasks are stored: with another key, the same principal maps to
+/// another scope and no longer finds its tasks. It is never written to a store.
+#[derive(Clone)]
+pub struct ScopeKey([u8; 32]);
+
+impl fmt::Debug for ScopeKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ScopeKey(..)")
+    }
+}
+
+impl ScopeKey {
+    /// A key of 32 bytes (draw them from the OS CSPRNG).
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        ScopeKey(bytes)
+    }
+
+    /// A key derived from secret bytes (any length), e.g. the contents of a secret file
+    /// several processes share. Independent of the `requestState` key derived from the same
+    /// secret.
+    pub fn from_secret(secret: &[u8]) -> Self {
+        let mut mac =
+            <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes keys of any length");
+        mac.update(b"mcp-tasks scope key v1");
+        ScopeKey(mac.finalize().into_bytes().into())
+    }
+
+    /// The scope of `principal` (a [`Scope`] naming the principal, e.g. from a bearer token).
+    pub fn scope_of(&self, principal: &Scope) -> Scope {
+        if principal.as_str().is_empty() {
+            return Scope::shared();
+        }
+        let mut mac =
+            <Hmac<Sha256> as Mac>::new_from_slice(&self.0).expect("HMAC takes keys of any length");
+        mac.update(principal.as_str().as_bytes());
+        let digest = mac.finalize().into_bytes();
+        Scope::new(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_are_keyed_hashes_of_principals() {
+        let key = ScopeKey::from_secret(b"secret");
+        let alice = key.scope_of(&Scope::new("alice"));
+        assert_eq!(alice.as_str().len(), 43);
+        assert!(!alice.as_str().contains("alice"));
+        assert_eq!(alice, key.scope_of(&Scope::new("alice")), "stable");
+        assert_ne!(alice, key.scope_of(&Scope::new("bob")));
+        let other = ScopeKey::from_secret(b"other secret");
+        assert_ne!(alice, other.scope_of(&Scope::new("alice")), "keyed");
+        assert_eq!(key.scope_of(&Scope::shared()), Scope::shared());
     }
 }

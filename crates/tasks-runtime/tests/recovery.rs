@@ -67,11 +67,14 @@ fn wait_tool(probe: Arc<Probe>) -> Tool {
     })
 }
 
+/// What one run saw: attempt, idempotency key, fencing token.
+type Run = (u32, Option<String>, Option<u64>);
+
 /// What each run of a tool saw.
 #[derive(Default)]
 struct Runs {
     /// (attempt, idempotency key, fencing token) per run.
-    seen: Mutex<Vec<(u32, Option<String>, Option<u64>)>>,
+    seen: Mutex<Vec<Run>>,
     /// Opens the gate the first run waits at (the "crash" keeps it closed).
     gate: Notify,
     finished: AtomicU32,
@@ -85,7 +88,7 @@ impl Runs {
             ctx.fencing_token(),
         ));
     }
-    fn seen(&self) -> Vec<(u32, Option<String>, Option<u64>)> {
+    fn seen(&self) -> Vec<Run> {
         self.seen.lock().unwrap().clone()
     }
 }

@@ -51,6 +51,10 @@ pub(crate) enum Op {
         now: Timestamp,
         max: usize,
     },
+    /// Test support: sets `PRAGMA max_page_count` (so a write can fail for want of space).
+    MaxPageCount {
+        pages: u64,
+    },
 }
 
 /// A task to create.
@@ -87,4 +91,5 @@ pub(crate) enum Answer {
     Done,
     Liveness(Liveness),
     Claimed(Vec<Claimed>),
+    Pages(u64),
 }

@@ -97,6 +97,15 @@ pub(crate) fn execute(
             Ok(Outcome::kept(Answer::Done, None))
         }
         Op::Claim { node, now, max } => claim(conn, &node, now, max),
+        Op::MaxPageCount { pages } => {
+            let pages = i64::try_from(pages).unwrap_or(i64::MAX);
+            let set: i64 =
+                conn.pragma_update_and_check(None, "max_page_count", pages, |row| row.get(0))?;
+            Ok(Outcome::kept(
+                Answer::Pages(u64::try_from(set).unwrap_or(0)),
+                None,
+            ))
+        }
     }
 }
 

@@ -107,6 +107,16 @@ impl SqliteStore {
         self.shared.fail_commits.store(n, Ordering::Release);
     }
 
+    /// Test support: sets SQLite's `max_page_count` on the writer's connection and returns
+    /// the limit in force (never below the current size), so writes that need new pages fail.
+    #[doc(hidden)]
+    pub async fn set_max_page_count(&self, pages: u64) -> Result<u64, StoreError> {
+        match self.call(Op::MaxPageCount { pages }).await? {
+            Answer::Pages(pages) => Ok(pages),
+            other => Err(unexpected(other)),
+        }
+    }
+
     /// Test support: the writer takes no further command until the returned guard is
     /// dropped (writes sent meanwhile queue up and then form one batch).
     #[doc(hidden)]

@@ -491,7 +491,7 @@ async fn main() -> std::process::ExitCode {
                 if let Some(now) = pid.and_then(|pid| rss_kib(pid, "VmRSS:")) {
                     peak_sampled.fetch_max(now, Ordering::Relaxed);
                 }
-                if n % 30 == 0 {
+                if n.is_multiple_of(30) {
                     if let Some(now) = pid.and_then(|pid| rss_kib(pid, "VmRSS:")) {
                         series.lock().expect("series").push((
                             started.elapsed().as_secs(),

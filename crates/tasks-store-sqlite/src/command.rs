@@ -1,0 +1,95 @@
+//! What callers send the writer thread, and what it answers.
+//!
+//! Callers do the CPU work (serializing the task and its work to JSON) before sending, so the
+//! writer thread runs SQL only.
+
+use std::sync::Arc;
+
+use tasks_core::{Task, TaskId, Timestamp};
+use tasks_runtime::store::CreateLimits;
+use tasks_runtime::{
+    CasOutcome, Claimed, Created, Lease, Liveness, NodeId, Scope, StoreError, Work,
+};
+use tokio::sync::oneshot;
+
+/// A message to the writer thread.
+pub(crate) enum Command {
+    /// A write, answered once its batch has committed (or failed).
+    Write(Write),
+    /// Test support: the writer stops taking commands until the sender of this channel is
+    /// dropped (see `SqliteStore::pause`).
+    Pause(std::sync::mpsc::Receiver<()>),
+}
+
+/// One write and where its answer goes.
+pub(crate) struct Write {
+    pub(crate) op: Op,
+    pub(crate) reply: oneshot::Sender<Result<Answer, StoreError>>,
+}
+
+/// The writes, with their arguments owned and their JSON already encoded.
+pub(crate) enum Op {
+    Create(NewTask),
+    Transition(Cas),
+    Reap {
+        now: Timestamp,
+    },
+    Register {
+        node: NodeId,
+        expires: Timestamp,
+    },
+    Heartbeat {
+        node: NodeId,
+        now: Timestamp,
+        expires: Timestamp,
+    },
+    Retire {
+        node: NodeId,
+    },
+    Claim {
+        node: NodeId,
+        now: Timestamp,
+        max: usize,
+    },
+    /// Test support: sets `PRAGMA max_page_count` (so a write can fail for want of space).
+    MaxPageCount {
+        pages: u64,
+    },
+}
+
+/// A task to create.
+pub(crate) struct NewTask {
+    pub(crate) task: Arc<Task>,
+    pub(crate) work: Arc<Work>,
+    pub(crate) task_json: String,
+    pub(crate) work_json: String,
+    pub(crate) limits: CreateLimits,
+    pub(crate) owner: NodeId,
+}
+
+/// A compare-and-set transition.
+pub(crate) struct Cas {
+    pub(crate) who: Who,
+    /// The new task (its revision is the expected one plus one).
+    pub(crate) task: Arc<Task>,
+    pub(crate) task_json: String,
+    pub(crate) now: Timestamp,
+}
+
+/// [`tasks_runtime::Authority`], owned.
+pub(crate) enum Who {
+    Request(Scope),
+    Worker(Lease),
+}
+
+/// What a write answers; the variant matches the [`Op`].
+#[derive(Debug)]
+pub(crate) enum Answer {
+    Created(Created),
+    Cas(CasOutcome),
+    Reaped(Vec<TaskId>),
+    Done,
+    Liveness(Liveness),
+    Claimed(Vec<Claimed>),
+    Pages(u64),
+}

@@ -1,0 +1,371 @@
+//! One write against the open transaction: the SQL of each [`Op`], and what it changes in the
+//! counters and (once committed) the read model. Runs on the writer thread only.
+
+use std::sync::Arc;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use tasks_core::{Task, TaskId, Timestamp};
+use tasks_runtime::{
+    CasOutcome, Claimed, Created, Lease, Liveness, NodeId, Scope, Snapshot, StoreError, Work,
+};
+
+use crate::command::{Answer, Cas, NewTask, Op, Who};
+use crate::counters::Counters;
+use crate::model::{Effect, Entry};
+use crate::sql;
+
+/// What one write did.
+pub(crate) struct Outcome {
+    /// The caller's answer (sent once the batch commits).
+    pub(crate) answer: Result<Answer, StoreError>,
+    /// The change for the read model, if any.
+    pub(crate) effect: Option<Effect>,
+    /// Whether the write's SQL changes are kept; a refused write rolls back its savepoint.
+    pub(crate) keep: bool,
+    /// Tasks deleted (for the vacuum policy).
+    pub(crate) deleted: usize,
+}
+
+impl Outcome {
+    fn kept(answer: Answer, effect: Option<Effect>) -> Self {
+        Outcome {
+            answer: Ok(answer),
+            effect,
+            keep: true,
+            deleted: 0,
+        }
+    }
+
+    fn refused(answer: Result<Answer, StoreError>) -> Self {
+        Outcome {
+            answer,
+            effect: None,
+            keep: false,
+            deleted: 0,
+        }
+    }
+}
+
+/// Why a write failed: the text is for logs only.
+#[derive(Debug)]
+pub(crate) struct Failure(pub(crate) String);
+
+impl From<rusqlite::Error> for Failure {
+    fn from(error: rusqlite::Error) -> Self {
+        Failure(format!("sqlite: {error}"))
+    }
+}
+
+impl From<serde_json::Error> for Failure {
+    fn from(error: serde_json::Error) -> Self {
+        Failure(format!("stored JSON does not decode: {error}"))
+    }
+}
+
+/// Runs `op`. Counters change only once every statement of the write has succeeded.
+pub(crate) fn execute(
+    conn: &Connection,
+    counters: &mut Counters,
+    op: Op,
+) -> Result<Outcome, Failure> {
+    match op {
+        Op::Create(new) => create(conn, counters, new),
+        Op::Transition(cas) => transition(conn, counters, cas),
+        Op::Reap { now } => reap(conn, counters, now),
+        Op::Register { node, expires } => {
+            conn.prepare_cached(sql::REGISTER_NODE)?
+                .execute(params![sql::node(&node), sql::ms(expires)])?;
+            Ok(Outcome::kept(Answer::Done, None))
+        }
+        Op::Heartbeat { node, now, expires } => {
+            let renewed = conn.prepare_cached(sql::RENEW_NODE)?.execute(params![
+                sql::node(&node),
+                sql::ms(expires),
+                sql::ms(now)
+            ])?;
+            if renewed == 1 {
+                return Ok(Outcome::kept(Answer::Liveness(Liveness::Alive), None));
+            }
+            // Expired (or unknown): forget it, so it is never revived.
+            conn.prepare_cached(sql::DELETE_NODE)?
+                .execute(params![sql::node(&node)])?;
+            Ok(Outcome::kept(Answer::Liveness(Liveness::Lost), None))
+        }
+        Op::Retire { node } => {
+            conn.prepare_cached(sql::DELETE_NODE)?
+                .execute(params![sql::node(&node)])?;
+            Ok(Outcome::kept(Answer::Done, None))
+        }
+        Op::Claim { node, now, max } => claim(conn, &node, now, max),
+        Op::MaxPageCount { pages } => {
+            let pages = i64::try_from(pages).unwrap_or(i64::MAX);
+            let set: i64 =
+                conn.pragma_update_and_check(None, "max_page_count", pages, |row| row.get(0))?;
+            Ok(Outcome::kept(
+                Answer::Pages(u64::try_from(set).unwrap_or(0)),
+                None,
+            ))
+        }
+    }
+}
+
+fn create(conn: &Connection, counters: &mut Counters, new: NewTask) -> Result<Outcome, Failure> {
+    let scope = &new.work.scope;
+    if let Err(limit) = counters.check(scope.as_str(), new.limits) {
+        return Ok(Outcome::refused(Err(StoreError::Capacity(limit))));
+    }
+    let task = &new.task;
+    let inserted = conn.prepare_cached(sql::INSERT_TASK)?.execute(params![
+        task.id().as_str(),
+        scope.as_str(),
+        revision(task),
+        sql::status(task.status()),
+        sql::ms(task.created_at()),
+        task.expires_at().map(sql::ms),
+        new.task_json,
+        new.work_json,
+        sql::node(&new.owner),
+    ])?;
+    if inserted == 0 {
+        return Ok(Outcome::refused(Err(StoreError::Duplicate)));
+    }
+    counters.created(scope.as_str());
+    let lease = Lease {
+        node: new.owner,
+        generation: 1,
+        attempt: 1,
+    };
+    let snapshot = Snapshot {
+        task: new.task.clone(),
+        scope: scope.clone(),
+    };
+    let entry = Entry {
+        task: new.task.clone(),
+        scope: scope.clone(),
+        work: Some(new.work),
+    };
+    Ok(Outcome::kept(
+        Answer::Created(Created { snapshot, lease }),
+        Some(Effect::Insert(task.id().clone(), entry)),
+    ))
+}
+
+fn transition(conn: &Connection, counters: &mut Counters, cas: Cas) -> Result<Outcome, Failure> {
+    let terminal = cas.task.is_terminal();
+    // First with the guard that the stored task is still active, so a commit here means the
+    // task became terminal (the reducer never changes a terminal task, so this is the path
+    // every write takes; the unguarded retry below only keeps the semantics exact).
+    if let Some(scope) = write_cas(conn, &cas, terminal)? {
+        if terminal {
+            counters.deactivated(&scope);
+        }
+        return Ok(committed(cas, scope, terminal));
+    }
+    let expected = cas.task.revision().saturating_sub(1);
+    let row = conn
+        .prepare_cached(sql::CLASSIFY)?
+        .query_row(params![cas.task.id().as_str()], |row| {
+            Ok(Stored {
+                scope: row.get(0)?,
+                revision: row.get(1)?,
+                status: row.get(2)?,
+                expires_at_ms: row.get(3)?,
+                owner: row.get(4)?,
+                generation: row.get(5)?,
+                task: row.get(6)?,
+            })
+        })
+        .optional()?;
+    let Some(stored) = row else {
+        return Ok(Outcome::refused(Ok(Answer::Cas(CasOutcome::NotFound))));
+    };
+    if stored
+        .expires_at_ms
+        .is_some_and(|at| at <= sql::ms(cas.now))
+    {
+        return Ok(Outcome::refused(Ok(Answer::Cas(CasOutcome::NotFound))));
+    }
+    match &cas.who {
+        Who::Request(scope) if stored.scope != scope.as_str() => {
+            return Ok(Outcome::refused(Ok(Answer::Cas(CasOutcome::NotFound))));
+        }
+        Who::Worker(lease)
+            if stored.owner.as_deref() != Some(sql::node(&lease.node))
+                || stored.generation != sql_u64(lease.generation) =>
+        {
+            return Ok(Outcome::refused(Ok(Answer::Cas(CasOutcome::Fenced))));
+        }
+        _ => {}
+    }
+    if stored.revision != sql_u64(expected) {
+        let task: Task = serde_json::from_str(&stored.task)?;
+        let snapshot = Snapshot {
+            task: Arc::new(task),
+            scope: Scope::new(&stored.scope),
+        };
+        return Ok(Outcome::refused(Ok(Answer::Cas(CasOutcome::Conflict(
+            snapshot,
+        )))));
+    }
+    if terminal && !sql::is_active(&stored.status) {
+        // A terminal task replaced by another terminal one: no longer active either way.
+        if let Some(scope) = write_cas(conn, &cas, false)? {
+            return Ok(committed(cas, scope, false));
+        }
+    }
+    Err(Failure(format!(
+        "compare-and-set of task {} matched no row although its conditions hold",
+        cas.task.id().as_str()
+    )))
+}
+
+/// The classified columns of a stored task.
+struct Stored {
+    scope: String,
+    revision: i64,
+    status: String,
+    expires_at_ms: Option<i64>,
+    owner: Option<Vec<u8>>,
+    generation: i64,
+    task: String,
+}
+
+/// The compare-and-set statement; the stored scope when it committed.
+fn write_cas(conn: &Connection, cas: &Cas, guard: bool) -> rusqlite::Result<Option<String>> {
+    let task = &cas.task;
+    let terminal = task.is_terminal();
+    let base = params![
+        task.id().as_str(),
+        sql_u64(task.revision().saturating_sub(1)),
+        revision(task),
+        sql::status(task.status()),
+        sql::ms(task.created_at()),
+        task.expires_at().map(sql::ms),
+        cas.task_json,
+        terminal,
+        guard,
+        sql::ms(cas.now),
+    ];
+    let scope = |row: &rusqlite::Row<'_>| row.get::<_, String>(0);
+    match &cas.who {
+        Who::Request(scope_of) => {
+            let mut all = base.to_vec();
+            let scope_param = scope_of.as_str();
+            all.push(&scope_param);
+            conn.prepare_cached(sql::CAS_REQUEST)?
+                .query_row(all.as_slice(), scope)
+                .optional()
+        }
+        Who::Worker(lease) => {
+            let mut all = base.to_vec();
+            let node = sql::node(&lease.node);
+            let generation = sql_u64(lease.generation);
+            all.push(&node);
+            all.push(&generation);
+            conn.prepare_cached(sql::CAS_WORKER)?
+                .query_row(all.as_slice(), scope)
+                .optional()
+        }
+    }
+}
+
+fn committed(cas: Cas, scope: String, became_terminal: bool) -> Outcome {
+    let scope = match cas.who {
+        Who::Request(scope) => scope,
+        Who::Worker(_) => Scope::new(scope),
+    };
+    let snapshot = Snapshot {
+        task: cas.task.clone(),
+        scope,
+    };
+    Outcome::kept(
+        Answer::Cas(CasOutcome::Committed(snapshot)),
+        Some(Effect::Update {
+            id: cas.task.id().clone(),
+            task: cas.task,
+            drop_work: became_terminal,
+        }),
+    )
+}
+
+fn reap(conn: &Connection, counters: &mut Counters, now: Timestamp) -> Result<Outcome, Failure> {
+    let mut deleted: Vec<(String, String, String)> = Vec::new();
+    let mut statement = conn.prepare_cached(sql::REAP)?;
+    loop {
+        let before = deleted.len();
+        let rows = statement.query_map(params![sql::ms(now), sql::REAP_CHUNK], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })?;
+        for row in rows {
+            deleted.push(row?);
+        }
+        if deleted.len() - before < usize::try_from(sql::REAP_CHUNK).unwrap_or(usize::MAX) {
+            break;
+        }
+    }
+    let ids = deleted
+        .iter()
+        .map(|(id, _, _)| {
+            TaskId::parse(id).map_err(|e| Failure(format!("stored task id does not parse: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    for (_, scope, status) in &deleted {
+        counters.deleted(scope, sql::is_active(status));
+    }
+    let count = ids.len();
+    Ok(Outcome {
+        answer: Ok(Answer::Reaped(ids.clone())),
+        effect: (count > 0).then_some(Effect::Delete(ids)),
+        keep: true,
+        deleted: count,
+    })
+}
+
+fn claim(conn: &Connection, node: &NodeId, now: Timestamp, max: usize) -> Result<Outcome, Failure> {
+    conn.prepare_cached(sql::DELETE_EXPIRED_NODES)?
+        .execute(params![sql::ms(now)])?;
+    let mut statement = conn.prepare_cached(sql::CLAIM)?;
+    let rows = statement.query_map(
+        params![sql::node(node), sql::ms(now), sql::int(max)],
+        |row| {
+            Ok((
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+                row.get::<_, String>(3)?,
+                row.get::<_, i64>(4)?,
+                row.get::<_, i64>(5)?,
+            ))
+        },
+    )?;
+    let mut claimed = Vec::new();
+    for row in rows {
+        let (scope, task, work, generation, attempt) = row?;
+        let task: Task = serde_json::from_str(&task)?;
+        let work: Work = serde_json::from_str(&work)?;
+        let lease = Lease {
+            node: *node,
+            generation: u64::try_from(generation)
+                .map_err(|_| Failure(format!("stored generation {generation} is negative")))?,
+            attempt: u32::try_from(attempt)
+                .map_err(|_| Failure(format!("stored attempt {attempt} is out of range")))?,
+        };
+        claimed.push(Claimed {
+            snapshot: Snapshot {
+                task: Arc::new(task),
+                scope: Scope::new(scope),
+            },
+            work: Arc::new(work),
+            lease,
+        });
+    }
+    Ok(Outcome::kept(Answer::Claimed(claimed), None))
+}
+
+fn revision(task: &Task) -> i64 {
+    sql_u64(task.revision())
+}
+
+/// A revision or generation as a column value (they start at 1 and grow by one per write).
+fn sql_u64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,139 @@
+//! A durable task store in one SQLite file: [`SqliteStore`] implements
+//! [`tasks_runtime::Store`] with the same semantics as the in-memory store, and keeps every
+//! task across restarts.
+//!
+//! ```no_run
+//! use tasks_store_sqlite::{SqliteOptions, SqliteStore};
+//!
+//! let store = SqliteStore::open("tasks.db", SqliteOptions::default())?;
+//! # Ok::<(), tasks_store_sqlite::OpenError>(())
+//! ```
+//!
+//! # Durability
+//!
+//! A write is acknowledged (the store call returns) only after the transaction holding it has
+//! committed: acknowledged means committed. How far a commit survives depends on
+//! [`Synchronous`]: with [`Synchronous::Full`] (the default) the write-ahead log is synced at
+//! every commit, so acknowledged writes survive power loss; with [`Synchronous::Normal`] they
+//! survive a crash of the process (`kill -9`) but the last ones may be lost on power loss or an
+//! OS crash.
+//!
+//! Writes are *group committed*: one writer thread owns the connection, takes every write
+//! queued (up to [`SqliteOptions::max_batch`]), runs each inside its own savepoint in one
+//! `BEGIN IMMEDIATE` transaction, and commits them with one sync. A refused write (a taken id,
+//! a stale revision, a full capacity) rolls back only itself. If the commit fails, every write
+//! of the batch answers [`tasks_runtime::StoreError::Backend`] and nothing of it is visible.
+//! The backend error text is for logs; it never reaches a client.
+//!
+//! Compare-and-set, fencing and claims are decided in SQL, under the write lock: a transition
+//! is one `UPDATE … WHERE id = ? AND revision = ? AND <not expired> AND <authority>`, a claim
+//! of orphaned tasks is one `UPDATE … WHERE id IN (SELECT … LIMIT ?) RETURNING …`.
+//!
+//! # One process per database
+//!
+//! [`SqliteStore::open`] takes an exclusive lock on the sidecar file `<db>.lock` and holds it
+//! until the store is dropped; a second open (from another process, or the same one) fails
+//! with [`OpenError::Locked`]. The lock is what makes the in-memory read model coherent: no
+//! one else writes the file. The lock file itself is left in place when the store closes.
+//! Other readers (a backup, the `sqlite3` shell) may open the file; SQLite's `busy_timeout` is
+//! set to 5 s for them.
+//!
+//! Because only one process can hold the lock, the process that held it before is gone: open
+//! deletes every node lease, so the previous process's unfinished tasks are orphans at once
+//! and the runtime's recovery (`TaskRuntime::recover`, which calls
+//! [`claim_orphans`](tasks_runtime::Store::claim_orphans)) takes them over with a raised
+//! generation and attempt. The store never fails or re-runs a task by itself.
+//!
+//! # Reads
+//!
+//! Every task is kept in memory as well (a sharded map of `Arc<Task>`, loaded at open). Only
+//! the writer thread changes it, after the commit and before answering, in commit order. So
+//! `get`, `work` and `task_count` do no I/O and no thread hop, never show a state the disk
+//! does not have, and show every acknowledged write. Memory use is therefore proportional to
+//! the stored tasks, as with the in-memory store.
+//!
+//! # What is stored, and for how long
+//!
+//! * `tasks`: per task its id, scope, revision, status, creation and expiry times, the task
+//!   itself as JSON (status message, results, pending input requests and *accepted input
+//!   answers*), the work descriptor as JSON (tool name, arguments, the creating request's
+//!   `inputResponses` and client capabilities; cleared once the task is terminal), and its
+//!   lease (owner node id, generation, attempt).
+//! * `nodes`: each running node's random 16-byte id and lease expiry.
+//!
+//! The scope is stored as given (`Scope::as_str`). The server hands the runtime an opaque
+//! keyed hash of the principal as the scope, never the raw principal, so no user name or
+//! token is written to the file by this store; a deployment that passes raw principals as
+//! scopes would store them.
+//!
+//! A task stays until it has expired (`createdAt + ttlMs`) *and* been reaped
+//! ([`Store::reap`](tasks_runtime::Store::reap), run periodically by the runtime); a task
+//! without a TTL stays until the file is deleted. An expired task reads as absent even
+//! before it is reaped.
+//!
+//! # Files, space and purging
+//!
+//! The store uses `<db>`, `<db>-wal`, `<db>-shm` (SQLite's write-ahead log and its index)
+//! and `<db>.lock`. The database and lock files are created with mode `0600` (owner only);
+//! SQLite gives the WAL files the database's mode. An existing file keeps its permissions.
+//!
+//! Space: SQLite checkpoints the WAL into the database automatically (every 1000 pages, its
+//! default) on the writer thread, and truncates it to at most 64 MiB afterwards
+//! (`journal_size_limit`). The database uses `auto_vacuum=INCREMENTAL`: after a reap leaves
+//! more than 2048 free pages (8 MiB at the default page size) the writer runs
+//! `PRAGMA incremental_vacuum` and the file shrinks. There is no full `VACUUM`.
+//!
+//! To purge data: expired tasks are deleted by reaping. To delete everything, stop the
+//! process and delete the four files `<db>`, `<db>-wal`, `<db>-shm` and `<db>.lock`.
+//!
+//! # Settings
+//!
+//! Pragmas at open: `journal_mode=WAL`, `synchronous=FULL|NORMAL`, `foreign_keys=ON`,
+//! `busy_timeout=5000`, `temp_store=MEMORY`, `journal_size_limit=67108864`,
+//! `auto_vacuum=INCREMENTAL` (set before the first table), `mmap_size=0` (memory-mapped I/O
+//! stays off). The schema is versioned by `PRAGMA user_version` (currently 1) and marked by
+//! `PRAGMA application_id`; migrations are embedded and run in one transaction. A file of a
+//! newer version ([`OpenError::NewerSchema`]), or one that is not a task database or does not
+//! load ([`OpenError::Corrupt`]), is refused and left unchanged: never emptied or recreated.
+//! Times are stored as milliseconds in signed 64-bit columns; times beyond `i64::MAX` ms are
+//! stored as `i64::MAX`.
+//!
+//! # Where this follows the design notes and where it differs
+//!
+//! It follows the researched design (durable stores, SQLite section): a `std::thread` writer
+//! with group commit, savepoints per write, memory as the read model, the pragmas and the
+//! schema above. It differs in these points:
+//!
+//! * The lock is taken with the standard library's `File::try_lock` (an `flock` on Unix), not
+//!   `libc::flock`: same lock, no `unsafe`.
+//! * The capacity counters are owned and checked by the writer thread, counting the writes
+//!   earlier in the same uncommitted batch, instead of being reserved before a write is
+//!   queued: no reservation has to be undone when a write is refused or a batch fails, and
+//!   after a failed batch the counters are simply counted again from the database.
+//! * The read model is this crate's own map, not an embedded `MemoryStore`: leases live only
+//!   in SQL (claims and fencing are decided there), so the map holds just tasks and work.
+//! * Every row is loaded at open, expired-but-unreaped ones included, because `task_count`
+//!   counts those too (as the in-memory store does).
+//! * The `nodes` table has no `started_at_ms` column; nothing reads it.
+//! * A terminal transition clears `work` but keeps the owner and generation, so a late write
+//!   under the last lease is a revision conflict, exactly as in the in-memory store.
+
+#![warn(missing_docs)]
+
+mod command;
+mod counters;
+mod error;
+mod exec;
+mod model;
+mod open;
+mod options;
+mod schema;
+mod sql;
+mod store;
+mod writer;
+
+pub use error::OpenError;
+pub use options::{SqliteOptions, Synchronous};
+#[doc(hidden)]
+pub use store::PauseGuard;
+pub use store::SqliteStore;

@@ -1,0 +1,100 @@
+//! The read model: every stored task in memory, changed only by the writer thread after the
+//! change has committed, so readers never see a state the database could still lose.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use tasks_core::{Task, TaskId, Timestamp};
+use tasks_runtime::{Scope, Snapshot, Work};
+
+/// One stored task as readers see it.
+pub(crate) struct Entry {
+    pub(crate) task: Arc<Task>,
+    pub(crate) scope: Scope,
+    /// `None` once the task is terminal.
+    pub(crate) work: Option<Arc<Work>>,
+}
+
+/// A committed change to apply to the model, in commit order.
+pub(crate) enum Effect {
+    /// A created task.
+    Insert(TaskId, Entry),
+    /// A committed transition; `drop_work` once the task became terminal.
+    Update {
+        id: TaskId,
+        task: Arc<Task>,
+        drop_work: bool,
+    },
+    /// Reaped tasks.
+    Delete(Vec<TaskId>),
+}
+
+/// The committed tasks, sharded by id ([`DashMap`]), and the committed task count.
+#[derive(Default)]
+pub(crate) struct Model {
+    tasks: DashMap<TaskId, Entry>,
+    total: AtomicUsize,
+}
+
+impl Model {
+    /// The snapshot of `id` in `scope`, unless expired at `now`.
+    pub(crate) fn get(&self, scope: &Scope, id: &TaskId, now: Timestamp) -> Option<Snapshot> {
+        self.tasks.get(id).and_then(|entry| {
+            (entry.scope == *scope && !entry.task.is_expired(now)).then(|| Snapshot {
+                task: entry.task.clone(),
+                scope: entry.scope.clone(),
+            })
+        })
+    }
+
+    /// The work of `id` in `scope`, while the task is not terminal.
+    pub(crate) fn work(&self, scope: &Scope, id: &TaskId) -> Option<Arc<Work>> {
+        self.tasks.get(id).and_then(|entry| {
+            (entry.scope == *scope)
+                .then(|| entry.work.clone())
+                .flatten()
+        })
+    }
+
+    /// The committed task count.
+    pub(crate) fn total(&self) -> usize {
+        self.total.load(Ordering::Acquire)
+    }
+
+    /// Publishes the committed task count (writer thread only).
+    pub(crate) fn set_total(&self, total: usize) {
+        self.total.store(total, Ordering::Release);
+    }
+
+    /// Adds a task as loaded at start-up.
+    pub(crate) fn load(&self, id: TaskId, entry: Entry) {
+        self.tasks.insert(id, entry);
+    }
+
+    /// Applies one committed change (writer thread only).
+    pub(crate) fn apply(&self, effect: Effect) {
+        match effect {
+            Effect::Insert(id, entry) => {
+                self.tasks.insert(id, entry);
+            }
+            Effect::Update {
+                id,
+                task,
+                drop_work,
+            } => {
+                if let Some(mut entry) = self.tasks.get_mut(&id) {
+                    entry.task = task;
+                    if drop_work {
+                        entry.work = None;
+                    }
+                }
+            }
+            Effect::Delete(ids) => {
+                for id in ids {
+                    self.tasks.remove(&id);
+                }
+            }
+        }
+    }
+}

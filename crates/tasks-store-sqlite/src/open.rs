@@ -1,0 +1,230 @@
+//! Opening a store: the single-process lock, owner-only files, pragmas, migrations, and the
+//! read model and counters loaded from the rows.
+
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+use tasks_core::{Task, TaskId};
+use tasks_runtime::{Scope, Work};
+
+use crate::counters::Counters;
+use crate::error::OpenError;
+use crate::model::{Entry, Model};
+use crate::options::SqliteOptions;
+use crate::schema::{self, Found};
+use crate::sql;
+
+/// SQLite's `busy_timeout`, for other processes (a backup, the `sqlite3` shell) holding a lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Permissions of the files the store creates: owner read and write only.
+const PRIVATE: u32 = 0o600;
+
+/// An opened, migrated and loaded database.
+pub(crate) struct Opened {
+    pub(crate) conn: Connection,
+    pub(crate) lock: File,
+    pub(crate) model: Model,
+    pub(crate) counters: Counters,
+}
+
+/// The lock file of the database at `path`: `<path>.lock`.
+pub(crate) fn lock_path(path: &Path) -> PathBuf {
+    let mut name = OsString::from(path.as_os_str());
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// Locks, opens, migrates and loads the database at `path`.
+pub(crate) fn open(path: &Path, options: &SqliteOptions) -> Result<Opened, OpenError> {
+    let io = |file: &Path| {
+        let file = file.to_path_buf();
+        move |source| OpenError::Io { path: file, source }
+    };
+    if path.is_dir() {
+        return Err(OpenError::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a directory"),
+        });
+    }
+    let lock_path = lock_path(path);
+    let lock = create_private(&lock_path).map_err(io(&lock_path))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            return Err(OpenError::Locked {
+                path: path.to_path_buf(),
+                lock: lock_path,
+            })
+        }
+        Err(TryLockError::Error(source)) => {
+            return Err(OpenError::Io {
+                path: lock_path,
+                source,
+            })
+        }
+    }
+    // Created owner-only before SQLite sees it; SQLite gives -wal and -shm the same mode.
+    drop(create_private(path).map_err(io(path))?);
+
+    let db = |error: rusqlite::Error| sqlite_error(path, error);
+    let mut conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(db)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
+    let corrupt = |reason: String| OpenError::Corrupt {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let version = match schema::inspect(&conn).map_err(db)? {
+        Found::Empty => {
+            // Must precede the first table.
+            conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")
+                .map_err(db)?;
+            0
+        }
+        Found::Ours(version) => version,
+        Found::Newer(found) => {
+            return Err(OpenError::NewerSchema {
+                path: path.to_path_buf(),
+                found,
+                supported: schema::LATEST,
+            })
+        }
+        Found::Foreign(reason) => return Err(corrupt(reason)),
+    };
+    set_pragmas(&conn, options).map_err(|reason| OpenError::Database {
+        path: path.to_path_buf(),
+        reason,
+    })?;
+    schema::migrate(&mut conn, version).map_err(db)?;
+    if let Some(reason) = schema::verify(&conn).map_err(db)? {
+        return Err(corrupt(reason));
+    }
+    // The lock proves the previous process is gone: its tasks are orphans at once, for the
+    // runtime's recovery (`claim_orphans`) to take over.
+    conn.execute("DELETE FROM nodes", []).map_err(db)?;
+    let (model, counters) = load(&conn).map_err(|error| match error {
+        Load::Sql(error) => db(error),
+        Load::Row(reason) => corrupt(reason),
+    })?;
+    conn.set_prepared_statement_cache_capacity(32);
+    Ok(Opened {
+        conn,
+        lock,
+        model,
+        counters,
+    })
+}
+
+/// Opens `path` for reading and writing, creating it owner-only if missing. An existing
+/// file keeps its permissions and contents.
+fn create_private(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(PRIVATE)
+        .open(path)
+}
+
+fn set_pragmas(conn: &Connection, options: &SqliteOptions) -> Result<(), String> {
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+        .map_err(|e| format!("journal_mode=WAL: {e}"))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(format!(
+            "the file system does not support WAL mode (journal_mode is {mode})"
+        ));
+    }
+    for (name, value) in [
+        ("synchronous", options.synchronous.pragma()),
+        ("foreign_keys", "ON"),
+        ("temp_store", "MEMORY"),
+        ("journal_size_limit", "67108864"),
+        ("mmap_size", "0"),
+    ] {
+        conn.pragma_update(None, name, value)
+            .map_err(|e| format!("{name}={value}: {e}"))?;
+    }
+    Ok(())
+}
+
+enum Load {
+    Sql(rusqlite::Error),
+    Row(String),
+}
+
+impl From<rusqlite::Error> for Load {
+    fn from(error: rusqlite::Error) -> Self {
+        Load::Sql(error)
+    }
+}
+
+/// Streams every row into the read model and counts them.
+fn load(conn: &Connection) -> Result<(Model, Counters), Load> {
+    let model = Model::default();
+    let mut counters = Counters::default();
+    let mut statement = conn.prepare(sql::LOAD)?;
+    let mut rows = statement.query([])?;
+    while let Some(row) = rows.next()? {
+        let id: String = row.get(0)?;
+        let scope: String = row.get(1)?;
+        let revision: i64 = row.get(2)?;
+        let status: String = row.get(3)?;
+        let task: String = row.get(4)?;
+        let work: Option<String> = row.get(5)?;
+        let bad = |what: String| Load::Row(format!("task {id:?}: {what}"));
+        let task_id = TaskId::parse(&id).map_err(|e| bad(format!("invalid id: {e}")))?;
+        let task: Task =
+            serde_json::from_str(&task).map_err(|e| bad(format!("task does not decode: {e}")))?;
+        if task.id() != &task_id
+            || i64::try_from(task.revision()).ok() != Some(revision)
+            || task.status().as_str() != status
+        {
+            return Err(bad("columns disagree with the stored task".into()));
+        }
+        let work = work
+            .map(|work| serde_json::from_str::<Work>(&work))
+            .transpose()
+            .map_err(|e| bad(format!("work does not decode: {e}")))?;
+        counters.count_loaded(&scope, sql::is_active(&status));
+        model.load(
+            task_id,
+            Entry {
+                task: Arc::new(task),
+                scope: Scope::new(scope),
+                work: work.map(Arc::new),
+            },
+        );
+    }
+    model.set_total(counters.total());
+    Ok((model, counters))
+}
+
+/// A SQLite error at open: a file that is not a database, or is damaged, is `Corrupt`.
+fn sqlite_error(path: &Path, error: rusqlite::Error) -> OpenError {
+    let path = path.to_path_buf();
+    match error.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => OpenError::Corrupt {
+            path,
+            reason: "it is not a SQLite database".into(),
+        },
+        Some(ErrorCode::DatabaseCorrupt) => OpenError::Corrupt {
+            path,
+            reason: format!("SQLite reports damage: {error}"),
+        },
+        _ => OpenError::Database {
+            path,
+            reason: error.to_string(),
+        },
+    }
+}

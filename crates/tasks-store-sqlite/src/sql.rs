@@ -1,0 +1,116 @@
+//! The SQL statements the writer runs (each prepared once and cached by the connection) and
+//! the conversions between the runtime's types and column values.
+
+use tasks_core::{TaskStatus, Timestamp};
+use tasks_runtime::NodeId;
+
+/// Inserts a created task; a taken id changes nothing (the caller sees zero changed rows).
+pub(crate) const INSERT_TASK: &str = "\
+INSERT INTO tasks (id, scope, revision, status, created_at_ms, expires_at_ms, task, work, \
+                   owner_node, generation, attempt) \
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, 1) \
+ON CONFLICT (id) DO NOTHING";
+
+/// The set part of a compare-and-set write: the new task, and `work` cleared once terminal.
+/// `?9` is 1 when the new task is terminal and the stored one must still be active (so the
+/// writer knows the task *became* terminal); 0 accepts any stored status.
+macro_rules! cas_set {
+    () => {
+        "UPDATE tasks SET revision = ?3, status = ?4, created_at_ms = ?5, expires_at_ms = ?6, \
+                          task = ?7, work = CASE WHEN ?8 THEN NULL ELSE work END \
+         WHERE id = ?1 AND revision = ?2 \
+           AND (expires_at_ms IS NULL OR expires_at_ms > ?10) \
+           AND (?9 = 0 OR status IN ('working', 'input_required'))"
+    };
+}
+
+/// Compare-and-set under a request's authority: `?11` is the scope. Returns the scope of the
+/// changed row (none when nothing changed).
+pub(crate) const CAS_REQUEST: &str = concat!(cas_set!(), " AND scope = ?11 RETURNING scope");
+
+/// Compare-and-set under a worker's authority: `?11` the owner, `?12` the generation. Returns
+/// the scope of the changed row (none when nothing changed).
+pub(crate) const CAS_WORKER: &str = concat!(
+    cas_set!(),
+    " AND owner_node = ?11 AND generation = ?12 RETURNING scope"
+);
+
+/// What a refused compare-and-set is classified on.
+pub(crate) const CLASSIFY: &str = "\
+SELECT scope, revision, status, expires_at_ms, owner_node, generation, task \
+FROM tasks WHERE id = ?1";
+
+/// Deletes up to `?2` tasks expired at `?1`.
+pub(crate) const REAP: &str = "\
+DELETE FROM tasks WHERE id IN \
+  (SELECT id FROM tasks WHERE expires_at_ms IS NOT NULL AND expires_at_ms <= ?1 LIMIT ?2) \
+RETURNING id, scope, status";
+
+/// How many expired tasks one reaping statement deletes.
+pub(crate) const REAP_CHUNK: i64 = 500;
+
+/// Registers a node (or renews it unconditionally).
+pub(crate) const REGISTER_NODE: &str = "\
+INSERT INTO nodes (node_id, lease_expires_at_ms) VALUES (?1, ?2) \
+ON CONFLICT (node_id) DO UPDATE SET lease_expires_at_ms = excluded.lease_expires_at_ms";
+
+/// Renews a node's lease only while it is still alive at `?3`.
+pub(crate) const RENEW_NODE: &str = "\
+UPDATE nodes SET lease_expires_at_ms = ?2 WHERE node_id = ?1 AND lease_expires_at_ms > ?3";
+
+/// Removes one node.
+pub(crate) const DELETE_NODE: &str = "DELETE FROM nodes WHERE node_id = ?1";
+
+/// Removes every node whose lease has expired at `?1`.
+pub(crate) const DELETE_EXPIRED_NODES: &str = "DELETE FROM nodes WHERE lease_expires_at_ms <= ?1";
+
+/// Claims up to `?3` orphans for node `?1` at `?2`: active, unexpired tasks whose owner is not
+/// a live node. One statement, so each task is re-checked and taken under the write lock.
+pub(crate) const CLAIM: &str = "\
+UPDATE tasks SET owner_node = ?1, generation = generation + 1, \
+                 attempt = MIN(attempt + 1, 4294967295) \
+WHERE id IN ( \
+  SELECT id FROM tasks \
+  WHERE status IN ('working', 'input_required') \
+    AND work IS NOT NULL \
+    AND (expires_at_ms IS NULL OR expires_at_ms > ?2) \
+    AND (owner_node IS NULL OR owner_node NOT IN \
+          (SELECT node_id FROM nodes WHERE lease_expires_at_ms > ?2)) \
+  LIMIT ?3) \
+RETURNING id, scope, task, work, generation, attempt";
+
+/// Every stored task, for the read model at start-up.
+pub(crate) const LOAD: &str = "SELECT id, scope, revision, status, task, work FROM tasks";
+
+/// The stored task count.
+pub(crate) const COUNT: &str = "SELECT count(*) FROM tasks";
+
+/// Active tasks per scope.
+pub(crate) const ACTIVE_BY_SCOPE: &str = "\
+SELECT scope, count(*) FROM tasks WHERE status IN ('working', 'input_required') GROUP BY scope";
+
+/// A time as a column value. SQLite integers are signed: times past `i64::MAX` ms (some 292
+/// million years) are stored as `i64::MAX`, which keeps their order against every earlier time.
+pub(crate) fn ms(at: Timestamp) -> i64 {
+    i64::try_from(at.unix_millis()).unwrap_or(i64::MAX)
+}
+
+/// A count or limit as a column value.
+pub(crate) fn int(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// A node id as a column value.
+pub(crate) fn node(id: &NodeId) -> &[u8] {
+    id.as_bytes()
+}
+
+/// The status column value.
+pub(crate) fn status(status: TaskStatus) -> &'static str {
+    status.as_str()
+}
+
+/// Whether a status column value is a non-terminal status.
+pub(crate) fn is_active(status: &str) -> bool {
+    matches!(status, "working" | "input_required")
+}

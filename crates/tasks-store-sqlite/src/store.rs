@@ -1,0 +1,304 @@
+//! [`SqliteStore`]: the handle callers hold, and its [`Store`] implementation.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+
+use async_trait::async_trait;
+use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
+use tasks_runtime::store::CreateLimits;
+use tasks_runtime::{
+    Authority, CasOutcome, Claimed, Created, Liveness, NodeId, Scope, Snapshot, Store, StoreError,
+    Work,
+};
+use tokio::sync::oneshot;
+
+use crate::command::{self, Answer, Cas, Command, Op, Who, Write};
+use crate::error::OpenError;
+use crate::model::Model;
+use crate::open;
+use crate::options::SqliteOptions;
+use crate::writer::{Shared, Writer};
+
+/// A durable [`Store`] in one SQLite file, for one process at a time.
+///
+/// Writes go to a dedicated writer thread that commits them in batches; reads (`get`, `work`,
+/// `task_count`) are answered from memory. See the [crate documentation](crate) for
+/// durability, locking and what is stored.
+///
+/// Dropping the store lets the writer finish every queued write, closes the database and
+/// releases the lock; the drop waits for that.
+pub struct SqliteStore {
+    path: PathBuf,
+    model: Arc<Model>,
+    shared: Arc<Shared>,
+    /// `None` only while dropping.
+    commands: Option<mpsc::Sender<Command>>,
+    writer: Option<JoinHandle<()>>,
+}
+
+impl SqliteStore {
+    /// Opens (creating if missing) the task database at `path`, takes the lock
+    /// `<path>.lock`, migrates the schema, loads every task into memory and starts the
+    /// writer thread.
+    ///
+    /// Blocking (file I/O proportional to the database size); call it once at start-up. It
+    /// never enters an async runtime, so calling it from inside one is fine.
+    ///
+    /// # Errors
+    /// [`OpenError`]: the database is in use ([`OpenError::Locked`]), written by a newer
+    /// build, not a task database or damaged, or a file cannot be created. A refused file is
+    /// left unchanged.
+    pub fn open(path: impl AsRef<Path>, options: SqliteOptions) -> Result<SqliteStore, OpenError> {
+        let path = path.as_ref().to_path_buf();
+        let opened = open::open(&path, &options)?;
+        let model = Arc::new(opened.model);
+        let shared = Arc::new(Shared::default());
+        let (commands, receiver) = mpsc::channel();
+        let setup = |reason: String| OpenError::Database {
+            path: path.clone(),
+            reason,
+        };
+        let writer = Writer::new(
+            opened.conn,
+            model.clone(),
+            opened.counters,
+            receiver,
+            shared.clone(),
+            options.max_batch,
+            opened.lock,
+        )
+        .map_err(|e| setup(format!("installing the commit hook: {e}")))?;
+        let writer = std::thread::Builder::new()
+            .name("tasks-sqlite-writer".into())
+            .spawn(move || writer.run())
+            .map_err(|e| setup(format!("starting the writer thread: {e}")))?;
+        Ok(SqliteStore {
+            path,
+            model,
+            shared,
+            commands: Some(commands),
+            writer: Some(writer),
+        })
+    }
+
+    /// The database path, as given to [`SqliteStore::open`].
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Test support: transactions committed so far.
+    #[doc(hidden)]
+    pub fn commits(&self) -> u64 {
+        self.shared.commits.load(Ordering::Acquire)
+    }
+
+    /// Test support: writes sent but not yet taken by the writer thread.
+    #[doc(hidden)]
+    pub fn queued(&self) -> usize {
+        self.shared.queued.load(Ordering::Acquire)
+    }
+
+    /// Test support: makes the next `n` commits fail (a SQLite commit hook turns each into a
+    /// rollback, so `COMMIT` returns an error).
+    #[doc(hidden)]
+    pub fn fail_next_commits(&self, n: usize) {
+        self.shared.fail_commits.store(n, Ordering::Release);
+    }
+
+    /// Test support: sets SQLite's `max_page_count` on the writer's connection and returns
+    /// the limit in force (never below the current size), so writes that need new pages fail.
+    #[doc(hidden)]
+    pub async fn set_max_page_count(&self, pages: u64) -> Result<u64, StoreError> {
+        match self.call(Op::MaxPageCount { pages }).await? {
+            Answer::Pages(pages) => Ok(pages),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Test support: the writer takes no further command until the returned guard is
+    /// dropped (writes sent meanwhile queue up and then form one batch).
+    #[doc(hidden)]
+    pub fn pause(&self) -> PauseGuard {
+        let (gate, wait) = mpsc::channel();
+        if let Some(commands) = &self.commands {
+            let _ = commands.send(Command::Pause(wait));
+        }
+        PauseGuard { _gate: gate }
+    }
+
+    async fn call(&self, op: Op) -> Result<Answer, StoreError> {
+        let stopped = || StoreError::Backend("the task store writer thread has stopped".into());
+        let commands = self.commands.as_ref().ok_or_else(stopped)?;
+        let (reply, answer) = oneshot::channel();
+        self.shared.queued.fetch_add(1, Ordering::AcqRel);
+        if commands.send(Command::Write(Write { op, reply })).is_err() {
+            self.shared.queued.fetch_sub(1, Ordering::AcqRel);
+            return Err(stopped());
+        }
+        answer.await.map_err(|_| stopped())?
+    }
+}
+
+/// Test support: see [`SqliteStore::pause`].
+#[doc(hidden)]
+pub struct PauseGuard {
+    _gate: mpsc::Sender<()>,
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        drop(self.commands.take());
+        if let Some(writer) = self.writer.take() {
+            if writer.join().is_err() {
+                tracing::error!("the task store writer thread panicked");
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+fn unexpected(answer: Answer) -> StoreError {
+    StoreError::Backend(format!("the writer answered {answer:?} to another request"))
+}
+
+fn encoding(error: serde_json::Error) -> StoreError {
+    StoreError::Backend(format!("encoding JSON: {error}"))
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn create(
+        &self,
+        task: NewTask,
+        work: Work,
+        limits: CreateLimits,
+        owner: &NodeId,
+    ) -> Result<Created, StoreError> {
+        let task = task.into_task();
+        let new = command::NewTask {
+            task_json: serde_json::to_string(&task).map_err(encoding)?,
+            work_json: serde_json::to_string(&work).map_err(encoding)?,
+            task: Arc::new(task),
+            work: Arc::new(work),
+            limits,
+            owner: *owner,
+        };
+        match self.call(Op::Create(new)).await? {
+            Answer::Created(created) => Ok(created),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn get(
+        &self,
+        scope: &Scope,
+        id: &TaskId,
+        now: Timestamp,
+    ) -> Result<Option<Snapshot>, StoreError> {
+        Ok(self.model.get(scope, id, now))
+    }
+
+    async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError> {
+        Ok(self.model.work(scope, id))
+    }
+
+    async fn transition(
+        &self,
+        who: Authority<'_>,
+        update: TaskUpdate,
+        now: Timestamp,
+    ) -> Result<CasOutcome, StoreError> {
+        let who = match who {
+            Authority::Request(scope) => Who::Request(scope.clone()),
+            Authority::Worker(lease) => Who::Worker(*lease),
+        };
+        let task = update.into_task();
+        let cas = Cas {
+            who,
+            task_json: serde_json::to_string(&task).map_err(encoding)?,
+            task: Arc::new(task),
+            now,
+        };
+        match self.call(Op::Transition(cas)).await? {
+            Answer::Cas(outcome) => Ok(outcome),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn reap(&self, now: Timestamp) -> Result<Vec<TaskId>, StoreError> {
+        match self.call(Op::Reap { now }).await? {
+            Answer::Reaped(ids) => Ok(ids),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn task_count(&self) -> Result<usize, StoreError> {
+        Ok(self.model.total())
+    }
+
+    async fn register_node(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<(), StoreError> {
+        let op = Op::Register {
+            node: *node,
+            expires: now.plus_millis(lease_ms),
+        };
+        match self.call(op).await? {
+            Answer::Done => Ok(()),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn heartbeat(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<Liveness, StoreError> {
+        let op = Op::Heartbeat {
+            node: *node,
+            now,
+            expires: now.plus_millis(lease_ms),
+        };
+        match self.call(op).await? {
+            Answer::Liveness(liveness) => Ok(liveness),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn retire_node(&self, node: &NodeId) -> Result<(), StoreError> {
+        match self.call(Op::Retire { node: *node }).await? {
+            Answer::Done => Ok(()),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn claim_orphans(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        max: usize,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        let op = Op::Claim {
+            node: *node,
+            now,
+            max,
+        };
+        match self.call(op).await? {
+            Answer::Claimed(claimed) => Ok(claimed),
+            other => Err(unexpected(other)),
+        }
+    }
+}

@@ -1,0 +1,283 @@
+//! The writer thread: the only user of the database connection and the only writer of the
+//! read model.
+//!
+//! Loop: block for the first command, drain whatever else is queued up to `max_batch`,
+//! `BEGIN IMMEDIATE`, run each write inside its own `SAVEPOINT` (a refused write — a duplicate
+//! id, a stale revision, a full capacity — rolls back only itself), `COMMIT` (one fsync for the
+//! batch under `synchronous=FULL`), apply the committed changes to the read model in commit
+//! order, publish the task count, and only then answer every caller. Nothing is acknowledged
+//! before its batch has committed.
+//!
+//! When `BEGIN` or `COMMIT` fails, or a statement error ends the transaction, the whole batch
+//! is rolled back and every write of it is answered [`StoreError::Backend`]; the read model is
+//! left as it was and the counters are counted again from the database.
+
+use std::fs::File;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+
+use rusqlite::Connection;
+use tasks_runtime::StoreError;
+
+use crate::command::{Answer, Command, Write};
+use crate::counters::Counters;
+use crate::exec::{self, Failure, Outcome};
+use crate::model::{Effect, Model};
+
+/// Free pages (4 KiB each by default) above which the writer returns them to the file system
+/// after a batch that reaped tasks.
+const VACUUM_FREE_PAGES: i64 = 2_048;
+
+/// State shared between the store handle and the writer thread.
+#[derive(Default)]
+pub(crate) struct Shared {
+    /// Transactions committed by the writer (test support and diagnostics).
+    pub(crate) commits: AtomicU64,
+    /// Writes sent but not yet taken by the writer.
+    pub(crate) queued: AtomicUsize,
+    /// Test support: the next this-many commits are turned into rollbacks by a commit hook.
+    pub(crate) fail_commits: AtomicUsize,
+}
+
+impl Shared {
+    fn take_commit_failure(&self) -> bool {
+        self.fail_commits
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+            .is_ok()
+    }
+}
+
+/// The writer thread's state.
+pub(crate) struct Writer {
+    conn: Connection,
+    model: Arc<Model>,
+    counters: Counters,
+    /// Set when the counters could not be recounted after a failed batch: recount first.
+    recount: bool,
+    commands: Receiver<Command>,
+    shared: Arc<Shared>,
+    max_batch: usize,
+    /// The single-process lock, released after the connection is closed.
+    lock: File,
+}
+
+/// How a write inside the batch went wrong.
+enum Step {
+    /// The write failed; the transaction goes on without it.
+    Failed(String),
+    /// The transaction is gone or unusable: the batch must be abandoned.
+    Abort(String),
+}
+
+impl Writer {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        mut conn: Connection,
+        model: Arc<Model>,
+        counters: Counters,
+        commands: Receiver<Command>,
+        shared: Arc<Shared>,
+        max_batch: usize,
+        lock: File,
+    ) -> rusqlite::Result<Self> {
+        let hook = shared.clone();
+        conn.commit_hook(Some(move || hook.take_commit_failure()))?;
+        Ok(Writer {
+            conn,
+            model,
+            counters,
+            recount: false,
+            commands,
+            shared,
+            max_batch: max_batch.max(1),
+            lock,
+        })
+    }
+
+    /// Runs until every store handle is gone and the queue is empty, then closes the database
+    /// (checkpointing the WAL) and releases the lock.
+    pub(crate) fn run(mut self) {
+        while let Ok(first) = self.commands.recv() {
+            let first = match first {
+                Command::Pause(gate) => {
+                    // Blocks until the gate's sender is dropped.
+                    let _ = gate.recv();
+                    continue;
+                }
+                Command::Write(write) => write,
+            };
+            self.shared.queued.fetch_sub(1, Ordering::AcqRel);
+            let mut batch = vec![first];
+            let mut pause = None;
+            while batch.len() < self.max_batch {
+                match self.commands.try_recv() {
+                    Ok(Command::Write(write)) => {
+                        self.shared.queued.fetch_sub(1, Ordering::AcqRel);
+                        batch.push(write);
+                    }
+                    Ok(Command::Pause(gate)) => {
+                        pause = Some(gate);
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+            self.batch(batch);
+            if let Some(gate) = pause {
+                let _ = gate.recv();
+            }
+        }
+        let Writer { conn, lock, .. } = self;
+        if let Err((_, error)) = conn.close() {
+            tracing::warn!(%error, "closing the task database failed");
+        }
+        drop(lock);
+    }
+
+    /// Commits one batch and answers its writes.
+    fn batch(&mut self, batch: Vec<Write>) {
+        if self.recount {
+            if let Err(error) = self.recount() {
+                return fail_all(batch, format!("counting tasks failed: {error}"));
+            }
+        }
+        if let Err(error) = self
+            .conn
+            .prepare_cached("BEGIN IMMEDIATE")
+            .and_then(|mut s| s.execute([]))
+        {
+            return fail_all(batch, format!("BEGIN failed: {error}"));
+        }
+        let mut answers = Vec::with_capacity(batch.len());
+        let mut effects: Vec<Effect> = Vec::new();
+        let mut deleted = 0;
+        let mut writes = batch.into_iter();
+        let mut abort = None;
+        for write in writes.by_ref() {
+            match self.write(write.op) {
+                Ok(outcome) => {
+                    effects.extend(outcome.effect);
+                    deleted += outcome.deleted;
+                    answers.push((write.reply, outcome.answer));
+                }
+                Err(Step::Failed(reason)) => {
+                    tracing::error!(%reason, "task store write failed");
+                    answers.push((write.reply, Err(StoreError::Backend(reason))));
+                }
+                Err(Step::Abort(reason)) => {
+                    answers.push((write.reply, Err(StoreError::Backend(reason.clone()))));
+                    abort = Some(reason);
+                    break;
+                }
+            }
+        }
+        let commit = match abort {
+            Some(reason) => Err(reason),
+            None => self
+                .conn
+                .prepare_cached("COMMIT")
+                .and_then(|mut s| s.execute([]))
+                .map(|_| ())
+                .map_err(|error| format!("COMMIT failed: {error}")),
+        };
+        if let Err(reason) = commit {
+            tracing::error!(%reason, "task store batch rolled back");
+            self.rollback();
+            let rest = writes.map(|write| (write.reply, Ok(Answer::Done)));
+            for (reply, _) in answers.into_iter().chain(rest) {
+                let _ = reply.send(Err(StoreError::Backend(reason.clone())));
+            }
+            return;
+        }
+        self.shared.commits.fetch_add(1, Ordering::AcqRel);
+        for effect in effects {
+            self.model.apply(effect);
+        }
+        self.model.set_total(self.counters.total());
+        for (reply, answer) in answers {
+            // A caller that stopped waiting still had its write committed.
+            let _ = reply.send(answer);
+        }
+        if deleted > 0 {
+            self.vacuum();
+        }
+    }
+
+    /// Runs one write inside its own savepoint.
+    fn write(&mut self, op: crate::command::Op) -> Result<Outcome, Step> {
+        if self.conn.is_autocommit() {
+            return Err(Step::Abort("the transaction ended early".into()));
+        }
+        self.run_sql("SAVEPOINT w").map_err(Step::Abort)?;
+        match exec::execute(&self.conn, &mut self.counters, op) {
+            Ok(outcome) => {
+                if !outcome.keep {
+                    self.run_sql("ROLLBACK TO w").map_err(Step::Abort)?;
+                }
+                self.run_sql("RELEASE w").map_err(Step::Abort)?;
+                Ok(outcome)
+            }
+            Err(Failure(reason)) => {
+                // Some errors (a full disk, an I/O error) end the whole transaction in SQLite.
+                if self.conn.is_autocommit() {
+                    return Err(Step::Abort(reason));
+                }
+                self.run_sql("ROLLBACK TO w")
+                    .and_then(|()| self.run_sql("RELEASE w"))
+                    .map_err(Step::Abort)?;
+                Err(Step::Failed(reason))
+            }
+        }
+    }
+
+    fn run_sql(&self, statement: &str) -> Result<(), String> {
+        self.conn
+            .prepare_cached(statement)
+            .and_then(|mut s| s.execute([]))
+            .map(|_| ())
+            .map_err(|error| format!("{statement} failed: {error}"))
+    }
+
+    /// Ends a failed batch: rolls back what is left of the transaction and recounts.
+    fn rollback(&mut self) {
+        if !self.conn.is_autocommit() {
+            if let Err(error) = self.run_sql("ROLLBACK") {
+                tracing::error!(%error, "task store rollback failed");
+            }
+        }
+        if let Err(error) = self.recount() {
+            tracing::error!(%error, "task store recount failed; retrying before the next batch");
+        }
+    }
+
+    fn recount(&mut self) -> rusqlite::Result<()> {
+        self.recount = true;
+        self.counters = Counters::load(&self.conn)?;
+        self.recount = false;
+        Ok(())
+    }
+
+    /// Returns free pages to the file system once enough have accumulated.
+    fn vacuum(&self) {
+        let free = self
+            .conn
+            .query_row("PRAGMA freelist_count", [], |row| row.get::<_, i64>(0));
+        match free {
+            Ok(free) if free > VACUUM_FREE_PAGES => {
+                if let Err(error) = self.conn.execute_batch("PRAGMA incremental_vacuum") {
+                    tracing::warn!(%error, "incremental vacuum failed");
+                }
+            }
+            Ok(_) => {}
+            Err(error) => tracing::warn!(%error, "reading the free page count failed"),
+        }
+    }
+}
+
+fn fail_all(batch: Vec<Write>, reason: String) {
+    tracing::error!(%reason, "task store batch failed");
+    for write in batch {
+        let _ = write.reply.send(Err(StoreError::Backend(reason.clone())));
+    }
+}

@@ -3,11 +3,14 @@
 # on Node 22 from node_modules) against the tasks-fixture server, one scenario
 # at a time, and checks the results against baseline.yml.
 #
-# Usage: conformance/run.sh [--url URL] [--fixture BIN] [--no-build] [--verbose] [SCENARIO...]
+# Usage: conformance/run.sh [--url URL] [--fixture BIN] [--fixture-args ARGS] [--no-build]
+#                           [--verbose] [SCENARIO...]
 #   --url URL      test an already running server; do not build or start one
 #   --fixture BIN  start BIN (with --listen 127.0.0.1:0) instead of building
 #                  and starting <target dir>/debug/tasks-fixture ($CARGO_TARGET_DIR
 #                  or the workspace's target/)
+#   --fixture-args ARGS  more arguments for the fixture, split on spaces
+#                  (e.g. "--store sqlite:/tmp/conformance.db")
 #   --no-build     skip `cargo build -p tasks-fixture` (use the existing binary)
 #   --verbose      also print each scenario's full runner output
 #   SCENARIO...    run only these scenarios (default: every name in scenarios.txt)
@@ -40,10 +43,11 @@ READY_S="${CONFORMANCE_READY_S:-60}"
 
 log() { printf '[conformance] %s\n' "$*" >&2; }
 die() { printf '[conformance] ERROR: %s\n' "$*" >&2; exit 2; }
-usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 URL=""
 FIXTURE=""
+FIXTURE_ARGS=()
 BUILD=1
 VERBOSE=0
 SCENARIOS=()
@@ -53,6 +57,9 @@ while [ $# -gt 0 ]; do
     --url=*) URL="${1#--url=}"; shift ;;
     --fixture) [ $# -ge 2 ] || die "--fixture needs a value"; FIXTURE="$2"; shift 2 ;;
     --fixture=*) FIXTURE="${1#--fixture=}"; shift ;;
+    --fixture-args) [ $# -ge 2 ] || die "--fixture-args needs a value"
+      read -r -a FIXTURE_ARGS <<<"$2"; shift 2 ;;
+    --fixture-args=*) read -r -a FIXTURE_ARGS <<<"${1#--fixture-args=}"; shift ;;
     --no-build) BUILD=0; shift ;;
     --verbose) VERBOSE=1; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -144,8 +151,8 @@ if [ -z "$URL" ]; then
   [ -x "$FIXTURE" ] || die "fixture binary not found or not executable: $FIXTURE"
   SERVER_DIR="$RESULTS/server"
   mkdir -p "$SERVER_DIR"
-  log "starting $FIXTURE --listen 127.0.0.1:0"
-  "$FIXTURE" --listen 127.0.0.1:0 >"$SERVER_DIR/stdout.log" 2>"$SERVER_DIR/stderr.log" </dev/null &
+  log "starting $FIXTURE --listen 127.0.0.1:0 ${FIXTURE_ARGS[*]}"
+  "$FIXTURE" --listen 127.0.0.1:0 "${FIXTURE_ARGS[@]}" >"$SERVER_DIR/stdout.log" 2>"$SERVER_DIR/stderr.log" </dev/null &
   SERVER_PID=$!
   deadline=$((SECONDS + READY_S))
   while :; do

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test: the Rust workspace tests with cargo-nextest, the doctests with `cargo test
-# --doc` (nextest does not run doctests; the README's example is one), then the official MCP
-# conformance runner against the fixture (conformance/run.sh installs Node 22 and the pinned
-# runner from the npm registry).
+# Runs every test: the Rust workspace tests with cargo-nextest (the store contract on every
+# store, the kill -9 cycles of the fixture on SQLite), the doctests with `cargo test --doc`
+# (nextest does not run doctests; the README's example is one), then the official MCP
+# conformance runner against the fixture on the in-memory store and again on a fresh SQLite
+# database (conformance/run.sh installs Node 22 and the pinned runner from the npm registry).
 #
 # Usage: scripts/test.sh [--quick] [--help]
 #   --quick   the Rust tests and doctests only: no conformance runner (for iterating)
@@ -20,7 +21,7 @@ set -euo pipefail
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 cd "$HERE/.."
 
-usage() { sed -n '2,18p' "$HERE/test.sh" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "$HERE/test.sh" | sed 's/^# \{0,1\}//'; }
 
 QUICK=0
 while [ $# -gt 0 ]; do
@@ -54,8 +55,10 @@ fi
 START=$SECONDS
 CURRENT=""
 PHASE_START=$SECONDS
+SQLITE_DIR=""
 finish() {
   local rc=$?
+  if [ -n "$SQLITE_DIR" ]; then rm -rf "$SQLITE_DIR"; fi
   if [ -n "$CURRENT" ]; then
     printf '[test] phase %s: %d s (failed)\n' "$CURRENT" "$((SECONDS - PHASE_START))"
   fi
@@ -81,4 +84,7 @@ phase rust-tests cargo nextest run --workspace --locked --profile "$PROFILE"
 phase doctests cargo test --doc --workspace --locked
 if [ "$QUICK" -eq 0 ]; then
   phase conformance bash conformance/run.sh
+  SQLITE_DIR="$(mktemp -d)"
+  phase conformance-sqlite bash conformance/run.sh --no-build \
+    --fixture-args "--store sqlite:$SQLITE_DIR/conformance.db"
 fi

@@ -94,6 +94,7 @@ const FIXTURE_TOOLS: &[&str] = &[
     "confirm_delete",
     "multi_input",
     "test_tool_with_task",
+    "resumable_job",
     "test_simple_text",
     "test_image_content",
     "test_audio_content",

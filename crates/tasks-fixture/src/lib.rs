@@ -1,13 +1,16 @@
 //! The conformance fixture: the tools the official MCP conformance runner's Tasks scenarios
-//! (tasks-wire-reference §9) and core server scenarios (`runner-core-checks.md`) call, on an
-//! in-memory store with one shared scope. It announces tool-list changes (advertising
+//! (tasks-wire-reference §9) and core server scenarios (`runner-core-checks.md`) call, with one
+//! shared scope, on the in-memory store or a durable SQLite database (`--store sqlite:PATH`). It announces tool-list changes (advertising
 //! `tools.listChanged`) so that `test_trigger_tool_change` reaches listen streams.
 //!
-//! [`server`] builds the server from [`Settings`]; the `tasks-fixture` binary parses the same
-//! settings from its command line.
+//! [`server`] builds an in-memory server from [`Settings`]; [`open_server`] applies the store
+//! and the secret file as well, as the `tasks-fixture` binary does with the settings of its
+//! command line.
 
 pub mod memory;
+pub mod secret;
 pub mod settings;
+pub mod store;
 pub mod tools;
 
 pub use settings::Settings;
@@ -31,4 +34,21 @@ pub fn server(settings: &Settings) -> ServerBuilder {
         builder = builder.tool(tool);
     }
     builder
+}
+
+/// [`server`] with the store of `settings.store` and the keys of its secret file
+/// ([`Settings::secret_path`]).
+///
+/// # Errors
+/// A one-line reason the store or the secret file cannot be opened (nothing stored is changed
+/// then).
+pub fn open_server(settings: &Settings) -> Result<ServerBuilder, String> {
+    let mut builder = server(settings);
+    if let Some(path) = settings.secret_path() {
+        let secret = secret::load_or_create(&path)
+            .map_err(|error| format!("cannot use secret file {}: {error}", path.display()))?;
+        builder = builder.secret(&secret);
+    }
+    let store = store::open(&settings.store, settings.sqlite_synchronous)?;
+    Ok(builder.store(store))
 }

@@ -30,10 +30,17 @@ async fn run(settings: Settings) -> std::process::ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let server = match tasks_fixture::server(&settings).bind(settings.listen).await {
+    let builder = match tasks_fixture::open_server(&settings) {
+        Ok(builder) => builder,
+        Err(error) => {
+            tracing::error!("{error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let server = match builder.bind(settings.listen).await {
         Ok(server) => server,
         Err(error) => {
-            tracing::error!(%error, listen = %settings.listen, "cannot bind (try --listen 127.0.0.1:0 for a free port)");
+            tracing::error!(%error, listen = %settings.listen, "cannot start serving (for a busy port, try --listen 127.0.0.1:0)");
             return std::process::ExitCode::FAILURE;
         }
     };

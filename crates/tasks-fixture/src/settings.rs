@@ -1,9 +1,12 @@
 //! Command-line settings of the fixture.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+
+use crate::store::{StoreSpec, Synchronous};
 use tasks_runtime::Limits;
 
 /// MCP Tasks conformance fixture: serves `http://<listen>/mcp` (MCP 2026-07-28 with the
@@ -43,6 +46,19 @@ pub struct Settings {
     /// Largest result a task may store, in bytes (over it the task fails with -32603).
     #[arg(long, default_value_t = 4 * 1_048_576)]
     pub max_result_bytes: usize,
+    /// Where tasks are kept: `memory` (nothing survives the process) or `sqlite:PATH` (a
+    /// durable SQLite database at PATH, created owner-only if missing; one process per file).
+    #[arg(long, default_value = "memory", value_parser = StoreSpec::parse)]
+    pub store: StoreSpec,
+    /// With `--store sqlite:…`: `full` (an acknowledged change survives power loss) or
+    /// `normal` (it survives a crash of the process, not of the machine; faster).
+    #[arg(long, value_enum, default_value_t = Synchronous::Full)]
+    pub sqlite_synchronous: Synchronous,
+    /// File holding the server secret, created owner-only with 32 random bytes if missing; the
+    /// keys of `requestState` and of scopes derive from it. Default: `PATH.secret` beside a
+    /// SQLite database; none (random keys per process) with the memory store.
+    #[arg(long)]
+    pub secret_file: Option<PathBuf>,
     /// Worker threads of the tokio runtime (the binary only); default: tokio's default, one per
     /// core the process may run on.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
@@ -56,6 +72,19 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// The secret file in effect: `--secret-file`, else `PATH.secret` beside a SQLite
+    /// database, else none.
+    pub fn secret_path(&self) -> Option<PathBuf> {
+        self.secret_file.clone().or_else(|| match &self.store {
+            StoreSpec::Sqlite(path) => {
+                let mut name = path.as_os_str().to_owned();
+                name.push(".secret");
+                Some(PathBuf::from(name))
+            }
+            StoreSpec::Memory => None,
+        })
+    }
+
     /// The runtime limits these settings describe.
     pub fn limits(&self) -> Limits {
         Limits {

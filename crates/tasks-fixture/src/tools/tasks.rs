@@ -10,12 +10,17 @@
 //! | `confirm_delete` | optional | needs form elicitation (-32021 up front without it); parks on key `confirm-delete`, then `Delete confirmed: <bool>` on accept, `Delete declined: nothing deleted` / `Delete cancelled: …` otherwise |
 //! | `multi_input` | optional | needs form elicitation; parks on `first-input` and `second-input` at once, then `Inputs received: …` |
 //! | `test_tool_with_task` | sync without `inputResponses`, required with them | synchronous MRTR round for `user_name`, then a task that answers `Hello, <name>` |
+//! | `resumable_job` | optional | `steps` steps of `stepMs` each, reporting `Step i of n (attempt k)` as its status; re-run from the start if the server dies while it runs ([`Recovery::Rerun`]); answers `Finished <n> steps on attempt <k>` |
+//!
+//! Recovery after a crash ([`Recovery`]): `confirm_delete` and `multi_input` ask first and act
+//! after, so they are re-run (a parked one parks again on the same keys, and answers already
+//! given are replayed); `resumable_job` is re-run; every other task fails as interrupted.
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use tasks_core::{ClientCapability, ElicitAnswer, JsonRpcError, TaskPolicy};
-use tasks_runtime::{text_result, Tool, ToolContext, ToolError};
+use tasks_runtime::{text_result, Recovery, Tool, ToolContext, ToolError};
 
 use super::{str_arg, user_name};
 
@@ -30,6 +35,7 @@ pub fn all() -> Vec<Tool> {
         confirm_delete(),
         multi_input(),
         test_tool_with_task(),
+        resumable_job(),
     ]
 }
 
@@ -159,6 +165,7 @@ fn confirm_delete() -> Tool {
     }))
     .with_policy(TaskPolicy::Optional)
     .requires_client([ClientCapability::ElicitationForm])
+    .with_recovery(Recovery::rerun())
 }
 
 fn multi_input() -> Tool {
@@ -191,6 +198,7 @@ fn multi_input() -> Tool {
     .with_input_schema(json!({"type": "object"}))
     .with_policy(TaskPolicy::Optional)
     .requires_client([ClientCapability::ElicitationForm])
+    .with_recovery(Recovery::rerun())
 }
 
 fn test_tool_with_task() -> Tool {
@@ -211,4 +219,51 @@ fn test_tool_with_task() -> Tool {
             TaskPolicy::Sync
         }
     })
+}
+
+fn resumable_job() -> Tool {
+    Tool::new(
+        "resumable_job",
+        "Works through `steps` steps of `stepMs` milliseconds each, reporting progress in its \
+         status message. If the server stops while it runs, it is run again from the start \
+         (at most 3 runs in all).",
+        |ctx: ToolContext| async move {
+            let number = |name: &str, default: u64| {
+                ctx.arguments()
+                    .get(name)
+                    .and_then(Value::as_u64)
+                    .unwrap_or(default)
+            };
+            let (steps, step_ms) = (number("steps", 5), number("stepMs", 200));
+            let attempt = ctx.attempt();
+            for step in 1..=steps {
+                ctx.set_status_message(format!("Step {step} of {steps} (attempt {attempt})"));
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(step_ms)) => {}
+                    _ = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled),
+                }
+            }
+            Ok(json!({
+                "content": [{"type": "text",
+                             "text": format!("Finished {steps} steps on attempt {attempt}")}],
+                "structuredContent": {
+                    "steps": steps,
+                    "attempt": attempt,
+                    "idempotencyKey": ctx.idempotency_key(),
+                },
+                "isError": false,
+            }))
+        },
+    )
+    .with_input_schema(json!({
+        "type": "object",
+        "properties": {
+            "steps": {"type": "integer", "minimum": 0, "maximum": 1000, "default": 5,
+                      "description": "How many steps"},
+            "stepMs": {"type": "integer", "minimum": 0, "maximum": 60000, "default": 200,
+                       "description": "How long each step takes, in milliseconds"},
+        },
+    }))
+    .with_policy(TaskPolicy::Optional)
+    .with_recovery(Recovery::rerun())
 }

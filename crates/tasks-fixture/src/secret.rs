@@ -1,0 +1,79 @@
+//! The server secret file: the keys for `requestState` and for scopes derive from it, so they
+//! survive a restart (a durable store keeps tasks across restarts; their scopes and in-flight
+//! MRTR states must keep verifying).
+
+use std::fs::OpenOptions;
+use std::io::{self, Read as _, Write as _};
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::Path;
+
+/// Bytes of a secret the fixture creates.
+const SECRET_BYTES: usize = 32;
+/// The shortest secret accepted from a file.
+const MIN_SECRET_BYTES: usize = 16;
+
+/// Reads the secret in `path`, or creates the file (owner-only, 0600) with 32 random bytes
+/// when it does not exist.
+///
+/// # Errors
+/// When the file cannot be read or created, or holds fewer than 16 bytes.
+pub fn load_or_create(path: &Path) -> io::Result<Vec<u8>> {
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(mut file) => {
+            let mut secret = vec![0u8; SECRET_BYTES];
+            getrandom::fill(&mut secret).map_err(io::Error::other)?;
+            file.write_all(&secret)?;
+            file.sync_all()?;
+            Ok(secret)
+        }
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
+            let mut secret = Vec::new();
+            std::fs::File::open(path)?.read_to_end(&mut secret)?;
+            if secret.len() < MIN_SECRET_BYTES {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "secret file {} holds {} bytes; it needs at least {MIN_SECRET_BYTES}",
+                        path.display(),
+                        secret.len()
+                    ),
+                ));
+            }
+            Ok(secret)
+        }
+        Err(error) => Err(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::*;
+
+    #[test]
+    fn creates_an_owner_only_secret_once_and_reads_it_back() {
+        let dir = std::env::temp_dir().join(format!("fixture-secret-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("server.secret");
+        let _ = std::fs::remove_file(&path);
+        let first = load_or_create(&path).unwrap();
+        assert_eq!(first.len(), SECRET_BYTES);
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(
+            load_or_create(&path).unwrap(),
+            first,
+            "read back, not redrawn"
+        );
+        std::fs::write(&path, b"short").unwrap();
+        let error = load_or_create(&path).unwrap_err();
+        assert!(error.to_string().contains("at least 16"), "{error}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

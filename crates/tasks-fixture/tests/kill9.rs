@@ -1,0 +1,434 @@
+//! `kill -9` of the real fixture binary under load, on one SQLite database, restarted on the
+//! same file each cycle.
+//!
+//! Clients create tasks of four kinds, read them, answer parked ones and cancel long ones while
+//! the process is killed with SIGKILL at a random moment (a seeded RNG; the seed is printed, and
+//! `TASKS_KILL9_SEED` replays it). Every response a client *received* is an acknowledgement
+//! that must survive; a request in flight at the kill may go either way. After each restart:
+//!
+//! * `PRAGMA integrity_check` of the file is `ok`;
+//! * every acknowledged creation is found;
+//! * every terminal state a client saw is unchanged (status, result, error);
+//! * every acknowledged cancel left the task terminal; every acknowledged answer is kept
+//!   (the task completes with it and is never asked again);
+//! * interrupted work is resolved by its tool's policy: `slow_compute` fails "Task
+//!   interrupted", `resumable_job` runs again to completion, a parked `confirm_delete` is
+//!   still parked and answerable.
+//!
+//! `TASKS_KILL9_CYCLES` sets the number of cycles (default 20).
+
+use std::collections::HashMap;
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::{stream, StreamExt as _};
+use rand::rngs::StdRng;
+use rand::{Rng as _, SeedableRng as _};
+use serde_json::{json, Value};
+
+const VERSION: &str = "2026-07-28";
+const INTERRUPTED: &str = "Task interrupted: the server stopped while it ran; it was not retried";
+/// Clients sending requests at once.
+const CLIENTS: u64 = 16;
+/// How long a restarted task may take to settle.
+const SETTLE: Duration = Duration::from_secs(20);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// `slow_compute` with 0 s: completes at once.
+    Quick,
+    /// `slow_compute` with 600 s: interrupted by every kill (fails by policy), or cancelled.
+    Long,
+    /// `resumable_job`, 3 steps of 150 ms: re-run after a kill.
+    Resumable,
+    /// `confirm_delete`: parks on `confirm-delete` until answered.
+    Parked,
+}
+
+impl Kind {
+    fn call(self) -> (&'static str, Value) {
+        match self {
+            Kind::Quick => ("slow_compute", json!({"seconds": 0, "label": "quick"})),
+            Kind::Long => ("slow_compute", json!({"seconds": 600})),
+            Kind::Resumable => ("resumable_job", json!({"steps": 3, "stepMs": 150})),
+            Kind::Parked => ("confirm_delete", json!({"filename": "report.txt"})),
+        }
+    }
+}
+
+/// What clients were told about one task.
+#[derive(Debug, Clone)]
+struct Acked {
+    kind: Kind,
+    /// The first terminal state a client saw: it must never change.
+    terminal: Option<Value>,
+    answered: bool,
+    cancelled: bool,
+}
+
+type Ledger = Arc<Mutex<HashMap<String, Acked>>>;
+
+fn terminal_view(task: &Value) -> Option<Value> {
+    let status = task["status"].as_str()?;
+    matches!(status, "completed" | "failed" | "cancelled")
+        .then(|| json!({"status": status, "result": task["result"], "error": task["error"]}))
+}
+
+/// A client that never panics on transport errors (the server dies under it).
+#[derive(Clone)]
+struct Client {
+    http: reqwest::Client,
+    url: String,
+}
+
+impl Client {
+    fn new(url: &str) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()
+            .expect("a reqwest client");
+        Client {
+            http,
+            url: url.to_owned(),
+        }
+    }
+
+    /// The `result` of a JSON-RPC success, or `None` (no answer, or an error).
+    async fn request(&self, method: &str, mut params: Value) -> Option<Value> {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": VERSION,
+            "io.modelcontextprotocol/clientCapabilities":
+                {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
+        });
+        let name = params
+            .get("name")
+            .or_else(|| params.get("taskId"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", VERSION)
+            .header("mcp-method", method)
+            .body(body.to_string());
+        if let Some(name) = name {
+            request = request.header("mcp-name", name);
+        }
+        let response = request.send().await.ok()?;
+        let body: Value = response.json().await.ok()?;
+        body.get("result").cloned()
+    }
+
+    async fn create(&self, kind: Kind) -> Option<String> {
+        let (tool, arguments) = kind.call();
+        let result = self
+            .request("tools/call", json!({"name": tool, "arguments": arguments}))
+            .await?;
+        (result["resultType"] == "task").then(|| result["taskId"].as_str().map(str::to_owned))?
+    }
+
+    async fn get(&self, id: &str) -> Option<Value> {
+        self.request("tasks/get", json!({"taskId": id})).await
+    }
+
+    async fn answer(&self, id: &str) -> bool {
+        let responses =
+            json!({"confirm-delete": {"action": "accept", "content": {"confirm": true}}});
+        self.request(
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": responses}),
+        )
+        .await
+        .is_some()
+    }
+
+    async fn cancel(&self, id: &str) -> bool {
+        self.request("tasks/cancel", json!({"taskId": id}))
+            .await
+            .is_some()
+    }
+}
+
+struct Fixture {
+    child: Child,
+    url: String,
+}
+
+fn start(db: &Path, log: &Path) -> Fixture {
+    let stderr = std::fs::File::create(log).expect("a log file");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tasks-fixture"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--ttl-ms",
+            "0",
+            "--poll-interval-ms",
+            "50",
+        ])
+        .args(["--max-workers", "256", "--store"])
+        .arg(format!("sqlite:{}", db.display()))
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .expect("the fixture starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = sender.send(line);
+    });
+    let line = receiver.recv_timeout(Duration::from_secs(60));
+    let url = match line {
+        Ok(line) if line.starts_with("http://") => line.trim().to_owned(),
+        _ => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "the fixture printed no URL; its log:\n{}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+        }
+    };
+    Fixture { child, url }
+}
+
+fn integrity_check(db: &Path) {
+    let connection = rusqlite::Connection::open(db).expect("the database opens");
+    let verdict: String = connection
+        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
+        .expect("integrity_check runs");
+    assert_eq!(verdict, "ok", "PRAGMA integrity_check after the kill");
+}
+
+/// One client's load until `stop`.
+async fn load(client: Client, ledger: Ledger, stop: Arc<AtomicBool>, seed: u64) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let pick = |rng: &mut StdRng, want: &dyn Fn(&Acked) -> bool| {
+        let ledger = ledger.lock().unwrap();
+        let ids: Vec<&String> = ledger
+            .iter()
+            .filter(|(_, a)| want(a))
+            .map(|(id, _)| id)
+            .collect();
+        (!ids.is_empty()).then(|| ids[rng.random_range(0..ids.len())].clone())
+    };
+    while !stop.load(Ordering::SeqCst) {
+        match rng.random_range(0..10) {
+            0..=3 => {
+                let kind = [Kind::Quick, Kind::Long, Kind::Resumable, Kind::Parked]
+                    [rng.random_range(0..4)];
+                if let Some(id) = client.create(kind).await {
+                    ledger.lock().unwrap().insert(
+                        id,
+                        Acked {
+                            kind,
+                            terminal: None,
+                            answered: false,
+                            cancelled: false,
+                        },
+                    );
+                }
+            }
+            4..=5 => {
+                let Some(id) = pick(&mut rng, &|_| true) else {
+                    continue;
+                };
+                if let Some(view) = client.get(&id).await.as_ref().and_then(terminal_view) {
+                    if let Some(acked) = ledger.lock().unwrap().get_mut(&id) {
+                        acked.terminal.get_or_insert(view);
+                    }
+                }
+            }
+            6..=7 => {
+                let Some(id) = pick(&mut rng, &|a| a.kind == Kind::Parked && !a.answered) else {
+                    continue;
+                };
+                // Answer only once it is parked: an answer to a key not yet asked is ignored.
+                let parked = client.get(&id).await.is_some_and(|task| {
+                    task["status"] == "input_required"
+                        && task["inputRequests"].get("confirm-delete").is_some()
+                });
+                if parked && client.answer(&id).await {
+                    if let Some(acked) = ledger.lock().unwrap().get_mut(&id) {
+                        acked.answered = true;
+                    }
+                }
+            }
+            _ => {
+                let Some(id) = pick(&mut rng, &|a| a.kind == Kind::Long && !a.cancelled) else {
+                    continue;
+                };
+                if client.cancel(&id).await {
+                    if let Some(acked) = ledger.lock().unwrap().get_mut(&id) {
+                        acked.cancelled = true;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Checks one task after a restart and waits until it has settled; answers a parked task
+/// when `answer_parked`. Returns the settled state as the client now knows it.
+async fn settle(client: &Client, id: &str, acked: &Acked, answer_parked: bool) -> Acked {
+    let mut acked = acked.clone();
+    let deadline = tokio::time::Instant::now() + SETTLE;
+    loop {
+        let task = client
+            .get(id)
+            .await
+            .unwrap_or_else(|| panic!("acknowledged task {id} ({acked:?}) is lost"));
+        let view = terminal_view(&task);
+        if let Some(seen) = &acked.terminal {
+            assert_eq!(view.as_ref(), Some(seen), "terminal task {id} changed");
+            return acked;
+        }
+        if acked.cancelled {
+            assert!(
+                view.is_some(),
+                "cancelled task {id} is not terminal: {task}"
+            );
+        }
+        match (acked.kind, &view) {
+            (_, Some(view)) => {
+                let text = view["result"]["content"][0]["text"].as_str().unwrap_or("");
+                let error = view["error"]["message"].as_str().unwrap_or("");
+                match (acked.kind, view["status"].as_str().unwrap_or("")) {
+                    // A kill between the creation and the completion interrupts it.
+                    (Kind::Quick, "completed") => assert_eq!(text, "Completed quick"),
+                    (Kind::Quick | Kind::Long, "failed") => assert_eq!(error, INTERRUPTED, "{id}"),
+                    (Kind::Long, "cancelled") => {}
+                    (Kind::Resumable, status) => {
+                        assert_eq!(status, "completed", "{id}: {view}");
+                        assert!(text.starts_with("Finished 3 steps on attempt "), "{text}");
+                    }
+                    (Kind::Parked, status) => {
+                        assert_eq!(
+                            (status, text),
+                            ("completed", "Delete confirmed: true"),
+                            "{id}"
+                        )
+                    }
+                    (kind, status) => panic!("{id}: {kind:?} ended {status}: {view}"),
+                }
+                acked.terminal = Some(view.clone());
+                return acked;
+            }
+            (Kind::Parked, None) if !acked.answered && task["status"] == "input_required" => {
+                assert!(
+                    task["inputRequests"].get("confirm-delete").is_some(),
+                    "{id} is parked on confirm-delete: {task}"
+                );
+                if !answer_parked {
+                    return acked;
+                }
+                if client.answer(id).await {
+                    acked.answered = true;
+                }
+            }
+            (Kind::Parked, None) => assert_ne!(
+                task["status"], "input_required",
+                "{id} was answered but asks again: {task}"
+            ),
+            _ => {}
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "task {id} ({acked:?}) did not settle: {task}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn seed() -> u64 {
+    std::env::var("TASKS_KILL9_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| rand::rng().random())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_changes_survive_kill_9_under_load() {
+    let seed = seed();
+    let cycles: u64 = std::env::var("TASKS_KILL9_CYCLES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20);
+    eprintln!("kill -9 test: seed {seed} (replay with TASKS_KILL9_SEED={seed}), {cycles} cycles");
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let db: PathBuf = dir.path().join("tasks.db");
+    let log = dir.path().join("fixture.log");
+    let ledger: Ledger = Arc::default();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut fixture = start(&db, &log);
+    for cycle in 0..cycles {
+        let client = Client::new(&fixture.url);
+        let stop = Arc::new(AtomicBool::new(false));
+        let workers: Vec<_> = (0..CLIENTS)
+            .map(|i| {
+                tokio::spawn(load(
+                    client.clone(),
+                    ledger.clone(),
+                    stop.clone(),
+                    seed ^ (cycle << 16) ^ i,
+                ))
+            })
+            .collect();
+        let kill_after = Duration::from_millis(rng.random_range(300..1500));
+        tokio::time::sleep(kill_after).await;
+        fixture.child.kill().expect("SIGKILL");
+        fixture.child.wait().expect("reaped");
+        stop.store(true, Ordering::SeqCst);
+        for worker in workers {
+            worker.await.expect("a load client panicked");
+        }
+        integrity_check(&db);
+
+        fixture = start(&db, &log);
+        let client = Client::new(&fixture.url);
+        let entries: Vec<(String, Acked)> = ledger
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(id, acked)| (id.clone(), acked.clone()))
+            .collect();
+        let total = entries.len();
+        let settled: Vec<(String, Acked)> = stream::iter(entries)
+            .map(|(id, acked)| {
+                let client = client.clone();
+                // Leave about half of the parked tasks parked across the next restart.
+                let answer_parked = id.len() % 2 == 0;
+                async move {
+                    let settled = settle(&client, &id, &acked, answer_parked).await;
+                    (id, settled)
+                }
+            })
+            .buffer_unordered(16)
+            .collect()
+            .await;
+        ledger.lock().unwrap().extend(settled);
+        eprintln!(
+            "cycle {cycle}: killed after {} ms; {total} acknowledged tasks verified",
+            kill_after.as_millis()
+        );
+    }
+    fixture.child.kill().expect("SIGKILL");
+    fixture.child.wait().expect("reaped");
+    integrity_check(&db);
+    let ledger = ledger.lock().unwrap();
+    assert!(ledger.len() > cycles as usize, "the load created tasks");
+    let count = |kind| ledger.values().filter(|a| a.kind == kind).count();
+    for kind in [Kind::Quick, Kind::Long, Kind::Resumable, Kind::Parked] {
+        assert!(count(kind) > 0, "no {kind:?} task was created");
+    }
+}

@@ -10,7 +10,7 @@
 //!
 //! # let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 //! # rt.block_on(async {
-//! contract::run_all(MemoryStore::new).await;
+//! contract::run_all(|| async { MemoryStore::new() }).await;
 //! # });
 //! ```
 //!

@@ -71,7 +71,6 @@ enum Step {
 }
 
 impl Writer {
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         mut conn: Connection,
         model: Arc<Model>,
@@ -265,13 +264,21 @@ impl Writer {
             .query_row("PRAGMA freelist_count", [], |row| row.get::<_, i64>(0));
         match free {
             Ok(free) if free > VACUUM_FREE_PAGES => {
-                if let Err(error) = self.conn.execute_batch("PRAGMA incremental_vacuum") {
+                if let Err(error) = self.incremental_vacuum() {
                     tracing::warn!(%error, "incremental vacuum failed");
                 }
             }
             Ok(_) => {}
             Err(error) => tracing::warn!(%error, "reading the free page count failed"),
         }
+    }
+
+    /// `PRAGMA incremental_vacuum` frees one page per step: step it to the end.
+    fn incremental_vacuum(&self) -> rusqlite::Result<()> {
+        let mut statement = self.conn.prepare_cached("PRAGMA incremental_vacuum")?;
+        let mut rows = statement.query([])?;
+        while rows.next()?.is_some() {}
+        Ok(())
     }
 }
 

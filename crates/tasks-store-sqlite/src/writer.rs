@@ -20,7 +20,7 @@ use std::sync::Arc;
 use rusqlite::Connection;
 use tasks_runtime::StoreError;
 
-use crate::command::{Answer, Command, Write};
+use crate::command::{Command, Op, Write};
 use crate::counters::Counters;
 use crate::exec::{self, Failure, Outcome};
 use crate::model::{Effect, Model};
@@ -71,7 +71,6 @@ enum Step {
 }
 
 impl Writer {
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         mut conn: Connection,
         model: Arc<Model>,
@@ -142,12 +141,8 @@ impl Writer {
                 return fail_all(batch, format!("counting tasks failed: {error}"));
             }
         }
-        if let Err(error) = self
-            .conn
-            .prepare_cached("BEGIN IMMEDIATE")
-            .and_then(|mut s| s.execute([]))
-        {
-            return fail_all(batch, format!("BEGIN failed: {error}"));
+        if let Err(reason) = self.run_sql("BEGIN IMMEDIATE") {
+            return fail_all(batch, reason);
         }
         let mut answers = Vec::with_capacity(batch.len());
         let mut effects: Vec<Effect> = Vec::new();
@@ -174,18 +169,13 @@ impl Writer {
         }
         let commit = match abort {
             Some(reason) => Err(reason),
-            None => self
-                .conn
-                .prepare_cached("COMMIT")
-                .and_then(|mut s| s.execute([]))
-                .map(|_| ())
-                .map_err(|error| format!("COMMIT failed: {error}")),
+            None => self.run_sql("COMMIT"),
         };
         if let Err(reason) = commit {
             tracing::error!(%reason, "task store batch rolled back");
             self.rollback();
-            let rest = writes.map(|write| (write.reply, Ok(Answer::Done)));
-            for (reply, _) in answers.into_iter().chain(rest) {
+            let replies = answers.into_iter().map(|(reply, _)| reply);
+            for reply in replies.chain(writes.map(|write| write.reply)) {
                 let _ = reply.send(Err(StoreError::Backend(reason.clone())));
             }
             return;
@@ -205,7 +195,7 @@ impl Writer {
     }
 
     /// Runs one write inside its own savepoint.
-    fn write(&mut self, op: crate::command::Op) -> Result<Outcome, Step> {
+    fn write(&mut self, op: Op) -> Result<Outcome, Step> {
         if self.conn.is_autocommit() {
             return Err(Step::Abort("the transaction ended early".into()));
         }
@@ -265,13 +255,21 @@ impl Writer {
             .query_row("PRAGMA freelist_count", [], |row| row.get::<_, i64>(0));
         match free {
             Ok(free) if free > VACUUM_FREE_PAGES => {
-                if let Err(error) = self.conn.execute_batch("PRAGMA incremental_vacuum") {
+                if let Err(error) = self.incremental_vacuum() {
                     tracing::warn!(%error, "incremental vacuum failed");
                 }
             }
             Ok(_) => {}
             Err(error) => tracing::warn!(%error, "reading the free page count failed"),
         }
+    }
+
+    /// `PRAGMA incremental_vacuum` frees one page per step: step it to the end.
+    fn incremental_vacuum(&self) -> rusqlite::Result<()> {
+        let mut statement = self.conn.prepare_cached("PRAGMA incremental_vacuum")?;
+        let mut rows = statement.query([])?;
+        while rows.next()?.is_some() {}
+        Ok(())
     }
 }
 

@@ -288,3 +288,61 @@ async fn the_file_passes_the_integrity_check_after_a_workload() {
         .expect("count");
     assert_eq!(rows, 6);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_big_reap_returns_the_space_to_the_file_system() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("tasks.db");
+    let options = SqliteOptions {
+        synchronous: tasks_store_sqlite::Synchronous::Normal,
+        ..SqliteOptions::default()
+    };
+    let store = Arc::new(SqliteStore::open(&path, options.clone()).expect("open"));
+    let scope = Scope::new("s");
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..640 {
+        let store = store.clone();
+        let mut work = work(&scope, "big");
+        work.arguments
+            .insert("blob".into(), "b".repeat(16 * 1024).into());
+        set.spawn(async move {
+            store
+                .create(
+                    new_task(&format!("big-{i}"), Some(10)),
+                    work,
+                    ROOMY,
+                    &NODE_A,
+                )
+                .await
+                .expect("create");
+        });
+    }
+    while let Some(joined) = set.join_next().await {
+        joined.expect("task panicked");
+    }
+    store
+        .create(new_task("keep", None), work(&scope, "keep"), ROOMY, &NODE_A)
+        .await
+        .expect("create");
+    let full = page_count(&path);
+    assert!(full > 2_500, "the tasks fill {full} pages");
+    assert_eq!(store.reap(at(10)).await.expect("reap").len(), 640);
+    let store = Arc::into_inner(store).expect("the only handle");
+    drop(store);
+    let after = page_count(&path);
+    assert!(
+        after < full / 10,
+        "the file shrank from {full} to {after} pages"
+    );
+    let store = SqliteStore::open(&path, options).expect("reopen");
+    assert_eq!(store.task_count().await.expect("count"), 1);
+}
+
+/// Pages in the file and its WAL, as a separate connection sees them.
+fn page_count(path: &std::path::Path) -> i64 {
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open read-only");
+    conn.query_row("PRAGMA page_count", [], |row| row.get(0))
+        .expect("page_count")
+}

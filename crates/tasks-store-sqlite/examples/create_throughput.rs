@@ -1,0 +1,99 @@
+//! A quick measurement of create throughput: `CONCURRENCY` tokio tasks each create tasks one
+//! after another for a while, under `synchronous=FULL` and `NORMAL`. Not a test; run with
+//!
+//! ```text
+//! cargo run --release -p tasks-store-sqlite --example create_throughput [DIR] [SECONDS]
+//! ```
+//!
+//! DIR (default: a temporary directory) decides the file system measured.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tasks_core::{NewTask, TaskId, Timestamp};
+use tasks_runtime::store::CreateLimits;
+use tasks_runtime::{NodeId, Scope, Store, Work};
+use tasks_store_sqlite::{SqliteOptions, SqliteStore, Synchronous};
+
+const CONCURRENCY: usize = 64;
+
+fn work(scope: &Scope) -> Work {
+    let arguments = match json!({"text": "hello", "n": 3}) {
+        serde_json::Value::Object(map) => map,
+        _ => unreachable!(),
+    };
+    Work {
+        tool: "echo".into(),
+        arguments,
+        input_responses: None,
+        client_capabilities: Default::default(),
+        scope: scope.clone(),
+    }
+}
+
+async fn measure(dir: &std::path::Path, synchronous: Synchronous, seconds: u64) {
+    let path = dir.join(format!("bench-{synchronous:?}.db"));
+    for suffix in ["", "-wal", "-shm", ".lock"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    let options = SqliteOptions {
+        synchronous,
+        ..SqliteOptions::default()
+    };
+    let store = Arc::new(SqliteStore::open(&path, options).expect("open"));
+    let limits = CreateLimits {
+        max_tasks: usize::MAX,
+        max_active_per_scope: usize::MAX,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicUsize::new(0));
+    let node = NodeId::from_bytes([1; 16]);
+    let commits = store.commits();
+    let started = Instant::now();
+    let mut set = tokio::task::JoinSet::new();
+    for worker in 0..CONCURRENCY {
+        let (store, stop, done) = (store.clone(), stop.clone(), done.clone());
+        set.spawn(async move {
+            let scope = Scope::new(format!("scope-{}", worker % 16));
+            let mut i = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let id = TaskId::parse(&format!("w{worker}-{i}")).expect("id");
+                let task = NewTask::new(id, Timestamp::from_unix_millis(1), Some(3_600_000), None);
+                store
+                    .create(task, work(&scope), limits, &node)
+                    .await
+                    .expect("create");
+                done.fetch_add(1, Ordering::Relaxed);
+                i += 1;
+            }
+        });
+    }
+    tokio::time::sleep(Duration::from_secs(seconds)).await;
+    stop.store(true, Ordering::Relaxed);
+    while set.join_next().await.is_some() {}
+    let elapsed = started.elapsed().as_secs_f64();
+    let creates = done.load(Ordering::Relaxed);
+    let batches = store.commits() - commits;
+    println!(
+        "{synchronous:?}: {creates} creates in {elapsed:.1} s = {:.0}/s, {batches} commits \
+         ({:.1} creates per commit), {CONCURRENCY} concurrent tasks",
+        creates as f64 / elapsed,
+        creates as f64 / batches.max(1) as f64
+    );
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let mut args = std::env::args().skip(1);
+    let temp = tempfile::tempdir().expect("temp dir");
+    let dir = args
+        .next()
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| temp.path().to_path_buf());
+    let seconds = args.next().and_then(|s| s.parse().ok()).unwrap_or(5);
+    for synchronous in [Synchronous::Full, Synchronous::Normal] {
+        measure(&dir, synchronous, seconds).await;
+    }
+}

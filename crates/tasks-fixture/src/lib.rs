@@ -43,12 +43,13 @@ pub fn server(settings: &Settings) -> ServerBuilder {
 /// A one-line reason the store or the secret file cannot be opened (nothing stored is changed
 /// then).
 pub fn open_server(settings: &Settings) -> Result<ServerBuilder, String> {
-    let mut builder = server(settings);
+    // The store first: a database that cannot be opened leaves no new secret file behind.
+    let store = store::open(&settings.store, settings.sqlite_synchronous)?;
+    let mut builder = server(settings).store(store);
     if let Some(path) = settings.secret_path() {
         let secret = secret::load_or_create(&path)
             .map_err(|error| format!("cannot use secret file {}: {error}", path.display()))?;
         builder = builder.secret(&secret);
     }
-    let store = store::open(&settings.store, settings.sqlite_synchronous)?;
-    Ok(builder.store(store))
+    Ok(builder)
 }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use http::request::Parts;
 use tasks_core::McpError;
 use tasks_runtime::{
-    Limits, ListChanges, MemoryStore, RuntimeConfig, Scope, ScopeKey, Store, TaskRuntime, Tool,
-    ToolRegistry,
+    LeaseConfig, Limits, ListChanges, MemoryStore, RuntimeConfig, Scope, ScopeKey, Store,
+    TaskRuntime, Tool, ToolRegistry,
 };
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::task::JoinHandle;
@@ -98,6 +98,13 @@ impl ServerBuilder {
     /// Sets `pollIntervalMs` of new tasks in milliseconds (0 omits the field).
     pub fn poll_interval_ms(mut self, poll_interval_ms: u64) -> Self {
         self.runtime.poll_interval_ms = NonZeroU64::new(poll_interval_ms);
+        self
+    }
+
+    /// Sets the node lease and how often it is renewed (and orphaned tasks are looked for);
+    /// see [`LeaseConfig`] and [`TaskRuntime::spawn_liveness`]. Defaults: 30 s and 2 s.
+    pub fn leases(mut self, leases: LeaseConfig) -> Self {
+        self.runtime.leases = leases;
         self
     }
 

@@ -10,6 +10,19 @@
 //! longer than the lease minus one tick) stops every local worker at once and registers again
 //! under a new id: its tasks may already run elsewhere, and the fencing tokens make any late
 //! write of the old workers fail.
+//!
+//! # Where this differs from the researched design
+//!
+//! * One loop renews the lease and then claims, every tick (default 2 s, lease 30 s), instead of
+//!   a heartbeat every 5 s and a separate claim loop every 2 s: renewing first means a node that
+//!   was merely slow (a long pause of its event loop) finds its own lease lost and fences itself
+//!   before it could claim its own tasks as orphans, and one timer is simpler to reason about.
+//!   A renewal costs one small write per tick.
+//! * A claimed task is claimed whatever this node's free worker slots: a re-run waits for a slot
+//!   before it runs (it holds none while it waits), and a task failed by policy needs none.
+//!   Claiming only as many as there are free slots would leave a crashed node's parked tasks
+//!   (which hold no slot) unrecovered for a long time.
+//! * No per-task expiry timers: the reaper stops the local worker of an expired task, as before.
 
 use std::sync::{Arc, Weak};
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use common::*;
 use serde_json::json;
-use tasks_core::{McpError, TaskId};
+use tasks_core::TaskId;
 use tasks_runtime::{MemoryStore, Scope, ScopeKey, Store};
 
 fn bearer_dispatcher(store: Arc<MemoryStore>, secret: &[u8]) -> tasks_http::Dispatcher {
@@ -15,15 +15,7 @@ fn bearer_dispatcher(store: Arc<MemoryStore>, secret: &[u8]) -> tasks_http::Disp
     builder(&runs)
         .store(store)
         .secret(secret)
-        .scope_fn(|parts| {
-            parts
-                .headers
-                .get(http::header::AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer "))
-                .map(Scope::new)
-                .ok_or(McpError::Unauthorized)
-        })
+        .scope_fn(bearer_principal)
         .build()
 }
 

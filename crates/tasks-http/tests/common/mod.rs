@@ -220,21 +220,22 @@ pub fn dispatcher() -> (Dispatcher, Arc<Runs>) {
     (builder(&runs).build(), runs)
 }
 
-/// A dispatcher whose scope is the bearer token; a missing `Authorization` is HTTP 401.
+/// The principal of a request: its bearer token; none (or an empty one) is HTTP 401.
+pub fn bearer_principal(parts: &http::request::Parts) -> Result<Scope, McpError> {
+    parts
+        .headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .filter(|token| !token.is_empty())
+        .map(Scope::new)
+        .ok_or(McpError::Unauthorized)
+}
+
+/// A dispatcher whose principal is the bearer token ([`bearer_principal`]).
 pub fn scoped_dispatcher() -> Dispatcher {
     let runs = Arc::new(Runs::default());
-    builder(&runs)
-        .scope_fn(|parts| {
-            parts
-                .headers
-                .get(http::header::AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer "))
-                .filter(|token| !token.is_empty())
-                .map(Scope::new)
-                .ok_or(McpError::Unauthorized)
-        })
-        .build()
+    builder(&runs).scope_fn(bearer_principal).build()
 }
 
 enum HeaderOp {

@@ -35,7 +35,7 @@ fn work(scope: &Scope) -> Work {
 
 async fn measure(dir: &std::path::Path, synchronous: Synchronous, seconds: u64) {
     let path = dir.join(format!("bench-{synchronous:?}.db"));
-    for suffix in ["", "-wal", "-shm", ".lock"] {
+    for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
     let options = SqliteOptions {

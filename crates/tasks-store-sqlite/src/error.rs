@@ -6,18 +6,16 @@ use std::path::PathBuf;
 /// of these cases, except that a schema migration may have been rolled back.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
-    /// Another process (or another store in this process) has the database open.
+    /// Another process (or another store in this process) has the database open, through this
+    /// path or any other (a symlink, a hard link).
     #[error(
-        "database {} is in use by another process (lock file {}); stop that process or choose \
-         another path",
-        path.display(),
-        lock.display()
+        "database {} is in use by another process (it holds the lock on the file); stop that \
+         process or choose another path",
+        path.display()
     )]
     Locked {
         /// The database path.
         path: PathBuf,
-        /// The lock file held by the other process.
-        lock: PathBuf,
     },
     /// The database was written by a newer version of this software.
     #[error(
@@ -50,7 +48,7 @@ pub enum OpenError {
     /// where the file should be, ...).
     #[error("cannot open {}: {source}; check that the directory exists and is writable", path.display())]
     Io {
-        /// The file that could not be opened (the database or its lock file).
+        /// The file that could not be opened.
         path: PathBuf,
         /// The operating system's error.
         #[source]

@@ -31,10 +31,12 @@
 //!
 //! # One process per database
 //!
-//! [`SqliteStore::open`] takes an exclusive lock on the sidecar file `<db>.lock` and holds it
-//! until the store is dropped; a second open (from another process, or the same one) fails
-//! with [`OpenError::Locked`]. The lock is what makes the in-memory read model coherent: no
-//! one else writes the file. The lock file itself is left in place when the store closes.
+//! [`SqliteStore::open`] takes an exclusive lock (`flock`) on the database file itself and
+//! holds it until the store is dropped; a second open (from another process, or the same one,
+//! through any path to the file: a symlink or a hard link too) fails with
+//! [`OpenError::Locked`]. The lock is what makes the in-memory read model coherent: no one
+//! else writes the file. (SQLite's own locks are POSIX record locks, which `flock` leaves
+//! alone.)
 //! Other readers (a backup, the `sqlite3` shell) may open the file; SQLite's `busy_timeout` is
 //! set to 5 s for them.
 //!
@@ -73,9 +75,9 @@
 //!
 //! # Files, space and purging
 //!
-//! The store uses `<db>`, `<db>-wal`, `<db>-shm` (SQLite's write-ahead log and its index)
-//! and `<db>.lock`. The database and lock files are created with mode `0600` (owner only);
-//! SQLite gives the WAL files the database's mode. An existing file keeps its permissions.
+//! The store uses `<db>`, `<db>-wal` and `<db>-shm` (SQLite's write-ahead log and its index).
+//! The database file is created with mode `0600` (owner only); SQLite gives the WAL files the
+//! database's mode. An existing file keeps its permissions.
 //!
 //! Space: SQLite checkpoints the WAL into the database automatically (every 1000 pages, its
 //! default) on the writer thread, and truncates it to at most 64 MiB afterwards
@@ -84,7 +86,7 @@
 //! `PRAGMA incremental_vacuum` and the file shrinks. There is no full `VACUUM`.
 //!
 //! To purge data: expired tasks are deleted by reaping. To delete everything, stop the
-//! process and delete the four files `<db>`, `<db>-wal`, `<db>-shm` and `<db>.lock`.
+//! process and delete the three files `<db>`, `<db>-wal` and `<db>-shm`.
 //!
 //! # Settings
 //!
@@ -105,7 +107,10 @@
 //! schema above. It differs in these points:
 //!
 //! * The lock is taken with the standard library's `File::try_lock` (an `flock` on Unix), not
-//!   `libc::flock`: same lock, no `unsafe`.
+//!   `libc::flock`: same lock, no `unsafe`. It locks the database file itself rather than a
+//!   sidecar `<db>.lock`: a sidecar is found by name, so a hard link or a symlink to the
+//!   database, or a deleted lock file, let a second process in (a hostile test did exactly
+//!   that and the two writers corrupted the file).
 //! * The capacity counters are owned and checked by the writer thread, counting the writes
 //!   earlier in the same uncommitted batch, instead of being reserved before a write is
 //!   queued: no reservation has to be undone when a write is refused or a batch fails, and

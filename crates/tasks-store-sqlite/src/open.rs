@@ -1,10 +1,9 @@
 //! Opening a store: the single-process lock, owner-only files, pragmas, migrations, and the
 //! read model and counters loaded from the rows.
 
-use std::ffi::OsString;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,13 +32,6 @@ pub(crate) struct Opened {
     pub(crate) counters: Counters,
 }
 
-/// The lock file of the database at `path`: `<path>.lock`.
-pub(crate) fn lock_path(path: &Path) -> PathBuf {
-    let mut name = OsString::from(path.as_os_str());
-    name.push(".lock");
-    PathBuf::from(name)
-}
-
 /// Locks, opens, migrates and loads the database at `path`.
 pub(crate) fn open(path: &Path, options: &SqliteOptions) -> Result<Opened, OpenError> {
     let io = |file: &Path| {
@@ -52,25 +44,27 @@ pub(crate) fn open(path: &Path, options: &SqliteOptions) -> Result<Opened, OpenE
             source: std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a directory"),
         });
     }
-    let lock_path = lock_path(path);
-    let lock = create_private(&lock_path).map_err(io(&lock_path))?;
+    // Created owner-only before SQLite sees it; SQLite gives -wal and -shm the same mode.
+    // The single-process lock is an `flock` on the database file itself, so every path to the
+    // file (a symlink, a hard link, another spelling) meets the same lock. SQLite's own locks
+    // are POSIX record locks, which `flock` does not touch on Linux. This descriptor stays open
+    // until the connection is closed: closing a descriptor of the file would drop the record
+    // locks SQLite holds through its own.
+    let lock = create_private(path).map_err(io(path))?;
     match lock.try_lock() {
         Ok(()) => {}
         Err(TryLockError::WouldBlock) => {
             return Err(OpenError::Locked {
                 path: path.to_path_buf(),
-                lock: lock_path,
             })
         }
         Err(TryLockError::Error(source)) => {
             return Err(OpenError::Io {
-                path: lock_path,
+                path: path.to_path_buf(),
                 source,
             })
         }
     }
-    // Created owner-only before SQLite sees it; SQLite gives -wal and -shm the same mode.
-    drop(create_private(path).map_err(io(path))?);
 
     let db = |error: rusqlite::Error| sqlite_error(path, error);
     let mut conn = Connection::open_with_flags(

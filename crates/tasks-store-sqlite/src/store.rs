@@ -40,7 +40,7 @@ pub struct SqliteStore {
 
 impl SqliteStore {
     /// Opens (creating if missing) the task database at `path`, takes the lock
-    /// `<path>.lock`, migrates the schema, loads every task into memory and starts the
+    /// (an `flock` on the database file), migrates the schema, loads every task into memory and starts the
     /// writer thread.
     ///
     /// Blocking (file I/O proportional to the database size); call it once at start-up. It

@@ -35,11 +35,28 @@ fn a_second_open_is_locked_until_the_first_store_is_dropped() {
         "{message}"
     );
     assert!(
-        message.contains("tasks.db.lock"),
-        "the message names the lock file: {message}"
+        message.contains("tasks.db"),
+        "the message names the database: {message}"
     );
     drop(first);
     open(&path).expect("the lock is released when the store is dropped");
+}
+
+#[test]
+fn a_symlink_or_a_hard_link_to_an_open_database_is_locked_too() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("tasks.db");
+    let first = open(&path).expect("first open");
+    let symlink = dir.path().join("symlink.db");
+    std::os::unix::fs::symlink(&path, &symlink).expect("symlink");
+    let hard = dir.path().join("hard.db");
+    std::fs::hard_link(&path, &hard).expect("hard link");
+    for other in [&symlink, &hard] {
+        let refused = open(other).expect_err("another path to the same file must be refused");
+        assert!(matches!(refused, OpenError::Locked { .. }), "{refused:?}");
+    }
+    drop(first);
+    open(&hard).expect("free again once the first store is dropped");
 }
 
 #[test]
@@ -48,8 +65,6 @@ fn files_are_created_owner_only() {
     let path = dir.path().join("tasks.db");
     let store = open(&path).expect("open");
     assert_eq!(mode(&path), 0o600, "database file");
-    let lock = dir.path().join("tasks.db.lock");
-    assert_eq!(mode(&lock), 0o600, "lock file");
     // WAL mode is on, and SQLite gave its files the database's mode.
     for sidecar in ["tasks.db-wal", "tasks.db-shm"] {
         assert_eq!(mode(&dir.path().join(sidecar)), 0o600, "{sidecar}");

@@ -40,7 +40,11 @@ async fn run(settings: Settings) -> std::process::ExitCode {
     let server = match builder.bind(settings.listen).await {
         Ok(server) => server,
         Err(error) => {
-            tracing::error!(%error, listen = %settings.listen, "cannot start serving (for a busy port, try --listen 127.0.0.1:0)");
+            if error.kind() == std::io::ErrorKind::AddrInUse {
+                tracing::error!(%error, listen = %settings.listen, "cannot bind (try --listen 127.0.0.1:0 for a free port)");
+            } else {
+                tracing::error!(%error, listen = %settings.listen, "cannot start serving");
+            }
             return std::process::ExitCode::FAILURE;
         }
     };

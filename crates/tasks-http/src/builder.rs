@@ -220,16 +220,20 @@ impl ServerBuilder {
         let listener = TcpListener::bind(addr).await?;
         let local_addr = listener.local_addr()?;
         let runtime = dispatcher.runtime();
-        let recovered = runtime
-            .recover()
-            .await
-            .map_err(|error| io::Error::other(format!("task recovery failed: {error}")))?;
+        // Renewing the lease from the start: taking over many tasks may outlast it.
+        let liveness = runtime.spawn_liveness();
+        let recovered = match runtime.recover().await {
+            Ok(recovered) => recovered,
+            Err(error) => {
+                liveness.abort();
+                return Err(io::Error::other(format!("task recovery failed: {error}")));
+            }
+        };
         if recovered > 0 {
             tracing::info!(recovered, "took over unfinished tasks");
         }
         let shutdown = CancellationToken::new();
         let reaper = runtime.spawn_reaper();
-        let liveness = runtime.spawn_liveness();
         let serving = tokio::spawn(crate::server::serve(
             listener,
             dispatcher.clone(),

@@ -155,6 +155,34 @@ impl Inner {
         }
     }
 
+    /// Commits a worker's last event (the task's outcome), retrying while the store fails
+    /// (backing off from 100 ms to 5 s), until it is stored or cannot be any more (the task is
+    /// gone, expired, already terminal, or taken over): an outcome lost to a transient store
+    /// error would leave the task `working` with nothing running it.
+    pub(crate) async fn commit_final(
+        &self,
+        scope: &Scope,
+        id: &TaskId,
+        event: Event,
+        lease: &Lease,
+    ) {
+        let mut backoff = std::time::Duration::from_millis(100);
+        loop {
+            match self.commit(scope, id, event.clone(), Some(lease)).await {
+                Ok(_) => return,
+                Err(McpError::UnknownTask) => {
+                    tracing::debug!(task = %id.as_str(), "task outcome not committed (gone or taken over)");
+                    return;
+                }
+                Err(error) => {
+                    tracing::warn!(%error, task = %id.as_str(), "committing a task outcome failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(std::time::Duration::from_secs(5));
+                }
+            }
+        }
+    }
+
     fn forget_waiter(&self, handle: &WorkerHandle, key: &str) {
         if let Ok(mut waiters) = handle.waiters.lock() {
             waiters.remove(key);

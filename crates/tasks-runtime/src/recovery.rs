@@ -13,11 +13,13 @@
 //!
 //! # Where this differs from the researched design
 //!
-//! * One loop renews the lease and then claims, every tick (default 2 s, lease 30 s), instead of
-//!   a heartbeat every 5 s and a separate claim loop every 2 s: renewing first means a node that
-//!   was merely slow (a long pause of its event loop) finds its own lease lost and fences itself
-//!   before it could claim its own tasks as orphans, and one timer is simpler to reason about.
-//!   A renewal costs one small write per tick.
+//! * The lease is renewed every tick (default 2 s, lease 30 s) rather than every 5 s: a renewal
+//!   costs one small write, and a shorter period leaves more room for a slow store. Renewing
+//!   and claiming run side by side, so a long claim pass (thousands of orphans at start-up)
+//!   never delays a renewal; and a store never hands a node its own tasks as orphans.
+//! * A task claimed while it waited for input (`input_required`) is re-run whatever its attempt
+//!   count: its run stops at the same question, so restarts while a user takes their time do
+//!   not use up `max_attempts`, which bounds runs interrupted while working.
 //! * A claimed task is claimed whatever this node's free worker slots: a re-run waits for a slot
 //!   before it runs (it holds none while it waits), and a task failed by policy needs none.
 //!   Claiming only as many as there are free slots would leave a crashed node's parked tasks
@@ -26,11 +28,12 @@
 
 use std::sync::{Arc, Weak};
 
-use tasks_core::{Event, McpError};
+use tasks_core::{Event, McpError, TaskStatus};
 use tokio::task::JoinHandle;
 
+use crate::config::LeaseConfig;
 use crate::inner::{store_error, Inner, WorkerHandle};
-use crate::registry::Recovery;
+use crate::registry::{Recovery, Tool};
 use crate::store::{Claimed, Liveness, NodeId};
 use crate::worker;
 
@@ -63,7 +66,8 @@ async fn register(inner: &Inner) -> Result<(), McpError> {
         .map_err(store_error)
 }
 
-/// Claims orphans in batches until none is left; returns how many were taken over.
+/// Claims orphans in batches until none is left; returns how many were taken over. The tasks
+/// of a batch are taken over concurrently (a durable store commits their failures together).
 pub(crate) async fn claim_pass(inner: &Arc<Inner>) -> Result<usize, McpError> {
     let mut taken = 0;
     loop {
@@ -74,9 +78,8 @@ pub(crate) async fn claim_pass(inner: &Arc<Inner>) -> Result<usize, McpError> {
             .await
             .map_err(store_error)?;
         let len = batch.len();
-        for claimed in batch {
-            take_over(inner, claimed).await;
-        }
+        futures_util::future::join_all(batch.into_iter().map(|claimed| take_over(inner, claimed)))
+            .await;
         taken += len;
         if len < CLAIM_BATCH {
             return Ok(taken);
@@ -84,21 +87,34 @@ pub(crate) async fn claim_pass(inner: &Arc<Inner>) -> Result<usize, McpError> {
     }
 }
 
+/// Why a claimed task is failed instead of re-run, if it is.
+fn failure(tool: Option<&Arc<Tool>>, claimed: &Claimed) -> Option<String> {
+    let Some(tool) = tool else {
+        return Some(MESSAGE_INTERRUPTED.to_owned());
+    };
+    match tool.recovery() {
+        Recovery::Fail => Some(MESSAGE_INTERRUPTED.to_owned()),
+        // A task that was waiting for input had not resumed its work: its re-run stops at the
+        // same question, so restarts while it waits do not use up its attempts.
+        Recovery::Rerun { .. } if claimed.snapshot.task.status() == TaskStatus::InputRequired => {
+            None
+        }
+        Recovery::Rerun { max_attempts } if claimed.lease.attempt > max_attempts => {
+            Some(message_exhausted(max_attempts))
+        }
+        Recovery::Rerun { .. } => None,
+    }
+}
+
 async fn take_over(inner: &Arc<Inner>, claimed: Claimed) {
+    let tool = inner.tools.get(&claimed.work.tool).cloned();
+    let failure = failure(tool.as_ref(), &claimed);
     let Claimed {
         snapshot,
         work,
         lease,
     } = claimed;
     let id = snapshot.task.id().clone();
-    let tool = inner.tools.get(&work.tool).cloned();
-    let failure = match tool.as_ref().map(|tool| tool.recovery()) {
-        None | Some(Recovery::Fail) => Some(MESSAGE_INTERRUPTED.to_owned()),
-        Some(Recovery::Rerun { max_attempts }) if lease.attempt > max_attempts => {
-            Some(message_exhausted(max_attempts))
-        }
-        Some(Recovery::Rerun { .. }) => None,
-    };
     tracing::info!(
         task = %id.as_str(),
         attempt = lease.attempt,
@@ -106,13 +122,24 @@ async fn take_over(inner: &Arc<Inner>, claimed: Claimed) {
         "taking over an interrupted task"
     );
     let (Some(tool), None) = (tool, failure.as_ref()) else {
-        let error = worker::internal(failure.unwrap_or_default());
-        let event = Event::Failed { error };
-        if let Err(error) = inner
-            .commit(&snapshot.scope, &id, event, Some(&lease))
+        let event = Event::Failed {
+            error: worker::internal(failure.unwrap_or_default()),
+        };
+        match inner
+            .commit(&snapshot.scope, &id, event.clone(), Some(&lease))
             .await
         {
-            tracing::debug!(%error, "interrupted task not failed (finished, expired or taken)");
+            Ok(_) | Err(McpError::UnknownTask) => {}
+            // The store failed: keep trying in the background, so the task is not left
+            // `working` under this live node with nothing running it.
+            Err(_) => {
+                let inner = inner.clone();
+                tokio::spawn(async move {
+                    inner
+                        .commit_final(&snapshot.scope, &id, event, &lease)
+                        .await;
+                });
+            }
         }
         return;
     };
@@ -158,7 +185,8 @@ async fn self_fence(inner: &Arc<Inner>) {
 }
 
 /// The liveness loop: registers the node, then every tick renews the lease (self-fencing
-/// when it is lost) and takes over orphaned tasks. Stops when the runtime is dropped.
+/// when it is lost) and, independently, takes over orphaned tasks: a long claim pass never
+/// delays a renewal. Stops when the runtime is dropped or the handle is aborted.
 pub(crate) fn spawn(weak: Weak<Inner>) -> JoinHandle<()> {
     tokio::spawn(async move {
         let Some(inner) = weak.upgrade() else { return };
@@ -167,34 +195,52 @@ pub(crate) fn spawn(weak: Weak<Inner>) -> JoinHandle<()> {
             tracing::warn!(%error, "registering the node failed");
         }
         drop(inner);
-        let mut last_renewed = tokio::time::Instant::now();
-        let mut interval = tokio::time::interval(leases.tick);
-        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tokio::join!(renew(weak.clone(), leases.clone()), claim(weak, leases));
+    })
+}
+
+fn ticks(period: std::time::Duration) -> tokio::time::Interval {
+    let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    interval
+}
+
+/// Renews the lease every tick; self-fences when it is lost, or when no renewal has succeeded
+/// for the lease minus one tick (the store failing).
+async fn renew(weak: Weak<Inner>, leases: LeaseConfig) {
+    let mut last_renewed = tokio::time::Instant::now();
+    let mut interval = ticks(leases.tick);
+    loop {
         interval.tick().await;
-        loop {
-            interval.tick().await;
-            let Some(inner) = weak.upgrade() else { return };
-            let sent = tokio::time::Instant::now();
-            let now = inner.clock.now();
-            let node = inner.node();
-            match inner.store.heartbeat(&node, now, leases.lease_ms()).await {
-                Ok(Liveness::Alive) => last_renewed = sent,
-                Ok(Liveness::Lost) => {
+        let Some(inner) = weak.upgrade() else { return };
+        let sent = tokio::time::Instant::now();
+        let now = inner.clock.now();
+        let node = inner.node();
+        match inner.store.heartbeat(&node, now, leases.lease_ms()).await {
+            Ok(Liveness::Alive) => last_renewed = sent,
+            Ok(Liveness::Lost) => {
+                self_fence(&inner).await;
+                last_renewed = tokio::time::Instant::now();
+            }
+            Err(error) => {
+                tracing::warn!(%error, "node heartbeat failed");
+                if sent.duration_since(last_renewed) + leases.tick >= leases.lease {
                     self_fence(&inner).await;
                     last_renewed = tokio::time::Instant::now();
                 }
-                Err(error) => {
-                    tracing::warn!(%error, "node heartbeat failed");
-                    if sent.duration_since(last_renewed) + leases.tick >= leases.lease {
-                        self_fence(&inner).await;
-                        last_renewed = tokio::time::Instant::now();
-                    }
-                    continue;
-                }
-            }
-            if let Err(error) = claim_pass(&inner).await {
-                tracing::warn!(%error, "claiming orphaned tasks failed");
             }
         }
-    })
+    }
+}
+
+/// Takes over orphaned tasks every tick.
+async fn claim(weak: Weak<Inner>, leases: LeaseConfig) {
+    let mut interval = ticks(leases.tick);
+    loop {
+        interval.tick().await;
+        let Some(inner) = weak.upgrade() else { return };
+        if let Err(error) = claim_pass(&inner).await {
+            tracing::warn!(%error, "claiming orphaned tasks failed");
+        }
+    }
 }

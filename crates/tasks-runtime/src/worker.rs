@@ -115,12 +115,9 @@ pub(crate) async fn run(
     let released = input.permit.lock().await.take();
     drop((released, input));
     if let Some(event) = event {
-        if let Err(error) = inner
-            .commit(&scope, &task_id, event, Some(&handle.lease))
-            .await
-        {
-            tracing::debug!(%error, "task outcome not committed (expired or removed)");
-        }
+        inner
+            .commit_final(&scope, &task_id, event, &handle.lease)
+            .await;
     }
     inner.forget_worker(&task_id, &handle);
     cancel.cancel();

@@ -330,7 +330,7 @@ impl Store for LeaseModel {
             leases
                 .tasks
                 .iter()
-                .filter(|(_, (_, lease, _))| !live.contains_key(&lease.node))
+                .filter(|(_, (_, lease, _))| lease.node != *node && !live.contains_key(&lease.node))
                 .map(|(id, (scope, lease, work))| (id.clone(), scope.clone(), *lease, work.clone()))
                 .collect()
         };

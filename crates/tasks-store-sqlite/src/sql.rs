@@ -76,6 +76,7 @@ WHERE id IN ( \
     AND (expires_at_ms IS NULL OR expires_at_ms > ?2) \
     AND (owner_node IS NULL OR owner_node NOT IN \
           (SELECT node_id FROM nodes WHERE lease_expires_at_ms > ?2)) \
+    AND owner_node IS NOT ?1 \
   LIMIT ?3) \
 RETURNING id, scope, task, work, generation, attempt";
 

@@ -91,6 +91,7 @@ where
     a_stale_lease_is_fenced_and_changes_nothing(&make().await).await;
     request_writes_ignore_leases(&make().await).await;
     retire_makes_tasks_claimable_at_once(&make().await).await;
+    a_node_never_claims_its_own_tasks(&make().await).await;
     concurrent_claimers_take_each_orphan_once(Arc::new(make().await)).await;
     a_completion_racing_a_claim_is_never_overwritten(Arc::new(make().await)).await;
 }
@@ -1271,4 +1272,29 @@ pub async fn a_completion_racing_a_claim_is_never_overwritten<S: Store>(store: A
             other => panic!("unexpected outcome of the old holder's write: {other:?}"),
         }
     }
+}
+
+/// A node whose own lease has expired does not claim its own tasks as orphans (it would run
+/// them twice): only its next heartbeat tells it, and a new node id claims them.
+pub async fn a_node_never_claims_its_own_tasks<S: Store>(store: &S) {
+    register(store, &NODE_A, T0, LEASE_MS).await;
+    create_ok(store, "task-a", &alice(), Some(TTL_MS)).await;
+    let late = at(2 * LEASE_MS);
+    assert!(
+        claim(store, &NODE_A, late, 10).await.is_empty(),
+        "a node must never claim its own tasks"
+    );
+    assert_eq!(
+        store
+            .heartbeat(&NODE_A, late, LEASE_MS)
+            .await
+            .expect("beat"),
+        Liveness::Lost
+    );
+    register(store, &NODE_B, late, LEASE_MS).await;
+    assert_eq!(
+        claim(store, &NODE_B, late, 10).await.len(),
+        1,
+        "another node claims them"
+    );
 }

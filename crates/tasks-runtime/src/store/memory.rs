@@ -270,6 +270,7 @@ impl Store for MemoryStore {
         let orphaned = |entry: &Entry| {
             !entry.task.is_terminal()
                 && !entry.task.is_expired(now)
+                && entry.lease.node != *node
                 && !nodes.contains_key(&entry.lease.node)
         };
         let candidates: Vec<TaskId> = self

@@ -205,7 +205,9 @@ pub trait Store: Send + Sync + 'static {
     /// Takes over up to `max` non-terminal, unexpired tasks whose owner is not a live node at
     /// `now`, for `node`: each is claimed by exactly one caller, with generation and attempt
     /// raised by one, atomically per task. Nodes whose lease expired are removed first, so
-    /// their later heartbeats answer [`Liveness::Lost`].
+    /// their later heartbeats answer [`Liveness::Lost`]. A node never claims the tasks it
+    /// owns itself, even once its own lease has expired: it learns that from its next
+    /// heartbeat, stops its workers, and claims them under its new id.
     async fn claim_orphans(
         &self,
         node: &NodeId,

@@ -26,7 +26,7 @@ pub fn load_or_create(path: &Path) -> io::Result<Vec<u8>> {
     {
         Ok(mut file) => {
             let mut secret = vec![0u8; SECRET_BYTES];
-            getrandom::fill(&mut secret).map_err(io::Error::other)?;
+            getrandom::fill(&mut secret).map_err(|e| io::Error::other(e.to_string()))?;
             file.write_all(&secret)?;
             file.sync_all()?;
             Ok(secret)

@@ -39,6 +39,24 @@ pub enum Row {
     Stored,
     /// 5b: memory per parked task, and `tasks/get` on one of them.
     Parked,
+    /// 7a: `tasks/get` on a completed task of a fixture on a durable SQLite store.
+    GetSqlite,
+    /// 7b: task creation on a durable SQLite store, `--sqlite-synchronous full`.
+    CreateSqlite,
+    /// 7c: task creation on a durable SQLite store, `--sqlite-synchronous normal`.
+    CreateSqliteNormal,
+    /// 7d: database size (and memory) per stored completed task on a SQLite store.
+    StoredSqlite,
+}
+
+impl Row {
+    /// Whether the row runs a fixture on a SQLite store.
+    pub fn is_sqlite(self) -> bool {
+        matches!(
+            self,
+            Row::GetSqlite | Row::CreateSqlite | Row::CreateSqliteNormal | Row::StoredSqlite
+        )
+    }
 }
 
 /// Settings of `run`.
@@ -78,6 +96,13 @@ pub struct RunArgs {
     /// Tasks of the memory rows (stored and parked).
     #[arg(long, default_value_t = 100_000)]
     pub memory_tasks: usize,
+    /// Tasks of the SQLite stored-size row (7d).
+    #[arg(long, default_value_t = 100_000)]
+    pub sqlite_tasks: usize,
+    /// Directory under which each SQLite fixture gets a fresh directory for its database
+    /// (removed afterwards); default: the log directory. Its disk's fsync latency is measured.
+    #[arg(long)]
+    pub sqlite_dir: Option<PathBuf>,
     /// The fixture binary; default: `tasks-fixture` next to this binary.
     #[arg(long)]
     pub fixture: Option<PathBuf>,
@@ -93,6 +118,11 @@ impl RunArgs {
     /// Whether `row` runs.
     pub fn runs(&self, row: Row) -> bool {
         self.rows.is_empty() || self.rows.contains(&row)
+    }
+
+    /// Whether any row on a SQLite store runs.
+    pub fn runs_sqlite(&self) -> bool {
+        self.rows.is_empty() || self.rows.iter().any(|row| row.is_sqlite())
     }
 }
 
@@ -126,5 +156,26 @@ mod tests {
             panic!("run");
         };
         assert!(args.runs(Row::Get) && args.runs(Row::Create) && !args.runs(Row::Baseline));
+        assert!(!args.runs_sqlite());
+    }
+
+    #[test]
+    fn sqlite_rows_are_selectable_and_in_the_default() {
+        let Command::Run(args) = Cli::parse_from(["tasks-bench", "run"]).command else {
+            panic!("run");
+        };
+        assert!(args.runs(Row::GetSqlite) && args.runs(Row::StoredSqlite) && args.runs_sqlite());
+        let Command::Run(args) = Cli::parse_from([
+            "tasks-bench",
+            "run",
+            "--rows",
+            "get-sqlite,create-sqlite,create-sqlite-normal,stored-sqlite",
+        ])
+        .command
+        else {
+            panic!("run");
+        };
+        assert!(args.runs(Row::CreateSqliteNormal) && !args.runs(Row::Get));
+        assert!(args.runs_sqlite());
     }
 }

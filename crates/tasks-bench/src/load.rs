@@ -12,6 +12,10 @@ use crate::conn::{Connection, Endpoint};
 use crate::mcp::{self, Call, Expect};
 use crate::procfs;
 
+/// The name (`comm`, cut to 15 bytes) of the SQLite store's writer thread,
+/// `tasks-sqlite-writer`.
+pub const WRITER_THREAD: &str = "tasks-sqlite-wr";
+
 /// Shape of one run.
 #[derive(Debug, Clone, Copy)]
 pub struct LoadSpec {
@@ -40,6 +44,8 @@ pub struct LoadResult {
     pub server_cpu: Duration,
     /// CPU time this process (the load generator) used during the window.
     pub client_cpu: Duration,
+    /// CPU time the server's SQLite writer thread used during the window (`None` without one).
+    pub writer_cpu: Option<Duration>,
     /// Busy time of each CPU during the window (index = CPU number; see
     /// [`procfs::per_cpu_busy`]).
     pub cores: Vec<Duration>,
@@ -81,6 +87,12 @@ impl LoadResult {
         let server = (busy(server_cpus) - self.server_cpu.as_secs_f64()).max(0.0);
         let client = (busy(client_cpus) - self.client_cpu.as_secs_f64()).max(0.0);
         Some(100.0 * (server + client) / self.window.as_secs_f64())
+    }
+
+    /// The SQLite writer thread's CPU use during the window, in percent of one core.
+    pub fn writer_cpu_percent(&self) -> Option<f64> {
+        self.writer_cpu
+            .map(|cpu| 100.0 * cpu.as_secs_f64() / self.window.as_secs_f64())
     }
 
     /// Server CPU time per counted request, in microseconds.
@@ -142,6 +154,10 @@ pub async fn run(
         latency: histogram(),
         server_cpu: after.server.saturating_sub(before.server),
         client_cpu: after.client.saturating_sub(before.client),
+        writer_cpu: after
+            .writer
+            .zip(before.writer)
+            .map(|(after, before)| after.saturating_sub(before)),
         cores: after.cores_since(&before),
     };
     for worker in workers {
@@ -166,6 +182,8 @@ pub struct CpuReading {
     pub server: Duration,
     /// This process (the load generator).
     pub client: Duration,
+    /// The server's SQLite writer thread, if it has one.
+    pub writer: Option<Duration>,
     /// Each CPU of the machine.
     pub cores: Vec<Duration>,
 }
@@ -176,6 +194,8 @@ impl CpuReading {
         Ok(CpuReading {
             server: procfs::cpu_time(server_pid).map_err(|e| format!("server CPU time: {e}"))?,
             client: procfs::own_cpu_time().map_err(|e| format!("own CPU time: {e}"))?,
+            writer: procfs::thread_cpu_time(server_pid, WRITER_THREAD)
+                .map_err(|e| format!("writer thread CPU time: {e}"))?,
             cores: procfs::per_cpu_busy().map_err(|e| format!("CPU busy time: {e}"))?,
         })
     }

@@ -8,6 +8,8 @@
 mod baseline;
 mod cli;
 mod conn;
+mod durable;
+mod fsync;
 mod lifecycle;
 mod load;
 mod mcp;
@@ -16,6 +18,7 @@ mod pin;
 mod pool;
 mod procfs;
 mod report;
+mod rounds;
 mod series;
 mod server;
 mod settle;

@@ -18,6 +18,10 @@ use crate::settle::settle;
 /// buffers and maps have their working size.
 const WARMUP_TASKS: usize = 1000;
 
+/// Tasks [`stored`] creates besides the measured ones: the warm-up, and one to read the
+/// payload size from.
+pub const TASKS_BEFORE: usize = WARMUP_TASKS + 1;
+
 /// One memory measurement.
 #[derive(Debug)]
 pub struct MemoryResult {

@@ -20,6 +20,24 @@ pub fn cpu_time(pid: u32) -> io::Result<Duration> {
     Ok(ticks_to_duration(ticks))
 }
 
+/// User plus system CPU time of the thread of process `pid` whose name (`comm`, at most 15
+/// bytes) is `name`, from `/proc/<pid>/task/<tid>/stat`; `None` when there is no such thread.
+pub fn thread_cpu_time(pid: u32, name: &str) -> io::Result<Option<Duration>> {
+    for entry in fs::read_dir(format!("/proc/{pid}/task"))? {
+        let dir = entry?.path();
+        let Ok(comm) = fs::read_to_string(dir.join("comm")) else {
+            continue; // the thread ended meanwhile
+        };
+        if comm.trim_end() != name {
+            continue;
+        }
+        let stat = fs::read_to_string(dir.join("stat"))?;
+        let ticks = parse_cpu_ticks(&stat).ok_or_else(|| io::Error::other("malformed stat"))?;
+        return Ok(Some(ticks_to_duration(ticks)));
+    }
+    Ok(None)
+}
+
 /// CPU time of this process.
 pub fn own_cpu_time() -> io::Result<Duration> {
     cpu_time(std::process::id())
@@ -138,6 +156,9 @@ mod tests {
     fn reads_this_machine() {
         assert!(rss_bytes(std::process::id()).unwrap() > 0);
         assert!(own_cpu_time().is_ok());
+        assert!(thread_cpu_time(std::process::id(), "no such thread")
+            .unwrap()
+            .is_none());
         assert!(!per_cpu_busy().unwrap().is_empty());
     }
 }

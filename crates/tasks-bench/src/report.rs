@@ -1,9 +1,14 @@
-//! The markdown report: run setup, one table per kind of row, and the issue #6 targets.
+//! The markdown report: run setup, one table per kind of row, and the issue #6 targets; the
+//! durable store's section is in [`sqlite`].
+
+mod sqlite;
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::cli::RunArgs;
+use crate::durable::StoredSqliteResult;
+use crate::fsync::FsyncLatency;
 use crate::lifecycle::LifecycleResult;
 use crate::load::LoadSpec;
 use crate::memory::{MemoryResult, ParkedResult, StoredResult};
@@ -92,6 +97,16 @@ pub struct Report {
     pub stored: Option<StoredResult>,
     /// Row 5b.
     pub parked: Option<ParkedResult>,
+    /// The fsync latency of the disk the SQLite databases are on.
+    pub fsync: Option<FsyncLatency>,
+    /// Row 7a.
+    pub get_sqlite: Series,
+    /// Row 7b.
+    pub create_sqlite: Series,
+    /// Row 7c.
+    pub create_sqlite_normal: Series,
+    /// Row 7d.
+    pub stored_sqlite: Option<StoredSqliteResult>,
 }
 
 impl Report {
@@ -106,12 +121,24 @@ impl Report {
             lifecycle: None,
             stored: None,
             parked: None,
+            fsync: None,
+            get_sqlite: Series::default(),
+            create_sqlite: Series::default(),
+            create_sqlite_normal: Series::default(),
+            stored_sqlite: None,
         }
     }
 
     /// Whether no row had errors.
     pub fn valid(&self) -> bool {
-        let series = [&self.baseline, &self.get, &self.create];
+        let series = [
+            &self.baseline,
+            &self.get,
+            &self.create,
+            &self.get_sqlite,
+            &self.create_sqlite,
+            &self.create_sqlite_normal,
+        ];
         series.iter().all(|s| s.errors() == 0)
             && self.lifecycle.as_ref().is_none_or(|r| r.errors == 0)
             && self.stored.as_ref().is_none_or(|r| r.memory.errors == 0)
@@ -119,6 +146,10 @@ impl Report {
                 .parked
                 .as_ref()
                 .is_none_or(|r| r.memory.errors + r.idle.errors() + r.loaded.errors() == 0)
+            && self
+                .stored_sqlite
+                .as_ref()
+                .is_none_or(|r| r.stored.memory.errors == 0)
     }
 
     /// Median requests/s of `series` over the baseline's.
@@ -144,6 +175,7 @@ impl Report {
         self.render_lifecycle(&mut out);
         self.render_memory(&mut out);
         self.render_targets(&mut out);
+        self.render_sqlite(&mut out);
         self.render_errors(&mut out);
         out
     }
@@ -322,6 +354,15 @@ impl Report {
             all.push(("parked", r.memory.first_error.as_deref()));
             all.push(("parked tasks/get idle", r.idle.first_error()));
             all.push(("parked tasks/get loaded", r.loaded.first_error()));
+        }
+        all.push(("tasks/get, SQLite", self.get_sqlite.first_error()));
+        all.push(("creation, SQLite FULL", self.create_sqlite.first_error()));
+        all.push((
+            "creation, SQLite NORMAL",
+            self.create_sqlite_normal.first_error(),
+        ));
+        if let Some(r) = &self.stored_sqlite {
+            all.push(("stored, SQLite", r.stored.memory.first_error.as_deref()));
         }
         let firsts: Vec<(&str, &str)> = all
             .into_iter()

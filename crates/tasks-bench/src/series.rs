@@ -107,6 +107,7 @@ mod tests {
             latency: Histogram::new(3).expect("histogram"),
             server_cpu: Duration::ZERO,
             client_cpu: Duration::ZERO,
+            writer_cpu: None,
             cores: Vec::new(),
         }
     }

@@ -8,25 +8,28 @@
 //! | fixture B | 4 lifecycle | CPU time per task of that row alone |
 //! | fixture C | 5a stored | RSS of that row alone |
 //! | fixture D | 5b parked | RSS of that row alone |
+//! | SQLite fixture S (FULL) | 7a `tasks/get` (alive beside fixture A: interleaved with 1, 2, 3) | — |
+//! | one SQLite fixture per round | 7b creation (FULL), 7c creation (NORMAL) | a fresh database per round |
+//! | SQLite fixture T (FULL) | 7d stored: database size | size and RSS of that row alone |
 //!
 //! Every fixture runs with [`FIXTURE_LIMITS`]: capacity limits far above what a row creates, so
-//! no creation is refused, and unlimited TTL, so nothing is reaped during a row.
+//! no creation is refused, and unlimited TTL, so nothing is reaped during a row. A SQLite
+//! fixture also gets `--store sqlite:<fresh dir>/tasks.db` and `--sqlite-synchronous`; its
+//! directory is removed once it has stopped (see [`crate::durable`]).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::json;
-
 use crate::cli::{Row, RunArgs};
-use crate::conn::{Connection, Endpoint};
-use crate::load::{self, LoadSpec};
-use crate::mcp::{self, Call, Expect};
+use crate::conn::Endpoint;
+use crate::durable::{self, SqliteFixture, Synchronous, TempDb};
+use crate::load::{self, LoadResult, LoadSpec};
+use crate::mcp::{Call, Expect};
 use crate::pin::Pinning;
 use crate::pool::Pool;
 use crate::report::{Report, Setup};
 use crate::server::{self, ServerProcess};
-use crate::settle::settle;
-use crate::{lifecycle, memory};
+use crate::{fsync, lifecycle, memory, rounds};
 
 /// Fixture flags of every row.
 pub const FIXTURE_LIMITS: &[&str] = &[
@@ -40,24 +43,82 @@ pub const FIXTURE_LIMITS: &[&str] = &[
     "0",
 ];
 
-struct Servers<'a> {
-    args: &'a RunArgs,
-    pinning: &'a Pinning,
-    logs: PathBuf,
+/// Starts the servers of a run: fixtures (on the memory store or a fresh SQLite database) and
+/// the baseline.
+pub struct Servers<'a> {
+    pub(crate) args: &'a RunArgs,
+    pub(crate) pinning: &'a Pinning,
+    pub(crate) logs: PathBuf,
     fixture: PathBuf,
+    /// Where SQLite fixtures get their fresh directories.
+    sqlite_dir: PathBuf,
+}
+
+/// Where a creation row's fixture keeps its tasks.
+#[derive(Debug, Clone, Copy)]
+pub enum StoreKind {
+    /// The in-memory store (the fixture's default).
+    Memory,
+    /// A fresh SQLite database.
+    Sqlite(Synchronous),
 }
 
 impl Servers<'_> {
-    fn fixture(&self, name: &str) -> Result<ServerProcess, String> {
+    /// A fixture on the memory store.
+    pub fn fixture(&self, name: &str) -> Result<ServerProcess, String> {
+        self.start_fixture(name, &[])
+    }
+
+    /// A fixture on a fresh SQLite database.
+    pub fn sqlite(&self, name: &str, synchronous: Synchronous) -> Result<SqliteFixture, String> {
+        let db = TempDb::create(&self.sqlite_dir, name)?;
+        let store = [
+            "--store".into(),
+            db.store_flag(),
+            "--sqlite-synchronous".into(),
+            synchronous.flag().into(),
+        ];
+        let server = self.start_fixture(name, &store)?;
+        Ok(SqliteFixture { server, db })
+    }
+
+    fn start_fixture(
+        &self,
+        name: &str,
+        extra: &[std::ffi::OsString],
+    ) -> Result<ServerProcess, String> {
         let mut command = self.pinning.server_command(&self.fixture);
         command
             .args(["--listen", "127.0.0.1:0", "--worker-threads"])
             .arg(self.args.server_threads.to_string())
-            .args(FIXTURE_LIMITS);
+            .args(FIXTURE_LIMITS)
+            .args(extra);
         ServerProcess::start(name, command, &self.logs.join(format!("{name}.log")))
     }
 
-    fn baseline(&self, body_file: &std::path::Path) -> Result<ServerProcess, String> {
+    /// One creation run on a fresh fixture (a round stores every task it creates).
+    pub async fn creation(
+        &self,
+        name: &str,
+        store: StoreKind,
+        create: &Call,
+        spec: LoadSpec,
+    ) -> Result<LoadResult, String> {
+        let (server, _db) = match store {
+            StoreKind::Memory => (self.fixture(name)?, None),
+            StoreKind::Sqlite(synchronous) => {
+                let SqliteFixture { server, db } = self.sqlite(name, synchronous)?;
+                (server, Some(db))
+            }
+        };
+        let target = Endpoint::parse(server.url())?;
+        let run = load::run(&target, create, Expect::Created, spec, server.pid()).await;
+        drop(server); // before its database directory goes
+        run
+    }
+
+    /// The bare hyper baseline, answering with the bytes of `body_file`.
+    pub fn baseline(&self, body_file: &std::path::Path) -> Result<ServerProcess, String> {
         let exe = std::env::current_exe().map_err(|e| format!("own path: {e}"))?;
         let mut command = self.pinning.server_command(&exe);
         command
@@ -84,11 +145,13 @@ pub async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, String> {
             .map_err(|e| format!("own path: {e}"))?
             .with_file_name("tasks-fixture"),
     };
+    let sqlite_dir = args.sqlite_dir.clone().unwrap_or_else(|| logs.clone());
     let servers = Servers {
         args,
         pinning,
         logs,
         fixture,
+        sqlite_dir,
     };
     let spec = LoadSpec {
         connections: args.connections,
@@ -96,53 +159,13 @@ pub async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, String> {
         duration: Duration::from_millis(args.duration_ms),
     };
     let mut report = Report::new(Setup::describe(args, pinning, spec));
-
-    if args.runs(Row::Baseline) || args.runs(Row::Get) || args.runs(Row::Create) {
-        let a = servers.fixture("fixture-a")?;
-        let endpoint = Endpoint::parse(a.url())?;
-        let get = completed_task(&endpoint).await?;
-        let body = capture(&endpoint, &get).await?;
-        report.get_response_bytes = Some(body.len());
-        let baseline = if args.runs(Row::Baseline) {
-            let body_file = servers.logs.join("baseline-body.json");
-            std::fs::write(&body_file, &body)
-                .map_err(|e| format!("{}: {e}", body_file.display()))?;
-            let server = servers.baseline(&body_file)?;
-            let endpoint = Endpoint::parse(server.url())?;
-            Some((server, endpoint))
-        } else {
-            None
-        };
-        let create = Call::tools_call("slow_compute", json!({"seconds": 0}))?;
-        let completed = Expect::Status("completed");
-        let rounds = usize::try_from(args.rounds).unwrap_or(1);
-        let mut round = 0;
-        while [&report.baseline, &report.get, &report.create]
-            .iter()
-            .zip([Row::Baseline, Row::Get, Row::Create])
-            .any(|(series, row)| args.runs(row) && series.wants_more(rounds))
-        {
-            round += 1;
-            if let Some((server, base)) = &baseline {
-                eprintln!("round {round}: row 1, baseline");
-                let run = load::run(base, &get, completed, spec, server.pid()).await?;
-                report.baseline.push(run, pinning);
-            }
-            if args.runs(Row::Get) {
-                eprintln!("round {round}: row 2, tasks/get");
-                let run = load::run(&endpoint, &get, completed, spec, a.pid()).await?;
-                report.get.push(run, pinning);
-            }
-            if args.runs(Row::Create) {
-                eprintln!("round {round}: row 3, creation");
-                // A fresh fixture per round: a round stores every task it creates.
-                let fresh = servers.fixture(&format!("fixture-create-{round}"))?;
-                let target = Endpoint::parse(fresh.url())?;
-                let run = load::run(&target, &create, Expect::Created, spec, fresh.pid()).await?;
-                report.create.push(run, pinning);
-            }
-        }
+    if args.runs_sqlite() {
+        eprintln!("fsync latency of {}", servers.sqlite_dir.display());
+        std::fs::create_dir_all(&servers.sqlite_dir)
+            .map_err(|e| format!("{}: {e}", servers.sqlite_dir.display()))?;
+        report.fsync = Some(fsync::measure(&servers.sqlite_dir, fsync::SYNCS)?);
     }
+    rounds::interleaved(&servers, spec, &mut report).await?;
     if args.runs(Row::Lifecycle) {
         eprintln!("row 4: lifecycle");
         let b = servers.fixture("fixture-b")?;
@@ -164,32 +187,10 @@ pub async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, String> {
         report.parked =
             Some(memory::parked(&pool, &d, spec, args.memory_tasks, rounds, pinning).await?);
     }
-    Ok(report)
-}
-
-/// Creates a `slow_compute` task with `seconds: 0`, waits until it is completed, and returns
-/// the `tasks/get` call of it.
-async fn completed_task(endpoint: &Endpoint) -> Result<Call, String> {
-    let pool = Pool::open(endpoint, 1).await?;
-    let created = pool
-        .call(&Call::tools_call("slow_compute", json!({"seconds": 0}))?)
-        .await?;
-    Expect::Created.check_task(&created)?;
-    let id = created.task_id;
-    let (errors, first_error) = settle(&pool, vec![id.clone()], "completed", "working").await;
-    if errors > 0 {
-        return Err(first_error.unwrap_or_default());
+    if args.runs(Row::StoredSqlite) {
+        eprintln!("row 7d: stored tasks, SQLite");
+        let t = servers.sqlite("fixture-stored-sqlite", Synchronous::Full)?;
+        report.stored_sqlite = Some(durable::stored(t, args.connections, args.sqlite_tasks).await?);
     }
-    Call::tasks_get(&id)
-}
-
-/// The raw body of one checked `call` response.
-async fn capture(endpoint: &Endpoint, call: &Call) -> Result<bytes::Bytes, String> {
-    let reply = Connection::open(endpoint)
-        .await?
-        .send(call.request(endpoint))
-        .await
-        .map_err(|e| e.to_string())?;
-    Expect::Status("completed").check(&mcp::summary_of(&reply)?)?;
-    Ok(reply.body)
+    Ok(report)
 }

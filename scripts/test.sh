@@ -9,8 +9,8 @@
 #   --quick   the Rust tests and doctests only: no conformance runner (for iterating)
 #   --help    print this help
 # Needs cargo-nextest (`cargo install cargo-nextest --locked`); .ci/run installs it when missing.
-# Configuration: .config/nextest.toml. A test still running after 180 s (60 s in CI) is killed
-# and fails.
+# Configuration: .config/nextest.toml. A test still running after 180 s (60 s in CI; 360 s for
+# the kill -9 test) is killed and fails.
 # Environment:
 #   CI   when set (and not "false" or "0"): nextest's `ci` profile (no fail-fast, no retries,
 #        failure output repeated at the end) and a 60 s per-scenario kill for the conformance

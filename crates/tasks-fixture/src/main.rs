@@ -53,7 +53,11 @@ async fn run(settings: Settings) -> std::process::ExitCode {
         settings.limits().reap_interval,
     );
     let url = server.url();
-    tracing::info!(%url, "serving MCP 2026-07-28 with the Tasks extension");
+    let store = match &settings.store {
+        tasks_fixture::store::StoreSpec::Memory => "memory".to_owned(),
+        tasks_fixture::store::StoreSpec::Sqlite(path) => format!("sqlite:{}", path.display()),
+    };
+    tracing::info!(%url, %store, "serving MCP 2026-07-28 with the Tasks extension");
     // The one line a harness waits for.
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(stdout, "{url}");

@@ -131,9 +131,11 @@ impl ServerBuilder {
 
     /// Sets the secret both server keys derive from: the `requestState` key
     /// ([`ServerBuilder::state_secret`]) and the key that hashes principals into scopes
-    /// ([`ServerBuilder::scope_secret`]). With a durable store, set it (the same on every
-    /// restart and on every node), or authenticated clients lose their tasks at a restart and
-    /// MRTR retries spanning one fail.
+    /// ([`ServerBuilder::scope_secret`]). Use at least 16 random bytes (32 from the OS random
+    /// source are plenty), kept in a file only the server can read, never in the database or
+    /// on a command line. With a durable store, set it (the same on every restart and on every
+    /// node), or authenticated clients lose their tasks at a restart and MRTR retries spanning
+    /// one fail.
     pub fn secret(self, secret: &[u8]) -> Self {
         self.state_secret(secret).scope_secret(secret)
     }
@@ -159,7 +161,11 @@ impl ServerBuilder {
         self
     }
 
-    /// Uses `store` instead of a new [`MemoryStore`].
+    /// Uses `store` instead of a new [`MemoryStore`]. With a durable store (such as
+    /// `tasks_store_sqlite::SqliteStore`) tasks survive a restart: [`ServerBuilder::bind`] takes
+    /// over the tasks the previous process left unfinished before it serves. Set a stable
+    /// [`ServerBuilder::secret`] as well, or authenticated clients lose their tasks at a
+    /// restart.
     pub fn store(mut self, store: Arc<dyn Store>) -> Self {
         self.store = Some(store);
         self
@@ -187,7 +193,10 @@ impl ServerBuilder {
         self
     }
 
-    /// Builds the dispatcher without binding (for in-process use and tests).
+    /// Builds the dispatcher without binding (for in-process use and tests). Unlike
+    /// [`ServerBuilder::bind`], nothing runs in the background: with a durable store, call
+    /// [`TaskRuntime::recover`], [`TaskRuntime::spawn_liveness`] and
+    /// [`TaskRuntime::spawn_reaper`] on `dispatcher.runtime()` yourself.
     pub fn build(self) -> Dispatcher {
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let runtime = TaskRuntime::new(store, self.tools, self.runtime);

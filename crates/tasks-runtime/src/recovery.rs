@@ -118,7 +118,7 @@ async fn take_over(inner: &Arc<Inner>, claimed: Claimed) {
     tracing::info!(
         task = %id.as_str(),
         attempt = lease.attempt,
-        rerun = failure.is_none(),
+        outcome = if failure.is_none() { "re-run" } else { "failed" },
         "taking over an interrupted task"
     );
     let (Some(tool), None) = (tool, failure.as_ref()) else {

@@ -62,13 +62,17 @@ impl fmt::Debug for ToolPolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Recovery {
     /// The task fails with -32603 `Task interrupted: the server stopped while it ran; it was
-    /// not retried`. The default: MCP tools often have side effects that must not happen
-    /// twice.
+    /// not retried`, also when it was parked waiting for input (resuming it would mean running
+    /// the tool's code up to the question again). The default: MCP tools often have side
+    /// effects that must not happen twice.
     #[default]
     Fail,
-    /// The tool runs again from the start, at least once, up to `max_attempts` runs in all
-    /// (then the task fails with -32603 `Task interrupted: the server stopped while it ran, and
-    /// it had already run <max_attempts> times`). The re-run sees the same
+    /// The tool runs again from the start, at least once. A task interrupted while working is
+    /// re-run while its attempt number is at most `max_attempts` (then it fails with -32603
+    /// `Task interrupted: the server stopped while it ran, and it had already run
+    /// <max_attempts> times`); a task interrupted while parked for input is always re-run (its
+    /// run stops at the same question, so restarts while it waits use up nothing). The re-run
+    /// sees the same
     /// [`ToolContext::idempotency_key`](crate::ToolContext::idempotency_key), a higher
     /// [`attempt`](crate::ToolContext::attempt) and
     /// [`fencing_token`](crate::ToolContext::fencing_token), and gets the answers of inputs
@@ -76,7 +80,8 @@ pub enum Recovery {
     /// the client again. Side effects before the crash may happen again: deduplicate them with
     /// the idempotency key, or ask first and act after.
     Rerun {
-        /// Runs in all, the first included (at least 1).
+        /// The highest attempt number a task interrupted while working is re-run at (the
+        /// first run is attempt 1).
         max_attempts: u32,
     },
 }

@@ -341,3 +341,173 @@ async fn a_live_node_keeps_its_tasks() {
     assert_eq!(probe.started(), 1);
     liveness.abort();
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_parked_task_survives_more_restarts_than_max_attempts() {
+    let cluster = Cluster::new();
+    let runs = Arc::new(Runs::default());
+    let policy = Recovery::Rerun { max_attempts: 2 };
+    let first = cluster.node(vec![job(runs.clone(), policy, true)]);
+    first.recover().await.unwrap();
+    let scope = Scope::shared();
+    let id = first.create_task(work("job")).await.unwrap().id().clone();
+    wait_input_keys(&first, &scope, &id, &["confirm"]).await;
+    let mut last = first;
+    for restart in 1..=4 {
+        past_the_lease().await;
+        let next = cluster.node(vec![job(runs.clone(), policy, true)]);
+        assert_eq!(next.recover().await.unwrap(), 1, "restart {restart}");
+        let task = wait_input_keys(&next, &scope, &id, &["confirm"]).await;
+        assert_eq!(
+            task.status(),
+            TaskStatus::InputRequired,
+            "restart {restart}"
+        );
+        last = next;
+    }
+    last.update(
+        &scope,
+        &id,
+        responses([("confirm", accept(json!({"confirm": true})))]),
+    )
+    .await
+    .unwrap();
+    let done = wait_terminal(&last, &scope, &id).await;
+    assert_eq!(
+        done.status(),
+        TaskStatus::Completed,
+        "answered after 4 restarts"
+    );
+}
+
+/// A [`MemoryStore`] whose next `failures` worker writes fail with a backend error.
+struct FlakyStore {
+    inner: MemoryStore,
+    failures: AtomicU32,
+}
+
+#[async_trait::async_trait]
+impl Store for FlakyStore {
+    async fn create(
+        &self,
+        task: tasks_core::NewTask,
+        work: tasks_runtime::Work,
+        limits: tasks_runtime::store::CreateLimits,
+        owner: &tasks_runtime::NodeId,
+    ) -> Result<tasks_runtime::Created, tasks_runtime::StoreError> {
+        self.inner.create(task, work, limits, owner).await
+    }
+    async fn get(
+        &self,
+        scope: &Scope,
+        id: &tasks_core::TaskId,
+        now: tasks_core::Timestamp,
+    ) -> Result<Option<tasks_runtime::Snapshot>, tasks_runtime::StoreError> {
+        self.inner.get(scope, id, now).await
+    }
+    async fn work(
+        &self,
+        scope: &Scope,
+        id: &tasks_core::TaskId,
+    ) -> Result<Option<Arc<tasks_runtime::Work>>, tasks_runtime::StoreError> {
+        self.inner.work(scope, id).await
+    }
+    async fn transition(
+        &self,
+        who: tasks_runtime::Authority<'_>,
+        update: tasks_core::TaskUpdate,
+        now: tasks_core::Timestamp,
+    ) -> Result<tasks_runtime::CasOutcome, tasks_runtime::StoreError> {
+        let fail = matches!(who, tasks_runtime::Authority::Worker(_))
+            && self
+                .failures
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok();
+        if fail {
+            return Err(tasks_runtime::StoreError::Backend("disk full".into()));
+        }
+        self.inner.transition(who, update, now).await
+    }
+    async fn reap(
+        &self,
+        now: tasks_core::Timestamp,
+    ) -> Result<Vec<tasks_core::TaskId>, tasks_runtime::StoreError> {
+        self.inner.reap(now).await
+    }
+    async fn task_count(&self) -> Result<usize, tasks_runtime::StoreError> {
+        self.inner.task_count().await
+    }
+    async fn register_node(
+        &self,
+        node: &tasks_runtime::NodeId,
+        now: tasks_core::Timestamp,
+        lease_ms: u64,
+    ) -> Result<(), tasks_runtime::StoreError> {
+        self.inner.register_node(node, now, lease_ms).await
+    }
+    async fn heartbeat(
+        &self,
+        node: &tasks_runtime::NodeId,
+        now: tasks_core::Timestamp,
+        lease_ms: u64,
+    ) -> Result<tasks_runtime::Liveness, tasks_runtime::StoreError> {
+        self.inner.heartbeat(node, now, lease_ms).await
+    }
+    async fn retire_node(
+        &self,
+        node: &tasks_runtime::NodeId,
+    ) -> Result<(), tasks_runtime::StoreError> {
+        self.inner.retire_node(node).await
+    }
+    async fn claim_orphans(
+        &self,
+        node: &tasks_runtime::NodeId,
+        now: tasks_core::Timestamp,
+        max: usize,
+    ) -> Result<Vec<tasks_runtime::Claimed>, tasks_runtime::StoreError> {
+        self.inner.claim_orphans(node, now, max).await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn outcomes_are_retried_while_the_store_fails() {
+    let store = Arc::new(FlakyStore {
+        inner: MemoryStore::new(),
+        failures: AtomicU32::new(0),
+    });
+    let cluster = Cluster {
+        store: store.clone(),
+        clock: Arc::new(TokioClock::starting_at(T0)),
+    };
+    let runs = Arc::new(Runs::default());
+    let a = cluster.node(vec![job(runs.clone(), Recovery::Fail, false)]);
+    a.recover().await.unwrap();
+    let scope = Scope::shared();
+    let id = a.create_task(work("job")).await.unwrap().id().clone();
+    past_the_lease().await;
+
+    // B's failing of the interrupted task meets a failing store three times.
+    store.failures.store(3, Ordering::SeqCst);
+    let b = cluster.node(vec![job(runs.clone(), Recovery::Fail, false)]);
+    assert_eq!(b.recover().await.unwrap(), 1);
+    let failed = wait_terminal(&b, &scope, &id).await;
+    assert_eq!(error_message(&failed).as_deref(), Some(MESSAGE_INTERRUPTED));
+
+    // A worker's completion meets a failing store twice, and is still stored.
+    let c = cluster.node(vec![job(runs.clone(), Recovery::rerun(), false)]);
+    c.recover().await.unwrap();
+    let id = c.create_task(work("job")).await.unwrap().id().clone();
+    yield_until("the run waits at the gate", || runs.seen().len() == 2).await;
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    store.failures.store(2, Ordering::SeqCst);
+    runs.gate.notify_waiters();
+    let done = wait_terminal(&c, &scope, &id).await;
+    assert_eq!(done.status(), TaskStatus::Completed);
+    assert_eq!(
+        store.failures.load(Ordering::SeqCst),
+        0,
+        "the failures happened"
+    );
+}

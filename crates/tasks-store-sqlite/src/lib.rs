@@ -100,11 +100,11 @@
 //! Times are stored as milliseconds in signed 64-bit columns; times beyond `i64::MAX` ms are
 //! stored as `i64::MAX`.
 //!
-//! # Where this follows the design notes and where it differs
+//! # Design choices
 //!
-//! It follows the researched design (durable stores, SQLite section): a `std::thread` writer
-//! with group commit, savepoints per write, memory as the read model, the pragmas and the
-//! schema above. It differs in these points:
+//! A `std::thread` writer with group commit, savepoints per write, memory as the read model,
+//! and the pragmas and schema above, as the project's design for durable stores proposed. It
+//! departs from that proposal in these points:
 //!
 //! * The lock is taken with the standard library's `File::try_lock` (an `flock` on Unix), not
 //!   `libc::flock`: same lock, no `unsafe`. It locks the database file itself rather than a

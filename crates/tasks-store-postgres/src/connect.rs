@@ -1,0 +1,112 @@
+//! Connecting: the connection settings, the pool, and the migration at start-up.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
+use tokio_postgres::{Config, NoTls};
+
+use crate::error::ConnectError;
+use crate::options::{valid_schema, PostgresOptions};
+use crate::schema::{self, Refusal};
+use crate::sql::Sql;
+use crate::store::PostgresStore;
+use crate::target::describe;
+
+/// How long opening one connection may take, when the connection string does not say.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Server settings for every connection: commits are durable (`synchronous_commit=on`, even
+/// if the server's default is lower), and no statement or lock wait blocks a caller for long.
+const SESSION_OPTIONS: &str =
+    "-c synchronous_commit=on -c statement_timeout=5000 -c lock_timeout=2000";
+
+/// The `application_name` of the store's connections, when the connection string sets none.
+const APPLICATION_NAME: &str = "mcp-tasks";
+
+pub(crate) async fn connect(
+    url: &str,
+    options: PostgresOptions,
+) -> Result<PostgresStore, ConnectError> {
+    if !valid_schema(&options.schema) {
+        return Err(ConnectError::InvalidSchema(options.schema));
+    }
+    let mut config: Config = url
+        .parse()
+        .map_err(|e: tokio_postgres::Error| ConnectError::InvalidUrl(e.to_string()))?;
+    let target = describe(&config);
+    settle(&mut config);
+    let manager = Manager::from_config(
+        config,
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    let pool = Pool::builder(manager)
+        .max_size(options.pool_size.max(1))
+        .runtime(Runtime::Tokio1)
+        .create_timeout(Some(CONNECT_TIMEOUT))
+        .recycle_timeout(Some(CONNECT_TIMEOUT))
+        .build()
+        .map_err(|e| ConnectError::InvalidUrl(format!("connection pool: {e}")))?;
+
+    let mut client = pool.get().await.map_err(|e| unreachable(&target, e))?;
+    let database = |reason: String| ConnectError::Database {
+        target: target.clone(),
+        reason,
+    };
+    match schema::migrate(&mut client, &options.schema).await {
+        Ok(()) => {}
+        Err(Refusal::Newer(found)) => {
+            return Err(ConnectError::NewerSchema {
+                schema: options.schema,
+                found,
+                supported: schema::LATEST,
+            })
+        }
+        Err(Refusal::Mismatch(reason)) => return Err(database(reason)),
+        Err(Refusal::Sql(error)) => return Err(database(crate::backend::describe(&error))),
+    }
+    drop(client);
+    Ok(PostgresStore::new(
+        pool,
+        Arc::new(Sql::new(&options.schema)),
+        target,
+    ))
+}
+
+/// Adds the store's session settings, a connect timeout and an application name, keeping
+/// whatever the connection string set.
+fn settle(config: &mut Config) {
+    let options = match config.get_options() {
+        Some(given) if !given.trim().is_empty() => format!("{SESSION_OPTIONS} {given}"),
+        _ => SESSION_OPTIONS.to_owned(),
+    };
+    config.options(&options);
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    if config.get_application_name().is_none() {
+        config.application_name(APPLICATION_NAME);
+    }
+}
+
+/// The first connection failed: a refusal by the server is [`ConnectError::Database`],
+/// anything else (refused, unresolvable, timed out) [`ConnectError::Unreachable`].
+fn unreachable(target: &str, error: PoolError) -> ConnectError {
+    match error {
+        PoolError::Backend(error) if error.as_db_error().is_some() => ConnectError::Database {
+            target: target.to_owned(),
+            reason: crate::backend::describe(&error),
+        },
+        PoolError::Backend(error) => ConnectError::Unreachable {
+            target: target.to_owned(),
+            reason: crate::backend::describe(&error),
+        },
+        other => ConnectError::Unreachable {
+            target: target.to_owned(),
+            reason: other.to_string(),
+        },
+    }
+}

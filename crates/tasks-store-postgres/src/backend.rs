@@ -5,7 +5,7 @@ use deadpool_postgres::PoolError;
 use tasks_runtime::StoreError;
 
 /// A driver error as one line: the server's message and SQLSTATE when it is a database
-/// error, the driver's description otherwise.
+/// error, the driver's description and its causes otherwise.
 pub(crate) fn describe(error: &tokio_postgres::Error) -> String {
     match error.as_db_error() {
         Some(db) => format!(
@@ -14,8 +14,23 @@ pub(crate) fn describe(error: &tokio_postgres::Error) -> String {
             db.message(),
             db.code().code()
         ),
-        None => error.to_string(),
+        None => chain(error),
     }
+}
+
+/// An error and its sources, `: `-separated (the driver's own text omits the cause).
+pub(crate) fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 /// A failed statement.

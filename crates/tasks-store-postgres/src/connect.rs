@@ -106,7 +106,7 @@ fn unreachable(target: &str, error: PoolError) -> ConnectError {
         },
         other => ConnectError::Unreachable {
             target: target.to_owned(),
-            reason: other.to_string(),
+            reason: crate::backend::chain(&other),
         },
     }
 }

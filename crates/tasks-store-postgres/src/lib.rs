@@ -143,8 +143,20 @@
 //!   as in the in-memory store.
 //! * Create is one statement inside an explicit transaction (three round trips: `BEGIN`,
 //!   the statement, `COMMIT`/`ROLLBACK`), not a PL/pgSQL function.
-//! * No LISTEN/NOTIFY fan-out, no clearing of the statement cache on SQLSTATE `0A000`, and
-//!   TLS is not wired yet (connections use `NoTls`): later steps.
+//! * No LISTEN/NOTIFY fan-out and no clearing of the statement cache on SQLSTATE `0A000`:
+//!   later steps.
+//!
+//! # TLS
+//!
+//! By default connections are plain TCP (`NoTls`), for a server on loopback or a private
+//! network. The cargo feature `rustls` connects through rustls (ring provider, the Mozilla
+//! roots of `webpki-roots`) as the connection string's `sslmode` asks: `prefer` (the
+//! default) falls back to plain TCP when the server offers no TLS, `require` insists,
+//! `disable` never tries. rustls always verifies the server certificate against those
+//! roots, unlike libpq's `prefer`/`require`, so a server with a self-signed or private-CA
+//! certificate (Debian's default "snakeoil" one included) is refused with `UnknownIssuer`.
+//! TODO: an option for a private CA (`sslrootcert`); until then use `sslmode=disable` on
+//! such servers, or build without the feature.
 
 #![warn(missing_docs)]
 

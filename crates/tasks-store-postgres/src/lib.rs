@@ -1,0 +1,181 @@
+//! A task store in PostgreSQL, shared by several nodes: [`PostgresStore`] implements
+//! [`tasks_runtime::Store`] with the semantics of the in-memory store (the shared contract
+//! suite passes against it), and every node connected to the same database and schema sees
+//! the same tasks.
+//!
+//! ```no_run
+//! use tasks_store_postgres::{PostgresOptions, PostgresStore};
+//!
+//! # async fn start() -> Result<(), tasks_store_postgres::ConnectError> {
+//! let store = PostgresStore::connect(
+//!     "postgres://tasks@127.0.0.1:5432/tasks",
+//!     PostgresOptions::default(),
+//! )
+//! .await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Model: the database is the only state
+//!
+//! The store keeps nothing in memory but a connection pool ([`PostgresOptions::pool_size`]
+//! connections, `deadpool-postgres`) and each connection's prepared statements
+//! (`prepare_cached`). Every call is one or a few statements on one pooled connection: a
+//! `get` is one primary-key `SELECT`, a `task_count` reads one counter row. So a write
+//! acknowledged by any node is visible to every node's next read, and there is no read model
+//! to load at start-up or to keep coherent.
+//!
+//! Every decision is made in SQL, on the row, never by reading and then writing:
+//!
+//! * **create**: one statement inserts the task (`ON CONFLICT (id) DO NOTHING`) and raises
+//!   both capacity counters under their bounds; the transaction commits only when all three
+//!   succeeded, and otherwise rolls back and answers the refusal (`max_tasks` first, then the
+//!   per-scope bound, then a taken id, as the in-memory store orders them).
+//! * **transition** (compare-and-set): one statement, one round trip. It locks the row
+//!   (`SELECT … FOR UPDATE` in a CTE), writes it only `WHERE revision = expected AND not
+//!   expired at now AND <authority>` (a request's scope, or a worker's owner node and
+//!   generation), lowers the scope's active counter when the task became terminal, and answers
+//!   the row's current columns. A refusal is classified from them as the in-memory store does:
+//!   missing, expired or another scope's is `NotFound`; a stale lease is `Fenced` (reported
+//!   before a revision conflict); a stale revision is `Conflict` with the current task.
+//! * **claim_orphans**: expired node rows are deleted first (so their later heartbeats answer
+//!   `Lost`), then one `UPDATE … FROM (SELECT … FOR UPDATE SKIP LOCKED LIMIT max)` takes active,
+//!   unexpired tasks whose owner is not a live node, raising generation and attempt. `FOR
+//!   UPDATE` re-checks each row's newest version, so a task completed meanwhile is skipped;
+//!   `SKIP LOCKED` lets concurrent claimers take disjoint tasks.
+//! * **reap**: batches of 500 `DELETE`d through `FOR UPDATE SKIP LOCKED`, each batch one
+//!   statement that also lowers the counters, so several reapers at once reap each task once
+//!   and keep the counts exact. A row another transaction holds at that instant is left for
+//!   the next reap.
+//! * **heartbeat**: renews a lease only while it is unexpired at `now`; an expired one is
+//!   deleted in the same statement and a missing one answers `Lost`, so it is never revived.
+//!
+//! Every statement takes its locks in one order (task rows, then the `counts` row, then
+//! `scope_counts` rows), so none can deadlock another.
+//!
+//! # Durability
+//!
+//! A call returns only after its transaction committed, and every connection runs with
+//! `synchronous_commit=on` (set per session, whatever the server's default), so an
+//! acknowledged write is in the server's flushed WAL (and on a synchronous standby, if the
+//! server is configured with one). Sessions also set `statement_timeout=5s` and
+//! `lock_timeout=2s`, so a stuck statement or lock fails the call
+//! ([`StoreError::Backend`](tasks_runtime::StoreError::Backend)) instead of hanging it.
+//! Connection and SQL failures are `StoreError::Backend`, whose text is for logs only and
+//! never contains the connection password.
+//!
+//! # Clock
+//!
+//! Times come from the caller (`now`, milliseconds since the Unix epoch) and are bound as
+//! statement parameters: expiry, lease expiry, claims and heartbeats are judged at the `now`
+//! given, never at the database's `now()`. The contract suite relies on that. A multi-node
+//! deployment must therefore give its runtimes clocks that agree across nodes (NTP-disciplined
+//! hosts; skew well below the node lease): a node whose clock runs ahead can see another
+//! node's lease as expired and claim its tasks early (the fencing still keeps the late
+//! worker's writes out, but the task runs twice). A later step adds a clock derived from the
+//! database.
+//!
+//! # Schema
+//!
+//! Every table lives in [`PostgresOptions::schema`] (default `mcp_tasks`, created if missing;
+//! names are schema-qualified in every statement, so `search_path` does not matter):
+//!
+//! * `tasks(id text primary key, scope text, revision bigint, status text, created_at_ms
+//!   bigint, expires_at_ms bigint null, task json, work json null, owner_node bytea null,
+//!   generation bigint, attempt int)`, with partial indexes on `expires_at_ms` (reaping) and
+//!   on `owner_node` of active tasks; `fillfactor=80` for in-page updates.
+//! * `nodes(node_id bytea primary key, lease_expires_at_ms bigint)`.
+//! * `counts(id = 1, total bigint)` and `scope_counts(scope text primary key, active bigint)`:
+//!   the capacity counters (phase 1 of the design), changed in the same transaction as every
+//!   create, terminal transition and reap, so `max_tasks` and `max_active_per_scope` are
+//!   exact under any concurrency. The `counts` row is a single hot row: creates serialize on
+//!   it for the length of their commit (one WAL flush each). A `scope_counts` row stays (at
+//!   0) once its scope has no active task.
+//! * `schema_version(singleton, version)`: the schema version (currently 1). Migrations are
+//!   embedded and run at [`PostgresStore::connect`] in one transaction under
+//!   `pg_advisory_xact_lock` (keyed on the schema name), so nodes starting together do not
+//!   race; then the tables' columns are checked. A schema of a newer version is refused
+//!   ([`ConnectError::NewerSchema`]) and left unchanged.
+//!
+//! Times are milliseconds in `bigint` columns; times beyond `i64::MAX` ms are stored as
+//! `i64::MAX`. `attempt` is an `int`: it stops growing at 2³¹−1 (the runtime's `u32` would
+//! go on to 2³²−1; no task is re-run that often).
+//!
+//! # What is stored, and for how long
+//!
+//! As in the SQLite store: per task its id, scope, revision, status, times, the task itself
+//! as JSON (status message, results, pending input requests and *accepted input answers*),
+//! the work descriptor as JSON (tool name, arguments, the creating request's `inputResponses`
+//! and client capabilities; cleared once the task is terminal) and its lease (owner node,
+//! generation, attempt); per node its random 16-byte id and lease expiry.
+//!
+//! The scope is stored as given. The server hands the runtime an opaque keyed hash of the
+//! principal as the scope, never the raw principal, so no user name or token is written by
+//! this store; a deployment that passes raw principals as scopes would store them.
+//!
+//! A task stays until it has expired (`createdAt + ttlMs`) *and* been reaped (the runtime
+//! reaps periodically, on every node); a task without a TTL stays until deleted by hand. An
+//! expired task reads as absent even before it is reaped. To delete everything:
+//! `DROP SCHEMA mcp_tasks CASCADE` with every node stopped.
+//!
+//! PostgreSQL `text` cannot hold U+0000: an id or scope containing it is answered as absent
+//! by reads and writes, and refused by `create` (`StoreError::Backend`); server-minted ids
+//! never contain it.
+//!
+//! # Where this follows the design notes and where it differs
+//!
+//! It follows the researched design (durable stores, PostgreSQL section): tokio-postgres with
+//! deadpool-postgres and cached prepared statements, one migration with a version table and
+//! an advisory lock, compare-and-set in one round trip with a CTE, claims and reaps through
+//! `FOR UPDATE SKIP LOCKED`, phase 1 capacity counters, `statement_timeout` and
+//! `lock_timeout` on every connection. It differs in these points:
+//!
+//! * `task` and `work` are `json`, not `jsonb`: `jsonb` refuses strings containing U+0000
+//!   (a tool result may hold one; the in-memory and SQLite stores keep it) and reorders
+//!   object keys, and nothing queries inside these columns, so the text is kept as written.
+//! * Times are `bigint` milliseconds, not `timestamptz`, and every decision uses the `now`
+//!   passed in, not `coalesce($now, now())` (see [Clock](#clock)).
+//! * Node ids are `bytea` (16 bytes), not `uuid`: they are random bytes, not RFC 4122 UUIDs.
+//!   The `nodes` table has no `name` or `started_at` column; nothing reads them.
+//! * No `updated_at` column, and no `lz4` column compression (it needs a server built with
+//!   lz4; PostgreSQL's default `pglz` still compresses large results).
+//! * A terminal transition clears `work` but keeps the owner and generation (the design
+//!   clears the owner), so a late write under the last lease is a revision conflict, exactly
+//!   as in the in-memory store.
+//! * Create is one statement inside an explicit transaction (three round trips: `BEGIN`,
+//!   the statement, `COMMIT`/`ROLLBACK`), not a PL/pgSQL function.
+//! * No LISTEN/NOTIFY fan-out and no clearing of the statement cache on SQLSTATE `0A000`:
+//!   later steps.
+//!
+//! # TLS
+//!
+//! By default connections are plain TCP (`NoTls`), for a server on loopback or a private
+//! network. The cargo feature `rustls` connects through rustls (ring provider, the Mozilla
+//! roots of `webpki-roots`) as the connection string's `sslmode` asks: `prefer` (the
+//! default) falls back to plain TCP when the server offers no TLS, `require` insists,
+//! `disable` never tries. rustls always verifies the server certificate against those
+//! roots, unlike libpq's `prefer`/`require`, so a server with a self-signed or private-CA
+//! certificate (Debian's default "snakeoil" one included) is refused with `UnknownIssuer`.
+//! TODO: an option for a private CA (`sslrootcert`); until then use `sslmode=disable` on
+//! such servers, or build without the feature.
+
+#![warn(missing_docs)]
+
+mod backend;
+mod cas;
+mod connect;
+mod create;
+mod error;
+mod leases;
+mod options;
+mod read;
+mod reap;
+mod schema;
+mod sql;
+mod store;
+mod target;
+mod text;
+
+pub use error::ConnectError;
+pub use options::PostgresOptions;
+pub use store::PostgresStore;
+pub use target::redacted;

@@ -1,0 +1,84 @@
+//! Reads: each one primary-key (or single-row) `SELECT` through a cached prepared statement.
+//! There is no cache in the store; every read sees every committed write of every node.
+
+use std::sync::Arc;
+
+use tasks_core::{Task, TaskId, Timestamp};
+use tasks_runtime::{Scope, Snapshot, StoreError, Work};
+use tokio_postgres::types::Json;
+
+use crate::backend;
+use crate::sql::ms;
+use crate::store::Db;
+use crate::text::storable;
+
+/// [`tasks_runtime::Store::get`].
+pub(crate) async fn get(
+    db: &Db,
+    scope: &Scope,
+    id: &TaskId,
+    now: Timestamp,
+) -> Result<Option<Snapshot>, StoreError> {
+    if !storable(id.as_str()) || !storable(scope.as_str()) {
+        return Ok(None);
+    }
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(&db.sql.get)
+        .await
+        .map_err(backend::sql)?;
+    let row = client
+        .query_opt(&statement, &[&id.as_str(), &scope.as_str(), &ms(now)])
+        .await
+        .map_err(backend::sql)?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let Json(task): Json<Task> = row.try_get(0).map_err(backend::corrupt)?;
+    Ok(Some(Snapshot {
+        task: Arc::new(task),
+        scope: scope.clone(),
+    }))
+}
+
+/// [`tasks_runtime::Store::work`]: `None` once the task is terminal (its work was cleared).
+pub(crate) async fn work(
+    db: &Db,
+    scope: &Scope,
+    id: &TaskId,
+) -> Result<Option<Arc<Work>>, StoreError> {
+    if !storable(id.as_str()) || !storable(scope.as_str()) {
+        return Ok(None);
+    }
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(&db.sql.work)
+        .await
+        .map_err(backend::sql)?;
+    let row = client
+        .query_opt(&statement, &[&id.as_str(), &scope.as_str()])
+        .await
+        .map_err(backend::sql)?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let work: Option<Json<Work>> = row.try_get(0).map_err(backend::corrupt)?;
+    Ok(work.map(|Json(work)| Arc::new(work)))
+}
+
+/// [`tasks_runtime::Store::task_count`]: the `counts` row, exact (expired but unreaped tasks
+/// included).
+pub(crate) async fn count(db: &Db) -> Result<usize, StoreError> {
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(&db.sql.count)
+        .await
+        .map_err(backend::sql)?;
+    let total: i64 = client
+        .query_one(&statement, &[])
+        .await
+        .map_err(backend::sql)?
+        .try_get(0)
+        .map_err(backend::sql)?;
+    usize::try_from(total).map_err(|_| backend::corrupt(format!("task count {total}")))
+}

@@ -1,0 +1,37 @@
+//! Reaping: expired tasks deleted in batches, each batch one statement that also lowers the
+//! counters, so any number of nodes may reap at once and each task is reaped once.
+
+use tasks_core::{TaskId, Timestamp};
+use tasks_runtime::StoreError;
+
+use crate::backend;
+use crate::sql::ms;
+use crate::store::Db;
+
+/// How many expired tasks one statement deletes.
+const CHUNK: i64 = 500;
+
+/// [`tasks_runtime::Store::reap`]. A row that another transaction holds at that moment (a
+/// concurrent reaper, or a write about to be refused as expired) is left for that reaper or
+/// for the next reap.
+pub(crate) async fn reap(db: &Db, now: Timestamp) -> Result<Vec<TaskId>, StoreError> {
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(&db.sql.reap)
+        .await
+        .map_err(backend::sql)?;
+    let mut reaped = Vec::new();
+    loop {
+        let rows = client
+            .query(&statement, &[&ms(now), &CHUNK])
+            .await
+            .map_err(backend::sql)?;
+        for row in &rows {
+            let id: &str = row.try_get(0).map_err(backend::sql)?;
+            reaped.push(TaskId::parse(id).map_err(backend::corrupt)?);
+        }
+        if i64::try_from(rows.len()).unwrap_or(i64::MAX) < CHUNK {
+            return Ok(reaped);
+        }
+    }
+}

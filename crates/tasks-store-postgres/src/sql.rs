@@ -1,0 +1,184 @@
+//! The statements, with every table qualified by the store's schema, and the conversions
+//! between the runtime's types and column values.
+//!
+//! Lock order, the same in every statement so that none can deadlock another: task rows,
+//! then the `counts` row, then `scope_counts` rows.
+
+use tasks_core::Timestamp;
+
+/// Statuses of a non-terminal task, as an SQL list.
+macro_rules! active {
+    () => {
+        "('working', 'input_required')"
+    };
+}
+
+/// Every statement of the store, for one schema.
+#[derive(Debug)]
+pub(crate) struct Sql {
+    /// Inserts a task and counts it, in one statement; answers three booleans: inserted (the
+    /// id was free), total counted (`$10` = max_tasks not reached), active counted (`$11` =
+    /// max_active_per_scope not reached). The caller commits only when all three hold.
+    pub(crate) create: String,
+    /// The task JSON of `$1` in scope `$2`, unless expired at `$3`.
+    pub(crate) get: String,
+    /// The work JSON of `$1` in scope `$2` (NULL once terminal).
+    pub(crate) work: String,
+    /// Compare-and-set, see [`Sql::new`].
+    pub(crate) cas: String,
+    /// Deletes up to `$2` tasks expired at `$1` and uncounts them; returns their ids.
+    pub(crate) reap: String,
+    /// The stored task count.
+    pub(crate) count: String,
+    /// Registers node `$1` until `$2` (or renews it unconditionally).
+    pub(crate) register: String,
+    /// Renews node `$1` until `$2` if alive at `$3`, else forgets it; answers whether renewed.
+    pub(crate) heartbeat: String,
+    /// Forgets node `$1`.
+    pub(crate) retire: String,
+    /// Forgets every node whose lease expired at `$1`.
+    pub(crate) expire_nodes: String,
+    /// Claims up to `$3` orphans at `$2` for node `$1`.
+    pub(crate) claim: String,
+}
+
+impl Sql {
+    /// The statements for `schema`, a name already validated (see
+    /// [`crate::options::valid_schema`]), so quoting it needs no escaping.
+    pub(crate) fn new(schema: &str) -> Sql {
+        let s = quote(schema);
+        Sql {
+            create: format!(
+                "WITH ins AS ( \
+                   INSERT INTO {s}.tasks (id, scope, revision, status, created_at_ms, \
+                                          expires_at_ms, task, work, owner_node, generation, \
+                                          attempt) \
+                   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, 1) \
+                   ON CONFLICT (id) DO NOTHING RETURNING 1), \
+                 total AS ( \
+                   UPDATE {s}.counts SET total = total + 1 \
+                   WHERE id = 1 AND total < $10::bigint RETURNING 1), \
+                 active AS ( \
+                   INSERT INTO {s}.scope_counts AS c (scope, active) \
+                   SELECT $2::text, 1 WHERE $11::bigint > 0 \
+                   ON CONFLICT (scope) DO UPDATE SET active = c.active + 1 \
+                   WHERE c.active < $11::bigint RETURNING 1) \
+                 SELECT EXISTS (SELECT 1 FROM ins), EXISTS (SELECT 1 FROM total), \
+                        EXISTS (SELECT 1 FROM active)"
+            ),
+            get: format!(
+                "SELECT task FROM {s}.tasks \
+                 WHERE id = $1 AND scope = $2 \
+                   AND (expires_at_ms IS NULL OR expires_at_ms > $3)"
+            ),
+            work: format!("SELECT work FROM {s}.tasks WHERE id = $1 AND scope = $2"),
+            // `cur` locks the row and reads its current version; `upd` writes it when the
+            // expected revision (`$2`), expiry (`$9`) and authority hold: a request's scope
+            // (`$10` NULL, `$11` the scope) or a worker's owner and generation (`$10`, `$12`);
+            // `dec` uncounts a task that became terminal (`$8`: the new task is terminal).
+            // The answer carries the current columns for classifying a refusal, and the
+            // current task only then.
+            cas: format!(
+                "WITH cur AS MATERIALIZED ( \
+                   SELECT scope, revision, status, expires_at_ms, owner_node, generation, task \
+                   FROM {s}.tasks WHERE id = $1 FOR UPDATE), \
+                 upd AS ( \
+                   UPDATE {s}.tasks t SET revision = $3, status = $4, created_at_ms = $5, \
+                          expires_at_ms = $6, task = $7, \
+                          work = CASE WHEN $8::boolean THEN NULL ELSE t.work END \
+                   FROM cur \
+                   WHERE t.id = $1 AND cur.revision = $2 \
+                     AND (cur.expires_at_ms IS NULL OR cur.expires_at_ms > $9::bigint) \
+                     AND CASE WHEN $10::bytea IS NULL THEN cur.scope = $11::text \
+                              ELSE cur.owner_node = $10::bytea \
+                                   AND cur.generation = $12::bigint END \
+                   RETURNING cur.status IN {active} AS was_active), \
+                 dec AS ( \
+                   UPDATE {s}.scope_counts c SET active = c.active - 1 \
+                   FROM cur, upd \
+                   WHERE c.scope = cur.scope AND upd.was_active AND $8::boolean \
+                   RETURNING 1) \
+                 SELECT EXISTS (SELECT 1 FROM upd), cur.scope, cur.revision, cur.expires_at_ms, \
+                        cur.owner_node, cur.generation, \
+                        CASE WHEN EXISTS (SELECT 1 FROM upd) THEN NULL ELSE cur.task END \
+                 FROM cur",
+                active = active!()
+            ),
+            // `gone` takes the expired rows no one else holds (a concurrent reaper, or a
+            // transition about to answer NotFound, keeps its rows; they are reaped later);
+            // the counters drop by what this statement deleted; `total` runs before `active`
+            // (which waits for it), keeping the lock order.
+            reap: format!(
+                "WITH gone AS MATERIALIZED ( \
+                   SELECT id FROM {s}.tasks \
+                   WHERE expires_at_ms IS NOT NULL AND expires_at_ms <= $1 \
+                   ORDER BY expires_at_ms LIMIT $2 FOR UPDATE SKIP LOCKED), \
+                 del AS ( \
+                   DELETE FROM {s}.tasks t USING gone WHERE t.id = gone.id \
+                   RETURNING t.id, t.scope, t.status), \
+                 total AS ( \
+                   UPDATE {s}.counts SET total = total - (SELECT count(*) FROM del) \
+                   WHERE id = 1 AND EXISTS (SELECT 1 FROM del) RETURNING 1), \
+                 active AS ( \
+                   UPDATE {s}.scope_counts c SET active = c.active - d.n \
+                   FROM (SELECT scope, count(*) AS n FROM del \
+                         WHERE status IN {active} GROUP BY scope) d \
+                   WHERE c.scope = d.scope AND EXISTS (SELECT 1 FROM total)) \
+                 SELECT id FROM del",
+                active = active!()
+            ),
+            count: format!("SELECT total FROM {s}.counts WHERE id = 1"),
+            register: format!(
+                "INSERT INTO {s}.nodes (node_id, lease_expires_at_ms) VALUES ($1, $2) \
+                 ON CONFLICT (node_id) DO UPDATE \
+                 SET lease_expires_at_ms = excluded.lease_expires_at_ms"
+            ),
+            heartbeat: format!(
+                "WITH renewed AS ( \
+                   UPDATE {s}.nodes SET lease_expires_at_ms = $2 \
+                   WHERE node_id = $1 AND lease_expires_at_ms > $3::bigint RETURNING 1), \
+                 gone AS ( \
+                   DELETE FROM {s}.nodes WHERE node_id = $1 AND lease_expires_at_ms <= $3::bigint) \
+                 SELECT EXISTS (SELECT 1 FROM renewed)"
+            ),
+            retire: format!("DELETE FROM {s}.nodes WHERE node_id = $1"),
+            expire_nodes: format!("DELETE FROM {s}.nodes WHERE lease_expires_at_ms <= $1"),
+            // One statement: `FOR UPDATE` re-checks the conditions on the newest version of
+            // each row, so a task that turned terminal (or was claimed) meanwhile is skipped,
+            // and `SKIP LOCKED` lets concurrent claimers take disjoint tasks.
+            claim: format!(
+                "UPDATE {s}.tasks t SET owner_node = $1, generation = t.generation + 1, \
+                        attempt = CASE WHEN t.attempt < 2147483647 THEN t.attempt + 1 \
+                                       ELSE t.attempt END \
+                 FROM ( \
+                   SELECT id FROM {s}.tasks o \
+                   WHERE o.status IN {active} AND o.work IS NOT NULL \
+                     AND (o.expires_at_ms IS NULL OR o.expires_at_ms > $2::bigint) \
+                     AND (o.owner_node IS NULL OR NOT EXISTS ( \
+                           SELECT 1 FROM {s}.nodes n \
+                           WHERE n.node_id = o.owner_node \
+                             AND n.lease_expires_at_ms > $2::bigint)) \
+                   ORDER BY o.created_at_ms LIMIT $3 FOR UPDATE SKIP LOCKED) c \
+                 WHERE t.id = c.id \
+                 RETURNING t.scope, t.task, t.work, t.generation, t.attempt",
+                active = active!()
+            ),
+        }
+    }
+}
+
+/// `name` as a quoted identifier. Only for validated names (no `"` inside).
+pub(crate) fn quote(name: &str) -> String {
+    format!("\"{name}\"")
+}
+
+/// A time as a column value: milliseconds since the epoch. `bigint` is signed: times past
+/// `i64::MAX` ms are stored as `i64::MAX`, which keeps their order against every earlier time.
+pub(crate) fn ms(at: Timestamp) -> i64 {
+    i64::try_from(at.unix_millis()).unwrap_or(i64::MAX)
+}
+
+/// A count, limit, revision or generation as a `bigint`.
+pub(crate) fn big<N: TryInto<i64>>(n: N) -> i64 {
+    n.try_into().unwrap_or(i64::MAX)
+}

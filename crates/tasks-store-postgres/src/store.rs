@@ -1,0 +1,149 @@
+//! [`PostgresStore`]: the handle callers hold, and its [`Store`] implementation, which hands
+//! each call to the module of its concept.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use deadpool_postgres::{Object, Pool};
+use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
+use tasks_runtime::store::CreateLimits;
+use tasks_runtime::{
+    Authority, CasOutcome, Claimed, Created, Liveness, NodeId, Scope, Snapshot, Store, StoreError,
+    Work,
+};
+
+use crate::error::ConnectError;
+use crate::options::PostgresOptions;
+use crate::sql::Sql;
+use crate::{backend, cas, connect, create, leases, read, reap};
+
+/// A [`Store`] in a PostgreSQL database, shared by any number of nodes (processes).
+///
+/// Every call runs its statements on a pooled connection, with no cache in between: a write
+/// acknowledged by one node is read by every node at once. Cloning is cheap and shares the
+/// pool. See the [crate documentation](crate) for the model, durability and what is stored.
+#[derive(Clone)]
+pub struct PostgresStore {
+    db: Arc<Db>,
+}
+
+/// The pool and the statements of one schema.
+pub(crate) struct Db {
+    pool: Pool,
+    pub(crate) sql: Arc<Sql>,
+    target: String,
+}
+
+impl Db {
+    /// A pooled connection.
+    pub(crate) async fn client(&self) -> Result<Object, StoreError> {
+        self.pool.get().await.map_err(backend::pool)
+    }
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` (a `postgres://` URL or a libpq `key=value` string),
+    /// creates `options.schema` if missing and runs the migrations it lacks: one transaction
+    /// under a `pg_advisory_xact_lock` keyed on the schema name, so nodes starting together
+    /// migrate once. Opens one connection now; the pool opens more on demand, up to
+    /// `options.pool_size`.
+    ///
+    /// # Errors
+    /// [`ConnectError`]: an unparsable URL or invalid schema name, an unreachable server, a
+    /// refusal by the server (authentication, privileges, foreign tables in the schema), or a
+    /// schema of a newer build (left unchanged). No message contains the password.
+    pub async fn connect(
+        url: &str,
+        options: PostgresOptions,
+    ) -> Result<PostgresStore, ConnectError> {
+        connect::connect(url, options).await
+    }
+
+    pub(crate) fn new(pool: Pool, sql: Arc<Sql>, target: String) -> PostgresStore {
+        PostgresStore {
+            db: Arc::new(Db { pool, sql, target }),
+        }
+    }
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("target", &self.db.target)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl Store for PostgresStore {
+    async fn create(
+        &self,
+        task: NewTask,
+        work: Work,
+        limits: CreateLimits,
+        owner: &NodeId,
+    ) -> Result<Created, StoreError> {
+        create::create(&self.db, task, work, limits, owner).await
+    }
+
+    async fn get(
+        &self,
+        scope: &Scope,
+        id: &TaskId,
+        now: Timestamp,
+    ) -> Result<Option<Snapshot>, StoreError> {
+        read::get(&self.db, scope, id, now).await
+    }
+
+    async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError> {
+        read::work(&self.db, scope, id).await
+    }
+
+    async fn transition(
+        &self,
+        who: Authority<'_>,
+        update: TaskUpdate,
+        now: Timestamp,
+    ) -> Result<CasOutcome, StoreError> {
+        cas::transition(&self.db, who, update, now).await
+    }
+
+    async fn reap(&self, now: Timestamp) -> Result<Vec<TaskId>, StoreError> {
+        reap::reap(&self.db, now).await
+    }
+
+    async fn task_count(&self) -> Result<usize, StoreError> {
+        read::count(&self.db).await
+    }
+
+    async fn register_node(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<(), StoreError> {
+        leases::register(&self.db, node, now, lease_ms).await
+    }
+
+    async fn heartbeat(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<Liveness, StoreError> {
+        leases::heartbeat(&self.db, node, now, lease_ms).await
+    }
+
+    async fn retire_node(&self, node: &NodeId) -> Result<(), StoreError> {
+        leases::retire(&self.db, node).await
+    }
+
+    async fn claim_orphans(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        max: usize,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        leases::claim(&self.db, node, now, max).await
+    }
+}

@@ -1,0 +1,174 @@
+//! Connecting: migrations are idempotent and safe to race, a newer schema is refused and left
+//! unchanged, a schema holding another program's tables is refused, and bad input or an
+//! unreachable server give clear errors that never show the password.
+
+mod common;
+
+use common::*;
+use tasks_runtime::{Scope, Store};
+use tasks_store_postgres::{ConnectError, PostgresOptions, PostgresStore};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connecting_twice_to_one_schema_keeps_its_tasks() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let first = db.connect(&schema).await;
+    let scope = Scope::new("alice");
+    first
+        .create(new_task("kept", None), work(&scope, "kept"), ROOMY, &NODE_A)
+        .await
+        .expect("create");
+    drop(first);
+    let second = db.connect(&schema).await;
+    assert_eq!(second.task_count().await.expect("count"), 1);
+    assert!(second
+        .get(&scope, &id("kept"), T0)
+        .await
+        .expect("get")
+        .is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_connects_on_a_fresh_schema_both_succeed() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    for _ in 0..3 {
+        let schema = db.schema();
+        let (a, b, c) = tokio::join!(
+            PostgresStore::connect(&db.url, Database::options(&schema)),
+            PostgresStore::connect(&db.url, Database::options(&schema)),
+            PostgresStore::connect(&db.url, Database::options(&schema)),
+        );
+        for store in [a, b, c] {
+            let store = store.expect("every racing connect succeeds");
+            assert_eq!(store.task_count().await.expect("count"), 0);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_schema_is_refused_and_left_unchanged() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let store = db.connect(&schema).await;
+    store
+        .create(
+            new_task("old", None),
+            work(&Scope::new("s"), "old"),
+            ROOMY,
+            &NODE_A,
+        )
+        .await
+        .expect("create");
+    drop(store);
+    let admin = db.admin().await;
+    admin
+        .batch_execute(&format!(
+            "UPDATE \"{schema}\".schema_version SET version = 99"
+        ))
+        .await
+        .expect("pretend a newer build wrote it");
+
+    let refused = PostgresStore::connect(&db.url, Database::options(&schema)).await;
+    match refused {
+        Err(ConnectError::NewerSchema {
+            schema: ref named,
+            found: 99,
+            supported: 1,
+        }) if *named == schema => {}
+        other => panic!("expected NewerSchema, got {other:?}"),
+    }
+    let message = refused.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("99"), "{message}");
+
+    let version: i32 = admin
+        .query_one(
+            &format!("SELECT version FROM \"{schema}\".schema_version"),
+            &[],
+        )
+        .await
+        .expect("version")
+        .get(0);
+    assert_eq!(version, 99, "the version is left as found");
+    let tasks: i64 = admin
+        .query_one(&format!("SELECT count(*) FROM \"{schema}\".tasks"), &[])
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(tasks, 1, "the tasks are left as found");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schema_with_another_programs_tables_is_refused_and_left_unchanged() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let admin = db.admin().await;
+    admin
+        .batch_execute(&format!(
+            "CREATE SCHEMA \"{schema}\"; CREATE TABLE \"{schema}\".tasks (x int)"
+        ))
+        .await
+        .expect("a foreign table");
+    let refused = PostgresStore::connect(&db.url, Database::options(&schema)).await;
+    assert!(
+        matches!(refused, Err(ConnectError::Database { .. })),
+        "{refused:?}"
+    );
+    let tables: i64 = admin
+        .query_one(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = $1",
+            &[&schema],
+        )
+        .await
+        .expect("tables")
+        .get(0);
+    assert_eq!(tables, 1, "the migration was rolled back whole");
+}
+
+#[tokio::test]
+async fn bad_input_and_an_unreachable_server_are_clear_and_never_show_the_password() {
+    let invalid = PostgresStore::connect(
+        "postgres://u:s3cret@127.0.0.1:5432/test",
+        PostgresOptions {
+            schema: "Robert'); DROP TABLE students;--".into(),
+            ..PostgresOptions::default()
+        },
+    )
+    .await;
+    assert!(
+        matches!(invalid, Err(ConnectError::InvalidSchema(_))),
+        "{invalid:?}"
+    );
+
+    let unparsable =
+        PostgresStore::connect("postgres://u:s3cret@[::1", PostgresOptions::default()).await;
+    let message = match unparsable {
+        Err(error @ ConnectError::InvalidUrl(_)) => error.to_string(),
+        other => panic!("expected InvalidUrl, got {other:?}"),
+    };
+    assert!(!message.contains("s3cret"), "{message}");
+
+    // Port 1 on loopback: nothing listens there.
+    let unreachable = PostgresStore::connect(
+        "postgres://u:s3cret@127.0.0.1:1/test?connect_timeout=2",
+        PostgresOptions::default(),
+    )
+    .await;
+    let message = match unreachable {
+        Err(ref error @ ConnectError::Unreachable { .. }) => error.to_string(),
+        other => panic!("expected Unreachable, got {other:?}"),
+    };
+    assert!(
+        message.contains("postgres://u@127.0.0.1:1/test"),
+        "{message}"
+    );
+    assert!(!message.contains("s3cret"), "{message}");
+    assert!(!format!("{unreachable:?}").contains("s3cret"));
+}

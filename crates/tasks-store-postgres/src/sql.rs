@@ -158,6 +158,7 @@ impl Sql {
                            SELECT 1 FROM {s}.nodes n \
                            WHERE n.node_id = o.owner_node \
                              AND n.lease_expires_at_ms > $2::bigint)) \
+                     AND o.owner_node IS DISTINCT FROM $1 \
                    ORDER BY o.created_at_ms LIMIT $3 FOR UPDATE SKIP LOCKED) c \
                  WHERE t.id = c.id \
                  RETURNING t.scope, t.task, t.work, t.generation, t.attempt",

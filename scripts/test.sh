@@ -2,8 +2,8 @@
 # Runs every test: the Rust workspace tests with cargo-nextest (the store contract on every
 # store, the kill -9 cycles of the fixture on SQLite), the doctests with `cargo test --doc`
 # (nextest does not run doctests; the README's example is one), then the official MCP
-# conformance runner against the fixture on the in-memory store and again on a fresh SQLite
-# database (conformance/run.sh installs Node 22 and the pinned runner from the npm registry).
+# conformance runner against the fixture on the in-memory store, on a fresh SQLite database and
+# on PostgreSQL (conformance/run.sh installs Node 22 and the pinned runner from the npm registry).
 #
 # Usage: scripts/test.sh [--quick] [--help]
 #   --quick   the Rust tests and doctests only: no conformance runner (for iterating)
@@ -13,15 +13,17 @@
 # the kill -9 test) is killed and fails.
 # Environment:
 #   CI   when set (and not "false" or "0"): nextest's `ci` profile (no fail-fast, no retries,
-#        failure output repeated at the end) and a 60 s per-scenario kill for the conformance
-#        runner (CONFORMANCE_KILL_AFTER_S, unless already set).
+#        failure output repeated at the end), a 60 s per-scenario kill for the conformance
+#        runner (CONFORMANCE_KILL_AFTER_S, unless already set), and no PostgreSQL is a failure.
+#   DATABASE_URL  the PostgreSQL of the PostgreSQL tests and conformance run (default
+#        postgres://postgres@127.0.0.1:5432/test); without one they are skipped, and say so.
 # Prints `[test] phase NAME: N s` after each phase and `[test] total: N s` at the end.
 # Exit status: 0 when everything passed, non-zero otherwise.
 set -euo pipefail
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 cd "$HERE/.."
 
-usage() { sed -n '2,19p' "$HERE/test.sh" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "$HERE/test.sh" | sed 's/^# \{0,1\}//'; }
 
 QUICK=0
 while [ $# -gt 0 ]; do
@@ -87,4 +89,14 @@ if [ "$QUICK" -eq 0 ]; then
   SQLITE_DIR="$(mktemp -d)"
   phase conformance-sqlite bash conformance/run.sh --no-build \
     --fixture-args "--store sqlite:$SQLITE_DIR/conformance.db"
+  PG_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
+  if pg_isready -q -d "$PG_URL" 2>/dev/null || (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then
+    phase conformance-postgres bash conformance/run.sh --no-build \
+      --fixture-args "--store $PG_URL --postgres-schema mcp_tasks_conformance"
+  elif [ "$IN_CI" -eq 1 ]; then
+    printf '[test] no PostgreSQL at %s: the PostgreSQL conformance run cannot run\n' "${PG_URL%%@*}@…" >&2
+    exit 1
+  else
+    printf '[test] phase conformance-postgres: skipped (no PostgreSQL; set DATABASE_URL)\n'
+  fi
 fi

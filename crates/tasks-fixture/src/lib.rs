@@ -42,9 +42,14 @@ pub fn server(settings: &Settings) -> ServerBuilder {
 /// # Errors
 /// A one-line reason the store or the secret file cannot be opened (nothing stored is changed
 /// then).
-pub fn open_server(settings: &Settings) -> Result<ServerBuilder, String> {
+pub async fn open_server(settings: &Settings) -> Result<ServerBuilder, String> {
     // The store first: a database that cannot be opened leaves no new secret file behind.
-    let store = store::open(&settings.store, settings.sqlite_synchronous)?;
+    let store = store::open(
+        &settings.store,
+        settings.sqlite_synchronous,
+        &settings.postgres_schema,
+    )
+    .await?;
     let mut builder = server(settings).store(store);
     if let Some(path) = settings.secret_path() {
         let secret = secret::load_or_create(&path)

@@ -30,7 +30,7 @@ async fn run(settings: Settings) -> std::process::ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let builder = match tasks_fixture::open_server(&settings) {
+    let builder = match tasks_fixture::open_server(&settings).await {
         Ok(builder) => builder,
         Err(error) => {
             tracing::error!("{error}");
@@ -53,10 +53,7 @@ async fn run(settings: Settings) -> std::process::ExitCode {
         settings.limits().reap_interval,
     );
     let url = server.url();
-    let store = match &settings.store {
-        tasks_fixture::store::StoreSpec::Memory => "memory".to_owned(),
-        tasks_fixture::store::StoreSpec::Sqlite(path) => format!("sqlite:{}", path.display()),
-    };
+    let store = settings.store.describe();
     tracing::info!(%url, %store, "serving MCP 2026-07-28 with the Tasks extension");
     // The one line a harness waits for.
     let mut stdout = std::io::stdout().lock();

@@ -46,10 +46,15 @@ pub struct Settings {
     /// Largest result a task may store, in bytes (over it the task fails with -32603).
     #[arg(long, default_value_t = 4 * 1_048_576)]
     pub max_result_bytes: usize,
-    /// Where tasks are kept: `memory` (nothing survives the process) or `sqlite:PATH` (a
-    /// durable SQLite database at PATH, created owner-only if missing; one process per file).
+    /// Where tasks are kept: `memory` (nothing survives the process), `sqlite:PATH` (a
+    /// durable SQLite database at PATH, created owner-only if missing; one process per file),
+    /// or `postgres://USER@HOST:PORT/DB` (a PostgreSQL database; tables in
+    /// `--postgres-schema`). Prefer a password in `~/.pgpass` to one in the URL.
     #[arg(long, default_value = "memory", value_parser = StoreSpec::parse)]
     pub store: StoreSpec,
+    /// With `--store postgres://…`: the schema holding the tables (created if missing).
+    #[arg(long, default_value = "mcp_tasks")]
+    pub postgres_schema: String,
     /// With `--store sqlite:…`: `full` (an acknowledged change survives power loss) or
     /// `normal` (it survives a crash of the process, not of the machine; faster).
     #[arg(long, value_enum, default_value_t = Synchronous::Full)]
@@ -81,7 +86,7 @@ impl Settings {
                 name.push(".secret");
                 Some(PathBuf::from(name))
             }
-            StoreSpec::Memory => None,
+            StoreSpec::Memory | StoreSpec::Postgres(_) => None,
         })
     }
 

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tasks_runtime::{MemoryStore, Store};
+use tasks_store_postgres::{PostgresOptions, PostgresStore};
 use tasks_store_sqlite::{SqliteOptions, SqliteStore};
 
 /// Where the fixture keeps tasks.
@@ -13,10 +14,12 @@ pub enum StoreSpec {
     Memory,
     /// A SQLite database at this path.
     Sqlite(PathBuf),
+    /// A PostgreSQL database at this URL (`postgres://…`).
+    Postgres(String),
 }
 
 impl StoreSpec {
-    /// Parses `memory` or `sqlite:PATH`.
+    /// Parses `memory`, `sqlite:PATH`, or `postgres://…` / `postgresql://…`.
     ///
     /// # Errors
     /// Anything else, with what is accepted.
@@ -24,9 +27,22 @@ impl StoreSpec {
         match text.split_once(':') {
             None if text == "memory" => Ok(StoreSpec::Memory),
             Some(("sqlite", path)) if !path.is_empty() => Ok(StoreSpec::Sqlite(path.into())),
+            Some(("postgres" | "postgresql", rest)) if rest.starts_with("//") => {
+                Ok(StoreSpec::Postgres(text.to_owned()))
+            }
             _ => Err(format!(
-                "unknown store {text:?}: use `memory` or `sqlite:PATH`"
+                "unknown store {:?}: use `memory`, `sqlite:PATH` or `postgres://…`",
+                tasks_store_postgres::redacted(text)
             )),
+        }
+    }
+
+    /// How the store is named in logs (a PostgreSQL URL without its password).
+    pub fn describe(&self) -> String {
+        match self {
+            StoreSpec::Memory => "memory".to_owned(),
+            StoreSpec::Sqlite(path) => format!("sqlite:{}", path.display()),
+            StoreSpec::Postgres(url) => tasks_store_postgres::redacted(url),
         }
     }
 }
@@ -40,15 +56,29 @@ pub enum Synchronous {
     Normal,
 }
 
-/// Opens the store `spec` names.
+/// Opens the store `spec` names; `schema` is the PostgreSQL schema.
 ///
 /// # Errors
 /// A clear, one-line reason the store cannot be opened (locked, corrupt, newer schema,
-/// unwritable); nothing is changed then.
-pub fn open(spec: &StoreSpec, synchronous: Synchronous) -> Result<Arc<dyn Store>, String> {
+/// unwritable, unreachable); nothing is changed then.
+pub async fn open(
+    spec: &StoreSpec,
+    synchronous: Synchronous,
+    schema: &str,
+) -> Result<Arc<dyn Store>, String> {
     match spec {
         StoreSpec::Memory => Ok(Arc::new(MemoryStore::new())),
         StoreSpec::Sqlite(path) => open_sqlite(path, synchronous),
+        StoreSpec::Postgres(url) => {
+            let options = PostgresOptions {
+                schema: schema.to_owned(),
+                ..PostgresOptions::default()
+            };
+            PostgresStore::connect(url, options)
+                .await
+                .map(|store| Arc::new(store) as Arc<dyn Store>)
+                .map_err(|error| error.to_string())
+        }
     }
 }
 
@@ -80,9 +110,18 @@ mod tests {
             StoreSpec::parse("sqlite:a:b"),
             Ok(StoreSpec::Sqlite("a:b".into()))
         );
-        for bad in ["", "sqlite:", "sqlite", "postgres://x", "Memory"] {
+        assert_eq!(
+            StoreSpec::parse("postgres://u@h/db"),
+            Ok(StoreSpec::Postgres("postgres://u@h/db".into()))
+        );
+        for bad in ["", "sqlite:", "sqlite", "postgres:x", "Memory", "mysql://x"] {
             let error = StoreSpec::parse(bad).unwrap_err();
-            assert!(error.contains("memory` or `sqlite:PATH"), "{bad}: {error}");
+            assert!(
+                error.contains("`sqlite:PATH` or `postgres://…`"),
+                "{bad}: {error}"
+            );
         }
+        let error = StoreSpec::parse("postgres:u:secret@h/db").unwrap_err();
+        assert!(!error.contains("secret"), "{error}");
     }
 }

@@ -26,10 +26,12 @@ pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 /// How long any wait in an end-to-end test may take before the test fails.
 pub const WAIT_LIMIT: Duration = Duration::from_secs(15);
 
-/// Fixture settings listening on an ephemeral loopback port.
+/// Fixture settings listening on an ephemeral loopback port, shutting down without waiting
+/// for running tasks (tests stop servers with long tasks still running).
 pub fn settings() -> Settings {
     Settings {
         listen: "127.0.0.1:0".parse().expect("a socket address"),
+        drain_ms: 0,
         ..Default::default()
     }
 }

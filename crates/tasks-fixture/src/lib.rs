@@ -27,7 +27,8 @@ pub fn server(settings: &Settings) -> ServerBuilder {
         .limits(settings.limits())
         .ttl_ms(Some(settings.ttl_ms))
         .poll_interval_ms(settings.poll_interval_ms)
-        .max_body_bytes(settings.max_body_bytes);
+        .max_body_bytes(settings.max_body_bytes)
+        .drain_timeout(std::time::Duration::from_millis(settings.drain_ms));
     let changes = ListChanges::new();
     builder = builder.list_changes(changes.clone());
     for tool in tools::all(&changes) {

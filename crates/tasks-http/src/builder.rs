@@ -54,6 +54,7 @@ pub struct ServerBuilder {
     scope_key: Option<ScopeKey>,
     scope_fn: Option<Arc<ScopeFn>>,
     store: Option<Arc<dyn Store>>,
+    drain_timeout: std::time::Duration,
 }
 
 impl ServerBuilder {
@@ -72,6 +73,7 @@ impl ServerBuilder {
             scope_key: None,
             scope_fn: None,
             store: None,
+            drain_timeout: std::time::Duration::ZERO,
         }
     }
 
@@ -105,6 +107,14 @@ impl ServerBuilder {
     /// see [`LeaseConfig`] and [`TaskRuntime::spawn_liveness`]. Defaults: 30 s and 2 s.
     pub fn leases(mut self, leases: LeaseConfig) -> Self {
         self.runtime.leases = leases;
+        self
+    }
+
+    /// Sets how long a graceful shutdown waits for running tasks to finish before it ends the
+    /// node's lease (tasks still running then are interrupted, and recovered by policy by the
+    /// next node or start). Default zero: no wait.
+    pub fn drain_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.drain_timeout = timeout;
         self
     }
 
@@ -225,6 +235,7 @@ impl ServerBuilder {
     /// When the address cannot be bound, or the store fails during recovery.
     pub async fn bind(self, addr: impl ToSocketAddrs) -> io::Result<RunningServer> {
         let max_body_bytes = self.max_body_bytes;
+        let drain_timeout = self.drain_timeout;
         let dispatcher = Arc::new(self.build());
         let listener = TcpListener::bind(addr).await?;
         let local_addr = listener.local_addr()?;
@@ -256,6 +267,7 @@ impl ServerBuilder {
             reaper,
             liveness,
             dispatcher,
+            drain_timeout,
         })
     }
 }
@@ -268,6 +280,7 @@ pub struct RunningServer {
     reaper: JoinHandle<()>,
     liveness: JoinHandle<()>,
     dispatcher: Arc<Dispatcher>,
+    drain_timeout: std::time::Duration,
 }
 
 impl RunningServer {
@@ -295,10 +308,19 @@ impl RunningServer {
     }
 
     /// Waits until the server stops (after [`RunningServer::shutdown_token`] is cancelled),
-    /// then stops the reaper and the liveness loop and ends this node's lease
-    /// ([`TaskRuntime::retire`]), so unfinished tasks can be taken over at once.
+    /// lets running tasks finish for up to the drain timeout
+    /// ([`ServerBuilder::drain_timeout`]), then stops the reaper and the liveness loop and ends
+    /// this node's lease ([`TaskRuntime::retire`]), so unfinished tasks can be taken over at
+    /// once.
     pub async fn wait(self) {
         let _ = self.serving.await;
+        let runtime = self.dispatcher.runtime();
+        if !self.drain_timeout.is_zero() && !runtime.drain(self.drain_timeout).await {
+            tracing::warn!(
+                running = runtime.busy_workers(),
+                "tasks still running after the drain timeout are interrupted"
+            );
+        }
         self.reaper.abort();
         self.liveness.abort();
         if let Err(error) = self.dispatcher.runtime().retire().await {
@@ -306,8 +328,8 @@ impl RunningServer {
         }
     }
 
-    /// Stops accepting, closes connections gracefully, stops the reaper and the liveness loop,
-    /// and ends the node's lease.
+    /// Stops accepting, closes connections gracefully, lets running tasks finish for up to the
+    /// drain timeout, stops the reaper and the liveness loop, and ends the node's lease.
     pub async fn shutdown(self) {
         self.shutdown.cancel();
         self.wait().await;

@@ -119,6 +119,22 @@ impl TaskRuntime {
         self.inner.config.limits.max_workers - self.inner.slots.available_permits()
     }
 
+    /// Waits until no worker is running (tasks parked for input do not count) or `timeout`
+    /// has passed; returns whether every worker finished. A graceful shutdown calls it before
+    /// [`TaskRuntime::retire`], so short work finishes instead of being interrupted.
+    pub async fn drain(&self, timeout: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if self.busy_workers() == 0 {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     /// Number of stored tasks.
     ///
     /// # Errors

@@ -34,7 +34,7 @@ impl Synchronous {
     }
 }
 
-/// A fresh directory holding one fixture's database (and its `-wal`, `-shm`, `.lock` and
+/// A fresh directory holding one fixture's database (and its `-wal`, `-shm` and
 /// `.secret` files); removed with everything in it when dropped.
 #[derive(Debug)]
 pub struct TempDb {

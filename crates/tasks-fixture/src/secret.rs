@@ -4,7 +4,7 @@
 
 use std::fs::OpenOptions;
 use std::io::{self, Read as _, Write as _};
-use std::os::unix::fs::OpenOptionsExt as _;
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::Path;
 
 /// Bytes of a secret the fixture creates.
@@ -33,7 +33,14 @@ pub fn load_or_create(path: &Path) -> io::Result<Vec<u8>> {
         }
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
             let mut secret = Vec::new();
-            std::fs::File::open(path)?.read_to_end(&mut secret)?;
+            let mut file = std::fs::File::open(path)?;
+            if file.metadata()?.permissions().mode() & 0o077 != 0 {
+                tracing::warn!(
+                    path = %path.display(),
+                    "the secret file can be read by others than its owner (chmod 600 it)"
+                );
+            }
+            file.read_to_end(&mut secret)?;
             if secret.len() < MIN_SECRET_BYTES {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
@@ -52,8 +59,6 @@ pub fn load_or_create(path: &Path) -> io::Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use std::os::unix::fs::PermissionsExt as _;
-
     use super::*;
 
     #[test]

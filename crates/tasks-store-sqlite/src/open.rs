@@ -102,6 +102,13 @@ pub(crate) fn open(path: &Path, options: &SqliteOptions) -> Result<Opened, OpenE
     if let Some(reason) = schema::verify(&conn).map_err(db)? {
         return Err(corrupt(reason));
     }
+    if version < schema::LATEST {
+        // A new or migrated schema goes into the database file itself at once, not only into
+        // the WAL: a database whose WAL is later lost still reads as a task database of this
+        // version (with the commits the WAL held missing), never as an empty file to set up.
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .map_err(db)?;
+    }
     // The lock proves the previous process is gone: its tasks are orphans at once, for the
     // runtime's recovery (`claim_orphans`) to take over.
     conn.execute("DELETE FROM nodes", []).map_err(db)?;

@@ -346,3 +346,27 @@ fn page_count(path: &std::path::Path) -> i64 {
     conn.query_row("PRAGMA page_count", [], |row| row.get(0))
         .expect("page_count")
 }
+
+#[test]
+fn a_new_database_keeps_its_schema_in_the_main_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("tasks.db");
+    let store = tasks_store_sqlite::SqliteStore::open(&path, Default::default()).expect("open");
+    // Read the main file alone, as if the WAL had been lost: the schema is already there.
+    let copy = dir.path().join("copy.db");
+    std::fs::copy(&path, &copy).expect("copy the main file");
+    drop(store);
+    let connection = rusqlite::Connection::open(&copy).expect("open the copy");
+    let version: i64 = connection
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .expect("user_version");
+    assert!(version >= 1, "the schema version is in the main file");
+    let tables: i64 = connection
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'tasks'",
+            [],
+            |row| row.get(0),
+        )
+        .expect("schema");
+    assert_eq!(tables, 1, "the tasks table is in the main file");
+}

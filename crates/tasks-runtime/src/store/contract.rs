@@ -96,24 +96,37 @@ where
     a_completion_racing_a_claim_is_never_overwritten(Arc::new(make().await)).await;
 }
 
-// ---- helpers ---------------------------------------------------------------------------------
+// ---- helpers (public ones are shared with the stores' own tests) ----------------------------
 
-fn id(text: &str) -> TaskId {
+/// The task id `text`.
+///
+/// # Panics
+/// When `text` is not a valid task id.
+pub fn id(text: &str) -> TaskId {
     TaskId::parse(text).expect("contract task ids are valid")
 }
 
-fn task(task_id: &str, ttl_ms: Option<u64>) -> NewTask {
-    NewTask::new(id(task_id), T0, ttl_ms, None)
+/// A new task `name` created at [`T0`] with `ttl_ms` (milliseconds; `None`: unlimited).
+pub fn new_task(name: &str, ttl_ms: Option<u64>) -> NewTask {
+    NewTask::new(id(name), T0, ttl_ms, None)
 }
 
-fn work(scope: &Scope, tool: &str) -> Work {
-    let mut arguments = JsonObject::new();
-    arguments.insert("tool".into(), Value::from(tool));
+/// `value` as a JSON object (`{}` for anything else).
+pub fn object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+/// Work for `tool` in `scope`, with every field set (arguments, `inputResponses`, client
+/// capabilities), so a store that drops or garbles one is caught.
+pub fn work(scope: &Scope, tool: &str) -> Work {
     Work {
         tool: tool.to_owned(),
-        arguments,
-        input_responses: None,
-        client_capabilities: JsonObject::new(),
+        arguments: object(json!({"text": format!("hello from {tool}"), "n": 3})),
+        input_responses: Some(object(json!({"earlier": {"action": "accept"}}))),
+        client_capabilities: object(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})),
         scope: scope.clone(),
     }
 }
@@ -126,12 +139,16 @@ fn bob() -> Scope {
     Scope::new("bob")
 }
 
-fn at(ms_after_t0: u64) -> Timestamp {
+/// [`T0`] plus `ms_after_t0` milliseconds.
+pub fn at(ms_after_t0: u64) -> Timestamp {
     T0.plus_millis(ms_after_t0)
 }
 
 /// The reducer's update for `event`: the only thing a store commits.
-fn next(task: &Task, event: Event, now: Timestamp) -> TaskUpdate {
+///
+/// # Panics
+/// When `event` is refused or changes nothing.
+pub fn next(task: &Task, event: Event, now: Timestamp) -> TaskUpdate {
     apply(task, event, now)
         .expect("contract events are valid")
         .into_update()
@@ -169,9 +186,14 @@ async fn create_ok<S: Store + ?Sized>(
     scope: &Scope,
     ttl_ms: Option<u64>,
 ) -> Snapshot {
-    create_in(store, task(task_id, ttl_ms), work(scope, task_id), ROOMY)
-        .await
-        .unwrap_or_else(|e| panic!("create {task_id} within roomy limits failed: {e}"))
+    create_in(
+        store,
+        new_task(task_id, ttl_ms),
+        work(scope, task_id),
+        ROOMY,
+    )
+    .await
+    .unwrap_or_else(|e| panic!("create {task_id} within roomy limits failed: {e}"))
 }
 
 async fn get<S: Store + ?Sized>(
@@ -222,7 +244,7 @@ pub async fn create_then_get<S: Store>(store: &S) {
     assert_eq!(created.task.revision(), 1, "create: revision is 1");
     assert_eq!(
         *created.task,
-        *task("task-a", Some(TTL_MS)).task(),
+        *new_task("task-a", Some(TTL_MS)).task(),
         "create: same task"
     );
     assert_eq!(created.scope, alice(), "create: snapshot carries the scope");
@@ -232,7 +254,7 @@ pub async fn create_then_get<S: Store>(store: &S) {
         .expect("get: a created task is found");
     assert_eq!(
         *read.task,
-        *task("task-a", Some(TTL_MS)).task(),
+        *new_task("task-a", Some(TTL_MS)).task(),
         "get: same task"
     );
     assert_eq!(read.task.revision(), 1, "get: revision 1");
@@ -367,7 +389,7 @@ pub async fn transition_on_another_scope_or_unknown_id_is_not_found<S: Store>(st
         ),
         "transition from another scope must be NotFound"
     );
-    let unknown = completed(task("task-z", Some(TTL_MS)).task(), at(10));
+    let unknown = completed(new_task("task-z", Some(TTL_MS)).task(), at(10));
     assert!(
         matches!(
             transition(store, &alice(), unknown, at(10)).await,
@@ -500,9 +522,14 @@ pub async fn max_tasks_refuses_and_stores_nothing<S: Store>(store: &S) {
         max_active_per_scope: 100,
     };
     for (name, scope) in [("t1", alice()), ("t2", bob())] {
-        create_in(store, task(name, Some(TTL_MS)), work(&scope, name), limits)
-            .await
-            .expect("within max_tasks");
+        create_in(
+            store,
+            new_task(name, Some(TTL_MS)),
+            work(&scope, name),
+            limits,
+        )
+        .await
+        .expect("within max_tasks");
     }
     // Terminal tasks count towards max_tasks (they are still stored).
     let t1 = get(store, &alice(), "t1", at(0)).await.expect("found");
@@ -512,7 +539,7 @@ pub async fn max_tasks_refuses_and_stores_nothing<S: Store>(store: &S) {
     ));
     let refused = create_in(
         store,
-        task("t3", Some(TTL_MS)),
+        new_task("t3", Some(TTL_MS)),
         work(&Scope::new("carol"), "t3"),
         limits,
     )
@@ -542,7 +569,7 @@ pub async fn max_active_per_scope_refuses_and_stores_nothing<S: Store>(store: &S
     for name in ["a1", "a2"] {
         create_in(
             store,
-            task(name, Some(TTL_MS)),
+            new_task(name, Some(TTL_MS)),
             work(&alice(), name),
             limits,
         )
@@ -551,7 +578,7 @@ pub async fn max_active_per_scope_refuses_and_stores_nothing<S: Store>(store: &S
     }
     let refused = create_in(
         store,
-        task("a3", Some(TTL_MS)),
+        new_task("a3", Some(TTL_MS)),
         work(&alice(), "a3"),
         limits,
     )
@@ -563,9 +590,14 @@ pub async fn max_active_per_scope_refuses_and_stores_nothing<S: Store>(store: &S
     assert_eq!(count(store).await, 2, "a refused create stores nothing");
     assert!(get(store, &alice(), "a3", at(0)).await.is_none());
     // Another scope has its own budget.
-    create_in(store, task("b1", Some(TTL_MS)), work(&bob(), "b1"), limits)
-        .await
-        .expect("another scope is not limited by alice's active tasks");
+    create_in(
+        store,
+        new_task("b1", Some(TTL_MS)),
+        work(&bob(), "b1"),
+        limits,
+    )
+    .await
+    .expect("another scope is not limited by alice's active tasks");
     assert_eq!(count(store).await, 3);
 }
 
@@ -577,7 +609,7 @@ pub async fn terminal_tasks_do_not_count_as_active<S: Store>(store: &S) {
     };
     let first = create_in(
         store,
-        task("a1", Some(TTL_MS)),
+        new_task("a1", Some(TTL_MS)),
         work(&alice(), "a1"),
         limits,
     )
@@ -586,7 +618,7 @@ pub async fn terminal_tasks_do_not_count_as_active<S: Store>(store: &S) {
     assert_eq!(
         create_in(
             store,
-            task("a2", Some(TTL_MS)),
+            new_task("a2", Some(TTL_MS)),
             work(&alice(), "a2"),
             limits
         )
@@ -610,7 +642,7 @@ pub async fn terminal_tasks_do_not_count_as_active<S: Store>(store: &S) {
     assert!(
         create_in(
             store,
-            task("a2", Some(TTL_MS)),
+            new_task("a2", Some(TTL_MS)),
             work(&alice(), "a2"),
             limits
         )
@@ -625,7 +657,7 @@ pub async fn terminal_tasks_do_not_count_as_active<S: Store>(store: &S) {
     ));
     let second = create_in(
         store,
-        task("a2", Some(TTL_MS)),
+        new_task("a2", Some(TTL_MS)),
         work(&alice(), "a2"),
         limits,
     )
@@ -643,7 +675,7 @@ pub async fn reaping_frees_capacity<S: Store>(store: &S) {
     };
     create_in(
         store,
-        task("old", Some(1_000)),
+        new_task("old", Some(1_000)),
         work(&alice(), "old"),
         limits,
     )
@@ -651,7 +683,7 @@ pub async fn reaping_frees_capacity<S: Store>(store: &S) {
     .expect("first");
     assert!(create_in(
         store,
-        task("new", Some(1_000)),
+        new_task("new", Some(1_000)),
         work(&alice(), "new"),
         limits
     )
@@ -660,7 +692,7 @@ pub async fn reaping_frees_capacity<S: Store>(store: &S) {
     assert_eq!(store.reap(at(1_000)).await.expect("reap"), vec![id("old")]);
     create_in(
         store,
-        task("new", Some(1_000)),
+        new_task("new", Some(1_000)),
         work(&alice(), "new"),
         limits,
     )
@@ -674,7 +706,7 @@ pub async fn duplicate_id_is_refused_and_changes_nothing<S: Store>(store: &S) {
     let original = create_ok(store, "task-a", &alice(), Some(TTL_MS)).await;
     let dup = create_in(
         store,
-        task("task-a", None),
+        new_task("task-a", None),
         work(&alice(), "other-tool"),
         ROOMY,
     )
@@ -682,7 +714,7 @@ pub async fn duplicate_id_is_refused_and_changes_nothing<S: Store>(store: &S) {
     assert_eq!(dup.map(|s| s.task.id().clone()), Err(StoreError::Duplicate));
     let dup_other_scope = create_in(
         store,
-        task("task-a", None),
+        new_task("task-a", None),
         work(&bob(), "other-tool"),
         ROOMY,
     )
@@ -713,7 +745,7 @@ pub async fn duplicate_id_is_refused_and_changes_nothing<S: Store>(store: &S) {
     };
     create_in(
         store,
-        task("task-b", Some(TTL_MS)),
+        new_task("task-b", Some(TTL_MS)),
         work(&alice(), "task-b"),
         limits,
     )
@@ -732,7 +764,7 @@ pub async fn work_is_returned_for_its_scope_only<S: Store>(store: &S) {
         .cloned();
     create_in(
         store,
-        task("task-a", Some(TTL_MS)),
+        new_task("task-a", Some(TTL_MS)),
         descriptor.clone(),
         ROOMY,
     )
@@ -784,7 +816,7 @@ pub async fn concurrent_creates_respect_max_tasks<S: Store>(store: Arc<S>) {
             let scope = Scope::new(format!("scope-{}", i % 3));
             create_in(
                 &*store,
-                task(&name, Some(TTL_MS)),
+                new_task(&name, Some(TTL_MS)),
                 work(&scope, &name),
                 limits,
             )
@@ -880,13 +912,23 @@ pub async fn concurrent_reapers_keep_the_counts_exact<S: Store>(store: Arc<S>) {
         max_tasks: 100,
         max_active_per_scope: 6,
     };
-    create_in(&*store, task("one-more", None), work(&alice(), "x"), limits)
-        .await
-        .expect("the reaped tasks freed their active slots");
+    create_in(
+        &*store,
+        new_task("one-more", None),
+        work(&alice(), "x"),
+        limits,
+    )
+    .await
+    .expect("the reaped tasks freed their active slots");
     assert_eq!(
-        create_in(&*store, task("too-many", None), work(&alice(), "x"), limits)
-            .await
-            .map(|s| s.task.id().clone()),
+        create_in(
+            &*store,
+            new_task("too-many", None),
+            work(&alice(), "x"),
+            limits
+        )
+        .await
+        .map(|s| s.task.id().clone()),
         Err(StoreError::Capacity(CapacityLimit::MaxActiveTasksPerScope)),
         "the active count is exact after concurrent reaps"
     );
@@ -929,7 +971,7 @@ pub async fn create_grants_the_creator_generation_one<S: Store>(store: &S) {
     register(store, &NODE_A, T0, LEASE_MS).await;
     let created = store
         .create(
-            task("task-a", Some(TTL_MS)),
+            new_task("task-a", Some(TTL_MS)),
             work(&alice(), "a"),
             ROOMY,
             &NODE_A,
@@ -995,7 +1037,12 @@ pub async fn claim_takes_exactly_the_orphans<S: Store>(store: &S) {
     register(store, &NODE_B, T0, 100 * LEASE_MS).await;
     let by = |name: &'static str, node: NodeId, ttl: u64| async move {
         store
-            .create(task(name, Some(ttl)), work(&alice(), name), ROOMY, &node)
+            .create(
+                new_task(name, Some(ttl)),
+                work(&alice(), name),
+                ROOMY,
+                &node,
+            )
             .await
             .expect("create")
     };
@@ -1066,7 +1113,7 @@ pub async fn a_stale_lease_is_fenced_and_changes_nothing<S: Store>(store: &S) {
     register(store, &NODE_A, T0, LEASE_MS).await;
     let created = store
         .create(
-            task("task-a", Some(TTL_MS)),
+            new_task("task-a", Some(TTL_MS)),
             work(&alice(), "a"),
             ROOMY,
             &NODE_A,
@@ -1212,7 +1259,7 @@ pub async fn a_completion_racing_a_claim_is_never_overwritten<S: Store>(store: A
     for i in 0..TASKS {
         let made = store
             .create(
-                task(&format!("race-{i}"), Some(TTL_MS)),
+                new_task(&format!("race-{i}"), Some(TTL_MS)),
                 work(&alice(), "race"),
                 ROOMY,
                 &NODE_A,

@@ -3,27 +3,24 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 use std::sync::Mutex;
+#[allow(unused_imports)] // each test binary uses a different subset
+pub use tasks_runtime::store::contract::{
+    at, id, new_task, next, object, work, NODE_A, NODE_B, T0,
+};
 
-use serde_json::{json, Value};
-use tasks_core::{apply, Event, JsonObject, NewTask, Task, TaskId, TaskUpdate, Timestamp};
+use serde_json::json;
+use tasks_core::{Event, Task, TaskUpdate, Timestamp};
 use tasks_runtime::store::CreateLimits;
-use tasks_runtime::{NodeId, Scope, Work};
 use tasks_store_postgres::{redacted, PostgresOptions, PostgresStore};
 use tokio_postgres::NoTls;
 
 /// The database the tests use when `DATABASE_URL` is unset.
 pub const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 
-/// The tests' base time.
-pub const T0: Timestamp = Timestamp::from_unix_millis(1_793_729_045_123);
-
 pub const ROOMY: CreateLimits = CreateLimits {
     max_tasks: 100_000,
     max_active_per_scope: 100_000,
 };
-
-pub const NODE_A: NodeId = NodeId::from_bytes([0xa; 16]);
-pub const NODE_B: NodeId = NodeId::from_bytes([0xb; 16]);
 
 /// `DATABASE_URL`, or [`DEFAULT_URL`].
 pub fn url() -> String {
@@ -157,42 +154,6 @@ impl Drop for Database {
             Err(_) => eprintln!("dropping the test schemas panicked"),
         }
     }
-}
-
-pub fn at(ms: u64) -> Timestamp {
-    T0.plus_millis(ms)
-}
-
-pub fn id(text: &str) -> TaskId {
-    TaskId::parse(text).expect("valid task id")
-}
-
-pub fn new_task(name: &str, ttl_ms: Option<u64>) -> NewTask {
-    NewTask::new(id(name), T0, ttl_ms, None)
-}
-
-pub fn object(value: Value) -> JsonObject {
-    match value {
-        Value::Object(map) => map,
-        _ => JsonObject::new(),
-    }
-}
-
-pub fn work(scope: &Scope, tool: &str) -> Work {
-    Work {
-        tool: tool.to_owned(),
-        arguments: object(json!({"text": format!("hello from {tool}"), "n": 3})),
-        input_responses: Some(object(json!({"earlier": {"action": "accept"}}))),
-        client_capabilities: object(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})),
-        scope: scope.clone(),
-    }
-}
-
-pub fn next(task: &Task, event: Event, now: Timestamp) -> TaskUpdate {
-    apply(task, event, now)
-        .expect("valid event")
-        .into_update()
-        .expect("the event changes the task")
 }
 
 pub fn complete_with(task: &Task, text: &str, now: Timestamp) -> TaskUpdate {

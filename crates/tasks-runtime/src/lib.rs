@@ -100,7 +100,8 @@ pub use runtime::TaskRuntime;
 pub use scope::{Scope, ScopeKey};
 pub use store::memory::MemoryStore;
 pub use store::{
-    Authority, CasOutcome, Claimed, Created, Lease, Liveness, NodeId, Snapshot, Store, StoreError,
+    Authority, CasOutcome, Change, Claimed, Created, Lease, Liveness, NodeId, Snapshot, Store,
+    StoreError,
 };
 pub use sync::{run_sync, SyncCall, SyncOutcome};
 pub use work::Work;

@@ -405,6 +405,13 @@ impl Store for FlakyStore {
     ) -> Result<Option<tasks_runtime::Snapshot>, tasks_runtime::StoreError> {
         self.inner.get(scope, id, now).await
     }
+    async fn load(
+        &self,
+        ids: &[tasks_core::TaskId],
+        now: tasks_core::Timestamp,
+    ) -> Result<Vec<tasks_runtime::Snapshot>, tasks_runtime::StoreError> {
+        self.inner.load(ids, now).await
+    }
     async fn work(
         &self,
         scope: &Scope,

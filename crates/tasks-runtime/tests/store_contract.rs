@@ -95,6 +95,13 @@ impl Store for Flawed {
         self.inner.get(scope, id, now).await
     }
 
+    async fn load(
+        &self,
+        ids: &[tasks_core::TaskId],
+        now: Timestamp,
+    ) -> Result<Vec<Snapshot>, StoreError> {
+        self.inner.load(ids, now).await
+    }
     async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError> {
         self.inner.work(scope, id).await
     }
@@ -245,6 +252,13 @@ impl Store for LeaseModel {
         self.inner.get(scope, id, now).await
     }
 
+    async fn load(
+        &self,
+        ids: &[tasks_core::TaskId],
+        now: Timestamp,
+    ) -> Result<Vec<Snapshot>, StoreError> {
+        self.inner.load(ids, now).await
+    }
     async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError> {
         self.inner.work(scope, id).await
     }

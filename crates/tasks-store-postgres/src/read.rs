@@ -41,6 +41,41 @@ pub(crate) async fn get(
     }))
 }
 
+/// [`tasks_runtime::Store::load`]: one `SELECT … WHERE id = ANY($1)`.
+pub(crate) async fn load(
+    db: &Db,
+    ids: &[TaskId],
+    now: Timestamp,
+) -> Result<Vec<Snapshot>, StoreError> {
+    let ids: Vec<&str> = ids
+        .iter()
+        .map(TaskId::as_str)
+        .filter(|id| storable(id))
+        .collect();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(&db.sql.load)
+        .await
+        .map_err(backend::sql)?;
+    let rows = client
+        .query(&statement, &[&ids, &ms(now)])
+        .await
+        .map_err(backend::sql)?;
+    rows.iter()
+        .map(|row| {
+            let Json(task): Json<Task> = row.try_get(0).map_err(backend::corrupt)?;
+            let scope: String = row.try_get(1).map_err(backend::corrupt)?;
+            Ok(Snapshot {
+                task: Arc::new(task),
+                scope: Scope::new(scope),
+            })
+        })
+        .collect()
+}
+
 /// [`tasks_runtime::Store::work`]: `None` once the task is terminal (its work was cleared).
 pub(crate) async fn work(
     db: &Db,

@@ -22,6 +22,8 @@ pub(crate) struct Sql {
     pub(crate) create: String,
     /// The task JSON of `$1` in scope `$2`, unless expired at `$3`.
     pub(crate) get: String,
+    /// The task JSON and scope of the ids `$1` (a text array) unexpired at `$2`, any scope.
+    pub(crate) load: String,
     /// The work JSON of `$1` in scope `$2` (NULL once terminal).
     pub(crate) work: String,
     /// Compare-and-set, see [`Sql::new`].
@@ -70,6 +72,11 @@ impl Sql {
                 "SELECT task FROM {s}.tasks \
                  WHERE id = $1 AND scope = $2 \
                    AND (expires_at_ms IS NULL OR expires_at_ms > $3)"
+            ),
+            load: format!(
+                "SELECT task, scope FROM {s}.tasks \
+                 WHERE id = ANY($1::text[]) \
+                   AND (expires_at_ms IS NULL OR expires_at_ms > $2)"
             ),
             work: format!("SELECT work FROM {s}.tasks WHERE id = $1 AND scope = $2"),
             // `cur` locks the row and reads its current version; `upd` writes it when the

@@ -95,6 +95,10 @@ impl Store for PostgresStore {
         read::get(&self.db, scope, id, now).await
     }
 
+    async fn load(&self, ids: &[TaskId], now: Timestamp) -> Result<Vec<Snapshot>, StoreError> {
+        read::load(&self.db, ids, now).await
+    }
+
     async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError> {
         read::work(&self.db, scope, id).await
     }

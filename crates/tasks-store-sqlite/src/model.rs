@@ -48,6 +48,18 @@ impl Model {
         })
     }
 
+    /// The tasks among `ids` that exist and are unexpired at `now`, whatever their scope.
+    pub(crate) fn snapshots(&self, ids: &[TaskId], now: Timestamp) -> Vec<Snapshot> {
+        ids.iter()
+            .filter_map(|id| self.tasks.get(id))
+            .filter(|entry| !entry.task.is_expired(now))
+            .map(|entry| Snapshot {
+                task: entry.task.clone(),
+                scope: entry.scope.clone(),
+            })
+            .collect()
+    }
+
     /// The work of `id` in `scope`, while the task is not terminal.
     pub(crate) fn work(&self, scope: &Scope, id: &TaskId) -> Option<Arc<Work>> {
         self.tasks.get(id).and_then(|entry| {

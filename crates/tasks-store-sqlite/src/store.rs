@@ -207,6 +207,10 @@ impl Store for SqliteStore {
         Ok(self.model.get(scope, id, now))
     }
 
+    async fn load(&self, ids: &[TaskId], now: Timestamp) -> Result<Vec<Snapshot>, StoreError> {
+        Ok(self.model.snapshots(ids, now))
+    }
+
     async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError> {
         Ok(self.model.work(scope, id))
     }

@@ -82,6 +82,7 @@ where
     reaping_frees_capacity(&make().await).await;
     duplicate_id_is_refused_and_changes_nothing(&make().await).await;
     work_is_returned_for_its_scope_only(&make().await).await;
+    load_reads_any_scope_and_skips_missing_and_expired(&make().await).await;
     answered_inputs_survive_the_store(&make().await).await;
     concurrent_creates_respect_max_tasks(Arc::new(make().await)).await;
     concurrent_reapers_keep_the_counts_exact(Arc::new(make().await)).await;
@@ -261,6 +262,48 @@ pub async fn create_then_get<S: Store>(store: &S) {
     assert_eq!(read.task.status(), TaskStatus::Working, "get: working");
     assert_eq!(read.scope, alice(), "get: snapshot carries the scope");
     assert_eq!(count(store).await, 1, "task_count after one create");
+}
+
+/// `load` is the change consumer's read: every scope, the current revision, unknown and
+/// expired ids left out.
+pub async fn load_reads_any_scope_and_skips_missing_and_expired<S: Store>(store: &S) {
+    let a = create_ok(store, "task-a", &alice(), Some(TTL_MS)).await;
+    create_ok(store, "task-b", &bob(), None).await;
+    create_ok(store, "task-short", &bob(), Some(1)).await;
+    let done = completed(&a.task, at(5));
+    assert!(
+        matches!(
+            transition(store, &alice(), done, at(5)).await,
+            CasOutcome::Committed(_)
+        ),
+        "load: completing task-a commits"
+    );
+    let ids = [
+        id("task-a"),
+        id("task-b"),
+        id("task-short"),
+        id("task-none"),
+    ];
+    let mut loaded = store.load(&ids, at(10)).await.expect("load must not fail");
+    loaded.sort_by(|x, y| x.task.id().as_str().cmp(y.task.id().as_str()));
+    let seen: Vec<(&str, u64, Scope)> = loaded
+        .iter()
+        .map(|s| (s.task.id().as_str(), s.task.revision(), s.scope.clone()))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![("task-a", 2, alice()), ("task-b", 1, bob())],
+        "load: both scopes at their current revision; the expired and unknown ids left out"
+    );
+    assert_eq!(
+        loaded[0].task.status(),
+        TaskStatus::Completed,
+        "load: the committed state"
+    );
+    assert!(
+        store.load(&[], at(10)).await.expect("load").is_empty(),
+        "load of no ids is empty"
+    );
 }
 
 /// A task is invisible to every other scope.

@@ -150,6 +150,15 @@ impl Store for MemoryStore {
         }))
     }
 
+    async fn load(&self, ids: &[TaskId], now: Timestamp) -> Result<Vec<Snapshot>, StoreError> {
+        Ok(ids
+            .iter()
+            .filter_map(|id| self.tasks.get(id))
+            .filter(|entry| !entry.task.is_expired(now))
+            .map(|entry| Self::snapshot(&entry))
+            .collect())
+    }
+
     async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError> {
         Ok(self.tasks.get(id).and_then(|entry| {
             (entry.scope == *scope)

@@ -22,8 +22,17 @@
 //! overwrite what its successor wrote.
 //!
 //! Times are passed in (`now`, milliseconds since the Unix epoch) so the contract is testable
-//! without a clock; a multi-node store may decide leases on its database's clock instead and
-//! document that.
+//! without a clock. A store shared by several processes offers its own [`Store::clock`] (for
+//! example the database server's time), which the runtime then uses for every `now`, so that
+//! task timestamps, TTL and leases agree across nodes.
+//!
+//! # Change feed
+//!
+//! A store shared by several processes offers [`Store::changes`]: hints that a task was
+//! committed by *another* process (another node's worker answered, a request on another node
+//! cancelled). A hint only says "re-read this task": the state always comes from
+//! [`Store::load`]. Hints may be coalesced or lost; [`Change::Resync`] says that some may have
+//! been, and the runtime then re-reads every task it cares about.
 
 pub mod contract;
 pub mod memory;
@@ -36,6 +45,7 @@ use tasks_core::{CapacityLimit, NewTask, Task, TaskId, TaskUpdate, Timestamp};
 
 pub use node::{Lease, NodeId};
 
+use crate::clock::Clock;
 use crate::scope::Scope;
 use crate::work::Work;
 
@@ -102,6 +112,23 @@ pub enum Liveness {
     /// The lease had expired (or the node retired): its tasks are orphans and may already be
     /// claimed. The node must stop its workers and register again under a new id.
     Lost,
+}
+
+/// A hint from [`Store::changes`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Task `id` was committed at `revision` by another process. Re-read it with
+    /// [`Store::load`]; the row may be newer still.
+    Task {
+        /// The task.
+        id: TaskId,
+        /// The revision that process committed.
+        revision: u64,
+    },
+    /// Hints may have been lost (the feed reconnected, or a receiver fell behind): every task
+    /// of interest must be re-read. A feed sends it after (re)establishing itself, so anything
+    /// committed before is read and anything after is hinted.
+    Resync,
 }
 
 /// Capacity bounds checked atomically by [`Store::create`].
@@ -175,6 +202,11 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
     ) -> Result<CasOutcome, StoreError>;
 
+    /// The tasks among `ids` that exist and are unexpired at `now`, whatever their scope, in
+    /// no particular order (unknown ids are left out). For the runtime's change consumer, never
+    /// for a request: it checks no scope.
+    async fn load(&self, ids: &[TaskId], now: Timestamp) -> Result<Vec<Snapshot>, StoreError>;
+
     /// Deletes every task expired at `now`; returns their ids.
     async fn reap(&self, now: Timestamp) -> Result<Vec<TaskId>, StoreError>;
 
@@ -214,4 +246,17 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
         max: usize,
     ) -> Result<Vec<Claimed>, StoreError>;
+
+    /// A receiver of hints about tasks committed by other processes sharing this store, or
+    /// `None` (the default) for a store that one process uses alone. Each call subscribes
+    /// anew.
+    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<Change>> {
+        None
+    }
+
+    /// The clock every process sharing this store must use for `now`, or `None` (the default)
+    /// to let the runtime use the local wall clock.
+    fn clock(&self) -> Option<Arc<dyn Clock>> {
+        None
+    }
 }

@@ -139,6 +139,13 @@ impl Store for YieldingStore {
         out
     }
 
+    async fn load(
+        &self,
+        ids: &[tasks_core::TaskId],
+        now: Timestamp,
+    ) -> Result<Vec<Snapshot>, StoreError> {
+        self.0.load(ids, now).await
+    }
     async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError> {
         tokio::task::yield_now().await;
         self.0.work(scope, id).await

@@ -48,6 +48,10 @@ pub struct LeaseConfig {
     /// How often the node renews its lease and looks for orphaned tasks to take over.
     /// Default 2 s; keep it well under `lease`.
     pub tick: Duration,
+    /// With a store shared by several nodes ([`crate::Store::changes`]): how often the node
+    /// re-reads the tasks of its own workers, so that an answer or a cancellation made on
+    /// another node whose hint was lost still reaches the worker. Default 5 s.
+    pub sweep: Duration,
 }
 
 impl Default for LeaseConfig {
@@ -55,6 +59,7 @@ impl Default for LeaseConfig {
         LeaseConfig {
             lease: Duration::from_secs(30),
             tick: Duration::from_secs(2),
+            sweep: Duration::from_secs(5),
         }
     }
 }

@@ -45,10 +45,19 @@ pub(crate) struct Inner {
     pub(crate) slots: Arc<Semaphore>,
     pub(crate) workers: DashMap<TaskId, Arc<WorkerHandle>>,
     pub(crate) events: broadcast::Sender<StatusEvent>,
-    /// The last revision published per task (entries leave when the task is reaped).
-    pub(crate) published: DashMap<TaskId, u64>,
+    /// The last state published per task (entries leave when the task expires).
+    pub(crate) published: DashMap<TaskId, Published>,
     /// This process's current node id (a new one after the lease was lost).
     pub(crate) node: RwLock<NodeId>,
+}
+
+/// What [`Inner::publish`] last sent for a task: enough to drop stale or repeated states,
+/// to know which tasks may still change (for a resync), and when to forget the entry.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Published {
+    pub(crate) revision: u64,
+    pub(crate) terminal: bool,
+    pub(crate) expires_at: Option<tasks_core::Timestamp>,
 }
 
 /// The outcome of [`Inner::commit`].
@@ -85,11 +94,22 @@ impl Inner {
     pub(crate) fn publish(&self, scope: &Scope, task: &Arc<Task>) {
         // Commits of one task can race and publish after the store call returns, so order the
         // sends under the task's entry: never an older revision after a newer one.
-        let mut last = self.published.entry(task.id().clone()).or_insert(0);
-        if task.revision() <= *last {
+        let mut last = self
+            .published
+            .entry(task.id().clone())
+            .or_insert(Published {
+                revision: 0,
+                terminal: false,
+                expires_at: task.expires_at(),
+            });
+        if task.revision() <= last.revision {
             return;
         }
-        *last = task.revision();
+        *last = Published {
+            revision: task.revision(),
+            terminal: task.is_terminal(),
+            expires_at: task.expires_at(),
+        };
         // No receiver is not an error.
         let _ = self.events.send(StatusEvent {
             scope: scope.clone(),
@@ -207,15 +227,53 @@ impl Inner {
         }
     }
 
+    /// Brings the local worker of `task` (if any) in line with a state committed elsewhere:
+    /// a terminal task stops its worker (cancelled on another node); answers stored for keys
+    /// the worker waits on are handed to it (answered on another node).
+    pub(crate) fn follow(&self, task: &Task) {
+        let Some(handle) = self.workers.get(task.id()).map(|h| h.clone()) else {
+            return;
+        };
+        if task.is_terminal() {
+            self.forget_worker(task.id(), &handle);
+            handle.cancel.cancel();
+            return;
+        }
+        let Ok(mut waiters) = handle.waiters.lock() else {
+            return;
+        };
+        let answered: Vec<String> = waiters
+            .keys()
+            .filter(|key| task.answered(key).is_some())
+            .cloned()
+            .collect();
+        for key in answered {
+            if let (Some(sender), Some(answer)) = (waiters.remove(&key), task.answer(&key)) {
+                let _ = sender.send(answer);
+            }
+        }
+    }
+
+    /// Deletes the tasks expired now, stops their local workers, and forgets what was
+    /// published for expired tasks (including those another node reaped).
     pub(crate) async fn reap(&self) -> Result<usize, McpError> {
-        let reaped = self
-            .store
-            .reap(self.clock.now())
-            .await
-            .map_err(store_error)?;
+        let now = self.clock.now();
+        let reaped = self.store.reap(now).await.map_err(store_error)?;
         for id in &reaped {
             self.published.remove(id);
             if let Some((_, handle)) = self.workers.remove(id) {
+                handle.cancel.cancel();
+            }
+        }
+        let expired: Vec<TaskId> = self
+            .published
+            .iter()
+            .filter(|entry| entry.expires_at.is_some_and(|at| now >= at))
+            .map(|entry| entry.key().clone())
+            .collect();
+        for id in expired {
+            self.published.remove(&id);
+            if let Some((_, handle)) = self.workers.remove(&id) {
                 handle.cancel.cancel();
             }
         }

@@ -61,7 +61,9 @@
 //!
 //! | module | uses |
 //! |---|---|
-//! | `runtime` ([`TaskRuntime`]) | `inner`, `worker`, `registry`, `store`, `clock`, `config`, `events`, `work` |
+//! | `runtime` ([`TaskRuntime`]) | `recovery`, `inner`, `worker`, `registry`, `store`, `clock`, `config`, `events`, `work` |
+//! | `recovery` (leases, takeover) | `follow`, `inner`, `worker`, `registry`, `store`, `config` |
+//! | `follow` (commits of other nodes) | `inner`, `store` |
 //! | `worker`, `sync` | `inner` (worker), `context`, `registry`, `error`, `status`, `work` |
 //! | `inner` (shared state: commits, events, waiters, reaping) | `port` (implements it), `registry`, `store`, `clock`, `config`, `events`, `error` |
 //! | `registry` ([`Tool`]) | `context` |
@@ -74,6 +76,7 @@ pub mod config;
 pub mod context;
 mod error;
 pub mod events;
+mod follow;
 mod inner;
 pub mod list_changes;
 pub mod notify;

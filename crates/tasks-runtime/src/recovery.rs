@@ -186,8 +186,11 @@ async fn self_fence(inner: &Arc<Inner>) {
 
 /// The liveness loop: registers the node, then every tick renews the lease (self-fencing
 /// when it is lost) and, independently, takes over orphaned tasks: a long claim pass never
-/// delays a renewal. Stops when the runtime is dropped or the handle is aborted.
+/// delays a renewal. With a store shared by several processes it also follows their commits
+/// ([`crate::follow`]), subscribed before anything is read. Stops when the runtime is dropped
+/// or the handle is aborted.
 pub(crate) fn spawn(weak: Weak<Inner>) -> JoinHandle<()> {
+    let changes = weak.upgrade().and_then(|inner| inner.store.changes());
     tokio::spawn(async move {
         let Some(inner) = weak.upgrade() else { return };
         let leases = inner.config.leases.clone();
@@ -195,7 +198,16 @@ pub(crate) fn spawn(weak: Weak<Inner>) -> JoinHandle<()> {
             tracing::warn!(%error, "registering the node failed");
         }
         drop(inner);
-        tokio::join!(renew(weak.clone(), leases.clone()), claim(weak, leases));
+        let follow = async {
+            if let Some(changes) = changes {
+                crate::follow::run(weak.clone(), changes).await;
+            }
+        };
+        tokio::join!(
+            renew(weak.clone(), leases.clone()),
+            claim(weak.clone(), leases),
+            follow
+        );
     })
 }
 

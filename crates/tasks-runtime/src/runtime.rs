@@ -33,9 +33,11 @@ pub struct TaskRuntime {
 }
 
 impl TaskRuntime {
-    /// A runtime over `store` serving `tools`, with the wall clock.
+    /// A runtime over `store` serving `tools`, with the store's clock when it has one
+    /// ([`Store::clock`], a store shared by several processes), else the wall clock.
     pub fn new(store: Arc<dyn Store>, tools: ToolRegistry, config: RuntimeConfig) -> Self {
-        Self::with_clock(store, tools, config, Arc::new(TokioClock::new()))
+        let clock = store.clock().unwrap_or_else(|| Arc::new(TokioClock::new()));
+        Self::with_clock(store, tools, config, clock)
     }
 
     /// A runtime with an explicit clock (tests drive [`TokioClock`] with tokio's paused time).
@@ -80,8 +82,12 @@ impl TaskRuntime {
 
     /// Starts the liveness loop: every `leases.tick` it renews this node's lease and takes
     /// over orphaned tasks; when the lease is lost it stops every local worker and registers
-    /// again under a new node id. It stops when every [`TaskRuntime`] clone is dropped, or when
-    /// the returned handle is aborted.
+    /// again under a new node id. With a store shared by several processes
+    /// ([`Store::changes`]) it also follows their commits: an answer given on another node
+    /// reaches the worker parked here, a cancellation stops it, and the states reach this
+    /// node's [`TaskRuntime::subscribe`] receivers (each revision at most once, in order).
+    /// It stops when every [`TaskRuntime`] clone is dropped, or when the returned handle is
+    /// aborted.
     pub fn spawn_liveness(&self) -> JoinHandle<()> {
         crate::recovery::spawn(Arc::downgrade(&self.inner))
     }

@@ -26,6 +26,7 @@ fn config() -> RuntimeConfig {
         leases: LeaseConfig {
             lease: LEASE,
             tick: Duration::from_secs(1),
+            ..LeaseConfig::default()
         },
         ..RuntimeConfig::default()
     }

@@ -28,7 +28,8 @@ pub fn server(settings: &Settings) -> ServerBuilder {
         .ttl_ms(Some(settings.ttl_ms))
         .poll_interval_ms(settings.poll_interval_ms)
         .max_body_bytes(settings.max_body_bytes)
-        .drain_timeout(std::time::Duration::from_millis(settings.drain_ms));
+        .drain_timeout(std::time::Duration::from_millis(settings.drain_ms))
+        .leases(settings.leases());
     let changes = ListChanges::new();
     builder = builder.list_changes(changes.clone());
     for tool in tools::all(&changes) {
@@ -56,6 +57,11 @@ pub async fn open_server(settings: &Settings) -> Result<ServerBuilder, String> {
         let secret = secret::load_or_create(&path)
             .map_err(|error| format!("cannot use secret file {}: {error}", path.display()))?;
         builder = builder.secret(&secret);
+    } else if matches!(settings.store, store::StoreSpec::Postgres(_)) {
+        tracing::warn!(
+            "no --secret-file: this node draws its own secret, so an MRTR retry or a scope \
+             reaching another node will not verify; give every node the same secret file"
+        );
     }
     Ok(builder)
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::Parser;
 
 use crate::store::{StoreSpec, Synchronous};
-use tasks_runtime::Limits;
+use tasks_runtime::{LeaseConfig, Limits};
 
 /// MCP Tasks conformance fixture: serves `http://<listen>/mcp` (MCP 2026-07-28 with the
 /// `io.modelcontextprotocol/tasks` extension) and prints that URL on stdout once it accepts
@@ -66,9 +66,17 @@ pub struct Settings {
     pub sqlite_synchronous: Synchronous,
     /// File holding the server secret, created owner-only with 32 random bytes if missing; the
     /// keys of `requestState` and of scopes derive from it. Default: `PATH.secret` beside a
-    /// SQLite database; none (random keys per process) with the memory store.
-    #[arg(long)]
+    /// SQLite database; none (random keys per process) with the memory store or PostgreSQL.
+    /// Nodes sharing a PostgreSQL database must share this file (an MRTR retry may reach
+    /// another node). Also read from the environment variable `TASKS_SECRET_FILE`.
+    #[arg(long, env = "TASKS_SECRET_FILE")]
     pub secret_file: Option<PathBuf>,
+    /// How long this node's lease lasts without renewal, in milliseconds: once it has run out
+    /// (a crash, a `kill -9`, a paused process), another node sharing the PostgreSQL database,
+    /// or the next start, takes over the node's unfinished tasks. Renewed every third of it, at
+    /// most every 2 s.
+    #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1_000..))]
+    pub lease_ms: u64,
     /// Worker threads of the tokio runtime (the binary only); default: tokio's default, one per
     /// core the process may run on.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
@@ -93,6 +101,16 @@ impl Settings {
             }
             StoreSpec::Memory | StoreSpec::Postgres(_) => None,
         })
+    }
+
+    /// The node lease these settings describe (`--lease-ms`).
+    pub fn leases(&self) -> LeaseConfig {
+        let lease = Duration::from_millis(self.lease_ms);
+        LeaseConfig {
+            lease,
+            tick: (lease / 3).min(Duration::from_secs(2)),
+            ..LeaseConfig::default()
+        }
     }
 
     /// The runtime limits these settings describe.

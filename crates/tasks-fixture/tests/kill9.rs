@@ -18,9 +18,7 @@
 //! `TASKS_KILL9_CYCLES` sets the number of cycles (default 20).
 
 use std::collections::HashMap;
-use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -29,8 +27,10 @@ use futures_util::{stream, StreamExt as _};
 use rand::rngs::StdRng;
 use rand::{Rng as _, SeedableRng as _};
 use serde_json::{json, Value};
+use support::{Client, Fixture};
 
-const VERSION: &str = "2026-07-28";
+mod support;
+
 const INTERRUPTED: &str = "Task interrupted: the server stopped while it ran; it was not retried";
 /// Clients sending requests at once.
 const CLIENTS: u64 = 16;
@@ -78,128 +78,63 @@ fn terminal_view(task: &Value) -> Option<Value> {
         .then(|| json!({"status": status, "result": task["result"], "error": task["error"]}))
 }
 
-/// A client that never panics on transport errors (the server dies under it).
-#[derive(Clone)]
-struct Client {
-    http: reqwest::Client,
-    url: String,
+/// The result of a JSON-RPC success, or `None` (no answer: the server died under the client;
+/// or an error).
+async fn result(client: &Client, method: &str, params: Value) -> Option<Value> {
+    client
+        .try_request(method, params)
+        .await?
+        .get("result")
+        .cloned()
 }
 
-impl Client {
-    fn new(url: &str) -> Self {
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .build()
-            .expect("a reqwest client");
-        Client {
-            http,
-            url: url.to_owned(),
-        }
-    }
+async fn create(client: &Client, kind: Kind) -> Option<String> {
+    let (tool, arguments) = kind.call();
+    let result = result(
+        client,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    )
+    .await?;
+    (result["resultType"] == "task").then(|| result["taskId"].as_str().map(str::to_owned))?
+}
 
-    /// The `result` of a JSON-RPC success, or `None` (no answer, or an error).
-    async fn request(&self, method: &str, mut params: Value) -> Option<Value> {
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": VERSION,
-            "io.modelcontextprotocol/clientCapabilities":
-                {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
-        });
-        let name = params
-            .get("name")
-            .or_else(|| params.get("taskId"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let mut request = self
-            .http
-            .post(&self.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", VERSION)
-            .header("mcp-method", method)
-            .body(body.to_string());
-        if let Some(name) = name {
-            request = request.header("mcp-name", name);
-        }
-        let response = request.send().await.ok()?;
-        let body: Value = response.json().await.ok()?;
-        body.get("result").cloned()
-    }
+async fn get(client: &Client, id: &str) -> Option<Value> {
+    result(client, "tasks/get", json!({"taskId": id})).await
+}
 
-    async fn create(&self, kind: Kind) -> Option<String> {
-        let (tool, arguments) = kind.call();
-        let result = self
-            .request("tools/call", json!({"name": tool, "arguments": arguments}))
-            .await?;
-        (result["resultType"] == "task").then(|| result["taskId"].as_str().map(str::to_owned))?
-    }
+async fn answer(client: &Client, id: &str) -> bool {
+    let responses = json!({"confirm-delete": {"action": "accept", "content": {"confirm": true}}});
+    result(
+        client,
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": responses}),
+    )
+    .await
+    .is_some()
+}
 
-    async fn get(&self, id: &str) -> Option<Value> {
-        self.request("tasks/get", json!({"taskId": id})).await
-    }
-
-    async fn answer(&self, id: &str) -> bool {
-        let responses =
-            json!({"confirm-delete": {"action": "accept", "content": {"confirm": true}}});
-        self.request(
-            "tasks/update",
-            json!({"taskId": id, "inputResponses": responses}),
-        )
+async fn cancel(client: &Client, id: &str) -> bool {
+    result(client, "tasks/cancel", json!({"taskId": id}))
         .await
         .is_some()
-    }
-
-    async fn cancel(&self, id: &str) -> bool {
-        self.request("tasks/cancel", json!({"taskId": id}))
-            .await
-            .is_some()
-    }
-}
-
-struct Fixture {
-    child: Child,
-    url: String,
 }
 
 fn start(db: &Path, log: &Path) -> Fixture {
-    let stderr = std::fs::File::create(log).expect("a log file");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tasks-fixture"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--ttl-ms",
-            "0",
-            "--poll-interval-ms",
-            "50",
-        ])
-        .args(["--max-workers", "256", "--store"])
-        .arg(format!("sqlite:{}", db.display()))
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .expect("the fixture starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let (sender, receiver) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = sender.send(line);
-    });
-    let line = receiver.recv_timeout(Duration::from_secs(60));
-    let url = match line {
-        Ok(line) if line.starts_with("http://") => line.trim().to_owned(),
-        _ => {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "the fixture printed no URL; its log:\n{}",
-                std::fs::read_to_string(log).unwrap_or_default()
-            );
-        }
-    };
-    Fixture { child, url }
+    let args: Vec<String> = [
+        "--ttl-ms",
+        "0",
+        "--poll-interval-ms",
+        "50",
+        "--max-workers",
+        "256",
+        "--store",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .chain([format!("sqlite:{}", db.display())])
+    .collect();
+    Fixture::start(&args, log)
 }
 
 fn integrity_check(db: &Path) {
@@ -227,7 +162,7 @@ async fn load(client: Client, ledger: Ledger, stop: Arc<AtomicBool>, seed: u64) 
             0..=3 => {
                 let kind = [Kind::Quick, Kind::Long, Kind::Resumable, Kind::Parked]
                     [rng.random_range(0..4)];
-                if let Some(id) = client.create(kind).await {
+                if let Some(id) = create(&client, kind).await {
                     ledger.lock().unwrap().insert(
                         id,
                         Acked {
@@ -243,7 +178,7 @@ async fn load(client: Client, ledger: Ledger, stop: Arc<AtomicBool>, seed: u64) 
                 let Some(id) = pick(&mut rng, &|_| true) else {
                     continue;
                 };
-                if let Some(view) = client.get(&id).await.as_ref().and_then(terminal_view) {
+                if let Some(view) = get(&client, &id).await.as_ref().and_then(terminal_view) {
                     if let Some(acked) = ledger.lock().unwrap().get_mut(&id) {
                         acked.terminal.get_or_insert(view);
                     }
@@ -254,11 +189,11 @@ async fn load(client: Client, ledger: Ledger, stop: Arc<AtomicBool>, seed: u64) 
                     continue;
                 };
                 // Answer only once it is parked: an answer to a key not yet asked is ignored.
-                let parked = client.get(&id).await.is_some_and(|task| {
+                let parked = get(&client, &id).await.is_some_and(|task| {
                     task["status"] == "input_required"
                         && task["inputRequests"].get("confirm-delete").is_some()
                 });
-                if parked && client.answer(&id).await {
+                if parked && answer(&client, &id).await {
                     if let Some(acked) = ledger.lock().unwrap().get_mut(&id) {
                         acked.answered = true;
                     }
@@ -268,7 +203,7 @@ async fn load(client: Client, ledger: Ledger, stop: Arc<AtomicBool>, seed: u64) 
                 let Some(id) = pick(&mut rng, &|a| a.kind == Kind::Long && !a.cancelled) else {
                     continue;
                 };
-                if client.cancel(&id).await {
+                if cancel(&client, &id).await {
                     if let Some(acked) = ledger.lock().unwrap().get_mut(&id) {
                         acked.cancelled = true;
                     }
@@ -284,8 +219,7 @@ async fn settle(client: &Client, id: &str, acked: &Acked, answer_parked: bool) -
     let mut acked = acked.clone();
     let deadline = tokio::time::Instant::now() + SETTLE;
     loop {
-        let task = client
-            .get(id)
+        let task = get(client, id)
             .await
             .unwrap_or_else(|| panic!("acknowledged task {id} ({acked:?}) is lost"));
         let view = terminal_view(&task);
@@ -332,7 +266,7 @@ async fn settle(client: &Client, id: &str, acked: &Acked, answer_parked: bool) -
                 if !answer_parked {
                     return acked;
                 }
-                if client.answer(id).await {
+                if answer(client, id).await {
                     acked.answered = true;
                 }
             }

@@ -163,6 +163,7 @@
 mod backend;
 mod cas;
 mod connect;
+mod connector;
 mod create;
 mod error;
 mod leases;

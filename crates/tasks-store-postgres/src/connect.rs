@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use deadpool_postgres::{Pool, PoolError, Runtime};
 use tokio_postgres::Config;
+use tokio_util::sync::CancellationToken;
 
+use crate::clock;
 use crate::connector::Connector;
 use crate::error::ConnectError;
 use crate::options::{valid_schema, PostgresOptions};
@@ -63,11 +65,24 @@ pub(crate) async fn connect(
         Err(Refusal::Mismatch(reason)) => return Err(database(reason)),
         Err(Refusal::Sql(error)) => return Err(database(crate::backend::describe(&error))),
     }
+    let clock = clock::measure(&client).await.map_err(|e| {
+        database(format!(
+            "reading the server's clock: {}",
+            crate::backend::describe(&e)
+        ))
+    })?;
     drop(client);
+
+    // Everything started here stops when the last clone of the store is dropped.
+    let stop = CancellationToken::new();
+    let clock = Arc::new(clock);
+    clock::refresh(clock.clone(), pool.clone(), stop.clone());
     Ok(PostgresStore::new(
         pool,
         Arc::new(Sql::new(&options.schema)),
         target,
+        clock,
+        stop,
     ))
 }
 

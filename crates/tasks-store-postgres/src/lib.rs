@@ -17,9 +17,9 @@
 //!
 //! # Model: the database is the only state
 //!
-//! The store keeps nothing in memory but a connection pool ([`PostgresOptions::pool_size`]
-//! connections, `deadpool-postgres`) and each connection's prepared statements
-//! (`prepare_cached`). Every call is one or a few statements on one pooled connection: a
+//! The store keeps no task state in memory: it has a connection pool
+//! ([`PostgresOptions::pool_size`] connections, `deadpool-postgres`) with each connection's
+//! prepared statements (`prepare_cached`), and the offset of the [clock](#clock). Every call is one or a few statements on one pooled connection: a
 //! `get` is one primary-key `SELECT`, a `task_count` reads one counter row. So a write
 //! acknowledged by any node is visible to every node's next read, and there is no read model
 //! to load at start-up or to keep coherent.
@@ -67,12 +67,25 @@
 //!
 //! Times come from the caller (`now`, milliseconds since the Unix epoch) and are bound as
 //! statement parameters: expiry, lease expiry, claims and heartbeats are judged at the `now`
-//! given, never at the database's `now()`. The contract suite relies on that. A multi-node
-//! deployment must therefore give its runtimes clocks that agree across nodes (NTP-disciplined
-//! hosts; skew well below the node lease): a node whose clock runs ahead can see another
-//! node's lease as expired and claim its tasks early (the fencing still keeps the late
-//! worker's writes out, but the task runs twice). A later step adds a clock derived from the
-//! database.
+//! given, never at the database's `now()`. The contract suite relies on that.
+//!
+//! So that every node's `now` agrees, the store offers the database server's clock as
+//! [`Store::clock`](tasks_runtime::Store::clock), which the runtime then uses for every `now`
+//! it passes in (lease and expiry decisions included: they still take `now` from the caller,
+//! and the caller's `now` is this clock). It reads without a round trip: the local monotonic
+//! clock (`std::time::Instant`, real time, not tokio's) plus an offset to the server's
+//! `clock_timestamp()`, measured before [`PostgresStore::connect`] returns (three round
+//! trips, the shortest kept, the server's reading taken to be halfway through it) and again
+//! every 30 s in the background. The error is about half a round trip plus the local clock's
+//! drift over 30 s, so task timestamps, TTL checks and lease times of every node agree within
+//! a few milliseconds, and a node whose system clock is skewed (minutes, hours) neither
+//! expires tasks early nor sees other nodes' leases as expired and steals their tasks.
+//!
+//! Readings never go back: a re-measurement that moves the clock back by less than a second
+//! holds it still until it catches up; a larger step (the server's clock was set back) is
+//! followed at once, so that every node keeps agreeing with the server. A failed
+//! re-measurement keeps the last offset. The clock handed out outlives the store; it is then
+//! no longer re-measured.
 //!
 //! # Schema
 //!
@@ -162,6 +175,7 @@
 
 mod backend;
 mod cas;
+mod clock;
 mod connect;
 mod connector;
 mod create;

@@ -12,6 +12,10 @@ use tasks_runtime::{
     Work,
 };
 
+use tasks_runtime::Clock;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use crate::clock::DbClock;
 use crate::error::ConnectError;
 use crate::options::PostgresOptions;
 use crate::sql::Sql;
@@ -27,11 +31,14 @@ pub struct PostgresStore {
     db: Arc<Db>,
 }
 
-/// The pool and the statements of one schema.
+/// The pool and the statements of one schema, and the clock; dropping it (with the last
+/// clone of the store) stops the background tasks.
 pub(crate) struct Db {
     pool: Pool,
     pub(crate) sql: Arc<Sql>,
     target: String,
+    clock: Arc<DbClock>,
+    _stop: DropGuard,
 }
 
 impl Db {
@@ -45,8 +52,8 @@ impl PostgresStore {
     /// Connects to the database at `url` (a `postgres://` URL or a libpq `key=value` string),
     /// creates `options.schema` if missing and runs the migrations it lacks: one transaction
     /// under a `pg_advisory_xact_lock` keyed on the schema name, so nodes starting together
-    /// migrate once. Opens one connection now; the pool opens more on demand, up to
-    /// `options.pool_size`.
+    /// migrate once. Opens one connection now (and measures the server's clock on it, see
+    /// [Clock](crate#clock)); the pool opens more on demand, up to `options.pool_size`.
     ///
     /// # Errors
     /// [`ConnectError`]: an unparsable URL or invalid schema name, an unreachable server, a
@@ -59,9 +66,21 @@ impl PostgresStore {
         connect::connect(url, options).await
     }
 
-    pub(crate) fn new(pool: Pool, sql: Arc<Sql>, target: String) -> PostgresStore {
+    pub(crate) fn new(
+        pool: Pool,
+        sql: Arc<Sql>,
+        target: String,
+        clock: Arc<DbClock>,
+        stop: CancellationToken,
+    ) -> PostgresStore {
         PostgresStore {
-            db: Arc::new(Db { pool, sql, target }),
+            db: Arc::new(Db {
+                pool,
+                sql,
+                target,
+                clock,
+                _stop: stop.drop_guard(),
+            }),
         }
     }
 }
@@ -149,5 +168,10 @@ impl Store for PostgresStore {
         max: usize,
     ) -> Result<Vec<Claimed>, StoreError> {
         leases::claim(&self.db, node, now, max).await
+    }
+
+    /// The database server's clock, read locally: see [Clock](crate#clock).
+    fn clock(&self) -> Option<Arc<dyn Clock>> {
+        Some(self.db.clock.clone())
     }
 }

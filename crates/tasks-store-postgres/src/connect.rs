@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::clock;
 use crate::connector::Connector;
 use crate::error::ConnectError;
+use crate::feed::Feed;
 use crate::options::{valid_schema, PostgresOptions};
 use crate::schema::{self, Refusal};
 use crate::sql::Sql;
@@ -40,7 +41,7 @@ pub(crate) async fn connect(
     let target = describe(&config);
     settle(&mut config);
     let connector = Connector::new(&config)?;
-    let pool = Pool::builder(connector.manager(config))
+    let pool = Pool::builder(connector.manager(config.clone()))
         .max_size(options.pool_size.max(1))
         .runtime(Runtime::Tokio1)
         .create_timeout(Some(CONNECT_TIMEOUT))
@@ -77,10 +78,19 @@ pub(crate) async fn connect(
     let stop = CancellationToken::new();
     let clock = Arc::new(clock);
     clock::refresh(clock.clone(), pool.clone(), stop.clone());
+    let feed = Feed::start(
+        &config,
+        connector,
+        &options.schema,
+        target.clone(),
+        stop.clone(),
+    )
+    .await;
     Ok(PostgresStore::new(
         pool,
         Arc::new(Sql::new(&options.schema)),
         target,
+        feed,
         clock,
         stop,
     ))

@@ -1,10 +1,21 @@
 //! How connections are opened: plain TCP, or TLS as the connection string's `sslmode` asks
-//! (with the `rustls` feature). One choice, made at connect, for every connection.
+//! (with the `rustls` feature). One choice, made at connect, serves the pool and the change
+//! feed's dedicated connections alike.
+
+use std::pin::Pin;
 
 use deadpool_postgres::{Manager, ManagerConfig, RecyclingMethod};
-use tokio_postgres::{Config, NoTls};
+use futures_util::Stream;
+use tokio_postgres::tls::MakeTlsConnect;
+use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Socket};
 
 use crate::error::ConnectError;
+
+/// What a dedicated connection receives outside of its queries (notifications and notices),
+/// ending with `None` or an error when the connection closes. Polling it is what drives the
+/// connection: a query on its [`Client`] progresses only while this stream is polled.
+pub(crate) type Messages =
+    Pin<Box<dyn Stream<Item = Result<AsyncMessage, tokio_postgres::Error>> + Send>>;
 
 /// The TLS choice for every connection of a store.
 #[derive(Clone)]
@@ -58,4 +69,27 @@ impl Connector {
             Connector::Rustls(tls) => Manager::from_config(config, tls.clone(), settings),
         }
     }
+
+    /// Opens one connection outside the pool. The caller drives it by polling the returned
+    /// [`Messages`].
+    pub(crate) async fn dedicated(
+        &self,
+        config: &Config,
+    ) -> Result<(Client, Messages), tokio_postgres::Error> {
+        match self {
+            Connector::Plain => open(config, NoTls).await,
+            #[cfg(feature = "rustls")]
+            Connector::Rustls(tls) => open(config, tls.clone()).await,
+        }
+    }
+}
+
+async fn open<T>(config: &Config, tls: T) -> Result<(Client, Messages), tokio_postgres::Error>
+where
+    T: MakeTlsConnect<Socket>,
+    T::Stream: Send + 'static,
+{
+    let (client, mut connection) = config.connect(tls).await?;
+    let messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+    Ok((client, Box::pin(messages)))
 }

@@ -69,6 +69,7 @@ pub(crate) async fn transition(
     };
     let current = Current::read(&row).map_err(backend::sql)?;
     if current.committed {
+        db.hint(task.id(), task.revision());
         let scope = match who {
             Authority::Request(scope) => scope.clone(),
             Authority::Worker(_) => Scope::new(current.scope),

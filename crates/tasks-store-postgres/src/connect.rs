@@ -3,10 +3,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
-use tokio_postgres::{Config, NoTls};
+use deadpool_postgres::{Pool, PoolError, Runtime};
+use tokio_postgres::Config;
+use tokio_util::sync::CancellationToken;
 
+use crate::clock;
+use crate::connector::Connector;
 use crate::error::ConnectError;
+use crate::feed::Feed;
 use crate::options::{valid_schema, PostgresOptions};
 use crate::schema::{self, Refusal};
 use crate::sql::Sql;
@@ -36,8 +40,8 @@ pub(crate) async fn connect(
         .map_err(|e: tokio_postgres::Error| ConnectError::InvalidUrl(e.to_string()))?;
     let target = describe(&config);
     settle(&mut config);
-    let manager = manager(config)?;
-    let pool = Pool::builder(manager)
+    let connector = Connector::new(&config)?;
+    let pool = Pool::builder(connector.manager(config.clone()))
         .max_size(options.pool_size.max(1))
         .runtime(Runtime::Tokio1)
         .create_timeout(Some(CONNECT_TIMEOUT))
@@ -62,49 +66,34 @@ pub(crate) async fn connect(
         Err(Refusal::Mismatch(reason)) => return Err(database(reason)),
         Err(Refusal::Sql(error)) => return Err(database(crate::backend::describe(&error))),
     }
+    let clock = clock::measure(&client).await.map_err(|e| {
+        database(format!(
+            "reading the server's clock: {}",
+            crate::backend::describe(&e)
+        ))
+    })?;
     drop(client);
+
+    // Everything started here stops when the last clone of the store is dropped.
+    let stop = CancellationToken::new();
+    let clock = Arc::new(clock);
+    clock::refresh(clock.clone(), pool.clone(), stop.clone());
+    let feed = Feed::start(
+        &config,
+        connector,
+        &options.schema,
+        target.clone(),
+        stop.clone(),
+    )
+    .await;
     Ok(PostgresStore::new(
         pool,
         Arc::new(Sql::new(&options.schema)),
         target,
+        feed,
+        clock,
+        stop,
     ))
-}
-
-/// The connection manager: plain TCP (`NoTls`) without the `rustls` feature.
-#[cfg(not(feature = "rustls"))]
-fn manager(config: Config) -> Result<Manager, ConnectError> {
-    Ok(Manager::from_config(config, NoTls, manager_config()))
-}
-
-/// The connection manager: with the `rustls` feature, TLS through rustls (ring provider,
-/// the Mozilla roots of `webpki-roots`) as the connection string's `sslmode` asks (`prefer`,
-/// the default, falls back to plain TCP when the server offers no TLS; `require` insists);
-/// `sslmode=disable` connects without it.
-#[cfg(feature = "rustls")]
-fn manager(config: Config) -> Result<Manager, ConnectError> {
-    if config.get_ssl_mode() == tokio_postgres::config::SslMode::Disable {
-        return Ok(Manager::from_config(config, NoTls, manager_config()));
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let roots = rustls::RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-    };
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| ConnectError::InvalidUrl(format!("TLS setup: {e}")))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    Ok(Manager::from_config(
-        config,
-        tokio_postgres_rustls::MakeRustlsConnect::new(tls),
-        manager_config(),
-    ))
-}
-
-fn manager_config() -> ManagerConfig {
-    ManagerConfig {
-        recycling_method: RecyclingMethod::Fast,
-    }
 }
 
 /// Adds the store's session settings, a connect timeout and an application name, keeping

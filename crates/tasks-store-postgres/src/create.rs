@@ -74,6 +74,7 @@ pub(crate) async fn create(
         return Err(refusal);
     }
     tx.commit().await.map_err(backend::sql)?;
+    db.hint(task.id(), task.revision());
     let lease = Lease {
         node: *owner,
         generation: 1,

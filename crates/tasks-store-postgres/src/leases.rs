@@ -110,7 +110,14 @@ pub(crate) async fn claim(
         .query(&claim, &[&node.as_bytes().as_slice(), &ms(now), &big(max)])
         .await
         .map_err(backend::sql)?;
-    rows.iter().map(|row| claimed(row, node)).collect()
+    let claimed = rows
+        .iter()
+        .map(|row| claimed(row, node))
+        .collect::<Result<Vec<_>, _>>()?;
+    for task in &claimed {
+        db.hint(task.snapshot.task.id(), task.snapshot.task.revision());
+    }
+    Ok(claimed)
 }
 
 fn claimed(row: &Row, node: &NodeId) -> Result<Claimed, StoreError> {

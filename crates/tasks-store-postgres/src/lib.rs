@@ -17,9 +17,10 @@
 //!
 //! # Model: the database is the only state
 //!
-//! The store keeps nothing in memory but a connection pool ([`PostgresOptions::pool_size`]
-//! connections, `deadpool-postgres`) and each connection's prepared statements
-//! (`prepare_cached`). Every call is one or a few statements on one pooled connection: a
+//! The store keeps no task state in memory: it has a connection pool
+//! ([`PostgresOptions::pool_size`] connections, `deadpool-postgres`) with each connection's
+//! prepared statements (`prepare_cached`), plus the two dedicated connections of the
+//! [change feed](#change-feed) and the offset of the [clock](#clock). Every call is one or a few statements on one pooled connection: a
 //! `get` is one primary-key `SELECT`, a `task_count` reads one counter row. So a write
 //! acknowledged by any node is visible to every node's next read, and there is no read model
 //! to load at start-up or to keep coherent.
@@ -67,12 +68,84 @@
 //!
 //! Times come from the caller (`now`, milliseconds since the Unix epoch) and are bound as
 //! statement parameters: expiry, lease expiry, claims and heartbeats are judged at the `now`
-//! given, never at the database's `now()`. The contract suite relies on that. A multi-node
-//! deployment must therefore give its runtimes clocks that agree across nodes (NTP-disciplined
-//! hosts; skew well below the node lease): a node whose clock runs ahead can see another
-//! node's lease as expired and claim its tasks early (the fencing still keeps the late
-//! worker's writes out, but the task runs twice). A later step adds a clock derived from the
-//! database.
+//! given, never at the database's `now()`. The contract suite relies on that.
+//!
+//! So that every node's `now` agrees, the store offers the database server's clock as
+//! [`Store::clock`](tasks_runtime::Store::clock), which the runtime then uses for every `now`
+//! it passes in (lease and expiry decisions included: they still take `now` from the caller,
+//! and the caller's `now` is this clock). It reads without a round trip: the local monotonic
+//! clock (`std::time::Instant`, real time, not tokio's) plus an offset to the server's
+//! `clock_timestamp()`, measured before [`PostgresStore::connect`] returns (three round
+//! trips, the shortest kept, the server's reading taken to be halfway through it) and again
+//! every 30 s in the background. The error is about half a round trip plus the local clock's
+//! drift over 30 s, so task timestamps, TTL checks and lease times of every node agree within
+//! a few milliseconds, and a node whose system clock is skewed (minutes, hours) neither
+//! expires tasks early nor sees other nodes' leases as expired and steals their tasks.
+//!
+//! Readings never go back: a re-measurement that moves the clock back by less than a second
+//! holds it still until it catches up; a larger step (the server's clock was set back) is
+//! followed at once, so that every node keeps agreeing with the server. A failed
+//! re-measurement keeps the last offset. The clock handed out outlives the store; it is then
+//! no longer re-measured.
+//!
+//! # Change feed
+//!
+//! Several nodes (processes) share the schema; a node waiting for a task that another node
+//! runs (a `tasks/result`, a status subscription) needs to hear of that node's commits.
+//! [`Store::changes`](tasks_runtime::Store::changes) gives hints: `Change::Task { id,
+//! revision }` for each task that *another* store instance committed (a create, a committed
+//! transition, each task taken by `claim_orphans`, whose revision a claim keeps), and
+//! `Change::Resync` when hints may have been lost. A hint only says "re-read this task"; the
+//! state always comes from [`Store::load`](tasks_runtime::Store::load).
+//!
+//! It runs on PostgreSQL `LISTEN`/`NOTIFY`, out of band:
+//!
+//! * **Sending.** After a write commits, the store queues `(task id, revision)` for its
+//!   *notifier*, without waiting: the queue holds 4096 hints, and a hint that does not fit is
+//!   dropped and counted. The notifier is one dedicated, unpooled connection
+//!   (`application_name=mcp-tasks-notify`, `synchronous_commit=off`: a hint is worth no WAL
+//!   flush) that batches what arrives within 2 ms of a first hint (at most 64) and sends it
+//!   with one `SELECT pg_notify(...)` statement. `NOTIFY` is never issued inside a data
+//!   transaction: a `NOTIFY` takes a database-wide lock at commit and fails the commit when
+//!   the server's notification queue is full, and neither may ever hold up or fail a task's
+//!   write.
+//! * **Channel and payload.** The channel is `mcp_tasks_` and the first 12 hex digits of the
+//!   SHA-256 of the schema name (one channel per schema and database). A payload's first line
+//!   is the sending store instance's random tag (16 hex digits, drawn at connect), then one
+//!   line `<revision> <task id>` per hint (a `\` or line feed in an id escaped as `\\` or
+//!   `\n`), split so that each payload stays under PostgreSQL's 8000 bytes. A store instance
+//!   ignores its own payloads. Any role that can connect may `LISTEN`, so payloads carry no
+//!   scope, status or result: only ids and revisions.
+//! * **Receiving.** The *listener* is another dedicated connection
+//!   (`application_name=mcp-tasks-listen`, TCP keepalive on). Each time it connects it runs
+//!   `LISTEN`, then sends `Change::Resync` (everything committed before is re-read, everything
+//!   after is hinted), then forwards the other instances' hints to every receiver of
+//!   [`Store::changes`](tasks_runtime::Store::changes) (a `tokio::sync::broadcast` channel of
+//!   4096; a receiver that falls behind gets `RecvError::Lagged`, to be treated as `Resync`).
+//!   A `SELECT 1` every 5 s (answered within 5 s) finds a dead connection; on any failure it
+//!   reconnects after a backoff (100 ms doubling to 5 s), and the `Resync` follows the new
+//!   `LISTEN`.
+//! * **Start and stop.** [`PostgresStore::connect`] starts both connections and waits (up to
+//!   5 s) for the first `LISTEN`, so that a receiver taken right after `connect` misses
+//!   nothing; it does not fail when they cannot connect (the pool could), they retry in the
+//!   background. Both stop when the last clone of the store is dropped (the notifier sends
+//!   what is queued first). [`PostgresStore::listener_pid`] and
+//!   [`PostgresStore::notifier_pid`] name their server processes in `pg_stat_activity`.
+//!
+//! **Hints may be lost**, and what repairs them: a lost listening connection is followed by
+//! `Resync`; hints the notifier loses (its queue full, a batch refused by the server or lost
+//! with its connection) are followed by a resync line in its next payload (at most one per
+//! second), which every listener turns into `Resync`. Not repaired: the hints of commits
+//! still queued when a process dies (at most a few milliseconds' worth, or what a failing
+//! notifier holds); a consumer that must never wait on a missed hint re-reads the tasks it
+//! waits for now and then as well.
+//!
+//! **Connection poolers.** `LISTEN` needs a session of its own: through PgBouncer in
+//! transaction (or statement) pooling mode, the `LISTEN` runs on whichever server connection
+//! serves that transaction, and notifications are lost or reach other clients. The two feed
+//! connections use the same connection string as the pool, so a store behind such a pooler
+//! gets no hints: connect it directly to PostgreSQL (or through a session-pooling port).
+//! TODO: a separate connection string for the feed.
 //!
 //! # Schema
 //!
@@ -143,13 +216,14 @@
 //!   as in the in-memory store.
 //! * Create is one statement inside an explicit transaction (three round trips: `BEGIN`,
 //!   the statement, `COMMIT`/`ROLLBACK`), not a PL/pgSQL function.
-//! * No LISTEN/NOTIFY fan-out and no clearing of the statement cache on SQLSTATE `0A000`:
-//!   later steps.
+//! * The `NOTIFY` fan-out is sent by a dedicated connection after the commit, not by the
+//!   write's own transaction (see [Change feed](#change-feed)).
+//! * No clearing of the statement cache on SQLSTATE `0A000`: a later step.
 //!
 //! # TLS
 //!
 //! By default connections are plain TCP (`NoTls`), for a server on loopback or a private
-//! network. The cargo feature `rustls` connects through rustls (ring provider, the Mozilla
+//! network. The pool and the change feed's two connections make the same choice. The cargo feature `rustls` connects through rustls (ring provider, the Mozilla
 //! roots of `webpki-roots`) as the connection string's `sslmode` asks: `prefer` (the
 //! default) falls back to plain TCP when the server offers no TLS, `require` insists,
 //! `disable` never tries. rustls always verifies the server certificate against those
@@ -162,9 +236,12 @@
 
 mod backend;
 mod cas;
+mod clock;
 mod connect;
+mod connector;
 mod create;
 mod error;
+mod feed;
 mod leases;
 mod options;
 mod read;

@@ -8,11 +8,15 @@ use deadpool_postgres::{Object, Pool};
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::store::CreateLimits;
 use tasks_runtime::{
-    Authority, CasOutcome, Claimed, Created, Liveness, NodeId, Scope, Snapshot, Store, StoreError,
-    Work,
+    Authority, CasOutcome, Change, Claimed, Clock, Created, Liveness, NodeId, Scope, Snapshot,
+    Store, StoreError, Work,
 };
+use tokio::sync::broadcast;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
+use crate::clock::DbClock;
 use crate::error::ConnectError;
+use crate::feed::Feed;
 use crate::options::PostgresOptions;
 use crate::sql::Sql;
 use crate::{backend, cas, connect, create, leases, read, reap};
@@ -27,11 +31,15 @@ pub struct PostgresStore {
     db: Arc<Db>,
 }
 
-/// The pool and the statements of one schema.
+/// The pool and the statements of one schema, the change feed and the clock; dropping it (with
+/// the last clone of the store) stops the background tasks.
 pub(crate) struct Db {
     pool: Pool,
     pub(crate) sql: Arc<Sql>,
     target: String,
+    feed: Feed,
+    clock: Arc<DbClock>,
+    _stop: DropGuard,
 }
 
 impl Db {
@@ -39,14 +47,21 @@ impl Db {
     pub(crate) async fn client(&self) -> Result<Object, StoreError> {
         self.pool.get().await.map_err(backend::pool)
     }
+
+    /// Announces that this store instance committed task `id` at `revision` (never waits).
+    pub(crate) fn hint(&self, id: &TaskId, revision: u64) {
+        self.feed.hint(id, revision);
+    }
 }
 
 impl PostgresStore {
     /// Connects to the database at `url` (a `postgres://` URL or a libpq `key=value` string),
     /// creates `options.schema` if missing and runs the migrations it lacks: one transaction
     /// under a `pg_advisory_xact_lock` keyed on the schema name, so nodes starting together
-    /// migrate once. Opens one connection now; the pool opens more on demand, up to
-    /// `options.pool_size`.
+    /// migrate once. Opens one connection now (and measures the server's clock on it, see
+    /// [Clock](crate#clock)); the pool opens more on demand, up to `options.pool_size`. Also
+    /// starts the [change feed](crate#change-feed)'s two dedicated connections and waits up to
+    /// 5 s for it to listen; they retry in the background and never make this fail.
     ///
     /// # Errors
     /// [`ConnectError`]: an unparsable URL or invalid schema name, an unreachable server, a
@@ -59,10 +74,37 @@ impl PostgresStore {
         connect::connect(url, options).await
     }
 
-    pub(crate) fn new(pool: Pool, sql: Arc<Sql>, target: String) -> PostgresStore {
+    pub(crate) fn new(
+        pool: Pool,
+        sql: Arc<Sql>,
+        target: String,
+        feed: Feed,
+        clock: Arc<DbClock>,
+        stop: CancellationToken,
+    ) -> PostgresStore {
         PostgresStore {
-            db: Arc::new(Db { pool, sql, target }),
+            db: Arc::new(Db {
+                pool,
+                sql,
+                target,
+                feed,
+                clock,
+                _stop: stop.drop_guard(),
+            }),
         }
+    }
+
+    /// The server process id (`pg_stat_activity.pid`) of the change feed's listening
+    /// connection while it listens, `None` while it (re)connects. For monitoring, and for
+    /// tests that break the connection on purpose.
+    pub fn listener_pid(&self) -> Option<i32> {
+        self.db.feed.listener_pid()
+    }
+
+    /// The server process id of the change feed's notifying connection while it is open,
+    /// `None` while it (re)connects. For monitoring, and for tests.
+    pub fn notifier_pid(&self) -> Option<i32> {
+        self.db.feed.notifier_pid()
     }
 }
 
@@ -149,5 +191,18 @@ impl Store for PostgresStore {
         max: usize,
     ) -> Result<Vec<Claimed>, StoreError> {
         leases::claim(&self.db, node, now, max).await
+    }
+
+    /// Hints about the tasks other store instances (other processes, or other
+    /// [`PostgresStore::connect`]s) on this schema commit, received through `LISTEN`: see
+    /// [Change feed](crate#change-feed). A receiver that falls more than 4096 changes behind
+    /// gets `RecvError::Lagged`, which means the same as [`Change::Resync`].
+    fn changes(&self) -> Option<broadcast::Receiver<Change>> {
+        Some(self.db.feed.subscribe())
+    }
+
+    /// The database server's clock, read locally: see [Clock](crate#clock).
+    fn clock(&self) -> Option<Arc<dyn Clock>> {
+        Some(self.db.clock.clone())
     }
 }

@@ -22,8 +22,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Server settings for every connection: commits are durable (`synchronous_commit=on`, even
 /// if the server's default is lower), and no statement or lock wait blocks a caller for long.
-const SESSION_OPTIONS: &str =
-    "-c synchronous_commit=on -c statement_timeout=5000 -c lock_timeout=2000";
+const SESSION_OPTIONS: &str = "-c synchronous_commit=on -c statement_timeout=5000 \
+     -c lock_timeout=2000 -c idle_in_transaction_session_timeout=10000";
 
 /// The `application_name` of the store's connections, when the connection string sets none.
 const APPLICATION_NAME: &str = "mcp-tasks";

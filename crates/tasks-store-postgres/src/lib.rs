@@ -60,7 +60,9 @@
 //! acknowledged write is in the server's flushed WAL (and on a synchronous standby, if the
 //! server is configured with one). Sessions also set `statement_timeout=5s` and
 //! `lock_timeout=2s`, so a stuck statement or lock fails the call
-//! ([`StoreError::Backend`](tasks_runtime::StoreError::Backend)) instead of hanging it.
+//! ([`StoreError::Backend`](tasks_runtime::StoreError::Backend)) instead of hanging it, and
+//! `idle_in_transaction_session_timeout=10s`, so a node paused (SIGSTOP, a frozen VM) between
+//! two statements of a transaction cannot hold its row locks for longer.
 //! Connection and SQL failures are `StoreError::Backend`, whose text is for logs only and
 //! never contains the connection password.
 //!
@@ -103,7 +105,8 @@
 //! * **Sending.** After a write commits, the store queues `(task id, revision)` for its
 //!   *notifier*, without waiting: the queue holds 4096 hints, and a hint that does not fit is
 //!   dropped and counted. The notifier is one dedicated, unpooled connection
-//!   (`application_name=mcp-tasks-notify`, `synchronous_commit=off`: a hint is worth no WAL
+//!   (`application_name` the pool's and `-notify`, by default `mcp-tasks-notify`;
+//!   `synchronous_commit=off`: a hint is worth no WAL
 //!   flush) that batches what arrives within 2 ms of a first hint (at most 64) and sends it
 //!   with one `SELECT pg_notify(...)` statement. `NOTIFY` is never issued inside a data
 //!   transaction: a `NOTIFY` takes a database-wide lock at commit and fails the commit when
@@ -117,7 +120,8 @@
 //!   ignores its own payloads. Any role that can connect may `LISTEN`, so payloads carry no
 //!   scope, status or result: only ids and revisions.
 //! * **Receiving.** The *listener* is another dedicated connection
-//!   (`application_name=mcp-tasks-listen`, TCP keepalive on). Each time it connects it runs
+//!   (`application_name` the pool's and `-listen`, by default `mcp-tasks-listen`; TCP
+//!   keepalive on). Each time it connects it runs
 //!   `LISTEN`, then sends `Change::Resync` (everything committed before is re-read, everything
 //!   after is hinted), then forwards the other instances' hints to every receiver of
 //!   [`Store::changes`](tasks_runtime::Store::changes) (a `tokio::sync::broadcast` channel of

@@ -31,11 +31,22 @@ const SUBSCRIBER_BUFFER: usize = 4_096;
 /// How long [`Feed::start`] waits for the listener's first `LISTEN`.
 const FIRST_LISTEN: Duration = Duration::from_secs(5);
 
-/// `application_name` of the connection that sends NOTIFY.
-const NOTIFY_APPLICATION: &str = "mcp-tasks-notify";
+/// The `application_name` of the connection that sends NOTIFY: the pool's name (the
+/// connection string's `application_name`, by default `mcp-tasks`) and `-notify`.
+fn notify_application(config: &Config) -> String {
+    format!(
+        "{}-notify",
+        config.get_application_name().unwrap_or("mcp-tasks")
+    )
+}
 
-/// `application_name` of the connection that LISTENs.
-const LISTEN_APPLICATION: &str = "mcp-tasks-listen";
+/// The `application_name` of the connection that LISTENs: the pool's name and `-listen`.
+fn listen_application(config: &Config) -> String {
+    format!(
+        "{}-listen",
+        config.get_application_name().unwrap_or("mcp-tasks")
+    )
+}
 
 /// "Task `id` was committed at `revision` by this store instance."
 #[derive(Debug, Clone)]
@@ -97,7 +108,7 @@ impl Feed {
         let notifier_pid = Arc::new(AtomicI32::new(0));
 
         let mut notify = link.clone();
-        notify.config.application_name(NOTIFY_APPLICATION);
+        notify.config.application_name(notify_application(config));
         tokio::spawn(notifier::run(
             notify,
             queue,
@@ -106,7 +117,7 @@ impl Feed {
         ));
 
         let mut listen = link;
-        listen.config.application_name(LISTEN_APPLICATION);
+        listen.config.application_name(listen_application(config));
         listen.config.keepalives(true);
         tokio::spawn(listener::run(listen, changes.clone(), listener_pid.clone()));
         if tokio::time::timeout(FIRST_LISTEN, first.recv())

@@ -42,7 +42,11 @@
 //!   `Lost`), then one `UPDATE … FROM (SELECT … FOR UPDATE SKIP LOCKED LIMIT max)` takes active,
 //!   unexpired tasks whose owner is not a live node, raising generation and attempt. `FOR
 //!   UPDATE` re-checks each row's newest version, so a task completed meanwhile is skipped;
-//!   `SKIP LOCKED` lets concurrent claimers take disjoint tasks.
+//!   `SKIP LOCKED` lets concurrent claimers take disjoint tasks. The re-check judges the
+//!   owner's liveness with the statement's snapshot, which misses a node registered after it,
+//!   so a task whose generation changed since the snapshot (another node claimed it) is
+//!   skipped too, to be judged by the next claim; without that, a node registering and
+//!   claiming while another claim ran could have its fresh claim taken over.
 //! * **reap**: batches of 500 `DELETE`d through `FOR UPDATE SKIP LOCKED`, each batch one
 //!   statement that also lowers the counters, so several reapers at once reap each task once
 //!   and keep the counts exact. A row another transaction holds at that instant is left for

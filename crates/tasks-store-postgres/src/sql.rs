@@ -151,15 +151,23 @@ impl Sql {
             retire: format!("DELETE FROM {s}.nodes WHERE node_id = $1"),
             expire_nodes: format!("DELETE FROM {s}.nodes WHERE lease_expires_at_ms <= $1"),
             // One statement: `FOR UPDATE` re-checks the conditions on the newest version of
-            // each row, so a task that turned terminal (or was claimed) meanwhile is skipped,
-            // and `SKIP LOCKED` lets concurrent claimers take disjoint tasks.
+            // each row, so a task that turned terminal meanwhile is skipped, and `SKIP LOCKED`
+            // lets concurrent claimers take disjoint tasks. That re-check judges the owner's
+            // liveness with the statement's snapshot, though, which misses a node that
+            // registered after it: a task such a node claimed meanwhile would look orphaned
+            // and be claimed twice. So the generation read with the snapshot (a correlated
+            // primary-key lookup, which the re-check also runs with the snapshot) must be the
+            // newest version's: a task claimed since the snapshot is skipped, to be judged by
+            // the next claim.
             claim: format!(
                 "UPDATE {s}.tasks t SET owner_node = $1, generation = t.generation + 1, \
                         attempt = CASE WHEN t.attempt < 2147483647 THEN t.attempt + 1 \
                                        ELSE t.attempt END \
                  FROM ( \
-                   SELECT id FROM {s}.tasks o \
-                   WHERE o.status IN {active} AND o.work IS NOT NULL \
+                   SELECT o.id FROM {s}.tasks o \
+                   WHERE o.generation = ( \
+                           SELECT seen.generation FROM {s}.tasks seen WHERE seen.id = o.id) \
+                     AND o.status IN {active} AND o.work IS NOT NULL \
                      AND (o.expires_at_ms IS NULL OR o.expires_at_ms > $2::bigint) \
                      AND (o.owner_node IS NULL OR NOT EXISTS ( \
                            SELECT 1 FROM {s}.nodes n \

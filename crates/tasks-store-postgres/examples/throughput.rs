@@ -1,36 +1,101 @@
-//! Creates and gets per second against a `PostgresStore`, from 64 concurrent tokio tasks.
+//! Creates and gets per second against a `PostgresStore`, from concurrent tokio tasks.
 //!
 //! ```text
 //! DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
-//!   cargo run --release -p tasks-store-postgres --example throughput [creates] [gets]
+//!   cargo run --release -p tasks-store-postgres --example throughput -- \
+//!   [CREATES] [GETS] [--concurrency N] [--pool N] [--scopes N] [--complete]
 //! ```
 //!
 //! Uses a fresh schema `bench_<random hex>` and drops it at the end. Not a test: numbers
-//! depend on the machine and the server's fsync latency (phase 1 counters serialize creates
-//! on one row for the length of a commit).
+//! depend on the machine, its load and the server's fsync latency. Run with `--help` for the
+//! options.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tasks_core::{JsonObject, NewTask, TaskId, Timestamp};
+use serde_json::json;
+use tasks_core::{apply, Event, JsonObject, NewTask, TaskId, Timestamp};
 use tasks_runtime::store::CreateLimits;
-use tasks_runtime::{NodeId, Scope, Store, Work};
+use tasks_runtime::{Authority, CasOutcome, NodeId, Scope, Store, Work};
 use tasks_store_postgres::{redacted, PostgresOptions, PostgresStore};
 use tokio::task::JoinSet;
 use tokio_postgres::NoTls;
 
-const CONCURRENCY: usize = 64;
 const T0: Timestamp = Timestamp::from_unix_millis(1_793_729_045_123);
+
+const HELP: &str = "\
+throughput [CREATES] [GETS] [options]
+
+Creates CREATES tasks (default 5000), then gets GETS of them (default 50000), from concurrent
+tokio tasks, against a fresh schema of the database at DATABASE_URL (default
+postgres://postgres@127.0.0.1:5432/test), and prints the rate of each phase.
+
+Options:
+  --concurrency N   tokio tasks issuing calls (default 64)
+  --pool N          the store's connection pool size (default 16, the store's default)
+  --scopes N        scopes the tasks are spread over (default 16; 1 = one shared scope, as on
+                    a server without auth)
+  --complete        after the gets, complete every task (a terminal transition, which lowers
+                    its scope's active count) and print that rate too
+  --help            this text
+";
+
+/// What to run.
+struct Args {
+    creates: usize,
+    gets: usize,
+    concurrency: usize,
+    pool: usize,
+    scopes: usize,
+    complete: bool,
+}
+
+fn parse() -> Result<Option<Args>, String> {
+    let mut args = Args {
+        creates: 5_000,
+        gets: 50_000,
+        concurrency: 64,
+        pool: PostgresOptions::default().pool_size,
+        scopes: 16,
+        complete: false,
+    };
+    let mut positional = 0;
+    let mut given = std::env::args().skip(1);
+    while let Some(arg) = given.next() {
+        let mut value = |name: &str| -> Result<usize, String> {
+            let text = given.next().ok_or(format!("{name} needs a value"))?;
+            text.parse::<usize>()
+                .map_err(|e| format!("{name} {text}: {e}"))
+        };
+        match arg.as_str() {
+            "--help" | "-h" => return Ok(None),
+            "--concurrency" => args.concurrency = value("--concurrency")?.max(1),
+            "--pool" => args.pool = value("--pool")?.max(1),
+            "--scopes" => args.scopes = value("--scopes")?.max(1),
+            "--complete" => args.complete = true,
+            number if !number.starts_with('-') && positional < 2 => {
+                let n = number
+                    .parse::<usize>()
+                    .map_err(|e| format!("{number}: {e}"))?;
+                if positional == 0 {
+                    args.creates = n;
+                } else {
+                    args.gets = n;
+                }
+                positional += 1;
+            }
+            other => return Err(format!("unknown argument {other:?}; see --help")),
+        }
+    }
+    Ok(Some(args))
+}
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
-    let creates: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(5_000);
-    let gets: usize = args
-        .next()
-        .map(|a| a.parse())
-        .transpose()?
-        .unwrap_or(50_000);
+    let Some(args) = parse()? else {
+        print!("{HELP}");
+        return Ok(());
+    };
     let url = std::env::var("DATABASE_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
     let mut suffix = [0u8; 6];
@@ -44,15 +109,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let options = PostgresOptions {
         schema: schema.clone(),
-        ..PostgresOptions::default()
+        pool_size: args.pool,
     };
     println!(
-        "PostgreSQL at {}, schema {schema}, pool {}, {CONCURRENCY} tokio tasks",
+        "PostgreSQL at {}, schema {schema}, pool {}, {} tokio tasks, {} scopes",
         redacted(&url),
-        options.pool_size
+        options.pool_size,
+        args.concurrency,
+        args.scopes
     );
     let store = Arc::new(PostgresStore::connect(&url, options).await?);
-    let result = run(&store, creates, gets).await;
+    let result = run(&store, &args).await;
     let (admin, connection) = tokio_postgres::connect(&url, NoTls).await?;
     tokio::spawn(connection);
     admin
@@ -61,21 +128,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     result
 }
 
-async fn run(
-    store: &Arc<PostgresStore>,
-    creates: usize,
-    gets: usize,
-) -> Result<(), Box<dyn std::error::Error>> {
+async fn run(store: &Arc<PostgresStore>, args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let node = NodeId::from_bytes([7; 16]);
     let limits = CreateLimits {
         max_tasks: usize::MAX / 2,
         max_active_per_scope: usize::MAX / 2,
     };
+    let (creates, scopes) = (args.creates, args.scopes);
+    let scope_of = move |i: usize| Scope::new(format!("scope-{}", i % scopes));
+
     let shared = store.clone();
-    let elapsed = spread(creates, move |i| {
+    let elapsed = spread(creates, args.concurrency, move |i| {
         let store = shared.clone();
         async move {
-            let scope = Scope::new(format!("scope-{}", i % 16));
+            let scope = scope_of(i);
             let mut arguments = JsonObject::new();
             arguments.insert("n".into(), i.into());
             let work = Work {
@@ -97,12 +163,11 @@ async fn run(
     report("create", creates, elapsed);
 
     let shared = store.clone();
-    let elapsed = spread(gets, move |i| {
+    let elapsed = spread(args.gets, args.concurrency, move |i| {
         let store = shared.clone();
         async move {
             let n = i % creates.max(1);
-            let scope = Scope::new(format!("scope-{}", n % 16));
-            match store.get(&scope, &id(n)?, T0).await {
+            match store.get(&scope_of(n), &id(n)?, T0).await {
                 Ok(Some(_)) => Ok(()),
                 Ok(None) => Err(format!("task {n} not found")),
                 Err(e) => Err(e.to_string()),
@@ -110,7 +175,38 @@ async fn run(
         }
     })
     .await?;
-    report("get", gets, elapsed);
+    report("get", args.gets, elapsed);
+
+    if args.complete {
+        let shared = store.clone();
+        let elapsed = spread(creates, args.concurrency, move |i| {
+            let store = shared.clone();
+            async move {
+                let scope = scope_of(i);
+                let current = store
+                    .get(&scope, &id(i)?, T0)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .ok_or(format!("task {i} not found"))?;
+                let result = json!({"content": [], "isError": false});
+                let result = result.as_object().cloned().unwrap_or_default();
+                let update = apply(&current.task, Event::Completed { result }, T0)
+                    .map_err(|e| e.to_string())?
+                    .into_update()
+                    .ok_or(format!("completing task {i} changed nothing"))?;
+                match store
+                    .transition(Authority::Request(&scope), update, T0)
+                    .await
+                    .map_err(|e| e.to_string())?
+                {
+                    CasOutcome::Committed(_) => Ok(()),
+                    other => Err(format!("completing task {i}: {other:?}")),
+                }
+            }
+        })
+        .await?;
+        report("complete (get + transition)", creates, elapsed);
+    }
     Ok(())
 }
 
@@ -118,8 +214,8 @@ fn id(i: usize) -> Result<TaskId, String> {
     TaskId::parse(&format!("bench-{i:08}")).map_err(|e| e.to_string())
 }
 
-/// Runs `op(0..total)` from [`CONCURRENCY`] tasks, each taking the next index; the wall time.
-async fn spread<F, Fut>(total: usize, op: F) -> Result<Duration, String>
+/// Runs `op(0..total)` from `concurrency` tasks, each taking the next index; the wall time.
+async fn spread<F, Fut>(total: usize, concurrency: usize, op: F) -> Result<Duration, String>
 where
     F: Fn(usize) -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = Result<(), String>> + Send,
@@ -127,7 +223,7 @@ where
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let started = Instant::now();
     let mut set: JoinSet<Result<(), String>> = JoinSet::new();
-    for _ in 0..CONCURRENCY {
+    for _ in 0..concurrency {
         let next = next.clone();
         let op = op.clone();
         set.spawn(async move {

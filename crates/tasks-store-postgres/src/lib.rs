@@ -247,6 +247,7 @@ mod cas;
 mod clock;
 mod connect;
 mod connector;
+mod counters;
 mod create;
 mod error;
 mod feed;

@@ -1,10 +1,14 @@
 //! Reaping: expired tasks deleted in batches, each batch one statement that also lowers the
-//! counters, so any number of nodes may reap at once and each task is reaped once.
+//! counters, so any number of nodes may reap at once and each task is reaped once. A reap also
+//! settles stale counter changes (`pending_counts`) left by a node that died or lost its
+//! connection between a create's two transactions, or a terminal transition and its
+//! settlement.
 
 use tasks_core::{TaskId, Timestamp};
 use tasks_runtime::StoreError;
 
 use crate::backend;
+use crate::counters;
 use crate::sql::ms;
 use crate::store::Db;
 
@@ -16,6 +20,14 @@ const CHUNK: i64 = 500;
 /// for the next reap.
 pub(crate) async fn reap(db: &Db, now: Timestamp) -> Result<Vec<TaskId>, StoreError> {
     let client = db.client().await?;
+    let settled = counters::settle_stale(&client, &db.sql).await?;
+    if settled > 0 {
+        tracing::info!(
+            settled,
+            "settled stale capacity reservations or releases (a create or a completion was \
+             interrupted between its two steps)"
+        );
+    }
     let statement = client
         .prepare_cached(&db.sql.reap)
         .await

@@ -8,7 +8,10 @@ use crate::sql::quote;
 
 /// The migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
 /// `{schema}` stands for the quoted schema name.
-const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/0001_init.sql"),
+    include_str!("../migrations/0002_pending_counts.sql"),
+];
 
 /// The newest schema version this build knows.
 pub(crate) const LATEST: i64 = MIGRATIONS.len() as i64;
@@ -23,6 +26,7 @@ const TABLES: &[(&str, &str)] = &[
     ("nodes", "node_id,lease_expires_at_ms"),
     ("counts", "id,total"),
     ("scope_counts", "scope,active"),
+    ("pending_counts", "token,scope,total,active,since"),
     ("schema_version", "singleton,version"),
 ];
 

@@ -1,10 +1,18 @@
 //! The statements, with every table qualified by the store's schema, and the conversions
 //! between the runtime's types and column values.
 //!
-//! Lock order, the same in every statement so that none can deadlock another: task rows,
-//! then the `counts` row, then `scope_counts` rows.
+//! Lock order, the same in every statement so that none can deadlock another: the caller's own
+//! `pending_counts` row, then task rows, then the `counts` row, then `scope_counts` rows
+//! (several only while holding `counts`). Inserting a fresh `pending_counts` row (a random
+//! token) waits for nothing, so it may come at any point.
 
 use tasks_core::Timestamp;
+
+/// How old a `pending_counts` row must be before the reaper settles it: far longer than a
+/// create's reservation and insert (sent together) or a transition and its settlement take,
+/// so only the rows of a node that died or lost its connection between the two are settled.
+/// A create whose reservation was settled this way inserts nothing and fails.
+pub(crate) const STALE: &str = "60 seconds";
 
 /// Statuses of a non-terminal task, as an SQL list.
 macro_rules! active {
@@ -16,10 +24,25 @@ macro_rules! active {
 /// Every statement of the store, for one schema.
 #[derive(Debug)]
 pub(crate) struct Sql {
-    /// Inserts a task and counts it, in one statement; answers three booleans: inserted (the
-    /// id was free), total counted (`$10` = max_tasks not reached), active counted (`$11` =
-    /// max_active_per_scope not reached). The caller commits only when all three hold.
-    pub(crate) create: String,
+    /// Reserves a create's capacity (phase 2): raises `counts.total` under `$3` (max_tasks)
+    /// and then the active count of scope `$2` under `$4` (max_active_per_scope), and records
+    /// what it raised as `pending_counts` row `$1`. Commits without waiting for the WAL flush
+    /// (`synchronous_commit` off for this transaction only), so the counter rows are locked
+    /// for microseconds; the insert that follows commits with a flush, which makes this
+    /// durable too (the WAL is sequential). Answers two booleans: total counted, active
+    /// counted.
+    pub(crate) reserve: String,
+    /// Consumes `pending_counts` row `$1`: inserts task `$2` (columns `$2`..`$10`) if the row
+    /// holds a whole reservation (total and active) and the id is free, and otherwise gives the
+    /// reservation back; one transaction. Answers two booleans: the row was there, the task
+    /// was inserted.
+    pub(crate) insert: String,
+    /// Settles `pending_counts` row `$1`, if it is still there: deletes it and lowers the
+    /// counters by its amounts, without waiting for the WAL flush. Answers whether it was there.
+    pub(crate) settle: String,
+    /// Settles up to `$1` `pending_counts` rows older than [`STALE`] no one else holds;
+    /// answers how many.
+    pub(crate) settle_stale: String,
     /// The task JSON of `$1` in scope `$2`, unless expired at `$3`.
     pub(crate) get: String,
     /// The task JSON and scope of the ids `$1` (a text array) unexpired at `$2`, any scope.
@@ -30,7 +53,7 @@ pub(crate) struct Sql {
     pub(crate) cas: String,
     /// Deletes up to `$2` tasks expired at `$1` and uncounts them; returns their ids.
     pub(crate) reap: String,
-    /// The stored task count.
+    /// The stored task count: `counts.total` less the reservations of creates in flight.
     pub(crate) count: String,
     /// Registers node `$1` until `$2` (or renews it unconditionally).
     pub(crate) register: String,
@@ -50,23 +73,85 @@ impl Sql {
     pub(crate) fn new(schema: &str) -> Sql {
         let s = quote(schema);
         Sql {
-            create: format!(
-                "WITH ins AS ( \
+            reserve: format!(
+                "WITH total AS ( \
+                   UPDATE {s}.counts SET total = total + 1 \
+                   WHERE id = 1 AND total < $3::bigint RETURNING 1), \
+                 active AS ( \
+                   INSERT INTO {s}.scope_counts AS c (scope, active) \
+                   SELECT $2::text, 1 WHERE $4::bigint > 0 AND EXISTS (SELECT 1 FROM total) \
+                   ON CONFLICT (scope) DO UPDATE SET active = c.active + 1 \
+                   WHERE c.active < $4::bigint RETURNING 1), \
+                 held AS ( \
+                   INSERT INTO {s}.pending_counts (token, scope, total, active) \
+                   SELECT $1::bigint, $2::text, 1, \
+                          CASE WHEN EXISTS (SELECT 1 FROM active) THEN 1 ELSE 0 END \
+                   WHERE EXISTS (SELECT 1 FROM total)) \
+                 SELECT set_config('synchronous_commit', 'off', true), \
+                        EXISTS (SELECT 1 FROM total), EXISTS (SELECT 1 FROM active)"
+            ),
+            // `held` takes the reservation (the reaper's `SKIP LOCKED` then passes it by; a
+            // reservation the reaper took first is gone, and nothing is inserted). Without an
+            // insert (a partial reservation, or a taken id) the reservation is given back in
+            // the same transaction, which then stored nothing and commits without waiting for
+            // the WAL flush; with one, it commits with the flush.
+            insert: format!(
+                "WITH held AS ( \
+                   DELETE FROM {s}.pending_counts WHERE token = $1 \
+                   RETURNING scope, total, active), \
+                 ins AS ( \
                    INSERT INTO {s}.tasks (id, scope, revision, status, created_at_ms, \
                                           expires_at_ms, task, work, owner_node, generation, \
                                           attempt) \
-                   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, 1) \
+                   SELECT $2::text, $3::text, $4::bigint, $5::text, $6::bigint, $7::bigint, \
+                          $8::json, $9::json, $10::bytea, 1, 1 \
+                   FROM held WHERE held.total = 1 AND held.active = 1 \
                    ON CONFLICT (id) DO NOTHING RETURNING 1), \
                  total AS ( \
-                   UPDATE {s}.counts SET total = total + 1 \
-                   WHERE id = 1 AND total < $10::bigint RETURNING 1), \
+                   UPDATE {s}.counts c SET total = c.total - h.total FROM held h \
+                   WHERE c.id = 1 AND h.total > 0 AND NOT EXISTS (SELECT 1 FROM ins) \
+                   RETURNING 1), \
                  active AS ( \
-                   INSERT INTO {s}.scope_counts AS c (scope, active) \
-                   SELECT $2::text, 1 WHERE $11::bigint > 0 \
-                   ON CONFLICT (scope) DO UPDATE SET active = c.active + 1 \
-                   WHERE c.active < $11::bigint RETURNING 1) \
-                 SELECT EXISTS (SELECT 1 FROM ins), EXISTS (SELECT 1 FROM total), \
-                        EXISTS (SELECT 1 FROM active)"
+                   UPDATE {s}.scope_counts c SET active = c.active - h.active FROM held h \
+                   WHERE c.scope = h.scope AND h.active > 0 AND EXISTS (SELECT 1 FROM total)) \
+                 SELECT EXISTS (SELECT 1 FROM held), EXISTS (SELECT 1 FROM ins), \
+                        CASE WHEN NOT EXISTS (SELECT 1 FROM ins) \
+                             THEN set_config('synchronous_commit', 'off', true) END"
+            ),
+            // `total` runs before `active` (which waits for it) when both change, keeping the
+            // lock order.
+            settle: format!(
+                "WITH gone AS ( \
+                   DELETE FROM {s}.pending_counts WHERE token = $1 \
+                   RETURNING scope, total, active), \
+                 total AS ( \
+                   UPDATE {s}.counts c SET total = c.total - g.total FROM gone g \
+                   WHERE c.id = 1 AND g.total > 0 RETURNING 1), \
+                 active AS ( \
+                   UPDATE {s}.scope_counts c SET active = c.active - g.active FROM gone g \
+                   WHERE c.scope = g.scope AND g.active > 0 \
+                     AND (g.total = 0 OR EXISTS (SELECT 1 FROM total))) \
+                 SELECT set_config('synchronous_commit', 'off', true), \
+                        EXISTS (SELECT 1 FROM gone)"
+            ),
+            // `SKIP LOCKED`: a row its create or transition still holds is not stale.
+            settle_stale: format!(
+                "WITH stale AS MATERIALIZED ( \
+                   SELECT token FROM {s}.pending_counts \
+                   WHERE since < now() - interval '{STALE}' \
+                   ORDER BY since LIMIT $1 FOR UPDATE SKIP LOCKED), \
+                 gone AS ( \
+                   DELETE FROM {s}.pending_counts p USING stale WHERE p.token = stale.token \
+                   RETURNING p.scope, p.total, p.active), \
+                 total AS ( \
+                   UPDATE {s}.counts \
+                   SET total = total - (SELECT coalesce(sum(total), 0) FROM gone) \
+                   WHERE id = 1 AND EXISTS (SELECT 1 FROM gone) RETURNING 1), \
+                 active AS ( \
+                   UPDATE {s}.scope_counts c SET active = c.active - g.n \
+                   FROM (SELECT scope, sum(active) AS n FROM gone GROUP BY scope) g \
+                   WHERE c.scope = g.scope AND g.n > 0 AND EXISTS (SELECT 1 FROM total)) \
+                 SELECT count(*) FROM gone"
             ),
             get: format!(
                 "SELECT task FROM {s}.tasks \
@@ -134,7 +219,12 @@ impl Sql {
                  SELECT id FROM del",
                 active = active!()
             ),
-            count: format!("SELECT total FROM {s}.counts WHERE id = 1"),
+            // One snapshot: a reservation and its row commit together, and so do the insert
+            // and the row's deletion.
+            count: format!(
+                "SELECT total - (SELECT coalesce(sum(total), 0) FROM {s}.pending_counts) \
+                 FROM {s}.counts WHERE id = 1"
+            ),
             register: format!(
                 "INSERT INTO {s}.nodes (node_id, lease_expires_at_ms) VALUES ($1, $2) \
                  ON CONFLICT (node_id) DO UPDATE \

@@ -79,7 +79,7 @@ async fn a_newer_schema_is_refused_and_left_unchanged() {
         Err(ConnectError::NewerSchema {
             schema: ref named,
             found: 99,
-            supported: 1,
+            supported: 2,
         }) if *named == schema => {}
         other => panic!("expected NewerSchema, got {other:?}"),
     }
@@ -171,4 +171,77 @@ async fn bad_input_and_an_unreachable_server_are_clear_and_never_show_the_passwo
     );
     assert!(!message.contains("s3cret"), "{message}");
     assert!(!format!("{unreachable:?}").contains("s3cret"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_1_schema_is_migrated_to_version_2_keeping_its_tasks_and_counts() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let store = db.connect(&schema).await;
+    let scope = Scope::new("s");
+    store
+        .create(new_task("old", None), work(&scope, "old"), ROOMY, &NODE_A)
+        .await
+        .expect("create");
+    drop(store);
+    // What version 1 was: the same tables without `pending_counts`.
+    let admin = db.admin().await;
+    admin
+        .batch_execute(&format!(
+            "DROP TABLE \"{schema}\".pending_counts; \
+             UPDATE \"{schema}\".schema_version SET version = 1"
+        ))
+        .await
+        .expect("turn the schema back into version 1");
+
+    let store = db.connect(&schema).await;
+    let version: i32 = admin
+        .query_one(
+            &format!("SELECT version FROM \"{schema}\".schema_version"),
+            &[],
+        )
+        .await
+        .expect("version")
+        .get(0);
+    assert_eq!(version, 2);
+    assert_eq!(store.task_count().await.expect("count"), 1);
+    let tight = tasks_runtime::store::CreateLimits {
+        max_tasks: 2,
+        max_active_per_scope: 2,
+    };
+    store
+        .create(new_task("new", None), work(&scope, "new"), tight, &NODE_A)
+        .await
+        .expect("a create on the migrated schema");
+    assert_eq!(
+        store
+            .create(new_task("more", None), work(&scope, "more"), tight, &NODE_A)
+            .await
+            .map(drop),
+        Err(tasks_runtime::StoreError::Capacity(
+            tasks_core::CapacityLimit::MaxTasks
+        )),
+        "the old task still counts"
+    );
+    let row = admin
+        .query_one(
+            &format!(
+                "SELECT (SELECT total FROM \"{schema}\".counts), \
+                        (SELECT active FROM \"{schema}\".scope_counts WHERE scope = 's'), \
+                        (SELECT count(*) FROM \"{schema}\".pending_counts)"
+            ),
+            &[],
+        )
+        .await
+        .expect("counters");
+    assert_eq!(
+        (
+            row.get::<_, i64>(0),
+            row.get::<_, i64>(1),
+            row.get::<_, i64>(2)
+        ),
+        (2, 2, 0)
+    );
 }

@@ -3,7 +3,7 @@
 //! ```text
 //! DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
 //!   cargo run --release -p tasks-store-postgres --example throughput -- \
-//!   [CREATES] [GETS] [--concurrency N] [--pool N] [--scopes N] [--complete]
+//!   [CREATES] [GETS] [--concurrency N] [--pool N] [--scopes N] [--complete | --mixed]
 //! ```
 //!
 //! Uses a fresh schema `bench_<random hex>` and drops it at the end. Not a test: numbers
@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tasks_core::{apply, Event, JsonObject, NewTask, TaskId, Timestamp};
+use tasks_core::{apply, Event, JsonObject, NewTask, Task, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::store::CreateLimits;
 use tasks_runtime::{Authority, CasOutcome, NodeId, Scope, Store, Work};
 use tasks_store_postgres::{redacted, PostgresOptions, PostgresStore};
@@ -37,6 +37,10 @@ Options:
                     a server without auth)
   --complete        after the gets, complete every task (a terminal transition, which lowers
                     its scope's active count) and print that rate too
+  --mixed           instead: each call creates a task and at once completes it (by a worker,
+                    under the create's lease), so creates and completions interleave as on a
+                    server whose tools finish quickly; prints creates (with their completion)
+                    per second, and skips the gets
   --help            this text
 ";
 
@@ -48,6 +52,7 @@ struct Args {
     pool: usize,
     scopes: usize,
     complete: bool,
+    mixed: bool,
 }
 
 fn parse() -> Result<Option<Args>, String> {
@@ -58,6 +63,7 @@ fn parse() -> Result<Option<Args>, String> {
         pool: PostgresOptions::default().pool_size,
         scopes: 16,
         complete: false,
+        mixed: false,
     };
     let mut positional = 0;
     let mut given = std::env::args().skip(1);
@@ -73,6 +79,7 @@ fn parse() -> Result<Option<Args>, String> {
             "--pool" => args.pool = value("--pool")?.max(1),
             "--scopes" => args.scopes = value("--scopes")?.max(1),
             "--complete" => args.complete = true,
+            "--mixed" => args.mixed = true,
             number if !number.starts_with('-') && positional < 2 => {
                 let n = number
                     .parse::<usize>()
@@ -137,6 +144,7 @@ async fn run(store: &Arc<PostgresStore>, args: &Args) -> Result<(), Box<dyn std:
     let (creates, scopes) = (args.creates, args.scopes);
     let scope_of = move |i: usize| Scope::new(format!("scope-{}", i % scopes));
 
+    let mixed = args.mixed;
     let shared = store.clone();
     let elapsed = spread(creates, args.concurrency, move |i| {
         let store = shared.clone();
@@ -152,14 +160,29 @@ async fn run(store: &Arc<PostgresStore>, args: &Args) -> Result<(), Box<dyn std:
                 scope,
             };
             let task = NewTask::new(id(i)?, T0, Some(3_600_000), None);
-            store
+            let created = store
                 .create(task, work, limits, &node)
                 .await
-                .map(drop)
-                .map_err(|e| e.to_string())
+                .map_err(|e| e.to_string())?;
+            if !mixed {
+                return Ok(());
+            }
+            let update = completed(&created.snapshot.task, i)?;
+            match store
+                .transition(Authority::Worker(&created.lease), update, T0)
+                .await
+                .map_err(|e| e.to_string())?
+            {
+                CasOutcome::Committed(_) => Ok(()),
+                other => Err(format!("completing task {i}: {other:?}")),
+            }
         }
     })
     .await?;
+    if mixed {
+        report("create + complete", creates, elapsed);
+        return Ok(());
+    }
     report("create", creates, elapsed);
 
     let shared = store.clone();
@@ -188,12 +211,7 @@ async fn run(store: &Arc<PostgresStore>, args: &Args) -> Result<(), Box<dyn std:
                     .await
                     .map_err(|e| e.to_string())?
                     .ok_or(format!("task {i} not found"))?;
-                let result = json!({"content": [], "isError": false});
-                let result = result.as_object().cloned().unwrap_or_default();
-                let update = apply(&current.task, Event::Completed { result }, T0)
-                    .map_err(|e| e.to_string())?
-                    .into_update()
-                    .ok_or(format!("completing task {i} changed nothing"))?;
+                let update = completed(&current.task, i)?;
                 match store
                     .transition(Authority::Request(&scope), update, T0)
                     .await
@@ -208,6 +226,16 @@ async fn run(store: &Arc<PostgresStore>, args: &Args) -> Result<(), Box<dyn std:
         report("complete (get + transition)", creates, elapsed);
     }
     Ok(())
+}
+
+/// The reducer's update completing `task` (task number `i`).
+fn completed(task: &Task, i: usize) -> Result<TaskUpdate, String> {
+    let result = json!({"content": [], "isError": false});
+    let result = result.as_object().cloned().unwrap_or_default();
+    apply(task, Event::Completed { result }, T0)
+        .map_err(|e| e.to_string())?
+        .into_update()
+        .ok_or(format!("completing task {i} changed nothing"))
 }
 
 fn id(i: usize) -> Result<TaskId, String> {

@@ -1,15 +1,17 @@
 //! Compare-and-set: one statement that locks the row, writes it when the expected revision,
-//! expiry and authority hold (uncounting a task that became terminal), and otherwise answers
-//! the current columns, from which the refusal is classified as the in-memory store does.
+//! expiry and authority hold (recording the release of the active slot of a task that became
+//! terminal, settled by a second statement sent with it), and otherwise answers the current
+//! columns, from which the refusal is classified as the in-memory store does.
 
 use std::sync::Arc;
 
 use tasks_core::{Task, TaskUpdate, Timestamp};
 use tasks_runtime::{Authority, CasOutcome, Scope, Snapshot, StoreError};
-use tokio_postgres::types::Json;
+use tokio_postgres::types::{Json, ToSql};
 use tokio_postgres::Row;
 
 use crate::backend;
+use crate::counters;
 use crate::sql::{big, ms};
 use crate::store::Db;
 use crate::text::storable;
@@ -39,31 +41,52 @@ pub(crate) async fn transition(
     if !storable(task.id().as_str()) {
         return Ok(CasOutcome::NotFound);
     }
+    let terminal = task.is_terminal();
+    let token = counters::token()?;
     let client = db.client().await?;
     let statement = client
         .prepare_cached(&db.sql.cas)
         .await
         .map_err(backend::sql)?;
-    let row = client
-        .query_opt(
-            &statement,
-            &[
-                &task.id().as_str(),
-                &expected,
-                &big(task.revision()),
-                &task.status().as_str(),
-                &ms(task.created_at()),
-                &task.expires_at().map(ms),
-                &Json(&task),
-                &task.is_terminal(),
-                &ms(now),
-                &owner,
-                &scope,
-                &generation,
-            ],
-        )
-        .await
-        .map_err(backend::sql)?;
+    let (id, revision, status) = (task.id().as_str(), big(task.revision()), task.status());
+    let (created_at, expires_at, stored, now_ms) = (
+        ms(task.created_at()),
+        task.expires_at().map(ms),
+        Json(&task),
+        ms(now),
+    );
+    let params: [&(dyn ToSql + Sync); 13] = [
+        &id,
+        &expected,
+        &revision,
+        &status.as_str(),
+        &created_at,
+        &expires_at,
+        &stored,
+        &terminal,
+        &now_ms,
+        &owner,
+        &scope,
+        &generation,
+        &token,
+    ];
+    let write = client.query_opt(&statement, &params);
+    let row = if terminal {
+        // A terminal write records the release of its scope's active slot as row `token`;
+        // settling it is sent with the write (one round trip) and runs right after its
+        // commit, without waiting for the WAL flush. It is a no-op when nothing was released.
+        let (row, settled) = futures_util::join!(write, counters::settle(&client, &db.sql, token));
+        if let Err(error) = settled {
+            tracing::warn!(
+                error = %backend::describe(&error),
+                "settling a terminal transition's release; the reaper will"
+            );
+        }
+        row
+    } else {
+        write.await
+    }
+    .map_err(backend::sql)?;
     let Some(row) = row else {
         return Ok(CasOutcome::NotFound);
     };

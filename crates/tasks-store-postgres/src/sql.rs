@@ -167,7 +167,10 @@ impl Sql {
             // `cur` locks the row and reads its current version; `upd` writes it when the
             // expected revision (`$2`), expiry (`$9`) and authority hold: a request's scope
             // (`$10` NULL, `$11` the scope) or a worker's owner and generation (`$10`, `$12`);
-            // `dec` uncounts a task that became terminal (`$8`: the new task is terminal).
+            // `held` records the release of the scope's active slot when the task became
+            // terminal (`$8`: the new task is terminal) as `pending_counts` row `$13`, settled
+            // by the caller's next statement: the scope's counter row is not locked here, so
+            // not for the length of this commit's WAL flush.
             // The answer carries the current columns for classifying a refusal, and the
             // current task only then.
             cas: format!(
@@ -185,11 +188,10 @@ impl Sql {
                               ELSE cur.owner_node = $10::bytea \
                                    AND cur.generation = $12::bigint END \
                    RETURNING cur.status IN {active} AS was_active), \
-                 dec AS ( \
-                   UPDATE {s}.scope_counts c SET active = c.active - 1 \
-                   FROM cur, upd \
-                   WHERE c.scope = cur.scope AND upd.was_active AND $8::boolean \
-                   RETURNING 1) \
+                 held AS ( \
+                   INSERT INTO {s}.pending_counts (token, scope, total, active) \
+                   SELECT $13::bigint, cur.scope, 0, 1 FROM cur, upd \
+                   WHERE upd.was_active AND $8::boolean) \
                  SELECT EXISTS (SELECT 1 FROM upd), cur.scope, cur.revision, cur.expires_at_ms, \
                         cur.owner_node, cur.generation, \
                         CASE WHEN EXISTS (SELECT 1 FROM upd) THEN NULL ELSE cur.task END \

@@ -1,7 +1,8 @@
-//! The capacity counters (phase 2): a refused or failed create releases its reservation, the
-//! reaper settles a reservation a node left without its insert once it is stale, and after
-//! any mix of concurrent creates, refusals and completions the counters equal what the tasks
-//! table holds.
+//! The capacity counters (phase 2): a refused or failed create releases its reservation, a
+//! terminal transition releases its scope's active slot, the reaper settles what a node left
+//! unsettled (a reservation without its insert, a release never applied) once it is stale,
+//! and after any mix of concurrent creates, refusals and completions the counters equal what
+//! the tasks table holds.
 
 mod common;
 
@@ -322,6 +323,82 @@ async fn an_insert_whose_reservation_was_settled_stores_nothing() {
     };
     assert_eq!(counters(&admin, &schema).await, none);
     assert_eq!(actual(&admin, &schema).await, none);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminal_transitions_release_the_active_slot_and_a_lost_release_is_settled() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let store = db.connect(&schema).await;
+    let admin = db.admin().await;
+    let alice = Scope::new("alice");
+    let tight = limits(10, 1);
+
+    let first = store
+        .create(new_task("a1", None), work(&alice, "a1"), tight, &NODE_A)
+        .await
+        .expect("first create");
+    complete(&store, &alice, &first.snapshot.task).await;
+    let after_one = Counts {
+        total: 1,
+        active: BTreeMap::new(),
+        pending: 0,
+    };
+    assert_eq!(counters(&admin, &schema).await, after_one);
+    assert_eq!(actual(&admin, &schema).await, after_one);
+
+    let second = store
+        .create(new_task("a2", None), work(&alice, "a2"), tight, &NODE_A)
+        .await
+        .expect("the completed task freed its slot");
+    // A worker's terminal write releases the slot too.
+    let lease = second.lease;
+    let outcome = store
+        .transition(
+            Authority::Worker(&lease),
+            complete_with(&second.snapshot.task, "done", at(6)),
+            at(6),
+        )
+        .await
+        .expect("worker transition");
+    assert!(matches!(outcome, CasOutcome::Committed(_)), "{outcome:?}");
+    assert_eq!(counters(&admin, &schema).await.active, BTreeMap::new());
+
+    // A node completed a task, then died before its release was applied: the scope's slot
+    // stays taken, with the release's row.
+    admin
+        .execute(
+            &format!(
+                "WITH up AS (UPDATE \"{schema}\".scope_counts SET active = active + 1 \
+                             WHERE scope = 'alice' RETURNING 1) \
+                 INSERT INTO \"{schema}\".pending_counts (token, scope, total, active, since) \
+                 SELECT 77, 'alice', 0, 1, now() - interval '2 minutes' FROM up"
+            ),
+            &[],
+        )
+        .await
+        .expect("leave a release unapplied");
+    assert_eq!(
+        store
+            .create(new_task("a3", None), work(&alice, "a3"), tight, &NODE_A)
+            .await
+            .map(drop),
+        Err(StoreError::Capacity(CapacityLimit::MaxActiveTasksPerScope))
+    );
+    assert!(store.reap(at(0)).await.expect("reap").is_empty());
+    let after_two = Counts {
+        total: 2,
+        active: BTreeMap::new(),
+        pending: 0,
+    };
+    assert_eq!(counters(&admin, &schema).await, after_two);
+    assert_eq!(actual(&admin, &schema).await, after_two);
+    store
+        .create(new_task("a3", None), work(&alice, "a3"), tight, &NODE_A)
+        .await
+        .expect("the settled release freed the slot");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,8 @@
 //! Creating a task (phase 2 of the capacity counters): a reservation of both counters in a
 //! short transaction that commits without waiting for the WAL flush, then the insert in a
 //! transaction of its own that commits with one, both sent at once (one round trip). A refused
-//! or failed create settles its reservation.
+//! create's insert statement gives its reservation back; a create whose insert statement
+//! failed settles it (see [Capacity counters](crate#capacity-counters)).
 
 use std::sync::Arc;
 

@@ -20,22 +20,26 @@
 //! The store keeps no task state in memory: it has a connection pool
 //! ([`PostgresOptions::pool_size`] connections, `deadpool-postgres`) with each connection's
 //! prepared statements (`prepare_cached`), plus the two dedicated connections of the
-//! [change feed](#change-feed) and the offset of the [clock](#clock). Every call is one or a few statements on one pooled connection: a
-//! `get` is one primary-key `SELECT`, a `task_count` reads one counter row. So a write
+//! [change feed](#change-feed) and the offset of the [clock](#clock). Every call is one or a
+//! few statements on one pooled connection: a `get` is one primary-key `SELECT`, a
+//! `task_count` reads one counter row (less the reservations in flight). So a write
 //! acknowledged by any node is visible to every node's next read, and there is no read model
 //! to load at start-up or to keep coherent.
 //!
 //! Every decision is made in SQL, on the row, never by reading and then writing:
 //!
-//! * **create**: one statement inserts the task (`ON CONFLICT (id) DO NOTHING`) and raises
-//!   both capacity counters under their bounds; the transaction commits only when all three
-//!   succeeded, and otherwise rolls back and answers the refusal (`max_tasks` first, then the
-//!   per-scope bound, then a taken id, as the in-memory store orders them).
+//! * **create**: two statements sent together (one round trip), each its own transaction: the
+//!   first reserves both capacity counters under their bounds, the second inserts the task
+//!   (`ON CONFLICT (id) DO NOTHING`) only under a whole reservation and otherwise gives the
+//!   reservation back; the refusal is answered in the in-memory store's order (`max_tasks`
+//!   first, then the per-scope bound, then a taken id). See
+//!   [Capacity counters](#capacity-counters).
 //! * **transition** (compare-and-set): one statement, one round trip. It locks the row
 //!   (`SELECT … FOR UPDATE` in a CTE), writes it only `WHERE revision = expected AND not
 //!   expired at now AND <authority>` (a request's scope, or a worker's owner node and
-//!   generation), lowers the scope's active counter when the task became terminal, and answers
-//!   the row's current columns. A refusal is classified from them as the in-memory store does:
+//!   generation), records the release of the scope's active slot when the task became terminal
+//!   (settled by a second statement sent with it, see [Capacity counters](#capacity-counters)),
+//!   and answers the row's current columns. A refusal is classified from them as the in-memory store does:
 //!   missing, expired or another scope's is `NotFound`; a stale lease is `Fenced` (reported
 //!   before a revision conflict); a stale revision is `Conflict` with the current task.
 //! * **claim_orphans**: expired node rows are deleted first (so their later heartbeats answer
@@ -50,19 +54,100 @@
 //! * **reap**: batches of 500 `DELETE`d through `FOR UPDATE SKIP LOCKED`, each batch one
 //!   statement that also lowers the counters, so several reapers at once reap each task once
 //!   and keep the counts exact. A row another transaction holds at that instant is left for
-//!   the next reap.
+//!   the next reap. A reap first settles stale counter changes (see
+//!   [Capacity counters](#capacity-counters)).
 //! * **heartbeat**: renews a lease only while it is unexpired at `now`; an expired one is
 //!   deleted in the same statement and a missing one answers `Lost`, so it is never revived.
 //!
-//! Every statement takes its locks in one order (task rows, then the `counts` row, then
-//! `scope_counts` rows), so none can deadlock another.
+//! Every statement waits for row locks in one order: its own `pending_counts` row, then task
+//! rows, then the `counts` row, then `scope_counts` rows (several only while holding
+//! `counts`). Inserting a fresh `pending_counts` row (a random key) waits for nothing, and so
+//! does taking rows with `SKIP LOCKED` (the reaper's). So no statement can deadlock another.
+//!
+//! # Capacity counters
+//!
+//! `max_tasks` and `max_active_per_scope` are kept exact by two counter tables, `counts` (one
+//! row: every task) and `scope_counts` (one row per scope: its active tasks), raised under
+//! their bounds in SQL. Those rows are hot: every create of a deployment raises the one
+//! `counts` row, and on a server without auth every request shares one scope, so one
+//! `scope_counts` row too. Raising them in the create's own transaction (phase 1 of the
+//! design, this store's first version) holds their row locks until that transaction's commit
+//! returns, WAL flush included, so creates ran one per flush: about 550–750 per second on a
+//! 2-core machine whose disk flushes about 830 times a second (`pg_test_fsync`), whatever the
+//! pool size, with every other create waiting on the lock (`transactionid`) of one committing
+//! in `WALSync`. Phase 2, built here, keeps those locks for microseconds:
+//!
+//! 1. **Reserve**: a short transaction raises `counts.total` under `max_tasks`, then the
+//!    scope's active count under `max_active_per_scope`, and records what it raised as a
+//!    `pending_counts` row under a random 64-bit token. It commits with
+//!    `synchronous_commit` off (`set_config(…, true)`: this transaction only), so the row
+//!    locks are released without waiting for the flush.
+//! 2. **Insert**: a second transaction deletes that `pending_counts` row and, when it held a
+//!    whole reservation and the id is free, inserts the task; it commits with the flush, which
+//!    also makes the reservation durable (the WAL is sequential: it was committed before). A
+//!    partial reservation or a taken id inserts nothing, and the same transaction gives the
+//!    reservation back (lowers the counters); it stored nothing, so it commits without
+//!    waiting for the flush. Both statements are sent together (one round trip).
+//! 3. **Terminal transitions** have the same problem (lowering the scope's active count in
+//!    the transition's transaction would hold that row for its flush, and block the scope's
+//!    creates behind it), and get the same answer: the transition's transaction writes a
+//!    `pending_counts` row (active −1 due) instead, and a second statement sent with it
+//!    *settles* the row: deletes it and lowers the counter, committed without the flush.
+//!
+//! What keeps the counters exact: a `pending_counts` row exists exactly while the counters
+//! are ahead of the tasks table by its amounts, since a row is written in the transaction
+//! that raises the counters (a reservation) or leaves them ahead (a terminal transition), and
+//! deleted in the transaction that makes them right (the insert, or a settlement). Whoever
+//! deletes a row first applies it, so it is applied once. A create whose insert statement
+//! fails settles its reservation itself (safe whatever became of the insert: a row still there
+//! is never backed by a task). What a node leaves when it dies or loses its connection between
+//! the two steps (a reservation without its insert, a release not applied, a settlement lost
+//! with an unflushed commit) stays in `pending_counts`, and every reap settles the rows older
+//! than a minute (`FOR UPDATE SKIP LOCKED`: a row its create still holds is passed by; a
+//! create whose reservation was settled this way inserts nothing and fails). So the counters
+//! never exceed a bound, and match the tasks table exactly whenever no create or transition
+//! is in flight. Until a stale row is settled, its slot stays taken: capacity leaked by a
+//! crash is back within a minute and a reap. This differs from the design's repair, a recount
+//! at every reap: a recount would have to shut out creates in flight while it counts (their
+//! reservations are not yet rows in `tasks`), and counting took 75–300 ms at 320 000 tasks on
+//! this machine, a stall of every create on every node, each reap; the `pending_counts` rows
+//! name exactly what to repair.
+//!
+//! Measured on that machine while shared with other work (load average 7–10), runs of the
+//! `throughput` example before and after interleaved: creates 530–890/s before, 1 900–2 700/s
+//! after (its defaults: pool 16, 64 callers, 16 scopes), 2 000–3 100/s after on one shared
+//! scope; creates each completed at once by a worker (`--mixed --scopes 1`) 420–510/s before,
+//! 1 230–1 530/s after. Waits are now mostly for group flushes (`WALWrite`); with every commit
+//! asynchronous (an experiment only) creates reached 3 600–3 700/s, so the rest is CPU.
+//!
+//! Costs and limits: a create is two small transactions (one round trip) plus a
+//! `pending_counts` insert and delete (about a tenth of a create's time in `pgbench`); a
+//! terminal transition one more statement in the same round trip. A create in flight holds its
+//! slot from its reservation on: a create that finds a bound reached by reservations that are
+//! then given back (a taken id) is refused, as if the other had committed first. A
+//! reservation is visible to other creates before it is flushed; a crash that loses it loses
+//! the create's insert too (later in the WAL). Creates now wait for WAL flushes in groups
+//! (PostgreSQL's group commit), so their rate grows with the number of creates in flight: the
+//! pool size bounds it ([`PostgresOptions::pool_size`]), and a server's `commit_delay` may
+//! help on a disk with slow flushes. A reap still lowers the counters in its own (flushed)
+//! transaction, once per batch of 500. Through a pooler in transaction mode, the two statements
+//! of a create could run on different server connections (the insert before the reservation
+//! committed, which then fails the create): connect directly or through a session pooler, as
+//! the change feed requires anyway.
 //!
 //! # Durability
 //!
 //! A call returns only after its transaction committed, and every connection runs with
 //! `synchronous_commit=on` (set per session, whatever the server's default), so an
 //! acknowledged write is in the server's flushed WAL (and on a synchronous standby, if the
-//! server is configured with one). Sessions also set `statement_timeout=5s` and
+//! server is configured with one). The only exceptions are transactions that change nothing
+//! but the capacity counters (a create's reservation, a reservation given back, a terminal
+//! transition's settlement): they commit with `synchronous_commit` off for that transaction,
+//! and nothing acknowledged depends on them alone. A create is acknowledged after its insert,
+//! whose flush covers its reservation (committed before it, so earlier in the WAL); any write
+//! that used a slot freed by a settlement is flushed after it; a settlement lost in a crash
+//! leaves its `pending_counts` row, which a reap settles (see
+//! [Capacity counters](#capacity-counters)). Sessions also set `statement_timeout=5s` and
 //! `lock_timeout=2s`, so a stuck statement or lock fails the call
 //! ([`StoreError::Backend`](tasks_runtime::StoreError::Backend)) instead of hanging it, and
 //! `idle_in_transaction_session_timeout=10s`, so a node paused (SIGSTOP, a frozen VM) between
@@ -166,12 +251,13 @@
 //!   on `owner_node` of active tasks; `fillfactor=80` for in-page updates.
 //! * `nodes(node_id bytea primary key, lease_expires_at_ms bigint)`.
 //! * `counts(id = 1, total bigint)` and `scope_counts(scope text primary key, active bigint)`:
-//!   the capacity counters (phase 1 of the design), changed in the same transaction as every
-//!   create, terminal transition and reap, so `max_tasks` and `max_active_per_scope` are
-//!   exact under any concurrency. The `counts` row is a single hot row: creates serialize on
-//!   it for the length of their commit (one WAL flush each). A `scope_counts` row stays (at
-//!   0) once its scope has no active task.
-//! * `schema_version(singleton, version)`: the schema version (currently 1). Migrations are
+//!   the capacity counters (see [Capacity counters](#capacity-counters)). A `scope_counts`
+//!   row stays (at 0) once its scope has no active task.
+//! * `pending_counts(token bigint primary key, scope text, total smallint, active smallint,
+//!   since timestamptz)` (schema version 2): counter changes not yet settled, one row per
+//!   create or terminal transition in flight, and none in the steady state (autovacuum after
+//!   every 1000 dead rows).
+//! * `schema_version(singleton, version)`: the schema version (currently 2). Migrations are
 //!   embedded and run at [`PostgresStore::connect`] in one transaction under
 //!   `pg_advisory_xact_lock` (keyed on the schema name), so nodes starting together do not
 //!   race; then the tables' columns are checked. A schema of a newer version is refused
@@ -207,7 +293,7 @@
 //! It follows the researched design (durable stores, PostgreSQL section): tokio-postgres with
 //! deadpool-postgres and cached prepared statements, one migration with a version table and
 //! an advisory lock, compare-and-set in one round trip with a CTE, claims and reaps through
-//! `FOR UPDATE SKIP LOCKED`, phase 1 capacity counters, `statement_timeout` and
+//! `FOR UPDATE SKIP LOCKED`, phase 2 capacity counters, `statement_timeout` and
 //! `lock_timeout` on every connection. It differs in these points:
 //!
 //! * `task` and `work` are `json`, not `jsonb`: `jsonb` refuses strings containing U+0000
@@ -222,8 +308,10 @@
 //! * A terminal transition clears `work` but keeps the owner and generation (the design
 //!   clears the owner), so a late write under the last lease is a revision conflict, exactly
 //!   as in the in-memory store.
-//! * Create is one statement inside an explicit transaction (three round trips: `BEGIN`,
-//!   the statement, `COMMIT`/`ROLLBACK`), not a PL/pgSQL function.
+//! * Create is two statements sent together (one round trip), not a PL/pgSQL function.
+//! * Phase 2 counters repair what a crash leaves through `pending_counts` rows rather than by a
+//!   recount at every reap, and terminal transitions release their slot the same way (see
+//!   [Capacity counters](#capacity-counters)).
 //! * The `NOTIFY` fan-out is sent by a dedicated connection after the commit, not by the
 //!   write's own transaction (see [Change feed](#change-feed)).
 //! * No clearing of the statement cache on SQLSTATE `0A000`: a later step.

@@ -4,7 +4,8 @@
 //! Lock order, the same in every statement so that none can deadlock another: the caller's own
 //! `pending_counts` row, then task rows, then the `counts` row, then `scope_counts` rows
 //! (several only while holding `counts`). Inserting a fresh `pending_counts` row (a random
-//! token) waits for nothing, so it may come at any point.
+//! token) waits for nothing, nor does taking rows with `SKIP LOCKED`, so these may come at any
+//! point.
 
 use tasks_core::Timestamp;
 

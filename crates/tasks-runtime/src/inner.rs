@@ -66,12 +66,43 @@ pub(crate) struct Committed {
     pub(crate) fulfilled: BTreeMap<String, InputResponse>,
 }
 
+/// `error.message` of a request that failed because the store did.
+pub(crate) const STORE_FAILURE: &str = "Task store failure";
+
 pub(crate) fn store_error(error: StoreError) -> McpError {
     match error {
         StoreError::Capacity(limit) => McpError::CapacityExhausted(limit),
         StoreError::Duplicate | StoreError::Backend(_) => {
             tracing::error!(%error, "task store failure");
-            McpError::Internal("Task store failure")
+            McpError::Internal(STORE_FAILURE)
+        }
+    }
+}
+
+/// Runs `step` until it succeeds or fails otherwise than by a store failure, backing off from
+/// 100 ms to 5 s between tries, or until `cancel` fires (then `None`). A worker asking for
+/// input uses it: a store that is briefly unreachable (a database failover, a terminated
+/// connection) must not fail a task that was only waiting for its user.
+async fn patiently<T, F, Fut>(
+    cancel: &CancellationToken,
+    mut step: F,
+) -> Option<Result<T, McpError>>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, McpError>>,
+{
+    let mut backoff = std::time::Duration::from_millis(100);
+    loop {
+        match step().await {
+            Err(McpError::Internal(STORE_FAILURE)) => {
+                tracing::warn!("the store failed while a task asked for input; retrying");
+                tokio::select! {
+                    () = tokio::time::sleep(backoff) => {}
+                    () = cancel.cancelled() => return None,
+                }
+                backoff = (backoff * 2).min(std::time::Duration::from_secs(5));
+            }
+            done => return Some(done),
         }
     }
 }
@@ -115,6 +146,19 @@ impl Inner {
             scope: scope.clone(),
             task: task.clone(),
         });
+    }
+
+    /// Records `task` as followed (see [`crate::TaskRuntime::watch`]): a publication entry
+    /// at revision 0 puts a task not yet published into the resync set without holding back
+    /// any revision.
+    pub(crate) fn watch(&self, task: &Task) {
+        self.published
+            .entry(task.id().clone())
+            .or_insert(Published {
+                revision: 0,
+                terminal: false,
+                expires_at: task.expires_at(),
+            });
     }
 
     /// Applies `event` to task `id` with compare-and-set, retrying on conflicts. `lease` is
@@ -294,14 +338,20 @@ impl TaskPort for Inner {
     ) -> Result<Option<InputResponse>, ToolError> {
         // An answer already stored (a re-run after recovery, or an answer that arrived
         // before this run asked again) is replayed instead of asking the client twice.
-        if let Some(answer) = self.stored_answer(scope, id, &key, &request).await? {
-            return Ok(Some(answer));
-        }
         let handle = self
             .workers
             .get(id)
             .map(|h| h.clone())
             .ok_or(ToolError::Cancelled)?;
+        let cancel = handle.cancel.clone();
+        let stored = || async {
+            patiently(&cancel, || self.stored_answer(scope, id, &key, &request))
+                .await
+                .unwrap_or(Err(McpError::UnknownTask))
+        };
+        if let Some(answer) = stored().await.map_err(asking_failed)? {
+            return Ok(Some(answer));
+        }
         if let Ok(mut waiters) = handle.waiters.lock() {
             waiters.insert(key.clone(), sender);
         }
@@ -309,7 +359,11 @@ impl TaskPort for Inner {
             key: key.clone(),
             request: request.clone(),
         };
-        let result = self.commit(scope, id, event, Some(lease)).await;
+        let result = patiently(&cancel, || {
+            self.commit(scope, id, event.clone(), Some(lease))
+        })
+        .await
+        .unwrap_or(Err(McpError::UnknownTask));
         match result {
             Ok(committed) if !committed.task.is_terminal() => Ok(None),
             Ok(_) | Err(McpError::UnknownTask) => {
@@ -319,7 +373,7 @@ impl TaskPort for Inner {
             Err(error) => {
                 self.forget_waiter(&handle, &key);
                 // The key was answered between the read above and the commit.
-                if let Some(answer) = self.stored_answer(scope, id, &key, &request).await? {
+                if let Some(answer) = stored().await.map_err(asking_failed)? {
                     return Ok(Some(answer));
                 }
                 Err(ToolError::Rpc(error.to_error_object()))
@@ -343,32 +397,41 @@ impl TaskPort for Inner {
 
 impl Inner {
     /// The stored answer to `key`, if the task has one: checked against `request`, which must
-    /// be the request it answered (-32603 `Input request key reused` otherwise).
+    /// be the request it answered (-32603 `Input request key reused` otherwise, -32602 for an
+    /// answer that does not fit). `UnknownTask` when the task is gone.
     async fn stored_answer(
         &self,
         scope: &Scope,
         id: &TaskId,
         key: &str,
         request: &InputRequest,
-    ) -> Result<Option<InputResponse>, ToolError> {
+    ) -> Result<Option<InputResponse>, McpError> {
         let now = self.clock.now();
-        let snapshot = match self.store.get(scope, id, now).await {
-            Ok(Some(snapshot)) => snapshot,
-            Ok(None) => return Err(ToolError::Cancelled),
-            Err(error) => return Err(ToolError::Rpc(store_error(error).to_error_object())),
-        };
+        let snapshot = self
+            .store
+            .get(scope, id, now)
+            .await
+            .map_err(store_error)?
+            .ok_or(McpError::UnknownTask)?;
         let Some(answered) = snapshot.task.answered(key) else {
             return Ok(None);
         };
         if answered.request != *request {
-            return Err(ToolError::Rpc(
-                McpError::Internal("Input request key reused").to_error_object(),
-            ));
+            return Err(McpError::Internal("Input request key reused"));
         }
         answered
             .request
             .check_response(&answered.response)
             .map(Some)
-            .map_err(|reason| reason.to_error(key).into())
+            .map_err(|reason| reason.to_error(key))
+    }
+}
+
+/// How a failure to read or record a question reaches the tool: a task that is gone (or
+/// whose worker was stopped) is cancelled; anything else is the error.
+fn asking_failed(error: McpError) -> ToolError {
+    match error {
+        McpError::UnknownTask => ToolError::Cancelled,
+        error => ToolError::Rpc(error.to_error_object()),
     }
 }

@@ -319,6 +319,15 @@ impl TaskRuntime {
         self.inner.events.subscribe()
     }
 
+    /// Marks `task` as followed by a subscriber (a `subscriptions/listen` stream naming it):
+    /// with a store shared by several processes, a resync of the change feed then re-reads it
+    /// and publishes what changed, even if this node has never published it, so a hint lost
+    /// while the feed reconnected cannot keep its terminal state from the subscriber. Without
+    /// a change feed it has no effect beyond a small entry kept until the task expires.
+    pub fn watch(&self, task: &Task) {
+        self.inner.watch(task);
+    }
+
     /// Deletes expired tasks now and stops their workers; returns how many were deleted.
     ///
     /// # Errors

@@ -367,3 +367,36 @@ async fn a_resync_delivers_the_terminal_state_whose_hint_was_lost() {
     assert_eq!(seen.len(), 1, "only the terminal state: {seen:?}");
     assert_eq!(*seen[0].task, *done);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_watched_task_never_published_here_gets_its_terminal_state_on_resync() {
+    let cluster = Cluster::new();
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let gated = || {
+        let gate = gate.clone();
+        Tool::new("gated", "Waits for the test", move |_ctx: ToolContext| {
+            let gate = gate.clone();
+            async move {
+                gate.notified().await;
+                Ok::<_, ToolError>(text_result("released"))
+            }
+        })
+    };
+    let a = cluster.node(vec![gated()]).await;
+    let b = cluster.node(vec![gated()]).await;
+    let scope = Scope::shared();
+    // Every hint of A is lost: B never publishes the task on its own.
+    a.store.mute.store(true, Ordering::SeqCst);
+    let id = a.rt.create_task(work("gated")).await.unwrap().id().clone();
+    let task = b.rt.get(&scope, &id).await.unwrap();
+    b.rt.watch(&task);
+    let mut events = b.rt.subscribe();
+    gate.notify_one();
+    let done = wait_terminal(&a.rt, &scope, &id).await;
+    settle().await;
+    assert!(drain_for(&mut events, &id).is_empty(), "no hint reached B");
+    cluster.resync(1);
+    let seen = events_through(&mut events, &id, done.revision()).await;
+    assert_eq!(seen.len(), 1, "the terminal state: {seen:?}");
+    assert_eq!(*seen[0].task, *done);
+}

@@ -519,3 +519,29 @@ async fn outcomes_are_retried_while_the_store_fails() {
         "the failures happened"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn asking_for_input_waits_out_a_failing_store() {
+    let store = Arc::new(FlakyStore {
+        inner: MemoryStore::new(),
+        failures: AtomicU32::new(0),
+    });
+    let cluster = Cluster {
+        store: store.clone(),
+        clock: Arc::new(TokioClock::starting_at(T0)),
+    };
+    let runs = Arc::new(Runs::default());
+    let a = cluster.node(vec![job(runs.clone(), Recovery::Fail, true)]);
+    a.recover().await.unwrap();
+    // The worker's question meets a failing store three times (a database failover): the
+    // task still parks, instead of failing with "Task store failure".
+    store.failures.store(3, Ordering::SeqCst);
+    let id = a.create_task(work("job")).await.unwrap().id().clone();
+    let parked = wait_input_keys(&a, &Scope::shared(), &id, &["confirm"]).await;
+    assert_eq!(parked.status(), TaskStatus::InputRequired);
+    assert_eq!(
+        store.failures.load(Ordering::SeqCst),
+        0,
+        "the failures happened"
+    );
+}

@@ -55,7 +55,8 @@ pub(crate) async fn handle(
     let events = d.runtime.subscribe();
     let mut accepted: Vec<TaskId> = Vec::new();
     for id in filter.task_ids.into_iter().flatten() {
-        if d.runtime.get(scope, &id).await.is_ok() {
+        if let Ok(task) = d.runtime.get(scope, &id).await {
+            d.runtime.watch(&task);
             accepted.push(id);
         }
     }

@@ -38,11 +38,19 @@ impl Call {
         )
     }
 
+    /// `tools/call` of `tool` with `arguments`, declaring Tasks and form elicitation (which
+    /// `confirm_delete` requires).
+    pub fn tools_call_eliciting(tool: &str, arguments: Value) -> Result<Self, String> {
+        let mut params = json!({"name": tool, "arguments": arguments});
+        params["_meta"] = meta(json!({"elicitation": {"form": {}}}));
+        Call::new("tools/call", tool, params)
+    }
+
+    /// A call of `method` with `params`; `_meta` declares Tasks unless `params` has one.
     fn new(method: &'static str, name: &str, mut params: Value) -> Result<Self, String> {
-        params["_meta"] = json!({
-            META_PROTOCOL_VERSION: PROTOCOL_VERSION,
-            META_CLIENT_CAPABILITIES: {"extensions": {TASKS_EXTENSION: {}}},
-        });
+        if params.get("_meta").is_none() {
+            params["_meta"] = meta(json!({}));
+        }
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
         Ok(Call {
             method: HeaderValue::from_static(method),
@@ -71,6 +79,16 @@ impl Call {
         headers.insert("mcp-name", self.name.clone());
         request
     }
+}
+
+/// Request `_meta`: the protocol version, and `capabilities` (client capabilities) plus the
+/// Tasks extension.
+fn meta(mut capabilities: Value) -> Value {
+    capabilities["extensions"] = json!({TASKS_EXTENSION: {}});
+    json!({
+        META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+        META_CLIENT_CAPABILITIES: capabilities,
+    })
 }
 
 /// The result fields the benchmark looks at, borrowed from the response body (other fields are
@@ -212,6 +230,19 @@ mod tests {
         assert_eq!(
             body["params"]["_meta"][META_CLIENT_CAPABILITIES]["extensions"][TASKS_EXTENSION],
             json!({})
+        );
+    }
+
+    #[test]
+    fn an_eliciting_call_declares_form_elicitation_and_tasks() {
+        let call = Call::tools_call_eliciting("confirm_delete", json!({})).unwrap();
+        let call: Value = serde_json::from_slice(&call.body).unwrap();
+        let capabilities = &call["params"]["_meta"][META_CLIENT_CAPABILITIES];
+        assert_eq!(capabilities["elicitation"], json!({"form": {}}));
+        assert_eq!(capabilities["extensions"][TASKS_EXTENSION], json!({}));
+        assert_eq!(
+            call["params"]["_meta"][META_PROTOCOL_VERSION],
+            PROTOCOL_VERSION
         );
     }
 

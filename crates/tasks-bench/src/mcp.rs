@@ -46,6 +46,25 @@ impl Call {
         Call::new("tools/call", tool, params)
     }
 
+    /// `tasks/update` of `task_id` with `responses` (`inputResponses`).
+    pub fn tasks_update(task_id: &str, responses: Value) -> Result<Self, String> {
+        Call::new(
+            "tasks/update",
+            task_id,
+            json!({"taskId": task_id, "inputResponses": responses}),
+        )
+    }
+
+    /// `subscriptions/listen` for the tasks of `task_ids`.
+    pub fn listen(task_ids: &[String]) -> Result<Self, String> {
+        let name = task_ids.first().map_or("", String::as_str);
+        Call::new(
+            "subscriptions/listen",
+            name,
+            json!({"notifications": {"taskIds": task_ids}}),
+        )
+    }
+
     /// A call of `method` with `params`; `_meta` declares Tasks unless `params` has one.
     fn new(method: &'static str, name: &str, mut params: Value) -> Result<Self, String> {
         if params.get("_meta").is_none() {
@@ -243,6 +262,21 @@ mod tests {
         assert_eq!(
             call["params"]["_meta"][META_PROTOCOL_VERSION],
             PROTOCOL_VERSION
+        );
+    }
+
+    #[test]
+    fn updates_and_listens() {
+        let body = |call: Call| serde_json::from_slice::<Value>(&call.body).unwrap();
+        let update = Call::tasks_update("t1", json!({"k": {"action": "decline"}})).unwrap();
+        assert_eq!(update.name, "t1");
+        let update = body(update);
+        assert_eq!(update["method"], "tasks/update");
+        assert_eq!(update["params"]["inputResponses"]["k"]["action"], "decline");
+        let listen = body(Call::listen(&["t1".into(), "t2".into()]).unwrap());
+        assert_eq!(
+            listen["params"]["notifications"]["taskIds"],
+            json!(["t1", "t2"])
         );
     }
 

@@ -4,7 +4,10 @@
 //! message ending in `(attempt 1)`), A is killed with SIGKILL. The takeover time of a task runs
 //! from the kill to the arrival on B's stream of its first status message of attempt 2: B
 //! found A's lease run out, claimed the task and started it again. Each round (a kill) gets
-//! fresh nodes and a fresh schema, so the kill falls at a different point of A's renewal cycle.
+//! fresh nodes and a fresh schema. A node renews its lease every third of it, at most every
+//! 2 s (`docs/deployment.md`), and the lease runs from the last renewal, so the takeover time
+//! depends on where in that cycle the kill falls: round `i` of `n` waits `i/n` of a renewal
+//! period more before the kill, to spread the kills over the cycle.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -26,6 +29,8 @@ const STEP_MS: u64 = 500;
 const LIMIT: Duration = Duration::from_secs(30);
 /// Connections used to create the tasks.
 const CONNECTIONS: usize = 8;
+/// The longest time between two lease renewals of a node.
+const MAX_RENEWAL: Duration = Duration::from_secs(2);
 
 /// One kill.
 #[derive(Debug)]
@@ -76,6 +81,13 @@ pub fn quantile(sorted: &[Duration], q: f64) -> Option<Duration> {
     sorted.get(rank.min(last)).copied()
 }
 
+/// How long round `round` (0-based) of `rounds` waits before its kill: that share of the
+/// renewal period of `lease` (a third of it, at most [`MAX_RENEWAL`]).
+pub fn kill_offset(lease: Duration, round: u64, rounds: u64) -> Duration {
+    let period = (lease / 3).min(MAX_RENEWAL);
+    period.mul_f64(round as f64 / rounds.max(1) as f64)
+}
+
 /// The attempt of a `resumable_job` status message: 2 in `Step 3 of 40 (attempt 2)`.
 pub fn attempt_of(message: &str) -> Option<u32> {
     let (_, rest) = message.rsplit_once("(attempt ")?;
@@ -90,23 +102,25 @@ pub async fn run(servers: &Servers<'_>) -> Result<TakeoverResult, String> {
         steps: (STEPS, STEP_MS),
         rounds: Vec::new(),
     };
-    for round in 1..=args.takeover_rounds {
-        eprintln!("row 8d: kill {round} of {}", args.takeover_rounds);
-        let name = format!("fixture-takeover-postgres-{round}");
+    for round in 0..args.takeover_rounds {
+        eprintln!("row 8d: kill {} of {}", round + 1, args.takeover_rounds);
+        let name = format!("fixture-takeover-postgres-{}", round + 1);
         let cluster = servers.postgres(&name, 2, Some(args.lease_ms)).await?;
+        let offset = kill_offset(result.lease, round, args.takeover_rounds);
         result
             .rounds
-            .push(one_kill(cluster, args.takeover_tasks, result.lease).await?);
+            .push(one_kill(cluster, args.takeover_tasks, result.lease, offset).await?);
     }
     Ok(result)
 }
 
-/// Starts `tasks` tasks on node A of `cluster`, kills A once B shows them all running, and
-/// times each task's re-run on B.
+/// Starts `tasks` tasks on node A of `cluster`, kills A `offset` after B shows them all
+/// running, and times each task's re-run on B.
 async fn one_kill(
     mut cluster: crate::cluster::Cluster,
     tasks: usize,
     lease: Duration,
+    offset: Duration,
 ) -> Result<TakeoverRound, String> {
     let a = Endpoint::parse(cluster.node(0)?.server.url())?;
     let b = Endpoint::parse(cluster.node(1)?.server.url())?;
@@ -138,6 +152,7 @@ async fn one_kill(
             running.first_error.unwrap_or_default()
         ));
     }
+    tokio::time::sleep(offset).await;
     let killed = cluster
         .nodes
         .first_mut()
@@ -209,6 +224,20 @@ mod tests {
         assert_eq!(attempt_of("Step 1 of 40 (attempt 1)"), Some(1));
         assert_eq!(attempt_of("Working"), None);
         assert_eq!(attempt_of("(attempt x)"), None);
+    }
+
+    #[test]
+    fn kills_are_spread_over_a_renewal_period() {
+        let ms = Duration::from_millis;
+        let six = ms(6000);
+        let offsets: Vec<_> = (0..4).map(|i| kill_offset(six, i, 4)).collect();
+        assert_eq!(offsets, [ms(0), ms(500), ms(1000), ms(1500)]);
+        assert_eq!(
+            kill_offset(ms(3000), 1, 2),
+            ms(500),
+            "a third of a short lease"
+        );
+        assert_eq!(kill_offset(six, 0, 1), ms(0));
     }
 
     #[test]

@@ -156,7 +156,7 @@ impl Report {
         let Some(t) = &self.takeover else { return };
         let _ = writeln!(
             out,
-            "\n8d: two nodes with `--lease-ms {}`; `resumable_job` (`steps: {}`, `stepMs: {}`) tasks started on A; A killed with SIGKILL once B's listen stream showed them all running; time from the kill to each task's first `(attempt 2)` status on B's stream\n",
+            "\n8d: two nodes with `--lease-ms {}`; `resumable_job` (`steps: {}`, `stepMs: {}`) tasks started on A; A killed with SIGKILL once B's listen stream showed them all running, plus (kill − 1)/kills of a renewal period (a third of the lease, at most 2 s) to spread the kills over A's renewal cycle; time from the kill to each task's first `(attempt 2)` status on B's stream\n",
             t.lease.as_millis(),
             t.steps.0,
             t.steps.1

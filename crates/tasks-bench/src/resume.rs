@@ -4,7 +4,9 @@
 //! A's listener re-reads the row, hands the answer to its parked worker, and the worker
 //! completes the task.
 //!
-//! Before the update, a `subscriptions/listen` stream for the task is opened on each node. The
+//! The tasks of a level are created and parked first (not measured: creations would contend
+//! with the resumes for the store's counters), then answered, `concurrency` at a time.
+//! Before each update, a `subscriptions/listen` stream for the task is opened on each node. The
 //! latency of a task runs from just before the update is sent to the arrival of the terminal
 //! `notifications/tasks` on A's stream (A runs the worker: this is the resume itself, with no
 //! poll interval in it) and on B's (one more hint: what a client of B sees). The time until
@@ -23,11 +25,10 @@ use crate::conn::Endpoint;
 use crate::listen::{Listen, TaskNote};
 use crate::mcp::{self, Call, Expect};
 use crate::pool::Pool;
+use crate::settle::settle;
 
-/// How long a task may take to park, and to complete once answered.
+/// How long a listen stream may take to answer, and a task to complete once answered.
 const LIMIT: Duration = Duration::from_secs(30);
-/// Pause between `tasks/get` polls while waiting for a task to park (not measured).
-const PARK_POLL: Duration = Duration::from_millis(5);
 /// Tasks answered before the first level, not counted.
 const WARMUP_TASKS: usize = 10;
 
@@ -48,7 +49,7 @@ pub struct ResumeLevel {
     pub on_runner: Histogram<u64>,
     /// Update sent → terminal notification on B, the node that took the update.
     pub on_answerer: Histogram<u64>,
-    /// Wall time of the level.
+    /// Wall time of the level's answers (parking excluded).
     pub total: Duration,
 }
 
@@ -115,21 +116,22 @@ fn micros(duration: Duration) -> u64 {
         .max(1)
 }
 
-/// `tasks` tasks, `concurrency` of them in flight at once.
+/// `tasks` tasks parked, then answered `concurrency` at a time.
 async fn level(
     nodes: &Arc<Nodes>,
     tasks: usize,
     concurrency: usize,
 ) -> Result<ResumeLevel, String> {
+    let ids = Arc::new(park(nodes, tasks).await?);
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let mut workers = tokio::task::JoinSet::new();
     for _ in 0..concurrency.max(1) {
-        let (nodes, next) = (nodes.clone(), next.clone());
+        let (nodes, ids, next) = (nodes.clone(), ids.clone(), next.clone());
         workers.spawn(async move {
             let mut outcomes = Vec::new();
-            while next.fetch_add(1, Ordering::Relaxed) < tasks {
-                outcomes.push(one(&nodes).await);
+            while let Some(id) = ids.get(next.fetch_add(1, Ordering::Relaxed)) {
+                outcomes.push(answer(&nodes, id).await);
             }
             outcomes
         });
@@ -168,22 +170,54 @@ async fn level(
     Ok(result)
 }
 
-/// One task: create on A, wait until parked (read on B), listen on both, update on B, wait
-/// for the terminal notification on both streams.
-async fn one(nodes: &Nodes) -> Result<Sample, String> {
+/// Creates `tasks` `confirm_delete` tasks on A and waits until B reads each of them parked;
+/// their ids.
+async fn park(nodes: &Nodes, tasks: usize) -> Result<Vec<String>, String> {
     let create = Call::tools_call_eliciting("confirm_delete", json!({"filename": "a.txt"}))?;
-    let created = nodes.pool_a.call(&create).await?;
-    Expect::Created.check_task(&created)?;
-    let id = created.task_id;
-    wait_parked(&nodes.pool_b, &id).await?;
-    let ids = [id.clone()];
+    let created = nodes
+        .pool_a
+        .run_indexed(
+            tasks,
+            move |_| Ok(create.clone()),
+            |task| {
+                Expect::Created.check_task(&task)?;
+                Ok(task.task_id)
+            },
+        )
+        .await;
+    if created.errors > 0 {
+        return Err(format!(
+            "creating on A: {}",
+            created.first_error.unwrap_or_default()
+        ));
+    }
+    let (errors, first_error) = settle(
+        &nodes.pool_b,
+        created.values.clone(),
+        "input_required",
+        "working",
+    )
+    .await;
+    if errors > 0 {
+        return Err(format!(
+            "parking on A, read on B: {}",
+            first_error.unwrap_or_default()
+        ));
+    }
+    Ok(created.values)
+}
+
+/// Answers the parked task `id`: listen on both nodes, update on B, wait for the terminal
+/// notification on both streams.
+async fn answer(nodes: &Nodes, id: &str) -> Result<Sample, String> {
+    let ids = [id.to_owned()];
     let (on_a, on_b) = tokio::join!(
         Listen::open(&nodes.a, &ids, LIMIT),
         Listen::open(&nodes.b, &ids, LIMIT)
     );
     let (mut on_a, mut on_b) = (on_a?, on_b?);
     let answer = json!({"confirm-delete": {"action": "accept", "content": {"confirm": true}}});
-    let update = Call::tasks_update(&id, answer)?;
+    let update = Call::tasks_update(id, answer)?;
     let sent = Instant::now();
     let (acknowledged, runner, answerer) = tokio::join!(
         acknowledge(&nodes.pool_b, &update),
@@ -196,20 +230,6 @@ async fn one(nodes: &Nodes) -> Result<Sample, String> {
         on_runner: runner - sent,
         on_answerer: answerer - sent,
     })
-}
-
-/// Polls `tasks/get` until the task is `input_required`.
-async fn wait_parked(pool: &Pool, id: &str) -> Result<(), String> {
-    let get = Call::tasks_get(id)?;
-    let deadline = Instant::now() + LIMIT;
-    loop {
-        let task = pool.call(&get).await?;
-        match task.status.as_str() {
-            "input_required" => return Ok(()),
-            "working" if Instant::now() < deadline => tokio::time::sleep(PARK_POLL).await,
-            _ => return Err(format!("task not parked: {task:?}")),
-        }
-    }
 }
 
 /// Sends the update; the instant it was acknowledged (`resultType: "complete"`).

@@ -120,11 +120,11 @@ impl Report {
         let Some(resume) = &self.resume else { return };
         let _ = writeln!(
             out,
-            "\n8c: `confirm_delete` created on node A, answered with `tasks/update` on node B; latency from sending the update to the terminal `notifications/tasks` on a `subscriptions/listen` stream opened beforehand on A (which runs the task) and on B (one more hint)\n"
+            "\n8c: `confirm_delete` created on node A and parked (not measured), then answered with `tasks/update` on node B, so many at once; latency from sending the update to the terminal `notifications/tasks` on a `subscriptions/listen` stream opened beforehand on A (which runs the task) and on B (one more hint)\n"
         );
         let _ = writeln!(
             out,
-            "| tasks at once | tasks | update acknowledged p50 / p99 ms | completed, seen on A: p50 / p90 / p99 / max ms | completed, seen on B: p50 / p90 / p99 / max ms | tasks/s | errors |"
+            "| tasks at once | tasks | update acknowledged p50 / p99 ms | completed, seen on A: p50 / p90 / p99 / max ms | completed, seen on B: p50 / p90 / p99 / max ms | answers/s | errors |"
         );
         let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|");
         for level in &resume.levels {

@@ -133,8 +133,9 @@ pub struct RunArgs {
     /// `resumable_job` tasks started on the node that is killed, per takeover round (8d).
     #[arg(long, default_value_t = 20)]
     pub takeover_tasks: usize,
-    /// Kills of the takeover row (8d), each on a fresh pair of nodes and a fresh schema.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Kills of the takeover row (8d), each on a fresh pair of nodes and a fresh schema, spread
+    /// over a k × k grid of the two nodes' tick offsets (k = ⌈√rounds⌉; 4 and 9 fill it).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..))]
     pub takeover_rounds: u64,
     /// Tasks answered across nodes per concurrency level of the resume row (8c).
     #[arg(long, default_value_t = 300)]

@@ -104,20 +104,36 @@ impl Servers<'_> {
         nodes: usize,
         lease_ms: Option<u64>,
     ) -> Result<Cluster, String> {
-        let database = self.database()?;
-        let mut cluster = Cluster::new(database.schema(name).await?, &self.logs, name);
+        let mut cluster = self.cluster(name).await?;
         for i in 0..nodes {
             let node = if nodes == 1 {
                 name.to_owned()
             } else {
                 format!("{name}-{}", char::from(b'a' + (i % 26) as u8))
             };
-            let app = Cluster::app_name(&node);
-            let flags = cluster.flags(database, &app, lease_ms);
-            let server = self.start_fixture(&node, &flags)?;
-            cluster.nodes.push(Node { server, app });
+            self.add_node(&mut cluster, &node, lease_ms)?;
         }
         Ok(cluster)
+    }
+
+    /// A cluster with no node yet, on a fresh schema of the database.
+    pub async fn cluster(&self, name: &str) -> Result<Cluster, String> {
+        let schema = self.database()?.schema(name).await?;
+        Ok(Cluster::new(schema, &self.logs, name))
+    }
+
+    /// Starts fixture `node` as one more node of `cluster`, with `--lease-ms` when given.
+    pub fn add_node(
+        &self,
+        cluster: &mut Cluster,
+        node: &str,
+        lease_ms: Option<u64>,
+    ) -> Result<(), String> {
+        let app = Cluster::app_name(node);
+        let flags = cluster.flags(self.database()?, &app, lease_ms);
+        let server = self.start_fixture(node, &flags)?;
+        cluster.nodes.push(Node { server, app });
+        Ok(())
     }
 
     /// The PostgreSQL database.

@@ -4,10 +4,17 @@
 //! message ending in `(attempt 1)`), A is killed with SIGKILL. The takeover time of a task runs
 //! from the kill to the arrival on B's stream of its first status message of attempt 2: B
 //! found A's lease run out, claimed the task and started it again. Each round (a kill) gets
-//! fresh nodes and a fresh schema. A node renews its lease every third of it, at most every
-//! 2 s (`docs/deployment.md`), and the lease runs from the last renewal, so the takeover time
-//! depends on where in that cycle the kill falls: round `i` of `n` waits `i/n` of a renewal
-//! period more before the kill, to spread the kills over the cycle.
+//! fresh nodes and a fresh schema.
+//!
+//! A node renews its lease and looks for orphaned tasks on the same tick, every third of the
+//! lease, at most every 2 s (`docs/deployment.md`). A's lease runs out `lease` after its last
+//! renewal before the kill, and B notices at its first tick after that: the takeover time is
+//! the lease, less the time from A's last renewal to the kill, plus the time from the expiry
+//! to B's next tick. The first depends on when the kill falls in A's cycle, the second on how
+//! B's ticks are offset from A's, which is set when B starts. So the rounds spread both over a
+//! k × k grid (k = ⌈√rounds⌉): round `i` starts B `(i / k) / k` of a tick after A, and kills A
+//! `(i mod k) / k` of a tick after B has shown the tasks running. The worst case, a kill just
+//! after a renewal with B's tick just before the expiry, is the lease plus one tick.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -37,6 +44,8 @@ const MAX_RENEWAL: Duration = Duration::from_secs(2);
 pub struct TakeoverRound {
     /// Tasks running on A when it was killed.
     pub tasks: usize,
+    /// Where the kill was put.
+    pub offsets: Offsets,
     /// Kill → attempt 2 seen on B, for each task taken over, shortest first.
     pub taken_over: Vec<Duration>,
     /// Tasks not seen re-run within the lease plus [`LIMIT`], or that ended otherwise.
@@ -81,11 +90,26 @@ pub fn quantile(sorted: &[Duration], q: f64) -> Option<Duration> {
     sorted.get(rank.min(last)).copied()
 }
 
-/// How long round `round` (0-based) of `rounds` waits before its kill: that share of the
-/// renewal period of `lease` (a third of it, at most [`MAX_RENEWAL`]).
-pub fn kill_offset(lease: Duration, round: u64, rounds: u64) -> Duration {
-    let period = (lease / 3).min(MAX_RENEWAL);
-    period.mul_f64(round as f64 / rounds.max(1) as f64)
+/// Where round `round` (0-based) of `rounds` puts its kill: how long after A it starts B,
+/// and how long after B has shown the tasks running it kills A (see the module docs).
+pub fn offsets(lease: Duration, round: u64, rounds: u64) -> Offsets {
+    let tick = (lease / 3).min(MAX_RENEWAL);
+    let k = (1..).find(|k| k * k >= rounds.max(1)).unwrap_or(1);
+    let k32 = u32::try_from(k).unwrap_or(u32::MAX);
+    let share = |step: u64| tick * u32::try_from(step).unwrap_or(0) / k32;
+    Offsets {
+        start_b: share((round / k) % k),
+        kill: share(round % k),
+    }
+}
+
+/// The waits of one round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Offsets {
+    /// From starting A to starting B.
+    pub start_b: Duration,
+    /// From B showing every task running on A to the kill.
+    pub kill: Duration,
 }
 
 /// The attempt of a `resumable_job` status message: 2 in `Step 3 of 40 (attempt 2)`.
@@ -105,22 +129,26 @@ pub async fn run(servers: &Servers<'_>) -> Result<TakeoverResult, String> {
     for round in 0..args.takeover_rounds {
         eprintln!("row 8d: kill {} of {}", round + 1, args.takeover_rounds);
         let name = format!("fixture-takeover-postgres-{}", round + 1);
-        let cluster = servers.postgres(&name, 2, Some(args.lease_ms)).await?;
-        let offset = kill_offset(result.lease, round, args.takeover_rounds);
+        let offsets = offsets(result.lease, round, args.takeover_rounds);
+        let lease = Some(args.lease_ms);
+        let mut cluster = servers.cluster(&name).await?;
+        servers.add_node(&mut cluster, &format!("{name}-a"), lease)?;
+        tokio::time::sleep(offsets.start_b).await;
+        servers.add_node(&mut cluster, &format!("{name}-b"), lease)?;
         result
             .rounds
-            .push(one_kill(cluster, args.takeover_tasks, result.lease, offset).await?);
+            .push(one_kill(cluster, args.takeover_tasks, result.lease, offsets).await?);
     }
     Ok(result)
 }
 
-/// Starts `tasks` tasks on node A of `cluster`, kills A `offset` after B shows them all
+/// Starts `tasks` tasks on node A of `cluster`, kills A `offsets.kill` after B shows them all
 /// running, and times each task's re-run on B.
 async fn one_kill(
     mut cluster: crate::cluster::Cluster,
     tasks: usize,
     lease: Duration,
-    offset: Duration,
+    offsets: Offsets,
 ) -> Result<TakeoverRound, String> {
     let a = Endpoint::parse(cluster.node(0)?.server.url())?;
     let b = Endpoint::parse(cluster.node(1)?.server.url())?;
@@ -152,7 +180,7 @@ async fn one_kill(
             running.first_error.unwrap_or_default()
         ));
     }
-    tokio::time::sleep(offset).await;
+    tokio::time::sleep(offsets.kill).await;
     let killed = cluster
         .nodes
         .first_mut()
@@ -168,6 +196,7 @@ async fn one_kill(
     });
     Ok(TakeoverRound {
         tasks,
+        offsets,
         taken_over,
         errors,
         first_error,
@@ -227,17 +256,33 @@ mod tests {
     }
 
     #[test]
-    fn kills_are_spread_over_a_renewal_period() {
+    fn kills_are_spread_over_both_nodes_ticks() {
         let ms = Duration::from_millis;
+        let at = |start_b, kill| Offsets {
+            start_b: ms(start_b),
+            kill: ms(kill),
+        };
         let six = ms(6000);
-        let offsets: Vec<_> = (0..4).map(|i| kill_offset(six, i, 4)).collect();
-        assert_eq!(offsets, [ms(0), ms(500), ms(1000), ms(1500)]);
+        let grid: Vec<_> = (0..4).map(|i| offsets(six, i, 4)).collect();
+        assert_eq!(grid, [at(0, 0), at(0, 1000), at(1000, 0), at(1000, 1000)]);
+        let three: Vec<_> = (0..3).map(|i| offsets(six, i, 3)).collect();
         assert_eq!(
-            kill_offset(ms(3000), 1, 2),
-            ms(500),
+            three,
+            [at(0, 0), at(0, 1000), at(1000, 0)],
+            "a 2 × 2 grid, cut"
+        );
+        let third = Duration::from_secs(2) / 3;
+        let middle = Offsets {
+            start_b: third,
+            kill: third,
+        };
+        assert_eq!(offsets(six, 4, 9), middle);
+        assert_eq!(
+            offsets(ms(3000), 1, 4),
+            at(0, 500),
             "a third of a short lease"
         );
-        assert_eq!(kill_offset(six, 0, 1), ms(0));
+        assert_eq!(offsets(six, 0, 1), at(0, 0));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use hdrhistogram::Histogram;
 use super::Report;
 use crate::resume::ResumeLevel;
 use crate::series::Series;
-use crate::takeover::quantile;
+use crate::takeover::{quantile, Offsets};
 
 /// `tasks/get` target on PostgreSQL, and its stretch, requests per second.
 const GET_TARGET: (f64, f64) = (10_000.0, 15_000.0);
@@ -156,24 +156,35 @@ impl Report {
         let Some(t) = &self.takeover else { return };
         let _ = writeln!(
             out,
-            "\n8d: two nodes with `--lease-ms {}`; `resumable_job` (`steps: {}`, `stepMs: {}`) tasks started on A; A killed with SIGKILL once B's listen stream showed them all running, plus (kill − 1)/kills of a renewal period (a third of the lease, at most 2 s) to spread the kills over A's renewal cycle; time from the kill to each task's first `(attempt 2)` status on B's stream\n",
+            "\n8d: two nodes with `--lease-ms {}`; `resumable_job` (`steps: {}`, `stepMs: {}`) tasks started on A; A killed with SIGKILL once B's listen stream showed them all running; time from the kill to each task's first `(attempt 2)` status on B's stream. Each kill starts B and kills A at its own offsets (shares of a tick, a third of the lease, at most 2 s) to spread the kills over A's renewal cycle and B's checks; the worst case is the lease plus one tick\n",
             t.lease.as_millis(),
             t.steps.0,
             t.steps.1
         );
         let _ = writeln!(
             out,
-            "| kill | tasks | re-run on B | min s | p50 s | max s | lease s | max − lease s | errors |"
+            "| kill | B started after A s | kill after tasks seen s | tasks | re-run on B | min s | p50 s | max s | lease s | max − lease s | errors |"
         );
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(
+            out,
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        );
         let lease = t.lease.as_secs_f64();
-        let line = |out: &mut String, name: &str, tasks: usize, sorted: &[Duration], errors| {
+        let line = |out: &mut String,
+                    name: &str,
+                    offsets: Option<Offsets>,
+                    tasks: usize,
+                    sorted: &[Duration],
+                    errors| {
             let beyond = quantile(sorted, 1.0).map_or("—".to_owned(), |max| {
                 format!("{:+.2}", max.as_secs_f64() - lease)
             });
+            let (start_b, kill) = offsets.map_or(("—".to_owned(), "—".to_owned()), |o| {
+                (secs(Some(o.start_b)), secs(Some(o.kill)))
+            });
             let _ = writeln!(
                 out,
-                "| {name} | {tasks} | {} | {} | {} | {} | {lease:.2} | {beyond} | {errors} |",
+                "| {name} | {start_b} | {kill} | {tasks} | {} | {} | {} | {} | {lease:.2} | {beyond} | {errors} |",
                 sorted.len(),
                 secs(quantile(sorted, 0.0)),
                 secs(quantile(sorted, 0.5)),
@@ -184,13 +195,14 @@ impl Report {
             line(
                 out,
                 &(i + 1).to_string(),
+                Some(round.offsets),
                 round.tasks,
                 &round.taken_over,
                 round.errors,
             );
         }
         let tasks = t.rounds.iter().map(|round| round.tasks).sum();
-        line(out, "all", tasks, &t.all(), t.errors());
+        line(out, "all", None, tasks, &t.all(), t.errors());
     }
 
     fn render_postgres_targets(&self, out: &mut String) {
@@ -343,12 +355,20 @@ mod tests {
             rounds: vec![
                 TakeoverRound {
                     tasks: 2,
+                    offsets: Offsets {
+                        start_b: Duration::ZERO,
+                        kill: Duration::from_millis(500),
+                    },
                     taken_over: vec![s(5), s(7)],
                     errors: 0,
                     first_error: None,
                 },
                 TakeoverRound {
                     tasks: 1,
+                    offsets: Offsets {
+                        start_b: Duration::from_secs(1),
+                        kill: Duration::ZERO,
+                    },
                     taken_over: vec![],
                     errors: 1,
                     first_error: Some("1 tasks not re-run".into()),
@@ -361,11 +381,11 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("| 1 | 2 | 2 | 5.00 | 5.00 | 7.00 | 6.00 | +1.00 | 0 |"),
+            text.contains("| 1 | 0.00 | 0.50 | 2 | 2 | 5.00 | 5.00 | 7.00 | 6.00 | +1.00 | 0 |"),
             "{text}"
         );
         assert!(
-            text.contains("| all | 3 | 2 | 5.00 | 5.00 | 7.00 | 6.00 | +1.00 | 1 |"),
+            text.contains("| all | — | — | 3 | 2 | 5.00 | 5.00 | 7.00 | 6.00 | +1.00 | 1 |"),
             "{text}"
         );
         assert!(text

@@ -19,7 +19,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the benchmark rows and print the markdown report.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Serve the bare hyper baseline (started by `run` as a child process).
     BaselineServer(BaselineArgs),
 }
@@ -47,6 +47,14 @@ pub enum Row {
     CreateSqliteNormal,
     /// 7d: database size (and memory) per stored completed task on a SQLite store.
     StoredSqlite,
+    /// 8a: `tasks/get` on a completed task of a fixture on PostgreSQL.
+    GetPostgres,
+    /// 8b: task creation on PostgreSQL.
+    CreatePostgres,
+    /// 8c: cross-node update-to-resume latency, two nodes on one PostgreSQL schema.
+    ResumePostgres,
+    /// 8d: takeover time of a killed node's tasks, two nodes on one PostgreSQL schema.
+    TakeoverPostgres,
 }
 
 impl Row {
@@ -55,6 +63,14 @@ impl Row {
         matches!(
             self,
             Row::GetSqlite | Row::CreateSqlite | Row::CreateSqliteNormal | Row::StoredSqlite
+        )
+    }
+
+    /// Whether the row runs fixtures on PostgreSQL.
+    pub fn is_postgres(self) -> bool {
+        matches!(
+            self,
+            Row::GetPostgres | Row::CreatePostgres | Row::ResumePostgres | Row::TakeoverPostgres
         )
     }
 }
@@ -103,6 +119,30 @@ pub struct RunArgs {
     /// (removed afterwards); default: the log directory. Its disk's fsync latency is measured.
     #[arg(long)]
     pub sqlite_dir: Option<PathBuf>,
+    /// The PostgreSQL database of rows 8a–8d; each row gets a fresh schema in it, dropped
+    /// afterwards. Without `--rows`, those rows run only when it is reachable.
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "postgres://postgres@127.0.0.1:5432/test"
+    )]
+    pub database_url: String,
+    /// `--lease-ms` of the two nodes of the takeover row (8d).
+    #[arg(long, default_value_t = 6000, value_parser = clap::value_parser!(u64).range(1_000..))]
+    pub lease_ms: u64,
+    /// `resumable_job` tasks started on the node that is killed, per takeover round (8d).
+    #[arg(long, default_value_t = 20)]
+    pub takeover_tasks: usize,
+    /// Kills of the takeover row (8d), each on a fresh pair of nodes and a fresh schema, spread
+    /// over a k × k grid of the two nodes' tick offsets (k = ⌈√rounds⌉; 4 and 9 fill it).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..))]
+    pub takeover_rounds: u64,
+    /// Tasks answered across nodes per concurrency level of the resume row (8c).
+    #[arg(long, default_value_t = 300)]
+    pub resume_tasks: usize,
+    /// Concurrency levels of the resume row (8c): tasks in flight at once (comma-separated).
+    #[arg(long, value_delimiter = ',', default_values_t = [1, 16])]
+    pub resume_concurrency: Vec<usize>,
     /// The fixture binary; default: `tasks-fixture` next to this binary.
     #[arg(long)]
     pub fixture: Option<PathBuf>,
@@ -123,6 +163,33 @@ impl RunArgs {
     /// Whether any row on a SQLite store runs.
     pub fn runs_sqlite(&self) -> bool {
         self.rows.is_empty() || self.rows.iter().any(|row| row.is_sqlite())
+    }
+
+    /// Whether any row on PostgreSQL is wanted (by default they all are, if the database is
+    /// reachable).
+    pub fn runs_postgres(&self) -> bool {
+        self.rows.is_empty() || self.rows.iter().any(|row| row.is_postgres())
+    }
+
+    /// Whether the rows were named with `--rows` (then an unreachable database is an error,
+    /// not a reason to skip).
+    pub fn rows_named(&self) -> bool {
+        !self.rows.is_empty()
+    }
+
+    /// Leaves out the PostgreSQL rows (the database is unreachable).
+    pub fn without_postgres(&self) -> RunArgs {
+        let mut args = self.clone();
+        if args.rows.is_empty() {
+            args.rows = Row::value_variants()
+                .iter()
+                .copied()
+                .filter(|row| !row.is_postgres())
+                .collect();
+        } else {
+            args.rows.retain(|row| !row.is_postgres());
+        }
+        args
     }
 }
 
@@ -177,5 +244,36 @@ mod tests {
         };
         assert!(args.runs(Row::CreateSqliteNormal) && !args.runs(Row::Get));
         assert!(args.runs_sqlite());
+    }
+
+    #[test]
+    fn postgres_rows_are_selectable_and_can_be_left_out() {
+        let Command::Run(args) = Cli::parse_from(["tasks-bench", "run"]).command else {
+            panic!("run");
+        };
+        assert!(args.runs(Row::GetPostgres) && args.runs_postgres() && !args.rows_named());
+        let without = args.without_postgres();
+        assert!(!without.runs_postgres() && without.runs(Row::StoredSqlite));
+        assert!(without.runs(Row::Baseline) && !without.runs(Row::TakeoverPostgres));
+        let Command::Run(args) = Cli::parse_from([
+            "tasks-bench",
+            "run",
+            "--rows",
+            "create-postgres,get",
+            "--resume-concurrency",
+            "1,4",
+        ])
+        .command
+        else {
+            panic!("run");
+        };
+        assert!(args.runs(Row::CreatePostgres) && !args.runs(Row::GetPostgres));
+        assert!(args.rows_named() && args.runs_postgres());
+        assert_eq!(args.resume_concurrency, [1, 4]);
+        let without = args.without_postgres();
+        assert!(without.runs(Row::Get) && !without.runs_postgres());
+        for row in [Row::ResumePostgres, Row::TakeoverPostgres] {
+            assert!(row.is_postgres() && !row.is_sqlite());
+        }
     }
 }

@@ -116,6 +116,19 @@ impl Connection {
         Ok(Reply { status, body })
     }
 
+    /// Sends `request` and returns the response as soon as its head has arrived, its body
+    /// still streaming (an SSE stream); the connection then serves only that response.
+    pub async fn stream(
+        mut self,
+        request: http::Request<Full<Bytes>>,
+    ) -> Result<http::Response<hyper::body::Incoming>, String> {
+        self.sender.ready().await.map_err(|e| e.to_string())?;
+        self.sender
+            .send_request(request)
+            .await
+            .map_err(|e| format!("request: {e}"))
+    }
+
     /// Sends `request` on this connection or, if it was closed before the request went out, on
     /// a new one (which then replaces it).
     pub async fn send_or_reconnect(

@@ -63,7 +63,7 @@ pub async fn run(
     seconds: f64,
 ) -> Result<LifecycleResult, String> {
     let create = Call::tools_call("slow_compute", json!({"seconds": seconds, "label": "l"}))?;
-    let before = CpuReading::take(server.pid())?;
+    let before = CpuReading::take(server.pid(), None)?;
     let started = Instant::now();
     let mut running = tokio::task::JoinSet::new();
     for _ in 0..tasks {
@@ -97,7 +97,7 @@ pub async fn run(
         }
     }
     result.total = started.elapsed();
-    let after = CpuReading::take(server.pid())?;
+    let after = CpuReading::take(server.pid(), None)?;
     result.server_cpu = after.server.saturating_sub(before.server);
     result.cores = after.cores_since(&before);
     Ok(result)

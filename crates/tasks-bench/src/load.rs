@@ -9,6 +9,7 @@ use hdrhistogram::Histogram;
 use tokio::time::Instant;
 
 use crate::conn::{Connection, Endpoint};
+use crate::database::Database;
 use crate::mcp::{self, Call, Expect};
 use crate::procfs;
 
@@ -46,6 +47,9 @@ pub struct LoadResult {
     pub client_cpu: Duration,
     /// CPU time the server's SQLite writer thread used during the window (`None` without one).
     pub writer_cpu: Option<Duration>,
+    /// CPU time the database server processes serving the fixture (its PostgreSQL sessions)
+    /// used during the window (`None` when the fixture has no database).
+    pub database_cpu: Option<Duration>,
     /// Busy time of each CPU during the window (index = CPU number; see
     /// [`procfs::per_cpu_busy`]).
     pub cores: Vec<Duration>,
@@ -73,8 +77,8 @@ impl LoadResult {
     }
 
     /// CPU time, in percent of one core, that the pinned cores were busy beyond what the server
-    /// (on `server_cpus`) and this process (on `client_cpus`) used: other processes' work.
-    /// `None` when unpinned.
+    /// (on `server_cpus`), this process (on `client_cpus`) and the fixture's database sessions
+    /// (unpinned: on either) used: other processes' work. `None` when unpinned.
     pub fn foreign_cpu_percent(&self, server_cpus: &[usize], client_cpus: &[usize]) -> Option<f64> {
         if server_cpus.is_empty() || client_cpus.is_empty() {
             return None;
@@ -86,7 +90,8 @@ impl LoadResult {
         };
         let server = (busy(server_cpus) - self.server_cpu.as_secs_f64()).max(0.0);
         let client = (busy(client_cpus) - self.client_cpu.as_secs_f64()).max(0.0);
-        Some(100.0 * (server + client) / self.window.as_secs_f64())
+        let database = self.database_cpu.map_or(0.0, |cpu| cpu.as_secs_f64());
+        Some(100.0 * (server + client - database).max(0.0) / self.window.as_secs_f64())
     }
 
     /// The SQLite writer thread's CPU use during the window, in percent of one core.
@@ -98,6 +103,39 @@ impl LoadResult {
     /// Server CPU time per counted request, in microseconds.
     pub fn server_micros_per_request(&self) -> f64 {
         self.server_cpu.as_secs_f64() * 1e6 / self.requests.max(1) as f64
+    }
+
+    /// Database CPU time (the fixture's sessions) per counted request, in microseconds.
+    pub fn database_micros_per_request(&self) -> Option<f64> {
+        self.database_cpu
+            .map(|cpu| cpu.as_secs_f64() * 1e6 / self.requests.max(1) as f64)
+    }
+
+    /// The database sessions' CPU use during the window, in percent of one core.
+    pub fn database_cpu_percent(&self) -> Option<f64> {
+        self.database_cpu
+            .map(|cpu| 100.0 * cpu.as_secs_f64() / self.window.as_secs_f64())
+    }
+}
+
+/// Whose CPU time a run reads: the server process, and the database sessions of a fixture on
+/// PostgreSQL.
+#[derive(Clone, Copy)]
+pub struct Watch<'a> {
+    /// The server process.
+    pub server_pid: u32,
+    /// The database and the fixture's `application_name` (see [`Database::sessions`]); its
+    /// sessions are looked up when the window opens, after the warm-up has opened them.
+    pub database: Option<(&'a Database, &'a str)>,
+}
+
+impl Watch<'_> {
+    /// Only the server process.
+    pub fn server(server_pid: u32) -> Watch<'static> {
+        Watch {
+            server_pid,
+            database: None,
+        }
     }
 }
 
@@ -122,6 +160,17 @@ pub async fn run(
     spec: LoadSpec,
     server_pid: u32,
 ) -> Result<LoadResult, String> {
+    run_watched(endpoint, call, expect, spec, Watch::server(server_pid)).await
+}
+
+/// [`run`], reading the CPU time of what `watch` names around the window.
+pub async fn run_watched(
+    endpoint: &Endpoint,
+    call: &Call,
+    expect: Expect,
+    spec: LoadSpec,
+    watch: Watch<'_>,
+) -> Result<LoadResult, String> {
     let mut connections = Vec::with_capacity(spec.connections);
     for _ in 0..spec.connections {
         connections.push(Connection::open(endpoint).await?);
@@ -143,9 +192,13 @@ pub async fn run(
         })
         .collect();
     tokio::time::sleep_until(measure_from).await;
-    let before = CpuReading::take(server_pid)?;
+    let sessions = match watch.database {
+        Some((database, name)) => Some(database.sessions(name).await?),
+        None => None,
+    };
+    let before = CpuReading::take(watch.server_pid, sessions.as_deref())?;
     tokio::time::sleep_until(until).await;
-    let after = CpuReading::take(server_pid)?;
+    let after = CpuReading::take(watch.server_pid, sessions.as_deref())?;
     let mut result = LoadResult {
         requests: 0,
         errors: 0,
@@ -158,6 +211,7 @@ pub async fn run(
             .writer
             .zip(before.writer)
             .map(|(after, before)| after.saturating_sub(before)),
+        database_cpu: after.database_since(&before),
         cores: after.cores_since(&before),
     };
     for worker in workers {
@@ -184,20 +238,31 @@ pub struct CpuReading {
     pub client: Duration,
     /// The server's SQLite writer thread, if it has one.
     pub writer: Option<Duration>,
+    /// Each database session of the server, if it has a database.
+    pub database: Option<Vec<(u32, Duration)>>,
     /// Each CPU of the machine.
     pub cores: Vec<Duration>,
 }
 
 impl CpuReading {
-    /// Reads the clocks.
-    pub fn take(server_pid: u32) -> Result<Self, String> {
+    /// Reads the clocks; `sessions` are the server's database sessions, if it has a database.
+    pub fn take(server_pid: u32, sessions: Option<&[u32]>) -> Result<Self, String> {
         Ok(CpuReading {
             server: procfs::cpu_time(server_pid).map_err(|e| format!("server CPU time: {e}"))?,
             client: procfs::own_cpu_time().map_err(|e| format!("own CPU time: {e}"))?,
             writer: procfs::thread_cpu_time(server_pid, WRITER_THREAD)
                 .map_err(|e| format!("writer thread CPU time: {e}"))?,
+            database: sessions.map(procfs::cpu_times),
             cores: procfs::per_cpu_busy().map_err(|e| format!("CPU busy time: {e}"))?,
         })
+    }
+
+    /// The CPU time the database sessions used since `before`.
+    pub fn database_since(&self, before: &CpuReading) -> Option<Duration> {
+        Some(procfs::cpu_used(
+            before.database.as_deref()?,
+            self.database.as_deref()?,
+        ))
     }
 
     /// Each CPU's busy time since `before`.
@@ -265,4 +330,36 @@ async fn worker(
         }
     }
     stats
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fixture_s_database_sessions_are_not_foreign() {
+        let secs = Duration::from_secs_f64;
+        let mut run = LoadResult {
+            requests: 100,
+            errors: 0,
+            first_error: None,
+            window: secs(1.0),
+            latency: histogram(),
+            server_cpu: secs(0.5),
+            client_cpu: secs(0.3),
+            writer_cpu: None,
+            database_cpu: None,
+            cores: vec![secs(0.6), secs(0.6)],
+        };
+        let foreign = |run: &LoadResult| run.foreign_cpu_percent(&[0], &[1]).unwrap();
+        assert!((foreign(&run) - 40.0).abs() < 1e-9, "0.1 + 0.3 s foreign");
+        assert_eq!(run.database_micros_per_request(), None);
+        run.database_cpu = Some(secs(0.35));
+        assert!((foreign(&run) - 5.0).abs() < 1e-9);
+        assert!((run.database_micros_per_request().unwrap() - 3500.0).abs() < 1e-6);
+        assert!((run.database_cpu_percent().unwrap() - 35.0).abs() < 1e-9);
+        run.database_cpu = Some(secs(0.9));
+        assert_eq!(foreign(&run), 0.0, "never below zero");
+        assert_eq!(run.foreign_cpu_percent(&[], &[1]), None, "unpinned");
+    }
 }

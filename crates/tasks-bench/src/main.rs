@@ -7,10 +7,13 @@
 
 mod baseline;
 mod cli;
+mod cluster;
 mod conn;
+mod database;
 mod durable;
 mod fsync;
 mod lifecycle;
+mod listen;
 mod load;
 mod mcp;
 mod memory;
@@ -18,11 +21,13 @@ mod pin;
 mod pool;
 mod procfs;
 mod report;
+mod resume;
 mod rounds;
 mod series;
 mod server;
 mod settle;
 mod suite;
+mod takeover;
 
 use std::process::ExitCode;
 

@@ -38,11 +38,38 @@ impl Call {
         )
     }
 
+    /// `tools/call` of `tool` with `arguments`, declaring Tasks and form elicitation (which
+    /// `confirm_delete` requires).
+    pub fn tools_call_eliciting(tool: &str, arguments: Value) -> Result<Self, String> {
+        let mut params = json!({"name": tool, "arguments": arguments});
+        params["_meta"] = meta(json!({"elicitation": {"form": {}}}));
+        Call::new("tools/call", tool, params)
+    }
+
+    /// `tasks/update` of `task_id` with `responses` (`inputResponses`).
+    pub fn tasks_update(task_id: &str, responses: Value) -> Result<Self, String> {
+        Call::new(
+            "tasks/update",
+            task_id,
+            json!({"taskId": task_id, "inputResponses": responses}),
+        )
+    }
+
+    /// `subscriptions/listen` for the tasks of `task_ids`.
+    pub fn listen(task_ids: &[String]) -> Result<Self, String> {
+        let name = task_ids.first().map_or("", String::as_str);
+        Call::new(
+            "subscriptions/listen",
+            name,
+            json!({"notifications": {"taskIds": task_ids}}),
+        )
+    }
+
+    /// A call of `method` with `params`; `_meta` declares Tasks unless `params` has one.
     fn new(method: &'static str, name: &str, mut params: Value) -> Result<Self, String> {
-        params["_meta"] = json!({
-            META_PROTOCOL_VERSION: PROTOCOL_VERSION,
-            META_CLIENT_CAPABILITIES: {"extensions": {TASKS_EXTENSION: {}}},
-        });
+        if params.get("_meta").is_none() {
+            params["_meta"] = meta(json!({}));
+        }
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
         Ok(Call {
             method: HeaderValue::from_static(method),
@@ -71,6 +98,16 @@ impl Call {
         headers.insert("mcp-name", self.name.clone());
         request
     }
+}
+
+/// Request `_meta`: the protocol version, and `capabilities` (client capabilities) plus the
+/// Tasks extension.
+fn meta(mut capabilities: Value) -> Value {
+    capabilities["extensions"] = json!({TASKS_EXTENSION: {}});
+    json!({
+        META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+        META_CLIENT_CAPABILITIES: capabilities,
+    })
 }
 
 /// The result fields the benchmark looks at, borrowed from the response body (other fields are
@@ -212,6 +249,34 @@ mod tests {
         assert_eq!(
             body["params"]["_meta"][META_CLIENT_CAPABILITIES]["extensions"][TASKS_EXTENSION],
             json!({})
+        );
+    }
+
+    #[test]
+    fn an_eliciting_call_declares_form_elicitation_and_tasks() {
+        let call = Call::tools_call_eliciting("confirm_delete", json!({})).unwrap();
+        let call: Value = serde_json::from_slice(&call.body).unwrap();
+        let capabilities = &call["params"]["_meta"][META_CLIENT_CAPABILITIES];
+        assert_eq!(capabilities["elicitation"], json!({"form": {}}));
+        assert_eq!(capabilities["extensions"][TASKS_EXTENSION], json!({}));
+        assert_eq!(
+            call["params"]["_meta"][META_PROTOCOL_VERSION],
+            PROTOCOL_VERSION
+        );
+    }
+
+    #[test]
+    fn updates_and_listens() {
+        let body = |call: Call| serde_json::from_slice::<Value>(&call.body).unwrap();
+        let update = Call::tasks_update("t1", json!({"k": {"action": "decline"}})).unwrap();
+        assert_eq!(update.name, "t1");
+        let update = body(update);
+        assert_eq!(update["method"], "tasks/update");
+        assert_eq!(update["params"]["inputResponses"]["k"]["action"], "decline");
+        let listen = body(Call::listen(&["t1".into(), "t2".into()]).unwrap());
+        assert_eq!(
+            listen["params"]["notifications"]["taskIds"],
+            json!(["t1", "t2"])
         );
     }
 

@@ -71,9 +71,10 @@ fn small_task() -> Result<Call, String> {
     Call::tools_call("slow_compute", json!({"seconds": 0}))
 }
 
-/// The parking task: `confirm_delete`, which waits on key `confirm-delete`.
+/// The parking task: `confirm_delete`, which waits on key `confirm-delete` (it requires the
+/// client to declare form elicitation).
 fn parking_task() -> Result<Call, String> {
-    Call::tools_call("confirm_delete", json!({"filename": "a.txt"}))
+    Call::tools_call_eliciting("confirm_delete", json!({"filename": "a.txt"}))
 }
 
 /// Creates `count` tasks with `make` and waits until each has `status`.

@@ -20,6 +20,27 @@ pub fn cpu_time(pid: u32) -> io::Result<Duration> {
     Ok(ticks_to_duration(ticks))
 }
 
+/// The CPU time of each process of `pids` that can still be read (others have ended).
+pub fn cpu_times(pids: &[u32]) -> Vec<(u32, Duration)> {
+    pids.iter()
+        .filter_map(|&pid| cpu_time(pid).ok().map(|time| (pid, time)))
+        .collect()
+}
+
+/// CPU time the processes of `before` used until `after` (both from [`cpu_times`]); a process
+/// missing from `after` ended meanwhile and counts as having used nothing more.
+pub fn cpu_used(before: &[(u32, Duration)], after: &[(u32, Duration)]) -> Duration {
+    before
+        .iter()
+        .map(|&(pid, then)| {
+            after
+                .iter()
+                .find(|(other, _)| *other == pid)
+                .map_or(Duration::ZERO, |&(_, now)| now.saturating_sub(then))
+        })
+        .sum()
+}
+
 /// User plus system CPU time of the thread of process `pid` whose name (`comm`, at most 15
 /// bytes) is `name`, from `/proc/<pid>/task/<tid>/stat`; `None` when there is no such thread.
 pub fn thread_cpu_time(pid: u32, name: &str) -> io::Result<Option<Duration>> {
@@ -150,6 +171,16 @@ mod tests {
                     cpu1 5 1 3 500 4 1 2 2 9 0\n\
                     intr 1 2\n";
         assert_eq!(parse_per_cpu_busy(stat), Some(vec![11, 14]));
+    }
+
+    #[test]
+    fn sums_the_cpu_time_of_processes_still_running() {
+        let ms = Duration::from_millis;
+        let before = [(1, ms(10)), (2, ms(20)), (3, ms(5))];
+        let after = [(1, ms(15)), (3, ms(9)), (4, ms(100))];
+        assert_eq!(cpu_used(&before, &after), ms(9));
+        let own = cpu_times(&[std::process::id(), u32::MAX]);
+        assert_eq!(own.len(), 1, "an id that is no process is left out");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The markdown report: run setup, one table per kind of row, and the issue #6 targets; the
-//! durable store's section is in [`sqlite`].
+//! durable store's section is in [`sqlite`], PostgreSQL's in [`postgres`].
 
+mod postgres;
 mod sqlite;
 
 use std::fmt::Write as _;
@@ -14,8 +15,10 @@ use crate::load::LoadSpec;
 use crate::memory::{MemoryResult, ParkedResult, StoredResult};
 use crate::pin::Pinning;
 use crate::procfs;
+use crate::resume::ResumeResult;
 use crate::series::Series;
 use crate::suite::FIXTURE_LIMITS;
+use crate::takeover::TakeoverResult;
 
 /// Largest resident memory per stored small completed task beyond its payload (issue #6).
 const STORED_TARGET_BYTES: f64 = 1024.0;
@@ -107,6 +110,20 @@ pub struct Report {
     pub create_sqlite_normal: Series,
     /// Row 7d.
     pub stored_sqlite: Option<StoredSqliteResult>,
+    /// Why rows 8a–8d were skipped (the database was unreachable).
+    pub postgres_skipped: Option<String>,
+    /// The database of rows 8a–8d, without password.
+    pub postgres_url: Option<String>,
+    /// Its server version.
+    pub postgres_version: Option<String>,
+    /// Row 8a.
+    pub get_postgres: Series,
+    /// Row 8b.
+    pub create_postgres: Series,
+    /// Row 8c.
+    pub resume: Option<ResumeResult>,
+    /// Row 8d.
+    pub takeover: Option<TakeoverResult>,
 }
 
 impl Report {
@@ -126,6 +143,13 @@ impl Report {
             create_sqlite: Series::default(),
             create_sqlite_normal: Series::default(),
             stored_sqlite: None,
+            postgres_skipped: None,
+            postgres_url: None,
+            postgres_version: None,
+            get_postgres: Series::default(),
+            create_postgres: Series::default(),
+            resume: None,
+            takeover: None,
         }
     }
 
@@ -150,6 +174,7 @@ impl Report {
                 .stored_sqlite
                 .as_ref()
                 .is_none_or(|r| r.stored.memory.errors == 0)
+            && self.postgres_valid()
     }
 
     /// Median requests/s of `series` over the baseline's.
@@ -176,6 +201,7 @@ impl Report {
         self.render_memory(&mut out);
         self.render_targets(&mut out);
         self.render_sqlite(&mut out);
+        self.render_postgres(&mut out);
         self.render_errors(&mut out);
         out
     }
@@ -364,6 +390,7 @@ impl Report {
         if let Some(r) = &self.stored_sqlite {
             all.push(("stored, SQLite", r.stored.memory.first_error.as_deref()));
         }
+        all.extend(self.postgres_errors());
         let firsts: Vec<(&str, &str)> = all
             .into_iter()
             .filter_map(|(name, error)| error.map(|e| (name, e)))

@@ -1,4 +1,4 @@
-//! Rows 1, 2, 3, 7a, 7b and 7c: measured in interleaved rounds (one run of each selected row
+//! Rows 1, 2, 3, 7a, 7b, 7c, 8a and 8b: measured in interleaved rounds (one run of each selected row
 //! per round, in that order) so that a disturbance of the shared machine hits them alike and
 //! their ratios compare runs made minutes apart at most.
 
@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::cli::Row;
 use crate::conn::{Connection, Endpoint};
 use crate::durable::Synchronous;
-use crate::load::{self, LoadSpec};
+use crate::load::{self, LoadSpec, Watch};
 use crate::mcp::{self, Call, Expect};
 use crate::pool::Pool;
 use crate::report::Report;
@@ -15,14 +15,16 @@ use crate::series::Series;
 use crate::settle::settle;
 use crate::suite::{Servers, StoreKind};
 
-/// The rows measured in interleaved rounds: 1, 2, 3, 7a, 7b, 7c.
-const INTERLEAVED: [Row; 6] = [
+/// The rows measured in interleaved rounds: 1, 2, 3, 7a, 7b, 7c, 8a, 8b.
+const INTERLEAVED: [Row; 8] = [
     Row::Baseline,
     Row::Get,
     Row::Create,
     Row::GetSqlite,
     Row::CreateSqlite,
     Row::CreateSqliteNormal,
+    Row::GetPostgres,
+    Row::CreatePostgres,
 ];
 
 /// The series of an interleaved row.
@@ -34,11 +36,18 @@ fn series_of(report: &mut Report, row: Row) -> Option<&mut Series> {
         Row::GetSqlite => Some(&mut report.get_sqlite),
         Row::CreateSqlite => Some(&mut report.create_sqlite),
         Row::CreateSqliteNormal => Some(&mut report.create_sqlite_normal),
-        Row::Lifecycle | Row::Stored | Row::Parked | Row::StoredSqlite => None,
+        Row::GetPostgres => Some(&mut report.get_postgres),
+        Row::CreatePostgres => Some(&mut report.create_postgres),
+        Row::Lifecycle
+        | Row::Stored
+        | Row::Parked
+        | Row::StoredSqlite
+        | Row::ResumePostgres
+        | Row::TakeoverPostgres => None,
     }
 }
 
-/// Rows 1, 2, 3, 7a, 7b and 7c in interleaved rounds (one run of each selected row per round)
+/// Rows 1, 2, 3, 7a, 7b, 7c, 8a and 8b in interleaved rounds (one run of each selected row per round)
 /// until each has `--rounds` clean runs (see [`Series::wants_more`]).
 pub async fn interleaved(
     servers: &Servers<'_>,
@@ -58,6 +67,14 @@ pub async fn interleaved(
     let get = completed_task(&endpoint).await?;
     let body = capture(&endpoint, &get).await?;
     report.get_response_bytes = Some(body.len());
+    let postgres_get = if args.runs(Row::GetPostgres) {
+        let p = servers.postgres("fixture-get-postgres", 1, None).await?;
+        let endpoint = Endpoint::parse(p.node(0)?.server.url())?;
+        let get = completed_task(&endpoint).await?;
+        Some((p, endpoint, get))
+    } else {
+        None
+    };
     let baseline = if args.runs(Row::Baseline) {
         let body_file = servers.logs.join("baseline-body.json");
         std::fs::write(&body_file, &body).map_err(|e| format!("{}: {e}", body_file.display()))?;
@@ -123,7 +140,31 @@ pub async fn interleaved(
                     let store = StoreKind::Sqlite(Synchronous::Normal);
                     servers.creation(&name, store, &create, spec).await?
                 }
-                Row::Lifecycle | Row::Stored | Row::Parked | Row::StoredSqlite => continue,
+                Row::GetPostgres => {
+                    let Some((p, endpoint, get)) = &postgres_get else {
+                        continue;
+                    };
+                    eprintln!("round {round}: row 8a, tasks/get, PostgreSQL");
+                    let node = p.node(0)?;
+                    let watch = Watch {
+                        server_pid: node.server.pid(),
+                        database: Some((servers.database()?, &node.app)),
+                    };
+                    load::run_watched(endpoint, get, completed, spec, watch).await?
+                }
+                Row::CreatePostgres => {
+                    eprintln!("round {round}: row 8b, creation, PostgreSQL");
+                    let name = format!("fixture-create-postgres-{round}");
+                    servers
+                        .creation(&name, StoreKind::Postgres, &create, spec)
+                        .await?
+                }
+                Row::Lifecycle
+                | Row::Stored
+                | Row::Parked
+                | Row::StoredSqlite
+                | Row::ResumePostgres
+                | Row::TakeoverPostgres => continue,
             };
             if let Some(series) = series_of(report, row) {
                 series.push(run, pinning);

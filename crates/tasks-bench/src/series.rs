@@ -108,6 +108,7 @@ mod tests {
             server_cpu: Duration::ZERO,
             client_cpu: Duration::ZERO,
             writer_cpu: None,
+            database_cpu: None,
             cores: Vec::new(),
         }
     }

@@ -79,6 +79,19 @@ impl ServerProcess {
         self.child.id()
     }
 
+    /// Kills the server at once (SIGKILL, as `kill -9` does: no graceful stop, no hand-over)
+    /// and reaps it; returns the instant just before the signal was sent.
+    pub fn kill(&mut self) -> Result<tokio::time::Instant, String> {
+        let at = tokio::time::Instant::now();
+        self.child
+            .kill()
+            .map_err(|e| format!("kill -9 {}: {e}", self.name))?;
+        self.child
+            .wait()
+            .map_err(|e| format!("reap {}: {e}", self.name))?;
+        Ok(at)
+    }
+
     /// Resident memory in bytes.
     pub fn rss(&self) -> Result<u64, String> {
         procfs::rss_bytes(self.pid()).map_err(|e| format!("{}: VmRSS: {e}", self.name))
@@ -89,6 +102,9 @@ impl Drop for ServerProcess {
     /// Asks the server to stop (SIGTERM, so it shuts down gracefully and tools such as
     /// valgrind wrapped around it write their reports), then kills it after [`STOP_LIMIT`].
     fn drop(&mut self) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return; // already reaped (killed): its pid may be another process's by now
+        }
         let asked = Command::new("kill")
             .args(["-TERM", &self.pid().to_string()])
             .stderr(Stdio::null())

@@ -11,25 +11,35 @@
 //! | SQLite fixture S (FULL) | 7a `tasks/get` (alive beside fixture A: interleaved with 1, 2, 3) | — |
 //! | one SQLite fixture per round | 7b creation (FULL), 7c creation (NORMAL) | a fresh database per round |
 //! | SQLite fixture T (FULL) | 7d stored: database size | size and RSS of that row alone |
+//! | PostgreSQL fixture P | 8a `tasks/get` (alive beside fixture A: interleaved with 1, 2, 3) | — |
+//! | one PostgreSQL fixture per round | 8b creation | a fresh schema per round |
+//! | two PostgreSQL nodes | 8c cross-node resume latency | — |
+//! | two PostgreSQL nodes per round | 8d takeover (one of them is killed) | a fresh schema per kill |
 //!
 //! Every fixture runs with [`FIXTURE_LIMITS`]: capacity limits far above what a row creates, so
 //! no creation is refused, and unlimited TTL, so nothing is reaped during a row. A SQLite
 //! fixture also gets `--store sqlite:<fresh dir>/tasks.db` and `--sqlite-synchronous`; its
-//! directory is removed once it has stopped (see [`crate::durable`]).
+//! directory is removed once it has stopped (see [`crate::durable`]). A PostgreSQL fixture gets
+//! the database, a fresh schema and a secret file shared by the nodes of its row (see
+//! [`crate::cluster`]); the schema is dropped once they have stopped. The PostgreSQL rows are
+//! left out of the default set, with the reason in the report, when the database is
+//! unreachable; named with `--rows`, they fail the run instead.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::{Row, RunArgs};
+use crate::cluster::{Cluster, Node};
 use crate::conn::Endpoint;
+use crate::database::Database;
 use crate::durable::{self, SqliteFixture, Synchronous, TempDb};
-use crate::load::{self, LoadResult, LoadSpec};
+use crate::load::{self, LoadResult, LoadSpec, Watch};
 use crate::mcp::{Call, Expect};
 use crate::pin::Pinning;
 use crate::pool::Pool;
 use crate::report::{Report, Setup};
 use crate::server::{self, ServerProcess};
-use crate::{fsync, lifecycle, memory, rounds};
+use crate::{fsync, lifecycle, memory, resume, rounds, takeover};
 
 /// Fixture flags of every row.
 pub const FIXTURE_LIMITS: &[&str] = &[
@@ -52,6 +62,8 @@ pub struct Servers<'a> {
     fixture: PathBuf,
     /// Where SQLite fixtures get their fresh directories.
     sqlite_dir: PathBuf,
+    /// The PostgreSQL database, when a PostgreSQL row runs.
+    pub(crate) database: Option<Database>,
 }
 
 /// Where a creation row's fixture keeps its tasks.
@@ -61,6 +73,8 @@ pub enum StoreKind {
     Memory,
     /// A fresh SQLite database.
     Sqlite(Synchronous),
+    /// A fresh schema of the PostgreSQL database.
+    Postgres,
 }
 
 impl Servers<'_> {
@@ -80,6 +94,53 @@ impl Servers<'_> {
         ];
         let server = self.start_fixture(name, &store)?;
         Ok(SqliteFixture { server, db })
+    }
+
+    /// `nodes` fixtures named `<name>-a`, `<name>-b`, … (or one named `name`) on a fresh
+    /// schema of the database, sharing a secret file, with `--lease-ms` when given.
+    pub async fn postgres(
+        &self,
+        name: &str,
+        nodes: usize,
+        lease_ms: Option<u64>,
+    ) -> Result<Cluster, String> {
+        let mut cluster = self.cluster(name).await?;
+        for i in 0..nodes {
+            let node = if nodes == 1 {
+                name.to_owned()
+            } else {
+                format!("{name}-{}", char::from(b'a' + (i % 26) as u8))
+            };
+            self.add_node(&mut cluster, &node, lease_ms)?;
+        }
+        Ok(cluster)
+    }
+
+    /// A cluster with no node yet, on a fresh schema of the database.
+    pub async fn cluster(&self, name: &str) -> Result<Cluster, String> {
+        let schema = self.database()?.schema(name).await?;
+        Ok(Cluster::new(schema, &self.logs, name))
+    }
+
+    /// Starts fixture `node` as one more node of `cluster`, with `--lease-ms` when given.
+    pub fn add_node(
+        &self,
+        cluster: &mut Cluster,
+        node: &str,
+        lease_ms: Option<u64>,
+    ) -> Result<(), String> {
+        let app = Cluster::app_name(node);
+        let flags = cluster.flags(self.database()?, &app, lease_ms);
+        let server = self.start_fixture(node, &flags)?;
+        cluster.nodes.push(Node { server, app });
+        Ok(())
+    }
+
+    /// The PostgreSQL database.
+    pub fn database(&self) -> Result<&Database, String> {
+        self.database
+            .as_ref()
+            .ok_or_else(|| "no PostgreSQL database".to_owned())
     }
 
     fn start_fixture(
@@ -104,12 +165,22 @@ impl Servers<'_> {
         create: &Call,
         spec: LoadSpec,
     ) -> Result<LoadResult, String> {
+        if let StoreKind::Postgres = store {
+            let cluster = self.postgres(name, 1, None).await?;
+            let node = cluster.node(0)?;
+            let target = Endpoint::parse(node.server.url())?;
+            let watch = Watch {
+                server_pid: node.server.pid(),
+                database: Some((self.database()?, &node.app)),
+            };
+            return load::run_watched(&target, create, Expect::Created, spec, watch).await;
+        }
         let (server, _db) = match store {
-            StoreKind::Memory => (self.fixture(name)?, None),
             StoreKind::Sqlite(synchronous) => {
                 let SqliteFixture { server, db } = self.sqlite(name, synchronous)?;
                 (server, Some(db))
             }
+            StoreKind::Memory | StoreKind::Postgres => (self.fixture(name)?, None),
         };
         let target = Endpoint::parse(server.url())?;
         let run = load::run(&target, create, Expect::Created, spec, server.pid()).await;
@@ -137,6 +208,22 @@ impl Servers<'_> {
 
 /// Runs the selected rows.
 pub async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, String> {
+    let (database, skipped) = if args.runs_postgres() {
+        match Database::connect(&args.database_url).await {
+            Ok(database) => (Some(database), None),
+            Err(reason) if args.rows_named() => return Err(reason),
+            Err(reason) => (None, Some(reason)),
+        }
+    } else {
+        (None, None)
+    };
+    let without_postgres;
+    let args = if skipped.is_some() {
+        without_postgres = args.without_postgres();
+        &without_postgres
+    } else {
+        args
+    };
     let logs = server::log_dir();
     std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
     let fixture = match &args.fixture {
@@ -152,6 +239,7 @@ pub async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, String> {
         logs,
         fixture,
         sqlite_dir,
+        database,
     };
     let spec = LoadSpec {
         connections: args.connections,
@@ -159,6 +247,14 @@ pub async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, String> {
         duration: Duration::from_millis(args.duration_ms),
     };
     let mut report = Report::new(Setup::describe(args, pinning, spec));
+    if let Some(reason) = skipped {
+        eprintln!("rows 8a–8d skipped: {reason}");
+        report.postgres_skipped = Some(reason);
+    }
+    if let Some(database) = &servers.database {
+        report.postgres_version = Some(database.version().await?);
+        report.postgres_url = Some(database.shown());
+    }
     if args.runs_sqlite() {
         eprintln!("fsync latency of {}", servers.sqlite_dir.display());
         std::fs::create_dir_all(&servers.sqlite_dir)
@@ -191,6 +287,16 @@ pub async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, String> {
         eprintln!("row 7d: stored tasks, SQLite");
         let t = servers.sqlite("fixture-stored-sqlite", Synchronous::Full)?;
         report.stored_sqlite = Some(durable::stored(t, args.connections, args.sqlite_tasks).await?);
+    }
+    if args.runs(Row::ResumePostgres) {
+        eprintln!("row 8c: cross-node resume latency, PostgreSQL");
+        let cluster = servers.postgres("fixture-resume-postgres", 2, None).await?;
+        report.resume =
+            Some(resume::run(&cluster, args.resume_tasks, &args.resume_concurrency).await?);
+    }
+    if args.runs(Row::TakeoverPostgres) {
+        eprintln!("row 8d: takeover, PostgreSQL");
+        report.takeover = Some(takeover::run(&servers).await?);
     }
     Ok(report)
 }

@@ -15,7 +15,7 @@ const GET_TARGET: f64 = 0.9;
 
 impl Report {
     /// Median requests/s of `series` over `reference`'s.
-    fn ratio_to(series: &Series, reference: &Series) -> Option<f64> {
+    pub(super) fn ratio_to(series: &Series, reference: &Series) -> Option<f64> {
         Some(series.median()?.rps() / reference.median()?.rps())
     }
 

@@ -1,0 +1,146 @@
+//! The PostgreSQL database of rows 8a–8d: whether it is reachable, a fresh schema per row
+//! (dropped afterwards), and the server processes (sessions) that serve one fixture, whose CPU
+//! time the throughput rows report.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio_postgres::{Client, NoTls};
+
+/// How long connecting may take before the database counts as unreachable.
+const CONNECT_LIMIT: Duration = Duration::from_secs(5);
+
+/// A reachable database: its URL and an administrative session.
+pub struct Database {
+    url: String,
+    admin: Client,
+}
+
+impl Database {
+    /// Connects to `url`; the error says why the database is unreachable.
+    pub async fn connect(url: &str) -> Result<Database, String> {
+        let shown = tasks_store_postgres::redacted(url);
+        let connecting = tokio_postgres::connect(url, NoTls);
+        let (admin, connection) = match tokio::time::timeout(CONNECT_LIMIT, connecting).await {
+            Ok(Ok(pair)) => pair,
+            Ok(Err(error)) => {
+                let cause = std::error::Error::source(&error)
+                    .map_or_else(String::new, |cause| format!(": {cause}"));
+                return Err(format!("no PostgreSQL at {shown} ({error}{cause})"));
+            }
+            Err(_) => return Err(format!("no PostgreSQL at {shown} (timed out)")),
+        };
+        tokio::spawn(connection);
+        Ok(Database {
+            url: url.to_owned(),
+            admin,
+        })
+    }
+
+    /// The URL without its password, for the report.
+    pub fn shown(&self) -> String {
+        tasks_store_postgres::redacted(&self.url)
+    }
+
+    /// The URL a fixture named `name` connects with: its sessions carry `application_name`
+    /// `name` (and the store's listener and notifier `<name>-listen`, `<name>-notify`).
+    pub fn url_for(&self, name: &str) -> String {
+        let separator = if self.url.contains('?') { '&' } else { '?' };
+        format!("{}{separator}application_name={name}", self.url)
+    }
+
+    /// The server version (`SHOW server_version`).
+    pub async fn version(&self) -> Result<String, String> {
+        let row = self
+            .admin
+            .query_one("SHOW server_version", &[])
+            .await
+            .map_err(|e| format!("server_version: {e}"))?;
+        Ok(row.get(0))
+    }
+
+    /// A fresh schema name for `row`, `tasks_bench_<pid>_<n>_<row>` (at most 63 bytes); a
+    /// schema of that name left by a killed earlier run is dropped first.
+    pub async fn schema(&self, row: &str) -> Result<TempSchema, String> {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let mut name = format!(
+            "tasks_bench_{}_{n}_{}",
+            std::process::id(),
+            row.replace('-', "_")
+        );
+        name.truncate(63);
+        drop_schema(&self.admin, &name).await?;
+        Ok(TempSchema {
+            name,
+            url: self.url.clone(),
+        })
+    }
+
+    /// The process ids of the sessions whose `application_name` is `name`, `<name>-listen` or
+    /// `<name>-notify`: the database server processes working for that fixture.
+    pub async fn sessions(&self, name: &str) -> Result<Vec<u32>, String> {
+        let rows = self
+            .admin
+            .query(
+                "SELECT pid FROM pg_stat_activity \
+                 WHERE application_name = $1 OR application_name IN ($1 || '-listen', $1 || '-notify')",
+                &[&name],
+            )
+            .await
+            .map_err(|e| format!("pg_stat_activity: {e}"))?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| u32::try_from(row.get::<_, i32>(0)).ok())
+            .collect())
+    }
+}
+
+async fn drop_schema(client: &Client, name: &str) -> Result<(), String> {
+    client
+        .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE"))
+        .await
+        .map_err(|e| format!("drop schema {name}: {e}"))
+}
+
+/// A schema for one row's fixtures (they create its tables); dropped with everything in it
+/// when this value is dropped, so drop the fixtures first.
+#[derive(Debug)]
+pub struct TempSchema {
+    name: String,
+    url: String,
+}
+
+impl TempSchema {
+    /// The fixture's `--postgres-schema` value.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Drop for TempSchema {
+    /// Drops the schema over a connection of its own, on a thread of its own (the caller may
+    /// be inside the benchmark's single-threaded runtime, which must not block on itself).
+    fn drop(&mut self) {
+        let (name, url) = (self.name.clone(), self.url.clone());
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())?;
+            runtime.block_on(async move {
+                let (client, connection) = tokio_postgres::connect(&url, NoTls)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                tokio::spawn(connection);
+                drop_schema(&client, &name).await
+            })
+        })
+        .join();
+        match dropped {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => eprintln!("cannot drop schema {}: {error}", self.name),
+            Err(_) => eprintln!("dropping schema {} panicked", self.name),
+        }
+    }
+}

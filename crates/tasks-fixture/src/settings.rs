@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::store::{StoreSpec, Synchronous};
+use crate::store::{StoreParser, StoreSpec, Synchronous};
 use tasks_runtime::{LeaseConfig, Limits};
 
 /// MCP Tasks conformance fixture: serves `http://<listen>/mcp` (MCP 2026-07-28 with the
@@ -55,7 +55,7 @@ pub struct Settings {
     /// durable SQLite database at PATH, created owner-only if missing; one process per file),
     /// or `postgres://USER@HOST:PORT/DB` (a PostgreSQL database; tables in
     /// `--postgres-schema`). Prefer a password in `~/.pgpass` to one in the URL.
-    #[arg(long, default_value = "memory", value_parser = StoreSpec::parse)]
+    #[arg(long, default_value = "memory", value_parser = StoreParser)]
     pub store: StoreSpec,
     /// With `--store postgres://…`: the schema holding the tables (created if missing).
     #[arg(long, default_value = "mcp_tasks")]

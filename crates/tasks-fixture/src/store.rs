@@ -47,6 +47,34 @@ impl StoreSpec {
     }
 }
 
+/// The clap parser of `--store`: [`StoreSpec::parse`], whose error names the value with its
+/// password removed. (A plain value-parser function would have clap repeat the raw value,
+/// password included, in its error.)
+#[derive(Debug, Clone, Copy)]
+pub struct StoreParser;
+
+impl clap::builder::TypedValueParser for StoreParser {
+    type Value = StoreSpec;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<StoreSpec, clap::Error> {
+        let invalid = |reason: String| {
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("invalid value for '--store <STORE>': {reason}\n"),
+            )
+        };
+        let text = value
+            .to_str()
+            .ok_or_else(|| invalid("the value is not UTF-8".to_owned()))?;
+        StoreSpec::parse(text).map_err(invalid)
+    }
+}
+
 /// `synchronous` of a SQLite store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Synchronous {

@@ -84,3 +84,19 @@ fn a_database_in_use_is_refused_while_the_first_server_runs() {
     first.wait().unwrap();
     refused(&output, "is in use by another process");
 }
+
+#[test]
+fn a_malformed_store_url_is_refused_without_echoing_its_password() {
+    let output = Command::new(env!("CARGO_BIN_EXE_tasks-fixture"))
+        .args(["--store", "postgres:postgres:hunter2@127.0.0.1/test"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("unknown store"), "{stderr}");
+    assert!(
+        !stderr.contains("hunter2"),
+        "the password was echoed: {stderr}"
+    );
+}

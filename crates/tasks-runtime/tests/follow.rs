@@ -208,6 +208,18 @@ async fn settle() {
     }
 }
 
+/// `gated`: completes with "released" once `gate` is notified.
+fn gated_tool(gate: &Arc<tokio::sync::Notify>) -> Tool {
+    let gate = gate.clone();
+    Tool::new("gated", "Waits for the test", move |_ctx: ToolContext| {
+        let gate = gate.clone();
+        async move {
+            gate.notified().await;
+            Ok::<_, ToolError>(text_result("released"))
+        }
+    })
+}
+
 fn answer_text(task: &tasks_core::Task) -> Option<String> {
     detailed_json(task)["result"]["content"][0]["text"]
         .as_str()
@@ -336,18 +348,8 @@ async fn a_lost_hint_is_repaired_by_the_owners_sweep() {
 async fn a_resync_delivers_the_terminal_state_whose_hint_was_lost() {
     let cluster = Cluster::new();
     let gate = Arc::new(tokio::sync::Notify::new());
-    let gated = || {
-        let gate = gate.clone();
-        Tool::new("gated", "Waits for the test", move |_ctx: ToolContext| {
-            let gate = gate.clone();
-            async move {
-                gate.notified().await;
-                Ok::<_, ToolError>(text_result("released"))
-            }
-        })
-    };
-    let a = cluster.node(vec![gated()]).await;
-    let b = cluster.node(vec![gated()]).await;
+    let a = cluster.node(vec![gated_tool(&gate)]).await;
+    let b = cluster.node(vec![gated_tool(&gate)]).await;
     let mut events = b.rt.subscribe();
     let scope = Scope::shared();
     let id = a.rt.create_task(work("gated")).await.unwrap().id().clone();
@@ -372,18 +374,8 @@ async fn a_resync_delivers_the_terminal_state_whose_hint_was_lost() {
 async fn a_watched_task_never_published_here_gets_its_terminal_state_on_resync() {
     let cluster = Cluster::new();
     let gate = Arc::new(tokio::sync::Notify::new());
-    let gated = || {
-        let gate = gate.clone();
-        Tool::new("gated", "Waits for the test", move |_ctx: ToolContext| {
-            let gate = gate.clone();
-            async move {
-                gate.notified().await;
-                Ok::<_, ToolError>(text_result("released"))
-            }
-        })
-    };
-    let a = cluster.node(vec![gated()]).await;
-    let b = cluster.node(vec![gated()]).await;
+    let a = cluster.node(vec![gated_tool(&gate)]).await;
+    let b = cluster.node(vec![gated_tool(&gate)]).await;
     let scope = Scope::shared();
     // Every hint of A is lost: B never publishes the task on its own.
     a.store.mute.store(true, Ordering::SeqCst);

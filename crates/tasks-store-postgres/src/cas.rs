@@ -1,20 +1,42 @@
-//! Compare-and-set: one statement that locks the row, writes it when the expected revision,
-//! expiry and authority hold (recording the release of the active slot of a task that became
-//! terminal, settled by a second statement sent with it), and otherwise answers the current
-//! columns, from which the refusal is classified as the in-memory store does.
+//! Compare-and-set, in batches: each transition is queued and run with those queued beside it,
+//! one statement per batch (see [`crate::batch`]). For each transition the statement locks the
+//! row, writes it when the expected revision, expiry and
+//! authority hold (recording the release of the active slot of a task that became terminal as
+//! a `pending_counts` row), and otherwise answers the current columns, from which the refusal
+//! is classified as the in-memory store does. After the commit, one statement per scope
+//! settles the batch's releases.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use deadpool_postgres::{ClientWrapper, Pool};
 use tasks_core::{Task, TaskUpdate, Timestamp};
 use tasks_runtime::{Authority, CasOutcome, Scope, Snapshot, StoreError};
+use tokio::sync::oneshot;
 use tokio_postgres::types::{Json, ToSql};
 use tokio_postgres::Row;
+use tokio_util::sync::CancellationToken;
 
 use crate::backend;
+use crate::batch::{self, Batcher};
 use crate::counters;
-use crate::sql::{big, ms};
+use crate::sql::{big, ms, Sql};
 use crate::store::Db;
 use crate::text::storable;
+
+/// One transition waiting for its batch.
+pub(crate) struct Item {
+    task: Arc<Task>,
+    expected: i64,
+    now: i64,
+    /// A worker's node and generation, or a request's scope.
+    owner: Option<[u8; 16]>,
+    generation: Option<i64>,
+    scope: Option<Scope>,
+    /// The `pending_counts` token of the release, should the task become terminal.
+    token: i64,
+    reply: oneshot::Sender<Result<Option<Current>, StoreError>>,
+}
 
 /// [`tasks_runtime::Store::transition`].
 pub(crate) async fn transition(
@@ -30,10 +52,10 @@ pub(crate) async fn transition(
             if !storable(scope.as_str()) {
                 return Ok(CasOutcome::NotFound);
             }
-            (None, Some(scope.as_str()), None)
+            (None, Some(scope.clone()), None)
         }
         Authority::Worker(lease) => (
-            Some(lease.node.as_bytes().as_slice()),
+            Some(*lease.node.as_bytes()),
             None,
             Some(big(lease.generation)),
         ),
@@ -41,72 +63,175 @@ pub(crate) async fn transition(
     if !storable(task.id().as_str()) {
         return Ok(CasOutcome::NotFound);
     }
-    let terminal = task.is_terminal();
-    let token = counters::token()?;
-    let client = db.client().await?;
-    let statement = client
-        .prepare_cached(&db.sql.cas)
-        .await
-        .map_err(backend::sql)?;
-    let (id, revision, status) = (task.id().as_str(), big(task.revision()), task.status());
-    let (created_at, expires_at, stored, now_ms) = (
-        ms(task.created_at()),
-        task.expires_at().map(ms),
-        Json(&task),
-        ms(now),
-    );
-    let params: [&(dyn ToSql + Sync); 13] = [
-        &id,
-        &expected,
-        &revision,
-        &status.as_str(),
-        &created_at,
-        &expires_at,
-        &stored,
-        &terminal,
-        &now_ms,
-        &owner,
-        &scope,
-        &generation,
-        &token,
-    ];
-    let write = client.query_opt(&statement, &params);
-    let row = if terminal {
-        // A terminal write records the release of its scope's active slot as row `token`;
-        // settling it is sent with the write (one round trip) and runs right after its
-        // commit, without waiting for the WAL flush. It is a no-op when nothing was released.
-        let (row, settled) = futures_util::join!(write, counters::settle(&client, &db.sql, token));
-        if let Err(error) = settled {
-            tracing::warn!(
-                error = %backend::describe(&error),
-                "settling a terminal transition's release; the reaper will"
-            );
-        }
-        row
-    } else {
-        write.await
-    }
-    .map_err(backend::sql)?;
-    let Some(row) = row else {
+    let task = Arc::new(task);
+    let (reply, answer) = oneshot::channel();
+    db.transitions.submit(Item {
+        task: task.clone(),
+        expected,
+        now: ms(now),
+        owner,
+        generation,
+        scope,
+        token: counters::token()?,
+        reply,
+    })?;
+    let Some(current) = answer.await.map_err(|_| batch::stopped())?? else {
         return Ok(CasOutcome::NotFound);
     };
-    let current = Current::read(&row).map_err(backend::sql)?;
     if current.committed {
         db.hint(task.id(), task.revision());
         let scope = match who {
             Authority::Request(scope) => scope.clone(),
             Authority::Worker(_) => Scope::new(current.scope),
         };
-        return Ok(CasOutcome::Committed(Snapshot {
-            task: Arc::new(task),
-            scope,
-        }));
+        return Ok(CasOutcome::Committed(Snapshot { task, scope }));
     }
     classify(who, current, expected, now, &task)
 }
 
-/// The columns the statement answers.
-struct Current {
+/// The batcher of transitions: a batch holds at most one transition of each task, so those
+/// of one task run one after the other, in the order queued.
+pub(crate) fn batcher(pool: Pool, sql: Arc<Sql>, stop: CancellationToken) -> Batcher<Item> {
+    Batcher::start(
+        |queue| batch::take_distinct(queue, |item: &Item| item.task.id().clone()),
+        move |batch| {
+            let (pool, sql) = (pool.clone(), sql.clone());
+            async move { run(&pool, &sql, batch).await }
+        },
+        stop,
+    )
+}
+
+/// Runs `batch` and answers each transition; when the database refused a value of a batch of
+/// several ([`batch::refused_value`]), each transition is run alone.
+async fn run(pool: &Pool, sql: &Sql, batch: Vec<Item>) {
+    match store(pool, sql, &batch).await {
+        Ok(answers) => {
+            for (item, answer) in batch.into_iter().zip(answers) {
+                let _ = item.reply.send(Ok(answer));
+            }
+        }
+        Err((refused, _)) if refused && batch.len() > 1 => {
+            for item in batch {
+                let alone = store(pool, sql, std::slice::from_ref(&item)).await;
+                let answer = alone.map(|mut a| a.pop().flatten()).map_err(|(_, e)| e);
+                let _ = item.reply.send(answer);
+            }
+        }
+        Err((_, error)) => {
+            for item in batch {
+                let _ = item.reply.send(Err(error.clone()));
+            }
+        }
+    }
+}
+
+/// The transition statement for `batch`, then the settlement of its releases: the current
+/// columns per transition, in order (`None`: no such task); or the error, and whether the
+/// database refused a value.
+async fn store(
+    pool: &Pool,
+    sql: &Sql,
+    batch: &[Item],
+) -> Result<Vec<Option<Current>>, (bool, StoreError)> {
+    let other = |error: StoreError| (false, error);
+    let client = pool.get().await.map_err(|e| other(backend::pool(e)))?;
+    let statement = client
+        .prepare_cached(&sql.transition)
+        .await
+        .map_err(|e| other(backend::sql(e)))?;
+    let ids: Vec<&str> = batch.iter().map(|i| i.task.id().as_str()).collect();
+    let expected: Vec<i64> = batch.iter().map(|i| i.expected).collect();
+    let revisions: Vec<i64> = batch.iter().map(|i| big(i.task.revision())).collect();
+    let statuses: Vec<&str> = batch.iter().map(|i| i.task.status().as_str()).collect();
+    let created: Vec<i64> = batch.iter().map(|i| ms(i.task.created_at())).collect();
+    let expires: Vec<Option<i64>> = batch.iter().map(|i| i.task.expires_at().map(ms)).collect();
+    let tasks: Vec<Json<&Task>> = batch.iter().map(|i| Json(&*i.task)).collect();
+    let terminal: Vec<bool> = batch.iter().map(|i| i.task.is_terminal()).collect();
+    let now: Vec<i64> = batch.iter().map(|i| i.now).collect();
+    let owners: Vec<Option<&[u8]>> = batch
+        .iter()
+        .map(|i| i.owner.as_ref().map(|o| &o[..]))
+        .collect();
+    let scopes: Vec<Option<&str>> = batch
+        .iter()
+        .map(|i| i.scope.as_ref().map(Scope::as_str))
+        .collect();
+    let generations: Vec<Option<i64>> = batch.iter().map(|i| i.generation).collect();
+    let tokens: Vec<i64> = batch.iter().map(|i| i.token).collect();
+    let params: [&(dyn ToSql + Sync); 13] = [
+        &ids,
+        &expected,
+        &revisions,
+        &statuses,
+        &created,
+        &expires,
+        &tasks,
+        &terminal,
+        &now,
+        &owners,
+        &scopes,
+        &generations,
+        &tokens,
+    ];
+    let rows = match client.query(&statement, &params).await {
+        Ok(rows) => rows,
+        Err(error) => return Err((batch::refused_value(&error), backend::sql(error))),
+    };
+    let mut answers: Vec<Option<Current>> = batch.iter().map(|_| None).collect();
+    for row in &rows {
+        let (at, current) = Current::read(row).map_err(|e| other(backend::sql(e)))?;
+        match usize::try_from(at)
+            .ok()
+            .and_then(|at| answers.get_mut(at.wrapping_sub(1)))
+        {
+            Some(slot) => *slot = Some(current),
+            None => {
+                return Err(other(StoreError::Backend(
+                    "postgres: the transition statement answered an unexpected row".into(),
+                )))
+            }
+        }
+    }
+    settle(&client, sql, batch, &answers).await;
+    Ok(answers)
+}
+
+/// Settles the releases of the batch's committed terminal transitions, one statement per
+/// scope (each locks that scope's counter row alone), sent together. A failure is logged and
+/// left to the reaper, which settles the rows once they are [stale](crate::sql::STALE).
+async fn settle(client: &ClientWrapper, sql: &Sql, batch: &[Item], answers: &[Option<Current>]) {
+    let mut released: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
+    for (item, answer) in batch.iter().zip(answers) {
+        if let Some(current) = answer
+            .as_ref()
+            .filter(|c| c.committed && item.task.is_terminal())
+        {
+            released
+                .entry(current.scope.as_str())
+                .or_default()
+                .push(item.token);
+        }
+    }
+    if released.is_empty() {
+        return;
+    }
+    let settled = futures_util::future::join_all(
+        released
+            .iter()
+            .map(|(scope, tokens)| counters::settle_many(client, sql, scope, tokens)),
+    )
+    .await;
+    for error in settled.into_iter().filter_map(Result::err) {
+        tracing::warn!(
+            error = %backend::describe(&error),
+            "settling terminal transitions' releases; the reaper will"
+        );
+    }
+}
+
+/// The columns the transition statement answers for one transition.
+pub(crate) struct Current {
     committed: bool,
     scope: String,
     revision: i64,
@@ -118,16 +243,20 @@ struct Current {
 }
 
 impl Current {
-    fn read(row: &Row) -> Result<Self, tokio_postgres::Error> {
-        Ok(Current {
-            committed: row.try_get(0)?,
-            scope: row.try_get(1)?,
-            revision: row.try_get(2)?,
-            expires_at_ms: row.try_get(3)?,
-            owner: row.try_get(4)?,
-            generation: row.try_get(5)?,
-            task: row.try_get(6)?,
-        })
+    /// The transition's position in its batch (from 1) and its columns.
+    fn read(row: &Row) -> Result<(i32, Self), tokio_postgres::Error> {
+        Ok((
+            row.try_get(0)?,
+            Current {
+                committed: row.try_get(1)?,
+                scope: row.try_get(2)?,
+                revision: row.try_get(3)?,
+                expires_at_ms: row.try_get(4)?,
+                owner: row.try_get(5)?,
+                generation: row.try_get(6)?,
+                task: row.try_get(7)?,
+            },
+        ))
     }
 }
 

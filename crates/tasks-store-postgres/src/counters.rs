@@ -20,18 +20,19 @@ pub(crate) fn token() -> Result<i64, tasks_runtime::StoreError> {
     Ok(i64::from_ne_bytes(bytes))
 }
 
-/// Settles row `token` if it is still there (a refused create's reservation, a terminal
-/// transition's release); answers whether it was. Safe whatever became of the statement that
-/// wrote or consumes the row: a create's insert deletes its reservation in its own
-/// transaction, so a row still there is never backed by a task, and whoever deletes it first
-/// lowers the counters, once.
-pub(crate) async fn settle(
+/// Settles those of rows `tokens` (releases of scope `scope`) that are still there, in one
+/// statement that locks that scope's counter row alone; answers how many.
+pub(crate) async fn settle_many(
     client: &Client,
     sql: &Sql,
-    token: i64,
-) -> Result<bool, tokio_postgres::Error> {
-    let statement = client.prepare_cached(&sql.settle).await?;
-    client.query_one(&statement, &[&token]).await?.try_get(1)
+    scope: &str,
+    tokens: &[i64],
+) -> Result<i64, tokio_postgres::Error> {
+    let statement = client.prepare_cached(&sql.settle_scope).await?;
+    client
+        .query_one(&statement, &[&tokens, &scope])
+        .await?
+        .try_get(1)
 }
 
 /// Settles every `pending_counts` row older than [`crate::sql::STALE`] that no one holds, in

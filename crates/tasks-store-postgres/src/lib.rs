@@ -28,18 +28,21 @@
 //!
 //! Every decision is made in SQL, on the row, never by reading and then writing:
 //!
-//! * **create**: two statements sent together (one round trip), each its own transaction: the
-//!   first reserves both capacity counters under their bounds, the second inserts the task
-//!   (`ON CONFLICT (id) DO NOTHING`) only under a whole reservation and otherwise gives the
-//!   reservation back; the refusal is answered in the in-memory store's order (`max_tasks`
-//!   first, then the per-scope bound, then a taken id). See
+//! * **create**: queued and stored in a [batch](#batches) with the creates queued beside it:
+//!   one call of the `create_tasks` function (schema version 3) inserts the batch's rows
+//!   (`ON CONFLICT (id) DO NOTHING`), then locks the capacity counters and decides each create
+//!   in the order queued, as if one at a time: the refusal is answered in the in-memory
+//!   store's order (`max_tasks` first, then the per-scope bound, then a taken id), a refused
+//!   create's row is deleted again, and the counters are raised once for the batch. See
 //!   [Capacity counters](#capacity-counters).
-//! * **transition** (compare-and-set): one statement, one round trip. It locks the row
-//!   (`SELECT … FOR UPDATE` in a CTE), writes it only `WHERE revision = expected AND not
-//!   expired at now AND <authority>` (a request's scope, or a worker's owner node and
-//!   generation), records the release of the scope's active slot when the task became terminal
-//!   (settled by a second statement sent with it, see [Capacity counters](#capacity-counters)),
-//!   and answers the row's current columns. A refusal is classified from them as the in-memory store does:
+//! * **transition** (compare-and-set): queued and run in a [batch](#batches) too, one
+//!   statement for the batch. It locks the rows in id order (`SELECT … ORDER BY id FOR
+//!   UPDATE` in a CTE), writes each only when its expected revision holds, it is unexpired at
+//!   its `now`, and its authority holds (a request's scope, or a worker's owner node and
+//!   generation), records the release of the scope's active slot of each task that became
+//!   terminal (settled by a statement per scope after the commit, see
+//!   [Capacity counters](#capacity-counters)), and answers each row's current columns. A
+//!   refusal is classified from them as the in-memory store does:
 //!   missing, expired or another scope's is `NotFound`; a stale lease is `Fenced` (reported
 //!   before a revision conflict); a stale revision is `Conflict` with the current task.
 //! * **claim_orphans**: expired node rows are deleted first (so their later heartbeats answer
@@ -59,9 +62,9 @@
 //! * **heartbeat**: renews a lease only while it is unexpired at `now`; an expired one is
 //!   deleted in the same statement and a missing one answers `Lost`, so it is never revived.
 //!
-//! Every statement waits for row locks in one order: its own `pending_counts` row, then task
-//! rows, then the `counts` row, then `scope_counts` rows (several only while holding
-//! `counts`). Inserting a fresh `pending_counts` row (a random key) waits for nothing, and so
+//! Every statement waits for row locks in one order: its own `pending_counts` rows, then task
+//! rows (several in id order), then the `counts` row, then `scope_counts` rows (several only
+//! while holding `counts`). Inserting a fresh `pending_counts` row (a random key) waits for nothing, and so
 //! does taking rows with `SKIP LOCKED` (the reaper's). So no statement can deadlock another.
 //!
 //! # Capacity counters
@@ -70,70 +73,76 @@
 //! row: every task) and `scope_counts` (one row per scope: its active tasks), raised under
 //! their bounds in SQL. Those rows are hot: every create of a deployment raises the one
 //! `counts` row, and on a server without auth every request shares one scope, so one
-//! `scope_counts` row too. Raising them in the create's own transaction (phase 1 of the
-//! design, this store's first version) holds their row locks until that transaction's commit
-//! returns, WAL flush included, so creates ran one per flush: about 550–750 per second on a
-//! 2-core machine whose disk flushes about 830 times a second (`pg_test_fsync`), whatever the
-//! pool size, with every other create waiting on the lock (`transactionid`) of one committing
-//! in `WALSync`. Phase 2, built here, keeps those locks for microseconds:
+//! `scope_counts` row too. A transaction that changes them holds their row locks until its
+//! commit returns, WAL flush included; raised once per create (this store's first version),
+//! creates ran one per flush: about 550–750 per second on a 2-core machine whose disk flushes
+//! about 830 times a second (`pg_test_fsync`), whatever the pool size. Two things keep the
+//! locks short now:
 //!
-//! 1. **Reserve**: a short transaction raises `counts.total` under `max_tasks`, then the
-//!    scope's active count under `max_active_per_scope`, and records what it raised as a
-//!    `pending_counts` row under a random 64-bit token. It commits with
-//!    `synchronous_commit` off (`set_config(…, true)`: this transaction only), so the row
-//!    locks are released without waiting for the flush.
-//! 2. **Insert**: a second transaction deletes that `pending_counts` row and, when it held a
-//!    whole reservation and the id is free, inserts the task; it commits with the flush, which
-//!    also makes the reservation durable (the WAL is sequential: it was committed before). A
-//!    partial reservation or a taken id inserts nothing, and the same transaction gives the
-//!    reservation back (lowers the counters); it stored nothing, so it commits without
-//!    waiting for the flush. Both statements are sent together (one round trip).
-//! 3. **Terminal transitions** have the same problem (lowering the scope's active count in
-//!    the transition's transaction would hold that row for its flush, and block the scope's
-//!    creates behind it), and get the same answer: the transition's transaction writes a
-//!    `pending_counts` row (active −1 due) instead, and a second statement sent with it
-//!    *settles* the row: deletes it and lowers the counter, committed without the flush.
+//! 1. **Creates in batches** (schema version 3, see [Batches](#batches)): one transaction
+//!    raises each counter once for the whole batch, and commits without waiting for the WAL
+//!    flush (`synchronous_commit` off for that transaction only), so the counter rows are
+//!    locked for microseconds. A second statement sent with it (one round trip), a
+//!    transaction that writes only its commit record and commits with the flush, returns
+//!    once the WAL is flushed past the batch's commit; only then is any create of the batch
+//!    answered, so an acknowledged create is as durable as with a flushed commit.
+//! 2. **Terminal transitions** record the release of their scope's active slot as a
+//!    `pending_counts` row (active −1 due) in the transition's transaction, which does not
+//!    touch the counter rows; after the commit, one statement per scope *settles* the
+//!    batch's rows: deletes them and lowers that scope's counter, committed without the
+//!    flush.
 //!
 //! What keeps the counters exact: a `pending_counts` row exists exactly while the counters
 //! are ahead of the tasks table by its amounts, since a row is written in the transaction
-//! that raises the counters (a reservation) or leaves them ahead (a terminal transition), and
-//! deleted in the transaction that makes them right (the insert, or a settlement). Whoever
-//! deletes a row first applies it, so it is applied once. A create whose insert statement
-//! fails settles its reservation itself (safe whatever became of the insert: a row still there
-//! is never backed by a task). What a node leaves when it dies or loses its connection between
-//! the two steps (a reservation without its insert, a release not applied, a settlement lost
-//! with an unflushed commit) stays in `pending_counts`, and every reap settles the rows older
-//! than a minute (`FOR UPDATE SKIP LOCKED`: a row its create still holds is passed by; a
-//! create whose reservation was settled this way inserts nothing and fails). So the counters
-//! never exceed a bound, and match the tasks table exactly whenever no create or transition
-//! is in flight. Until a stale row is settled, its slot stays taken: capacity leaked by a
-//! crash is back within a minute and a reap. This differs from the design's repair, a recount
-//! at every reap: a recount would have to shut out creates in flight while it counts (their
-//! reservations are not yet rows in `tasks`), and counting took 75–300 ms at 320 000 tasks on
-//! this machine, a stall of every create on every node, each reap; the `pending_counts` rows
-//! name exactly what to repair.
+//! that leaves the counters ahead (a terminal transition) and deleted in the transaction that
+//! makes them right (a settlement). Whoever deletes a row first applies it, so it is applied
+//! once. What a node leaves when it dies or loses its connection between the two steps (a
+//! release not applied, a settlement lost with an unflushed commit) stays in
+//! `pending_counts`, and every reap settles the rows older than a minute (`FOR UPDATE SKIP
+//! LOCKED`). So the counters never exceed a bound, and match the tasks table exactly
+//! whenever no transition is in flight. Until a stale row is settled, its slot stays taken:
+//! capacity leaked by a crash is back within a minute and a reap. This differs from the
+//! design's repair, a recount at every reap: a recount would have to shut out creates in
+//! flight while it counts, and counting took 75–300 ms at 320 000 tasks on this machine, a
+//! stall of every create on every node, each reap; the `pending_counts` rows name exactly
+//! what to repair.
 //!
-//! Measured on that machine while shared with other work (load average 7–10), runs of the
-//! `throughput` example before and after interleaved: creates 530–890/s before, 1 900–2 700/s
-//! after (its defaults: pool 16, 64 callers, 16 scopes), 2 000–3 100/s after on one shared
-//! scope; creates each completed at once by a worker (`--mixed --scopes 1`) 420–510/s before,
-//! 1 230–1 530/s after. Waits are now mostly for group flushes (`WALWrite`); with every commit
-//! asynchronous (an experiment only) creates reached 3 600–3 700/s, so the rest is CPU.
+//! Nodes of the previous build (schema version 2) may share the schema during a rolling
+//! upgrade: their creates reserve both counters first, as a `pending_counts` row with
+//! total 1, in a transaction of its own, and insert the task in a second one that deletes
+//! the row. The counters stay exact with both kinds at once; a create of either kind counts
+//! the other's reservations in flight, and the reaper settles a reservation whose insert
+//! never came (its node died) once it is stale. `task_count` leaves reservations out.
 //!
-//! Costs and limits: a create is two small transactions (one round trip) plus a
-//! `pending_counts` insert and delete (about a tenth of a create's time in `pgbench`); a
-//! terminal transition one more statement in the same round trip. A create in flight holds its
-//! slot from its reservation on: a create that finds a bound reached by reservations that are
-//! then given back (a taken id) is refused, as if the other had committed first. A
-//! reservation is visible to other creates before it is flushed; a crash that loses it loses
-//! the create's insert too (later in the WAL). Creates now wait for WAL flushes in groups
-//! (PostgreSQL's group commit), so their rate grows with the number of creates in flight: the
-//! pool size bounds it ([`PostgresOptions::pool_size`]), and a server's `commit_delay` may
-//! help on a disk with slow flushes. A reap still lowers the counters in its own (flushed)
-//! transaction, once per batch of 500. Through a pooler in transaction mode, the two statements
-//! of a create could run on different server connections (the insert before the reservation
-//! committed, which then fails the create): connect directly or through a session pooler, as
-//! the change feed requires anyway.
+//! Costs and limits: a terminal transition writes and deletes one `pending_counts` row (its
+//! settlement shares one statement with the batch's other releases of that scope). A reap
+//! lowers the counters in its own (flushed) transaction, once per batch of 500. Through a
+//! pooler in transaction mode, a create's two statements could run on different server
+//! connections (the flush would then not cover the batch): connect directly or through a
+//! session pooler, as the change feed requires anyway.
+//!
+//! # Batches
+//!
+//! Creates and compare-and-set transitions are *group-committed*: each call is queued, and
+//! one background task per kind takes what is queued whenever one of its two batch slots is
+//! free, up to 64 calls, and runs them as one statement, one transaction and one WAL flush.
+//! A lone call goes at once (a batch of one: no added wait); under load, each batch takes
+//! what queued up while the previous ones ran, so batches grow with the load by themselves.
+//! Each batch holds at most one call per task id (a second one waits for the next batch),
+//! so calls on one task run one after the other, in the order queued. A batch that the
+//! database refuses because of one call's value (SQLSTATE classes 22, 23 and 54: a data
+//! exception, a constraint, a size limit) is run again one call at a time, so only that
+//! call fails; any other failure (a lost connection, a timeout) fails every call of the
+//! batch with [`StoreError::Backend`](tasks_runtime::StoreError::Backend), as it would have
+//! failed each call alone.
+//!
+//! Why: on a 2-core machine shared by the server, the database and the load generator, a
+//! create and its completion cost the database about 1 ms of CPU as four small transactions
+//! of one task each (a reservation, an insert, a compare-and-set and a settlement), much of it
+//! per statement and per commit rather than per row (executor start-up, which reads the
+//! table's `CHECK` constraints each time; the commit); as batches they cost about a third of
+//! that, and creation through the server went from about 1 250 to about
+//! 2 800 tasks per second (see `docs/benchmarks.md`, row 8b).
 //!
 //! # Durability
 //!
@@ -141,13 +150,12 @@
 //! `synchronous_commit=on` (set per session, whatever the server's default), so an
 //! acknowledged write is in the server's flushed WAL (and on a synchronous standby, if the
 //! server is configured with one). The only exceptions are transactions that change nothing
-//! but the capacity counters (a create's reservation, a reservation given back, a terminal
-//! transition's settlement): they commit with `synchronous_commit` off for that transaction,
-//! and nothing acknowledged depends on them alone. A create is acknowledged after its insert,
-//! whose flush covers its reservation (committed before it, so earlier in the WAL); any write
-//! that used a slot freed by a settlement is flushed after it; a settlement lost in a crash
-//! leaves its `pending_counts` row, which a reap settles (see
-//! [Capacity counters](#capacity-counters)). Sessions also set `statement_timeout=5s` and
+//! but the capacity counters (a terminal transition's settlement) and a batch of creates: they
+//! commit with `synchronous_commit` off for that transaction. A batch of creates is answered
+//! only after a flushed commit sent right after it on the same connection returns, which
+//! covers it (the WAL is sequential); any write that used a slot freed by a settlement is
+//! flushed after it; a settlement lost in a crash leaves its `pending_counts` row, which a
+//! reap settles (see [Capacity counters](#capacity-counters)). Sessions also set `statement_timeout=5s` and
 //! `lock_timeout=2s`, so a stuck statement or lock fails the call
 //! ([`StoreError::Backend`](tasks_runtime::StoreError::Backend)) instead of hanging it, and
 //! `idle_in_transaction_session_timeout=10s`, so a node paused (SIGSTOP, a frozen VM) between
@@ -331,6 +339,7 @@
 #![warn(missing_docs)]
 
 mod backend;
+mod batch;
 mod cas;
 mod clock;
 mod connect;

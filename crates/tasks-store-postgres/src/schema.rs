@@ -11,6 +11,7 @@ use crate::sql::quote;
 const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_init.sql"),
     include_str!("../migrations/0002_pending_counts.sql"),
+    include_str!("../migrations/0003_batches.sql"),
 ];
 
 /// The newest schema version this build knows.

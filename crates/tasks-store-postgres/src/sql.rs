@@ -2,17 +2,18 @@
 //! between the runtime's types and column values.
 //!
 //! Lock order, the same in every statement so that none can deadlock another: the caller's own
-//! `pending_counts` row, then task rows, then the `counts` row, then `scope_counts` rows
-//! (several only while holding `counts`). Inserting a fresh `pending_counts` row (a random
+//! `pending_counts` rows, then task rows (several in id order), then the `counts` row, then
+//! `scope_counts` rows (several only while holding `counts`). Inserting a fresh `pending_counts` row (a random
 //! token) waits for nothing, nor does taking rows with `SKIP LOCKED`, so these may come at any
 //! point.
 
 use tasks_core::Timestamp;
 
 /// How old a `pending_counts` row must be before the reaper settles it: far longer than a
-/// create's reservation and insert (sent together) or a transition and its settlement take,
-/// so only the rows of a node that died or lost its connection between the two are settled.
-/// A create whose reservation was settled this way inserts nothing and fails.
+/// transition batch and its settlement take (or, on a node of the previous build, a create's
+/// reservation and insert), so only the rows of a node that died or lost its connection
+/// between the two are settled. Such a create whose reservation was settled this way inserts
+/// nothing and fails.
 pub(crate) const STALE: &str = "60 seconds";
 
 /// Statuses of a non-terminal task, as an SQL list.
@@ -25,22 +26,17 @@ macro_rules! active {
 /// Every statement of the store, for one schema.
 #[derive(Debug)]
 pub(crate) struct Sql {
-    /// Reserves a create's capacity (phase 2): raises `counts.total` under `$3` (max_tasks)
-    /// and then the active count of scope `$2` under `$4` (max_active_per_scope), and records
-    /// what it raised as `pending_counts` row `$1`. Commits without waiting for the WAL flush
-    /// (`synchronous_commit` off for this transaction only), so the counter rows are locked
-    /// for microseconds; the insert that follows commits with a flush, which makes this
-    /// durable too (the WAL is sequential). Answers two booleans: total counted, active
-    /// counted.
-    pub(crate) reserve: String,
-    /// Consumes `pending_counts` row `$1`: inserts task `$2` (columns `$2`..`$10`) if the row
-    /// holds a whole reservation (total and active) and the id is free, and otherwise gives the
-    /// reservation back; one transaction. Answers two booleans: the row was there, the task
-    /// was inserted.
-    pub(crate) insert: String,
-    /// Settles `pending_counts` row `$1`, if it is still there: deletes it and lowers the
-    /// counters by its amounts, without waiting for the WAL flush. Answers whether it was there.
-    pub(crate) settle: String,
+    /// Stores a batch of creates: `create_tasks` (migration 0003) with one array per column
+    /// (`$1` ids, `$2` scopes, `$3` revisions, `$4` statuses, `$5` created, `$6` expiries,
+    /// `$7` tasks, `$8` works, `$9` owners, `$10` max_tasks, `$11` max_active_per_scope);
+    /// answers a `smallint[]` of outcome codes, one per create, in order. Commits without
+    /// waiting for the WAL flush, so that the counter rows it locks are released at once;
+    /// [`Sql::flush`], sent right after it, waits for that flush.
+    pub(crate) create: String,
+    /// A transaction that writes only its commit record, with `synchronous_commit` on: it
+    /// returns once the WAL is flushed up to that record, so every transaction this connection
+    /// committed before it is durable too.
+    pub(crate) flush: String,
     /// Settles up to `$1` `pending_counts` rows older than [`STALE`] no one else holds;
     /// answers how many.
     pub(crate) settle_stale: String,
@@ -50,8 +46,16 @@ pub(crate) struct Sql {
     pub(crate) load: String,
     /// The work JSON of `$1` in scope `$2` (NULL once terminal).
     pub(crate) work: String,
-    /// Compare-and-set, see [`Sql::new`].
-    pub(crate) cas: String,
+    /// Runs a batch of compare-and-sets on distinct tasks, see [`Sql::new`]. One array per
+    /// column (`$1` ids, `$2` expected revisions, `$3` revisions, `$4` statuses, `$5`
+    /// created, `$6` expiries, `$7` tasks, `$8` terminal, `$9` now, `$10` owner nodes or
+    /// NULL, `$11` scopes or NULL, `$12` generations or NULL, `$13` release tokens); answers
+    /// a row per transition whose task exists: its position (from 1), whether it was written,
+    /// and the current columns.
+    pub(crate) transition: String,
+    /// Settles those of `pending_counts` rows `$1` (a `bigint[]`) that are still there, all
+    /// releases of scope `$2`, without waiting for the WAL flush; answers how many.
+    pub(crate) settle_scope: String,
     /// Deletes up to `$2` tasks expired at `$1` and uncounts them; returns their ids.
     pub(crate) reap: String,
     /// The stored task count: `counts.total` less the reservations of creates in flight.
@@ -74,67 +78,13 @@ impl Sql {
     pub(crate) fn new(schema: &str) -> Sql {
         let s = quote(schema);
         Sql {
-            reserve: format!(
-                "WITH total AS ( \
-                   UPDATE {s}.counts SET total = total + 1 \
-                   WHERE id = 1 AND total < $3::bigint RETURNING 1), \
-                 active AS ( \
-                   INSERT INTO {s}.scope_counts AS c (scope, active) \
-                   SELECT $2::text, 1 WHERE $4::bigint > 0 AND EXISTS (SELECT 1 FROM total) \
-                   ON CONFLICT (scope) DO UPDATE SET active = c.active + 1 \
-                   WHERE c.active < $4::bigint RETURNING 1), \
-                 held AS ( \
-                   INSERT INTO {s}.pending_counts (token, scope, total, active) \
-                   SELECT $1::bigint, $2::text, 1, \
-                          CASE WHEN EXISTS (SELECT 1 FROM active) THEN 1 ELSE 0 END \
-                   WHERE EXISTS (SELECT 1 FROM total)) \
-                 SELECT set_config('synchronous_commit', 'off', true), \
-                        EXISTS (SELECT 1 FROM total), EXISTS (SELECT 1 FROM active)"
+            create: format!(
+                "SELECT {s}.create_tasks($1::text[], $2::text[], $3::bigint[], $4::text[], \
+                 $5::bigint[], $6::bigint[], $7::json[], $8::json[], $9::bytea[], \
+                 $10::bigint[], $11::bigint[]), \
+                 set_config('synchronous_commit', 'off', true)"
             ),
-            // `held` takes the reservation (the reaper's `SKIP LOCKED` then passes it by; a
-            // reservation the reaper took first is gone, and nothing is inserted). Without an
-            // insert (a partial reservation, or a taken id) the reservation is given back in
-            // the same transaction, which then stored nothing and commits without waiting for
-            // the WAL flush; with one, it commits with the flush.
-            insert: format!(
-                "WITH held AS ( \
-                   DELETE FROM {s}.pending_counts WHERE token = $1 \
-                   RETURNING scope, total, active), \
-                 ins AS ( \
-                   INSERT INTO {s}.tasks (id, scope, revision, status, created_at_ms, \
-                                          expires_at_ms, task, work, owner_node, generation, \
-                                          attempt) \
-                   SELECT $2::text, $3::text, $4::bigint, $5::text, $6::bigint, $7::bigint, \
-                          $8::json, $9::json, $10::bytea, 1, 1 \
-                   FROM held WHERE held.total = 1 AND held.active = 1 \
-                   ON CONFLICT (id) DO NOTHING RETURNING 1), \
-                 total AS ( \
-                   UPDATE {s}.counts c SET total = c.total - h.total FROM held h \
-                   WHERE c.id = 1 AND h.total > 0 AND NOT EXISTS (SELECT 1 FROM ins) \
-                   RETURNING 1), \
-                 active AS ( \
-                   UPDATE {s}.scope_counts c SET active = c.active - h.active FROM held h \
-                   WHERE c.scope = h.scope AND h.active > 0 AND EXISTS (SELECT 1 FROM total)) \
-                 SELECT EXISTS (SELECT 1 FROM held), EXISTS (SELECT 1 FROM ins), \
-                        CASE WHEN NOT EXISTS (SELECT 1 FROM ins) \
-                             THEN set_config('synchronous_commit', 'off', true) END"
-            ),
-            // `total` runs before `active` (which waits for it) when both change, keeping the
-            // lock order.
-            settle: format!(
-                "WITH gone AS ( \
-                   DELETE FROM {s}.pending_counts WHERE token = $1 \
-                   RETURNING scope, total, active), \
-                 total AS ( \
-                   UPDATE {s}.counts c SET total = c.total - g.total FROM gone g \
-                   WHERE c.id = 1 AND g.total > 0 RETURNING 1), \
-                 active AS ( \
-                   UPDATE {s}.scope_counts c SET active = c.active - g.active FROM gone g \
-                   WHERE c.scope = g.scope AND g.active > 0 \
-                     AND (g.total = 0 OR EXISTS (SELECT 1 FROM total))) \
-                 SELECT set_config('synchronous_commit', 'off', true), \
-                        EXISTS (SELECT 1 FROM gone)"
-            ),
+            flush: "SELECT pg_current_xact_id()".to_owned(),
             // `SKIP LOCKED`: a row its create or transition still holds is not stale.
             settle_stale: format!(
                 "WITH stale AS MATERIALIZED ( \
@@ -165,39 +115,64 @@ impl Sql {
                    AND (expires_at_ms IS NULL OR expires_at_ms > $2)"
             ),
             work: format!("SELECT work FROM {s}.tasks WHERE id = $1 AND scope = $2"),
-            // `cur` locks the row and reads its current version; `upd` writes it when the
-            // expected revision (`$2`), expiry (`$9`) and authority hold: a request's scope
-            // (`$10` NULL, `$11` the scope) or a worker's owner and generation (`$10`, `$12`);
-            // `held` records the release of the scope's active slot when the task became
-            // terminal (`$8`: the new task is terminal) as `pending_counts` row `$13`, settled
-            // by the caller's next statement: the scope's counter row is not locked here, so
-            // not for the length of this commit's WAL flush.
-            // The answer carries the current columns for classifying a refusal, and the
-            // current task only then.
-            cas: format!(
-                "WITH cur AS MATERIALIZED ( \
-                   SELECT scope, revision, status, expires_at_ms, owner_node, generation, task \
-                   FROM {s}.tasks WHERE id = $1 FOR UPDATE), \
+            // `cur` locks the batch's rows in id order (the sort runs below the row locks)
+            // and reads their current versions; `ok` keeps the transitions whose expected
+            // revision, expiry and authority hold: a request's scope (`owner_node` NULL) or a
+            // worker's owner and generation; `upd` writes those; `held` records the release
+            // of the scope's active slot of each task that became terminal as a
+            // `pending_counts` row, settled by the caller after the commit (the scope's
+            // counter row is not locked here, so not for the length of the WAL flush). The
+            // answer carries the current columns for classifying a refusal, and the current
+            // task only then.
+            transition: format!(
+                "WITH input AS ( \
+                   SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], \
+                          $5::bigint[], $6::bigint[], $7::json[], $8::boolean[], $9::bigint[], \
+                          $10::bytea[], $11::text[], $12::bigint[], $13::bigint[]) \
+                   WITH ORDINALITY AS i(id, expected, revision, status, created_at_ms, \
+                          expires_at_ms, task, terminal, now_ms, owner_node, scope, generation, \
+                          token, n)), \
+                 cur AS MATERIALIZED ( \
+                   SELECT t.id, t.scope, t.revision, t.status, t.expires_at_ms, t.owner_node, \
+                          t.generation, t.task \
+                   FROM {s}.tasks t WHERE t.id IN (SELECT id FROM input) \
+                   ORDER BY t.id FOR UPDATE), \
+                 ok AS MATERIALIZED ( \
+                   SELECT i.*, c.status IN {active} AS was_active, c.scope AS task_scope \
+                   FROM input i JOIN cur c ON c.id = i.id \
+                   WHERE c.revision = i.expected \
+                     AND (c.expires_at_ms IS NULL OR c.expires_at_ms > i.now_ms) \
+                     AND CASE WHEN i.owner_node IS NULL THEN c.scope = i.scope \
+                              ELSE c.owner_node = i.owner_node \
+                                   AND c.generation = i.generation END), \
                  upd AS ( \
-                   UPDATE {s}.tasks t SET revision = $3, status = $4, created_at_ms = $5, \
-                          expires_at_ms = $6, task = $7, \
-                          work = CASE WHEN $8::boolean THEN NULL ELSE t.work END \
-                   FROM cur \
-                   WHERE t.id = $1 AND cur.revision = $2 \
-                     AND (cur.expires_at_ms IS NULL OR cur.expires_at_ms > $9::bigint) \
-                     AND CASE WHEN $10::bytea IS NULL THEN cur.scope = $11::text \
-                              ELSE cur.owner_node = $10::bytea \
-                                   AND cur.generation = $12::bigint END \
-                   RETURNING cur.status IN {active} AS was_active), \
+                   UPDATE {s}.tasks t SET revision = ok.revision, status = ok.status, \
+                          created_at_ms = ok.created_at_ms, expires_at_ms = ok.expires_at_ms, \
+                          task = ok.task, \
+                          work = CASE WHEN ok.terminal THEN NULL ELSE t.work END \
+                   FROM ok WHERE t.id = ok.id \
+                   RETURNING t.id), \
                  held AS ( \
                    INSERT INTO {s}.pending_counts (token, scope, total, active) \
-                   SELECT $13::bigint, cur.scope, 0, 1 FROM cur, upd \
-                   WHERE upd.was_active AND $8::boolean) \
-                 SELECT EXISTS (SELECT 1 FROM upd), cur.scope, cur.revision, cur.expires_at_ms, \
-                        cur.owner_node, cur.generation, \
-                        CASE WHEN EXISTS (SELECT 1 FROM upd) THEN NULL ELSE cur.task END \
-                 FROM cur",
+                   SELECT ok.token, ok.task_scope, 0, 1 FROM ok JOIN upd ON upd.id = ok.id \
+                   WHERE ok.was_active AND ok.terminal) \
+                 SELECT i.n::integer, u.id IS NOT NULL, c.scope, c.revision, c.expires_at_ms, \
+                        c.owner_node, c.generation, \
+                        CASE WHEN u.id IS NULL THEN c.task END \
+                 FROM input i JOIN cur c ON c.id = i.id LEFT JOIN upd u ON u.id = i.id",
                 active = active!()
+            ),
+            settle_scope: format!(
+                "WITH gone AS ( \
+                   DELETE FROM {s}.pending_counts WHERE token = ANY($1::bigint[]) \
+                     AND scope = $2::text AND total = 0 \
+                   RETURNING active), \
+                 active AS ( \
+                   UPDATE {s}.scope_counts c \
+                   SET active = c.active - (SELECT sum(active) FROM gone) \
+                   WHERE c.scope = $2::text AND EXISTS (SELECT 1 FROM gone WHERE active > 0)) \
+                 SELECT set_config('synchronous_commit', 'off', true), \
+                        (SELECT count(*) FROM gone)"
             ),
             // `gone` takes the expired rows no one else holds (a concurrent reaper, or a
             // transition about to answer NotFound, keeps its rows; they are reaped later);

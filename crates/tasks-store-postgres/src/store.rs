@@ -14,6 +14,7 @@ use tasks_runtime::{
 use tokio::sync::broadcast;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use crate::batch::Batcher;
 use crate::clock::DbClock;
 use crate::error::ConnectError;
 use crate::feed::Feed;
@@ -36,6 +37,8 @@ pub struct PostgresStore {
 pub(crate) struct Db {
     pool: Pool,
     pub(crate) sql: Arc<Sql>,
+    pub(crate) creates: Batcher<create::Item>,
+    pub(crate) transitions: Batcher<cas::Item>,
     target: String,
     feed: Feed,
     clock: Arc<DbClock>,
@@ -82,10 +85,14 @@ impl PostgresStore {
         clock: Arc<DbClock>,
         stop: CancellationToken,
     ) -> PostgresStore {
+        let creates = create::batcher(pool.clone(), sql.clone(), stop.clone());
+        let transitions = cas::batcher(pool.clone(), sql.clone(), stop.clone());
         PostgresStore {
             db: Arc::new(Db {
                 pool,
                 sql,
+                creates,
+                transitions,
                 target,
                 feed,
                 clock,

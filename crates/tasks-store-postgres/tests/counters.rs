@@ -1,8 +1,9 @@
-//! The capacity counters (phase 2): a refused or failed create releases its reservation, a
-//! terminal transition releases its scope's active slot, the reaper settles what a node left
-//! unsettled (a reservation without its insert, a release never applied) once it is stale,
-//! and after any mix of concurrent creates, refusals and completions the counters equal what
-//! the tasks table holds.
+//! The capacity counters: a refused or failed create changes no counter (and a value the
+//! database refuses fails only its own create, not the others of its batch), a terminal
+//! transition releases its scope's active slot, the reaper settles what a node left unsettled
+//! (a reservation of an earlier build without its insert, a release never applied) once it is
+//! stale, and after any mix of concurrent creates, refusals and completions the counters
+//! equal what the tasks table holds.
 
 mod common;
 
@@ -87,7 +88,8 @@ async fn actual(admin: &tokio_postgres::Client, schema: &str) -> Counts {
     }
 }
 
-/// Leaves what a node that died between the two steps of a create leaves: a committed
+/// Leaves what a node of an earlier build (schema version 2, whose creates reserve first and
+/// insert second) leaves when it dies between the two steps of a create: a committed
 /// reservation of both counters in `scope`, and its `pending_counts` row, `age` old.
 async fn leak_reservation(admin: &tokio_postgres::Client, schema: &str, scope: &str, age: &str) {
     admin
@@ -127,7 +129,7 @@ async fn complete(store: &impl Store, scope: &Scope, task: &Task) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn refused_and_failed_creates_release_their_reservations() {
+async fn refused_and_failed_creates_change_no_counter() {
     let Some(db) = Database::open().await else {
         return;
     };
@@ -149,7 +151,7 @@ async fn refused_and_failed_creates_release_their_reservations() {
     };
     assert_eq!(counters(&admin, &schema).await, one);
 
-    // A taken id: both counters were reserved, then released.
+    // A taken id.
     assert_eq!(
         store
             .create(new_task("a1", None), work(&bob, "a1"), tight, &NODE_A)
@@ -159,7 +161,7 @@ async fn refused_and_failed_creates_release_their_reservations() {
     );
     assert_eq!(counters(&admin, &schema).await, one);
 
-    // The per-scope bound: `total` was reserved, then released.
+    // The per-scope bound.
     assert_eq!(
         store
             .create(new_task("a2", None), work(&alice, "a2"), tight, &NODE_A)
@@ -169,7 +171,7 @@ async fn refused_and_failed_creates_release_their_reservations() {
     );
     assert_eq!(counters(&admin, &schema).await, one);
 
-    // A failing insert (a constraint the test adds): released too.
+    // A failing insert (a constraint the test adds).
     admin
         .batch_execute(&format!(
             "ALTER TABLE \"{schema}\".tasks ADD CONSTRAINT no_boom CHECK (id <> 'boom')"
@@ -281,48 +283,123 @@ async fn the_reaper_settles_a_stale_reservation_left_without_its_insert() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_insert_whose_reservation_was_settled_stores_nothing() {
+async fn a_create_the_database_refuses_fails_alone_and_its_batch_is_stored() {
     let Some(db) = Database::open().await else {
         return;
     };
     let schema = db.schema();
     let store = db.connect(&schema).await;
     let admin = db.admin().await;
-    // Every reservation is settled the moment it commits, as the reaper would settle that of
-    // a node paused for longer than the stale age: the insert sent after it finds nothing
-    // held and must not store the task uncounted.
     admin
         .batch_execute(&format!(
-            "CREATE FUNCTION \"{schema}\".settle_at_once() RETURNS trigger LANGUAGE plpgsql AS $$ \
-             BEGIN \
-               DELETE FROM \"{schema}\".pending_counts WHERE token = NEW.token; \
-               UPDATE \"{schema}\".counts SET total = total - NEW.total; \
-               UPDATE \"{schema}\".scope_counts SET active = active - NEW.active \
-                 WHERE scope = NEW.scope; \
-               RETURN NULL; \
-             END $$; \
-             CREATE TRIGGER settle_at_once AFTER INSERT ON \"{schema}\".pending_counts \
-             FOR EACH ROW EXECUTE FUNCTION \"{schema}\".settle_at_once()"
+            "ALTER TABLE \"{schema}\".tasks ADD CONSTRAINT no_boom CHECK (id <> 'boom')"
         ))
         .await
-        .expect("a trigger settling every reservation");
+        .expect("add a constraint");
     let alice = Scope::new("alice");
-    match store
-        .create(new_task("a1", None), work(&alice, "a1"), ROOMY, &NODE_A)
-        .await
-    {
-        Err(StoreError::Backend(message)) => {
-            assert!(message.contains("settled"), "{message}");
+    // Sent at once, so they queue up and most share a batch with the refused one.
+    let ids: Vec<String> = (0..40)
+        .map(|i| {
+            if i == 20 {
+                "boom".into()
+            } else {
+                format!("t{i}")
+            }
+        })
+        .collect();
+    let creates = ids.iter().map(|id| {
+        let store = store.clone();
+        let alice = alice.clone();
+        async move {
+            store
+                .create(new_task(id, None), work(&alice, id), ROOMY, &NODE_A)
+                .await
         }
-        other => panic!("expected a backend failure, got {other:?}"),
+    });
+    let outcomes = futures_util::future::join_all(creates).await;
+    for (id, outcome) in ids.iter().zip(&outcomes) {
+        match (id.as_str(), outcome) {
+            ("boom", Err(StoreError::Backend(message))) => {
+                assert!(message.contains("no_boom"), "{message}")
+            }
+            ("boom", other) => panic!("expected a backend failure, got {other:?}"),
+            (_, outcome) => assert!(outcome.is_ok(), "{id}: {outcome:?}"),
+        }
     }
-    let none = Counts {
-        total: 0,
-        active: BTreeMap::new(),
+    let stored = Counts {
+        total: 39,
+        active: active_of(&[("alice", 39)]),
         pending: 0,
     };
-    assert_eq!(counters(&admin, &schema).await, none);
-    assert_eq!(actual(&admin, &schema).await, none);
+    assert_eq!(counters(&admin, &schema).await, stored);
+    assert_eq!(actual(&admin, &schema).await, stored);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transition_the_database_refuses_fails_alone_and_its_batch_is_stored() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let store = db.connect(&schema).await;
+    let admin = db.admin().await;
+    let alice = Scope::new("alice");
+    let ids: Vec<String> = (0..40)
+        .map(|i| {
+            if i == 20 {
+                "boom".into()
+            } else {
+                format!("t{i}")
+            }
+        })
+        .collect();
+    let mut tasks = Vec::new();
+    for id in &ids {
+        let created = store
+            .create(new_task(id, None), work(&alice, id), ROOMY, &NODE_A)
+            .await
+            .expect("create");
+        tasks.push(created.snapshot.task);
+    }
+    admin
+        .batch_execute(&format!(
+            "ALTER TABLE \"{schema}\".tasks ADD CONSTRAINT no_boom \
+             CHECK (id <> 'boom' OR status <> 'completed')"
+        ))
+        .await
+        .expect("add a constraint");
+    let completions = tasks.iter().map(|task| {
+        let (store, alice) = (store.clone(), alice.clone());
+        async move {
+            store
+                .transition(
+                    Authority::Request(&alice),
+                    complete_with(task, "done", at(5)),
+                    at(5),
+                )
+                .await
+        }
+    });
+    let outcomes = futures_util::future::join_all(completions).await;
+    for (id, outcome) in ids.iter().zip(&outcomes) {
+        match (id.as_str(), outcome) {
+            ("boom", Err(StoreError::Backend(message))) => {
+                assert!(message.contains("no_boom"), "{message}")
+            }
+            ("boom", other) => panic!("expected a backend failure, got {other:?}"),
+            (_, outcome) => assert!(
+                matches!(outcome, Ok(CasOutcome::Committed(_))),
+                "{id}: {outcome:?}"
+            ),
+        }
+    }
+    let one_left = Counts {
+        total: 40,
+        active: active_of(&[("alice", 1)]),
+        pending: 0,
+    };
+    assert_eq!(counters(&admin, &schema).await, one_left);
+    assert_eq!(actual(&admin, &schema).await, one_left);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -420,15 +497,21 @@ async fn counters_equal_the_tasks_after_concurrent_creates_refusals_and_completi
         })
     };
 
-    // Every id is created twice at once (one of each pair is a duplicate); creates beyond a
-    // bound are refused; half of the stored tasks are completed as soon as they exist.
+    // Every id is created twice at once (one of each pair is a duplicate), the second time in
+    // a third scope, so that a full scope does not refuse it first (the per-scope bound is
+    // checked before the id); creates beyond a bound are refused; half of the stored tasks
+    // are completed as soon as they exist.
     let mut set = tokio::task::JoinSet::new();
     for i in 0..2 * TASKS {
         let store = store.clone();
         set.spawn(async move {
             let n = i / 2;
             let name = format!("t{n}");
-            let scope = scope_of(n);
+            let scope = if i % 2 == 1 {
+                Scope::new("again")
+            } else {
+                scope_of(n)
+            };
             let created = store
                 .create(new_task(&name, None), work(&scope, &name), bounds, &NODE_A)
                 .await;

@@ -1,0 +1,210 @@
+//! Group commit: calls queued by concurrent callers are run together, one statement (one
+//! transaction, one WAL flush) per batch. Creates and compare-and-set transitions go this way;
+//! see [Batches](crate#batches) for why.
+//!
+//! One collector task takes what is queued whenever a batch slot is free: a lone call goes at
+//! once (a batch of one), and under load each batch takes what queued up while the previous
+//! ones ran, so batches grow with the load by themselves. At most [`IN_FLIGHT`] batches of one
+//! kind run at a time, each of at most [`MAX_BATCH`] calls.
+
+use std::collections::{HashSet, VecDeque};
+use std::future::Future;
+use std::hash::Hash;
+use std::sync::Arc;
+
+use tasks_runtime::StoreError;
+use tokio::sync::{mpsc, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+/// The most calls in one batch.
+pub(crate) const MAX_BATCH: usize = 64;
+
+/// The most batches of one kind running at once (each on its own pooled connection).
+pub(crate) const IN_FLIGHT: usize = 2;
+
+/// The queue of one kind of call; dropping it (with the store) stops its collector once the
+/// queue is empty.
+#[derive(Debug)]
+pub(crate) struct Batcher<I> {
+    queue: mpsc::UnboundedSender<I>,
+}
+
+impl<I: Send + 'static> Batcher<I> {
+    /// Starts the collector on the current tokio runtime. `take` takes the next batch from the
+    /// front of the queue (at least one item when the queue is not empty; what it leaves stays
+    /// queued, in order); `run` runs a batch and answers each of its callers.
+    pub(crate) fn start<T, R, F>(take: T, run: R, stop: CancellationToken) -> Batcher<I>
+    where
+        T: Fn(&mut VecDeque<I>) -> Vec<I> + Send + 'static,
+        R: Fn(Vec<I>) -> F + Send + 'static,
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let (queue, items) = mpsc::unbounded_channel();
+        tokio::spawn(collect(items, take, run, stop));
+        Batcher { queue }
+    }
+
+    /// Queues `item` for the next batch.
+    pub(crate) fn submit(&self, item: I) -> Result<(), StoreError> {
+        self.queue.send(item).map_err(|_| stopped())
+    }
+}
+
+/// The collector has stopped (the store is being dropped, or its runtime shut down).
+pub(crate) fn stopped() -> StoreError {
+    StoreError::Backend("postgres: the store is shutting down".into())
+}
+
+/// The next batch from the front of `queue`: at most [`MAX_BATCH`] items with distinct keys
+/// (task ids), in queue order. An item whose key is already in the batch stays queued (and so
+/// does what follows once the batch is full), so it runs after the first one committed, as
+/// one at a time would.
+pub(crate) fn take_distinct<I, K, F>(queue: &mut VecDeque<I>, key: F) -> Vec<I>
+where
+    K: Eq + Hash,
+    F: Fn(&I) -> K,
+{
+    let mut keys: HashSet<K> = HashSet::new();
+    let mut batch = Vec::new();
+    let mut kept = VecDeque::new();
+    while batch.len() < MAX_BATCH {
+        let Some(item) = queue.pop_front() else { break };
+        if keys.insert(key(&item)) {
+            batch.push(item);
+        } else {
+            kept.push_back(item);
+        }
+    }
+    kept.append(queue);
+    *queue = kept;
+    batch
+}
+
+async fn collect<I, T, R, F>(
+    mut items: mpsc::UnboundedReceiver<I>,
+    take: T,
+    run: R,
+    stop: CancellationToken,
+) where
+    I: Send + 'static,
+    T: Fn(&mut VecDeque<I>) -> Vec<I>,
+    R: Fn(Vec<I>) -> F,
+    F: Future<Output = ()> + Send + 'static,
+{
+    let slots = Arc::new(Semaphore::new(IN_FLIGHT));
+    let mut queued = VecDeque::new();
+    loop {
+        let Ok(slot) = slots.clone().acquire_owned().await else {
+            return;
+        };
+        if queued.is_empty() {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                item = items.recv() => match item {
+                    Some(item) => queued.push_back(item),
+                    None => return,
+                },
+            }
+        }
+        while let Ok(item) = items.try_recv() {
+            queued.push_back(item);
+        }
+        let batch = take(&mut queued);
+        let running = run(batch);
+        tokio::spawn(async move {
+            running.await;
+            drop(slot);
+        });
+    }
+}
+
+/// Whether the database refused a value of a batch (SQLSTATE class 22, data exception; 23,
+/// integrity constraint; 54, program limit): the statement ran and rolled back, and running
+/// each call alone tells which one it was. Any other failure (a lost connection, a timeout)
+/// fails the whole batch.
+pub(crate) fn refused_value(error: &tokio_postgres::Error) -> bool {
+    error
+        .as_db_error()
+        .is_some_and(|db| matches!(db.code().code().get(..2), Some("22" | "23" | "54")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn take(queue: &mut VecDeque<usize>) -> Vec<usize> {
+        take_distinct(queue, |&n| n % 100)
+    }
+
+    #[test]
+    fn batches_take_distinct_keys_in_order_up_to_the_batch_size() {
+        let mut queue: VecDeque<usize> = (0..MAX_BATCH + 3).collect();
+        assert_eq!(take(&mut queue), (0..MAX_BATCH).collect::<Vec<_>>());
+        assert_eq!(
+            queue,
+            VecDeque::from(vec![MAX_BATCH, MAX_BATCH + 1, MAX_BATCH + 2])
+        );
+        assert_eq!(take(&mut queue).len(), 3);
+        assert!(take(&mut queue).is_empty());
+        // Keys 1 and 2 twice: the second of each waits for the next batch, in order.
+        let mut queue = VecDeque::from(vec![1, 101, 2, 3, 201, 102]);
+        assert_eq!(take(&mut queue), vec![1, 2, 3]);
+        assert_eq!(queue, VecDeque::from(vec![101, 201, 102]));
+        assert_eq!(take(&mut queue), vec![101, 102]);
+        assert_eq!(take(&mut queue), vec![201]);
+    }
+
+    #[tokio::test]
+    async fn at_most_in_flight_batches_run_and_the_rest_queue_into_one() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        const CALLS: usize = IN_FLIGHT + 10;
+        let gate = Arc::new(Semaphore::new(0));
+        let (running, most, batches) = (
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(AtomicUsize::new(0)),
+        );
+        let batcher = {
+            let (gate, running, most, batches) =
+                (gate.clone(), running.clone(), most.clone(), batches.clone());
+            Batcher::start(
+                |queue: &mut VecDeque<_>| queue.drain(..queue.len().min(MAX_BATCH)).collect(),
+                move |batch: Vec<tokio::sync::oneshot::Sender<usize>>| {
+                    let (gate, running, most) = (gate.clone(), running.clone(), most.clone());
+                    batches.fetch_add(1, Ordering::SeqCst);
+                    async move {
+                        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        gate.acquire().await.unwrap().forget();
+                        running.fetch_sub(1, Ordering::SeqCst);
+                        let n = batch.len();
+                        for reply in batch {
+                            let _ = reply.send(n);
+                        }
+                    }
+                },
+                CancellationToken::new(),
+            )
+        };
+        let mut answers = Vec::new();
+        for _ in 0..CALLS {
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            batcher.submit(reply).unwrap();
+            answers.push(answer);
+            tokio::task::yield_now().await;
+        }
+        gate.add_permits(CALLS);
+        let mut sizes = Vec::new();
+        for answer in answers {
+            sizes.push(answer.await.unwrap());
+        }
+        assert_eq!(most.load(Ordering::SeqCst), IN_FLIGHT);
+        // The first IN_FLIGHT batches held every slot while the others queued up; those went
+        // as one batch once a slot was free.
+        assert_eq!(batches.load(Ordering::SeqCst), IN_FLIGHT + 1);
+        assert_eq!(
+            sizes.iter().filter(|&&n| n == CALLS - IN_FLIGHT).count(),
+            CALLS - IN_FLIGHT
+        );
+    }
+}

@@ -140,9 +140,9 @@
 //! create and its completion cost the database about 1 ms of CPU as four small transactions
 //! of one task each (a reservation, an insert, a compare-and-set and a settlement), much of it
 //! per statement and per commit rather than per row (executor start-up, which reads the
-//! table's `CHECK` constraints each time; the commit); as batches they cost about a third of
-//! that, and creation through the server went from about 1 250 to about
-//! 2 800 tasks per second (see `docs/benchmarks.md`, row 8b).
+//! table's `CHECK` constraints each time; the commit); as batches they cost about a fifth of
+//! that, and creation through the server went from 1 100–1 200 to 3 900–5 200 tasks per
+//! second, side by side on that machine (see `docs/benchmarks.md`, row 8b).
 //!
 //! # Durability
 //!

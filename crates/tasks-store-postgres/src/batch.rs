@@ -9,9 +9,9 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::future::Future;
-use std::hash::Hash;
 use std::sync::Arc;
 
+use tasks_core::TaskId;
 use tasks_runtime::StoreError;
 use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -55,25 +55,41 @@ pub(crate) fn stopped() -> StoreError {
     StoreError::Backend("postgres: the store is shutting down".into())
 }
 
-/// The next batch from the front of `queue`: at most [`MAX_BATCH`] items with distinct keys
-/// (task ids), in queue order. An item whose key is already in the batch stays queued (and so
-/// does what follows once the batch is full), so it runs after the first one committed, as
-/// one at a time would.
-pub(crate) fn take_distinct<I, K, F>(queue: &mut VecDeque<I>, key: F) -> Vec<I>
-where
-    K: Eq + Hash,
-    F: Fn(&I) -> K,
-{
-    let mut keys: HashSet<K> = HashSet::new();
+/// The most bytes of JSON (tasks and work descriptors) in one batch, unless a single call has
+/// more: a batch's statement must finish well within the session's `statement_timeout` (5 s),
+/// or every call of it fails.
+pub(crate) const MAX_BATCH_BYTES: usize = 1 << 20;
+
+/// A queued call, as [`take_batch`] sees it.
+pub(crate) trait Queued {
+    /// The task it writes.
+    fn id(&self) -> &TaskId;
+    /// The bytes of JSON it sends.
+    fn bytes(&self) -> usize;
+}
+
+/// The next batch from the front of `queue`: in queue order, at most [`MAX_BATCH`] calls and
+/// [`MAX_BATCH_BYTES`] (at least one call), and at most one call per task. A call whose task is
+/// already in the batch stays queued (and so does what follows once the batch is full), so it
+/// runs after the first one committed, as one at a time would.
+pub(crate) fn take_batch<I: Queued>(queue: &mut VecDeque<I>) -> Vec<I> {
+    let mut ids: HashSet<TaskId> = HashSet::new();
     let mut batch = Vec::new();
+    let mut bytes = 0;
     let mut kept = VecDeque::new();
     while batch.len() < MAX_BATCH {
         let Some(item) = queue.pop_front() else { break };
-        if keys.insert(key(&item)) {
-            batch.push(item);
-        } else {
+        if ids.contains(item.id()) {
             kept.push_back(item);
+            continue;
         }
+        if !batch.is_empty() && bytes + item.bytes() > MAX_BATCH_BYTES {
+            queue.push_front(item);
+            break;
+        }
+        bytes += item.bytes();
+        ids.insert(item.id().clone());
+        batch.push(item);
     }
     kept.append(queue);
     *queue = kept;
@@ -132,12 +148,30 @@ pub(crate) fn refused_value(error: &tokio_postgres::Error) -> bool {
 mod tests {
     use super::*;
 
+    /// A call of task `t<n % 100>` with `n / 1000` KiB of JSON.
+    struct Call(usize, TaskId);
+
+    impl Queued for Call {
+        fn id(&self) -> &TaskId {
+            &self.1
+        }
+        fn bytes(&self) -> usize {
+            self.0 / 1000 * 1024
+        }
+    }
+
     fn take(queue: &mut VecDeque<usize>) -> Vec<usize> {
-        take_distinct(queue, |&n| n % 100)
+        let mut calls: VecDeque<Call> = queue
+            .drain(..)
+            .map(|n| Call(n, TaskId::parse(&format!("t{}", n % 100)).unwrap()))
+            .collect();
+        let batch = take_batch(&mut calls).into_iter().map(|c| c.0).collect();
+        queue.extend(calls.into_iter().map(|c| c.0));
+        batch
     }
 
     #[test]
-    fn batches_take_distinct_keys_in_order_up_to_the_batch_size() {
+    fn batches_take_distinct_tasks_in_order_up_to_the_batch_size() {
         let mut queue: VecDeque<usize> = (0..MAX_BATCH + 3).collect();
         assert_eq!(take(&mut queue), (0..MAX_BATCH).collect::<Vec<_>>());
         assert_eq!(
@@ -146,12 +180,24 @@ mod tests {
         );
         assert_eq!(take(&mut queue).len(), 3);
         assert!(take(&mut queue).is_empty());
-        // Keys 1 and 2 twice: the second of each waits for the next batch, in order.
+        // Tasks 1 and 2 twice: the second call of each waits for the next batch, in order.
         let mut queue = VecDeque::from(vec![1, 101, 2, 3, 201, 102]);
         assert_eq!(take(&mut queue), vec![1, 2, 3]);
         assert_eq!(queue, VecDeque::from(vec![101, 201, 102]));
         assert_eq!(take(&mut queue), vec![101, 102]);
         assert_eq!(take(&mut queue), vec![201]);
+    }
+
+    #[test]
+    fn batches_stop_at_the_byte_budget_but_take_one_big_call_alone() {
+        // 600 KiB, 500 KiB, 2 MiB, 1 KiB.
+        let mut queue = VecDeque::from(vec![600_001, 500_002, 2_048_003, 1_004]);
+        assert_eq!(take(&mut queue), vec![600_001]);
+        assert_eq!(take(&mut queue), vec![500_002]);
+        assert_eq!(take(&mut queue), vec![2_048_003]);
+        assert_eq!(take(&mut queue), vec![1_004]);
+        let mut queue = VecDeque::from(vec![500_001, 500_002, 20_003]);
+        assert_eq!(take(&mut queue), vec![500_001, 500_002, 20_003]);
     }
 
     #[tokio::test]

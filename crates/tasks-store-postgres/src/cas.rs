@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use deadpool_postgres::{ClientWrapper, Pool};
-use tasks_core::{Task, TaskUpdate, Timestamp};
+use tasks_core::{Task, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::{Authority, CasOutcome, Scope, Snapshot, StoreError};
 use tokio::sync::oneshot;
 use tokio_postgres::types::{Json, ToSql};
@@ -18,15 +18,17 @@ use tokio_postgres::Row;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend;
-use crate::batch::{self, Batcher};
+use crate::batch::{self, Batcher, Queued};
 use crate::counters;
-use crate::sql::{big, ms, Sql};
+use crate::sql::{big, ms, to_json, Sql};
 use crate::store::Db;
 use crate::text::storable;
 
 /// One transition waiting for its batch.
 pub(crate) struct Item {
     task: Arc<Task>,
+    /// The new task's JSON.
+    json: String,
     expected: i64,
     now: i64,
     /// A worker's node and generation, or a request's scope.
@@ -64,9 +66,11 @@ pub(crate) async fn transition(
         return Ok(CasOutcome::NotFound);
     }
     let task = Arc::new(task);
+    let json = to_json(&*task)?;
     let (reply, answer) = oneshot::channel();
     db.transitions.submit(Item {
         task: task.clone(),
+        json,
         expected,
         now: ms(now),
         owner,
@@ -93,13 +97,22 @@ pub(crate) async fn transition(
 /// of one task run one after the other, in the order queued.
 pub(crate) fn batcher(pool: Pool, sql: Arc<Sql>, stop: CancellationToken) -> Batcher<Item> {
     Batcher::start(
-        |queue| batch::take_distinct(queue, |item: &Item| item.task.id().clone()),
+        batch::take_batch,
         move |batch| {
             let (pool, sql) = (pool.clone(), sql.clone());
             async move { run(&pool, &sql, batch).await }
         },
         stop,
     )
+}
+
+impl Queued for Item {
+    fn id(&self) -> &TaskId {
+        self.task.id()
+    }
+    fn bytes(&self) -> usize {
+        self.json.len()
+    }
 }
 
 /// Runs `batch` and answers each transition; when the database refused a value of a batch of
@@ -146,7 +159,7 @@ async fn store(
     let statuses: Vec<&str> = batch.iter().map(|i| i.task.status().as_str()).collect();
     let created: Vec<i64> = batch.iter().map(|i| ms(i.task.created_at())).collect();
     let expires: Vec<Option<i64>> = batch.iter().map(|i| i.task.expires_at().map(ms)).collect();
-    let tasks: Vec<Json<&Task>> = batch.iter().map(|i| Json(&*i.task)).collect();
+    let tasks: Vec<&str> = batch.iter().map(|i| i.json.as_str()).collect();
     let terminal: Vec<bool> = batch.iter().map(|i| i.task.is_terminal()).collect();
     let now: Vec<i64> = batch.iter().map(|i| i.now).collect();
     let owners: Vec<Option<&[u8]>> = batch

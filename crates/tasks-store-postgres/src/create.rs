@@ -5,23 +5,26 @@
 use std::sync::Arc;
 
 use deadpool_postgres::Pool;
-use tasks_core::{CapacityLimit, NewTask, Task};
+use tasks_core::{CapacityLimit, NewTask, Task, TaskId};
 use tasks_runtime::store::CreateLimits;
-use tasks_runtime::{Created, Lease, NodeId, Snapshot, StoreError, Work};
+use tasks_runtime::{Created, Lease, NodeId, Scope, Snapshot, StoreError, Work};
 use tokio::sync::oneshot;
-use tokio_postgres::types::{Json, ToSql};
+use tokio_postgres::types::ToSql;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend;
-use crate::batch::{self, Batcher};
-use crate::sql::{big, ms, Sql};
+use crate::batch::{self, Batcher, Queued};
+use crate::sql::{big, ms, to_json, Sql};
 use crate::store::Db;
 use crate::text::storable;
 
 /// One create waiting for its batch.
 pub(crate) struct Item {
     task: Arc<Task>,
-    work: Work,
+    scope: Scope,
+    /// The task's and the work descriptor's JSON.
+    task_json: String,
+    work_json: String,
     owner: NodeId,
     max_tasks: i64,
     max_active: i64,
@@ -64,11 +67,14 @@ pub(crate) async fn create(
         ));
     }
     let task = Arc::new(task);
-    let scope = work.scope.clone();
+    let (task_json, work_json) = (to_json(&*task)?, to_json(&work)?);
+    let scope = work.scope;
     let (reply, verdict) = oneshot::channel();
     db.creates.submit(Item {
         task: task.clone(),
-        work,
+        scope: scope.clone(),
+        task_json,
+        work_json,
         owner: *owner,
         max_tasks: big(limits.max_tasks),
         max_active: big(limits.max_active_per_scope),
@@ -96,13 +102,22 @@ pub(crate) async fn create(
 /// The batcher of creates.
 pub(crate) fn batcher(pool: Pool, sql: Arc<Sql>, stop: CancellationToken) -> Batcher<Item> {
     Batcher::start(
-        |queue| batch::take_distinct(queue, |item: &Item| item.task.id().clone()),
+        batch::take_batch,
         move |batch| {
             let (pool, sql) = (pool.clone(), sql.clone());
             async move { run(&pool, &sql, batch).await }
         },
         stop,
     )
+}
+
+impl Queued for Item {
+    fn id(&self) -> &TaskId {
+        self.task.id()
+    }
+    fn bytes(&self) -> usize {
+        self.task_json.len() + self.work_json.len()
+    }
 }
 
 /// Runs `batch` and answers each create; when the database refused a value of a batch of
@@ -142,13 +157,13 @@ async fn store(pool: &Pool, sql: &Sql, batch: &[Item]) -> Result<Vec<Verdict>, (
         .await
         .map_err(|e| other(backend::sql(e)))?;
     let ids: Vec<&str> = batch.iter().map(|i| i.task.id().as_str()).collect();
-    let scopes: Vec<&str> = batch.iter().map(|i| i.work.scope.as_str()).collect();
+    let scopes: Vec<&str> = batch.iter().map(|i| i.scope.as_str()).collect();
     let revisions: Vec<i64> = batch.iter().map(|i| big(i.task.revision())).collect();
     let statuses: Vec<&str> = batch.iter().map(|i| i.task.status().as_str()).collect();
     let created: Vec<i64> = batch.iter().map(|i| ms(i.task.created_at())).collect();
     let expires: Vec<Option<i64>> = batch.iter().map(|i| i.task.expires_at().map(ms)).collect();
-    let tasks: Vec<Json<&Task>> = batch.iter().map(|i| Json(&*i.task)).collect();
-    let works: Vec<Json<&Work>> = batch.iter().map(|i| Json(&i.work)).collect();
+    let tasks: Vec<&str> = batch.iter().map(|i| i.task_json.as_str()).collect();
+    let works: Vec<&str> = batch.iter().map(|i| i.work_json.as_str()).collect();
     let owners: Vec<&[u8]> = batch
         .iter()
         .map(|i| i.owner.as_bytes().as_slice())

@@ -125,7 +125,8 @@
 //!
 //! Creates and compare-and-set transitions are *group-committed*: each call is queued, and
 //! one background task per kind takes what is queued whenever one of its two batch slots is
-//! free, up to 64 calls, and runs them as one statement, one transaction and one WAL flush.
+//! free, up to 64 calls and 1 MiB of JSON (a bigger call goes alone), and runs them as one
+//! statement, one transaction and one WAL flush.
 //! A lone call goes at once (a batch of one: no added wait); under load, each batch takes
 //! what queued up while the previous ones ran, so batches grow with the load by themselves.
 //! Each batch holds at most one call per task id (a second one waits for the next batch),

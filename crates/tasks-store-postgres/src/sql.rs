@@ -80,7 +80,7 @@ impl Sql {
         Sql {
             create: format!(
                 "SELECT {s}.create_tasks($1::text[], $2::text[], $3::bigint[], $4::text[], \
-                 $5::bigint[], $6::bigint[], $7::json[], $8::json[], $9::bytea[], \
+                 $5::bigint[], $6::bigint[], $7::text[]::json[], $8::text[]::json[], $9::bytea[], \
                  $10::bigint[], $11::bigint[]), \
                  set_config('synchronous_commit', 'off', true)"
             ),
@@ -127,7 +127,7 @@ impl Sql {
             transition: format!(
                 "WITH input AS ( \
                    SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], \
-                          $5::bigint[], $6::bigint[], $7::json[], $8::boolean[], $9::bigint[], \
+                          $5::bigint[], $6::bigint[], $7::text[]::json[], $8::boolean[], $9::bigint[], \
                           $10::bytea[], $11::text[], $12::bigint[], $13::bigint[]) \
                    WITH ORDINALITY AS i(id, expected, revision, status, created_at_ms, \
                           expires_at_ms, task, terminal, now_ms, owner_node, scope, generation, \
@@ -265,4 +265,12 @@ pub(crate) fn ms(at: Timestamp) -> i64 {
 /// A count, limit, revision or generation as a `bigint`.
 pub(crate) fn big<N: TryInto<i64>>(n: N) -> i64 {
     n.try_into().unwrap_or(i64::MAX)
+}
+
+/// `value` (a task, a work descriptor) as JSON text, sent as `text` and cast to `json` by the
+/// statement: serialized before its batch, so that the batch can be bounded in bytes.
+pub(crate) fn to_json(value: &impl serde::Serialize) -> Result<String, tasks_runtime::StoreError> {
+    serde_json::to_string(value).map_err(|e| {
+        tasks_runtime::StoreError::Backend(format!("postgres: cannot encode JSON: {e}"))
+    })
 }

@@ -15,6 +15,7 @@
 //! | [`method`] | [`Method`]: the served methods, in one place |
 //! | [`admission`] | parsing and admitting one message: the order of wire §13.2, steps 3–11 |
 //! | [`mrtr`] | MRTR `requestState`: signed, request-bound, expiring; idempotent retry task ids |
+//! | [`canonical`] | a canonical byte encoding of JSON values for hashing: key order and number spelling do not matter |
 //! | [`call`] | planning a `tools/call`: the normative step order, run now or create a task |
 //! | [`plan`] | the request planner: a message in, a [`plan::Plan`] out (reject, accept, or the action to run) |
 //! | [`protocol`] | protocol constants: revision, extension id, `_meta` keys |
@@ -57,6 +58,7 @@
 
 pub mod admission;
 pub mod call;
+pub mod canonical;
 pub mod error;
 pub mod event;
 pub mod headers;

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
+use crate::canonical;
 use crate::error::McpError;
 use crate::id::{TaskId, TASK_ID_RANDOM_BYTES};
 use crate::input::InputRequest;
@@ -89,8 +90,7 @@ impl Binding<'_> {
             hasher.update((part.len() as u64).to_be_bytes());
             hasher.update(part.as_bytes());
         }
-        // serde_json maps are ordered by key, so this encoding is canonical.
-        hasher.update(serde_json::to_vec(self.arguments).unwrap_or_default());
+        canonical::encode_object(self.arguments, &mut |piece| hasher.update(piece));
         URL_SAFE_NO_PAD.encode(hasher.finalize())
     }
 }
@@ -139,13 +139,17 @@ pub fn task_id_for_retry(key: &StateKey, request_state: &str, answers: &JsonObje
     let mut hmac = mac(key, "task-id");
     hmac.update(&(request_state.len() as u64).to_be_bytes());
     hmac.update(request_state.as_bytes());
-    // serde_json maps are ordered by key, so this encoding is canonical.
-    hmac.update(&serde_json::to_vec(answers).unwrap_or_default());
+    canonical::encode_object(answers, &mut |piece| hmac.update(piece));
     let digest = hmac.finalize().into_bytes();
     let mut bytes = [0u8; TASK_ID_RANDOM_BYTES];
     bytes.copy_from_slice(&digest[..TASK_ID_RANDOM_BYTES]);
     TaskId::from_random_bytes(bytes)
 }
+
+/// The payload format. 2: the binding digest and the retry task id hash the arguments and
+/// answers in the [`canonical`] encoding (1 hashed serde_json's text, which depends on its
+/// map order and on how numbers were spelled); a state of another format is invalid.
+const FORMAT: u8 = 2;
 
 #[derive(Serialize, Deserialize)]
 struct Payload {
@@ -183,7 +187,7 @@ pub fn issue(
     nonce: [u8; NONCE_BYTES],
 ) -> String {
     let payload = Payload {
-        version: 1,
+        version: FORMAT,
         state,
         binding: binding.digest(),
         expires_ms: now.unix_millis().saturating_add(lifetime_ms),
@@ -211,7 +215,7 @@ pub fn verify(
         .map_err(|_| invalid())?;
     let bytes = URL_SAFE_NO_PAD.decode(payload).map_err(|_| invalid())?;
     let payload: Payload = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
-    if payload.version != 1
+    if payload.version != FORMAT
         || payload.binding != binding.digest()
         || now.unix_millis() >= payload.expires_ms
     {
@@ -321,5 +325,42 @@ mod tests {
         );
         assert_eq!(state_lifetime_ms(Some(3_600_000)), STATE_LIFETIME_MS);
         bad(verify(&key, b, "not-a-state", now));
+    }
+
+    #[test]
+    fn a_retry_binds_by_meaning_not_by_spelling_and_big_integers_stay_apart() {
+        let key = StateKey::from_bytes([1; 32]);
+        let now = Timestamp::from_unix_millis(1_000);
+        let parse = |text: &str| args(serde_json::from_str(text).unwrap());
+        let issued = |arguments: &JsonObject| {
+            issue(
+                &key,
+                binding(arguments),
+                RequestState {
+                    round: 1,
+                    answers: JsonObject::new(),
+                    asked: BTreeMap::new(),
+                },
+                now,
+                STATE_LIFETIME_MS,
+                [0; NONCE_BYTES],
+            )
+        };
+        let first = parse(r#"{"n": 1, "m": {"b": 2.50, "a": [1e2]}}"#);
+        let state = issued(&first);
+        let respelled = parse(r#"{"m": {"a": [100], "b": 2.5}, "n": 1.0}"#);
+        assert!(verify(&key, binding(&respelled), &state, now).is_ok());
+        let big = parse(r#"{"n": 9007199254740993}"#);
+        let state = issued(&big);
+        let neighbour = parse(r#"{"n": 9007199254740992}"#);
+        assert!(verify(&key, binding(&neighbour), &state, now).is_err());
+        assert!(verify(&key, binding(&big), &state, now).is_ok());
+        // The retry's task id too.
+        let answers = parse(r#"{"k": {"action": "accept", "content": {"n": 1}}}"#);
+        let respelled = parse(r#"{"k": {"content": {"n": 1.0}, "action": "accept"}}"#);
+        assert_eq!(
+            task_id_for_retry(&key, &state, &answers),
+            task_id_for_retry(&key, &state, &respelled)
+        );
     }
 }

@@ -10,6 +10,10 @@ use serde_json::{json, Value};
 
 use crate::protocol::{SUPPORTED_VERSIONS, TASKS_EXTENSION};
 
+/// JSON-RPC 2.0 `Internal error`: the code of every failure the server words itself (a tool
+/// that panicked, timed out or returned something unusable), never with exception text.
+pub const INTERNAL_ERROR: i64 = -32603;
+
 /// A JSON-RPC 2.0 error object `{code, message, data?}` as it appears on the wire, and as a
 /// failed task stores it (`DetailedTask.error`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -132,6 +136,17 @@ pub enum McpError {
     UnsupportedMediaType,
 }
 
+impl JsonRpcError {
+    /// An [`INTERNAL_ERROR`] (-32603) with `message` and no `data`.
+    pub fn internal(message: impl Into<String>) -> Self {
+        JsonRpcError {
+            code: INTERNAL_ERROR,
+            message: message.into(),
+            data: None,
+        }
+    }
+}
+
 impl McpError {
     /// -32021 for a request that did not declare the Tasks extension.
     pub fn missing_tasks_capability() -> Self {
@@ -157,7 +172,7 @@ impl McpError {
             McpError::InvalidParams(_)
             | McpError::UnknownTask
             | McpError::TaskInputTooLarge { .. } => -32602,
-            McpError::CapacityExhausted(_) | McpError::Internal(_) => -32603,
+            McpError::CapacityExhausted(_) | McpError::Internal(_) => INTERNAL_ERROR,
             McpError::HeaderMismatch(_) => -32020,
             McpError::MissingCapability(_) => -32021,
             McpError::UnsupportedVersion { .. } => -32022,

@@ -24,6 +24,13 @@ use crate::work::Work;
 /// `error.message` of a call whose tool built an input request no client can answer.
 pub(crate) const MESSAGE_MALFORMED_REQUEST: &str = "Tool made a malformed input request";
 
+/// The -32603 error of a tool whose input request is malformed.
+fn malformed() -> ToolError {
+    ToolError::Rpc(tasks_core::JsonRpcError::internal(
+        MESSAGE_MALFORMED_REQUEST,
+    ))
+}
+
 /// A synchronous call's input: the request's `inputResponses`, and what was asked.
 #[derive(Debug, Default)]
 pub(crate) struct SyncInput {
@@ -233,9 +240,7 @@ impl ToolContext {
         request: InputRequest,
     ) -> Result<InputResponse, ToolError> {
         let key = key.into();
-        let needs = request
-            .needs()
-            .map_err(|_| ToolError::rpc(-32603, MESSAGE_MALFORMED_REQUEST))?;
+        let needs = request.needs().map_err(|_| malformed())?;
         // An answer the client already gave is used: that asks nothing of it.
         if let Some(answer) = self.input_responses().and_then(|r| r.get(&key)) {
             return request
@@ -247,9 +252,7 @@ impl ToolContext {
         }
         match &self.mode {
             InputMode::Sync(sync) => {
-                if let Ok(mut asked) = sync.asked.lock() {
-                    asked.insert(key, request);
-                }
+                crate::lock::lock(&sync.asked).insert(key, request);
                 Err(ToolError::InputRequired)
             }
             InputMode::Task(task) => task.park(key, request, &self.cancel).await,
@@ -292,7 +295,7 @@ impl ToolContext {
     ) -> Result<SamplingAnswer, ToolError> {
         match self.input(key, InputRequest::sample(request)).await? {
             InputResponse::Sampling(answer) => Ok(answer),
-            _ => Err(ToolError::rpc(-32603, MESSAGE_MALFORMED_REQUEST)),
+            _ => Err(malformed()),
         }
     }
 
@@ -301,7 +304,7 @@ impl ToolContext {
     pub async fn list_roots(&self, key: impl Into<String>) -> Result<Vec<Root>, ToolError> {
         match self.input(key, InputRequest::list_roots()).await? {
             InputResponse::Roots(roots) => Ok(roots),
-            _ => Err(ToolError::rpc(-32603, MESSAGE_MALFORMED_REQUEST)),
+            _ => Err(malformed()),
         }
     }
 
@@ -331,7 +334,7 @@ impl ToolContext {
 fn expect_elicit(response: InputResponse) -> Result<ElicitAnswer, ToolError> {
     match response {
         InputResponse::Elicit(answer) => Ok(answer),
-        _ => Err(ToolError::rpc(-32603, MESSAGE_MALFORMED_REQUEST)),
+        _ => Err(malformed()),
     }
 }
 

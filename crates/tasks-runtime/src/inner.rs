@@ -109,10 +109,7 @@ where
 
 impl Inner {
     pub(crate) fn node(&self) -> NodeId {
-        *self
-            .node
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        *crate::lock::read(&self.node)
     }
 
     /// Removes the worker entry of `id` if it is still `handle` (a newer worker of the same
@@ -248,9 +245,7 @@ impl Inner {
     }
 
     fn forget_waiter(&self, handle: &WorkerHandle, key: &str) {
-        if let Ok(mut waiters) = handle.waiters.lock() {
-            waiters.remove(key);
-        }
+        crate::lock::lock(&handle.waiters).remove(key);
     }
 
     /// Hands fulfilled responses to exactly the waiters of those keys.
@@ -261,9 +256,7 @@ impl Inner {
         let Some(handle) = self.workers.get(id).map(|h| h.clone()) else {
             return;
         };
-        let Ok(mut waiters) = handle.waiters.lock() else {
-            return;
-        };
+        let mut waiters = crate::lock::lock(&handle.waiters);
         for (key, response) in fulfilled {
             if let Some(sender) = waiters.remove(&key) {
                 let _ = sender.send(response);
@@ -283,9 +276,7 @@ impl Inner {
             handle.cancel.cancel();
             return;
         }
-        let Ok(mut waiters) = handle.waiters.lock() else {
-            return;
-        };
+        let mut waiters = crate::lock::lock(&handle.waiters);
         let answered: Vec<String> = waiters
             .keys()
             .filter(|key| task.answered(key).is_some())
@@ -352,9 +343,7 @@ impl TaskPort for Inner {
         if let Some(answer) = stored().await.map_err(asking_failed)? {
             return Ok(Some(answer));
         }
-        if let Ok(mut waiters) = handle.waiters.lock() {
-            waiters.insert(key.clone(), sender);
-        }
+        crate::lock::lock(&handle.waiters).insert(key.clone(), sender);
         let event = Event::InputRequested {
             key: key.clone(),
             request: request.clone(),

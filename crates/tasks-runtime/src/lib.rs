@@ -79,6 +79,7 @@ pub mod events;
 mod follow;
 mod inner;
 pub mod list_changes;
+mod lock;
 pub mod notify;
 mod port;
 pub mod recovery;

@@ -81,9 +81,7 @@ impl Notifier {
         if !self.progress || !progress.is_finite() {
             return false;
         }
-        let Ok(mut last) = self.last_progress.lock() else {
-            return false;
-        };
+        let mut last = crate::lock::lock(&self.last_progress);
         if last.is_some_and(|previous| progress <= previous) {
             return false;
         }

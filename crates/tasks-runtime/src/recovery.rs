@@ -123,7 +123,7 @@ async fn take_over(inner: &Arc<Inner>, claimed: Claimed) {
     );
     let (Some(tool), None) = (tool, failure.as_ref()) else {
         let event = Event::Failed {
-            error: worker::internal(failure.unwrap_or_default()),
+            error: tasks_core::JsonRpcError::internal(failure.unwrap_or_default()),
         };
         match inner
             .commit(&snapshot.scope, &id, event.clone(), Some(&lease))
@@ -172,10 +172,7 @@ async fn self_fence(inner: &Arc<Inner>) {
     }
     match NodeId::random() {
         Ok(node) => {
-            *inner
-                .node
-                .write()
-                .unwrap_or_else(|poisoned| poisoned.into_inner()) = node;
+            *crate::lock::write(&inner.node) = node;
         }
         Err(error) => tracing::error!(%error, "no randomness for a new node id"),
     }

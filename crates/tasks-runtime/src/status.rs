@@ -50,9 +50,7 @@ impl StatusCoalescer {
         lease: Lease,
         message: String,
     ) {
-        let Ok(mut state) = self.state.lock() else {
-            return;
-        };
+        let mut state = crate::lock::lock(&self.state);
         state.pending = Some(message);
         if state.flushing {
             return;
@@ -65,17 +63,14 @@ impl StatusCoalescer {
 
     async fn flush(&self, port: &dyn TaskPort, scope: &Scope, id: &TaskId, lease: &Lease) {
         loop {
-            let due = match self.state.lock() {
-                Ok(state) => state.last_write.map(|at| at + self.interval),
-                Err(_) => return,
-            };
+            let due = crate::lock::lock(&self.state)
+                .last_write
+                .map(|at| at + self.interval);
             if let Some(due) = due {
                 tokio::time::sleep_until(due).await;
             }
             let message = {
-                let Ok(mut state) = self.state.lock() else {
-                    return;
-                };
+                let mut state = crate::lock::lock(&self.state);
                 match state.pending.take() {
                     Some(message) => {
                         state.last_write = Some(Instant::now());
@@ -89,10 +84,9 @@ impl StatusCoalescer {
             };
             if !port.set_status_message(scope, id, lease, message).await {
                 // Finished, expired or failing: nothing later can be written either.
-                if let Ok(mut state) = self.state.lock() {
-                    state.pending = None;
-                    state.flushing = false;
-                }
+                let mut state = crate::lock::lock(&self.state);
+                state.pending = None;
+                state.flushing = false;
                 return;
             }
         }

@@ -27,11 +27,7 @@ pub enum SyncOutcome {
 }
 
 fn internal(message: &str) -> SyncOutcome {
-    SyncOutcome::Error(JsonRpcError {
-        code: -32603,
-        message: message.to_owned(),
-        data: None,
-    })
+    SyncOutcome::Error(JsonRpcError::internal(message))
 }
 
 /// What a synchronous `tools/call` hands its tool.
@@ -112,11 +108,7 @@ pub async fn run_sync(tool: &Tool, call: SyncCall) -> SyncOutcome {
         Ok(Ok(_)) => internal(MESSAGE_NOT_OBJECT),
         Ok(Err(ToolError::Rpc(error))) => SyncOutcome::Error(error),
         Ok(Err(ToolError::InputRequired)) => {
-            let asked = asked
-                .asked
-                .lock()
-                .map(|mut a| std::mem::take(&mut *a))
-                .unwrap_or_default();
+            let asked = std::mem::take(&mut *crate::lock::lock(&asked.asked));
             if asked.is_empty() {
                 internal("Tool asked for input without an input request")
             } else {

@@ -25,14 +25,6 @@ pub(crate) const MESSAGE_NOT_OBJECT: &str = "Task worker returned a non-object r
 pub(crate) const MESSAGE_CONTINUATION: &str =
     "Task worker returned a continuation; use ToolContext::input inside a task";
 
-pub(crate) fn internal(message: impl Into<String>) -> JsonRpcError {
-    JsonRpcError {
-        code: -32603,
-        message: message.into(),
-        data: None,
-    }
-}
-
 /// Turns a tool's return value into the event that ends the task.
 pub(crate) fn outcome_event(
     outcome: Result<Value, ToolError>,
@@ -43,7 +35,7 @@ pub(crate) fn outcome_event(
             let result = tasks_core::wire::complete(result);
             if encoded_len(&result) > max_result_bytes {
                 return Some(Event::Failed {
-                    error: internal(format!(
+                    error: JsonRpcError::internal(format!(
                         "Task result is larger than {max_result_bytes} bytes"
                     )),
                 });
@@ -51,11 +43,11 @@ pub(crate) fn outcome_event(
             Some(Event::Completed { result })
         }
         Ok(_) => Some(Event::Failed {
-            error: internal(MESSAGE_NOT_OBJECT),
+            error: JsonRpcError::internal(MESSAGE_NOT_OBJECT),
         }),
         Err(ToolError::Rpc(error)) => Some(Event::Failed { error }),
         Err(ToolError::InputRequired) => Some(Event::Failed {
-            error: internal(MESSAGE_CONTINUATION),
+            error: JsonRpcError::internal(MESSAGE_CONTINUATION),
         }),
         Err(ToolError::Cancelled) => Some(Event::Cancelled),
     }
@@ -102,11 +94,11 @@ pub(crate) async fn run(
         _ = cancel.cancelled() => None,
         finished = tokio::time::timeout(limits.max_runtime, call) => match finished {
             Err(_elapsed) => Some(Event::Failed {
-                error: internal("Task exceeded its maximum runtime"),
+                error: JsonRpcError::internal("Task exceeded its maximum runtime"),
             }),
             Ok(Err(_panic)) => {
                 tracing::warn!(tool = tool.name(), "tool panicked inside a task");
-                Some(Event::Failed { error: internal(MESSAGE_PANIC) })
+                Some(Event::Failed { error: JsonRpcError::internal(MESSAGE_PANIC) })
             }
             Ok(Ok(outcome)) => outcome_event(outcome, limits.max_result_bytes),
         },

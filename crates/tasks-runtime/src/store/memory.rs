@@ -88,11 +88,7 @@ impl MemoryStore {
     }
 
     fn nodes(&self) -> MutexGuard<'_, HashMap<NodeId, Timestamp>> {
-        // A panic while holding the lock cannot leave the map half-written (every change is
-        // one insert or remove), so a poisoned lock is still usable.
-        self.nodes
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::lock::lock(&self.nodes)
     }
 }
 

@@ -689,6 +689,37 @@ async fn dropping_the_stream_cancels_the_tool() {
 
 // ---------------------------------------------------------------------------------------------
 // 4. Mcp-Param-* headers of x-mcp-header arguments.
+/// The same for a call answered as plain JSON (no progress token): the tool runs inline in the
+/// response future, and the client going away (hyper dropping that future) fires its token.
+#[tokio::test]
+async fn dropping_a_plain_json_call_cancels_the_tool() {
+    let (d, extras) = server(None);
+    let probe = extras.gone.clone();
+    let d = Arc::new(d);
+    let call = {
+        let d = d.clone();
+        tokio::spawn(async move { Req::call("hang", json!({})).send(&d).await })
+    };
+    let token = tokio::time::timeout(WAIT_LIMIT, async {
+        loop {
+            if let Some(token) = probe.token.lock().unwrap().clone() {
+                return token;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the tool ran");
+    assert!(!token.is_cancelled());
+    call.abort();
+    tokio::time::timeout(WAIT_LIMIT, probe.fired_notify.notified())
+        .await
+        .expect("the cancellation token fires");
+    assert!(token.is_cancelled());
+    assert!(probe.dropped.load(Ordering::SeqCst), "the tool run stopped");
+    assert!(call.await.unwrap_err().is_cancelled());
+}
+
 // ---------------------------------------------------------------------------------------------
 
 const PARAM_MISSING: &str = "Missing Mcp-Param header for an x-mcp-header argument";

@@ -3,6 +3,8 @@
 //!
 //! * Without a `progressToken` or `logLevel` in the request `_meta` (or when the client does
 //!   not accept `text/event-stream`), the tool runs inline and the answer is one JSON message.
+//!   Dropping the response future (the client went away) drops the tool's and cancels its
+//!   token (§13.4).
 //! * Otherwise the tool runs on its own tokio task with a [`Notifier`]. If it finishes before
 //!   notifying, the answer is JSON as above. The first notification switches the response to
 //!   SSE: every notification (`notifications/progress` with the request's token,
@@ -134,16 +136,21 @@ pub(crate) async fn run(
 ) -> McpResponse {
     let meta = &finish.meta;
     let notifies = meta.progress_token.is_some() || meta.log_level.is_some();
+    // The tool's token: fired when the response is dropped before the tool finished (the
+    // client went away, §13.4), whichever way it answers; a child, so that firing it never
+    // cancels the caller's own token.
+    let cancel = call.cancel.child_token();
+    let call = call.with_cancel(cancel.clone());
     if !notifies || !accepts_event_stream(headers) {
+        // Inline: dropping this future drops the tool's, and the guard fires its token.
+        let guard = cancel.drop_guard();
         let outcome = run_sync(&tool, call).await;
+        guard.disarm();
         return finish.response(outcome);
     }
     let (notifier, mut notifications) =
         Notifier::channel(meta.progress_token.is_some(), meta.log_level);
-    let cancel = CancellationToken::new();
-    let call = call
-        .with_notifier(Some(notifier))
-        .with_cancel(cancel.clone());
+    let call = call.with_notifier(Some(notifier));
     let mut run = tokio::spawn(async move { run_sync(&tool, call).await });
     let guard = RunGuard {
         abort: run.abort_handle(),

@@ -25,7 +25,7 @@ use tasks_core::{InputRequest, JsonObject, McpError, Method, RequestMeta, Timest
 use tasks_runtime::{run_sync, Notifier, RequestNotification, Scope, SyncCall, SyncOutcome, Tool};
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinHandle};
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::sync::DropGuard;
 
 use tasks_core::jsonrpc::with_server_meta;
 

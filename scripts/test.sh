@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Runs every test: the Rust workspace tests with cargo-nextest (the store contract on every
+# Runs every check and test: formatting (`cargo fmt --check`), lints (`cargo clippy
+# --all-targets -D warnings`), the API docs (`cargo doc` with warnings as errors, so every
+# intra-doc link resolves), the Rust workspace tests with cargo-nextest (the store contract on every
 # store, the kill -9 cycles of the fixture on SQLite), the doctests with `cargo test --doc`
 # (nextest does not run doctests; the README's example is one), then the official MCP
 # conformance runner against the fixture on the in-memory store, on a fresh SQLite database and
 # on PostgreSQL (conformance/run.sh installs Node 22 and the pinned runner from the npm registry).
 #
 # Usage: scripts/test.sh [--quick] [--help]
-#   --quick   the Rust tests and doctests only: no conformance runner (for iterating)
+#   --quick   the Rust tests and doctests only: no formatting, lints, docs or conformance
+#             runner (for iterating)
 #   --help    print this help
 # Needs cargo-nextest (`cargo install cargo-nextest --locked`); .ci/run installs it when missing.
 # Configuration: .config/nextest.toml. A test still running after 180 s (60 s in CI; 360 s for
@@ -23,7 +26,7 @@ set -euo pipefail
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 cd "$HERE/.."
 
-usage() { sed -n '2,21p' "$HERE/test.sh" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,24p' "$HERE/test.sh" | sed 's/^# \{0,1\}//'; }
 
 QUICK=0
 while [ $# -gt 0 ]; do
@@ -82,6 +85,11 @@ phase() {
   CURRENT=""
 }
 
+if [ "$QUICK" -eq 0 ]; then
+  phase fmt cargo fmt --all -- --check
+  phase clippy cargo clippy --workspace --all-targets --locked -- -D warnings
+  phase docs env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+fi
 phase rust-tests cargo nextest run --workspace --locked --profile "$PROFILE"
 phase doctests cargo test --doc --workspace --locked
 if [ "$QUICK" -eq 0 ]; then

@@ -186,7 +186,10 @@ impl ServerBuilder {
     /// every [`ListChanges::announce`](tasks_runtime::ListChanges::announce) of
     /// [`ListKind::Tools`](tasks_runtime::ListKind::Tools) reaches those streams as
     /// `notifications/tools/list_changed`. Keep a clone of `changes` to announce with.
+    /// [`TaskRuntime::register_tool`] and [`TaskRuntime::remove_tool`] (on
+    /// `dispatcher.runtime()`) announce through it by themselves.
     pub fn list_changes(mut self, changes: ListChanges) -> Self {
+        self.runtime.list_changes = Some(changes.clone());
         self.dispatch.list_changes = Some(changes);
         self
     }

@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use bytes::Bytes;
 use http::request::Parts;
 use http::HeaderMap;
@@ -18,7 +19,7 @@ use tasks_core::mrtr::StateKey;
 use tasks_core::plan::{plan, Action, Plan, Planned, ServerView};
 use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::{JsonObject, McpError, Timestamp};
-use tasks_runtime::{Scope, TaskRuntime};
+use tasks_runtime::{Scope, TaskRuntime, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 pub use crate::config::DispatchConfig;
@@ -26,7 +27,7 @@ use crate::head::Head;
 use crate::methods;
 pub use crate::response::BodyError;
 use crate::response::McpResponse;
-use crate::shared::Shared;
+use crate::shared::{Shared, ToolsList};
 
 /// Maps a request head to its scope, or rejects it (HTTP 401 with a JSON-RPC error body).
 pub type ScopeFn = dyn Fn(&Parts) -> Result<Scope, McpError> + Send + Sync;
@@ -52,17 +53,22 @@ pub struct Dispatcher {
     scope_fn: Option<Arc<ScopeFn>>,
 }
 
-impl ServerView for Dispatcher {
+/// What the planner sees of the server for one request: the tools as registered when the
+/// request arrived (a snapshot: tools registered or removed meanwhile do not change it).
+struct View<'a> {
+    tools: Arc<ToolRegistry>,
+    state_key: &'a StateKey,
+}
+
+impl ServerView for View<'_> {
     fn tool(&self, name: &str) -> Option<&dyn ToolRules> {
-        self.shared
-            .runtime
-            .tools()
+        self.tools
             .get(name)
             .map(|tool| tool.as_ref() as &dyn ToolRules)
     }
 
     fn state_key(&self) -> &StateKey {
-        &self.shared.state_key
+        self.state_key
     }
 }
 
@@ -79,14 +85,18 @@ impl Dispatcher {
             META_SERVER_INFO.into(),
             json!({"name": config.server_name, "version": config.server_version}),
         );
-        let tools_list = methods::tools::list_result(&runtime, &config, &server_meta);
+        let tools = runtime.tools();
+        let tools_list = methods::tools::list_result(&tools, &config, &server_meta);
         Dispatcher {
             shared: Shared {
                 runtime,
                 config,
                 server_meta: Arc::new(server_meta),
                 state_key,
-                tools_list,
+                tools_list: ArcSwap::from_pointee(ToolsList {
+                    tools,
+                    result: Arc::new(tools_list),
+                }),
                 shutdown: CancellationToken::new(),
             },
             scope_fn,
@@ -153,12 +163,16 @@ impl Dispatcher {
     /// core plans it ([`tasks_core::plan`]), this carries the plan out.
     pub async fn dispatch(&self, headers: &HeaderMap, body: &[u8], scope: Scope) -> McpResponse {
         let now = self.shared.runtime.now();
-        match plan(&Head(headers), body, self, scope.as_str(), now) {
+        let view = View {
+            tools: self.shared.runtime.tools(),
+            state_key: &self.shared.state_key,
+        };
+        match plan(&Head(headers), body, &view, scope.as_str(), now) {
             Plan::Accepted => McpResponse::accepted(),
             Plan::Reject { id, error } => McpResponse::error(id.as_ref(), &error),
             Plan::Run(planned) => {
                 let id = planned.id.clone();
-                match self.run(planned, headers, &scope, now).await {
+                match self.run(planned, headers, &scope, now, view.tools).await {
                     Ok(response) => response,
                     Err(error) => McpResponse::error(Some(&id), &error),
                 }
@@ -172,13 +186,14 @@ impl Dispatcher {
         headers: &HeaderMap,
         scope: &Scope,
         now: Timestamp,
+        tools: Arc<ToolRegistry>,
     ) -> Result<McpResponse, McpError> {
         let Planned {
             id, meta, action, ..
         } = planned;
         match action {
             Action::Discover => Ok(methods::discover::handle(&self.shared, &id)),
-            Action::ListTools => Ok(McpResponse::result(&id, &self.shared.tools_list)),
+            Action::ListTools => Ok(McpResponse::result(&id, &*self.shared.tools_list(&tools))),
             Action::Call {
                 name,
                 arguments,
@@ -186,6 +201,7 @@ impl Dispatcher {
             } => {
                 let call = methods::tools::Call {
                     id,
+                    tools,
                     meta,
                     name,
                     arguments,

@@ -2,11 +2,12 @@
 
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use tasks_core::jsonrpc::with_server_meta;
 use tasks_core::mrtr::StateKey;
 use tasks_core::wire::ToolsListResult;
 use tasks_core::JsonObject;
-use tasks_runtime::TaskRuntime;
+use tasks_runtime::{TaskRuntime, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::DispatchConfig;
@@ -19,12 +20,38 @@ pub(crate) struct Shared {
     /// responses that outlive a dispatch call.
     pub(crate) server_meta: Arc<JsonObject>,
     pub(crate) state_key: StateKey,
-    pub(crate) tools_list: ToolsListResult,
+    /// The `tools/list` result of the newest tool snapshot asked for.
+    pub(crate) tools_list: ArcSwap<ToolsList>,
     /// Fires on shutdown: open `subscriptions/listen` streams then close gracefully.
     pub(crate) shutdown: CancellationToken,
 }
 
+/// A `tools/list` result and the tool snapshot it lists.
+pub(crate) struct ToolsList {
+    pub(crate) tools: Arc<ToolRegistry>,
+    pub(crate) result: Arc<ToolsListResult>,
+}
+
 impl Shared {
+    /// The `tools/list` result of `tools`: the cached one when it lists the same snapshot,
+    /// else built (once per change of the tools) and cached.
+    pub(crate) fn tools_list(&self, tools: &Arc<ToolRegistry>) -> Arc<ToolsListResult> {
+        let cached = self.tools_list.load();
+        if Arc::ptr_eq(&cached.tools, tools) {
+            return cached.result.clone();
+        }
+        let result = Arc::new(crate::methods::tools::list_result(
+            tools,
+            &self.config,
+            &self.server_meta,
+        ));
+        self.tools_list.store(Arc::new(ToolsList {
+            tools: tools.clone(),
+            result: result.clone(),
+        }));
+        result
+    }
+
     /// A result object with the serverInfo `_meta` added (existing `_meta` keys kept).
     pub(crate) fn with_server_meta(&self, result: JsonObject) -> JsonObject {
         with_server_meta(&self.server_meta, result)

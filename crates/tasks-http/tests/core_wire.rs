@@ -1050,6 +1050,65 @@ async fn listen_for_tool_list_changes_is_acknowledged_then_notified() {
     }
 }
 
+/// Tools registered and removed at run time: `tools/list` and `tools/call` follow, and each
+/// change is announced to the listen streams that asked for tool-list changes.
+#[tokio::test]
+async fn tools_added_and_removed_at_run_time_are_listed_called_and_announced() {
+    let changes = ListChanges::new();
+    let (d, _) = server(Some(changes.clone()));
+    async fn names(d: &Dispatcher) -> Vec<String> {
+        Req::new("tools/list").send(d).await.result()["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+    let before = names(&d).await;
+    assert!(!before.contains(&"late".to_owned()));
+    let mut stream = stream_of(
+        Req::listen(json!({"toolsListChanged": true}))
+            .id(json!("t"))
+            .send(&d)
+            .await,
+    );
+    assert_eq!(
+        next_message(&mut stream).await,
+        acknowledged(json!("t"), json!({"toolsListChanged": true}))
+    );
+
+    d.runtime()
+        .register_tool(Tool::new("late", "Added at run time", |_ctx| async {
+            Ok(text_result("late answer"))
+        }));
+    assert_eq!(
+        next_message(&mut stream).await,
+        tools_list_changed(json!("t"))
+    );
+    let after = names(&d).await;
+    assert_eq!(
+        after[..before.len()],
+        before[..],
+        "the others keep their order"
+    );
+    assert_eq!(after.last().map(String::as_str), Some("late"));
+    let answer = Req::call("late", json!({})).send(&d).await.result();
+    assert_eq!(text_of(&answer), "late answer");
+
+    assert!(d.runtime().remove_tool("late"));
+    assert!(
+        !d.runtime().remove_tool("late"),
+        "already gone: nothing to announce"
+    );
+    assert_eq!(
+        next_message(&mut stream).await,
+        tools_list_changed(json!("t"))
+    );
+    assert_eq!(names(&d).await, before);
+    let unknown = Req::call("late", json!({})).send(&d).await.json();
+    assert_eq!(unknown["error"]["code"], json!(-32602), "{unknown}");
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_prompts_only_listen_never_receives_tool_list_changes() {
     let changes = ListChanges::new();

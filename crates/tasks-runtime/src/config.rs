@@ -82,6 +82,11 @@ pub struct RuntimeConfig {
     pub poll_interval_ms: Option<NonZeroU64>,
     /// Node leases and recovery timing.
     pub leases: LeaseConfig,
+    /// Where [`TaskRuntime::register_tool`](crate::TaskRuntime::register_tool) and
+    /// [`TaskRuntime::remove_tool`](crate::TaskRuntime::remove_tool) announce a change of the
+    /// tool list (`notifications/tools/list_changed`); `None` (the default) announces nothing.
+    /// The HTTP server builder sets it with its own list-change handle.
+    pub list_changes: Option<crate::ListChanges>,
 }
 
 impl Default for RuntimeConfig {
@@ -91,6 +96,7 @@ impl Default for RuntimeConfig {
             ttl_ms: Some(3_600_000),
             poll_interval_ms: NonZeroU64::new(250),
             leases: LeaseConfig::default(),
+            list_changes: None,
         }
     }
 }

@@ -39,7 +39,9 @@ impl WorkerHandle {
 
 pub(crate) struct Inner {
     pub(crate) store: Arc<dyn Store>,
-    pub(crate) tools: ToolRegistry,
+    /// The registered tools: a snapshot per use, replaced whole when a tool is added or
+    /// removed at run time.
+    pub(crate) tools: arc_swap::ArcSwap<ToolRegistry>,
     pub(crate) config: RuntimeConfig,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) slots: Arc<Semaphore>,

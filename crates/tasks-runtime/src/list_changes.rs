@@ -14,6 +14,16 @@ pub struct ListChanges {
     sender: broadcast::Sender<ListKind>,
 }
 
+/// Two handles are equal when they are clones of one handle (they announce to the same
+/// streams).
+impl PartialEq for ListChanges {
+    fn eq(&self, other: &Self) -> bool {
+        self.sender.same_channel(&other.sender)
+    }
+}
+
+impl Eq for ListChanges {}
+
 impl Default for ListChanges {
     fn default() -> Self {
         ListChanges::new()
@@ -53,5 +63,7 @@ mod tests {
         assert_eq!(a.recv().await.unwrap(), ListKind::Prompts);
         assert_eq!(b.recv().await.unwrap(), ListKind::Prompts);
         assert_eq!(ListKind::Tools.filter_key(), "toolsListChanged");
+        assert_eq!(changes, changes.clone());
+        assert_ne!(changes, ListChanges::new());
     }
 }

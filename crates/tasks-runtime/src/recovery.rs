@@ -107,7 +107,7 @@ fn failure(tool: Option<&Arc<Tool>>, claimed: &Claimed) -> Option<String> {
 }
 
 async fn take_over(inner: &Arc<Inner>, claimed: Claimed) {
-    let tool = inner.tools.get(&claimed.work.tool).cloned();
+    let tool = inner.tools.load().get(&claimed.work.tool).cloned();
     let failure = failure(tool.as_ref(), &claimed);
     let Claimed {
         snapshot,

@@ -320,7 +320,11 @@ impl ToolRegistry {
 
     /// Adds a tool; a tool with the same name replaces the earlier one in place.
     pub fn register(&mut self, tool: Tool) {
-        let tool = Arc::new(tool);
+        self.register_shared(Arc::new(tool));
+    }
+
+    /// [`ToolRegistry::register`] of a tool already shared.
+    pub fn register_shared(&mut self, tool: Arc<Tool>) {
         match self.index.get(tool.name()) {
             Some(&i) => self.tools[i] = tool,
             None => {
@@ -328,6 +332,26 @@ impl ToolRegistry {
                 self.tools.push(tool);
             }
         }
+    }
+
+    /// Removes the tool named `name`; answers whether it was there. The others keep their
+    /// order.
+    pub fn remove(&mut self, name: &str) -> bool {
+        let Some(at) = self.index.remove(name) else {
+            return false;
+        };
+        self.tools.remove(at);
+        for i in self.index.values_mut() {
+            if *i > at {
+                *i -= 1;
+            }
+        }
+        true
+    }
+
+    /// Whether no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
     }
 
     /// The tool named `name`.
@@ -338,5 +362,41 @@ impl ToolRegistry {
     /// Every tool, in registration order.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<Tool>> {
         self.tools.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(name: &str) -> Tool {
+        Tool::new(name, "test", |_ctx| async { Ok(text_result("ok")) })
+    }
+
+    fn names(tools: &ToolRegistry) -> Vec<&str> {
+        tools.iter().map(|tool| tool.name()).collect()
+    }
+
+    #[test]
+    fn removing_keeps_the_order_and_every_lookup_right() {
+        let mut tools = ToolRegistry::new();
+        for name in ["a", "b", "c", "d"] {
+            tools.register(named(name));
+        }
+        assert!(tools.remove("b"));
+        assert!(!tools.remove("b"));
+        assert_eq!(names(&tools), ["a", "c", "d"]);
+        for name in ["a", "c", "d"] {
+            assert_eq!(tools.get(name).map(|t| t.name()), Some(name));
+        }
+        assert!(tools.get("b").is_none());
+        // Re-registering a name replaces it in place; a new one goes last.
+        tools.register(named("c"));
+        tools.register(named("b"));
+        assert_eq!(names(&tools), ["a", "c", "d", "b"]);
+        for name in ["a", "b", "c", "d"] {
+            assert!(tools.remove(name));
+        }
+        assert!(tools.is_empty());
     }
 }

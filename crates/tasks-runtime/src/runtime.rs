@@ -52,7 +52,7 @@ impl TaskRuntime {
         TaskRuntime {
             inner: Arc::new(Inner {
                 store,
-                tools,
+                tools: arc_swap::ArcSwap::from_pointee(tools),
                 config,
                 clock,
                 slots,
@@ -105,9 +105,49 @@ impl TaskRuntime {
             .map_err(store_error)
     }
 
-    /// The registered tools.
-    pub fn tools(&self) -> &ToolRegistry {
-        &self.inner.tools
+    /// A snapshot of the registered tools: a request that uses one sees the same tools from
+    /// its start to its end, whatever is registered or removed meanwhile.
+    pub fn tools(&self) -> Arc<ToolRegistry> {
+        self.inner.tools.load_full()
+    }
+
+    /// Registers `tool` at run time, or replaces the tool of the same name in place: requests
+    /// that start afterwards list and call it. Announces the change
+    /// (`notifications/tools/list_changed` to the `subscriptions/listen` streams that asked
+    /// for it) when [`RuntimeConfig::list_changes`] is set. Tasks already running keep the
+    /// tool they started with.
+    pub fn register_tool(&self, tool: crate::Tool) {
+        let tool = Arc::new(tool);
+        self.inner.tools.rcu(|tools| {
+            let mut tools = ToolRegistry::clone(tools);
+            tools.register_shared(tool.clone());
+            tools
+        });
+        self.announce_tools();
+    }
+
+    /// Removes the tool `name` at run time; answers whether it was registered (and then
+    /// announces the change as [`TaskRuntime::register_tool`] does). Later calls of it are
+    /// -32602 `Unknown tool`; its tasks already running finish, and one taken over from a
+    /// crashed node later is interrupted, as for any tool this node does not have (see
+    /// [`Recovery`](crate::Recovery)).
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let mut removed = false;
+        self.inner.tools.rcu(|tools| {
+            let mut tools = ToolRegistry::clone(tools);
+            removed = tools.remove(name);
+            tools
+        });
+        if removed {
+            self.announce_tools();
+        }
+        removed
+    }
+
+    fn announce_tools(&self) {
+        if let Some(changes) = &self.inner.config.list_changes {
+            changes.announce(crate::ListKind::Tools);
+        }
     }
 
     /// The configuration.
@@ -195,6 +235,7 @@ impl TaskRuntime {
         let limits = &inner.config.limits;
         let tool = inner
             .tools
+            .load()
             .get(&work.tool)
             .cloned()
             .ok_or_else(|| McpError::invalid_params("Unknown tool"))?;

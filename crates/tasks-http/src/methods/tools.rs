@@ -8,25 +8,26 @@
 
 use http::HeaderMap;
 use serde_json::Value;
+use std::sync::Arc;
 use tasks_core::call::CallPlan;
 use tasks_core::mrtr;
 use tasks_core::wire::{CacheScope, ResultType, ToolEntry, ToolsListResult};
 use tasks_core::{projection, JsonObject, McpError, RequestMeta, Timestamp};
-use tasks_runtime::{Scope, SyncCall, TaskRuntime, Work};
+
+use tasks_runtime::{Scope, SyncCall, ToolRegistry, Work};
 
 use crate::config::DispatchConfig;
 use crate::methods::sync_call::{self, Finish};
 use crate::response::McpResponse;
 use crate::shared::Shared;
 
-/// The `tools/list` result, built once: tools in registration order.
+/// The `tools/list` result of `tools`: in registration order.
 pub(crate) fn list_result(
-    runtime: &TaskRuntime,
+    tools: &ToolRegistry,
     config: &DispatchConfig,
     server_meta: &JsonObject,
 ) -> ToolsListResult {
-    let tools = runtime
-        .tools()
+    let tools = tools
         .iter()
         .map(|tool| ToolEntry {
             name: tool.name().to_owned(),
@@ -47,6 +48,8 @@ pub(crate) fn list_result(
 /// A planned `tools/call`: what carrying out its [`CallPlan`] needs of the request.
 pub(crate) struct Call {
     pub(crate) id: Value,
+    /// The tools as registered when the request arrived.
+    pub(crate) tools: Arc<ToolRegistry>,
     pub(crate) meta: RequestMeta,
     pub(crate) name: String,
     pub(crate) arguments: JsonObject,
@@ -62,6 +65,7 @@ pub(crate) async fn call(
 ) -> Result<McpResponse, McpError> {
     let Call {
         id,
+        tools,
         meta,
         name,
         arguments,
@@ -87,9 +91,7 @@ pub(crate) async fn call(
             Ok(McpResponse::result(&id, &view))
         }
         CallPlan::RunSync { answers, previous } => {
-            let tool = d
-                .runtime
-                .tools()
+            let tool = tools
                 .get(&name)
                 .cloned()
                 .ok_or_else(|| McpError::invalid_params("Unknown tool"))?;

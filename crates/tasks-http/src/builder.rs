@@ -27,14 +27,14 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 /// use serde_json::json;
 /// use tasks_core::TaskPolicy;
 /// use tasks_http::ServerBuilder;
-/// use tasks_runtime::{text_result, Tool, ToolContext, ToolError};
+/// use tasks_runtime::{text_result, Tool};
 ///
 /// # async fn run() -> std::io::Result<()> {
 /// let server = ServerBuilder::new("my-server", "1.0.0")
 ///     .tool(
-///         Tool::new("report", "Builds a long report", |ctx: ToolContext| async move {
+///         Tool::new("report", "Builds a long report", |ctx| async move {
 ///             let topic = ctx.arguments().get("topic").and_then(|v| v.as_str()).unwrap_or("?");
-///             Ok::<_, ToolError>(text_result(format!("Report on {topic}")))
+///             Ok(text_result(format!("Report on {topic}")))
 ///         })
 ///         .with_input_schema(json!({"type": "object", "properties": {"topic": {"type": "string"}}}))
 ///         .with_policy(TaskPolicy::Optional),

@@ -79,26 +79,20 @@ fn extra_tools(extras: &Arc<Extras>) -> Vec<Tool> {
     let regional = extras.clone();
     let gone = extras.gone.clone();
     vec![
-        Tool::new(
-            "progress_steps",
-            "Reports progress",
-            |ctx: ToolContext| async move {
-                let sent = [
-                    ctx.progress(0.0, Some(100.0), None),
-                    ctx.progress(0.0, Some(100.0), Some("again")),
-                    ctx.progress(50.0, Some(100.0), Some("half")),
-                    ctx.progress(40.0, None, Some("back")),
-                    ctx.progress(100.5, Some(200.0), Some("fraction")),
-                ];
-                Ok::<_, ToolError>(text_result(format!("sent={sent:?}")))
-            },
-        ),
-        Tool::new(
-            "silent_progress",
-            "Never notifies",
-            |_ctx: ToolContext| async { Ok::<_, ToolError>(text_result("quiet")) },
-        ),
-        Tool::new("log_levels", "Logs", |ctx: ToolContext| async move {
+        Tool::new("progress_steps", "Reports progress", |ctx| async move {
+            let sent = [
+                ctx.progress(0.0, Some(100.0), None),
+                ctx.progress(0.0, Some(100.0), Some("again")),
+                ctx.progress(50.0, Some(100.0), Some("half")),
+                ctx.progress(40.0, None, Some("back")),
+                ctx.progress(100.5, Some(200.0), Some("fraction")),
+            ];
+            Ok(text_result(format!("sent={sent:?}")))
+        }),
+        Tool::new("silent_progress", "Never notifies", |_ctx| async {
+            Ok(text_result("quiet"))
+        }),
+        Tool::new("log_levels", "Logs", |ctx| async move {
             let logs = [ctx.logs(LogLevel::Info), ctx.logs(LogLevel::Warning)];
             let sent = [
                 ctx.log(LogLevel::Debug, Some("d"), json!("debug detail")),
@@ -106,23 +100,23 @@ fn extra_tools(extras: &Arc<Extras>) -> Vec<Tool> {
                 ctx.log(LogLevel::Warning, Some("d"), json!("disk low")),
                 ctx.log(LogLevel::Error, None, json!({"code": 5})),
             ];
-            Ok::<_, ToolError>(text_result(format!("logs={logs:?} sent={sent:?}")))
+            Ok(text_result(format!("logs={logs:?} sent={sent:?}")))
         }),
         Tool::new(
             "mixed_notifications",
             "Progress and logs interleaved",
-            |ctx: ToolContext| async move {
+            |ctx| async move {
                 ctx.progress(1.0, Some(2.0), Some("one"));
                 ctx.log(LogLevel::Warning, Some("mix"), json!("between"));
                 ctx.log(LogLevel::Debug, Some("mix"), json!("dropped"));
                 ctx.progress(2.0, Some(2.0), Some("two"));
-                Ok::<_, ToolError>(text_result("mixed"))
+                Ok(text_result("mixed"))
             },
         ),
         Tool::new(
             "progress_then_input",
             "Progress, then input",
-            |ctx: ToolContext| async move {
+            |ctx| async move {
                 ctx.progress(1.0, None, Some("asking"));
                 let answer = ctx
                     .input("confirm", elicitation("Proceed?", "answer"))
@@ -134,7 +128,7 @@ fn extra_tools(extras: &Arc<Extras>) -> Vec<Tool> {
         Tool::new(
             "progress_then_error",
             "Progress, then an error",
-            |ctx: ToolContext| async move {
+            |ctx| async move {
                 ctx.progress(1.0, None, None);
                 Err::<Value, _>(ToolError::Rpc(JsonRpcError {
                     code: -32050,
@@ -143,7 +137,7 @@ fn extra_tools(extras: &Arc<Extras>) -> Vec<Tool> {
                 }))
             },
         ),
-        Tool::new("hang", "Runs until cancelled", move |ctx: ToolContext| {
+        Tool::new("hang", "Runs until cancelled", move |ctx| {
             let probe = gone.clone();
             async move {
                 let token = ctx.cancellation().clone();
@@ -163,8 +157,8 @@ fn extra_tools(extras: &Arc<Extras>) -> Vec<Tool> {
         Tool::new(
             "caps_probe",
             "Reports the client capabilities",
-            |ctx: ToolContext| async move {
-                Ok::<_, ToolError>(text_result(format!(
+            |ctx| async move {
+                Ok(text_result(format!(
                     "sampling={} elicitation={} task={} caps={}",
                     ctx.client_declares(ClientCapability::Sampling),
                     ctx.client_declares(ClientCapability::ElicitationForm),
@@ -174,9 +168,9 @@ fn extra_tools(extras: &Arc<Extras>) -> Vec<Tool> {
             },
         )
         .with_policy(TaskPolicy::Optional),
-        Tool::new("regional", "Routes on region", move |ctx: ToolContext| {
+        Tool::new("regional", "Routes on region", move |ctx| {
             regional.regional_runs.fetch_add(1, Ordering::SeqCst);
-            async move { Ok::<_, ToolError>(text_result(format!("args={}", echo_args(&ctx)))) }
+            async move { Ok(text_result(format!("args={}", echo_args(&ctx)))) }
         })
         .with_input_schema(json!({
             "type": "object",

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 use tasks_core::{TaskPolicy, TaskStatus};
 use tasks_http::ServerBuilder;
-use tasks_runtime::{text_result, MemoryStore, Scope, Store, Tool, ToolContext, ToolError, Work};
+use tasks_runtime::{text_result, MemoryStore, Scope, Store, Tool, Work};
 
 fn work() -> Work {
     Work {
@@ -21,9 +21,9 @@ fn work() -> Work {
 
 async fn status_after_shutdown(drain: Duration) -> TaskStatus {
     let store = Arc::new(MemoryStore::new());
-    let tool = Tool::new("short", "Takes 300 ms", |_ctx: ToolContext| async {
+    let tool = Tool::new("short", "Takes 300 ms", |_ctx| async {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        Ok::<_, ToolError>(text_result("done"))
+        Ok(text_result("done"))
     })
     .with_input_schema(json!({"type": "object"}))
     .with_policy(TaskPolicy::Optional);

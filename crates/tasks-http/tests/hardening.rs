@@ -16,7 +16,7 @@ use common::*;
 use serde_json::{json, Value};
 use tasks_core::{TaskPolicy, TaskStatus};
 use tasks_http::{BodyError, Dispatcher};
-use tasks_runtime::{text_result, Limits, Tool, ToolContext, ToolError};
+use tasks_runtime::{text_result, Limits, Tool, ToolError};
 
 const PANIC_TEXT: &str = "hunter2-secret-panic-payload";
 
@@ -732,7 +732,7 @@ fn failing_dispatcher(max_runtime: Duration) -> Dispatcher {
             ..Limits::default()
         })
         .tool(
-            Tool::new("panics", "Panics", |_ctx: ToolContext| async {
+            Tool::new("panics", "Panics", |_ctx| async {
                 if PANIC_TEXT.is_empty() {
                     return Ok(Value::Null);
                 }
@@ -741,29 +741,21 @@ fn failing_dispatcher(max_runtime: Duration) -> Dispatcher {
             .with_policy(TaskPolicy::Optional),
         )
         .tool(
-            Tool::new(
-                "hangs",
-                "Never returns, ignores cancellation",
-                |_ctx: ToolContext| std::future::pending::<Result<Value, ToolError>>(),
-            )
+            Tool::new("hangs", "Never returns, ignores cancellation", |_ctx| {
+                std::future::pending::<Result<Value, ToolError>>()
+            })
             .with_policy(TaskPolicy::Required),
         )
         .tool(
-            Tool::new(
-                "not_a_result",
-                "Returns a JSON string",
-                |_ctx: ToolContext| async { Ok::<_, ToolError>(json!("not a CallToolResult")) },
-            )
+            Tool::new("not_a_result", "Returns a JSON string", |_ctx| async {
+                Ok(json!("not a CallToolResult"))
+            })
             .with_policy(TaskPolicy::Optional),
         )
         .tool(
-            Tool::new(
-                "array_result",
-                "Returns a JSON array",
-                |_ctx: ToolContext| async {
-                    Ok::<_, ToolError>(json!([{"type": "text", "text": "x"}]))
-                },
-            )
+            Tool::new("array_result", "Returns a JSON array", |_ctx| async {
+                Ok(json!([{"type": "text", "text": "x"}]))
+            })
             .with_policy(TaskPolicy::Optional),
         )
         .build()
@@ -877,7 +869,7 @@ async fn a_tool_that_never_returns_fails_at_its_maximum_runtime() {
 /// the answers it receives.
 fn race_dispatcher(received: Arc<AtomicUsize>) -> Arc<Dispatcher> {
     let runs = Arc::new(Runs::default());
-    let tool = Tool::new("ask_once", "Asks once", move |ctx: ToolContext| {
+    let tool = Tool::new("ask_once", "Asks once", move |ctx| {
         let received = received.clone();
         async move {
             let answer = ctx.input("confirm", elicitation("Proceed?", "who")).await?;
@@ -892,7 +884,7 @@ fn race_dispatcher(received: Arc<AtomicUsize>) -> Arc<Dispatcher> {
     let racing = Tool::new(
         "racing_job",
         "Completes after a short delay",
-        |ctx: ToolContext| async move {
+        |ctx| async move {
             let delay = ctx
                 .arguments()
                 .get("delay_us")
@@ -901,7 +893,7 @@ fn race_dispatcher(received: Arc<AtomicUsize>) -> Arc<Dispatcher> {
             if delay > 0 {
                 tokio::time::sleep(std::time::Duration::from_micros(delay)).await;
             }
-            Ok::<_, ToolError>(text_result("race done"))
+            Ok(text_result("race done"))
         },
     )
     .with_policy(TaskPolicy::Optional);

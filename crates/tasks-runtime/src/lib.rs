@@ -17,9 +17,9 @@
 //! ```
 //! use serde_json::json;
 //! use tasks_core::{ClientCapability, ElicitAnswer, TaskPolicy};
-//! use tasks_runtime::{Tool, ToolContext, ToolError, text_result};
+//! use tasks_runtime::{Tool, text_result};
 //!
-//! let tool = Tool::new("confirm_delete", "Deletes a file after asking the user", |ctx: ToolContext| async move {
+//! let tool = Tool::new("confirm_delete", "Deletes a file after asking the user", |ctx| async move {
 //!     let file = ctx.arguments().get("filename").and_then(|v| v.as_str()).unwrap_or("file").to_owned();
 //!     let schema = json!({"type": "object", "properties": {"confirm": {"type": "boolean"}},
 //!                         "required": ["confirm"]});
@@ -28,7 +28,7 @@
 //!         ElicitAnswer::Accept(content) if content.get("confirm") == Some(&json!(true)) => "deleted",
 //!         _ => "kept",
 //!     };
-//!     Ok::<_, ToolError>(text_result(text))
+//!     Ok(text_result(text))
 //! })
 //! .with_policy(TaskPolicy::Optional)
 //! // Calls whose request does not declare form elicitation get -32021 before anything runs.
@@ -41,9 +41,9 @@
 //! ```
 //! use std::time::Duration;
 //! use tasks_core::TaskPolicy;
-//! use tasks_runtime::{Tool, ToolContext, ToolError, text_result};
+//! use tasks_runtime::{Tool, ToolError, text_result};
 //!
-//! let tool = Tool::new("slow", "Sleeps, then answers", |ctx: ToolContext| async move {
+//! let tool = Tool::new("slow", "Sleeps, then answers", |ctx| async move {
 //!     tokio::select! {
 //!         _ = tokio::time::sleep(Duration::from_secs(60)) => Ok(text_result("done")),
 //!         _ = ctx.cancellation().cancelled() => Err(ToolError::Cancelled),

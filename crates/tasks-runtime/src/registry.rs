@@ -123,7 +123,27 @@ pub fn text_result(text: impl Into<String>) -> Value {
 
 impl Tool {
     /// A synchronous tool taking no arguments (`{"type":"object"}`); see the builder methods.
-    pub fn new(
+    /// `handler` is an async closure: its [`ToolContext`] argument needs no type annotation.
+    ///
+    /// ```
+    /// use tasks_runtime::{text_result, Tool};
+    ///
+    /// let tool = Tool::new("greet", "Says hello", |ctx| async move {
+    ///     ctx.set_status_message("greeting");
+    ///     Ok(text_result("hello"))
+    /// });
+    /// assert_eq!(tool.name(), "greet");
+    /// ```
+    pub fn new<F, Fut>(name: impl Into<String>, description: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        Tool::with_handler(name, description, handler)
+    }
+
+    /// [`Tool::new`] with a handler of its own type (a struct implementing [`ToolHandler`]).
+    pub fn with_handler(
         name: impl Into<String>,
         description: impl Into<String>,
         handler: impl ToolHandler,

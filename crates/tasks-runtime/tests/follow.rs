@@ -17,7 +17,7 @@ use tasks_runtime::store::CreateLimits;
 use tasks_runtime::{
     text_result, Authority, CasOutcome, Change, Claimed, Created, LeaseConfig, Liveness,
     MemoryStore, NodeId, RuntimeConfig, Scope, Snapshot, Store, StoreError, TaskRuntime,
-    TokioClock, Tool, ToolContext, ToolError, ToolRegistry, Work,
+    TokioClock, Tool, ToolRegistry, Work,
 };
 use tokio::sync::broadcast;
 
@@ -211,11 +211,11 @@ async fn settle() {
 /// `gated`: completes with "released" once `gate` is notified.
 fn gated_tool(gate: &Arc<tokio::sync::Notify>) -> Tool {
     let gate = gate.clone();
-    Tool::new("gated", "Waits for the test", move |_ctx: ToolContext| {
+    Tool::new("gated", "Waits for the test", move |_ctx| {
         let gate = gate.clone();
         async move {
             gate.notified().await;
-            Ok::<_, ToolError>(text_result("released"))
+            Ok(text_result("released"))
         }
     })
 }
@@ -276,17 +276,13 @@ async fn a_cancel_on_another_node_stops_the_worker_and_the_task_stays_cancelled(
 async fn a_subscriber_on_another_node_sees_every_state_in_order_through_the_terminal_one() {
     let cluster = Cluster::new();
     let status = || {
-        Tool::new(
-            "status",
-            "Reports, then answers",
-            |ctx: ToolContext| async move {
-                for step in 1..=3 {
-                    ctx.set_status_message(format!("step {step}"));
-                    tokio::time::sleep(Duration::from_secs(2)).await;
-                }
-                Ok::<_, ToolError>(text_result("done"))
-            },
-        )
+        Tool::new("status", "Reports, then answers", |ctx| async move {
+            for step in 1..=3 {
+                ctx.set_status_message(format!("step {step}"));
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+            Ok(text_result("done"))
+        })
     };
     let a = cluster.node(vec![status()]).await;
     let b = cluster.node(vec![status()]).await;

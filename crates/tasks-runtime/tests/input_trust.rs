@@ -13,31 +13,24 @@ use tasks_core::id::TASK_ID_RANDOM_BYTES;
 use tasks_core::{
     ClientCapability, ElicitAnswer, JsonRpcError, McpError, TaskId, TaskState, TaskStatus,
 };
-use tasks_runtime::{
-    run_sync, text_result, RuntimeConfig, Scope, SyncCall, SyncOutcome, Tool, ToolContext,
-    ToolError,
-};
+use tasks_runtime::{run_sync, text_result, RuntimeConfig, Scope, SyncCall, SyncOutcome, Tool};
 
 /// `consent`: asks `confirm` with a form of one required boolean `confirm`; answers what the
 /// typed answer means.
 fn consent_tool() -> Tool {
-    Tool::new(
-        "consent",
-        "Asks for consent",
-        |ctx: ToolContext| async move {
-            let schema = json!({"type": "object", "properties": {"confirm": {"type": "boolean"}},
+    Tool::new("consent", "Asks for consent", |ctx| async move {
+        let schema = json!({"type": "object", "properties": {"confirm": {"type": "boolean"}},
                             "required": ["confirm"]});
-            let text = match ctx
-                .elicit("confirm", "Delete q3-report.txt?", schema)
-                .await?
-            {
-                ElicitAnswer::Accept(content) => format!("accepted {}", Value::Object(content)),
-                ElicitAnswer::Decline => "declined".to_owned(),
-                ElicitAnswer::Cancel => "cancelled".to_owned(),
-            };
-            Ok(text_result(text))
-        },
-    )
+        let text = match ctx
+            .elicit("confirm", "Delete q3-report.txt?", schema)
+            .await?
+        {
+            ElicitAnswer::Accept(content) => format!("accepted {}", Value::Object(content)),
+            ElicitAnswer::Decline => "declined".to_owned(),
+            ElicitAnswer::Cancel => "cancelled".to_owned(),
+        };
+        Ok(text_result(text))
+    })
 }
 
 fn work_declaring(tool: &str, capabilities: Value) -> tasks_runtime::Work {
@@ -216,19 +209,15 @@ async fn a_synchronous_call_is_refused_for_an_undeclared_input_and_a_url_only_cl
 
 #[tokio::test(start_paused = true)]
 async fn a_tool_can_check_first_and_do_without() {
-    let tool = Tool::new(
-        "fallback",
-        "Asks only when it may",
-        |ctx: ToolContext| async move {
-            if !ctx.client_declares(ClientCapability::ElicitationForm) {
-                return Ok(text_result("assumed no"));
-            }
-            let answer = ctx
-                .elicit("ok", "OK?", json!({"type": "object", "properties": {}}))
-                .await?;
-            Ok(text_result(format!("{answer:?}")))
-        },
-    );
+    let tool = Tool::new("fallback", "Asks only when it may", |ctx| async move {
+        if !ctx.client_declares(ClientCapability::ElicitationForm) {
+            return Ok(text_result("assumed no"));
+        }
+        let answer = ctx
+            .elicit("ok", "OK?", json!({"type": "object", "properties": {}}))
+            .await?;
+        Ok(text_result(format!("{answer:?}")))
+    });
     let rt = runtime(vec![tool], RuntimeConfig::default());
     let task = rt
         .create_task(work_declaring("fallback", json!({"sampling": {}})))
@@ -240,7 +229,7 @@ async fn a_tool_can_check_first_and_do_without() {
 
 #[tokio::test(start_paused = true)]
 async fn a_malformed_request_is_the_tools_fault() {
-    let tool = Tool::new("bad", "Asks nonsense", |ctx: ToolContext| async move {
+    let tool = Tool::new("bad", "Asks nonsense", |ctx| async move {
         let request = tasks_core::InputRequest {
             method: "ping".into(),
             params: None,
@@ -264,9 +253,9 @@ async fn a_malformed_request_is_the_tools_fault() {
 async fn creation_under_a_derived_id_is_idempotent() {
     let runs = Arc::new(AtomicUsize::new(0));
     let counted = runs.clone();
-    let tool = Tool::new("once", "Counts its runs", move |_ctx: ToolContext| {
+    let tool = Tool::new("once", "Counts its runs", move |_ctx| {
         counted.fetch_add(1, Ordering::SeqCst);
-        async { Ok::<_, ToolError>(text_result("ran")) }
+        async { Ok(text_result("ran")) }
     });
     let rt = runtime(vec![tool], RuntimeConfig::default());
     let id = TaskId::from_random_bytes([7; TASK_ID_RANDOM_BYTES]);
@@ -309,22 +298,18 @@ async fn creation_under_a_derived_id_is_idempotent() {
 
 #[tokio::test(start_paused = true)]
 async fn status_messages_are_coalesced_to_one_write_per_poll_interval() {
-    let tool = Tool::new(
-        "reporter",
-        "Reports progress",
-        |ctx: ToolContext| async move {
-            assert!(ctx.set_status_message("step 1"));
-            // Let the first write happen, then report four times within one interval.
-            tokio::time::sleep(Duration::from_millis(1)).await;
-            for step in 2..=5 {
-                ctx.set_status_message(format!("step {step}"));
-            }
-            tokio::time::sleep(Duration::from_millis(1_000)).await;
-            ctx.set_status_message("step 6");
-            tokio::time::sleep(Duration::from_millis(1_000)).await;
-            Ok::<_, ToolError>(text_result("done"))
-        },
-    );
+    let tool = Tool::new("reporter", "Reports progress", |ctx| async move {
+        assert!(ctx.set_status_message("step 1"));
+        // Let the first write happen, then report four times within one interval.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        for step in 2..=5 {
+            ctx.set_status_message(format!("step {step}"));
+        }
+        tokio::time::sleep(Duration::from_millis(1_000)).await;
+        ctx.set_status_message("step 6");
+        tokio::time::sleep(Duration::from_millis(1_000)).await;
+        Ok(text_result("done"))
+    });
     let config = RuntimeConfig {
         poll_interval_ms: std::num::NonZeroU64::new(250),
         ..RuntimeConfig::default()
@@ -357,8 +342,8 @@ async fn status_messages_are_coalesced_to_one_write_per_poll_interval() {
     );
     assert_eq!(at(2) - at(1), 250, "the next one a poll interval later");
     let sync = run_sync(
-        &Tool::new("sync", "", |ctx: ToolContext| async move {
-            Ok::<_, ToolError>(text_result(ctx.set_status_message("x").to_string()))
+        &Tool::new("sync", "", |ctx| async move {
+            Ok(text_result(ctx.set_status_message("x").to_string()))
         }),
         SyncCall::new(obj(json!({}))),
     )

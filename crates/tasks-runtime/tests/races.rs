@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use tasks_core::{TaskState, TaskStatus};
-use tasks_runtime::{text_result, Limits, RuntimeConfig, Scope, TaskRuntime, Tool, ToolContext};
+use tasks_runtime::{text_result, Limits, RuntimeConfig, Scope, TaskRuntime, Tool};
 
 use common::*;
 
@@ -25,26 +25,22 @@ fn roomy() -> RuntimeConfig {
 
 /// `quick`: yields `arguments.yields` times, then completes.
 fn quick_tool() -> Tool {
-    Tool::new(
-        "quick",
-        "Completes after a few yields",
-        |ctx: ToolContext| async move {
-            let yields = ctx
-                .arguments()
-                .get("yields")
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
-            for _ in 0..yields {
-                tokio::task::yield_now().await;
-            }
-            Ok(text_result("done"))
-        },
-    )
+    Tool::new("quick", "Completes after a few yields", |ctx| async move {
+        let yields = ctx
+            .arguments()
+            .get("yields")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        for _ in 0..yields {
+            tokio::task::yield_now().await;
+        }
+        Ok(text_result("done"))
+    })
 }
 
 /// `ask_once`: asks under `confirm`, counts the answers it receives, answers `who`.
 fn ask_once_tool(received: Arc<AtomicUsize>) -> Tool {
-    Tool::new("ask_once", "Asks once", move |ctx: ToolContext| {
+    Tool::new("ask_once", "Asks once", move |ctx| {
         let received = received.clone();
         async move {
             let answer = ctx.input("confirm", elicit("Proceed?")).await?;

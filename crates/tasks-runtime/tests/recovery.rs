@@ -58,7 +58,7 @@ impl Cluster {
 
 /// `wait`: runs until cancelled.
 fn wait_tool(probe: Arc<Probe>) -> Tool {
-    Tool::new("wait", "Runs until cancelled", move |ctx: ToolContext| {
+    Tool::new("wait", "Runs until cancelled", move |ctx| {
         let probe = probe.clone();
         async move {
             let _guard = probe.enter();
@@ -97,7 +97,7 @@ impl Runs {
 /// `job`: asks `confirm` (when `ask`), then the first run waits at the gate; later runs finish
 /// at once with the attempt and the answer.
 fn job(runs: Arc<Runs>, recovery: Recovery, ask: bool) -> Tool {
-    Tool::new("job", "A recoverable job", move |ctx: ToolContext| {
+    Tool::new("job", "A recoverable job", move |ctx| {
         let runs = runs.clone();
         async move {
             runs.record(&ctx);
@@ -110,7 +110,7 @@ fn job(runs: Arc<Runs>, recovery: Recovery, ask: bool) -> Tool {
                 runs.gate.notified().await;
             }
             runs.finished.fetch_add(1, Ordering::SeqCst);
-            Ok::<_, ToolError>(text_result(format!(
+            Ok(text_result(format!(
                 "attempt {} answer {answer}",
                 ctx.attempt()
             )))
@@ -258,12 +258,12 @@ async fn reruns_stop_after_max_attempts() {
     let policy = Recovery::Rerun { max_attempts: 2 };
     // A gate-less variant: every run waits forever, so each node "dies" mid-run.
     let forever = |runs: Arc<Runs>| {
-        Tool::new("job", "Never finishes", move |ctx: ToolContext| {
+        Tool::new("job", "Never finishes", move |ctx| {
             let runs = runs.clone();
             async move {
                 runs.record(&ctx);
                 std::future::pending::<()>().await;
-                Ok::<_, ToolError>(Value::Null)
+                Ok(Value::Null)
             }
         })
         .with_recovery(policy)

@@ -11,7 +11,7 @@ use tasks_core::{CapacityLimit, JsonObject, JsonRpcError, McpError, TaskState, T
 use tasks_runtime::work::encoded_len;
 use tasks_runtime::{
     run_sync, text_result, Limits, RuntimeConfig, Scope, SyncCall, SyncOutcome, TaskRuntime, Tool,
-    ToolContext, ToolError,
+    ToolError,
 };
 
 use common::*;
@@ -30,13 +30,9 @@ fn with_limits(limits: Limits) -> RuntimeConfig {
 }
 
 fn is_error_tool() -> Tool {
-    Tool::new(
-        "tool_error",
-        "Reports a tool error",
-        |_ctx: ToolContext| async move {
-            Ok(json!({"content": [{"type": "text", "text": "file not found"}], "isError": true}))
-        },
-    )
+    Tool::new("tool_error", "Reports a tool error", |_ctx| async move {
+        Ok(json!({"content": [{"type": "text", "text": "file not found"}], "isError": true}))
+    })
 }
 
 fn rpc_error() -> JsonRpcError {
@@ -51,12 +47,12 @@ fn rpc_error_tool() -> Tool {
     Tool::new(
         "rpc_error",
         "Fails with a protocol error",
-        |_ctx: ToolContext| async move { Err(ToolError::Rpc(rpc_error())) },
+        |_ctx| async move { Err(ToolError::Rpc(rpc_error())) },
     )
 }
 
 fn panic_tool() -> Tool {
-    Tool::new("boom", "Panics", |_ctx: ToolContext| async move {
+    Tool::new("boom", "Panics", |_ctx| async move {
         if PANIC_TEXT.is_empty() {
             return Ok(Value::Null);
         }
@@ -65,23 +61,19 @@ fn panic_tool() -> Tool {
 }
 
 fn not_object_tool() -> Tool {
-    Tool::new(
-        "array",
-        "Returns an array",
-        |_ctx: ToolContext| async move { Ok(json!([1, 2, 3])) },
-    )
+    Tool::new("array", "Returns an array", |_ctx| async move {
+        Ok(json!([1, 2, 3]))
+    })
 }
 
 fn continuation_tool() -> Tool {
-    Tool::new(
-        "continuation",
-        "Returns InputRequired",
-        |_ctx: ToolContext| async move { Err(ToolError::InputRequired) },
-    )
+    Tool::new("continuation", "Returns InputRequired", |_ctx| async move {
+        Err(ToolError::InputRequired)
+    })
 }
 
 fn sleepy_tool(probe: Arc<common::Probe>) -> Tool {
-    Tool::new("sleepy", "Sleeps a minute", move |_ctx: ToolContext| {
+    Tool::new("sleepy", "Sleeps a minute", move |_ctx| {
         let probe = probe.clone();
         async move {
             let _guard = probe.enter();
@@ -95,7 +87,7 @@ fn mode_tool() -> Tool {
     Tool::new(
         "mode",
         "Tells whether it runs as a task",
-        |ctx: ToolContext| async move { Ok(text_result(format!("is_task={}", ctx.is_task()))) },
+        |ctx| async move { Ok(text_result(format!("is_task={}", ctx.is_task()))) },
     )
 }
 

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tasks_core::{ClientCapability, LogLevel};
-use tasks_runtime::{text_result, ListChanges, ListKind, Tool, ToolContext, ToolError};
+use tasks_runtime::{text_result, ListChanges, ListKind, Tool, ToolError};
 
 use super::{sampling, str_arg, user_name};
 
@@ -55,9 +55,9 @@ fn resource_block() -> Value {
 }
 
 fn fixed(name: &str, description: &str, result: Value) -> Tool {
-    Tool::new(name, description, move |_ctx: ToolContext| {
+    Tool::new(name, description, move |_ctx| {
         let result = result.clone();
-        async move { Ok::<_, ToolError>(result) }
+        async move { Ok(result) }
     })
     .with_input_schema(no_arguments())
 }
@@ -114,7 +114,7 @@ fn progress_tool() -> Tool {
     Tool::new(
         "test_tool_with_progress",
         "Reports progress 0, 50 and 100 of 100 (send a progressToken to receive it), then answers.",
-        |ctx: ToolContext| async move {
+        |ctx| async move {
             for (step, progress) in [0.0, 50.0, 100.0].into_iter().enumerate() {
                 if step > 0 {
                     tokio::select! {
@@ -138,7 +138,7 @@ fn missing_capability_tool() -> Tool {
     Tool::new(
         "test_missing_capability",
         "Needs the client's sampling capability: -32021 without it; with it, asks the model once.",
-        |ctx: ToolContext| async move {
+        |ctx| async move {
             let answer = ctx.sample("model_reply", sampling("Say hello")).await?;
             let text = answer.text().unwrap_or("");
             Ok(text_result(format!("The model said: {text}")))
@@ -153,7 +153,7 @@ fn streaming_elicitation_tool() -> Tool {
         "test_streaming_elicitation",
         "Asks for the user's name through an input_required result (never a request on the \
          response stream), then greets them.",
-        |ctx: ToolContext| async move {
+        |ctx| async move {
             let name = user_name(&ctx).await?;
             Ok(text_result(format!("Hello, {name}!")))
         },
@@ -165,7 +165,7 @@ fn logging_tool() -> Tool {
     Tool::new(
         "test_logging_tool",
         "Logs two info messages (sent only when the request carries a logLevel), then answers.",
-        |ctx: ToolContext| async move {
+        |ctx| async move {
             ctx.log(
                 LogLevel::Info,
                 Some("test_logging_tool"),
@@ -176,7 +176,7 @@ fn logging_tool() -> Tool {
                 Some("test_logging_tool"),
                 json!("Tool execution completed"),
             );
-            Ok::<_, ToolError>(text_result("Logging test completed"))
+            Ok(text_result("Logging test completed"))
         },
     )
     .with_input_schema(no_arguments())
@@ -187,9 +187,9 @@ fn trigger_tool_change(changes: ListChanges) -> Tool {
         "test_trigger_tool_change",
         "Announces notifications/tools/list_changed to every subscriptions/listen stream that \
          asked for toolsListChanged.",
-        move |_ctx: ToolContext| {
+        move |_ctx| {
             let open = changes.announce(ListKind::Tools);
-            async move { Ok::<_, ToolError>(text_result(format!("Announced to {open} open streams"))) }
+            async move { Ok(text_result(format!("Announced to {open} open streams"))) }
         },
     )
     .with_input_schema(no_arguments())
@@ -199,9 +199,9 @@ fn json_schema_tool() -> Tool {
     Tool::new(
         "json_schema_2020_12_tool",
         "Takes a contact record described with JSON Schema 2020-12 keywords and echoes its name.",
-        |ctx: ToolContext| async move {
+        |ctx| async move {
             let name = str_arg(&ctx, "name").unwrap_or("anonymous");
-            Ok::<_, ToolError>(text_result(format!("Contact saved: {name}")))
+            Ok(text_result(format!("Contact saved: {name}")))
         },
     )
     .with_input_schema(json!({
@@ -233,9 +233,9 @@ fn custom_header_tool() -> Tool {
     Tool::new(
         "test_custom_header",
         "Echoes `region`, which clients also send in the Mcp-Param-Region header.",
-        |ctx: ToolContext| async move {
+        |ctx| async move {
             let region = str_arg(&ctx, "region").unwrap_or("");
-            Ok::<_, ToolError>(text_result(format!("Region: {region}")))
+            Ok(text_result(format!("Region: {region}")))
         },
     )
     .with_input_schema(json!({

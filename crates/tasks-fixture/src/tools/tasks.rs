@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tasks_core::{ClientCapability, ElicitAnswer, JsonRpcError, TaskPolicy};
-use tasks_runtime::{text_result, Recovery, Tool, ToolContext, ToolError};
+use tasks_runtime::{text_result, Recovery, Tool, ToolError};
 
 use super::{str_arg, user_name};
 
@@ -43,7 +43,7 @@ fn header_probe() -> Tool {
     Tool::new(
         "a_header_probe",
         "Harmless probe: takes no arguments and answers \"ok\".",
-        |_ctx: ToolContext| async { Ok::<_, ToolError>(text_result("ok")) },
+        |_ctx| async { Ok(text_result("ok")) },
     )
     .with_input_schema(json!({"type": "object", "additionalProperties": false}))
 }
@@ -52,9 +52,9 @@ fn greet() -> Tool {
     Tool::new(
         "greet",
         "Greets someone synchronously: \"Hello, <name>!\".",
-        |ctx: ToolContext| async move {
+        |ctx| async move {
             let name = str_arg(&ctx, "name").unwrap_or("World");
-            Ok::<_, ToolError>(text_result(format!("Hello, {name}!")))
+            Ok(text_result(format!("Hello, {name}!")))
         },
     )
     .with_input_schema(json!({
@@ -68,7 +68,7 @@ fn slow_compute() -> Tool {
         "slow_compute",
         "Sleeps for `seconds`, then answers \"Completed <label>\". Runs as a task when the \
          client declares Tasks; cancellable while sleeping.",
-        |ctx: ToolContext| async move {
+        |ctx| async move {
             let seconds = ctx
                 .arguments()
                 .get("seconds")
@@ -105,8 +105,8 @@ fn failing_job() -> Tool {
     Tool::new(
         "failing_job",
         "A task-only job whose tool reports an error: the task completes with isError: true.",
-        |_ctx: ToolContext| async {
-            Ok::<_, ToolError>(json!({
+        |_ctx| async {
+            Ok(json!({
                 "content": [{"type": "text", "text": "The task job failed"}],
                 "isError": true,
             }))
@@ -120,7 +120,7 @@ fn protocol_error_job() -> Tool {
     Tool::new(
         "protocol_error_job",
         "A task-only job that fails with a JSON-RPC internal error (-32603).",
-        |_ctx: ToolContext| async {
+        |_ctx| async {
             Err::<Value, _>(ToolError::Rpc(JsonRpcError {
                 code: -32603,
                 message: "Tool raised an exception".into(),
@@ -137,7 +137,7 @@ fn confirm_delete() -> Tool {
         "confirm_delete",
         "Asks the user to confirm deleting `filename` (key confirm-delete), then reports the \
          answer. Needs form elicitation.",
-        |ctx: ToolContext| async move {
+        |ctx| async move {
             let filename = str_arg(&ctx, "filename").unwrap_or("file").to_owned();
             let answer = ctx
                 .elicit(
@@ -180,7 +180,7 @@ fn multi_input() -> Tool {
         "multi_input",
         "Asks two questions at once (keys first-input and second-input), then echoes both \
          answers. Needs form elicitation.",
-        |ctx: ToolContext| async move {
+        |ctx| async move {
             let schema = json!({"type": "object", "properties": {
                 "name": {"type": "string"}, "confirm": {"type": "boolean"}}});
             let (first, second) = tokio::join!(
@@ -206,7 +206,7 @@ fn test_tool_with_task() -> Tool {
         "test_tool_with_task",
         "Asks for the user's name with a synchronous input_required round, then creates a task \
          that answers \"Hello, <name>\".",
-        |ctx: ToolContext| async move {
+        |ctx| async move {
             let name = user_name(&ctx).await?;
             Ok(text_result(format!("Hello, {name}")))
         },
@@ -227,7 +227,7 @@ fn resumable_job() -> Tool {
         "Works through `steps` steps of `stepMs` milliseconds each, reporting progress in its \
          status message. If the server stops while it runs, it is run again from the start \
          (at most 3 runs in all).",
-        |ctx: ToolContext| async move {
+        |ctx| async move {
             let number = |name: &str, default: u64| {
                 ctx.arguments()
                     .get(name)

@@ -89,98 +89,70 @@ pub fn tools(runs: &Arc<Runs>) -> Vec<Tool> {
     let required_runs = runs.clone();
     let strict_runs = runs.clone();
     vec![
-        Tool::new(
-            "sync_echo",
-            "Echoes text synchronously",
-            move |ctx: ToolContext| {
-                echo_runs.sync_echo.fetch_add(1, Ordering::SeqCst);
-                async move {
-                    let text = str_arg(&ctx, "text").unwrap_or("").to_owned();
-                    Ok::<_, ToolError>(text_result(format!("echo: {text}")))
-                }
-            },
-        )
+        Tool::new("sync_echo", "Echoes text synchronously", move |ctx| {
+            echo_runs.sync_echo.fetch_add(1, Ordering::SeqCst);
+            async move {
+                let text = str_arg(&ctx, "text").unwrap_or("").to_owned();
+                Ok(text_result(format!("echo: {text}")))
+            }
+        })
         .with_input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}})),
-        Tool::new(
-            "optional_job",
-            "Task when declared",
-            |_ctx: ToolContext| async { Ok::<_, ToolError>(text_result("optional done")) },
-        )
+        Tool::new("optional_job", "Task when declared", |_ctx| async {
+            Ok(text_result("optional done"))
+        })
         .with_policy(TaskPolicy::Optional),
-        Tool::new("required_job", "Task only", move |_ctx: ToolContext| {
+        Tool::new("required_job", "Task only", move |_ctx| {
             required_runs.required_job.fetch_add(1, Ordering::SeqCst);
-            async { Ok::<_, ToolError>(text_result("required done")) }
+            async { Ok(text_result("required done")) }
         })
         .with_policy(TaskPolicy::Required),
-        Tool::new(
-            "park",
-            "Asks for confirmation",
-            |ctx: ToolContext| async move {
-                let answer = ctx
-                    .input("confirm", elicitation("Proceed?", "answer"))
-                    .await?;
-                let answer = accepted_str(&answer, "answer").unwrap_or("none").to_owned();
-                Ok(text_result(format!("confirmed: {answer}")))
-            },
-        )
+        Tool::new("park", "Asks for confirmation", |ctx| async move {
+            let answer = ctx
+                .input("confirm", elicitation("Proceed?", "answer"))
+                .await?;
+            let answer = accepted_str(&answer, "answer").unwrap_or("none").to_owned();
+            Ok(text_result(format!("confirmed: {answer}")))
+        })
         .with_policy(TaskPolicy::Optional),
-        Tool::new(
-            "block",
-            "Runs until cancelled",
-            |ctx: ToolContext| async move {
-                ctx.cancellation().cancelled().await;
-                Err::<Value, _>(ToolError::Cancelled)
-            },
-        )
+        Tool::new("block", "Runs until cancelled", |ctx| async move {
+            ctx.cancellation().cancelled().await;
+            Err::<Value, _>(ToolError::Cancelled)
+        })
         .with_policy(TaskPolicy::Required),
-        Tool::new(
-            "explode",
-            "Fails with a protocol error",
-            |_ctx: ToolContext| async { Err::<Value, _>(ToolError::rpc(-32603, "Tool exploded")) },
-        )
+        Tool::new("explode", "Fails with a protocol error", |_ctx| async {
+            Err::<Value, _>(ToolError::rpc(-32603, "Tool exploded"))
+        })
         .with_policy(TaskPolicy::Required),
-        Tool::new(
-            "interview",
-            "Two MRTR rounds",
-            |ctx: ToolContext| async move {
-                let first = ctx.input("first", elicitation("First?", "name")).await?;
-                let second = ctx.input("second", elicitation("Second?", "name")).await?;
-                let name = |v: &InputResponse| accepted_str(v, "name").unwrap_or("?").to_owned();
-                Ok(text_result(format!(
-                    "first={} second={}",
-                    name(&first),
-                    name(&second)
-                )))
-            },
-        ),
-        Tool::new(
-            "sample",
-            "Asks for a sampling",
-            |ctx: ToolContext| async move {
-                let request = InputRequest {
-                    method: "sampling/createMessage".into(),
-                    params: json!({"messages": [], "maxTokens": 10})
-                        .as_object()
-                        .cloned(),
-                };
-                ctx.input("draft", request).await?;
-                Ok(text_result("sampled"))
-            },
-        ),
-        Tool::new(
-            "compose",
-            "MRTR, then a task",
-            |ctx: ToolContext| async move {
-                let answer = ctx
-                    .input("user_name", elicitation("What is your name?", "name"))
-                    .await?;
-                let name = accepted_str(&answer, "name").unwrap_or("there");
-                Ok(text_result(format!(
-                    "Hello, {name} (task: {})",
-                    ctx.is_task()
-                )))
-            },
-        )
+        Tool::new("interview", "Two MRTR rounds", |ctx| async move {
+            let first = ctx.input("first", elicitation("First?", "name")).await?;
+            let second = ctx.input("second", elicitation("Second?", "name")).await?;
+            let name = |v: &InputResponse| accepted_str(v, "name").unwrap_or("?").to_owned();
+            Ok(text_result(format!(
+                "first={} second={}",
+                name(&first),
+                name(&second)
+            )))
+        }),
+        Tool::new("sample", "Asks for a sampling", |ctx| async move {
+            let request = InputRequest {
+                method: "sampling/createMessage".into(),
+                params: json!({"messages": [], "maxTokens": 10})
+                    .as_object()
+                    .cloned(),
+            };
+            ctx.input("draft", request).await?;
+            Ok(text_result("sampled"))
+        }),
+        Tool::new("compose", "MRTR, then a task", |ctx| async move {
+            let answer = ctx
+                .input("user_name", elicitation("What is your name?", "name"))
+                .await?;
+            let name = accepted_str(&answer, "name").unwrap_or("there");
+            Ok(text_result(format!(
+                "Hello, {name} (task: {})",
+                ctx.is_task()
+            )))
+        })
         .with_policy_fn(|params| {
             if params.get("inputResponses").is_some_and(|r| !r.is_null()) {
                 TaskPolicy::Required
@@ -188,14 +160,10 @@ pub fn tools(runs: &Arc<Runs>) -> Vec<Tool> {
                 TaskPolicy::Sync
             }
         }),
-        Tool::new(
-            "strict",
-            "Requires an integer count",
-            move |_ctx: ToolContext| {
-                strict_runs.strict.fetch_add(1, Ordering::SeqCst);
-                async { Ok::<_, ToolError>(text_result("counted")) }
-            },
-        )
+        Tool::new("strict", "Requires an integer count", move |_ctx| {
+            strict_runs.strict.fetch_add(1, Ordering::SeqCst);
+            async { Ok(text_result("counted")) }
+        })
         .with_input_schema(json!({
             "type": "object",
             "properties": {"count": {"type": "integer"}},

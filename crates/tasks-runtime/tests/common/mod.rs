@@ -14,7 +14,7 @@ use tasks_runtime::store::CreateLimits;
 use tasks_runtime::{
     text_result, Authority, CasOutcome, Claimed, Created, Liveness, MemoryStore, NodeId,
     RuntimeConfig, Scope, Snapshot, StatusEvent, Store, StoreError, TaskRuntime, TokioClock, Tool,
-    ToolContext, ToolError, ToolRegistry, Work,
+    ToolError, ToolRegistry, Work,
 };
 use tokio::sync::broadcast::{self, error::RecvError};
 
@@ -254,7 +254,7 @@ impl Drop for StopGuard {
 
 /// `echo`: answers `text_result(arguments.text)`.
 pub fn echo_tool() -> Tool {
-    Tool::new("echo", "Echoes its text", |ctx: ToolContext| async move {
+    Tool::new("echo", "Echoes its text", |ctx| async move {
         let text = ctx
             .arguments()
             .get("text")
@@ -267,7 +267,7 @@ pub fn echo_tool() -> Tool {
 
 /// `spin`: loops (yielding) until its cancellation token fires, then returns `Cancelled`.
 pub fn spin_tool(probe: Arc<Probe>) -> Tool {
-    Tool::new("spin", "Runs until cancelled", move |ctx: ToolContext| {
+    Tool::new("spin", "Runs until cancelled", move |ctx| {
         let probe = probe.clone();
         async move {
             let _guard = probe.enter();
@@ -281,7 +281,7 @@ pub fn spin_tool(probe: Arc<Probe>) -> Tool {
 
 /// `ask`: asks for input under `confirm` and answers with the response it got.
 pub fn ask_tool(probe: Arc<Probe>) -> Tool {
-    Tool::new("ask", "Asks for confirmation", move |ctx: ToolContext| {
+    Tool::new("ask", "Asks for confirmation", move |ctx| {
         let probe = probe.clone();
         async move {
             let _guard = probe.enter();
@@ -294,31 +294,27 @@ pub fn ask_tool(probe: Arc<Probe>) -> Tool {
 
 /// `ask_two`: asks `first` and `second` concurrently and answers with both responses.
 pub fn ask_two_tool(probe: Arc<Probe>) -> Tool {
-    Tool::new(
-        "ask_two",
-        "Asks two questions at once",
-        move |ctx: ToolContext| {
-            let probe = probe.clone();
-            async move {
-                let _guard = probe.enter();
-                let (first, second) = tokio::join!(
-                    ctx.input("first", elicit("First?")),
-                    ctx.input("second", elicit("Second?"))
-                );
-                let (first, second) = (first?.to_value(), second?.to_value());
-                probe
-                    .answers
-                    .lock()
-                    .unwrap()
-                    .extend([first.clone(), second.clone()]);
-                Ok(json!({
-                    "content": [{"type": "text", "text": format!("{first} {second}")}],
-                    "isError": false,
-                    "structuredContent": {"first": first, "second": second}
-                }))
-            }
-        },
-    )
+    Tool::new("ask_two", "Asks two questions at once", move |ctx| {
+        let probe = probe.clone();
+        async move {
+            let _guard = probe.enter();
+            let (first, second) = tokio::join!(
+                ctx.input("first", elicit("First?")),
+                ctx.input("second", elicit("Second?"))
+            );
+            let (first, second) = (first?.to_value(), second?.to_value());
+            probe
+                .answers
+                .lock()
+                .unwrap()
+                .extend([first.clone(), second.clone()]);
+            Ok(json!({
+                "content": [{"type": "text", "text": format!("{first} {second}")}],
+                "isError": false,
+                "structuredContent": {"first": first, "second": second}
+            }))
+        }
+    })
 }
 
 /// Waits until task `id` satisfies `done` and returns it; fails after [`WAIT_LIMIT`].

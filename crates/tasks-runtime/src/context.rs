@@ -123,6 +123,22 @@ impl ToolContext {
         self.inputs.input_responses()
     }
 
+    /// Whether this run answers a question of an earlier one: the request carried
+    /// `inputResponses` (for a synchronous call, an MRTR retry; for a task, the request that
+    /// created it).
+    ///
+    /// In a synchronous call a question ends the call: [`ToolContext::input`] returns
+    /// [`ToolError::InputRequired`], the client answers by sending the same call again with
+    /// the answers, and that retry runs the handler **again from the start**. Whatever the
+    /// handler did before asking is then done again (once per round), so ask first and act
+    /// after, or check here (and [`ToolContext::input_responses`] for the answers already
+    /// given) before a side effect that must not repeat. A task asks without ending: its
+    /// handler waits in [`ToolContext::input`] and runs once.
+    pub fn is_retry(&self) -> bool {
+        self.input_responses()
+            .is_some_and(|answers| !answers.is_empty())
+    }
+
     /// Fires when the run should stop: `tasks/cancel`, TTL expiry, runtime limit, or (for a
     /// synchronous call) the client going away.
     pub fn cancellation(&self) -> &CancellationToken {

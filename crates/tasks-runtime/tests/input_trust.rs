@@ -426,3 +426,54 @@ async fn an_answer_already_given_is_used_whatever_the_retry_declares() {
     };
     assert_eq!(result["content"][0]["text"], "accepted {\"confirm\":true}");
 }
+
+/// A synchronous call's retry runs the handler from the start; `is_retry` and
+/// `input_responses` let it skip what it did in the first round.
+#[tokio::test(start_paused = true)]
+async fn a_retry_runs_the_handler_again_and_says_it_is_a_retry() {
+    let side_effects = Arc::new(AtomicUsize::new(0));
+    let counted = side_effects.clone();
+    let tool = Tool::new("once", "Acts once, then asks", move |ctx| {
+        let counted = counted.clone();
+        async move {
+            if !ctx.is_retry() {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+            let answer = ctx
+                .elicit("go", "Go on?", json!({"type": "object"}))
+                .await?;
+            Ok(text_result(format!("retry={} {answer:?}", ctx.is_retry())))
+        }
+    });
+    let caps = obj(json!({"elicitation": {}}));
+    let first = run_sync(
+        &tool,
+        SyncCall::new(obj(json!({}))).with_client_capabilities(caps.clone()),
+    )
+    .await;
+    assert!(matches!(first, SyncOutcome::InputRequired(_)), "{first:?}");
+    let retry = run_sync(
+        &tool,
+        SyncCall::new(obj(json!({})))
+            .with_client_capabilities(caps)
+            .with_input_responses(Some(obj(
+                json!({"go": {"action": "accept", "content": {}}}),
+            ))),
+    )
+    .await;
+    let SyncOutcome::Complete(result) = retry else {
+        panic!("expected a result, got {retry:?}");
+    };
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("retry=true"),
+        "{result:?}"
+    );
+    assert_eq!(
+        side_effects.load(Ordering::SeqCst),
+        1,
+        "done in round one only"
+    );
+}

@@ -11,8 +11,12 @@ use std::collections::{HashSet, VecDeque};
 use std::future::Future;
 use std::sync::Arc;
 
+use deadpool_postgres::Pool;
 use tasks_core::TaskId;
 use tasks_runtime::StoreError;
+
+use crate::feed::Hinter;
+use crate::sql::Sql;
 use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 
@@ -44,15 +48,26 @@ impl<I: Send + 'static> Batcher<I> {
         Batcher { queue }
     }
 
-    /// Queues `item` for the next batch.
-    pub(crate) fn submit(&self, item: I) -> Result<(), StoreError> {
-        self.queue.send(item).map_err(|_| stopped())
+    /// Queues `item` for the next batch; gives it back when the collector has stopped (the
+    /// tokio runtime it was started on has shut down), for the caller to run alone.
+    pub(crate) fn submit(&self, item: I) -> Result<(), I> {
+        self.queue.send(item).map_err(|error| error.0)
     }
 }
 
-/// The collector has stopped (the store is being dropped, or its runtime shut down).
-pub(crate) fn stopped() -> StoreError {
-    StoreError::Backend("postgres: the store is shutting down".into())
+/// What runs a batch: the pool, the statements, and the feed's hint queue (each committed
+/// write is hinted by the batch that committed it, so also when its caller has gone).
+#[derive(Clone)]
+pub(crate) struct Writer {
+    pub(crate) pool: Pool,
+    pub(crate) sql: Arc<Sql>,
+    pub(crate) hinter: Hinter,
+}
+
+/// The caller's answer was lost: its batch ran, but the caller's future was dropped before
+/// the answer reached it (never seen by a caller still waiting).
+pub(crate) fn lost() -> StoreError {
+    StoreError::Backend("postgres: the call's answer was lost".into())
 }
 
 /// The most bytes of JSON (tasks and work descriptors) in one batch, unless a single call has
@@ -66,12 +81,15 @@ pub(crate) trait Queued {
     fn id(&self) -> &TaskId;
     /// The bytes of JSON it sends.
     fn bytes(&self) -> usize;
+    /// Whether its caller has gone (its future was dropped): then it is not run at all.
+    fn abandoned(&self) -> bool;
 }
 
 /// The next batch from the front of `queue`: in queue order, at most [`MAX_BATCH`] calls and
 /// [`MAX_BATCH_BYTES`] (at least one call), and at most one call per task. A call whose task is
 /// already in the batch stays queued (and so does what follows once the batch is full), so it
-/// runs after the first one committed, as one at a time would.
+/// runs after the first one committed, as one at a time would. A call whose caller has gone is
+/// dropped unrun, as a call dropped before it reached the database always was.
 pub(crate) fn take_batch<I: Queued>(queue: &mut VecDeque<I>) -> Vec<I> {
     let mut ids: HashSet<TaskId> = HashSet::new();
     let mut batch = Vec::new();
@@ -79,6 +97,9 @@ pub(crate) fn take_batch<I: Queued>(queue: &mut VecDeque<I>) -> Vec<I> {
     let mut kept = VecDeque::new();
     while batch.len() < MAX_BATCH {
         let Some(item) = queue.pop_front() else { break };
+        if item.abandoned() {
+            continue;
+        }
         if ids.contains(item.id()) {
             kept.push_back(item);
             continue;
@@ -158,6 +179,9 @@ mod tests {
         fn bytes(&self) -> usize {
             self.0 / 1000 * 1024
         }
+        fn abandoned(&self) -> bool {
+            self.0 == 666
+        }
     }
 
     fn take(queue: &mut VecDeque<usize>) -> Vec<usize> {
@@ -198,6 +222,10 @@ mod tests {
         assert_eq!(take(&mut queue), vec![1_004]);
         let mut queue = VecDeque::from(vec![500_001, 500_002, 20_003]);
         assert_eq!(take(&mut queue), vec![500_001, 500_002, 20_003]);
+        // A call whose caller has gone is dropped.
+        let mut queue = VecDeque::from(vec![1, 666, 2]);
+        assert_eq!(take(&mut queue), vec![1, 2]);
+        assert!(queue.is_empty());
     }
 
     #[tokio::test]

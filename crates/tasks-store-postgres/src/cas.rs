@@ -18,7 +18,7 @@ use tokio_postgres::Row;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend;
-use crate::batch::{self, Batcher, Queued};
+use crate::batch::{self, Batcher, Queued, Writer};
 use crate::counters;
 use crate::sql::{big, ms, to_json, Sql};
 use crate::store::Db;
@@ -68,7 +68,7 @@ pub(crate) async fn transition(
     let task = Arc::new(task);
     let json = to_json(&*task)?;
     let (reply, answer) = oneshot::channel();
-    db.transitions.submit(Item {
+    let item = Item {
         task: task.clone(),
         json,
         expected,
@@ -78,12 +78,14 @@ pub(crate) async fn transition(
         scope,
         token: counters::token()?,
         reply,
-    })?;
-    let Some(current) = answer.await.map_err(|_| batch::stopped())?? else {
+    };
+    if let Err(item) = db.transitions.submit(item) {
+        run(&db.writer, vec![item]).await;
+    }
+    let Some(current) = answer.await.map_err(|_| batch::lost())?? else {
         return Ok(CasOutcome::NotFound);
     };
     if current.committed {
-        db.hint(task.id(), task.revision());
         let scope = match who {
             Authority::Request(scope) => scope.clone(),
             Authority::Worker(_) => Scope::new(current.scope),
@@ -95,12 +97,12 @@ pub(crate) async fn transition(
 
 /// The batcher of transitions: a batch holds at most one transition of each task, so those
 /// of one task run one after the other, in the order queued.
-pub(crate) fn batcher(pool: Pool, sql: Arc<Sql>, stop: CancellationToken) -> Batcher<Item> {
+pub(crate) fn batcher(writer: Writer, stop: CancellationToken) -> Batcher<Item> {
     Batcher::start(
         batch::take_batch,
         move |batch| {
-            let (pool, sql) = (pool.clone(), sql.clone());
-            async move { run(&pool, &sql, batch).await }
+            let writer = writer.clone();
+            async move { run(&writer, batch).await }
         },
         stop,
     )
@@ -113,22 +115,35 @@ impl Queued for Item {
     fn bytes(&self) -> usize {
         self.json.len()
     }
+    fn abandoned(&self) -> bool {
+        self.reply.is_closed()
+    }
 }
 
-/// Runs `batch` and answers each transition; when the database refused a value of a batch of
-/// several ([`batch::refused_value`]), each transition is run alone.
-async fn run(pool: &Pool, sql: &Sql, batch: Vec<Item>) {
-    match store(pool, sql, &batch).await {
+/// Runs `batch`, hints each committed write and answers each transition; when the database
+/// refused a value of a batch of several ([`batch::refused_value`]), each transition is run
+/// alone.
+async fn run(writer: &Writer, batch: Vec<Item>) {
+    let answer = |item: Item, answer: Option<Current>| {
+        if answer.as_ref().is_some_and(|current| current.committed) {
+            writer.hinter.hint(item.task.id(), item.task.revision());
+        }
+        let _ = item.reply.send(Ok(answer));
+    };
+    match store(&writer.pool, &writer.sql, &batch).await {
         Ok(answers) => {
-            for (item, answer) in batch.into_iter().zip(answers) {
-                let _ = item.reply.send(Ok(answer));
+            for (item, current) in batch.into_iter().zip(answers) {
+                answer(item, current);
             }
         }
         Err((refused, _)) if refused && batch.len() > 1 => {
             for item in batch {
-                let alone = store(pool, sql, std::slice::from_ref(&item)).await;
-                let answer = alone.map(|mut a| a.pop().flatten()).map_err(|(_, e)| e);
-                let _ = item.reply.send(answer);
+                match store(&writer.pool, &writer.sql, std::slice::from_ref(&item)).await {
+                    Ok(mut answers) => answer(item, answers.pop().flatten()),
+                    Err((_, error)) => {
+                        let _ = item.reply.send(Err(error));
+                    }
+                }
             }
         }
         Err((_, error)) => {

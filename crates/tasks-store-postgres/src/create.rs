@@ -13,7 +13,7 @@ use tokio_postgres::types::ToSql;
 use tokio_util::sync::CancellationToken;
 
 use crate::backend;
-use crate::batch::{self, Batcher, Queued};
+use crate::batch::{self, Batcher, Queued, Writer};
 use crate::sql::{big, ms, to_json, Sql};
 use crate::store::Db;
 use crate::text::storable;
@@ -70,7 +70,7 @@ pub(crate) async fn create(
     let (task_json, work_json) = (to_json(&*task)?, to_json(&work)?);
     let scope = work.scope;
     let (reply, verdict) = oneshot::channel();
-    db.creates.submit(Item {
+    let item = Item {
         task: task.clone(),
         scope: scope.clone(),
         task_json,
@@ -79,8 +79,11 @@ pub(crate) async fn create(
         max_tasks: big(limits.max_tasks),
         max_active: big(limits.max_active_per_scope),
         reply,
-    })?;
-    match verdict.await.map_err(|_| batch::stopped())?? {
+    };
+    if let Err(item) = db.creates.submit(item) {
+        run(&db.writer, vec![item]).await;
+    }
+    match verdict.await.map_err(|_| batch::lost())?? {
         Verdict::Stored => {}
         Verdict::MaxTasks => return Err(StoreError::Capacity(CapacityLimit::MaxTasks)),
         Verdict::MaxActive => {
@@ -88,7 +91,6 @@ pub(crate) async fn create(
         }
         Verdict::Taken => return Err(StoreError::Duplicate),
     }
-    db.hint(task.id(), task.revision());
     Ok(Created {
         snapshot: Snapshot { task, scope },
         lease: Lease {
@@ -100,12 +102,12 @@ pub(crate) async fn create(
 }
 
 /// The batcher of creates.
-pub(crate) fn batcher(pool: Pool, sql: Arc<Sql>, stop: CancellationToken) -> Batcher<Item> {
+pub(crate) fn batcher(writer: Writer, stop: CancellationToken) -> Batcher<Item> {
     Batcher::start(
         batch::take_batch,
         move |batch| {
-            let (pool, sql) = (pool.clone(), sql.clone());
-            async move { run(&pool, &sql, batch).await }
+            let writer = writer.clone();
+            async move { run(&writer, batch).await }
         },
         stop,
     )
@@ -118,21 +120,34 @@ impl Queued for Item {
     fn bytes(&self) -> usize {
         self.task_json.len() + self.work_json.len()
     }
+    fn abandoned(&self) -> bool {
+        self.reply.is_closed()
+    }
 }
 
-/// Runs `batch` and answers each create; when the database refused a value of a batch of
-/// several ([`batch::refused_value`]), each create is run alone.
-async fn run(pool: &Pool, sql: &Sql, batch: Vec<Item>) {
-    match store(pool, sql, &batch).await {
+/// Runs `batch`, hints each stored task and answers each create; when the database refused a
+/// value of a batch of several ([`batch::refused_value`]), each create is run alone.
+async fn run(writer: &Writer, batch: Vec<Item>) {
+    let answer = |item: Item, verdict: Verdict| {
+        if verdict == Verdict::Stored {
+            writer.hinter.hint(item.task.id(), item.task.revision());
+        }
+        let _ = item.reply.send(Ok(verdict));
+    };
+    match store(&writer.pool, &writer.sql, &batch).await {
         Ok(verdicts) => {
             for (item, verdict) in batch.into_iter().zip(verdicts) {
-                let _ = item.reply.send(Ok(verdict));
+                answer(item, verdict);
             }
         }
         Err((refused, _)) if refused && batch.len() > 1 => {
             for item in batch {
-                let alone = store(pool, sql, std::slice::from_ref(&item)).await;
-                let _ = item.reply.send(alone.map(|v| v[0]).map_err(|(_, e)| e));
+                match store(&writer.pool, &writer.sql, std::slice::from_ref(&item)).await {
+                    Ok(verdicts) => answer(item, verdicts[0]),
+                    Err((_, error)) => {
+                        let _ = item.reply.send(Err(error));
+                    }
+                }
             }
         }
         Err((_, error)) => {

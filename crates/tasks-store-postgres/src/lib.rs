@@ -135,7 +135,12 @@
 //! exception, a constraint, a size limit) is run again one call at a time, so only that
 //! call fails; any other failure (a lost connection, a timeout) fails every call of the
 //! batch with [`StoreError::Backend`](tasks_runtime::StoreError::Backend), as it would have
-//! failed each call alone.
+//! failed each call alone. A call whose caller went away (its future was dropped) before its
+//! batch was taken is not made at all; once taken, it is made, and hinted to the other nodes
+//! by the batch itself (see [Change feed](#change-feed)), like every call of the batch. The
+//! batching tasks run on the tokio runtime that connected the store; should that runtime shut
+//! down while the store is still used from another one, each call runs alone on the caller's
+//! runtime instead.
 //!
 //! Why: on a 2-core machine shared by the server, the database and the load generator, a
 //! create and its completion cost the database about 1 ms of CPU as four small transactions

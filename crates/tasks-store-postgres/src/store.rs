@@ -14,7 +14,7 @@ use tasks_runtime::{
 use tokio::sync::broadcast;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use crate::batch::Batcher;
+use crate::batch::{Batcher, Writer};
 use crate::clock::DbClock;
 use crate::error::ConnectError;
 use crate::feed::Feed;
@@ -37,6 +37,7 @@ pub struct PostgresStore {
 pub(crate) struct Db {
     pool: Pool,
     pub(crate) sql: Arc<Sql>,
+    pub(crate) writer: Writer,
     pub(crate) creates: Batcher<create::Item>,
     pub(crate) transitions: Batcher<cas::Item>,
     target: String,
@@ -53,7 +54,7 @@ impl Db {
 
     /// Announces that this store instance committed task `id` at `revision` (never waits).
     pub(crate) fn hint(&self, id: &TaskId, revision: u64) {
-        self.feed.hint(id, revision);
+        self.writer.hinter.hint(id, revision);
     }
 }
 
@@ -85,12 +86,18 @@ impl PostgresStore {
         clock: Arc<DbClock>,
         stop: CancellationToken,
     ) -> PostgresStore {
-        let creates = create::batcher(pool.clone(), sql.clone(), stop.clone());
-        let transitions = cas::batcher(pool.clone(), sql.clone(), stop.clone());
+        let writer = Writer {
+            pool: pool.clone(),
+            sql: sql.clone(),
+            hinter: feed.hinter(),
+        };
+        let creates = create::batcher(writer.clone(), stop.clone());
+        let transitions = cas::batcher(writer.clone(), stop.clone());
         PostgresStore {
             db: Arc::new(Db {
                 pool,
                 sql,
+                writer,
                 creates,
                 transitions,
                 target,

@@ -59,11 +59,31 @@ pub(crate) struct Hint {
 /// and the counters. Its background tasks stop once `stop` is cancelled (when the last clone of
 /// the store is dropped) and, for the notifier, once the queue is closed and sent.
 pub(crate) struct Feed {
-    hints: mpsc::Sender<Hint>,
-    dropped: Arc<AtomicU64>,
+    hinter: Hinter,
     changes: broadcast::Sender<Change>,
     listener_pid: Arc<AtomicI32>,
     notifier_pid: Arc<AtomicI32>,
+}
+
+/// Queues hints for the notifier of one store instance; cloned into whatever commits.
+#[derive(Clone)]
+pub(crate) struct Hinter {
+    hints: mpsc::Sender<Hint>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl Hinter {
+    /// Queues a hint for the notifier without waiting: when the queue is full the hint is
+    /// dropped and counted (the notifier logs the count and tells the listeners to resync).
+    pub(crate) fn hint(&self, id: &TaskId, revision: u64) {
+        let hint = Hint {
+            id: id.clone(),
+            revision,
+        };
+        if let Err(mpsc::error::TrySendError::Full(_)) = self.hints.try_send(hint) {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// What both background tasks need to open their connections.
@@ -132,24 +152,16 @@ impl Feed {
         }
 
         Feed {
-            hints,
-            dropped,
+            hinter: Hinter { hints, dropped },
             changes,
             listener_pid,
             notifier_pid,
         }
     }
 
-    /// Queues a hint for the notifier without waiting: when the queue is full the hint is
-    /// dropped and counted (the notifier logs the count and tells the listeners to resync).
-    pub(crate) fn hint(&self, id: &TaskId, revision: u64) {
-        let hint = Hint {
-            id: id.clone(),
-            revision,
-        };
-        if let Err(mpsc::error::TrySendError::Full(_)) = self.hints.try_send(hint) {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-        }
+    /// The handle that queues hints for the notifier.
+    pub(crate) fn hinter(&self) -> Hinter {
+        self.hinter.clone()
     }
 
     /// A new receiver of the other processes' changes.

@@ -86,7 +86,7 @@ impl Dispatcher {
             json!({"name": config.server_name, "version": config.server_version}),
         );
         let tools = runtime.tools();
-        let tools_list = methods::tools::list_result(&tools, &config, &server_meta);
+        let tools_list = crate::shared::list_result(&tools, &config, &server_meta);
         Dispatcher {
             shared: Shared {
                 runtime,

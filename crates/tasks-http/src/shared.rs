@@ -1,11 +1,12 @@
-//! What the method handlers share: the runtime, the settings and what is built once.
+//! What the method handlers share: the runtime, the settings, and what is built once (or once
+//! per change of the tools: the `tools/list` result).
 
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use tasks_core::jsonrpc::with_server_meta;
 use tasks_core::mrtr::StateKey;
-use tasks_core::wire::ToolsListResult;
+use tasks_core::wire::{CacheScope, ResultType, ToolEntry, ToolsListResult};
 use tasks_core::JsonObject;
 use tasks_runtime::{TaskRuntime, ToolRegistry};
 use tokio_util::sync::CancellationToken;
@@ -40,11 +41,7 @@ impl Shared {
         if Arc::ptr_eq(&cached.tools, tools) {
             return cached.result.clone();
         }
-        let result = Arc::new(crate::methods::tools::list_result(
-            tools,
-            &self.config,
-            &self.server_meta,
-        ));
+        let result = Arc::new(list_result(tools, &self.config, &self.server_meta));
         self.tools_list.store(Arc::new(ToolsList {
             tools: tools.clone(),
             result: result.clone(),
@@ -55,5 +52,29 @@ impl Shared {
     /// A result object with the serverInfo `_meta` added (existing `_meta` keys kept).
     pub(crate) fn with_server_meta(&self, result: JsonObject) -> JsonObject {
         with_server_meta(&self.server_meta, result)
+    }
+}
+
+/// The `tools/list` result of `tools`: in registration order.
+pub(crate) fn list_result(
+    tools: &ToolRegistry,
+    config: &DispatchConfig,
+    server_meta: &JsonObject,
+) -> ToolsListResult {
+    let tools = tools
+        .iter()
+        .map(|tool| ToolEntry {
+            name: tool.name().to_owned(),
+            description: tool.description().to_owned(),
+            input_schema: tool.input_schema().clone(),
+            annotations: tool.annotations().cloned(),
+        })
+        .collect();
+    ToolsListResult {
+        result_type: ResultType::Complete,
+        tools,
+        ttl_ms: config.cache_ttl_ms,
+        cache_scope: CacheScope::Public,
+        meta: server_meta.clone(),
     }
 }

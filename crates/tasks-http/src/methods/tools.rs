@@ -11,39 +11,14 @@ use serde_json::Value;
 use std::sync::Arc;
 use tasks_core::call::CallPlan;
 use tasks_core::mrtr;
-use tasks_core::wire::{CacheScope, ResultType, ToolEntry, ToolsListResult};
+
 use tasks_core::{projection, JsonObject, McpError, RequestMeta, Timestamp};
 
 use tasks_runtime::{Scope, SyncCall, ToolRegistry, Work};
 
-use crate::config::DispatchConfig;
 use crate::methods::sync_call::{self, Finish};
 use crate::response::McpResponse;
 use crate::shared::Shared;
-
-/// The `tools/list` result of `tools`: in registration order.
-pub(crate) fn list_result(
-    tools: &ToolRegistry,
-    config: &DispatchConfig,
-    server_meta: &JsonObject,
-) -> ToolsListResult {
-    let tools = tools
-        .iter()
-        .map(|tool| ToolEntry {
-            name: tool.name().to_owned(),
-            description: tool.description().to_owned(),
-            input_schema: tool.input_schema().clone(),
-            annotations: tool.annotations().cloned(),
-        })
-        .collect();
-    ToolsListResult {
-        result_type: ResultType::Complete,
-        tools,
-        ttl_ms: config.cache_ttl_ms,
-        cache_scope: CacheScope::Public,
-        meta: server_meta.clone(),
-    }
-}
 
 /// A planned `tools/call`: what carrying out its [`CallPlan`] needs of the request.
 pub(crate) struct Call {

@@ -11,14 +11,13 @@ use serde_json::json;
 use tasks_core::Event;
 use tasks_runtime::{Authority, CasOutcome, Change, Scope, Store};
 
-/// Polls `call` once (so it is queued), then drops it: its caller went away. Answers whether
-/// it had already finished.
-async fn poll_once_then_drop<F: std::future::Future>(call: F) -> bool {
+/// Polls `call` once (so it is queued), then drops it: its caller went away.
+async fn poll_once_then_drop<F: std::future::Future>(call: F) {
     let mut call = std::pin::pin!(call);
     tokio::select! {
         biased;
-        _ = &mut call => true,
-        () = std::future::ready(()) => false,
+        _ = &mut call => {}
+        () = std::future::ready(()) => {}
     }
 }
 
@@ -37,24 +36,19 @@ async fn a_call_whose_caller_went_away_is_either_not_made_or_made_and_hinted() {
     let b = db.connect(&schema).await;
     let mut changes = b.changes().expect("a change feed");
     let scope = Scope::new("alice");
-    for round in 0..10 {
+    for round in 0..6 {
         let name = format!("t{round}");
         let created = a
             .create(new_task(&name, None), work(&scope, &name), ROOMY, &NODE_A)
             .await
             .expect("create");
         let done = complete_with(&created.snapshot.task, "done", at(5));
-        assert!(!poll_once_then_drop(a.transition(Authority::Request(&scope), done, at(5))).await);
+        // Usually still queued when dropped; on a loaded machine the call may even have
+        // finished within that one poll. Either way, what was made must be hinted.
+        poll_once_then_drop(a.transition(Authority::Request(&scope), done, at(5))).await;
         let late = format!("late{round}");
-        assert!(
-            !poll_once_then_drop(a.create(
-                new_task(&late, None),
-                work(&scope, &late),
-                ROOMY,
-                &NODE_A
-            ))
-            .await
-        );
+        poll_once_then_drop(a.create(new_task(&late, None), work(&scope, &late), ROOMY, &NODE_A))
+            .await;
         // Whatever was made is hinted to the other instance (the hint may trail the commit).
         tokio::time::sleep(Duration::from_millis(1500)).await;
         let heard = heard(&mut changes);
@@ -87,18 +81,18 @@ async fn big_results_completed_at_once_all_commit() {
     let Some(db) = Database::open().await else {
         return;
     };
-    // A statement timeout of 1 s (the store's is 5 s): 2 MiB results commit in well under it
-    // one at a time (each is more than a batch's byte budget, so each goes alone), but 64 MiB
+    // A statement timeout of 2 s (the store's is 5 s): 4 MiB results commit in well under it
+    // one at a time (each is more than a batch's byte budget, so each goes alone), but 90 MiB
     // of them in one batch would take longer.
     let separator = if db.url.contains('?') { '&' } else { '?' };
-    let url = format!("{}{separator}options=-c%20statement_timeout%3D1000", db.url);
+    let url = format!("{}{separator}options=-c%20statement_timeout%3D2000", db.url);
     let store = tasks_store_postgres::PostgresStore::connect(&url, Database::options(&db.schema()))
         .await
         .expect("connect");
     let scope = Scope::new("alice");
-    let text = "x".repeat(2 << 20);
+    let text = "x".repeat(4 << 20);
     let mut created = Vec::new();
-    for i in 0..32 {
+    for i in 0..24 {
         let name = format!("big{i}");
         created.push(
             store

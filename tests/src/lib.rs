@@ -104,7 +104,7 @@ impl Reply {
 }
 
 /// A stateless MCP client over plain HTTP.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Client {
     http: reqwest::Client,
     url: String,
@@ -334,6 +334,7 @@ pub async fn wait_status(
 }
 
 /// Reads Server-Sent Events from a byte stream: one JSON message per `data:` line.
+#[derive(Debug)]
 pub struct Sse<S> {
     stream: S,
     buffer: Vec<u8>,

@@ -25,7 +25,7 @@ const READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// Runs the baseline server on `listen` with `worker_threads` (tokio's default when `None`),
 /// answering with `body`; prints its URL as the first stdout line, like the fixture. Runs until
 /// killed.
-pub fn serve(listen: SocketAddr, worker_threads: Option<u16>, body: Bytes) -> ExitCode {
+pub(crate) fn serve(listen: SocketAddr, worker_threads: Option<u16>, body: Bytes) -> ExitCode {
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     runtime.enable_all();
     if let Some(threads) = worker_threads {

@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// demand; see docs/benchmarks.md).
 #[derive(Debug, Parser)]
 #[command(name = "tasks-bench", version)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -17,7 +17,7 @@ pub struct Cli {
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run the benchmark rows and print the markdown report.
     Run(Box<RunArgs>),
     /// Serve the bare hyper baseline (started by `run` as a child process).
@@ -26,7 +26,7 @@ pub enum Command {
 
 /// One benchmark row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Row {
+pub(crate) enum Row {
     /// 1: the bare hyper baseline.
     Baseline,
     /// 2: `tasks/get` on a completed task.
@@ -59,7 +59,7 @@ pub enum Row {
 
 impl Row {
     /// Whether the row runs a fixture on a SQLite store.
-    pub fn is_sqlite(self) -> bool {
+    pub(crate) fn is_sqlite(self) -> bool {
         matches!(
             self,
             Row::GetSqlite | Row::CreateSqlite | Row::CreateSqliteNormal | Row::StoredSqlite
@@ -67,7 +67,7 @@ impl Row {
     }
 
     /// Whether the row runs fixtures on PostgreSQL.
-    pub fn is_postgres(self) -> bool {
+    pub(crate) fn is_postgres(self) -> bool {
         matches!(
             self,
             Row::GetPostgres | Row::CreatePostgres | Row::ResumePostgres | Row::TakeoverPostgres
@@ -77,7 +77,7 @@ impl Row {
 
 /// Settings of `run`.
 #[derive(Debug, Clone, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Keep-alive connections of the load generator (one request in flight on each).
     #[arg(long, default_value_t = 64)]
     pub connections: usize,
@@ -156,29 +156,29 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// Whether `row` runs.
-    pub fn runs(&self, row: Row) -> bool {
+    pub(crate) fn runs(&self, row: Row) -> bool {
         self.rows.is_empty() || self.rows.contains(&row)
     }
 
     /// Whether any row on a SQLite store runs.
-    pub fn runs_sqlite(&self) -> bool {
+    pub(crate) fn runs_sqlite(&self) -> bool {
         self.rows.is_empty() || self.rows.iter().any(|row| row.is_sqlite())
     }
 
     /// Whether any row on PostgreSQL is wanted (by default they all are, if the database is
     /// reachable).
-    pub fn runs_postgres(&self) -> bool {
+    pub(crate) fn runs_postgres(&self) -> bool {
         self.rows.is_empty() || self.rows.iter().any(|row| row.is_postgres())
     }
 
     /// Whether the rows were named with `--rows` (then an unreachable database is an error,
     /// not a reason to skip).
-    pub fn rows_named(&self) -> bool {
+    pub(crate) fn rows_named(&self) -> bool {
         !self.rows.is_empty()
     }
 
     /// Leaves out the PostgreSQL rows (the database is unreachable).
-    pub fn without_postgres(&self) -> RunArgs {
+    pub(crate) fn without_postgres(&self) -> RunArgs {
         let mut args = self.clone();
         if args.rows.is_empty() {
             args.rows = Row::value_variants()
@@ -195,7 +195,7 @@ impl RunArgs {
 
 /// Settings of `baseline-server`.
 #[derive(Debug, Clone, Args)]
-pub struct BaselineArgs {
+pub(crate) struct BaselineArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:0")]
     pub listen: SocketAddr,

@@ -9,7 +9,7 @@ use crate::database::{Database, TempSchema};
 use crate::server::ServerProcess;
 
 /// One fixture process of a cluster.
-pub struct Node {
+pub(crate) struct Node {
     /// The running fixture.
     pub server: ServerProcess,
     /// The `application_name` of its database sessions (see [`Database::sessions`]).
@@ -17,7 +17,7 @@ pub struct Node {
 }
 
 /// Nodes on one schema.
-pub struct Cluster {
+pub(crate) struct Cluster {
     /// The nodes, in start order (dropped first: stopped before the schema goes).
     pub nodes: Vec<Node>,
     schema: TempSchema,
@@ -27,7 +27,7 @@ pub struct Cluster {
 impl Cluster {
     /// A cluster with no node yet on `schema`, its secret file `<dir>/<name>-<pid>.secret`
     /// (created by the first node to start).
-    pub fn new(schema: TempSchema, dir: &Path, name: &str) -> Cluster {
+    pub(crate) fn new(schema: TempSchema, dir: &Path, name: &str) -> Cluster {
         let path = dir.join(format!("{name}-{}.secret", std::process::id()));
         let _ = std::fs::remove_file(&path); // a killed earlier run's
         Cluster {
@@ -39,14 +39,19 @@ impl Cluster {
 
     /// The `application_name` of node `node`: unique to this process, so a concurrent run's
     /// sessions are never counted.
-    pub fn app_name(node: &str) -> String {
+    pub(crate) fn app_name(node: &str) -> String {
         format!("tasks-bench-{}-{node}", std::process::id())
     }
 
     /// The fixture flags of a node whose sessions are named `app`: the shared database,
     /// schema and secret, `--drain-ms 0` (a stopping node hands its tasks over at once), and
     /// `--lease-ms` when given.
-    pub fn flags(&self, database: &Database, app: &str, lease_ms: Option<u64>) -> Vec<OsString> {
+    pub(crate) fn flags(
+        &self,
+        database: &Database,
+        app: &str,
+        lease_ms: Option<u64>,
+    ) -> Vec<OsString> {
         let mut flags: Vec<OsString> = vec![
             "--store".into(),
             database.url_for(app).into(),
@@ -64,7 +69,7 @@ impl Cluster {
     }
 
     /// Node `i` (in start order).
-    pub fn node(&self, i: usize) -> Result<&Node, String> {
+    pub(crate) fn node(&self, i: usize) -> Result<&Node, String> {
         self.nodes.get(i).ok_or_else(|| format!("no node {i}"))
     }
 }

@@ -12,7 +12,7 @@ use tokio::net::TcpStream;
 
 /// Where requests go, parsed from a server's `http://host:port/path` URL.
 #[derive(Debug, Clone)]
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     /// The socket address.
     pub addr: SocketAddr,
     /// The `Host` header value (`127.0.0.1:<port>`).
@@ -23,7 +23,7 @@ pub struct Endpoint {
 
 impl Endpoint {
     /// Parses `http://<ip>:<port><path>`.
-    pub fn parse(url: &str) -> Result<Self, String> {
+    pub(crate) fn parse(url: &str) -> Result<Self, String> {
         let rest = url
             .strip_prefix("http://")
             .ok_or_else(|| format!("not an http URL: {url}"))?;
@@ -42,13 +42,13 @@ impl Endpoint {
 }
 
 /// An open keep-alive connection.
-pub struct Connection {
+pub(crate) struct Connection {
     sender: SendRequest<Full<Bytes>>,
 }
 
 /// Why [`Connection::send`] failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SendError {
+pub(crate) enum SendError {
     /// The connection was closed before the request was written (a server may close an idle
     /// keep-alive connection): nothing reached the server, so a retry on a new connection is
     /// safe even for `tools/call`.
@@ -67,7 +67,7 @@ impl std::fmt::Display for SendError {
 }
 
 /// A response: status and the whole body.
-pub struct Reply {
+pub(crate) struct Reply {
     /// The HTTP status.
     pub status: StatusCode,
     /// The body.
@@ -76,7 +76,7 @@ pub struct Reply {
 
 impl Connection {
     /// Connects to `endpoint` (TCP_NODELAY, as the servers set it).
-    pub async fn open(endpoint: &Endpoint) -> Result<Self, String> {
+    pub(crate) async fn open(endpoint: &Endpoint) -> Result<Self, String> {
         let stream = TcpStream::connect(endpoint.addr)
             .await
             .map_err(|e| format!("connect {}: {e}", endpoint.addr))?;
@@ -89,7 +89,10 @@ impl Connection {
     }
 
     /// Sends `request` and reads the whole response.
-    pub async fn send(&mut self, request: http::Request<Full<Bytes>>) -> Result<Reply, SendError> {
+    pub(crate) async fn send(
+        &mut self,
+        request: http::Request<Full<Bytes>>,
+    ) -> Result<Reply, SendError> {
         self.sender
             .ready()
             .await
@@ -118,7 +121,7 @@ impl Connection {
 
     /// Sends `request` and returns the response as soon as its head has arrived, its body
     /// still streaming (an SSE stream); the connection then serves only that response.
-    pub async fn stream(
+    pub(crate) async fn stream(
         mut self,
         request: http::Request<Full<Bytes>>,
     ) -> Result<http::Response<hyper::body::Incoming>, String> {
@@ -131,7 +134,7 @@ impl Connection {
 
     /// Sends `request` on this connection or, if it was closed before the request went out, on
     /// a new one (which then replaces it).
-    pub async fn send_or_reconnect(
+    pub(crate) async fn send_or_reconnect(
         &mut self,
         endpoint: &Endpoint,
         request: impl Fn() -> http::Request<Full<Bytes>>,

@@ -11,14 +11,14 @@ use tokio_postgres::{Client, NoTls};
 const CONNECT_LIMIT: Duration = Duration::from_secs(5);
 
 /// A reachable database: its URL and an administrative session.
-pub struct Database {
+pub(crate) struct Database {
     url: String,
     admin: Client,
 }
 
 impl Database {
     /// Connects to `url`; the error says why the database is unreachable.
-    pub async fn connect(url: &str) -> Result<Database, String> {
+    pub(crate) async fn connect(url: &str) -> Result<Database, String> {
         let shown = tasks_store_postgres::redacted(url);
         let connecting = tokio_postgres::connect(url, NoTls);
         let (admin, connection) = match tokio::time::timeout(CONNECT_LIMIT, connecting).await {
@@ -38,19 +38,19 @@ impl Database {
     }
 
     /// The URL without its password, for the report.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         tasks_store_postgres::redacted(&self.url)
     }
 
     /// The URL a fixture named `name` connects with: its sessions carry `application_name`
     /// `name` (and the store's listener and notifier `<name>-listen`, `<name>-notify`).
-    pub fn url_for(&self, name: &str) -> String {
+    pub(crate) fn url_for(&self, name: &str) -> String {
         let separator = if self.url.contains('?') { '&' } else { '?' };
         format!("{}{separator}application_name={name}", self.url)
     }
 
     /// The server version (`SHOW server_version`).
-    pub async fn version(&self) -> Result<String, String> {
+    pub(crate) async fn version(&self) -> Result<String, String> {
         let row = self
             .admin
             .query_one("SHOW server_version", &[])
@@ -61,7 +61,7 @@ impl Database {
 
     /// A fresh schema name for `row`, `tasks_bench_<pid>_<n>_<row>` (at most 63 bytes); a
     /// schema of that name left by a killed earlier run is dropped first.
-    pub async fn schema(&self, row: &str) -> Result<TempSchema, String> {
+    pub(crate) async fn schema(&self, row: &str) -> Result<TempSchema, String> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let mut name = format!(
@@ -79,7 +79,7 @@ impl Database {
 
     /// The process ids of the sessions whose `application_name` is `name`, `<name>-listen` or
     /// `<name>-notify`: the database server processes working for that fixture.
-    pub async fn sessions(&self, name: &str) -> Result<Vec<u32>, String> {
+    pub(crate) async fn sessions(&self, name: &str) -> Result<Vec<u32>, String> {
         let rows = self
             .admin
             .query(
@@ -106,14 +106,14 @@ async fn drop_schema(client: &Client, name: &str) -> Result<(), String> {
 /// A schema for one row's fixtures (they create its tables); dropped with everything in it
 /// when this value is dropped, so drop the fixtures first.
 #[derive(Debug)]
-pub struct TempSchema {
+pub(crate) struct TempSchema {
     name: String,
     url: String,
 }
 
 impl TempSchema {
     /// The fixture's `--postgres-schema` value.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
 }

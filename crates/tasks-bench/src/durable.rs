@@ -17,7 +17,7 @@ const DB_FILE: &str = "tasks.db";
 
 /// `--sqlite-synchronous` of a SQLite fixture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Synchronous {
+pub(crate) enum Synchronous {
     /// Every acknowledged write is fsynced (the fixture's default).
     Full,
     /// Acknowledged writes survive a crash of the process, not of the machine.
@@ -26,7 +26,7 @@ pub enum Synchronous {
 
 impl Synchronous {
     /// The flag's value.
-    pub fn flag(self) -> &'static str {
+    pub(crate) fn flag(self) -> &'static str {
         match self {
             Synchronous::Full => "full",
             Synchronous::Normal => "normal",
@@ -37,13 +37,13 @@ impl Synchronous {
 /// A fresh directory holding one fixture's database (and its `-wal`, `-shm` and
 /// `.secret` files); removed with everything in it when dropped.
 #[derive(Debug)]
-pub struct TempDb {
+pub(crate) struct TempDb {
     dir: PathBuf,
 }
 
 impl TempDb {
     /// Creates `<parent>/sqlite-<name>-<pid>`, emptied first if a killed earlier run left it.
-    pub fn create(parent: &Path, name: &str) -> Result<Self, String> {
+    pub(crate) fn create(parent: &Path, name: &str) -> Result<Self, String> {
         let dir = parent.join(format!("sqlite-{name}-{}", std::process::id()));
         if dir.exists() {
             fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -53,14 +53,14 @@ impl TempDb {
     }
 
     /// The fixture's `--store` value: `sqlite:<dir>/tasks.db`.
-    pub fn store_flag(&self) -> OsString {
+    pub(crate) fn store_flag(&self) -> OsString {
         let mut flag = OsString::from("sqlite:");
         flag.push(self.dir.join(DB_FILE));
         flag
     }
 
     /// Sizes in bytes of `tasks.db` and `tasks.db-wal` (0 for a file that does not exist).
-    pub fn sizes(&self) -> io::Result<(u64, u64)> {
+    pub(crate) fn sizes(&self) -> io::Result<(u64, u64)> {
         let size = |name: &str| match fs::metadata(self.dir.join(name)) {
             Ok(meta) => Ok(meta.len()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(0),
@@ -71,7 +71,7 @@ impl TempDb {
 
     /// Whether `tasks.db-wal` exists (SQLite deletes it when the last connection closes
     /// cleanly, after checkpointing it into the database).
-    pub fn has_wal(&self) -> bool {
+    pub(crate) fn has_wal(&self) -> bool {
         self.dir.join(format!("{DB_FILE}-wal")).exists()
     }
 }
@@ -86,7 +86,7 @@ impl Drop for TempDb {
 
 /// A fixture on a SQLite store. The server is stopped before its directory is removed (fields
 /// drop in declaration order).
-pub struct SqliteFixture {
+pub(crate) struct SqliteFixture {
     /// The running fixture.
     pub server: ServerProcess,
     /// Its database directory.
@@ -95,7 +95,7 @@ pub struct SqliteFixture {
 
 /// Row 7d's result.
 #[derive(Debug)]
-pub struct StoredSqliteResult {
+pub(crate) struct StoredSqliteResult {
     /// Resident memory per stored task, measured as in row 5a.
     pub stored: StoredResult,
     /// Tasks in the database at the end: row 5a's warm-up and payload tasks included.
@@ -111,12 +111,12 @@ pub struct StoredSqliteResult {
 
 impl StoredSqliteResult {
     /// (`tasks.db` + `tasks.db-wal`) per task while running, in bytes.
-    pub fn running_per_task(&self) -> f64 {
+    pub(crate) fn running_per_task(&self) -> f64 {
         (self.db_bytes + self.wal_bytes) as f64 / self.tasks as f64
     }
 
     /// `tasks.db` per task after a clean stop, in bytes.
-    pub fn closed_per_task(&self) -> Option<f64> {
+    pub(crate) fn closed_per_task(&self) -> Option<f64> {
         self.closed_bytes
             .map(|bytes| bytes as f64 / self.tasks as f64)
     }
@@ -124,7 +124,7 @@ impl StoredSqliteResult {
 
 /// Row 7d: row 5a's procedure (warm-up, then `count` small completed tasks) on `fixture`, then
 /// the database size while running, then again after stopping the fixture.
-pub async fn stored(
+pub(crate) async fn stored(
     fixture: SqliteFixture,
     connections: usize,
     count: usize,

@@ -10,13 +10,13 @@ use std::time::Instant;
 use hdrhistogram::Histogram;
 
 /// Appends (and syncs) per measurement.
-pub const SYNCS: usize = 1000;
+pub(crate) const SYNCS: usize = 1000;
 /// Bytes appended before each sync: one SQLite page.
-pub const APPEND_BYTES: usize = 4096;
+pub(crate) const APPEND_BYTES: usize = 4096;
 
 /// Latency of append + `sync_data`, in microseconds.
 #[derive(Debug)]
-pub struct FsyncLatency {
+pub(crate) struct FsyncLatency {
     /// Median.
     pub p50: u64,
     /// 90th percentile.
@@ -30,7 +30,7 @@ pub struct FsyncLatency {
 }
 
 /// Measures `syncs` appends in a scratch file under `dir`, which is removed afterwards.
-pub fn measure(dir: &Path, syncs: usize) -> Result<FsyncLatency, String> {
+pub(crate) fn measure(dir: &Path, syncs: usize) -> Result<FsyncLatency, String> {
     let path = dir.join(format!("fsync-probe-{}", std::process::id()));
     let result = probe(&path, syncs);
     let _ = fs::remove_file(&path);

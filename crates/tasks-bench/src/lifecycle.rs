@@ -17,7 +17,7 @@ const MAX_POLLS: u64 = 1000;
 
 /// What the lifecycle row measured.
 #[derive(Debug)]
-pub struct LifecycleResult {
+pub(crate) struct LifecycleResult {
     /// Tasks started.
     pub tasks: usize,
     /// `seconds` argument of each task.
@@ -40,23 +40,23 @@ pub struct LifecycleResult {
 
 impl LifecycleResult {
     /// Completed tasks per second of wall time.
-    pub fn tasks_per_second(&self) -> f64 {
+    pub(crate) fn tasks_per_second(&self) -> f64 {
         self.completed as f64 / self.total.as_secs_f64()
     }
 
     /// Server CPU time per task, in microseconds.
-    pub fn cpu_per_task_micros(&self) -> f64 {
+    pub(crate) fn cpu_per_task_micros(&self) -> f64 {
         self.server_cpu.as_secs_f64() * 1e6 / self.tasks as f64
     }
 
     /// Mean `tasks/get` calls per task.
-    pub fn polls_per_task(&self) -> f64 {
+    pub(crate) fn polls_per_task(&self) -> f64 {
         self.polls as f64 / self.tasks as f64
     }
 }
 
 /// Runs `tasks` lifecycles of `slow_compute` with `seconds`, all started at once.
-pub async fn run(
+pub(crate) async fn run(
     pool: &Arc<Pool>,
     server: &ServerProcess,
     tasks: usize,

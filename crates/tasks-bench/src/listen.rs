@@ -14,7 +14,7 @@ use crate::mcp::Call;
 
 /// One `notifications/tasks` message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskNote {
+pub(crate) struct TaskNote {
     /// `taskId`.
     pub task_id: String,
     /// `status`.
@@ -25,13 +25,13 @@ pub struct TaskNote {
 
 impl TaskNote {
     /// Whether the task is in a terminal status.
-    pub fn is_terminal(&self) -> bool {
+    pub(crate) fn is_terminal(&self) -> bool {
         matches!(self.status.as_str(), "completed" | "failed" | "cancelled")
     }
 }
 
 /// An open listen stream.
-pub struct Listen {
+pub(crate) struct Listen {
     body: Incoming,
     events: SseBuffer,
 }
@@ -39,7 +39,7 @@ pub struct Listen {
 impl Listen {
     /// Opens a listen stream on `endpoint` for `task_ids` and waits (up to `limit`) for its
     /// acknowledgement.
-    pub async fn open(
+    pub(crate) async fn open(
         endpoint: &Endpoint,
         task_ids: &[String],
         limit: Duration,
@@ -62,7 +62,10 @@ impl Listen {
 
     /// The next task notification and when it arrived, waiting at most `limit`; other messages
     /// are skipped.
-    pub async fn next_task(&mut self, limit: Duration) -> Result<(Instant, TaskNote), String> {
+    pub(crate) async fn next_task(
+        &mut self,
+        limit: Duration,
+    ) -> Result<(Instant, TaskNote), String> {
         let deadline = Instant::now() + limit;
         loop {
             let message = self

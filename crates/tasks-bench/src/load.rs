@@ -15,11 +15,11 @@ use crate::procfs;
 
 /// The name (`comm`, cut to 15 bytes) of the SQLite store's writer thread,
 /// `tasks-sqlite-writer`.
-pub const WRITER_THREAD: &str = "tasks-sqlite-wr";
+pub(crate) const WRITER_THREAD: &str = "tasks-sqlite-wr";
 
 /// Shape of one run.
 #[derive(Debug, Clone, Copy)]
-pub struct LoadSpec {
+pub(crate) struct LoadSpec {
     /// Keep-alive connections, each with one request in flight.
     pub connections: usize,
     /// Time before measuring (not counted).
@@ -30,7 +30,7 @@ pub struct LoadSpec {
 
 /// What one run measured.
 #[derive(Debug)]
-pub struct LoadResult {
+pub(crate) struct LoadResult {
     /// Successful responses completed inside the window.
     pub requests: u64,
     /// Failed requests, warm-up included (a row with errors is invalid).
@@ -57,29 +57,33 @@ pub struct LoadResult {
 
 impl LoadResult {
     /// Requests per second.
-    pub fn rps(&self) -> f64 {
+    pub(crate) fn rps(&self) -> f64 {
         self.requests as f64 / self.window.as_secs_f64()
     }
 
     /// Latency quantile `q` (0..=1) in milliseconds.
-    pub fn latency_ms(&self, q: f64) -> f64 {
+    pub(crate) fn latency_ms(&self, q: f64) -> f64 {
         self.latency.value_at_quantile(q) as f64 / 1000.0
     }
 
     /// Server CPU use during the window, in percent of one core.
-    pub fn server_cpu_percent(&self) -> f64 {
+    pub(crate) fn server_cpu_percent(&self) -> f64 {
         100.0 * self.server_cpu.as_secs_f64() / self.window.as_secs_f64()
     }
 
     /// Load generator CPU use during the window, in percent of one core.
-    pub fn client_cpu_percent(&self) -> f64 {
+    pub(crate) fn client_cpu_percent(&self) -> f64 {
         100.0 * self.client_cpu.as_secs_f64() / self.window.as_secs_f64()
     }
 
     /// CPU time, in percent of one core, that the pinned cores were busy beyond what the server
     /// (on `server_cpus`), this process (on `client_cpus`) and the fixture's database sessions
     /// (unpinned: on either) used: other processes' work. `None` when unpinned.
-    pub fn foreign_cpu_percent(&self, server_cpus: &[usize], client_cpus: &[usize]) -> Option<f64> {
+    pub(crate) fn foreign_cpu_percent(
+        &self,
+        server_cpus: &[usize],
+        client_cpus: &[usize],
+    ) -> Option<f64> {
         if server_cpus.is_empty() || client_cpus.is_empty() {
             return None;
         }
@@ -95,24 +99,24 @@ impl LoadResult {
     }
 
     /// The SQLite writer thread's CPU use during the window, in percent of one core.
-    pub fn writer_cpu_percent(&self) -> Option<f64> {
+    pub(crate) fn writer_cpu_percent(&self) -> Option<f64> {
         self.writer_cpu
             .map(|cpu| 100.0 * cpu.as_secs_f64() / self.window.as_secs_f64())
     }
 
     /// Server CPU time per counted request, in microseconds.
-    pub fn server_micros_per_request(&self) -> f64 {
+    pub(crate) fn server_micros_per_request(&self) -> f64 {
         self.server_cpu.as_secs_f64() * 1e6 / self.requests.max(1) as f64
     }
 
     /// Database CPU time (the fixture's sessions) per counted request, in microseconds.
-    pub fn database_micros_per_request(&self) -> Option<f64> {
+    pub(crate) fn database_micros_per_request(&self) -> Option<f64> {
         self.database_cpu
             .map(|cpu| cpu.as_secs_f64() * 1e6 / self.requests.max(1) as f64)
     }
 
     /// The database sessions' CPU use during the window, in percent of one core.
-    pub fn database_cpu_percent(&self) -> Option<f64> {
+    pub(crate) fn database_cpu_percent(&self) -> Option<f64> {
         self.database_cpu
             .map(|cpu| 100.0 * cpu.as_secs_f64() / self.window.as_secs_f64())
     }
@@ -121,7 +125,7 @@ impl LoadResult {
 /// Whose CPU time a run reads: the server process, and the database sessions of a fixture on
 /// PostgreSQL.
 #[derive(Clone, Copy)]
-pub struct Watch<'a> {
+pub(crate) struct Watch<'a> {
     /// The server process.
     pub server_pid: u32,
     /// The database and the fixture's `application_name` (see [`Database::sessions`]); its
@@ -131,7 +135,7 @@ pub struct Watch<'a> {
 
 impl Watch<'_> {
     /// Only the server process.
-    pub fn server(server_pid: u32) -> Watch<'static> {
+    pub(crate) fn server(server_pid: u32) -> Watch<'static> {
         Watch {
             server_pid,
             database: None,
@@ -153,7 +157,7 @@ fn histogram() -> Histogram<u64> {
 
 /// Sends `call` to `endpoint` under `spec`, checking each result against `expect`; reads the
 /// CPU time of process `server_pid` around the window.
-pub async fn run(
+pub(crate) async fn run(
     endpoint: &Endpoint,
     call: &Call,
     expect: Expect,
@@ -164,7 +168,7 @@ pub async fn run(
 }
 
 /// [`run`], reading the CPU time of what `watch` names around the window.
-pub async fn run_watched(
+pub(crate) async fn run_watched(
     endpoint: &Endpoint,
     call: &Call,
     expect: Expect,
@@ -231,7 +235,7 @@ pub async fn run_watched(
 
 /// CPU times at one instant: the server's, this process's, and each CPU's busy time.
 #[derive(Debug, Clone)]
-pub struct CpuReading {
+pub(crate) struct CpuReading {
     /// The server process.
     pub server: Duration,
     /// This process (the load generator).
@@ -246,7 +250,7 @@ pub struct CpuReading {
 
 impl CpuReading {
     /// Reads the clocks; `sessions` are the server's database sessions, if it has a database.
-    pub fn take(server_pid: u32, sessions: Option<&[u32]>) -> Result<Self, String> {
+    pub(crate) fn take(server_pid: u32, sessions: Option<&[u32]>) -> Result<Self, String> {
         Ok(CpuReading {
             server: procfs::cpu_time(server_pid).map_err(|e| format!("server CPU time: {e}"))?,
             client: procfs::own_cpu_time().map_err(|e| format!("own CPU time: {e}"))?,
@@ -258,7 +262,7 @@ impl CpuReading {
     }
 
     /// The CPU time the database sessions used since `before`.
-    pub fn database_since(&self, before: &CpuReading) -> Option<Duration> {
+    pub(crate) fn database_since(&self, before: &CpuReading) -> Option<Duration> {
         Some(procfs::cpu_used(
             before.database.as_deref()?,
             self.database.as_deref()?,
@@ -266,7 +270,7 @@ impl CpuReading {
     }
 
     /// Each CPU's busy time since `before`.
-    pub fn cores_since(&self, before: &CpuReading) -> Vec<Duration> {
+    pub(crate) fn cores_since(&self, before: &CpuReading) -> Vec<Duration> {
         self.cores
             .iter()
             .enumerate()

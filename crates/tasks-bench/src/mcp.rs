@@ -17,7 +17,7 @@ use crate::conn::{Endpoint, Reply};
 /// One prepared request: routing headers and the serialized JSON-RPC body, sent unchanged as
 /// often as needed (the protocol is stateless, so a repeated `tools/call` creates a new task).
 #[derive(Debug, Clone)]
-pub struct Call {
+pub(crate) struct Call {
     method: HeaderValue,
     name: HeaderValue,
     body: Bytes,
@@ -25,12 +25,12 @@ pub struct Call {
 
 impl Call {
     /// `tasks/get` of `task_id`.
-    pub fn tasks_get(task_id: &str) -> Result<Self, String> {
+    pub(crate) fn tasks_get(task_id: &str) -> Result<Self, String> {
         Call::new("tasks/get", task_id, json!({"taskId": task_id}))
     }
 
     /// `tools/call` of `tool` with `arguments`, declaring Tasks.
-    pub fn tools_call(tool: &str, arguments: Value) -> Result<Self, String> {
+    pub(crate) fn tools_call(tool: &str, arguments: Value) -> Result<Self, String> {
         Call::new(
             "tools/call",
             tool,
@@ -40,14 +40,14 @@ impl Call {
 
     /// `tools/call` of `tool` with `arguments`, declaring Tasks and form elicitation (which
     /// `confirm_delete` requires).
-    pub fn tools_call_eliciting(tool: &str, arguments: Value) -> Result<Self, String> {
+    pub(crate) fn tools_call_eliciting(tool: &str, arguments: Value) -> Result<Self, String> {
         let mut params = json!({"name": tool, "arguments": arguments});
         params["_meta"] = meta(json!({"elicitation": {"form": {}}}));
         Call::new("tools/call", tool, params)
     }
 
     /// `tasks/update` of `task_id` with `responses` (`inputResponses`).
-    pub fn tasks_update(task_id: &str, responses: Value) -> Result<Self, String> {
+    pub(crate) fn tasks_update(task_id: &str, responses: Value) -> Result<Self, String> {
         Call::new(
             "tasks/update",
             task_id,
@@ -56,7 +56,7 @@ impl Call {
     }
 
     /// `subscriptions/listen` for the tasks of `task_ids`.
-    pub fn listen(task_ids: &[String]) -> Result<Self, String> {
+    pub(crate) fn listen(task_ids: &[String]) -> Result<Self, String> {
         let name = task_ids.first().map_or("", String::as_str);
         Call::new(
             "subscriptions/listen",
@@ -79,7 +79,7 @@ impl Call {
     }
 
     /// The HTTP request for `endpoint`.
-    pub fn request(&self, endpoint: &Endpoint) -> Request<Full<Bytes>> {
+    pub(crate) fn request(&self, endpoint: &Endpoint) -> Request<Full<Bytes>> {
         let mut request = Request::new(Full::new(self.body.clone()));
         *request.method_mut() = Method::POST;
         *request.uri_mut() = endpoint.path.parse().unwrap_or_default();
@@ -113,7 +113,7 @@ fn meta(mut capabilities: Value) -> Value {
 /// The result fields the benchmark looks at, borrowed from the response body (other fields are
 /// skipped without allocating, so checking a response stays cheap for the load generator).
 #[derive(Debug, Deserialize)]
-pub struct Summary<'a> {
+pub(crate) struct Summary<'a> {
     /// `resultType`.
     #[serde(rename = "resultType")]
     pub result_type: &'a str,
@@ -138,7 +138,7 @@ struct Envelope<'a> {
 
 /// The owned form of a [`Summary`] of a task result.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskInfo {
+pub(crate) struct TaskInfo {
     /// `resultType`.
     pub result_type: String,
     /// `taskId`.
@@ -151,7 +151,7 @@ pub struct TaskInfo {
 
 impl Summary<'_> {
     /// The owned form; every task result has `taskId` and `status`.
-    pub fn to_task(&self) -> Result<TaskInfo, String> {
+    pub(crate) fn to_task(&self) -> Result<TaskInfo, String> {
         match (self.task_id, self.status) {
             (Some(task_id), Some(status)) => Ok(TaskInfo {
                 result_type: self.result_type.to_owned(),
@@ -166,7 +166,7 @@ impl Summary<'_> {
 
 /// The [`Summary`] of a successful reply: HTTP 200 and a JSON-RPC body with a `result` object
 /// and no `error`.
-pub fn summary_of(reply: &Reply) -> Result<Summary<'_>, String> {
+pub(crate) fn summary_of(reply: &Reply) -> Result<Summary<'_>, String> {
     let failed = |why: &str| {
         format!(
             "HTTP {}: {why}: {}",
@@ -187,7 +187,7 @@ pub fn summary_of(reply: &Reply) -> Result<Summary<'_>, String> {
 
 /// What a row expects of every result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expect {
+pub(crate) enum Expect {
     /// A `CreateTaskResult` (`resultType: "task"` with a `taskId`).
     Created,
     /// A `DetailedTask` with this `status`.
@@ -196,7 +196,7 @@ pub enum Expect {
 
 impl Expect {
     /// Checks `summary`.
-    pub fn check(self, summary: &Summary<'_>) -> Result<(), String> {
+    pub(crate) fn check(self, summary: &Summary<'_>) -> Result<(), String> {
         let ok = match self {
             Expect::Created => summary.result_type == "task" && summary.task_id.is_some(),
             Expect::Status(status) => {
@@ -211,7 +211,7 @@ impl Expect {
     }
 
     /// Checks an owned task result.
-    pub fn check_task(self, task: &TaskInfo) -> Result<(), String> {
+    pub(crate) fn check_task(self, task: &TaskInfo) -> Result<(), String> {
         self.check(&Summary {
             result_type: &task.result_type,
             task_id: Some(&task.task_id),

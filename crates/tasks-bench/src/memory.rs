@@ -20,11 +20,11 @@ const WARMUP_TASKS: usize = 1000;
 
 /// Tasks [`stored`] creates besides the measured ones: the warm-up, and one to read the
 /// payload size from.
-pub const TASKS_BEFORE: usize = WARMUP_TASKS + 1;
+pub(crate) const TASKS_BEFORE: usize = WARMUP_TASKS + 1;
 
 /// One memory measurement.
 #[derive(Debug)]
-pub struct MemoryResult {
+pub(crate) struct MemoryResult {
     /// Tasks added between the two readings.
     pub count: usize,
     /// Server `VmRSS` before, in bytes.
@@ -41,14 +41,14 @@ pub struct MemoryResult {
 
 impl MemoryResult {
     /// RSS growth per task, in bytes.
-    pub fn per_task(&self) -> f64 {
+    pub(crate) fn per_task(&self) -> f64 {
         self.rss_after.saturating_sub(self.rss_before) as f64 / self.count as f64
     }
 }
 
 /// The stored-task row's result.
 #[derive(Debug)]
-pub struct StoredResult {
+pub(crate) struct StoredResult {
     /// Memory per stored completed task.
     pub memory: MemoryResult,
     /// Serialized size of one task's stored `result` (its payload), in bytes.
@@ -57,7 +57,7 @@ pub struct StoredResult {
 
 /// The parked-task row's result.
 #[derive(Debug)]
-pub struct ParkedResult {
+pub(crate) struct ParkedResult {
     /// Memory per parked task.
     pub memory: MemoryResult,
     /// `tasks/get` on one parked task with no other task.
@@ -106,7 +106,7 @@ async fn populate(
 
 /// Creates [`WARMUP_TASKS`], reads RSS, creates `count` small tasks, waits until all are
 /// completed, reads RSS again.
-pub async fn stored(
+pub(crate) async fn stored(
     pool: &Arc<Pool>,
     server: &ServerProcess,
     count: usize,
@@ -150,7 +150,7 @@ async fn payload_of_one(pool: &Arc<Pool>) -> Result<usize, String> {
 
 /// Parks one task and measures `tasks/get` on it (`rounds` clean runs, see [`Series`]); reads
 /// RSS; parks `count - 1` more; reads RSS; measures `tasks/get` on the first again.
-pub async fn parked(
+pub(crate) async fn parked(
     pool: &Arc<Pool>,
     server: &ServerProcess,
     spec: LoadSpec,

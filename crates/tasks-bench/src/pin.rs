@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 /// Which CPUs the servers and the load generator run on; empty sets mean unpinned.
 #[derive(Debug, Clone, Default)]
-pub struct Pinning {
+pub(crate) struct Pinning {
     server: Vec<usize>,
     client: Vec<usize>,
     server_list: String,
@@ -16,7 +16,7 @@ impl Pinning {
     /// Pins this process to `client` and arranges for servers to run on `server` (both
     /// `taskset` CPU lists such as `0` or `2-3,5`) when the lists parse, `taskset` works and
     /// the machine has at least two CPUs; otherwise returns an unpinned [`Pinning`].
-    pub fn apply(server: &str, client: &str) -> Pinning {
+    pub(crate) fn apply(server: &str, client: &str) -> Pinning {
         let cpus = std::thread::available_parallelism().map_or(1, usize::from);
         let (Some(server_set), Some(client_set)) = (parse_cpu_list(server), parse_cpu_list(client))
         else {
@@ -42,17 +42,17 @@ impl Pinning {
     }
 
     /// The servers' CPUs (empty when unpinned).
-    pub fn server_cpus(&self) -> &[usize] {
+    pub(crate) fn server_cpus(&self) -> &[usize] {
         &self.server
     }
 
     /// The load generator's CPUs (empty when unpinned).
-    pub fn client_cpus(&self) -> &[usize] {
+    pub(crate) fn client_cpus(&self) -> &[usize] {
         &self.client
     }
 
     /// A command running `program`, under `taskset -c <server cpus>` when pinned.
-    pub fn server_command(&self, program: &std::path::Path) -> Command {
+    pub(crate) fn server_command(&self, program: &std::path::Path) -> Command {
         if self.server.is_empty() {
             return Command::new(program);
         }
@@ -62,7 +62,7 @@ impl Pinning {
     }
 
     /// A human description for the report.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         if self.server.is_empty() {
             return "not pinned (taskset unavailable, fewer than 2 CPUs, or --no-pin)".to_owned();
         }
@@ -74,7 +74,7 @@ impl Pinning {
 }
 
 /// Parses a `taskset` CPU list: comma-separated numbers and inclusive ranges (`0`, `2-3,5`).
-pub fn parse_cpu_list(list: &str) -> Option<Vec<usize>> {
+pub(crate) fn parse_cpu_list(list: &str) -> Option<Vec<usize>> {
     let mut cpus = Vec::new();
     for part in list.split(',') {
         match part.split_once('-') {

@@ -9,7 +9,7 @@ use crate::conn::{Connection, Endpoint, Reply};
 use crate::mcp::{self, Call, TaskInfo};
 
 /// Connections to one endpoint, at most one request in flight on each.
-pub struct Pool {
+pub(crate) struct Pool {
     endpoint: Endpoint,
     idle: Mutex<Vec<Connection>>,
     permits: Semaphore,
@@ -18,7 +18,7 @@ pub struct Pool {
 
 /// The results of [`Pool::run_indexed`].
 #[derive(Debug)]
-pub struct Outcomes<T> {
+pub(crate) struct Outcomes<T> {
     /// The successful values, in completion order.
     pub values: Vec<T>,
     /// Failed calls.
@@ -29,7 +29,7 @@ pub struct Outcomes<T> {
 
 impl Pool {
     /// Opens `size` connections to `endpoint`.
-    pub async fn open(endpoint: &Endpoint, size: usize) -> Result<Arc<Self>, String> {
+    pub(crate) async fn open(endpoint: &Endpoint, size: usize) -> Result<Arc<Self>, String> {
         let mut idle = Vec::with_capacity(size);
         for _ in 0..size {
             idle.push(Connection::open(endpoint).await?);
@@ -43,19 +43,19 @@ impl Pool {
     }
 
     /// The endpoint the connections go to.
-    pub fn endpoint(&self) -> &Endpoint {
+    pub(crate) fn endpoint(&self) -> &Endpoint {
         &self.endpoint
     }
 
     /// Sends `call` over a free connection and returns the task of its successful result.
-    pub async fn call(&self, call: &Call) -> Result<TaskInfo, String> {
+    pub(crate) async fn call(&self, call: &Call) -> Result<TaskInfo, String> {
         let reply = self.call_raw(call).await?;
         mcp::summary_of(&reply)?.to_task()
     }
 
     /// Sends `call` over a free connection and returns the reply, whatever it is (a broken
     /// connection is replaced).
-    pub async fn call_raw(&self, call: &Call) -> Result<Reply, String> {
+    pub(crate) async fn call_raw(&self, call: &Call) -> Result<Reply, String> {
         let permit = self
             .permits
             .acquire()
@@ -86,7 +86,7 @@ impl Pool {
 
     /// Makes `count` calls, `make(i)` for `i` in `0..count`, as many at once as the pool has
     /// connections; `check` turns each result into a value or an error.
-    pub async fn run_indexed<T, M, C>(
+    pub(crate) async fn run_indexed<T, M, C>(
         self: &Arc<Self>,
         count: usize,
         make: M,

@@ -8,20 +8,20 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 /// Resident set size (`VmRSS` of `/proc/<pid>/status`) in bytes.
-pub fn rss_bytes(pid: u32) -> io::Result<u64> {
+pub(crate) fn rss_bytes(pid: u32) -> io::Result<u64> {
     let status = fs::read_to_string(format!("/proc/{pid}/status"))?;
     parse_vm_rss(&status).ok_or_else(|| io::Error::other("no VmRSS line"))
 }
 
 /// User plus system CPU time of process `pid` (all its threads), from `/proc/<pid>/stat`.
-pub fn cpu_time(pid: u32) -> io::Result<Duration> {
+pub(crate) fn cpu_time(pid: u32) -> io::Result<Duration> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat"))?;
     let ticks = parse_cpu_ticks(&stat).ok_or_else(|| io::Error::other("malformed stat"))?;
     Ok(ticks_to_duration(ticks))
 }
 
 /// The CPU time of each process of `pids` that can still be read (others have ended).
-pub fn cpu_times(pids: &[u32]) -> Vec<(u32, Duration)> {
+pub(crate) fn cpu_times(pids: &[u32]) -> Vec<(u32, Duration)> {
     pids.iter()
         .filter_map(|&pid| cpu_time(pid).ok().map(|time| (pid, time)))
         .collect()
@@ -29,7 +29,7 @@ pub fn cpu_times(pids: &[u32]) -> Vec<(u32, Duration)> {
 
 /// CPU time the processes of `before` used until `after` (both from [`cpu_times`]); a process
 /// missing from `after` ended meanwhile and counts as having used nothing more.
-pub fn cpu_used(before: &[(u32, Duration)], after: &[(u32, Duration)]) -> Duration {
+pub(crate) fn cpu_used(before: &[(u32, Duration)], after: &[(u32, Duration)]) -> Duration {
     before
         .iter()
         .map(|&(pid, then)| {
@@ -43,7 +43,7 @@ pub fn cpu_used(before: &[(u32, Duration)], after: &[(u32, Duration)]) -> Durati
 
 /// User plus system CPU time of the thread of process `pid` whose name (`comm`, at most 15
 /// bytes) is `name`, from `/proc/<pid>/task/<tid>/stat`; `None` when there is no such thread.
-pub fn thread_cpu_time(pid: u32, name: &str) -> io::Result<Option<Duration>> {
+pub(crate) fn thread_cpu_time(pid: u32, name: &str) -> io::Result<Option<Duration>> {
     for entry in fs::read_dir(format!("/proc/{pid}/task"))? {
         let dir = entry?.path();
         let Ok(comm) = fs::read_to_string(dir.join("comm")) else {
@@ -60,7 +60,7 @@ pub fn thread_cpu_time(pid: u32, name: &str) -> io::Result<Option<Duration>> {
 }
 
 /// CPU time of this process.
-pub fn own_cpu_time() -> io::Result<Duration> {
+pub(crate) fn own_cpu_time() -> io::Result<Duration> {
     cpu_time(std::process::id())
 }
 
@@ -68,14 +68,14 @@ pub fn own_cpu_time() -> io::Result<Duration> {
 /// state but idle and IO wait. It includes the kernel's network work (softirq), which on
 /// loopback is a large part of each request and is not always charged to a process, and the
 /// time of any other process on that CPU.
-pub fn per_cpu_busy() -> io::Result<Vec<Duration>> {
+pub(crate) fn per_cpu_busy() -> io::Result<Vec<Duration>> {
     let stat = fs::read_to_string("/proc/stat")?;
     let ticks = parse_per_cpu_busy(&stat).ok_or_else(|| io::Error::other("malformed stat"))?;
     Ok(ticks.into_iter().map(ticks_to_duration).collect())
 }
 
 /// The CPU model (`model name` of `/proc/cpuinfo`) and the number of logical CPUs listed.
-pub fn cpu_model() -> (String, usize) {
+pub(crate) fn cpu_model() -> (String, usize) {
     let info = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let models: Vec<&str> = info
         .lines()

@@ -25,14 +25,14 @@ const STORED_TARGET_BYTES: f64 = 1024.0;
 
 /// How the run was set up: the report's header, and the CPU sets for the busy columns.
 #[derive(Debug)]
-pub struct Setup {
+pub(crate) struct Setup {
     lines: Vec<String>,
     pinning: Pinning,
 }
 
 impl Setup {
     /// Describes the machine and the settings of this run.
-    pub fn describe(args: &RunArgs, pinning: &Pinning, spec: LoadSpec) -> Self {
+    pub(crate) fn describe(args: &RunArgs, pinning: &Pinning, spec: LoadSpec) -> Self {
         let (model, cpus) = procfs::cpu_model();
         let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
         let now = std::time::SystemTime::now()
@@ -84,7 +84,7 @@ impl Setup {
 
 /// Everything one run measured; rows not run stay empty.
 #[derive(Debug)]
-pub struct Report {
+pub(crate) struct Report {
     setup: Setup,
     /// Size of the fixture's `tasks/get` response body, which the baseline serves.
     pub get_response_bytes: Option<usize>,
@@ -128,7 +128,7 @@ pub struct Report {
 
 impl Report {
     /// An empty report.
-    pub fn new(setup: Setup) -> Self {
+    pub(crate) fn new(setup: Setup) -> Self {
         Report {
             setup,
             get_response_bytes: None,
@@ -154,7 +154,7 @@ impl Report {
     }
 
     /// Whether no row had errors.
-    pub fn valid(&self) -> bool {
+    pub(crate) fn valid(&self) -> bool {
         let series = [
             &self.baseline,
             &self.get,
@@ -184,7 +184,7 @@ impl Report {
     }
 
     /// The report as markdown.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "### Run\n");
         for line in &self.setup.lines {

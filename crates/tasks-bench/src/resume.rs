@@ -34,7 +34,7 @@ const WARMUP_TASKS: usize = 10;
 
 /// One concurrency level's figures; latencies in microseconds.
 #[derive(Debug)]
-pub struct ResumeLevel {
+pub(crate) struct ResumeLevel {
     /// Tasks in flight at once.
     pub concurrency: usize,
     /// Tasks answered.
@@ -55,7 +55,7 @@ pub struct ResumeLevel {
 
 /// Row 8c's result.
 #[derive(Debug)]
-pub struct ResumeResult {
+pub(crate) struct ResumeResult {
     /// One entry per concurrency level, in the order run.
     pub levels: Vec<ResumeLevel>,
 }
@@ -77,7 +77,7 @@ struct Nodes {
 
 /// Runs `tasks` tasks at each concurrency level of `levels` on the first two nodes of
 /// `cluster`.
-pub async fn run(
+pub(crate) async fn run(
     cluster: &Cluster,
     tasks: usize,
     levels: &[usize],

@@ -49,7 +49,7 @@ fn series_of(report: &mut Report, row: Row) -> Option<&mut Series> {
 
 /// Rows 1, 2, 3, 7a, 7b, 7c, 8a and 8b in interleaved rounds (one run of each selected row per round)
 /// until each has `--rounds` clean runs (see [`Series::wants_more`]).
-pub async fn interleaved(
+pub(crate) async fn interleaved(
     servers: &Servers<'_>,
     spec: LoadSpec,
     report: &mut Report,

@@ -12,18 +12,18 @@ use crate::load::LoadResult;
 use crate::pin::Pinning;
 
 /// Foreign CPU time, in percent of one core, above which a run counts as disturbed.
-pub const DISTURBED_PERCENT: f64 = 15.0;
+pub(crate) const DISTURBED_PERCENT: f64 = 15.0;
 
 /// The runs of one row, in order.
 #[derive(Debug, Default)]
-pub struct Series {
+pub(crate) struct Series {
     runs: Vec<LoadResult>,
     disturbed: Vec<bool>,
 }
 
 impl Series {
     /// Adds a run, judging it with the CPU sets of `pinning` (never disturbed when unpinned).
-    pub fn push(&mut self, run: LoadResult, pinning: &Pinning) {
+    pub(crate) fn push(&mut self, run: LoadResult, pinning: &Pinning) {
         let foreign = run.foreign_cpu_percent(pinning.server_cpus(), pinning.client_cpus());
         self.disturbed
             .push(foreign.is_some_and(|percent| percent > DISTURBED_PERCENT));
@@ -32,7 +32,7 @@ impl Series {
 
     /// Whether another round is wanted after `done` rounds: fewer than `rounds` clean runs,
     /// and fewer than twice `rounds` runs in all.
-    pub fn wants_more(&self, rounds: usize) -> bool {
+    pub(crate) fn wants_more(&self, rounds: usize) -> bool {
         self.clean() < rounds && self.runs.len() < 2 * rounds
     }
 
@@ -53,14 +53,14 @@ impl Series {
     }
 
     /// The used run with the median requests/s (the lower middle one for an even count).
-    pub fn median(&self) -> Option<&LoadResult> {
+    pub(crate) fn median(&self) -> Option<&LoadResult> {
         let mut used = self.used();
         used.sort_by(|a, b| a.rps().total_cmp(&b.rps()));
         used.get(used.len().saturating_sub(1) / 2).copied()
     }
 
     /// The lowest and highest requests/s of the used runs.
-    pub fn rps_range(&self) -> (f64, f64) {
+    pub(crate) fn rps_range(&self) -> (f64, f64) {
         self.used()
             .iter()
             .map(|run| run.rps())
@@ -70,22 +70,22 @@ impl Series {
     }
 
     /// Number of runs.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.runs.len()
     }
 
     /// Number of clean (undisturbed) runs.
-    pub fn clean(&self) -> usize {
+    pub(crate) fn clean(&self) -> usize {
         self.disturbed.iter().filter(|d| !**d).count()
     }
 
     /// Failed requests over every run, disturbed ones included.
-    pub fn errors(&self) -> u64 {
+    pub(crate) fn errors(&self) -> u64 {
         self.runs.iter().map(|run| run.errors).sum()
     }
 
     /// The first failure of any run.
-    pub fn first_error(&self) -> Option<&str> {
+    pub(crate) fn first_error(&self) -> Option<&str> {
         self.runs.iter().find_map(|run| run.first_error.as_deref())
     }
 }

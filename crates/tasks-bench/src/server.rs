@@ -16,7 +16,7 @@ const START_LIMIT: Duration = Duration::from_secs(30);
 const STOP_LIMIT: Duration = Duration::from_secs(10);
 
 /// A running server child process.
-pub struct ServerProcess {
+pub(crate) struct ServerProcess {
     child: Child,
     /// Kept open so the child never writes to a closed pipe.
     _stdout: ChildStdout,
@@ -26,7 +26,7 @@ pub struct ServerProcess {
 
 impl ServerProcess {
     /// Starts `command` (its stderr goes to `log`) and waits for its first stdout line, the URL.
-    pub fn start(name: &str, mut command: Command, log: &Path) -> Result<Self, String> {
+    pub(crate) fn start(name: &str, mut command: Command, log: &Path) -> Result<Self, String> {
         let log_file = File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
         let mut child = command
             .stdin(Stdio::null())
@@ -70,18 +70,18 @@ impl ServerProcess {
     }
 
     /// The URL the server printed (`http://127.0.0.1:<port>/mcp`).
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         &self.url
     }
 
     /// The process id (of the server itself: `taskset -c` execs it in place).
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// Kills the server at once (SIGKILL, as `kill -9` does: no graceful stop, no hand-over)
     /// and reaps it; returns the instant just before the signal was sent.
-    pub fn kill(&mut self) -> Result<tokio::time::Instant, String> {
+    pub(crate) fn kill(&mut self) -> Result<tokio::time::Instant, String> {
         let at = tokio::time::Instant::now();
         self.child
             .kill()
@@ -93,7 +93,7 @@ impl ServerProcess {
     }
 
     /// Resident memory in bytes.
-    pub fn rss(&self) -> Result<u64, String> {
+    pub(crate) fn rss(&self) -> Result<u64, String> {
         procfs::rss_bytes(self.pid()).map_err(|e| format!("{}: VmRSS: {e}", self.name))
     }
 }
@@ -123,7 +123,7 @@ impl Drop for ServerProcess {
 }
 
 /// Where server logs go: `<target dir>/<profile>/tasks-bench-logs/`, next to the benchmark binary.
-pub fn log_dir() -> PathBuf {
+pub(crate) fn log_dir() -> PathBuf {
     let base = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().map(Path::to_path_buf))

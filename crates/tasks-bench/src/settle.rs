@@ -14,7 +14,7 @@ const PAUSE: Duration = Duration::from_millis(100);
 /// Polls every task of `ids` until its status is `status`; a task in `transient` is polled
 /// again, any other status (or a failure) is an error. Returns how many tasks failed, and the
 /// first failure.
-pub async fn settle(
+pub(crate) async fn settle(
     pool: &Arc<Pool>,
     ids: Vec<String>,
     status: &'static str,

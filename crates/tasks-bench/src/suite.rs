@@ -42,7 +42,7 @@ use crate::server::{self, ServerProcess};
 use crate::{fsync, lifecycle, memory, resume, rounds, takeover};
 
 /// Fixture flags of every row.
-pub const FIXTURE_LIMITS: &[&str] = &[
+pub(crate) const FIXTURE_LIMITS: &[&str] = &[
     "--max-tasks",
     "10000000",
     "--max-active-per-scope",
@@ -55,7 +55,7 @@ pub const FIXTURE_LIMITS: &[&str] = &[
 
 /// Starts the servers of a run: fixtures (on the memory store or a fresh SQLite database) and
 /// the baseline.
-pub struct Servers<'a> {
+pub(crate) struct Servers<'a> {
     pub(crate) args: &'a RunArgs,
     pub(crate) pinning: &'a Pinning,
     pub(crate) logs: PathBuf,
@@ -68,7 +68,7 @@ pub struct Servers<'a> {
 
 /// Where a creation row's fixture keeps its tasks.
 #[derive(Debug, Clone, Copy)]
-pub enum StoreKind {
+pub(crate) enum StoreKind {
     /// The in-memory store (the fixture's default).
     Memory,
     /// A fresh SQLite database.
@@ -79,12 +79,16 @@ pub enum StoreKind {
 
 impl Servers<'_> {
     /// A fixture on the memory store.
-    pub fn fixture(&self, name: &str) -> Result<ServerProcess, String> {
+    pub(crate) fn fixture(&self, name: &str) -> Result<ServerProcess, String> {
         self.start_fixture(name, &[])
     }
 
     /// A fixture on a fresh SQLite database.
-    pub fn sqlite(&self, name: &str, synchronous: Synchronous) -> Result<SqliteFixture, String> {
+    pub(crate) fn sqlite(
+        &self,
+        name: &str,
+        synchronous: Synchronous,
+    ) -> Result<SqliteFixture, String> {
         let db = TempDb::create(&self.sqlite_dir, name)?;
         let store = [
             "--store".into(),
@@ -98,7 +102,7 @@ impl Servers<'_> {
 
     /// `nodes` fixtures named `<name>-a`, `<name>-b`, … (or one named `name`) on a fresh
     /// schema of the database, sharing a secret file, with `--lease-ms` when given.
-    pub async fn postgres(
+    pub(crate) async fn postgres(
         &self,
         name: &str,
         nodes: usize,
@@ -117,13 +121,13 @@ impl Servers<'_> {
     }
 
     /// A cluster with no node yet, on a fresh schema of the database.
-    pub async fn cluster(&self, name: &str) -> Result<Cluster, String> {
+    pub(crate) async fn cluster(&self, name: &str) -> Result<Cluster, String> {
         let schema = self.database()?.schema(name).await?;
         Ok(Cluster::new(schema, &self.logs, name))
     }
 
     /// Starts fixture `node` as one more node of `cluster`, with `--lease-ms` when given.
-    pub fn add_node(
+    pub(crate) fn add_node(
         &self,
         cluster: &mut Cluster,
         node: &str,
@@ -137,7 +141,7 @@ impl Servers<'_> {
     }
 
     /// The PostgreSQL database.
-    pub fn database(&self) -> Result<&Database, String> {
+    pub(crate) fn database(&self) -> Result<&Database, String> {
         self.database
             .as_ref()
             .ok_or_else(|| "no PostgreSQL database".to_owned())
@@ -158,7 +162,7 @@ impl Servers<'_> {
     }
 
     /// One creation run on a fresh fixture (a round stores every task it creates).
-    pub async fn creation(
+    pub(crate) async fn creation(
         &self,
         name: &str,
         store: StoreKind,
@@ -189,7 +193,7 @@ impl Servers<'_> {
     }
 
     /// The bare hyper baseline, answering with the bytes of `body_file`.
-    pub fn baseline(&self, body_file: &std::path::Path) -> Result<ServerProcess, String> {
+    pub(crate) fn baseline(&self, body_file: &std::path::Path) -> Result<ServerProcess, String> {
         let exe = std::env::current_exe().map_err(|e| format!("own path: {e}"))?;
         let mut command = self.pinning.server_command(&exe);
         command
@@ -207,7 +211,7 @@ impl Servers<'_> {
 }
 
 /// Runs the selected rows.
-pub async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, String> {
+pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, String> {
     let (database, skipped) = if args.runs_postgres() {
         match Database::connect(&args.database_url).await {
             Ok(database) => (Some(database), None),

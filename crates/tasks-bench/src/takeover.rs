@@ -41,7 +41,7 @@ const MAX_RENEWAL: Duration = Duration::from_secs(2);
 
 /// One kill.
 #[derive(Debug)]
-pub struct TakeoverRound {
+pub(crate) struct TakeoverRound {
     /// Tasks running on A when it was killed.
     pub tasks: usize,
     /// Where the kill was put.
@@ -56,7 +56,7 @@ pub struct TakeoverRound {
 
 /// Row 8d's result.
 #[derive(Debug)]
-pub struct TakeoverResult {
+pub(crate) struct TakeoverResult {
     /// `--lease-ms` of both nodes.
     pub lease: Duration,
     /// Steps and step length of each task.
@@ -67,7 +67,7 @@ pub struct TakeoverResult {
 
 impl TakeoverResult {
     /// Every task's takeover time, over all rounds, shortest first.
-    pub fn all(&self) -> Vec<Duration> {
+    pub(crate) fn all(&self) -> Vec<Duration> {
         let mut all: Vec<Duration> = self
             .rounds
             .iter()
@@ -78,13 +78,13 @@ impl TakeoverResult {
     }
 
     /// Failed tasks over all rounds.
-    pub fn errors(&self) -> u64 {
+    pub(crate) fn errors(&self) -> u64 {
         self.rounds.iter().map(|round| round.errors).sum()
     }
 }
 
 /// The value at quantile `q` of `sorted` (nearest rank).
-pub fn quantile(sorted: &[Duration], q: f64) -> Option<Duration> {
+pub(crate) fn quantile(sorted: &[Duration], q: f64) -> Option<Duration> {
     let last = sorted.len().checked_sub(1)?;
     let rank = ((q.clamp(0.0, 1.0) * sorted.len() as f64).ceil() as usize).saturating_sub(1);
     sorted.get(rank.min(last)).copied()
@@ -92,7 +92,7 @@ pub fn quantile(sorted: &[Duration], q: f64) -> Option<Duration> {
 
 /// Where round `round` (0-based) of `rounds` puts its kill: how long after A it starts B,
 /// and how long after B has shown the tasks running it kills A (see the module docs).
-pub fn offsets(lease: Duration, round: u64, rounds: u64) -> Offsets {
+pub(crate) fn offsets(lease: Duration, round: u64, rounds: u64) -> Offsets {
     let tick = (lease / 3).min(MAX_RENEWAL);
     let k = (1..).find(|k| k * k >= rounds.max(1)).unwrap_or(1);
     let k32 = u32::try_from(k).unwrap_or(u32::MAX);
@@ -105,7 +105,7 @@ pub fn offsets(lease: Duration, round: u64, rounds: u64) -> Offsets {
 
 /// The waits of one round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Offsets {
+pub(crate) struct Offsets {
     /// From starting A to starting B.
     pub start_b: Duration,
     /// From B showing every task running on A to the kill.
@@ -113,13 +113,13 @@ pub struct Offsets {
 }
 
 /// The attempt of a `resumable_job` status message: 2 in `Step 3 of 40 (attempt 2)`.
-pub fn attempt_of(message: &str) -> Option<u32> {
+pub(crate) fn attempt_of(message: &str) -> Option<u32> {
     let (_, rest) = message.rsplit_once("(attempt ")?;
     rest.strip_suffix(')')?.parse().ok()
 }
 
 /// `--takeover-rounds` kills, each of a node running `--takeover-tasks` tasks.
-pub async fn run(servers: &Servers<'_>) -> Result<TakeoverResult, String> {
+pub(crate) async fn run(servers: &Servers<'_>) -> Result<TakeoverResult, String> {
     let args = servers.args;
     let mut result = TakeoverResult {
         lease: Duration::from_millis(args.lease_ms),

@@ -55,6 +55,7 @@
 //! * **Projections never carry** `requestState`, `ttl`, `pollInterval`, a nested `task`, or the
 //!   2025-11-25 `io.modelcontextprotocol/related-task` key (runner scenarios
 //!   `tasks-request-state-removal`, `tasks-wire-fields`, `tasks-lifecycle`).
+#![forbid(unsafe_code)]
 
 pub mod admission;
 pub mod call;

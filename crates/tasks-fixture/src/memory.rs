@@ -53,6 +53,7 @@ pub fn spawn_trimmer(runtime: TaskRuntime, interval: Duration) -> Option<JoinHan
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)] // the fixture's one unsafe call, explained below
 fn trim() {
     // SAFETY: malloc_trim only releases free pages of the allocator's own arenas; it takes no
     // pointer and is safe to call from any thread at any time.

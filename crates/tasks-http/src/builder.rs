@@ -57,6 +57,21 @@ pub struct ServerBuilder {
     drain_timeout: std::time::Duration,
 }
 
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
+            )
+            .field("runtime", &self.runtime)
+            .field("dispatch", &self.dispatch)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("drain_timeout", &self.drain_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
 impl ServerBuilder {
     /// A builder for a server identifying itself as `name` `version` (serverInfo).
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
@@ -284,6 +299,15 @@ pub struct RunningServer {
     liveness: JoinHandle<()>,
     dispatcher: Arc<Dispatcher>,
     drain_timeout: std::time::Duration,
+}
+
+impl std::fmt::Debug for RunningServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunningServer")
+            .field("local_addr", &self.local_addr)
+            .field("drain_timeout", &self.drain_timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 impl RunningServer {

@@ -53,6 +53,15 @@ pub struct Dispatcher {
     scope_fn: Option<Arc<ScopeFn>>,
 }
 
+impl std::fmt::Debug for Dispatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dispatcher")
+            .field("runtime", &self.shared.runtime)
+            .field("config", &self.shared.config)
+            .finish_non_exhaustive()
+    }
+}
+
 /// What the planner sees of the server for one request: the tools as registered when the
 /// request arrived (a snapshot: tools registered or removed meanwhile do not change it).
 struct View<'a> {

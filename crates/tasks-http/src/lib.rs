@@ -27,6 +27,7 @@
 //! `tasks/update`, `tasks/cancel`, and `subscriptions/listen` with `notifications.taskIds`.
 //! Everything else is [`tasks_core::McpError::MethodNotFound`] (HTTP 404). Every result carries
 //! `_meta["io.modelcontextprotocol/serverInfo"]`.
+#![forbid(unsafe_code)]
 
 pub mod builder;
 pub mod config;

@@ -111,6 +111,15 @@ pub struct ToolContext {
     pub(crate) mode: InputMode,
 }
 
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("arguments", self.arguments())
+            .field("is_task", &self.is_task())
+            .finish_non_exhaustive()
+    }
+}
+
 impl ToolContext {
     /// The tool arguments (`{}` when the request had none).
     pub fn arguments(&self) -> &JsonObject {

@@ -52,6 +52,7 @@
 //! .with_policy(TaskPolicy::Optional);
 //! assert_eq!(tool.policy_for(&Default::default()), TaskPolicy::Optional);
 //! ```
+#![forbid(unsafe_code)]
 
 //! ## Module layers
 //!

@@ -32,6 +32,15 @@ pub struct TaskRuntime {
     inner: Arc<Inner>,
 }
 
+impl std::fmt::Debug for TaskRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskRuntime")
+            .field("node", &self.node())
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
 impl TaskRuntime {
     /// A runtime over `store` serving `tools`, with the store's clock when it has one
     /// ([`Store::clock`], a store shared by several processes), else the wall clock.

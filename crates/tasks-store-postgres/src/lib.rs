@@ -342,7 +342,7 @@
 //! TODO: an option for a private CA (`sslrootcert`); until then use `sslmode=disable` on
 //! such servers, or build without the feature.
 
-#![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod backend;
 mod batch;

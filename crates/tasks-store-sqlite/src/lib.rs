@@ -123,7 +123,7 @@
 //! * A terminal transition clears `work` but keeps the owner and generation, so a late write
 //!   under the last lease is a revision conflict, exactly as in the in-memory store.
 
-#![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod command;
 mod counters;

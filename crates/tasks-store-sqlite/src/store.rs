@@ -143,6 +143,7 @@ impl SqliteStore {
 
 /// Test support: see [`SqliteStore::pause`].
 #[doc(hidden)]
+#[derive(Debug)]
 pub struct PauseGuard {
     _gate: mpsc::Sender<()>,
 }

@@ -12,7 +12,7 @@ use tasks_core::id::TASK_ID_RANDOM_BYTES;
 use tasks_core::{apply, Event, InputRequest, JsonObject, Task, TaskId, Timestamp};
 
 /// Short runs: a few seconds per benchmark (`cargo bench -p tasks-core`).
-pub fn config() -> Criterion {
+pub(crate) fn config() -> Criterion {
     Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2))
@@ -20,7 +20,7 @@ pub fn config() -> Criterion {
 }
 
 /// A fixed instant.
-pub fn now() -> Timestamp {
+pub(crate) fn now() -> Timestamp {
     Timestamp::from_unix_millis(1_793_000_000_000)
 }
 
@@ -32,7 +32,7 @@ fn object(value: Value) -> JsonObject {
 }
 
 /// A `working` task as created by the runtime (32-character id, TTL, poll interval).
-pub fn working() -> Task {
+pub(crate) fn working() -> Task {
     Task::new(
         TaskId::from_random_bytes([0x5a; TASK_ID_RANDOM_BYTES]),
         now(),
@@ -42,12 +42,12 @@ pub fn working() -> Task {
 }
 
 /// The `slow_compute` result: one text block.
-pub fn small_result() -> JsonObject {
+pub(crate) fn small_result() -> JsonObject {
     object(json!({"content": [{"type": "text", "text": "Completed"}], "isError": false}))
 }
 
 /// The `confirm_delete` elicitation.
-pub fn elicitation() -> InputRequest {
+pub(crate) fn elicitation() -> InputRequest {
     InputRequest {
         method: "elicitation/create".into(),
         params: Some(object(json!({
@@ -60,7 +60,7 @@ pub fn elicitation() -> InputRequest {
 }
 
 /// A task in `completed` with [`small_result`].
-pub fn completed() -> Task {
+pub(crate) fn completed() -> Task {
     apply(
         &working(),
         Event::Completed {
@@ -73,7 +73,7 @@ pub fn completed() -> Task {
 }
 
 /// A task parked in `input_required` on key `confirm-delete`.
-pub fn input_required() -> Task {
+pub(crate) fn input_required() -> Task {
     let event = Event::InputRequested {
         key: "confirm-delete".into(),
         request: elicitation(),
@@ -82,7 +82,7 @@ pub fn input_required() -> Task {
 }
 
 /// The serverInfo result `_meta` the HTTP layer adds.
-pub fn server_meta() -> JsonObject {
+pub(crate) fn server_meta() -> JsonObject {
     object(
         json!({"io.modelcontextprotocol/serverInfo": {"name": "tasks-fixture", "version": "0.1.0"}}),
     )

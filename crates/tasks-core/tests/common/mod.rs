@@ -16,13 +16,13 @@ use tasks_core::{
 };
 
 /// `2026-11-03T18:04:05.123Z`.
-pub const T0: u64 = 1_793_729_045_123;
+pub(crate) const T0: u64 = 1_793_729_045_123;
 
 /// The input-request key alphabet.
-pub const KEYS: [&str; 5] = ["a", "b", "c", "d", "e"];
+pub(crate) const KEYS: [&str; 5] = ["a", "b", "c", "d", "e"];
 
 /// Keys that no projection may ever contain, at any depth.
-pub const FORBIDDEN_KEYS: [&str; 5] = [
+pub(crate) const FORBIDDEN_KEYS: [&str; 5] = [
     "requestState",
     "ttl",
     "pollInterval",
@@ -30,11 +30,11 @@ pub const FORBIDDEN_KEYS: [&str; 5] = [
     RELATED_TASK_META,
 ];
 
-pub fn ts(ms: u64) -> Timestamp {
+pub(crate) fn ts(ms: u64) -> Timestamp {
     Timestamp::from_unix_millis(ms)
 }
 
-pub fn object(value: Value) -> JsonObject {
+pub(crate) fn object(value: Value) -> JsonObject {
     match value {
         Value::Object(map) => map,
         other => panic!("not an object: {other}"),
@@ -42,7 +42,7 @@ pub fn object(value: Value) -> JsonObject {
 }
 
 /// Two distinct bare input requests (`n` is 0 or 1).
-pub fn request(n: u8) -> InputRequest {
+pub(crate) fn request(n: u8) -> InputRequest {
     match n {
         0 => InputRequest {
             method: "elicitation/create".into(),
@@ -60,11 +60,11 @@ pub fn request(n: u8) -> InputRequest {
 }
 
 /// The expected answer of a catalogued response to one request.
-pub type Expected = Result<InputResponse, InvalidResponse>;
+pub(crate) type Expected = Result<InputResponse, InvalidResponse>;
 
 /// Answers the property tests send: `(response, expected answer to request(0), expected answer
 /// to request(1))`, written out by hand so the model is independent of the checker.
-pub fn responses() -> Vec<(Value, Expected, Expected)> {
+pub(crate) fn responses() -> Vec<(Value, Expected, Expected)> {
     let accept = |content: Value| Ok(InputResponse::Elicit(ElicitAnswer::Accept(object(content))));
     vec![
         (
@@ -118,12 +118,12 @@ pub fn responses() -> Vec<(Value, Expected, Expected)> {
     ]
 }
 
-pub fn arb_request() -> impl Strategy<Value = InputRequest> {
+pub(crate) fn arb_request() -> impl Strategy<Value = InputRequest> {
     (0u8..2).prop_map(request)
 }
 
 /// A key from the alphabet, rarely the (invalid) empty key.
-pub fn arb_key() -> impl Strategy<Value = String> {
+pub(crate) fn arb_key() -> impl Strategy<Value = String> {
     prop_oneof![
         30 => prop::sample::select(KEYS.to_vec()).prop_map(str::to_owned),
         1 => Just(String::new()),
@@ -131,7 +131,7 @@ pub fn arb_key() -> impl Strategy<Value = String> {
 }
 
 /// An object key that is never one of [`FORBIDDEN_KEYS`].
-pub fn safe_key() -> impl Strategy<Value = String> {
+pub(crate) fn safe_key() -> impl Strategy<Value = String> {
     "[a-zA-Z_]{1,5}".prop_map(|k| {
         if FORBIDDEN_KEYS.contains(&k.as_str()) {
             format!("{k}_")
@@ -143,7 +143,7 @@ pub fn safe_key() -> impl Strategy<Value = String> {
 
 /// JSON without floats (serde_json float parsing is not guaranteed to round-trip) and without
 /// forbidden keys.
-pub fn arb_safe_json() -> impl Strategy<Value = Value> {
+pub(crate) fn arb_safe_json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::from),
@@ -161,14 +161,14 @@ pub fn arb_safe_json() -> impl Strategy<Value = Value> {
     })
 }
 
-pub fn arb_safe_object() -> impl Strategy<Value = JsonObject> {
+pub(crate) fn arb_safe_object() -> impl Strategy<Value = JsonObject> {
     prop::collection::btree_map(safe_key(), arb_safe_json(), 0..4)
         .prop_map(|m| m.into_iter().collect())
 }
 
 /// A response value for `tasks/update` (always an object, as params validation guarantees):
 /// one of [`responses`].
-pub fn arb_response() -> impl Strategy<Value = Value> {
+pub(crate) fn arb_response() -> impl Strategy<Value = Value> {
     prop::sample::select(
         responses()
             .into_iter()
@@ -178,10 +178,10 @@ pub fn arb_response() -> impl Strategy<Value = Value> {
 }
 
 /// Messages a tool sets.
-pub const TOOL_MESSAGES: &[&str] = &["Indexing", "Half way"];
+pub(crate) const TOOL_MESSAGES: &[&str] = &["Indexing", "Half way"];
 
 /// A result `_meta`: sometimes serverInfo, sometimes the 2025-11-25 related-task key.
-pub fn arb_result_meta() -> impl Strategy<Value = Option<JsonObject>> {
+pub(crate) fn arb_result_meta() -> impl Strategy<Value = Option<JsonObject>> {
     proptest::option::of((any::<bool>(), any::<bool>(), arb_safe_object()).prop_map(
         |(info, related, mut m)| {
             if info {
@@ -199,7 +199,7 @@ pub fn arb_result_meta() -> impl Strategy<Value = Option<JsonObject>> {
 }
 
 /// A small `CallToolResult`-like object.
-pub fn arb_result() -> impl Strategy<Value = JsonObject> {
+pub(crate) fn arb_result() -> impl Strategy<Value = JsonObject> {
     (
         "[ -~]{0,12}",
         any::<bool>(),
@@ -217,7 +217,7 @@ pub fn arb_result() -> impl Strategy<Value = JsonObject> {
         })
 }
 
-pub fn arb_error() -> impl Strategy<Value = JsonRpcError> {
+pub(crate) fn arb_error() -> impl Strategy<Value = JsonRpcError> {
     (
         prop_oneof![Just(-32603i64), Just(-32602), any::<i64>()],
         "[A-Za-z ]{1,24}",
@@ -234,7 +234,7 @@ pub fn arb_error() -> impl Strategy<Value = JsonRpcError> {
         })
 }
 
-pub fn arb_event() -> impl Strategy<Value = Event> {
+pub(crate) fn arb_event() -> impl Strategy<Value = Event> {
     let response_key = prop_oneof![
         3 => prop::sample::select(KEYS.to_vec()).prop_map(str::to_owned),
         1 => "[f-z]{1,2}",
@@ -253,7 +253,7 @@ pub fn arb_event() -> impl Strategy<Value = Event> {
 }
 
 /// Clock movement between events: mostly forward, sometimes backward.
-pub fn arb_delta() -> impl Strategy<Value = i64> {
+pub(crate) fn arb_delta() -> impl Strategy<Value = i64> {
     prop_oneof![
         2 => Just(0i64),
         8 => 1i64..5_000,
@@ -261,7 +261,7 @@ pub fn arb_delta() -> impl Strategy<Value = i64> {
     ]
 }
 
-pub fn arb_task_id() -> impl Strategy<Value = TaskId> {
+pub(crate) fn arb_task_id() -> impl Strategy<Value = TaskId> {
     prop_oneof![
         any::<[u8; 24]>().prop_map(TaskId::from_random_bytes),
         "[A-Za-z0-9_-]{1,40}".prop_map(|s| TaskId::parse(&s).unwrap()),
@@ -269,7 +269,7 @@ pub fn arb_task_id() -> impl Strategy<Value = TaskId> {
 }
 
 /// A fresh task: created between 1970 and ~2096, with an optional ttl and poll interval.
-pub fn arb_new_task() -> impl Strategy<Value = Task> {
+pub(crate) fn arb_new_task() -> impl Strategy<Value = Task> {
     (
         arb_task_id(),
         prop_oneof![Just(T0), 0u64..4_000_000_000_000],
@@ -281,12 +281,12 @@ pub fn arb_new_task() -> impl Strategy<Value = Task> {
         })
 }
 
-pub fn arb_steps(max: usize) -> impl Strategy<Value = Vec<(Event, i64)>> {
+pub(crate) fn arb_steps(max: usize) -> impl Strategy<Value = Vec<(Event, i64)>> {
     prop::collection::vec((arb_event(), arb_delta()), 0..max)
 }
 
 /// Applies `steps` in order from the task's creation time, skipping refused events.
-pub fn run(task: Task, steps: Vec<(Event, i64)>) -> Task {
+pub(crate) fn run(task: Task, steps: Vec<(Event, i64)>) -> Task {
     let mut now = task.created_at().unix_millis() as i64;
     let mut task = task;
     for (event, delta) in steps {
@@ -299,12 +299,12 @@ pub fn run(task: Task, steps: Vec<(Event, i64)>) -> Task {
 }
 
 /// A task in any reachable state.
-pub fn arb_reachable_task() -> impl Strategy<Value = Task> {
+pub(crate) fn arb_reachable_task() -> impl Strategy<Value = Task> {
     (arb_new_task(), arb_steps(12)).prop_map(|(task, steps)| run(task, steps))
 }
 
 /// The outstanding input requests of a task (empty unless `input_required`).
-pub fn pending_map(task: &Task) -> BTreeMap<String, InputRequest> {
+pub(crate) fn pending_map(task: &Task) -> BTreeMap<String, InputRequest> {
     match task.state() {
         TaskState::InputRequired { input_requests } => input_requests.as_map().clone(),
         _ => BTreeMap::new(),
@@ -312,7 +312,7 @@ pub fn pending_map(task: &Task) -> BTreeMap<String, InputRequest> {
 }
 
 /// The first path (JSON pointer-ish) at which a forbidden key occurs, at any depth.
-pub fn find_forbidden(value: &Value, path: &str) -> Option<String> {
+pub(crate) fn find_forbidden(value: &Value, path: &str) -> Option<String> {
     match value {
         Value::Object(map) => map.iter().find_map(|(k, v)| {
             let here = format!("{path}/{k}");
@@ -331,7 +331,7 @@ pub fn find_forbidden(value: &Value, path: &str) -> Option<String> {
 }
 
 /// `^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`.
-pub fn is_wire_timestamp(text: &str) -> bool {
+pub(crate) fn is_wire_timestamp(text: &str) -> bool {
     const PATTERN: &[u8] = b"dddd-dd-ddTdd:dd:dd.dddZ";
     text.len() == PATTERN.len()
         && text.bytes().zip(PATTERN).all(|(c, p)| match p {
@@ -341,7 +341,7 @@ pub fn is_wire_timestamp(text: &str) -> bool {
 }
 
 /// Arbitrary JSON biased towards the member names the parsers look at.
-pub fn arb_any_json() -> impl Strategy<Value = Value> {
+pub(crate) fn arb_any_json() -> impl Strategy<Value = Value> {
     let string = prop_oneof![
         4 => ".{0,12}",
         1 => "a{250,260}",

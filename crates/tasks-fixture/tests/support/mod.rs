@@ -12,10 +12,10 @@ use std::time::Duration;
 use futures_util::{Stream, StreamExt as _};
 use serde_json::{json, Value};
 
-pub const VERSION: &str = "2026-07-28";
+pub(crate) const VERSION: &str = "2026-07-28";
 
 /// A running fixture process; killed (SIGKILL) when dropped.
-pub struct Fixture {
+pub(crate) struct Fixture {
     pub child: Child,
     pub url: String,
     pub log: PathBuf,
@@ -27,7 +27,7 @@ impl Fixture {
     ///
     /// # Panics
     /// When it does not start; the panic shows its log.
-    pub fn start(args: &[String], log: &Path) -> Fixture {
+    pub(crate) fn start(args: &[String], log: &Path) -> Fixture {
         let stderr = std::fs::File::create(log).expect("a log file");
         let mut child = Command::new(env!("CARGO_BIN_EXE_tasks-fixture"))
             .args(["--listen", "127.0.0.1:0"])
@@ -63,7 +63,7 @@ impl Fixture {
     }
 
     /// Sends `signal` (e.g. `KILL`, `STOP`, `CONT`, `TERM`) to the process.
-    pub fn signal(&self, signal: &str) {
+    pub(crate) fn signal(&self, signal: &str) {
         let status = Command::new("kill")
             .arg(format!("-{signal}"))
             .arg(self.child.id().to_string())
@@ -73,7 +73,7 @@ impl Fixture {
     }
 
     /// Waits (up to `limit`) for the process to exit; whether it did.
-    pub fn wait_exit(&mut self, limit: Duration) -> bool {
+    pub(crate) fn wait_exit(&mut self, limit: Duration) -> bool {
         let deadline = std::time::Instant::now() + limit;
         while std::time::Instant::now() < deadline {
             if matches!(self.child.try_wait(), Ok(Some(_))) {
@@ -85,12 +85,12 @@ impl Fixture {
     }
 
     /// The log so far.
-    pub fn log_text(&self) -> String {
+    pub(crate) fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// A client of this node.
-    pub fn client(&self) -> Client {
+    pub(crate) fn client(&self) -> Client {
         Client::new(&self.url)
     }
 }
@@ -112,13 +112,13 @@ impl Drop for Fixture {
 
 /// A JSON-RPC client of one node, declaring the Tasks extension and form elicitation.
 #[derive(Clone)]
-pub struct Client {
+pub(crate) struct Client {
     http: reqwest::Client,
     url: String,
 }
 
 impl Client {
-    pub fn new(url: &str) -> Self {
+    pub(crate) fn new(url: &str) -> Self {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(20))
             .build()
@@ -156,7 +156,7 @@ impl Client {
     }
 
     /// The whole JSON-RPC response body, or `None` when no answer came (the node is down).
-    pub async fn try_request(&self, method: &str, params: Value) -> Option<Value> {
+    pub(crate) async fn try_request(&self, method: &str, params: Value) -> Option<Value> {
         let response = self.post(method, params).send().await.ok()?;
         response.json().await.ok()
     }
@@ -165,7 +165,7 @@ impl Client {
     ///
     /// # Panics
     /// On no answer or an error answer.
-    pub async fn result(&self, method: &str, params: Value) -> Value {
+    pub(crate) async fn result(&self, method: &str, params: Value) -> Value {
         let body = self
             .try_request(method, params.clone())
             .await
@@ -177,7 +177,7 @@ impl Client {
     }
 
     /// Creates a task of `tool`; its id.
-    pub async fn create(&self, tool: &str, arguments: Value) -> String {
+    pub(crate) async fn create(&self, tool: &str, arguments: Value) -> String {
         let result = self
             .result("tools/call", json!({"name": tool, "arguments": arguments}))
             .await;
@@ -185,11 +185,11 @@ impl Client {
         result["taskId"].as_str().expect("a taskId").to_owned()
     }
 
-    pub async fn get(&self, id: &str) -> Value {
+    pub(crate) async fn get(&self, id: &str) -> Value {
         self.result("tasks/get", json!({"taskId": id})).await
     }
 
-    pub async fn update(&self, id: &str, responses: Value) -> Value {
+    pub(crate) async fn update(&self, id: &str, responses: Value) -> Value {
         self.result(
             "tasks/update",
             json!({"taskId": id, "inputResponses": responses}),
@@ -197,7 +197,7 @@ impl Client {
         .await
     }
 
-    pub async fn cancel(&self, id: &str) -> Value {
+    pub(crate) async fn cancel(&self, id: &str) -> Value {
         self.result("tasks/cancel", json!({"taskId": id})).await
     }
 
@@ -205,7 +205,7 @@ impl Client {
     ///
     /// # Panics
     /// When `limit` passes first; the panic shows the task as last read.
-    pub async fn wait_until(
+    pub(crate) async fn wait_until(
         &self,
         id: &str,
         limit: Duration,
@@ -229,7 +229,7 @@ impl Client {
     }
 
     /// Opens a `subscriptions/listen` stream for `task_ids` and reads its acknowledgement.
-    pub async fn listen(&self, task_ids: &[&str]) -> Sse {
+    pub(crate) async fn listen(&self, task_ids: &[&str]) -> Sse {
         let response = self
             .post(
                 "subscriptions/listen",
@@ -255,14 +255,14 @@ impl Client {
 type Bytes = Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>;
 
 /// The JSON messages of an SSE response, one per `data:` event.
-pub struct Sse {
+pub(crate) struct Sse {
     stream: Bytes,
     buffer: Vec<u8>,
 }
 
 impl Sse {
     /// The next message, or `None` when `limit` passes or the stream ends first.
-    pub async fn next(&mut self, limit: Duration) -> Option<Value> {
+    pub(crate) async fn next(&mut self, limit: Duration) -> Option<Value> {
         let read = async {
             loop {
                 if let Some(end) = self.buffer.windows(2).position(|w| w == b"\n\n") {
@@ -289,7 +289,7 @@ impl Sse {
 }
 
 /// The text of a completed task's first content block.
-pub fn result_text(task: &Value) -> &str {
+pub(crate) fn result_text(task: &Value) -> &str {
     task["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_default()

@@ -16,39 +16,39 @@ use tasks_http::{BodyError, Dispatcher, ResponseBody, ServerBuilder};
 use tasks_runtime::{text_result, Scope, StatusEvent, Tool, ToolContext, ToolError};
 use tokio::sync::broadcast::{self, error::RecvError};
 
-pub const VERSION: &str = "2026-07-28";
-pub const TASKS: &str = "io.modelcontextprotocol/tasks";
-pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
-pub const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-pub const META_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
-pub const HOST: &str = "127.0.0.1:3000";
-pub const SERVER_NAME: &str = "test-server";
-pub const SERVER_VERSION: &str = "9.9.9";
+pub(crate) const VERSION: &str = "2026-07-28";
+pub(crate) const TASKS: &str = "io.modelcontextprotocol/tasks";
+pub(crate) const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const META_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const HOST: &str = "127.0.0.1:3000";
+pub(crate) const SERVER_NAME: &str = "test-server";
+pub(crate) const SERVER_VERSION: &str = "9.9.9";
 
 /// How long an in-process wait may take before the test fails instead of hanging.
-pub const WAIT_LIMIT: Duration = Duration::from_secs(10);
+pub(crate) const WAIT_LIMIT: Duration = Duration::from_secs(10);
 
 /// The serverInfo `_meta` every result must carry.
-pub fn server_meta() -> Value {
+pub(crate) fn server_meta() -> Value {
     json!({ SERVER_INFO: {"name": SERVER_NAME, "version": SERVER_VERSION} })
 }
 
 /// The -32021 `data` for a request that did not declare Tasks.
-pub fn tasks_missing_data() -> Value {
+pub(crate) fn tasks_missing_data() -> Value {
     json!({"requiredCapabilities": {"extensions": {TASKS: {}}}})
 }
 
 /// How many times the counted handlers ran.
 #[derive(Debug, Default)]
-pub struct Runs {
+pub(crate) struct Runs {
     pub required_job: AtomicUsize,
     pub strict: AtomicUsize,
     pub sync_echo: AtomicUsize,
 }
 
 impl Runs {
-    pub fn get(counter: &AtomicUsize) -> usize {
+    pub(crate) fn get(counter: &AtomicUsize) -> usize {
         counter.load(Ordering::SeqCst)
     }
 }
@@ -58,7 +58,7 @@ fn str_arg<'a>(ctx: &'a ToolContext, name: &str) -> Option<&'a str> {
 }
 
 /// A form elicitation of one optional string field `property`.
-pub fn elicitation(message: &str, property: &str) -> InputRequest {
+pub(crate) fn elicitation(message: &str, property: &str) -> InputRequest {
     InputRequest::elicit_form(
         message,
         json!({"type": "object", "properties": {property: {"type": "string"}}}),
@@ -66,7 +66,7 @@ pub fn elicitation(message: &str, property: &str) -> InputRequest {
 }
 
 /// The accepted string `field` of an elicitation answer.
-pub fn accepted_str<'a>(answer: &'a InputResponse, field: &str) -> Option<&'a str> {
+pub(crate) fn accepted_str<'a>(answer: &'a InputResponse, field: &str) -> Option<&'a str> {
     answer.as_elicit().and_then(|a| a.str_field(field))
 }
 
@@ -84,7 +84,7 @@ pub fn accepted_str<'a>(answer: &'a InputResponse, field: &str) -> Option<&'a st
 /// | `sample` | sync | asks `draft` with `sampling/createMessage` |
 /// | `compose` | per call: sync without `inputResponses`, required with | asks `user_name`, then `Hello, <name> (task: <bool>)` |
 /// | `strict` | optional | requires an integer `count` (counted) |
-pub fn tools(runs: &Arc<Runs>) -> Vec<Tool> {
+pub(crate) fn tools(runs: &Arc<Runs>) -> Vec<Tool> {
     let echo_runs = runs.clone();
     let required_runs = runs.clone();
     let strict_runs = runs.clone();
@@ -174,7 +174,7 @@ pub fn tools(runs: &Arc<Runs>) -> Vec<Tool> {
 }
 
 /// A builder with every test tool registered.
-pub fn builder(runs: &Arc<Runs>) -> ServerBuilder {
+pub(crate) fn builder(runs: &Arc<Runs>) -> ServerBuilder {
     let mut builder = ServerBuilder::new(SERVER_NAME, SERVER_VERSION).poll_interval_ms(100);
     for tool in tools(runs) {
         builder = builder.tool(tool);
@@ -183,13 +183,13 @@ pub fn builder(runs: &Arc<Runs>) -> ServerBuilder {
 }
 
 /// A dispatcher over the test tools, and its run counters.
-pub fn dispatcher() -> (Dispatcher, Arc<Runs>) {
+pub(crate) fn dispatcher() -> (Dispatcher, Arc<Runs>) {
     let runs = Arc::new(Runs::default());
     (builder(&runs).build(), runs)
 }
 
 /// The principal of a request: its bearer token; none (or an empty one) is HTTP 401.
-pub fn bearer_principal(parts: &http::request::Parts) -> Result<Scope, McpError> {
+pub(crate) fn bearer_principal(parts: &http::request::Parts) -> Result<Scope, McpError> {
     parts
         .headers
         .get(http::header::AUTHORIZATION)
@@ -201,7 +201,7 @@ pub fn bearer_principal(parts: &http::request::Parts) -> Result<Scope, McpError>
 }
 
 /// A dispatcher whose principal is the bearer token ([`bearer_principal`]).
-pub fn scoped_dispatcher() -> Dispatcher {
+pub(crate) fn scoped_dispatcher() -> Dispatcher {
     let runs = Arc::new(Runs::default());
     builder(&runs).scope_fn(bearer_principal).build()
 }
@@ -215,7 +215,7 @@ enum HeaderOp {
 /// One HTTP exchange, correct by default: POST /mcp, `Host: 127.0.0.1:3000`,
 /// `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` (from `params.name` / `params.taskId`),
 /// and `params._meta` with the protocol version and the client capabilities.
-pub struct Req {
+pub(crate) struct Req {
     http_method: Method,
     path: String,
     id: Option<Value>,
@@ -230,7 +230,7 @@ pub struct Req {
 }
 
 impl Req {
-    pub fn new(method: &str) -> Self {
+    pub(crate) fn new(method: &str) -> Self {
         Req {
             http_method: Method::POST,
             path: "/mcp".into(),
@@ -247,90 +247,90 @@ impl Req {
     }
 
     /// `tools/call` of `tool` with `arguments`.
-    pub fn call(tool: &str, arguments: Value) -> Self {
+    pub(crate) fn call(tool: &str, arguments: Value) -> Self {
         Req::new("tools/call")
             .param("name", json!(tool))
             .param("arguments", arguments)
     }
 
     /// `tasks/get` (also usable for `tasks/cancel` through `Req::task_method`).
-    pub fn get(task_id: &str) -> Self {
+    pub(crate) fn get(task_id: &str) -> Self {
         Req::task_method("tasks/get", task_id)
     }
 
-    pub fn cancel(task_id: &str) -> Self {
+    pub(crate) fn cancel(task_id: &str) -> Self {
         Req::task_method("tasks/cancel", task_id)
     }
 
-    pub fn update(task_id: &str, responses: Value) -> Self {
+    pub(crate) fn update(task_id: &str, responses: Value) -> Self {
         Req::task_method("tasks/update", task_id).param("inputResponses", responses)
     }
 
-    pub fn task_method(method: &str, task_id: &str) -> Self {
+    pub(crate) fn task_method(method: &str, task_id: &str) -> Self {
         Req::new(method).param("taskId", json!(task_id))
     }
 
     /// `subscriptions/listen` with `notifications`.
-    pub fn listen(notifications: Value) -> Self {
+    pub(crate) fn listen(notifications: Value) -> Self {
         Req::new("subscriptions/listen").param("notifications", notifications)
     }
 
-    pub fn id(mut self, id: Value) -> Self {
+    pub(crate) fn id(mut self, id: Value) -> Self {
         self.id = Some(id);
         self
     }
 
     /// A notification: no id.
-    pub fn notification(mut self) -> Self {
+    pub(crate) fn notification(mut self) -> Self {
         self.id = None;
         self
     }
 
-    pub fn param(mut self, key: &str, value: Value) -> Self {
+    pub(crate) fn param(mut self, key: &str, value: Value) -> Self {
         self.params.insert(key.into(), value);
         self
     }
 
-    pub fn remove_param(mut self, key: &str) -> Self {
+    pub(crate) fn remove_param(mut self, key: &str) -> Self {
         self.params.remove(key);
         self
     }
 
     /// Declares the Tasks extension on this request.
-    pub fn tasks(self) -> Self {
+    pub(crate) fn tasks(self) -> Self {
         self.cap("extensions", json!({TASKS: {}}))
     }
 
     /// Declares `elicitation: {}`.
-    pub fn elicitation(self) -> Self {
+    pub(crate) fn elicitation(self) -> Self {
         self.cap("elicitation", json!({}))
     }
 
-    pub fn cap(mut self, key: &str, value: Value) -> Self {
+    pub(crate) fn cap(mut self, key: &str, value: Value) -> Self {
         self.caps.insert(key.into(), value);
         self
     }
 
     /// Sets the version in both the header and `_meta`.
-    pub fn version(mut self, version: &str) -> Self {
+    pub(crate) fn version(mut self, version: &str) -> Self {
         self.version = version.into();
         self
     }
 
     /// Replaces `params._meta` (any JSON value).
-    pub fn meta(mut self, meta: Value) -> Self {
+    pub(crate) fn meta(mut self, meta: Value) -> Self {
         self.meta = Some(Some(meta));
         self
     }
 
     /// Sends `params` without `_meta`.
-    pub fn no_meta(mut self) -> Self {
+    pub(crate) fn no_meta(mut self) -> Self {
         self.meta = Some(None);
         self
     }
 
     /// Sets (replaces) a header.
-    pub fn header(mut self, name: &str, value: impl AsRef<[u8]>) -> Self {
+    pub(crate) fn header(mut self, name: &str, value: impl AsRef<[u8]>) -> Self {
         self.ops.push(HeaderOp::Set(
             name.to_ascii_lowercase(),
             value.as_ref().to_vec(),
@@ -339,7 +339,7 @@ impl Req {
     }
 
     /// Adds one more value of a header.
-    pub fn append(mut self, name: &str, value: impl AsRef<[u8]>) -> Self {
+    pub(crate) fn append(mut self, name: &str, value: impl AsRef<[u8]>) -> Self {
         self.ops.push(HeaderOp::Append(
             name.to_ascii_lowercase(),
             value.as_ref().to_vec(),
@@ -347,45 +347,45 @@ impl Req {
         self
     }
 
-    pub fn without(mut self, name: &str) -> Self {
+    pub(crate) fn without(mut self, name: &str) -> Self {
         self.ops.push(HeaderOp::Remove(name.to_ascii_lowercase()));
         self
     }
 
-    pub fn bearer(self, token: &str) -> Self {
+    pub(crate) fn bearer(self, token: &str) -> Self {
         self.header("authorization", format!("Bearer {token}"))
     }
 
-    pub fn http_method(mut self, method: Method) -> Self {
+    pub(crate) fn http_method(mut self, method: Method) -> Self {
         self.http_method = method;
         self
     }
 
-    pub fn path(mut self, path: &str) -> Self {
+    pub(crate) fn path(mut self, path: &str) -> Self {
         self.path = path.into();
         self
     }
 
     /// Sends these raw bytes as the body instead of the built message.
-    pub fn body(mut self, body: impl Into<Bytes>) -> Self {
+    pub(crate) fn body(mut self, body: impl Into<Bytes>) -> Self {
         self.body = Some(body.into());
         self
     }
 
     /// Sends this JSON value as the body instead of the built message.
-    pub fn body_json(self, body: Value) -> Self {
+    pub(crate) fn body_json(self, body: Value) -> Self {
         let bytes = serde_json::to_vec(&body).unwrap();
         self.body(bytes)
     }
 
     /// Hands the dispatcher a body error instead of a body.
-    pub fn body_error(mut self, error: BodyError) -> Self {
+    pub(crate) fn body_error(mut self, error: BodyError) -> Self {
         self.body_error = Some(error);
         self
     }
 
     /// The `params` object as sent (with `_meta`).
-    pub fn params_value(&self) -> Value {
+    pub(crate) fn params_value(&self) -> Value {
         let mut params = self.params.clone();
         match &self.meta {
             None => {
@@ -403,7 +403,7 @@ impl Req {
     }
 
     /// The JSON-RPC message as sent.
-    pub fn message(&self) -> Value {
+    pub(crate) fn message(&self) -> Value {
         let mut message = Map::new();
         message.insert("jsonrpc".into(), json!("2.0"));
         if let Some(id) = &self.id {
@@ -449,7 +449,7 @@ impl Req {
     }
 
     /// The request head.
-    pub fn parts(&self) -> http::request::Parts {
+    pub(crate) fn parts(&self) -> http::request::Parts {
         let mut builder = http::Request::builder()
             .method(self.http_method.clone())
             .uri(self.path.as_str());
@@ -463,14 +463,14 @@ impl Req {
     }
 
     /// The body as sent.
-    pub fn body_bytes(&self) -> Bytes {
+    pub(crate) fn body_bytes(&self) -> Bytes {
         match &self.body {
             Some(body) => body.clone(),
             None => Bytes::from(serde_json::to_vec(&self.message()).unwrap()),
         }
     }
 
-    pub async fn send(self, d: &Dispatcher) -> Reply {
+    pub(crate) async fn send(self, d: &Dispatcher) -> Reply {
         let parts = self.parts();
         let body = match self.body_error {
             Some(error) => Err(error),
@@ -486,7 +486,7 @@ impl Req {
 }
 
 /// A dispatcher response, with the id of the request that produced it.
-pub struct Reply {
+pub(crate) struct Reply {
     pub status: u16,
     pub body: ResponseBody,
     pub sent_id: Option<Value>,
@@ -500,7 +500,7 @@ impl std::fmt::Debug for Reply {
 
 impl Reply {
     /// The raw JSON body.
-    pub fn bytes(&self) -> &Bytes {
+    pub(crate) fn bytes(&self) -> &Bytes {
         match &self.body {
             ResponseBody::Json(bytes) => bytes,
             other => panic!(
@@ -510,19 +510,19 @@ impl Reply {
         }
     }
 
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8(self.bytes().to_vec()).unwrap()
     }
 
     /// The JSON body, checked to be a JSON-RPC 2.0 message.
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         let value: Value = serde_json::from_slice(self.bytes()).unwrap();
         assert_eq!(value["jsonrpc"], "2.0", "{value}");
         value
     }
 
     /// The result of a 200 response echoing the request id; checks the serverInfo `_meta`.
-    pub fn result(&self) -> Value {
+    pub(crate) fn result(&self) -> Value {
         let body = self.json();
         assert_eq!(self.status, 200, "expected a result, got {body}");
         assert!(body.get("error").is_none(), "{body}");
@@ -542,7 +542,7 @@ impl Reply {
     }
 
     /// Asserts an error response echoing the request id; returns the error object.
-    pub fn error(&self, status: u16, code: i64, message: &str) -> Value {
+    pub(crate) fn error(&self, status: u16, code: i64, message: &str) -> Value {
         let body = self.json();
         assert_eq!(
             Some(&body["id"]),
@@ -554,7 +554,7 @@ impl Reply {
 
     /// Asserts an error response without an id (the request could not be read); returns the
     /// error object.
-    pub fn anonymous_error(&self, status: u16, code: i64, message: &str) -> Value {
+    pub(crate) fn anonymous_error(&self, status: u16, code: i64, message: &str) -> Value {
         let body = self.json();
         assert!(body.get("id").is_none(), "no id: {body}");
         self.check_error(body, status, code, message)
@@ -574,11 +574,11 @@ impl Reply {
         body["error"].clone()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         matches!(self.body, ResponseBody::Empty)
     }
 
-    pub fn into_stream(self) -> MessageStream {
+    pub(crate) fn into_stream(self) -> MessageStream {
         match self.body {
             ResponseBody::Stream(stream) => stream,
             other => panic!("expected a stream, got {} {other:?}", self.status),
@@ -587,7 +587,7 @@ impl Reply {
 }
 
 /// The next message of a listen stream, within [`WAIT_LIMIT`].
-pub async fn next_message(stream: &mut MessageStream) -> Value {
+pub(crate) async fn next_message(stream: &mut MessageStream) -> Value {
     let bytes = tokio::time::timeout(WAIT_LIMIT, stream.next())
         .await
         .expect("a message within the wait limit")
@@ -596,7 +596,7 @@ pub async fn next_message(stream: &mut MessageStream) -> Value {
 }
 
 /// Waits for a status event of task `id` matching `done`, within [`WAIT_LIMIT`].
-pub async fn wait_for(
+pub(crate) async fn wait_for(
     events: &mut broadcast::Receiver<StatusEvent>,
     id: &str,
     done: impl Fn(&Task) -> bool,
@@ -618,7 +618,7 @@ pub async fn wait_for(
 }
 
 /// Waits for task `id` to reach `status`.
-pub async fn wait_status(
+pub(crate) async fn wait_status(
     events: &mut broadcast::Receiver<StatusEvent>,
     id: &str,
     status: TaskStatus,
@@ -627,13 +627,13 @@ pub async fn wait_status(
 }
 
 /// Creates a task with `req` (which must produce a CreateTaskResult); returns its id.
-pub async fn create(d: &Dispatcher, req: Req) -> String {
+pub(crate) async fn create(d: &Dispatcher, req: Req) -> String {
     let result = req.send(d).await.result();
     assert_eq!(result["resultType"], "task", "{result}");
     result["taskId"].as_str().unwrap().to_owned()
 }
 
 /// An accepted ElicitResult with `content`.
-pub fn accept(content: Value) -> Value {
+pub(crate) fn accept(content: Value) -> Value {
     json!({"action": "accept", "content": content})
 }

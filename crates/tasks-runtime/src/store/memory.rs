@@ -48,6 +48,14 @@ pub struct MemoryStore {
     nodes: Mutex<HashMap<NodeId, Timestamp>>,
 }
 
+impl std::fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryStore")
+            .field("tasks", &self.tasks.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl MemoryStore {
     /// An empty store.
     pub fn new() -> Self {

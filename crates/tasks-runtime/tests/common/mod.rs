@@ -19,14 +19,14 @@ use tasks_runtime::{
 use tokio::sync::broadcast::{self, error::RecvError};
 
 /// The wall-clock start of every test runtime (2026-11-03T18:04:05.123Z).
-pub const T0: Timestamp = Timestamp::from_unix_millis(1_793_729_045_123);
+pub(crate) const T0: Timestamp = Timestamp::from_unix_millis(1_793_729_045_123);
 
 /// How long (tokio time) a wait may take before the test fails instead of hanging. Under paused
 /// time this is virtual: a deadlocked runtime auto-advances to it at once.
-pub const WAIT_LIMIT: Duration = Duration::from_secs(30);
+pub(crate) const WAIT_LIMIT: Duration = Duration::from_secs(30);
 
 /// A JSON object literal.
-pub fn obj(value: Value) -> JsonObject {
+pub(crate) fn obj(value: Value) -> JsonObject {
     match value {
         Value::Object(map) => map,
         other => panic!("not an object: {other}"),
@@ -34,12 +34,12 @@ pub fn obj(value: Value) -> JsonObject {
 }
 
 /// `{key: value}` responses for `update`.
-pub fn responses<const N: usize>(pairs: [(&str, Value); N]) -> BTreeMap<String, Value> {
+pub(crate) fn responses<const N: usize>(pairs: [(&str, Value); N]) -> BTreeMap<String, Value> {
     pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
 }
 
 /// An `elicitation/create` request with `message`.
-pub fn elicit(message: &str) -> InputRequest {
+pub(crate) fn elicit(message: &str) -> InputRequest {
     InputRequest {
         method: "elicitation/create".into(),
         params: Some(obj(json!({
@@ -50,21 +50,21 @@ pub fn elicit(message: &str) -> InputRequest {
 }
 
 /// An accepted ElicitResult carrying `content`.
-pub fn accept(content: Value) -> Value {
+pub(crate) fn accept(content: Value) -> Value {
     json!({"action": "accept", "content": content})
 }
 
-pub fn alice() -> Scope {
+pub(crate) fn alice() -> Scope {
     Scope::new("alice")
 }
 
-pub fn bob() -> Scope {
+pub(crate) fn bob() -> Scope {
     Scope::new("bob")
 }
 
 /// Work for `tool` with `arguments`, in `scope`, created by a request that declared form
 /// elicitation, sampling and roots.
-pub fn work_in(scope: &Scope, tool: &str, arguments: Value) -> Work {
+pub(crate) fn work_in(scope: &Scope, tool: &str, arguments: Value) -> Work {
     Work {
         tool: tool.to_owned(),
         arguments: obj(arguments),
@@ -75,12 +75,12 @@ pub fn work_in(scope: &Scope, tool: &str, arguments: Value) -> Work {
 }
 
 /// Work for `tool` with no arguments, in the shared scope.
-pub fn work(tool: &str) -> Work {
+pub(crate) fn work(tool: &str) -> Work {
     work_in(&Scope::shared(), tool, json!({}))
 }
 
 /// A runtime over a fresh [`MemoryStore`] with a [`TokioClock`] starting at [`T0`].
-pub fn runtime(tools: Vec<Tool>, config: RuntimeConfig) -> TaskRuntime {
+pub(crate) fn runtime(tools: Vec<Tool>, config: RuntimeConfig) -> TaskRuntime {
     let mut registry = ToolRegistry::new();
     for tool in tools {
         registry.register(tool);
@@ -94,7 +94,7 @@ pub fn runtime(tools: Vec<Tool>, config: RuntimeConfig) -> TaskRuntime {
 }
 
 /// A runtime over a [`YieldingStore`] (see there), otherwise like [`runtime`].
-pub fn yielding_runtime(tools: Vec<Tool>, config: RuntimeConfig) -> TaskRuntime {
+pub(crate) fn yielding_runtime(tools: Vec<Tool>, config: RuntimeConfig) -> TaskRuntime {
     let mut registry = ToolRegistry::new();
     for tool in tools {
         registry.register(tool);
@@ -110,7 +110,7 @@ pub fn yielding_runtime(tools: Vec<Tool>, config: RuntimeConfig) -> TaskRuntime 
 /// A [`MemoryStore`] that yields to the scheduler before and after every call, like a store
 /// behind a network round trip. It widens the windows between a commit and what the runtime
 /// does next, so races show up in far fewer iterations.
-pub struct YieldingStore(pub MemoryStore);
+pub(crate) struct YieldingStore(pub MemoryStore);
 
 #[async_trait::async_trait]
 impl Store for YieldingStore {
@@ -208,13 +208,13 @@ impl Store for YieldingStore {
 }
 
 /// The `tasks/get` wire form of `task`.
-pub fn detailed_json(task: &Task) -> Value {
+pub(crate) fn detailed_json(task: &Task) -> Value {
     projection::detailed(task).to_value()
 }
 
 /// Counters a tool updates so a test can see what the worker did.
 #[derive(Default)]
-pub struct Probe {
+pub(crate) struct Probe {
     /// Runs started.
     pub started: AtomicUsize,
     /// Handler futures dropped or finished (the worker stopped running the tool).
@@ -224,27 +224,27 @@ pub struct Probe {
 }
 
 impl Probe {
-    pub fn new() -> Arc<Self> {
+    pub(crate) fn new() -> Arc<Self> {
         Arc::new(Self::default())
     }
-    pub fn started(&self) -> usize {
+    pub(crate) fn started(&self) -> usize {
         self.started.load(Ordering::SeqCst)
     }
-    pub fn stopped(&self) -> usize {
+    pub(crate) fn stopped(&self) -> usize {
         self.stopped.load(Ordering::SeqCst)
     }
-    pub fn answers(&self) -> Vec<Value> {
+    pub(crate) fn answers(&self) -> Vec<Value> {
         self.answers.lock().unwrap().clone()
     }
     /// Marks a start; the returned guard marks the stop when the handler future is dropped.
-    pub fn enter(self: &Arc<Self>) -> StopGuard {
+    pub(crate) fn enter(self: &Arc<Self>) -> StopGuard {
         self.started.fetch_add(1, Ordering::SeqCst);
         StopGuard(self.clone())
     }
 }
 
 /// Counts a stop when dropped (the tool returned or its future was dropped).
-pub struct StopGuard(Arc<Probe>);
+pub(crate) struct StopGuard(Arc<Probe>);
 
 impl Drop for StopGuard {
     fn drop(&mut self) {
@@ -253,7 +253,7 @@ impl Drop for StopGuard {
 }
 
 /// `echo`: answers `text_result(arguments.text)`.
-pub fn echo_tool() -> Tool {
+pub(crate) fn echo_tool() -> Tool {
     Tool::new("echo", "Echoes its text", |ctx| async move {
         let text = ctx
             .arguments()
@@ -266,7 +266,7 @@ pub fn echo_tool() -> Tool {
 }
 
 /// `spin`: loops (yielding) until its cancellation token fires, then returns `Cancelled`.
-pub fn spin_tool(probe: Arc<Probe>) -> Tool {
+pub(crate) fn spin_tool(probe: Arc<Probe>) -> Tool {
     Tool::new("spin", "Runs until cancelled", move |ctx| {
         let probe = probe.clone();
         async move {
@@ -280,7 +280,7 @@ pub fn spin_tool(probe: Arc<Probe>) -> Tool {
 }
 
 /// `ask`: asks for input under `confirm` and answers with the response it got.
-pub fn ask_tool(probe: Arc<Probe>) -> Tool {
+pub(crate) fn ask_tool(probe: Arc<Probe>) -> Tool {
     Tool::new("ask", "Asks for confirmation", move |ctx| {
         let probe = probe.clone();
         async move {
@@ -293,7 +293,7 @@ pub fn ask_tool(probe: Arc<Probe>) -> Tool {
 }
 
 /// `ask_two`: asks `first` and `second` concurrently and answers with both responses.
-pub fn ask_two_tool(probe: Arc<Probe>) -> Tool {
+pub(crate) fn ask_two_tool(probe: Arc<Probe>) -> Tool {
     Tool::new("ask_two", "Asks two questions at once", move |ctx| {
         let probe = probe.clone();
         async move {
@@ -320,7 +320,7 @@ pub fn ask_two_tool(probe: Arc<Probe>) -> Tool {
 /// Waits until task `id` satisfies `done` and returns it; fails after [`WAIT_LIMIT`].
 ///
 /// Subscribes before the first read, so no change can slip between the read and the wait.
-pub async fn wait_for(
+pub(crate) async fn wait_for(
     rt: &TaskRuntime,
     scope: &Scope,
     id: &TaskId,
@@ -357,12 +357,12 @@ pub async fn wait_for(
 }
 
 /// Waits until task `id` is terminal.
-pub async fn wait_terminal(rt: &TaskRuntime, scope: &Scope, id: &TaskId) -> Arc<Task> {
+pub(crate) async fn wait_terminal(rt: &TaskRuntime, scope: &Scope, id: &TaskId) -> Arc<Task> {
     wait_for(rt, scope, id, "a terminal status", Task::is_terminal).await
 }
 
 /// Waits until task `id` is `input_required` with exactly `keys` outstanding.
-pub async fn wait_input_keys(
+pub(crate) async fn wait_input_keys(
     rt: &TaskRuntime,
     scope: &Scope,
     id: &TaskId,
@@ -375,7 +375,7 @@ pub async fn wait_input_keys(
 }
 
 /// The outstanding input keys of `task` (empty unless `input_required`).
-pub fn input_keys(task: &Task) -> Vec<String> {
+pub(crate) fn input_keys(task: &Task) -> Vec<String> {
     match task.state() {
         tasks_core::TaskState::InputRequired { input_requests } => {
             input_requests.as_map().keys().cloned().collect()
@@ -385,7 +385,7 @@ pub fn input_keys(task: &Task) -> Vec<String> {
 }
 
 /// Yields until `cond` holds; fails after [`WAIT_LIMIT`] of tokio time.
-pub async fn yield_until(what: &str, cond: impl Fn() -> bool) {
+pub(crate) async fn yield_until(what: &str, cond: impl Fn() -> bool) {
     let wait = async {
         while !cond() {
             tokio::task::yield_now().await;
@@ -397,7 +397,10 @@ pub async fn yield_until(what: &str, cond: impl Fn() -> bool) {
 }
 
 /// Every event already published for task `id` (drains the receiver).
-pub fn drain_for(events: &mut broadcast::Receiver<StatusEvent>, id: &TaskId) -> Vec<StatusEvent> {
+pub(crate) fn drain_for(
+    events: &mut broadcast::Receiver<StatusEvent>,
+    id: &TaskId,
+) -> Vec<StatusEvent> {
     let mut out = Vec::new();
     loop {
         match events.try_recv() {
@@ -411,7 +414,7 @@ pub fn drain_for(events: &mut broadcast::Receiver<StatusEvent>, id: &TaskId) -> 
 
 /// Collects the events of task `id` until one with `revision` arrives (it is published just
 /// after the commit that `get` already shows), then drains what else is already there.
-pub async fn events_through(
+pub(crate) async fn events_through(
     events: &mut broadcast::Receiver<StatusEvent>,
     id: &TaskId,
     revision: u64,
@@ -441,7 +444,7 @@ pub async fn events_through(
 
 /// Asserts the published states of one task are well ordered: revision 1 first, strictly
 /// increasing, and nothing after the first terminal state.
-pub fn assert_event_order(events: &[StatusEvent]) {
+pub(crate) fn assert_event_order(events: &[StatusEvent]) {
     let history: Vec<(u64, tasks_core::TaskStatus)> = events
         .iter()
         .map(|e| (e.task.revision(), e.task.status()))
@@ -465,7 +468,7 @@ pub fn assert_event_order(events: &[StatusEvent]) {
 }
 
 /// Asserts `error` is -32602 `Unknown or inaccessible taskId`.
-pub fn assert_unknown(result: Result<impl std::fmt::Debug, McpError>) {
+pub(crate) fn assert_unknown(result: Result<impl std::fmt::Debug, McpError>) {
     match result {
         Err(error) => {
             assert_eq!(error, McpError::UnknownTask);

@@ -4,7 +4,7 @@
 
 use std::sync::Mutex;
 #[allow(unused_imports)] // each test binary uses a different subset
-pub use tasks_runtime::store::contract::{
+pub(crate) use tasks_runtime::store::contract::{
     at, id, new_task, next, object, work, NODE_A, NODE_B, T0,
 };
 
@@ -15,28 +15,28 @@ use tasks_store_postgres::{redacted, PostgresOptions, PostgresStore};
 use tokio_postgres::NoTls;
 
 /// The database the tests use when `DATABASE_URL` is unset.
-pub const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+pub(crate) const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 
-pub const ROOMY: CreateLimits = CreateLimits {
+pub(crate) const ROOMY: CreateLimits = CreateLimits {
     max_tasks: 100_000,
     max_active_per_scope: 100_000,
 };
 
 /// `DATABASE_URL`, or [`DEFAULT_URL`].
-pub fn url() -> String {
+pub(crate) fn url() -> String {
     std::env::var("DATABASE_URL").unwrap_or_else(|_| DEFAULT_URL.to_owned())
 }
 
 /// Whether this is a CI run (`CI` set, and not `false` or `0`): there a missing database
 /// fails the test instead of skipping it.
-pub fn in_ci() -> bool {
+pub(crate) fn in_ci() -> bool {
     std::env::var("CI")
         .map(|value| !matches!(value.trim(), "" | "false" | "0"))
         .unwrap_or(false)
 }
 
 /// The test database, and every schema the test made in it (dropped on drop).
-pub struct Database {
+pub(crate) struct Database {
     pub url: String,
     schemas: Mutex<Vec<String>>,
 }
@@ -47,7 +47,7 @@ impl Database {
     ///
     /// # Panics
     /// In CI, when the database is unreachable.
-    pub async fn open() -> Option<Database> {
+    pub(crate) async fn open() -> Option<Database> {
         let url = url();
         match tokio_postgres::connect(&url, NoTls).await {
             Ok((client, connection)) => {
@@ -74,7 +74,7 @@ impl Database {
     }
 
     /// A new schema name, `t_<16 random hex digits>`, dropped with this value.
-    pub fn schema(&self) -> String {
+    pub(crate) fn schema(&self) -> String {
         let mut bytes = [0u8; 8];
         getrandom::fill(&mut bytes).expect("random bytes");
         let name = format!(
@@ -89,7 +89,7 @@ impl Database {
     }
 
     /// Options for `schema` with a small pool (the machine has 2 cores).
-    pub fn options(schema: &str) -> PostgresOptions {
+    pub(crate) fn options(schema: &str) -> PostgresOptions {
         PostgresOptions {
             schema: schema.to_owned(),
             pool_size: 8,
@@ -97,20 +97,20 @@ impl Database {
     }
 
     /// A store on `schema`.
-    pub async fn connect(&self, schema: &str) -> PostgresStore {
+    pub(crate) async fn connect(&self, schema: &str) -> PostgresStore {
         PostgresStore::connect(&self.url, Self::options(schema))
             .await
             .expect("connect to the test database")
     }
 
     /// A store on a fresh schema.
-    pub async fn store(&self) -> PostgresStore {
+    pub(crate) async fn store(&self) -> PostgresStore {
         let schema = self.schema();
         self.connect(&schema).await
     }
 
     /// An administrative connection (its driver task runs on the current runtime).
-    pub async fn admin(&self) -> tokio_postgres::Client {
+    pub(crate) async fn admin(&self) -> tokio_postgres::Client {
         let (client, connection) = tokio_postgres::connect(&self.url, NoTls)
             .await
             .expect("admin connection");
@@ -156,7 +156,7 @@ impl Drop for Database {
     }
 }
 
-pub fn complete_with(task: &Task, text: &str, now: Timestamp) -> TaskUpdate {
+pub(crate) fn complete_with(task: &Task, text: &str, now: Timestamp) -> TaskUpdate {
     let result = object(json!({"content": [{"type": "text", "text": text}], "isError": false}));
     next(task, Event::Completed { result }, now)
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 #[allow(unused_imports)] // each test binary uses a different subset
-pub use tasks_runtime::store::contract::{
+pub(crate) use tasks_runtime::store::contract::{
     at, id, new_task, next, object, work, NODE_A, NODE_B, T0,
 };
 
@@ -11,12 +11,12 @@ use serde_json::json;
 use tasks_core::{Event, InputRequest, Task, TaskUpdate, Timestamp};
 use tasks_runtime::store::CreateLimits;
 
-pub const ROOMY: CreateLimits = CreateLimits {
+pub(crate) const ROOMY: CreateLimits = CreateLimits {
     max_tasks: 100_000,
     max_active_per_scope: 100_000,
 };
 
-pub fn ask(task: &Task, key: &str, now: Timestamp) -> TaskUpdate {
+pub(crate) fn ask(task: &Task, key: &str, now: Timestamp) -> TaskUpdate {
     let request =
         InputRequest::elicit_form("Continue?", json!({"type": "object", "properties": {}}));
     next(
@@ -29,17 +29,17 @@ pub fn ask(task: &Task, key: &str, now: Timestamp) -> TaskUpdate {
     )
 }
 
-pub fn answer(task: &Task, key: &str, now: Timestamp) -> TaskUpdate {
+pub(crate) fn answer(task: &Task, key: &str, now: Timestamp) -> TaskUpdate {
     let mut responses = BTreeMap::new();
     responses.insert(key.to_owned(), json!({"action": "accept", "content": {}}));
     next(task, Event::InputResponsesAccepted { responses }, now)
 }
 
-pub fn complete(task: &Task, now: Timestamp) -> TaskUpdate {
+pub(crate) fn complete(task: &Task, now: Timestamp) -> TaskUpdate {
     let result = object(json!({"content": [{"type": "text", "text": "done ✓"}], "isError": false}));
     next(task, Event::Completed { result }, now)
 }
 
-pub fn cancel(task: &Task, now: Timestamp) -> TaskUpdate {
+pub(crate) fn cancel(task: &Task, now: Timestamp) -> TaskUpdate {
     next(task, Event::Cancelled, now)
 }

@@ -64,6 +64,71 @@ pub(crate) struct Writer {
     pub(crate) hinter: Hinter,
 }
 
+/// One kind of batched call (creates, transitions): how a batch is stored and how each call
+/// is answered.
+pub(crate) trait Kind: 'static {
+    /// A queued call.
+    type Item: Queued + Send + 'static;
+    /// What the statement answers for one call.
+    type Answer: Send;
+    /// One statement for `batch`: an answer per call, in order; or the error, and whether the
+    /// database refused a value of the batch ([`refused_value`]).
+    fn store(
+        writer: &Writer,
+        batch: &[Self::Item],
+    ) -> impl Future<Output = Result<Vec<Self::Answer>, (bool, StoreError)>> + Send;
+    /// Answers one call whose batch committed (and hints what it wrote).
+    fn answer(writer: &Writer, item: Self::Item, answer: Self::Answer);
+    /// Fails one call.
+    fn fail(item: Self::Item, error: StoreError);
+}
+
+/// Starts the batcher of kind `K` (see [`Batcher::start`]).
+pub(crate) fn batcher<K: Kind>(writer: Writer, stop: CancellationToken) -> Batcher<K::Item> {
+    Batcher::start(
+        take_batch,
+        move |batch| {
+            let writer = writer.clone();
+            async move { run::<K>(&writer, batch).await }
+        },
+        stop,
+    )
+}
+
+/// Runs `batch` and answers each call. When the database refused a value of a batch of
+/// several ([`refused_value`]), each call is run alone, so only the call it refused fails;
+/// any other failure fails every call of the batch.
+pub(crate) async fn run<K: Kind>(writer: &Writer, batch: Vec<K::Item>) {
+    match K::store(writer, &batch).await {
+        Ok(answers) => {
+            for (item, answer) in batch.into_iter().zip(answers) {
+                K::answer(writer, item, answer);
+            }
+        }
+        Err((refused, _)) if refused && batch.len() > 1 => {
+            for item in batch {
+                match K::store(writer, std::slice::from_ref(&item)).await {
+                    Ok(answers) => match answers.into_iter().next() {
+                        Some(answer) => K::answer(writer, item, answer),
+                        None => K::fail(item, unanswered()),
+                    },
+                    Err((_, error)) => K::fail(item, error),
+                }
+            }
+        }
+        Err((_, error)) => {
+            for item in batch {
+                K::fail(item, error.clone());
+            }
+        }
+    }
+}
+
+/// A statement answered fewer rows than its batch has calls.
+fn unanswered() -> StoreError {
+    StoreError::Backend("postgres: a batch statement left a call unanswered".into())
+}
+
 /// The caller's answer was lost: its batch ran, but the caller's future was dropped before
 /// the answer reached it (never seen by a caller still waiting).
 pub(crate) fn lost() -> StoreError {

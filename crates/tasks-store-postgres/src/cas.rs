@@ -15,10 +15,9 @@ use tasks_runtime::{Authority, CasOutcome, Scope, Snapshot, StoreError};
 use tokio::sync::oneshot;
 use tokio_postgres::types::{Json, ToSql};
 use tokio_postgres::Row;
-use tokio_util::sync::CancellationToken;
 
 use crate::backend;
-use crate::batch::{self, Batcher, Queued, Writer};
+use crate::batch::{self, Queued, Writer};
 use crate::counters;
 use crate::sql::{big, ms, to_json, Sql};
 use crate::store::Db;
@@ -80,7 +79,7 @@ pub(crate) async fn transition(
         reply,
     };
     if let Err(item) = db.transitions.submit(item) {
-        run(&db.writer, vec![item]).await;
+        batch::run::<Transitions>(&db.writer, vec![item]).await;
     }
     let Some(current) = answer.await.map_err(|_| batch::lost())?? else {
         return Ok(CasOutcome::NotFound);
@@ -95,17 +94,32 @@ pub(crate) async fn transition(
     classify(who, current, expected, now, &task)
 }
 
-/// The batcher of transitions: a batch holds at most one transition of each task, so those
-/// of one task run one after the other, in the order queued.
-pub(crate) fn batcher(writer: Writer, stop: CancellationToken) -> Batcher<Item> {
-    Batcher::start(
-        batch::take_batch,
-        move |batch| {
-            let writer = writer.clone();
-            async move { run(&writer, batch).await }
-        },
-        stop,
-    )
+/// Transitions, as a kind of batched call: a batch holds at most one transition of each
+/// task, so those of one task run one after the other, in the order queued.
+pub(crate) struct Transitions;
+
+impl batch::Kind for Transitions {
+    type Item = Item;
+    type Answer = Option<Current>;
+
+    fn store(
+        writer: &Writer,
+        batch: &[Item],
+    ) -> impl std::future::Future<Output = Result<Vec<Option<Current>>, (bool, StoreError)>> + Send
+    {
+        store(&writer.pool, &writer.sql, batch)
+    }
+
+    fn answer(writer: &Writer, item: Item, answer: Option<Current>) {
+        if answer.as_ref().is_some_and(|current| current.committed) {
+            writer.hinter.hint(item.task.id(), item.task.revision());
+        }
+        let _ = item.reply.send(Ok(answer));
+    }
+
+    fn fail(item: Item, error: StoreError) {
+        let _ = item.reply.send(Err(error));
+    }
 }
 
 impl Queued for Item {
@@ -117,40 +131,6 @@ impl Queued for Item {
     }
     fn abandoned(&self) -> bool {
         self.reply.is_closed()
-    }
-}
-
-/// Runs `batch`, hints each committed write and answers each transition; when the database
-/// refused a value of a batch of several ([`batch::refused_value`]), each transition is run
-/// alone.
-async fn run(writer: &Writer, batch: Vec<Item>) {
-    let answer = |item: Item, answer: Option<Current>| {
-        if answer.as_ref().is_some_and(|current| current.committed) {
-            writer.hinter.hint(item.task.id(), item.task.revision());
-        }
-        let _ = item.reply.send(Ok(answer));
-    };
-    match store(&writer.pool, &writer.sql, &batch).await {
-        Ok(answers) => {
-            for (item, current) in batch.into_iter().zip(answers) {
-                answer(item, current);
-            }
-        }
-        Err((refused, _)) if refused && batch.len() > 1 => {
-            for item in batch {
-                match store(&writer.pool, &writer.sql, std::slice::from_ref(&item)).await {
-                    Ok(mut answers) => answer(item, answers.pop().flatten()),
-                    Err((_, error)) => {
-                        let _ = item.reply.send(Err(error));
-                    }
-                }
-            }
-        }
-        Err((_, error)) => {
-            for item in batch {
-                let _ = item.reply.send(Err(error.clone()));
-            }
-        }
     }
 }
 

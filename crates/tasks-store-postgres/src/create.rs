@@ -10,10 +10,9 @@ use tasks_runtime::store::CreateLimits;
 use tasks_runtime::{Created, Lease, NodeId, Scope, Snapshot, StoreError, Work};
 use tokio::sync::oneshot;
 use tokio_postgres::types::ToSql;
-use tokio_util::sync::CancellationToken;
 
 use crate::backend;
-use crate::batch::{self, Batcher, Queued, Writer};
+use crate::batch::{self, Queued, Writer};
 use crate::sql::{big, ms, to_json, Sql};
 use crate::store::Db;
 use crate::text::storable;
@@ -33,7 +32,7 @@ pub(crate) struct Item {
 
 /// What became of one create whose batch committed: `create_tasks`'s code (migration 0003).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verdict {
+pub(crate) enum Verdict {
     Stored,
     MaxTasks,
     MaxActive,
@@ -81,7 +80,7 @@ pub(crate) async fn create(
         reply,
     };
     if let Err(item) = db.creates.submit(item) {
-        run(&db.writer, vec![item]).await;
+        batch::run::<Creates>(&db.writer, vec![item]).await;
     }
     match verdict.await.map_err(|_| batch::lost())?? {
         Verdict::Stored => {}
@@ -101,16 +100,30 @@ pub(crate) async fn create(
     })
 }
 
-/// The batcher of creates.
-pub(crate) fn batcher(writer: Writer, stop: CancellationToken) -> Batcher<Item> {
-    Batcher::start(
-        batch::take_batch,
-        move |batch| {
-            let writer = writer.clone();
-            async move { run(&writer, batch).await }
-        },
-        stop,
-    )
+/// Creates, as a kind of batched call.
+pub(crate) struct Creates;
+
+impl batch::Kind for Creates {
+    type Item = Item;
+    type Answer = Verdict;
+
+    fn store(
+        writer: &Writer,
+        batch: &[Item],
+    ) -> impl std::future::Future<Output = Result<Vec<Verdict>, (bool, StoreError)>> + Send {
+        store(&writer.pool, &writer.sql, batch)
+    }
+
+    fn answer(writer: &Writer, item: Item, verdict: Verdict) {
+        if verdict == Verdict::Stored {
+            writer.hinter.hint(item.task.id(), item.task.revision());
+        }
+        let _ = item.reply.send(Ok(verdict));
+    }
+
+    fn fail(item: Item, error: StoreError) {
+        let _ = item.reply.send(Err(error));
+    }
 }
 
 impl Queued for Item {
@@ -122,39 +135,6 @@ impl Queued for Item {
     }
     fn abandoned(&self) -> bool {
         self.reply.is_closed()
-    }
-}
-
-/// Runs `batch`, hints each stored task and answers each create; when the database refused a
-/// value of a batch of several ([`batch::refused_value`]), each create is run alone.
-async fn run(writer: &Writer, batch: Vec<Item>) {
-    let answer = |item: Item, verdict: Verdict| {
-        if verdict == Verdict::Stored {
-            writer.hinter.hint(item.task.id(), item.task.revision());
-        }
-        let _ = item.reply.send(Ok(verdict));
-    };
-    match store(&writer.pool, &writer.sql, &batch).await {
-        Ok(verdicts) => {
-            for (item, verdict) in batch.into_iter().zip(verdicts) {
-                answer(item, verdict);
-            }
-        }
-        Err((refused, _)) if refused && batch.len() > 1 => {
-            for item in batch {
-                match store(&writer.pool, &writer.sql, std::slice::from_ref(&item)).await {
-                    Ok(verdicts) => answer(item, verdicts[0]),
-                    Err((_, error)) => {
-                        let _ = item.reply.send(Err(error));
-                    }
-                }
-            }
-        }
-        Err((_, error)) => {
-            for item in batch {
-                let _ = item.reply.send(Err(error.clone()));
-            }
-        }
     }
 }
 

@@ -14,7 +14,7 @@ use tasks_runtime::{
 use tokio::sync::broadcast;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use crate::batch::{Batcher, Writer};
+use crate::batch::{self, Batcher, Writer};
 use crate::clock::DbClock;
 use crate::error::ConnectError;
 use crate::feed::Feed;
@@ -91,8 +91,8 @@ impl PostgresStore {
             sql: sql.clone(),
             hinter: feed.hinter(),
         };
-        let creates = create::batcher(writer.clone(), stop.clone());
-        let transitions = cas::batcher(writer.clone(), stop.clone());
+        let creates = batch::batcher::<create::Creates>(writer.clone(), stop.clone());
+        let transitions = batch::batcher::<cas::Transitions>(writer.clone(), stop.clone());
         PostgresStore {
             db: Arc::new(Db {
                 pool,

@@ -129,10 +129,12 @@ fn unanswered() -> StoreError {
     StoreError::Backend("postgres: a batch statement left a call unanswered".into())
 }
 
-/// The caller's answer was lost: its batch ran, but the caller's future was dropped before
-/// the answer reached it (never seen by a caller still waiting).
+/// A queued call was dropped unanswered: the batching task stopped (the tokio runtime it ran
+/// on shut down) before running it. Whether it was made is unknown to the caller.
 pub(crate) fn lost() -> StoreError {
-    StoreError::Backend("postgres: the call's answer was lost".into())
+    StoreError::Backend(
+        "postgres: the store's batching task stopped before answering the call".into(),
+    )
 }
 
 /// The most bytes of JSON (tasks and work descriptors) in one batch, unless a single call has

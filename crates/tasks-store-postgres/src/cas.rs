@@ -34,7 +34,8 @@ pub(crate) struct Item {
     owner: Option<[u8; 16]>,
     generation: Option<i64>,
     scope: Option<Scope>,
-    /// The `pending_counts` token of the release, should the task become terminal.
+    /// The `pending_counts` token of the release when the new task is terminal (else 0,
+    /// unused).
     token: i64,
     reply: oneshot::Sender<Result<Option<Current>, StoreError>>,
 }
@@ -75,7 +76,12 @@ pub(crate) async fn transition(
         owner,
         generation,
         scope,
-        token: counters::token()?,
+        // Only a terminal write records a release: the others need no random token.
+        token: if task.is_terminal() {
+            counters::token()?
+        } else {
+            0
+        },
         reply,
     };
     if let Err(item) = db.transitions.submit(item) {

@@ -4,8 +4,9 @@
 # intra-doc link resolves), the Rust workspace tests with cargo-nextest (the store contract on every
 # store, the kill -9 cycles of the fixture on SQLite), the doctests with `cargo test --doc`
 # (nextest does not run doctests; the README's example is one), then the official MCP
-# conformance runner against the fixture on the in-memory store, on a fresh SQLite database and
-# on PostgreSQL (conformance/run.sh installs Node 22 and the pinned runner from the npm registry).
+# conformance runner against the fixture on the in-memory store, its Tasks scenarios against
+# examples/axum-app (the endpoint mounted at /api/mcp in an axum app), then the runner against
+# the fixture on a fresh SQLite database and on PostgreSQL (conformance/run.sh installs Node 22 and the pinned runner from the npm registry).
 #
 # Usage: scripts/test.sh [--quick] [--help]
 #   --quick   the Rust tests and doctests only: no formatting, lints, docs or conformance
@@ -94,6 +95,12 @@ phase rust-tests cargo nextest run --workspace --locked --profile "$PROFILE"
 phase doctests cargo test --doc --workspace --locked
 if [ "$QUICK" -eq 0 ]; then
   phase conformance bash conformance/run.sh
+  # The runner's Tasks scenarios through examples/axum-app: the MCP service mounted at
+  # /api/mcp in an axum application with its own routes and middleware.
+  EXAMPLE_BIN="${CARGO_TARGET_DIR:-target}/debug/axum-app"
+  phase conformance-example bash -c 'cargo build -p tasks-example-axum --locked --quiet &&
+    bash conformance/run.sh --no-build --fixture "$1" $(grep "^tasks-" conformance/scenarios.txt)' \
+    _ "$EXAMPLE_BIN"
   SQLITE_DIR="$(mktemp -d)"
   phase conformance-sqlite bash conformance/run.sh --no-build \
     --fixture-args "--store sqlite:$SQLITE_DIR/conformance.db"

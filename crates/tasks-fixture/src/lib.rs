@@ -5,8 +5,10 @@
 //!
 //! [`server`] builds an in-memory server from [`Settings`]; [`open_server`] applies the store
 //! and the secret file as well, as the `tasks-fixture` binary does with the settings of its
-//! command line.
+//! command line; [`app::router`] mounts the MCP service in the fixture's axum application
+//! (`/mcp` and `GET /healthz`).
 
+pub mod app;
 pub mod memory;
 pub mod secret;
 pub mod settings;
@@ -29,7 +31,8 @@ pub fn server(settings: &Settings) -> ServerBuilder {
         .poll_interval_ms(settings.poll_interval_ms)
         .max_body_bytes(settings.max_body_bytes)
         .drain_timeout(std::time::Duration::from_millis(settings.drain_ms))
-        .leases(settings.leases());
+        .leases(settings.leases())
+        .allowed_origins(settings.cors_origins.clone());
     let changes = ListChanges::new();
     builder = builder.list_changes(changes.clone());
     for tool in tools::all(&changes) {

@@ -41,22 +41,36 @@ async fn run(settings: Settings) -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let server = match builder.bind(settings.listen).await {
-        Ok(server) => server,
+    let listener = match tokio::net::TcpListener::bind(settings.listen).await {
+        Ok(listener) => listener,
         Err(error) => {
             if error.kind() == std::io::ErrorKind::AddrInUse {
                 tracing::error!(%error, listen = %settings.listen, "cannot bind (try --listen 127.0.0.1:0 for a free port)");
             } else {
-                tracing::error!(%error, listen = %settings.listen, "cannot start serving");
+                tracing::error!(%error, listen = %settings.listen, "cannot bind");
             }
             return std::process::ExitCode::FAILURE;
         }
     };
+    let url = match listener.local_addr() {
+        Ok(addr) => format!("http://{addr}{}", tasks_fixture::app::ENDPOINT_PATH),
+        Err(error) => {
+            tracing::error!(%error, "cannot read the bound address");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let (mcp, handle) = match builder.into_service().await {
+        Ok(started) => started,
+        Err(error) => {
+            tracing::error!(%error, "cannot start serving");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let _trimmer = tasks_fixture::memory::spawn_trimmer(
-        server.dispatcher().runtime().clone(),
+        handle.runtime().clone(),
         settings.limits().reap_interval,
     );
-    let url = server.url();
+    let app = tasks_fixture::app::router(mcp, &settings);
     let store = settings.store.describe();
     tracing::info!(%url, %store, "serving MCP 2026-07-28 with the Tasks extension");
     // The one line a harness waits for.
@@ -64,13 +78,17 @@ async fn run(settings: Settings) -> std::process::ExitCode {
     let _ = writeln!(stdout, "{url}");
     let _ = stdout.flush();
     drop(stdout);
-    let stop = server.shutdown_token();
-    tokio::spawn(async move {
-        shutdown_signal().await;
-        tracing::info!("shutting down");
-        stop.cancel();
+    let stop = handle.shutdown_token();
+    tokio::spawn({
+        let stop = stop.clone();
+        async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down");
+            stop.cancel();
+        }
     });
-    server.wait().await;
+    tasks_http::serve(listener, app, stop).await;
+    handle.shutdown().await;
     std::process::ExitCode::SUCCESS
 }
 

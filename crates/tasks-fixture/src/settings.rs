@@ -77,10 +77,35 @@ pub struct Settings {
     /// most every 2 s.
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1_000..))]
     pub lease_ms: u64,
+    /// Lets a browser app served from ORIGIN (e.g. `https://inspector.example.com`: scheme,
+    /// host and port) call the endpoint: CORS preflights are answered for it (the MCP request
+    /// headers, `Mcp-Param-*` included, are allowed by mirroring the request's list), and it
+    /// joins the `Origin` allow-list (any other foreign origin stays HTTP 403). Repeatable; off
+    /// by default.
+    #[arg(long = "cors-origin", value_name = "ORIGIN", value_parser = parse_origin)]
+    pub cors_origins: Vec<String>,
     /// Worker threads of the tokio runtime (the binary only); default: tokio's default, one per
     /// core the process may run on.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub worker_threads: Option<u16>,
+}
+
+/// An origin: `http` or `https`, a host and an optional port, nothing after (a trailing `/`
+/// is dropped).
+fn parse_origin(text: &str) -> Result<String, String> {
+    let origin = text.strip_suffix('/').unwrap_or(text);
+    let rest = origin
+        .strip_prefix("https://")
+        .or_else(|| origin.strip_prefix("http://"))
+        .ok_or("an origin starts with http:// or https://")?;
+    let valid = !rest.is_empty()
+        && !rest.contains(['/', '?', '#', '@', ' '])
+        && http::HeaderValue::from_str(origin).is_ok();
+    if valid {
+        Ok(origin.to_owned())
+    } else {
+        Err("an origin is scheme://host[:port], with no path".to_owned())
+    }
 }
 
 impl Default for Settings {

@@ -14,8 +14,15 @@ use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use std::convert::Infallible;
+use std::task::{Context, Poll};
+
+use http::{Request, Response};
+use hyper::body::Incoming;
+
+use crate::service::{not_found, HttpBody, McpHandle, McpService, ResponseFuture};
+
 use crate::dispatcher::{DispatchConfig, Dispatcher, ScopeFn};
-use crate::origin::HostPolicy;
 use tasks_core::mrtr::StateKey;
 
 /// Default request body limit in bytes (1 MiB).
@@ -55,6 +62,8 @@ pub struct ServerBuilder {
     scope_fn: Option<Arc<ScopeFn>>,
     store: Option<Arc<dyn Store>>,
     drain_timeout: std::time::Duration,
+    path: String,
+    challenge: Option<http::HeaderValue>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -89,6 +98,8 @@ impl ServerBuilder {
             scope_fn: None,
             store: None,
             drain_timeout: std::time::Duration::ZERO,
+            path: "/mcp".to_owned(),
+            challenge: None,
         }
     }
 
@@ -139,11 +150,19 @@ impl ServerBuilder {
         self
     }
 
-    /// Allows more `Host`/`Origin` names than the loopback ones.
+    /// Allows more `Host`/`Origin` names than the loopback ones (host names or `host:port`
+    /// values; others get HTTP 403).
     pub fn allowed_hosts(mut self, hosts: Vec<String>) -> Self {
-        self.dispatch.host_policy = HostPolicy {
-            allowed_hosts: hosts,
-        };
+        self.dispatch.host_policy.allowed_hosts = hosts;
+        self
+    }
+
+    /// Allows requests from browser apps served from these origins (e.g.
+    /// `https://inspector.example.com`: scheme, host and port), beside the origins of the
+    /// allowed hosts; others get HTTP 403. Pair it with a CORS layer allowing the same origins
+    /// (see the crate docs).
+    pub fn allowed_origins(mut self, origins: Vec<String>) -> Self {
+        self.dispatch.host_policy.allowed_origins = origins;
         self
     }
 
@@ -186,6 +205,16 @@ impl ServerBuilder {
         self
     }
 
+    /// Sets the `WWW-Authenticate` header of every HTTP 401 the server sends (those of
+    /// [`ServerBuilder::scope_fn`]), which MCP authorization requires
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>), e.g.
+    /// `Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`.
+    /// An authentication layer in front of [`ServerBuilder::into_service`] sends its own.
+    pub fn www_authenticate(mut self, challenge: http::HeaderValue) -> Self {
+        self.challenge = Some(challenge);
+        self
+    }
+
     /// Uses `store` instead of a new [`MemoryStore`]. With a durable store (such as
     /// `tasks_store_sqlite::SqliteStore`) tasks survive a restart: [`ServerBuilder::bind`] takes
     /// over the tasks the previous process left unfinished before it serves. Set a stable
@@ -222,7 +251,8 @@ impl ServerBuilder {
     }
 
     /// Builds the dispatcher without binding (for in-process use and tests). Unlike
-    /// [`ServerBuilder::bind`], nothing runs in the background: with a durable store, call
+    /// [`ServerBuilder::into_service`] and [`ServerBuilder::bind`], nothing runs in the
+    /// background: with a durable store, call
     /// [`TaskRuntime::recover`], [`TaskRuntime::spawn_liveness`] and
     /// [`TaskRuntime::spawn_reaper`] on `dispatcher.runtime()` yourself.
     pub fn build(self) -> Dispatcher {
@@ -232,8 +262,9 @@ impl ServerBuilder {
             .scope_key
             .unwrap_or_else(|| ScopeKey::from_bytes(random_bytes()));
         let scope_fn = self.scope_fn.map(|principal_of| -> Arc<ScopeFn> {
+            let key = scope_key.clone();
             Arc::new(move |parts: &Parts| {
-                principal_of(parts).map(|principal| scope_key.scope_of(&principal))
+                principal_of(parts).map(|principal| key.scope_of(&principal))
             })
         });
         Dispatcher::new(
@@ -241,71 +272,110 @@ impl ServerBuilder {
             self.dispatch,
             self.state_key
                 .unwrap_or_else(|| StateKey::from_bytes(random_bytes())),
+            scope_key,
             scope_fn,
         )
     }
 
-    /// Binds `addr`, takes over the tasks a previous process left unfinished
-    /// ([`TaskRuntime::recover`]), starts serving, the TTL reaper and the node's liveness loop
-    /// ([`TaskRuntime::spawn_liveness`]), and returns the running server.
+    /// Builds the MCP endpoint as a tower service to mount in a host application (an axum
+    /// `Router`, a hyper server, behind tower layers): takes over the tasks a previous process
+    /// left unfinished ([`TaskRuntime::recover`]), starts the TTL reaper and the node's liveness
+    /// loop ([`TaskRuntime::spawn_liveness`]), and returns the service with the handle that
+    /// shuts it down. The service is path-agnostic: the mount point is the endpoint.
+    ///
+    /// ```no_run
+    /// # async fn run(builder: tasks_http::ServerBuilder) -> std::io::Result<()> {
+    /// let (mcp, handle) = builder.into_service().await?;
+    /// let app: axum::Router = axum::Router::new()
+    ///     .route("/", axum::routing::get(|| async { "my app" }))
+    ///     .nest_service("/api/mcp", mcp);
+    /// # let _ = (app, handle);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// When the store fails during recovery.
+    pub async fn into_service(self) -> io::Result<(McpService, McpHandle)> {
+        let max_body_bytes = self.max_body_bytes;
+        let drain_timeout = self.drain_timeout;
+        let challenge = self.challenge.clone();
+        crate::service::start(self.build(), max_body_bytes, challenge, drain_timeout).await
+    }
+
+    /// Sets the path [`ServerBuilder::bind`] serves the MCP endpoint at (default `/mcp`);
+    /// other paths answer 404 naming it. A service from [`ServerBuilder::into_service`] ignores
+    /// it: there the mount point decides.
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Binds `addr` and serves the endpoint at [`ServerBuilder::path`] (default `/mcp`) with
+    /// [`serve`](crate::serve): [`ServerBuilder::into_service`] with its own HTTP server.
     ///
     /// # Errors
     /// When the address cannot be bound, or the store fails during recovery.
     pub async fn bind(self, addr: impl ToSocketAddrs) -> io::Result<RunningServer> {
-        let max_body_bytes = self.max_body_bytes;
-        let drain_timeout = self.drain_timeout;
-        let dispatcher = Arc::new(self.build());
+        let path: Arc<str> = Arc::from(self.path.as_str());
         let listener = TcpListener::bind(addr).await?;
         let local_addr = listener.local_addr()?;
-        let runtime = dispatcher.runtime();
-        // Renewing the lease from the start: taking over many tasks may outlast it.
-        let liveness = runtime.spawn_liveness();
-        let recovered = match runtime.recover().await {
-            Ok(recovered) => recovered,
-            Err(error) => {
-                liveness.abort();
-                return Err(io::Error::other(format!("task recovery failed: {error}")));
-            }
-        };
-        if recovered > 0 {
-            tracing::info!(recovered, "took over unfinished tasks");
-        }
-        let shutdown = CancellationToken::new();
-        let reaper = runtime.spawn_reaper();
+        let (service, handle) = self.into_service().await?;
         let serving = tokio::spawn(crate::server::serve(
             listener,
-            dispatcher.clone(),
-            max_body_bytes,
-            shutdown.clone(),
+            AtPath {
+                path: path.clone(),
+                service,
+            },
+            handle.shutdown_token(),
         ));
         Ok(RunningServer {
             local_addr,
-            shutdown,
+            path,
             serving,
-            reaper,
-            liveness,
-            dispatcher,
-            drain_timeout,
+            handle,
         })
+    }
+}
+
+/// [`McpService`] at one path; other paths get [`not_found`].
+#[derive(Clone)]
+struct AtPath {
+    path: Arc<str>,
+    service: McpService,
+}
+
+impl tower_service::Service<Request<Incoming>> for AtPath {
+    type Response = Response<HttpBody>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Incoming>) -> Self::Future {
+        if request.uri().path() == &*self.path {
+            self.service.call(request)
+        } else {
+            let response = not_found(&self.path);
+            Box::pin(async move { Ok(response) })
+        }
     }
 }
 
 /// A server accepting connections.
 pub struct RunningServer {
     local_addr: std::net::SocketAddr,
-    shutdown: CancellationToken,
+    path: Arc<str>,
     serving: JoinHandle<()>,
-    reaper: JoinHandle<()>,
-    liveness: JoinHandle<()>,
-    dispatcher: Arc<Dispatcher>,
-    drain_timeout: std::time::Duration,
+    handle: McpHandle,
 }
 
 impl std::fmt::Debug for RunningServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RunningServer")
             .field("local_addr", &self.local_addr)
-            .field("drain_timeout", &self.drain_timeout)
+            .field("path", &self.path)
             .finish_non_exhaustive()
     }
 }
@@ -318,47 +388,34 @@ impl RunningServer {
 
     /// The endpoint URL, e.g. `http://127.0.0.1:3000/mcp`.
     pub fn url(&self) -> String {
-        format!(
-            "http://{}{}",
-            self.local_addr, self.dispatcher.shared.config.endpoint_path
-        )
+        format!("http://{}{}", self.local_addr, self.path)
     }
 
     /// The dispatcher (and through it the runtime).
     pub fn dispatcher(&self) -> &Arc<Dispatcher> {
-        &self.dispatcher
+        self.handle.dispatcher()
     }
 
-    /// A token that stops the server when cancelled (e.g. from a signal handler).
+    /// A token that stops the server when cancelled (e.g. from a signal handler): open listen
+    /// streams end with their closing response, then the server stops accepting.
     pub fn shutdown_token(&self) -> CancellationToken {
-        self.shutdown.clone()
+        self.handle.shutdown_token()
     }
 
     /// Waits until the server stops (after [`RunningServer::shutdown_token`] is cancelled),
-    /// lets running tasks finish for up to the drain timeout
-    /// ([`ServerBuilder::drain_timeout`]), then stops the reaper and the liveness loop and ends
-    /// this node's lease ([`TaskRuntime::retire`]), so unfinished tasks can be taken over at
-    /// once.
+    /// then shuts down as [`McpHandle::shutdown`] does: lets running tasks finish for up to the
+    /// drain timeout ([`ServerBuilder::drain_timeout`]), stops the reaper and the liveness loop
+    /// and ends this node's lease ([`TaskRuntime::retire`]), so unfinished tasks can be taken
+    /// over at once.
     pub async fn wait(self) {
         let _ = self.serving.await;
-        let runtime = self.dispatcher.runtime();
-        if !self.drain_timeout.is_zero() && !runtime.drain(self.drain_timeout).await {
-            tracing::warn!(
-                running = runtime.busy_workers(),
-                "tasks still running after the drain timeout are interrupted"
-            );
-        }
-        self.reaper.abort();
-        self.liveness.abort();
-        if let Err(error) = self.dispatcher.runtime().retire().await {
-            tracing::warn!(%error, "ending the node lease failed");
-        }
+        self.handle.shutdown().await;
     }
 
     /// Stops accepting, closes connections gracefully, lets running tasks finish for up to the
     /// drain timeout, stops the reaper and the liveness loop, and ends the node's lease.
     pub async fn shutdown(self) {
-        self.shutdown.cancel();
+        self.handle.shutdown_token().cancel();
         self.wait().await;
     }
 }

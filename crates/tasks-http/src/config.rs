@@ -17,8 +17,6 @@ pub struct DispatchConfig {
     pub cache_ttl_ms: u64,
     /// Optional `instructions` in `server/discover`.
     pub instructions: Option<String>,
-    /// The MCP endpoint path. Default `/mcp`.
-    pub endpoint_path: String,
     /// Where tool-list changes are announced, when the tool list can change (advertised as
     /// `tools.listChanged`). Default `None`.
     pub list_changes: Option<ListChanges>,
@@ -32,7 +30,6 @@ impl Default for DispatchConfig {
             host_policy: HostPolicy::default(),
             cache_ttl_ms: 300_000,
             instructions: None,
-            endpoint_path: "/mcp".into(),
             list_changes: None,
         }
     }

@@ -1,7 +1,7 @@
 //! The transport-agnostic dispatcher: request head and body in, status and body out.
 //!
 //! The HTTP-only checks of the request head happen here ([`Dispatcher::admit_head`]:
-//! `Host`/`Origin` 403, path 404, POST 405, `Content-Type` 415, the scope function 401; the
+//! `Host`/`Origin` 403, POST 405, `Content-Type` 415, the caller's scope or 401; the
 //! transport adds 413 for a body over the limit); everything after is planned by
 //! [`tasks_core::plan`] (admission steps 3–11 of `wire-2026-07-28.md` §13.2, then each method's
 //! checks), and this module carries the plan out on the runtime. [`crate::server`] only moves
@@ -19,12 +19,13 @@ use tasks_core::mrtr::StateKey;
 use tasks_core::plan::{plan, Action, Plan, Planned, ServerView};
 use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::{JsonObject, McpError, Timestamp};
-use tasks_runtime::{Scope, TaskRuntime, ToolRegistry};
+use tasks_runtime::{Scope, ScopeKey, TaskRuntime, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 pub use crate::config::DispatchConfig;
 use crate::head::Head;
 use crate::methods;
+use crate::principal::Principal;
 pub use crate::response::BodyError;
 use crate::response::McpResponse;
 use crate::shared::{Shared, ToolsList};
@@ -51,6 +52,7 @@ fn json_content_type(headers: &HeaderMap) -> bool {
 pub struct Dispatcher {
     pub(crate) shared: Shared,
     scope_fn: Option<Arc<ScopeFn>>,
+    scope_key: ScopeKey,
 }
 
 impl std::fmt::Debug for Dispatcher {
@@ -82,11 +84,14 @@ impl ServerView for View<'_> {
 }
 
 impl Dispatcher {
-    /// A dispatcher serving `runtime`'s tools and tasks.
+    /// A dispatcher serving `runtime`'s tools and tasks. `scope_key` hashes the [`Principal`]
+    /// a request carries in its extensions into its scope; `scope_fn` gives the scope of a
+    /// request without one (already hashed: it returns scopes, not principals).
     pub fn new(
         runtime: TaskRuntime,
         config: DispatchConfig,
         state_key: StateKey,
+        scope_key: ScopeKey,
         scope_fn: Option<Arc<ScopeFn>>,
     ) -> Self {
         let mut server_meta = JsonObject::new();
@@ -109,6 +114,7 @@ impl Dispatcher {
                 shutdown: CancellationToken::new(),
             },
             scope_fn,
+            scope_key,
         }
     }
 
@@ -124,10 +130,12 @@ impl Dispatcher {
         &self.shared.runtime
     }
 
-    /// Steps 1–2 on the request head: `Host`/`Origin` (403), path (404), POST (405), a
-    /// `Content-Type` other than `application/json` (415; a missing one is accepted), then the
-    /// scope function (401). Returns the caller's scope, or the response to send without
-    /// reading the body.
+    /// Steps 1–2 on the request head: `Host`/`Origin` (403), POST (405), a `Content-Type`
+    /// other than `application/json` (415; a missing one is accepted), then the caller's scope:
+    /// a [`Principal`] in the request extensions (hashed with the scope key), else the scope
+    /// function (which may refuse: 401), else the shared scope. Returns the caller's scope, or
+    /// the response to send without reading the body. The path is not checked: the dispatcher
+    /// serves whatever path it is mounted at.
     ///
     /// # Errors
     /// The rejection response.
@@ -140,14 +148,14 @@ impl Dispatcher {
         {
             return Err(McpResponse::error(None, &McpError::ForbiddenOrigin));
         }
-        if parts.uri.path() != self.shared.config.endpoint_path {
-            return Err(McpResponse::error(None, &McpError::MethodNotFound));
-        }
         if parts.method != http::Method::POST {
             return Err(McpResponse::error(None, &McpError::HttpMethodNotAllowed));
         }
         if !json_content_type(&parts.headers) {
             return Err(McpResponse::error(None, &McpError::UnsupportedMediaType));
+        }
+        if let Some(principal) = parts.extensions.get::<Principal>() {
+            return Ok(self.scope_key.scope_of(&Scope::new(principal.as_str())));
         }
         match &self.scope_fn {
             None => Ok(Scope::shared()),

@@ -5,8 +5,49 @@
 //! Layers, as in h2: every protocol rule and decision lives in `tasks-core` (the planner,
 //! [`tasks_core::plan`], turns a message into a rejection or an action); the transport-agnostic
 //! [`Dispatcher`] only carries plans out on the runtime (request head + body + scope in,
-//! status + JSON or SSE messages out, testable in process); [`server`] is a thin hyper adapter
-//! that only moves bytes; [`ServerBuilder`] is the API a server author uses.
+//! status + JSON or SSE messages out, testable in process); [`McpService`] is the thin HTTP
+//! adapter, a `tower::Service` that only moves bytes; [`serve`] runs connections for any tower
+//! service; [`ServerBuilder`] is the API a server author uses.
+//!
+//! ## Serving
+//!
+//! - [`ServerBuilder::bind`]: its own HTTP server at `/mcp` (the quickest start).
+//! - [`ServerBuilder::into_service`]: an [`McpService`] to mount in an existing application
+//!   (axum `Router::nest_service("/api/mcp", service)`, or any tower stack), with the
+//!   [`McpHandle`] that owns its background work and shuts it down.
+//!
+//! ## Authentication
+//!
+//! Put a tower layer in front of the service that checks the credentials and inserts a
+//! [`Principal`] into the request extensions; tasks are then scoped by it (one principal never
+//! sees another's tasks). The layer refuses a request itself, with HTTP 401 and a
+//! `WWW-Authenticate` header (MCP authorization, <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>:
+//! `Bearer resource_metadata="https://host/.well-known/oauth-protected-resource/api/mcp"`);
+//! the host application serves that OAuth protected-resource metadata document (RFC 9728) on
+//! its own route. The workspace's `examples/axum-app` does exactly this.
+//!
+//! ## Browser clients (CORS)
+//!
+//! A browser app on another origin (the MCP Inspector's web UI) needs a CORS layer in front of
+//! the service, and its origin allowed with [`ServerBuilder::allowed_origins`] (the endpoint
+//! refuses a foreign `Origin` with 403 otherwise, against DNS rebinding). With tower-http:
+//!
+//! ```
+//! use http::{header, HeaderName, HeaderValue, Method};
+//! use tower_http::cors::{AllowHeaders, CorsLayer};
+//!
+//! let origin = "https://inspector.example.com";
+//! let cors = CorsLayer::new()
+//!     .allow_origin(origin.parse::<HeaderValue>().unwrap())
+//!     .allow_methods([Method::POST])
+//!     // MCP requests carry `Mcp-Param-<Name>` headers named by each tool's schema: they
+//!     // cannot be listed, so the preflight's requested headers are mirrored.
+//!     .allow_headers(AllowHeaders::mirror_request())
+//!     .max_age(std::time::Duration::from_secs(600));
+//! let builder = tasks_http::ServerBuilder::new("my-server", "1.0.0")
+//!     .allowed_origins(vec![origin.to_owned()]);
+//! # let _ = (cors, builder, header::ORIGIN, HeaderName::from_static("mcp-method"));
+//! ```
 //!
 //! ## Module layers
 //!
@@ -15,12 +56,12 @@
 //!
 //! | module | uses |
 //! |---|---|
-//! | `builder` | `dispatcher`, `server`, `origin`, `config` |
-//! | `server` | `dispatcher`, `response` |
-//! | `dispatcher` | `methods`, `shared`, `head`, `config`, `origin`, `response` |
+//! | `builder` | `service`, `server`, `dispatcher`, `config` |
+//! | `service` | `dispatcher`, `response` |
+//! | `dispatcher` | `methods`, `shared`, `head`, `config`, `origin`, `principal`, `response` |
 //! | `methods::*` | `shared`, `config`, `response`, `head`, `methods::sync_call` |
 //! | `shared` | `config` |
-//! | `config`, `origin`, `response`, `head` | nothing of this crate |
+//! | `config`, `origin`, `principal`, `response`, `head`, `server` | nothing of this crate |
 //!
 //! Served methods: `server/discover`, `tools/list`, `tools/call` (synchronous, MRTR
 //! `input_required`, or `CreateTaskResult` by the tool's task policy), `tasks/get`,
@@ -35,16 +76,21 @@ pub mod dispatcher;
 mod head;
 mod methods;
 pub mod origin;
+mod principal;
 pub mod response;
 pub mod server;
+pub mod service;
 mod shared;
 
 pub use builder::{RunningServer, ServerBuilder, DEFAULT_MAX_BODY_BYTES};
 pub use config::DispatchConfig;
 pub use dispatcher::{Dispatcher, ScopeFn};
 pub use head::Head;
+pub use principal::Principal;
 pub use response::BodyError;
 pub use response::{McpResponse, ResponseBody};
+pub use server::serve;
+pub use service::{McpHandle, McpService};
 
 /// The README's library example, compiled as a doctest.
 #[cfg(doctest)]

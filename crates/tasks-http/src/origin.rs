@@ -2,8 +2,9 @@
 //!
 //! Loopback names (`localhost`, `127.0.0.1`, `[::1]`) are allowed on any port; other hosts only
 //! when listed in the allow-list (compared case-insensitively, with or without a port). A
-//! present `Origin` must name an allowed host too; a missing `Origin` (non-browser clients) is
-//! fine. A request failing either check is HTTP 403.
+//! present `Origin` must name an allowed host too, or be one of the allowed origins (a browser
+//! app served from elsewhere, allowed by CORS as well); a missing `Origin` (non-browser
+//! clients) is fine. A request failing either check is HTTP 403.
 
 use http::HeaderMap;
 
@@ -12,6 +13,10 @@ use http::HeaderMap;
 pub struct HostPolicy {
     /// Extra allowed host names or `host:port` values, beyond the loopback names.
     pub allowed_hosts: Vec<String>,
+    /// Allowed `Origin` values besides those naming an allowed host: whole origins such as
+    /// `https://inspector.example.com` (scheme, host and port; compared case-insensitively,
+    /// a trailing `/` ignored). They do not widen the `Host` check.
+    pub allowed_origins: Vec<String>,
 }
 
 /// Splits `host[:port]` / `[v6][:port]`; `None` when the port is not all digits or anything
@@ -81,6 +86,13 @@ impl HostPolicy {
             Err(()) => false,
             Ok(None) => true,
             Ok(Some(origin)) => {
+                let bare = origin.strip_suffix('/').unwrap_or(origin);
+                if self.allowed_origins.iter().any(|allowed| {
+                    let allowed = allowed.strip_suffix('/').unwrap_or(allowed);
+                    allowed.eq_ignore_ascii_case(bare)
+                }) {
+                    return true;
+                }
                 let authority = origin
                     .split_once("://")
                     .map(|(_, rest)| rest.strip_suffix('/').unwrap_or(rest))
@@ -156,11 +168,35 @@ mod tests {
     fn allow_list() {
         let p = HostPolicy {
             allowed_hosts: vec!["mcp.example.com".into()],
+            ..HostPolicy::default()
         };
         assert!(check(
             &p,
             &headers("MCP.example.com:443", Some("https://mcp.example.com"))
         ));
         assert!(!check(&p, &headers("other.example.com", None)));
+    }
+
+    #[test]
+    fn allowed_origins_admit_that_origin_only() {
+        let p = HostPolicy {
+            allowed_origins: vec!["https://Inspector.example.com/".into()],
+            ..HostPolicy::default()
+        };
+        assert!(check(
+            &p,
+            &headers("127.0.0.1:3000", Some("https://inspector.example.com"))
+        ));
+        // Another scheme or port is another origin.
+        assert!(!check(
+            &p,
+            &headers("127.0.0.1:3000", Some("http://inspector.example.com"))
+        ));
+        assert!(!check(
+            &p,
+            &headers("127.0.0.1:3000", Some("https://inspector.example.com:8443"))
+        ));
+        // The Host check is not widened.
+        assert!(!check(&p, &headers("inspector.example.com", None)));
     }
 }

@@ -325,7 +325,7 @@ async fn progress_streams_increasing_notifications_then_the_result() {
 /// `<status>\n<content-type>|<cache-control>|<x-accel-buffering>\n<body bytes>` of the HTTP
 /// response the hyper adapter writes for `reply`.
 async fn http_wire(reply: Reply) -> String {
-    let response = tasks_http::server::into_http(McpResponse {
+    let response = tasks_http::service::into_http(McpResponse {
         status: reply.status,
         body: reply.body,
     });

@@ -59,7 +59,6 @@ async fn admission_error_bytes() {
             "403 forbidden origin",
             discover().header("origin", "http://evil.example.com"),
         ),
-        ("404 other path", discover().path("/other")),
         ("405 GET", discover().http_method(Method::GET)),
         (
             "413 body too large",

@@ -11,7 +11,7 @@ use futures_util::{stream, StreamExt as _};
 use http_body_util::BodyExt as _;
 use serde_json::json;
 use tasks_http::response::{McpResponse, ResponseBody};
-use tasks_http::server::{into_http, KEEP_ALIVE, KEEP_ALIVE_COMMENT};
+use tasks_http::service::{into_http, KEEP_ALIVE, KEEP_ALIVE_COMMENT};
 
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 

@@ -1,0 +1,50 @@
+//! The fixture's HTTP application: an axum `Router` with the MCP service at [`ENDPOINT_PATH`]
+//! and `GET /healthz`, as a server author would mount it next to their own routes.
+
+use axum::routing::get;
+use axum::Router;
+use http::{HeaderValue, Method};
+use tasks_http::McpService;
+use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
+
+use crate::Settings;
+
+/// The path of the MCP endpoint.
+pub const ENDPOINT_PATH: &str = "/mcp";
+
+/// The application: `POST /mcp` (the MCP endpoint; other methods there are answered by the
+/// service: 405), `GET /healthz` (`200 ok`, for load balancers; no Host/Origin check, it tells
+/// nothing about tasks), and a 404 naming the endpoint for every other path. With
+/// `--cors-origin`, the endpoint answers CORS preflights from those origins.
+pub fn router(mcp: McpService, settings: &Settings) -> Router {
+    let mut endpoint = Router::new().route_service(ENDPOINT_PATH, mcp);
+    if let Some(cors) = cors(&settings.cors_origins) {
+        endpoint = endpoint.layer(cors);
+    }
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .merge(endpoint)
+        .fallback(|| async { tasks_http::service::not_found(ENDPOINT_PATH) })
+}
+
+/// The CORS layer for `origins`, or `None` when there are none (CORS off).
+///
+/// MCP requests carry `Mcp-Method`, `Mcp-Name`, `MCP-Protocol-Version` and `Mcp-Param-<Name>`
+/// headers, the last named by each tool's input schema: they cannot be listed, so the headers a
+/// preflight asks for are mirrored.
+pub fn cors(origins: &[String]) -> Option<CorsLayer> {
+    let origins: Vec<HeaderValue> = origins
+        .iter()
+        .filter_map(|origin| HeaderValue::from_str(origin).ok())
+        .collect();
+    if origins.is_empty() {
+        return None;
+    }
+    Some(
+        CorsLayer::new()
+            .allow_origin(AllowOrigin::list(origins))
+            .allow_methods([Method::POST])
+            .allow_headers(AllowHeaders::mirror_request())
+            .max_age(std::time::Duration::from_secs(600)),
+    )
+}

@@ -1,0 +1,145 @@
+//! An existing axum application that mounts the MCP Tasks endpoint at [`MCP_PATH`], using only
+//! the public API of `tasks-http`:
+//!
+//! - its own routes (`GET /`, `GET /api/status`) and an application-wide middleware (every
+//!   response carries `X-Served-By: axum-app`);
+//! - the MCP service from [`ServerBuilder::into_service`](tasks_http::ServerBuilder::into_service),
+//!   nested with `Router::nest_service`;
+//! - optional bearer authentication as a layer on the MCP route: a known token becomes a
+//!   [`Principal`] in the request extensions (tasks are scoped by it); anything else is HTTP
+//!   401 with `WWW-Authenticate: Bearer resource_metadata="…"` pointing at the OAuth
+//!   protected-resource metadata (RFC 9728) the application serves at
+//!   `/.well-known/oauth-protected-resource/api/mcp`, as MCP authorization asks
+//!   (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>).
+//!
+//! The tools are the conformance fixture's, so the official runner's Tasks scenarios can be run
+//! against the mount (the workspace's test command does).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use http::{header, HeaderValue};
+use serde_json::json;
+use tasks_core::McpError;
+use tasks_http::{McpHandle, McpResponse, Principal, ServerBuilder};
+use tasks_runtime::ListChanges;
+
+/// Where the MCP endpoint is mounted.
+pub const MCP_PATH: &str = "/api/mcp";
+
+/// Where the OAuth protected-resource metadata of the endpoint is served (RFC 9728 §3: the
+/// well-known prefix, then the resource's path).
+pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource/api/mcp";
+
+/// Bearer authentication of the MCP endpoint.
+#[derive(Clone, Debug)]
+pub struct Auth {
+    /// Bearer token → the user it authenticates (the principal tasks are scoped by).
+    pub tokens: HashMap<String, String>,
+    /// The application's public base URL, e.g. `https://app.example.com` (no trailing `/`).
+    pub base_url: String,
+    /// The authorization servers that issue tokens for the endpoint, listed in the metadata.
+    pub authorization_servers: Vec<String>,
+}
+
+impl Auth {
+    /// The `WWW-Authenticate` challenge of a refused request.
+    pub fn challenge(&self, invalid_token: bool) -> String {
+        let error = if invalid_token {
+            r#", error="invalid_token""#
+        } else {
+            ""
+        };
+        format!(
+            r#"Bearer resource_metadata="{}{METADATA_PATH}"{error}"#,
+            self.base_url
+        )
+    }
+}
+
+/// The MCP server of the application.
+pub fn mcp_server() -> ServerBuilder {
+    let changes = ListChanges::new();
+    let mut builder = ServerBuilder::new("axum-app", env!("CARGO_PKG_VERSION"))
+        .ttl_ms(Some(3_600_000))
+        .poll_interval_ms(100)
+        .list_changes(changes.clone());
+    for tool in tasks_fixture::tools::all(&changes) {
+        builder = builder.tool(tool);
+    }
+    builder
+}
+
+/// The application with the MCP endpoint mounted at [`MCP_PATH`], authenticated by `auth`
+/// when given, and the handle that shuts the endpoint down.
+///
+/// # Errors
+/// When the MCP service cannot start (its store fails during recovery).
+pub async fn app(
+    server: ServerBuilder,
+    auth: Option<Auth>,
+) -> std::io::Result<(Router, McpHandle)> {
+    let (mcp, handle) = server.into_service().await?;
+    let mut mcp_routes = Router::new().nest_service(MCP_PATH, mcp);
+    let mut app = Router::new()
+        .route("/", get(|| async { "The example application.\n" }))
+        .route("/api/status", get(|| async { Json(json!({"ok": true})) }));
+    if let Some(auth) = auth {
+        let auth = Arc::new(auth);
+        mcp_routes = mcp_routes.layer(middleware::from_fn_with_state(auth.clone(), bearer));
+        app = app.route(METADATA_PATH, get(metadata).with_state(auth));
+    }
+    let app = app.merge(mcp_routes).layer(middleware::from_fn(served_by));
+    Ok((app, handle))
+}
+
+/// The application-wide middleware: marks every response.
+async fn served_by(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    response
+        .headers_mut()
+        .insert("x-served-by", HeaderValue::from_static("axum-app"));
+    response
+}
+
+/// The authentication layer: a known bearer token becomes the [`Principal`] of the request;
+/// anything else is refused with 401 and the challenge.
+async fn bearer(State(auth): State<Arc<Auth>>, mut request: Request, next: Next) -> Response {
+    let token = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .map(str::trim);
+    match token.and_then(|token| auth.tokens.get(token)) {
+        Some(user) => {
+            request.extensions_mut().insert(Principal::new(user));
+            next.run(request).await
+        }
+        None => {
+            let mut response =
+                tasks_http::service::into_http(McpResponse::error(None, &McpError::Unauthorized))
+                    .into_response();
+            if let Ok(challenge) = HeaderValue::from_str(&auth.challenge(token.is_some())) {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, challenge);
+            }
+            response
+        }
+    }
+}
+
+/// The OAuth protected-resource metadata of the endpoint (RFC 9728 §2).
+async fn metadata(State(auth): State<Arc<Auth>>) -> Json<serde_json::Value> {
+    Json(json!({
+        "resource": format!("{}{MCP_PATH}", auth.base_url),
+        "authorization_servers": auth.authorization_servers,
+        "bearer_methods_supported": ["header"],
+    }))
+}

@@ -323,7 +323,8 @@ impl Tool {
     /// on a field mirrors it in a header), and checks before the tool runs that the arguments
     /// deserialize into `A`, after the schema. [`Tool::typed`] calls it; a handler of its own
     /// type ([`Tool::with_handler`]) calls it and reads the arguments with
-    /// [`ToolContext::arguments_as`].
+    /// [`ToolContext::arguments_as`]. A [`Tool::with_input_schema`] after it replaces the
+    /// generated schema and keeps the deserialization check.
     ///
     /// # Panics
     /// As [`Tool::typed`].

@@ -92,6 +92,24 @@ pub use response::{McpResponse, ResponseBody};
 pub use server::serve;
 pub use service::{McpHandle, McpService};
 
+/// The crate deriving `JsonSchema` for typed tool arguments
+/// ([`Tool::typed`](tasks_runtime::Tool::typed)), re-exported so its version is the one the
+/// runtime uses.
+pub use schemars;
+
+/// What a tool author needs, in one `use tasks_http::prelude::*;`: the server builder, tools
+/// and their context, errors and results, task policies, client input, and the derives for
+/// typed arguments. The derives expand to paths into `serde` and `schemars`, so a crate
+/// deriving them also lists `serde = { version = "1", features = ["derive"] }` and
+/// `schemars = "1"` in its `[dependencies]` (the README shows them).
+pub mod prelude {
+    pub use crate::ServerBuilder;
+    pub use schemars::JsonSchema;
+    pub use serde::Deserialize;
+    pub use tasks_core::{ClientCapability, ElicitAnswer, TaskPolicy};
+    pub use tasks_runtime::{error_result, text_result, Recovery, Tool, ToolContext, ToolError};
+}
+
 /// The README's library example, compiled as a doctest.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tasks_core::input::missing_capabilities;
 use tasks_core::{
@@ -29,6 +30,63 @@ fn malformed() -> ToolError {
     ToolError::Rpc(tasks_core::JsonRpcError::internal(
         MESSAGE_MALFORMED_REQUEST,
     ))
+}
+
+/// The longest message an argument check returns, in bytes.
+const MAX_MESSAGE_BYTES: usize = 512;
+
+/// `message`, cut to at most 512 bytes (ending in `...` when cut).
+pub(crate) fn bounded(mut message: String) -> String {
+    if message.len() > MAX_MESSAGE_BYTES {
+        let mut cut = MAX_MESSAGE_BYTES - 3;
+        while !message.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        message.truncate(cut);
+        message.push_str("...");
+    }
+    message
+}
+
+/// Deserializes `arguments` into `A`.
+///
+/// # Errors
+/// `Invalid arguments at <JSON Pointer>: not accepted by the tool's arguments type`, at most
+/// 512 bytes: where deserializing failed, never what serde said about it (its messages quote
+/// the client's values, e.g. `invalid type: string "…"`).
+pub(crate) fn deserialize_arguments<A: DeserializeOwned>(
+    arguments: &JsonObject,
+) -> Result<A, String> {
+    serde_path_to_error::deserialize(arguments).map_err(|error| {
+        let mut location = String::new();
+        for segment in error.path().iter() {
+            use serde_path_to_error::Segment;
+            match segment {
+                Segment::Seq { index } => location.push_str(&format!("/{index}")),
+                Segment::Map { key } => pointer_token(&mut location, key),
+                Segment::Enum { variant } => pointer_token(&mut location, variant),
+                // Where serde did not say: the location is the nearest one it did.
+                Segment::Unknown => {}
+            }
+        }
+        if location.is_empty() {
+            location.push('/');
+        }
+        bounded(format!(
+            "Invalid arguments at {location}: not accepted by the tool's arguments type"
+        ))
+    })
+}
+
+/// Appends `/token` to a JSON Pointer, escaping `~` and `/` (RFC 6901).
+fn pointer_token(pointer: &mut String, token: &str) {
+    pointer.push('/');
+    pointer.push_str(&token.replace('~', "~0").replace('/', "~1"));
+}
+
+/// [`deserialize_arguments`] without the value: the argument check of a typed tool.
+pub(crate) fn check_arguments<A: DeserializeOwned>(arguments: &JsonObject) -> Result<(), String> {
+    deserialize_arguments::<A>(arguments).map(drop)
 }
 
 /// A synchronous call's input: the request's `inputResponses`, and what was asked.
@@ -124,6 +182,19 @@ impl ToolContext {
     /// The tool arguments (`{}` when the request had none).
     pub fn arguments(&self) -> &JsonObject {
         self.inputs.arguments()
+    }
+
+    /// The arguments deserialized into `A` (typically a `#[derive(Deserialize, JsonSchema)]`
+    /// struct declared with [`Tool::with_arguments`](crate::Tool::with_arguments), which
+    /// checks them before the tool runs; [`Tool::typed`](crate::Tool::typed) calls this for
+    /// you).
+    ///
+    /// # Errors
+    /// [`ToolError::Tool`] (an `isError: true` result) with `Invalid arguments at <JSON
+    /// Pointer>: not accepted by the tool's arguments type` when they do not deserialize; the
+    /// text never quotes the client's values.
+    pub fn arguments_as<A: DeserializeOwned>(&self) -> Result<A, ToolError> {
+        deserialize_arguments(self.arguments()).map_err(ToolError::Tool)
     }
 
     /// The `inputResponses` of the request that started this run (for a task: of the request

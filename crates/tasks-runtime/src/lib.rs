@@ -12,6 +12,11 @@
 //! request declared it can give, and every answer is checked against the request it answers
 //! before the tool sees it, typed ([`tasks_core::InputResponse`]).
 //!
+//! A tool's arguments can be a Rust type ([`Tool::typed`]): the `inputSchema` is generated
+//! from it with schemars, and arguments that do not fit are answered before the tool runs. In a
+//! tool body `?` turns the common errors (`std::io::Error`, `serde_json::Error`, …) into the
+//! tool's own failure, an `isError: true` result ([`ToolError`] lists them).
+//!
 //! ## Example: a tool that asks for confirmation
 //!
 //! ```
@@ -100,7 +105,9 @@ pub use error::ToolError;
 pub use events::StatusEvent;
 pub use list_changes::{ListChanges, ListKind};
 pub use notify::{Notifier, RequestNotification};
-pub use registry::{text_result, Recovery, Tool, ToolHandler, ToolPolicy, ToolRegistry};
+pub use registry::{
+    error_result, text_result, Recovery, Tool, ToolHandler, ToolPolicy, ToolRegistry,
+};
 pub use runtime::TaskRuntime;
 pub use scope::{Scope, ScopeKey};
 pub use store::memory::MemoryStore;

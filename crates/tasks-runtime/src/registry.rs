@@ -3,22 +3,28 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use schemars::generate::SchemaSettings;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tasks_core::call::ToolRules;
 use tasks_core::param_headers::{param_headers, ParamHeader};
 use tasks_core::{ClientCapability, JsonObject, TaskPolicy};
 
-use crate::context::{ToolContext, ToolError};
+use crate::context::{bounded, check_arguments, ToolContext, ToolError};
 
 /// The code behind a tool. Implemented for every
 /// `Fn(ToolContext) -> impl Future<Output = Result<Value, ToolError>>`.
 ///
-/// Return a `CallToolResult` object (`{"content": [...], "isError"?: bool, ...}`); a tool
-/// failure the model should see is a result with `isError: true` (task status `completed`).
-/// Return [`ToolError::Rpc`] for a protocol error (task status `failed`).
+/// Return a `CallToolResult` object (`{"content": [...], "isError"?: bool, ...}`,
+/// <https://modelcontextprotocol.io/specification/2026-07-28/server/tools>); a tool failure
+/// the model should see is a result with `isError: true` (task status `completed`): return
+/// [`error_result`] or [`ToolError::Tool`]. Return [`ToolError::Rpc`] for a protocol error
+/// (task status `failed`).
 #[async_trait]
 pub trait ToolHandler: Send + Sync + 'static {
     /// Runs the tool once.
@@ -38,6 +44,54 @@ where
 
 /// A function choosing the task policy from the `tools/call` params.
 pub type PolicyFn = dyn Fn(&JsonObject) -> TaskPolicy + Send + Sync;
+
+/// The handler of a [`Tool::typed`] tool: deserializes the arguments into `A`, then calls `F`.
+struct Typed<A, F> {
+    handler: F,
+    /// `fn() -> A`: the handler is `Send + Sync` whatever `A` is.
+    arguments: PhantomData<fn() -> A>,
+}
+
+#[async_trait]
+impl<A, F, Fut> ToolHandler for Typed<A, F>
+where
+    A: DeserializeOwned + Send + 'static,
+    F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+{
+    async fn call(&self, ctx: ToolContext) -> Result<Value, ToolError> {
+        let arguments = ctx.arguments_as::<A>()?;
+        (self.handler)(ctx, arguments).await
+    }
+}
+
+/// Checks that arguments deserialize into the arguments type of a typed tool.
+type ArgumentsCheck = fn(&JsonObject) -> Result<(), String>;
+
+/// The `inputSchema` of arguments of type `A`: JSON Schema 2020-12 as schemars generates it
+/// for deserializing (with `$schema`), less the `title` it adds by default (the Rust type's
+/// name; a `#[schemars(title = "…")]` of the author's stays).
+///
+/// # Panics
+/// When the schema's top level is not `"type": "object"` (MCP requires it of every
+/// `inputSchema`): the arguments type must be a struct (or a map).
+fn arguments_schema<A: JsonSchema>(tool: &str) -> Value {
+    let mut schema = SchemaSettings::draft2020_12()
+        .for_deserialize()
+        .into_generator()
+        .into_root_schema_for::<A>();
+    if schema.get("title").and_then(Value::as_str) == Some(&*A::schema_name()) {
+        schema.remove("title");
+    }
+    let schema = schema.to_value();
+    if schema.get("type") != Some(&json!("object")) {
+        panic!(
+            "the arguments type of tool {tool} must be a struct: MCP needs an inputSchema with \
+             \"type\": \"object\" at the top level"
+        );
+    }
+    schema
+}
 
 /// How a tool relates to tasks.
 #[derive(Clone)]
@@ -104,6 +158,7 @@ pub struct Tool {
     client_needs: Vec<ClientCapability>,
     annotations: Option<JsonObject>,
     recovery: Recovery,
+    arguments_check: Option<ArgumentsCheck>,
     handler: Arc<dyn ToolHandler>,
 }
 
@@ -116,9 +171,30 @@ impl fmt::Debug for Tool {
     }
 }
 
-/// A `CallToolResult` with one text block: `{"content":[{"type":"text","text":…}],"isError":false}`.
+/// A `CallToolResult` with one text block: `{"content":[{"type":"text","text":…}],"isError":false}`
+/// (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>).
 pub fn text_result(text: impl Into<String>) -> Value {
     json!({"content": [{"type": "text", "text": text.into()}], "isError": false})
+}
+
+/// The `CallToolResult` of a tool's own failure, with one text block:
+/// `{"content":[{"type":"text","text":…}],"isError":true}`. The model sees the text and may
+/// try again differently; a task returning it ends `completed`, not `failed`
+/// (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>, "Error
+/// Handling"). `Err(ToolError::tool(text))` answers the same.
+pub fn error_result(text: impl Into<String>) -> Value {
+    Value::Object(error_object(text.into()))
+}
+
+/// [`error_result`] as an object.
+pub(crate) fn error_object(text: String) -> JsonObject {
+    let mut block = JsonObject::new();
+    block.insert("type".into(), Value::from("text"));
+    block.insert("text".into(), Value::from(text));
+    let mut result = JsonObject::new();
+    result.insert("content".into(), Value::Array(vec![Value::Object(block)]));
+    result.insert("isError".into(), Value::Bool(true));
+    result
 }
 
 impl Tool {
@@ -142,6 +218,60 @@ impl Tool {
         Tool::with_handler(name, description, handler)
     }
 
+    /// A synchronous tool whose arguments are a Rust type: its `inputSchema` is generated
+    /// from `A` ([`Tool::with_arguments`]), and `handler` gets the arguments deserialized.
+    /// Only the arguments need a type annotation in the closure.
+    ///
+    /// Arguments that break the schema, or that the schema lets through but `A` does not
+    /// deserialize from (a string that is not a UUID, say: `format` is not checked), are
+    /// answered before the tool runs, and before a task is created, with the result
+    /// `{"content":[{"type":"text","text":"Invalid arguments at <path>: …"}],"isError":true}`:
+    /// MCP counts argument validation as a tool error, not a JSON-RPC error
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>, "Error
+    /// Handling"). The text names the argument's JSON Pointer and the rule it breaks, never the
+    /// client's value.
+    ///
+    /// ```
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    /// use tasks_runtime::{text_result, Tool};
+    ///
+    /// /// What to report on.
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Report {
+    ///     /// The table to count.
+    ///     table: String,
+    ///     /// At most this many rows (default 100).
+    ///     limit: Option<u32>,
+    /// }
+    ///
+    /// let tool = Tool::typed("report", "Counts a table's rows", |_ctx, args: Report| async move {
+    ///     let limit = args.limit.unwrap_or(100);
+    ///     Ok(text_result(format!("{}: at most {limit} rows", args.table)))
+    /// });
+    /// assert_eq!(tool.input_schema()["required"], serde_json::json!(["table"]));
+    /// ```
+    ///
+    /// # Panics
+    /// When the schema of `A` does not have `"type": "object"` at the top level (`A` must be a
+    /// struct or a map), or breaks the rules of [`Tool::with_input_schema`].
+    pub fn typed<A, F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: F,
+    ) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        let handler = Typed {
+            handler,
+            arguments: PhantomData,
+        };
+        Tool::with_handler(name, description, handler).with_arguments::<A>()
+    }
+
     /// [`Tool::new`] with a handler of its own type (a struct implementing [`ToolHandler`]).
     pub fn with_handler(
         name: impl Into<String>,
@@ -160,6 +290,7 @@ impl Tool {
             client_needs: Vec::new(),
             annotations: None,
             recovery: Recovery::Fail,
+            arguments_check: None,
             handler: Arc::new(handler),
         }
     }
@@ -183,6 +314,24 @@ impl Tool {
             .unwrap_or_else(|e| panic!("invalid inputSchema for tool {}: {e}", self.name));
         self.input_schema = schema;
         self.validator = Some(validator);
+        self
+    }
+
+    /// Declares the arguments type `A`: sets the `inputSchema` to the JSON Schema 2020-12 that
+    /// schemars generates for deserializing `A` (`$schema` kept, the default `title` left out;
+    /// doc comments become `description`s; `#[schemars(extend("x-mcp-header" = "Region"))]`
+    /// on a field mirrors it in a header), and checks before the tool runs that the arguments
+    /// deserialize into `A`, after the schema. [`Tool::typed`] calls it; a handler of its own
+    /// type ([`Tool::with_handler`]) calls it and reads the arguments with
+    /// [`ToolContext::arguments_as`]. A [`Tool::with_input_schema`] after it replaces the
+    /// generated schema and keeps the deserialization check.
+    ///
+    /// # Panics
+    /// As [`Tool::typed`].
+    pub fn with_arguments<A: DeserializeOwned + JsonSchema>(mut self) -> Self {
+        let schema = arguments_schema::<A>(&self.name);
+        self = self.with_input_schema(schema);
+        self.arguments_check = Some(check_arguments::<A>);
         self
     }
 
@@ -275,38 +424,33 @@ impl Tool {
         }
     }
 
-    /// Checks `arguments` against the input schema.
+    /// Checks `arguments` against the input schema, then (for a typed tool,
+    /// [`Tool::with_arguments`]) that they deserialize into its arguments type.
     ///
     /// # Errors
     /// A short description of the first violation, at most 512 bytes: the argument path and
-    /// the schema rule, never the offending value.
+    /// the schema rule (`Invalid arguments at /count: violates inputSchema rule
+    /// /properties/count/type`), or the path where deserializing failed (`Invalid arguments
+    /// at /id: not accepted by the tool's arguments type`), never the offending value.
     pub fn validate_arguments(&self, arguments: &JsonObject) -> Result<(), String> {
-        let Some(validator) = &self.validator else {
-            return Ok(());
-        };
-        let instance = Value::Object(arguments.clone());
-        let first = validator.iter_errors(&instance).next().map(|error| {
-            // Name the locations only: the offending value is client input and is not echoed.
-            let path = error.instance_path().to_string();
-            let location = if path.is_empty() {
-                "/".to_owned()
-            } else {
-                path
-            };
-            let rule = error.schema_path().to_string();
-            let mut message =
-                format!("Invalid arguments at {location}: violates inputSchema rule {rule}");
-            if message.len() > 512 {
-                let mut cut = 509;
-                while !message.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                message.truncate(cut);
-                message.push_str("...");
+        if let Some(validator) = &self.validator {
+            let instance = Value::Object(arguments.clone());
+            let first = validator.iter_errors(&instance).next().map(|error| {
+                // Name the locations only: the offending value is client input and is not
+                // echoed.
+                let path = error.instance_path().to_string();
+                let location = if path.is_empty() { "/" } else { &path };
+                let rule = error.schema_path().to_string();
+                bounded(format!(
+                    "Invalid arguments at {location}: violates inputSchema rule {rule}"
+                ))
+            });
+            if let Some(message) = first {
+                return Err(message);
             }
-            message
-        });
-        first.map_or(Ok(()), Err)
+        }
+        self.arguments_check
+            .map_or(Ok(()), |check| check(arguments))
     }
 }
 

@@ -10,9 +10,10 @@ use tasks_core::{InputRequest, JsonObject, JsonRpcError};
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{CallInputs, InputMode, SyncInput, ToolContext, ToolError};
+use crate::error::MESSAGE_PANIC;
 use crate::notify::Notifier;
 use crate::registry::Tool;
-use crate::worker::{MESSAGE_NOT_OBJECT, MESSAGE_PANIC};
+use crate::worker::MESSAGE_NOT_OBJECT;
 
 /// How a synchronous call ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,6 +107,9 @@ pub async fn run_sync(tool: &Tool, call: SyncCall) -> SyncOutcome {
         }
         Ok(Ok(Value::Object(result))) => SyncOutcome::Complete(tasks_core::wire::complete(result)),
         Ok(Ok(_)) => internal(MESSAGE_NOT_OBJECT),
+        Ok(Err(ToolError::Tool(message))) => SyncOutcome::Complete(tasks_core::wire::complete(
+            crate::registry::error_object(message),
+        )),
         Ok(Err(ToolError::Rpc(error))) => SyncOutcome::Error(error),
         Ok(Err(ToolError::InputRequired)) => {
             let asked = std::mem::take(&mut *crate::lock::lock(&asked.asked));

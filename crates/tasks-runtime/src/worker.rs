@@ -12,13 +12,12 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use crate::context::{CallInputs, InputMode, TaskInput, ToolContext};
 use crate::error::ToolError;
+use crate::error::MESSAGE_PANIC;
 use crate::inner::{Inner, WorkerHandle};
 use crate::registry::Tool;
 use crate::status::StatusCoalescer;
 use crate::work::{encoded_len, Work};
 
-/// `error.message` of a task whose tool panicked.
-pub(crate) const MESSAGE_PANIC: &str = "Tool raised an exception";
 /// `error.message` of a task whose tool returned something other than a JSON object.
 pub(crate) const MESSAGE_NOT_OBJECT: &str = "Task worker returned a non-object result";
 /// `error.message` of a task whose tool asked for MRTR input outside [`ToolContext::input`].
@@ -45,6 +44,11 @@ pub(crate) fn outcome_event(
         Ok(_) => Some(Event::Failed {
             error: JsonRpcError::internal(MESSAGE_NOT_OBJECT),
         }),
+        // The tool's own failure is a result (`completed`, `isError: true`), not `failed`.
+        Err(ToolError::Tool(message)) => outcome_event(
+            Ok(Value::Object(crate::registry::error_object(message))),
+            max_result_bytes,
+        ),
         Err(ToolError::Rpc(error)) => Some(Event::Failed { error }),
         Err(ToolError::InputRequired) => Some(Event::Failed {
             error: JsonRpcError::internal(MESSAGE_CONTINUATION),

@@ -18,6 +18,8 @@
 
 use std::time::Duration;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use tasks_core::{ClientCapability, ElicitAnswer, JsonRpcError, TaskPolicy};
 use tasks_runtime::{text_result, Recovery, Tool, ToolError};
@@ -48,32 +50,45 @@ fn header_probe() -> Tool {
     .with_input_schema(json!({"type": "object", "additionalProperties": false}))
 }
 
+// The arguments of `greet` (no doc comment: it would become the schema's description).
+#[derive(Deserialize, JsonSchema)]
+struct Greet {
+    /// Who to greet
+    #[serde(default = "world")]
+    name: String,
+}
+
+fn world() -> String {
+    "World".to_owned()
+}
+
 fn greet() -> Tool {
-    Tool::new(
+    Tool::typed(
         "greet",
         "Greets someone synchronously: \"Hello, <name>!\".",
-        |ctx| async move {
-            let name = str_arg(&ctx, "name").unwrap_or("World");
-            Ok(text_result(format!("Hello, {name}!")))
-        },
+        |_ctx, Greet { name }| async move { Ok(text_result(format!("Hello, {name}!"))) },
     )
-    .with_input_schema(json!({
-        "type": "object",
-        "properties": {"name": {"type": "string", "description": "Who to greet"}},
-    }))
+}
+
+// The arguments of `slow_compute`.
+#[derive(Deserialize, JsonSchema)]
+struct SlowCompute {
+    /// How long to sleep, in seconds
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 86400))]
+    seconds: f64,
+    /// Echoed in the result
+    #[serde(default)]
+    label: String,
 }
 
 fn slow_compute() -> Tool {
-    Tool::new(
+    Tool::typed(
         "slow_compute",
         "Sleeps for `seconds`, then answers \"Completed <label>\". Runs as a task when the \
          client declares Tasks; cancellable while sleeping.",
-        |ctx| async move {
-            let seconds = ctx
-                .arguments()
-                .get("seconds")
-                .and_then(Value::as_f64)
-                .unwrap_or(0.0);
+        |ctx, SlowCompute { seconds, label }| async move {
+            // The schema bounds `seconds` to 0..=86400.
             let millis = (seconds * 1000.0).round().max(0.0) as u64;
             if millis > 0 {
                 tokio::select! {
@@ -81,7 +96,6 @@ fn slow_compute() -> Tool {
                     _ = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled),
                 }
             }
-            let label = str_arg(&ctx, "label").unwrap_or("");
             let text = if label.is_empty() {
                 "Completed".to_owned()
             } else {
@@ -90,14 +104,6 @@ fn slow_compute() -> Tool {
             Ok(text_result(text))
         },
     )
-    .with_input_schema(json!({
-        "type": "object",
-        "properties": {
-            "seconds": {"type": "number", "minimum": 0, "maximum": 86400,
-                        "description": "How long to sleep, in seconds"},
-            "label": {"type": "string", "description": "Echoed in the result"},
-        },
-    }))
     .with_policy(TaskPolicy::Optional)
 }
 
@@ -105,12 +111,7 @@ fn failing_job() -> Tool {
     Tool::new(
         "failing_job",
         "A task-only job whose tool reports an error: the task completes with isError: true.",
-        |_ctx| async {
-            Ok(json!({
-                "content": [{"type": "text", "text": "The task job failed"}],
-                "isError": true,
-            }))
-        },
+        |_ctx| async { Err::<Value, _>(ToolError::tool("The task job failed")) },
     )
     .with_input_schema(json!({"type": "object"}))
     .with_policy(TaskPolicy::Required)

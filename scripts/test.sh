@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # Runs every check and test: formatting (`cargo fmt --check`), lints (`cargo clippy
 # --all-targets -D warnings`), the API docs (`cargo doc` with warnings as errors, so every
-# intra-doc link resolves), the Rust workspace tests with cargo-nextest (the store contract on every
-# store, the kill -9 cycles of the fixture on SQLite), the doctests with `cargo test --doc`
+# intra-doc link resolves), the dependency policy of deny.toml (`cargo deny check licenses bans
+# sources`, then `advisories` when the RustSec advisory database on GitHub can be reached, else
+# a line saying it was skipped), the Rust workspace tests with cargo-nextest (the store contract
+# on every store, the kill -9 cycles of the fixture on SQLite), the doctests with `cargo test --doc`
 # (nextest does not run doctests; the README's example is one), then the official MCP
 # conformance runner against the fixture on the in-memory store, its Tasks scenarios against
 # examples/axum-app (the endpoint mounted at /api/mcp in an axum app), then the runner against
 # the fixture on a fresh SQLite database and on PostgreSQL (conformance/run.sh installs Node 22 and the pinned runner from the npm registry).
 #
 # Usage: scripts/test.sh [--quick] [--help]
-#   --quick   the Rust tests and doctests only: no formatting, lints, docs or conformance
-#             runner (for iterating)
+#   --quick   the Rust tests and doctests only: no formatting, lints, docs, dependency policy
+#             or conformance runner (for iterating)
 #   --help    print this help
-# Needs cargo-nextest (`cargo install cargo-nextest --locked`); .ci/run installs it when missing.
-# Configuration: .config/nextest.toml. A test still running after 180 s (60 s in CI; 360 s for
+# Needs cargo-nextest (`cargo install cargo-nextest --locked`) and, without --quick, cargo-deny
+# (`cargo install cargo-deny --locked`); .ci/run installs both when missing.
+# Configuration: .config/nextest.toml, deny.toml. A test still running after 180 s (60 s in CI; 360 s for
 # the kill -9 test) is killed and fails.
 # Environment:
 #   CI   when set (and not "false" or "0"): nextest's `ci` profile (no fail-fast, no retries,
@@ -27,7 +30,7 @@ set -euo pipefail
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 cd "$HERE/.."
 
-usage() { sed -n '2,24p' "$HERE/test.sh" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,27p' "$HERE/test.sh" | sed 's/^# \{0,1\}//'; }
 
 QUICK=0
 while [ $# -gt 0 ]; do
@@ -46,6 +49,11 @@ esac
 if ! cargo nextest --version >/dev/null 2>&1; then
   printf 'scripts/test.sh: cargo-nextest is not installed; install it with:\n' >&2
   printf '  cargo install cargo-nextest --locked\n' >&2
+  exit 2
+fi
+if [ "$QUICK" -eq 0 ] && ! cargo deny --version >/dev/null 2>&1; then
+  printf 'scripts/test.sh: cargo-deny is not installed; install it with (or run --quick):\n' >&2
+  printf '  cargo install cargo-deny --locked\n' >&2
   exit 2
 fi
 
@@ -86,10 +94,24 @@ phase() {
   CURRENT=""
 }
 
+# The dependency policy (deny.toml). The advisories check needs the RustSec advisory database,
+# which cargo-deny fetches from GitHub; where GitHub cannot be reached (a sandbox, an offline
+# machine) it is skipped with a message instead of failing on the fetch.
+deny_checks() {
+  cargo deny --locked check licenses bans sources
+  if command -v timeout >/dev/null 2>&1 &&
+    GIT_TERMINAL_PROMPT=0 timeout 10 git ls-remote --heads https://github.com/rustsec/advisory-db >/dev/null 2>&1; then
+    cargo deny --locked check advisories
+  else
+    printf '[test] advisories: skipped (the RustSec advisory database on GitHub is unreachable)\n'
+  fi
+}
+
 if [ "$QUICK" -eq 0 ]; then
   phase fmt cargo fmt --all -- --check
   phase clippy cargo clippy --workspace --all-targets --locked -- -D warnings
   phase docs env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+  phase deny deny_checks
 fi
 phase rust-tests cargo nextest run --workspace --locked --profile "$PROFILE"
 phase doctests cargo test --doc --workspace --locked

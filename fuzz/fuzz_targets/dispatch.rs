@@ -37,10 +37,7 @@ fn world() -> &'static World {
             Ok::<_, ToolError>(text_result("confirmed"))
         };
         let d = ServerBuilder::new("fuzz", "0")
-            .limits(Limits {
-                max_tasks: 2_000,
-                ..Limits::default()
-            })
+            .limits(Limits::default().with_max_tasks(2_000))
             .tool(Tool::new("echo", "Echo", |ctx: ToolContext| async move {
                 Ok::<_, ToolError>(text_result(ctx.arguments().len().to_string()))
             }))

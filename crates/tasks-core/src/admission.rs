@@ -74,6 +74,7 @@ pub struct Admitted {
 
 /// A step-3 failure, with the request id when one could be read (so the error can echo it).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct EnvelopeError {
     /// The id of the message, when it was an object with a valid `id`.
     pub id: Option<Value>,

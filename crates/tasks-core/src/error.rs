@@ -65,6 +65,7 @@ impl CapacityLimit {
 /// [`McpError::code`] gives the JSON-RPC code, [`McpError::http_status`] the HTTP status and
 /// [`McpError::to_error_object`] the full wire object.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum McpError {
     /// -32700, HTTP 400: the body is not valid JSON (or not UTF-8).
     #[error("Parse error")]

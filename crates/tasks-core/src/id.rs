@@ -14,6 +14,7 @@ pub const TASK_ID_RANDOM_BYTES: usize = 24;
 /// Why a string is not a valid [`TaskId`]; each maps to a -32602 message of
 /// tasks-wire-reference §4.5 step 5.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TaskIdError {
     /// The id is the empty string.
     #[error("A non-empty taskId is required")]

@@ -157,6 +157,7 @@ pub enum InputKind {
 /// An input request this server cannot surface: a programming error of the tool, reported to
 /// clients as -32603 with this fixed message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum MalformedRequest {
     /// The method is none of `elicitation/create`, `sampling/createMessage`, `roots/list`.
     #[error("input request method is not one a client can answer")]
@@ -172,6 +173,7 @@ pub enum MalformedRequest {
 
 /// Why an answer was refused; the fixed text is part of the -32602 message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum InvalidResponse {
     /// `action` is missing or none of `accept`, `decline`, `cancel`.
     #[error("action must be accept, decline or cancel")]

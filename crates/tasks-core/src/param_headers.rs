@@ -50,6 +50,7 @@ pub struct ParamHeader {
 
 /// Why a schema's `x-mcp-header` annotations cannot be published.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum InvalidAnnotation {
     /// The annotation is not a non-empty RFC 9110 token.
     #[error("x-mcp-header of property {0:?} must be a non-empty header token")]

@@ -78,6 +78,7 @@ impl TaskUpdate {
 
 /// An event the reducer refuses; the task is left unchanged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReduceError {
     /// The input key is empty.
     #[error("input request keys must not be empty")]

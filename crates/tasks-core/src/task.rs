@@ -321,6 +321,7 @@ impl NewTask {
 
 /// A stored task that breaks an invariant of [`Task`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum InvalidTask {
     /// The revision is 0 (a task starts at 1).
     #[error("a task's revision starts at 1")]

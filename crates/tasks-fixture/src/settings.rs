@@ -131,23 +131,19 @@ impl Settings {
     /// The node lease these settings describe (`--lease-ms`).
     pub fn leases(&self) -> LeaseConfig {
         let lease = Duration::from_millis(self.lease_ms);
-        LeaseConfig {
-            lease,
-            tick: (lease / 3).min(Duration::from_secs(2)),
-            ..LeaseConfig::default()
-        }
+        LeaseConfig::default()
+            .with_lease(lease)
+            .with_tick((lease / 3).min(Duration::from_secs(2)))
     }
 
     /// The runtime limits these settings describe.
     pub fn limits(&self) -> Limits {
-        Limits {
-            max_workers: self.max_workers,
-            max_tasks: self.max_tasks,
-            max_active_per_scope: self.max_active_per_scope,
-            max_runtime: Duration::from_millis(self.max_runtime_ms),
-            max_result_bytes: self.max_result_bytes,
-            reap_interval: Duration::from_millis(self.reap_interval_ms.max(1)),
-            ..Limits::default()
-        }
+        Limits::default()
+            .with_max_workers(self.max_workers)
+            .with_max_tasks(self.max_tasks)
+            .with_max_active_per_scope(self.max_active_per_scope)
+            .with_max_runtime(Duration::from_millis(self.max_runtime_ms))
+            .with_max_result_bytes(self.max_result_bytes)
+            .with_reap_interval(Duration::from_millis(self.reap_interval_ms.max(1)))
     }
 }

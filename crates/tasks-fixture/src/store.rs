@@ -98,10 +98,7 @@ pub async fn open(
         StoreSpec::Memory => Ok(Arc::new(MemoryStore::new())),
         StoreSpec::Sqlite(path) => open_sqlite(path, synchronous),
         StoreSpec::Postgres(url) => {
-            let options = PostgresOptions {
-                schema: schema.to_owned(),
-                ..PostgresOptions::default()
-            };
+            let options = PostgresOptions::default().with_schema(schema);
             PostgresStore::connect(url, options)
                 .await
                 .map(|store| Arc::new(store) as Arc<dyn Store>)
@@ -111,13 +108,10 @@ pub async fn open(
 }
 
 fn open_sqlite(path: &Path, synchronous: Synchronous) -> Result<Arc<dyn Store>, String> {
-    let options = SqliteOptions {
-        synchronous: match synchronous {
-            Synchronous::Full => tasks_store_sqlite::Synchronous::Full,
-            Synchronous::Normal => tasks_store_sqlite::Synchronous::Normal,
-        },
-        ..SqliteOptions::default()
-    };
+    let options = SqliteOptions::default().with_synchronous(match synchronous {
+        Synchronous::Full => tasks_store_sqlite::Synchronous::Full,
+        Synchronous::Normal => tasks_store_sqlite::Synchronous::Normal,
+    });
     SqliteStore::open(path, options)
         .map(|store| Arc::new(store) as Arc<dyn Store>)
         .map_err(|error| error.to_string())

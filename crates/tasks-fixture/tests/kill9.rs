@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use futures_util::{stream, StreamExt as _};
 use rand::rngs::StdRng;
-use rand::{Rng as _, SeedableRng as _};
+use rand::{RngExt as _, SeedableRng as _};
 use serde_json::{json, Value};
 use support::{Client, Fixture};
 

@@ -726,11 +726,11 @@ async fn hostile_task_ids_are_unknown_and_never_echoed() {
 fn failing_dispatcher(max_runtime: Duration) -> Dispatcher {
     let runs = Arc::new(Runs::default());
     builder(&runs)
-        .limits(Limits {
-            max_workers: 1,
-            max_runtime,
-            ..Limits::default()
-        })
+        .limits(
+            Limits::default()
+                .with_max_workers(1)
+                .with_max_runtime(max_runtime),
+        )
         .tool(
             Tool::new("panics", "Panics", |_ctx| async {
                 if PANIC_TEXT.is_empty() {
@@ -899,10 +899,7 @@ fn race_dispatcher(received: Arc<AtomicUsize>) -> Arc<Dispatcher> {
     .with_policy(TaskPolicy::Optional);
     Arc::new(
         builder(&runs)
-            .limits(Limits {
-                max_workers: 10_000,
-                ..Limits::default()
-            })
+            .limits(Limits::default().with_max_workers(10_000))
             .tool(tool)
             .tool(racing)
             .build(),

@@ -1,10 +1,26 @@
 //! Runtime configuration: limits, TTL and polling interval.
+//!
+//! The structs here are `#[non_exhaustive]`, so that a setting can be added in a minor release:
+//! outside this crate, start from `Default::default()` and change what you need with the
+//! chainable `with_*` setters (the fields stay public to read).
+//!
+//! ```
+//! use std::time::Duration;
+//! use tasks_runtime::{LeaseConfig, Limits, RuntimeConfig};
+//!
+//! let config = RuntimeConfig::default()
+//!     .with_limits(Limits::default().with_max_workers(8).with_max_runtime(Duration::from_secs(600)))
+//!     .with_leases(LeaseConfig::default().with_lease(Duration::from_secs(10)))
+//!     .with_ttl_ms(Some(60_000));
+//! assert_eq!(config.limits.max_workers, 8);
+//! ```
 
 use std::num::NonZeroU64;
 use std::time::Duration;
 
 /// Capacity and size limits. Defaults follow tasks-wire-reference §3.2 and §11.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// Workers running at once (a task parked in `input_required` does not count). Creation
     /// beyond it is -32603 `Task capacity exhausted`, `data.limit = "max_jobs"`. Default 32.
@@ -39,8 +55,60 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// Sets [`Limits::max_workers`].
+    #[must_use]
+    pub fn with_max_workers(mut self, max_workers: usize) -> Self {
+        self.max_workers = max_workers;
+        self
+    }
+
+    /// Sets [`Limits::max_tasks`].
+    #[must_use]
+    pub fn with_max_tasks(mut self, max_tasks: usize) -> Self {
+        self.max_tasks = max_tasks;
+        self
+    }
+
+    /// Sets [`Limits::max_active_per_scope`].
+    #[must_use]
+    pub fn with_max_active_per_scope(mut self, max_active_per_scope: usize) -> Self {
+        self.max_active_per_scope = max_active_per_scope;
+        self
+    }
+
+    /// Sets [`Limits::max_runtime`].
+    #[must_use]
+    pub fn with_max_runtime(mut self, max_runtime: Duration) -> Self {
+        self.max_runtime = max_runtime;
+        self
+    }
+
+    /// Sets [`Limits::max_input_bytes`].
+    #[must_use]
+    pub fn with_max_input_bytes(mut self, max_input_bytes: usize) -> Self {
+        self.max_input_bytes = max_input_bytes;
+        self
+    }
+
+    /// Sets [`Limits::max_result_bytes`].
+    #[must_use]
+    pub fn with_max_result_bytes(mut self, max_result_bytes: usize) -> Self {
+        self.max_result_bytes = max_result_bytes;
+        self
+    }
+
+    /// Sets [`Limits::reap_interval`].
+    #[must_use]
+    pub fn with_reap_interval(mut self, reap_interval: Duration) -> Self {
+        self.reap_interval = reap_interval;
+        self
+    }
+}
+
 /// Node leases and recovery timing (see [`crate::store`] and `docs/durability.md`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LeaseConfig {
     /// How long a node's lease lasts without renewal. Once it has expired, the node's
     /// unfinished tasks may be taken over. Default 30 s.
@@ -65,6 +133,27 @@ impl Default for LeaseConfig {
 }
 
 impl LeaseConfig {
+    /// Sets [`LeaseConfig::lease`].
+    #[must_use]
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// Sets [`LeaseConfig::tick`].
+    #[must_use]
+    pub fn with_tick(mut self, tick: Duration) -> Self {
+        self.tick = tick;
+        self
+    }
+
+    /// Sets [`LeaseConfig::sweep`].
+    #[must_use]
+    pub fn with_sweep(mut self, sweep: Duration) -> Self {
+        self.sweep = sweep;
+        self
+    }
+
     /// The lease in milliseconds, as the store takes it.
     pub fn lease_ms(&self) -> u64 {
         u64::try_from(self.lease.as_millis()).unwrap_or(u64::MAX)
@@ -73,6 +162,7 @@ impl LeaseConfig {
 
 /// Settings of a [`crate::TaskRuntime`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RuntimeConfig {
     /// Limits.
     pub limits: Limits,
@@ -98,5 +188,44 @@ impl Default for RuntimeConfig {
             leases: LeaseConfig::default(),
             list_changes: None,
         }
+    }
+}
+
+impl RuntimeConfig {
+    /// Sets [`RuntimeConfig::limits`].
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Sets [`RuntimeConfig::ttl_ms`]: the `ttlMs` of new tasks in milliseconds, `None` for
+    /// unlimited.
+    #[must_use]
+    pub fn with_ttl_ms(mut self, ttl_ms: Option<u64>) -> Self {
+        self.ttl_ms = ttl_ms;
+        self
+    }
+
+    /// Sets [`RuntimeConfig::poll_interval_ms`]: the `pollIntervalMs` of new tasks in
+    /// milliseconds, `None` to leave it out of new tasks.
+    #[must_use]
+    pub fn with_poll_interval_ms(mut self, poll_interval_ms: Option<NonZeroU64>) -> Self {
+        self.poll_interval_ms = poll_interval_ms;
+        self
+    }
+
+    /// Sets [`RuntimeConfig::leases`].
+    #[must_use]
+    pub fn with_leases(mut self, leases: LeaseConfig) -> Self {
+        self.leases = leases;
+        self
+    }
+
+    /// Sets [`RuntimeConfig::list_changes`]: where tool-list changes are announced.
+    #[must_use]
+    pub fn with_list_changes(mut self, list_changes: crate::ListChanges) -> Self {
+        self.list_changes = Some(list_changes);
+        self
     }
 }

@@ -187,6 +187,9 @@ impl Inner {
                     McpError::Internal("Input request key reused")
                 }
                 ReduceError::InvalidResponse { key, reason } => reason.to_error(&key),
+                // A refusal a later tasks-core adds (ReduceError is non_exhaustive): like the
+                // key errors, a fault of the tool's requests, never of the client.
+                _ => McpError::Internal("Input request refused"),
             })?;
             let (update, fulfilled) = transition.split();
             let Some(update) = update else {

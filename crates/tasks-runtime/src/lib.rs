@@ -76,6 +76,21 @@
 //! | `context` ([`ToolContext`]) | `port`, `status`, `notify`, `error`, `work`, `scope` |
 //! | `status` | `port` |
 //! | `port`, `error`, `notify`, `store`, `work`, `scope`, `clock`, `config`, `events` | the leaves |
+//!
+//! ## Cargo features
+//!
+//! * `contract-tests` (off by default): the store contract suite, `store::contract`: every
+//!   rule of the [`Store`] documentation as a check that panics when a store breaks it, and
+//!   `store::contract::run_all` to run them all on fresh stores. A crate that implements
+//!   [`Store`] turns it on for its own tests only:
+//!
+//!   ```toml
+//!   [dev-dependencies]
+//!   tasks-runtime = { version = "0.1", features = ["contract-tests"] }
+//!   ```
+//!
+//!   It is test code: its checks and helpers are not covered by the crate's semver promise
+//!   (`docs/api-policy.md`), and a release may add checks that an existing store then fails.
 
 pub mod clock;
 pub mod config;

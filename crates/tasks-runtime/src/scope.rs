@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use base64::Engine as _;
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
@@ -75,8 +75,8 @@ impl ScopeKey {
     /// several processes share. Independent of the `requestState` key derived from the same
     /// secret.
     pub fn from_secret(secret: &[u8]) -> Self {
-        let mut mac =
-            <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes keys of any length");
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret)
+            .expect("HMAC takes keys of any length");
         mac.update(b"mcp-tasks scope key v1");
         ScopeKey(mac.finalize().into_bytes().into())
     }
@@ -86,8 +86,8 @@ impl ScopeKey {
         if principal.as_str().is_empty() {
             return Scope::shared();
         }
-        let mut mac =
-            <Hmac<Sha256> as Mac>::new_from_slice(&self.0).expect("HMAC takes keys of any length");
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.0)
+            .expect("HMAC takes keys of any length");
         mac.update(principal.as_str().as_bytes());
         let digest = mac.finalize().into_bytes();
         Scope::new(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest))

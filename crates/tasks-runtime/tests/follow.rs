@@ -178,13 +178,7 @@ impl Cluster {
         for tool in tools {
             registry.register(tool);
         }
-        let config = RuntimeConfig {
-            leases: LeaseConfig {
-                sweep: SWEEP,
-                ..LeaseConfig::default()
-            },
-            ..RuntimeConfig::default()
-        };
+        let config = RuntimeConfig::default().with_leases(LeaseConfig::default().with_sweep(SWEEP));
         let rt = TaskRuntime::with_clock(store.clone(), registry, config, self.clock.clone());
         let liveness = rt.spawn_liveness();
         rt.recover().await.unwrap();

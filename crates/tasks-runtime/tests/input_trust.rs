@@ -310,10 +310,7 @@ async fn status_messages_are_coalesced_to_one_write_per_poll_interval() {
         tokio::time::sleep(Duration::from_millis(1_000)).await;
         Ok(text_result("done"))
     });
-    let config = RuntimeConfig {
-        poll_interval_ms: std::num::NonZeroU64::new(250),
-        ..RuntimeConfig::default()
-    };
+    let config = RuntimeConfig::default().with_poll_interval_ms(std::num::NonZeroU64::new(250));
     let rt = runtime(vec![tool], config);
     let mut events = rt.subscribe();
     let task = rt.create_task(work("reporter")).await.unwrap();
@@ -362,13 +359,8 @@ async fn a_half_answered_task_holds_no_worker_slot() {
     // Found by the hostile pass: answering one key of two resumed that branch with a slot while
     // the task stayed input_required, so such tasks could use up every worker.
     let probe = Probe::new();
-    let config = RuntimeConfig {
-        limits: tasks_runtime::Limits {
-            max_workers: 1,
-            ..tasks_runtime::Limits::default()
-        },
-        ..RuntimeConfig::default()
-    };
+    let config =
+        RuntimeConfig::default().with_limits(tasks_runtime::Limits::default().with_max_workers(1));
     let rt = runtime(vec![ask_two_tool(probe.clone()), echo_tool()], config);
     let scope = Scope::shared();
     let task = rt.create_task(work("ask_two")).await.unwrap();

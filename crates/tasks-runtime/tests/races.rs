@@ -14,13 +14,7 @@ use tasks_runtime::{text_result, Limits, RuntimeConfig, Scope, TaskRuntime, Tool
 use common::*;
 
 fn roomy() -> RuntimeConfig {
-    RuntimeConfig {
-        limits: Limits {
-            max_workers: 10_000,
-            ..Limits::default()
-        },
-        ..RuntimeConfig::default()
-    }
+    RuntimeConfig::default().with_limits(Limits::default().with_max_workers(10_000))
 }
 
 /// `quick`: yields `arguments.yields` times, then completes.

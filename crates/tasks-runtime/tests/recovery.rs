@@ -22,14 +22,11 @@ use tokio::sync::Notify;
 const LEASE: Duration = Duration::from_secs(3);
 
 fn config() -> RuntimeConfig {
-    RuntimeConfig {
-        leases: LeaseConfig {
-            lease: LEASE,
-            tick: Duration::from_secs(1),
-            ..LeaseConfig::default()
-        },
-        ..RuntimeConfig::default()
-    }
+    RuntimeConfig::default().with_leases(
+        LeaseConfig::default()
+            .with_lease(LEASE)
+            .with_tick(Duration::from_secs(1)),
+    )
 }
 
 /// The shared store and clock of the nodes of one test.

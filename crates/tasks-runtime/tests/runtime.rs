@@ -23,10 +23,7 @@ fn config() -> RuntimeConfig {
 }
 
 fn with_limits(limits: Limits) -> RuntimeConfig {
-    RuntimeConfig {
-        limits,
-        ..RuntimeConfig::default()
-    }
+    RuntimeConfig::default().with_limits(limits)
 }
 
 fn is_error_tool() -> Tool {
@@ -239,10 +236,7 @@ async fn result_over_max_result_bytes_fails_and_one_at_the_limit_completes() {
     for (limit, completes) in [(exact, true), (exact - 1, false)] {
         let rt = runtime(
             vec![echo_tool()],
-            with_limits(Limits {
-                max_result_bytes: limit,
-                ..Limits::default()
-            }),
+            with_limits(Limits::default().with_max_result_bytes(limit)),
         );
         let created = create(
             &rt,
@@ -278,10 +272,7 @@ async fn exceeding_max_runtime_fails_the_task_and_stops_the_tool() {
     let probe = Probe::new();
     let rt = runtime(
         vec![sleepy_tool(probe.clone())],
-        with_limits(Limits {
-            max_runtime: Duration::from_secs(10),
-            ..Limits::default()
-        }),
+        with_limits(Limits::default().with_max_runtime(Duration::from_secs(10))),
     );
     let created = create(&rt, work("sleepy")).await;
     yield_until("the tool starts", || probe.started() == 1).await;
@@ -441,10 +432,7 @@ async fn concurrent_inputs_resume_with_a_single_worker_slot() {
         let probe = Probe::new();
         let rt = runtime(
             vec![ask_two_tool(probe.clone())],
-            with_limits(Limits {
-                max_workers: 1,
-                ..Limits::default()
-            }),
+            with_limits(Limits::default().with_max_workers(1)),
         );
         let scope = Scope::shared();
         let created = create(&rt, work("ask_two")).await;
@@ -496,10 +484,7 @@ async fn concurrent_inputs_answered_while_the_only_slot_is_busy_resume_once_it_f
             ask_two_tool(ask_probe.clone()),
             spin_tool(spin_probe.clone()),
         ],
-        with_limits(Limits {
-            max_workers: 1,
-            ..Limits::default()
-        }),
+        with_limits(Limits::default().with_max_workers(1)),
     );
     let scope = Scope::shared();
     let asking = create(&rt, work("ask_two")).await;
@@ -536,10 +521,7 @@ async fn parked_tasks_do_not_hold_worker_slots() {
     let probe = Probe::new();
     let rt = runtime(
         vec![ask_tool(probe.clone()), echo_tool()],
-        with_limits(Limits {
-            max_workers: 1,
-            ..Limits::default()
-        }),
+        with_limits(Limits::default().with_max_workers(1)),
     );
     let scope = Scope::shared();
     let mut parked = Vec::new();
@@ -586,10 +568,7 @@ async fn an_answered_task_waits_for_a_free_slot_before_resuming() {
     let spin_probe = Probe::new();
     let rt = runtime(
         vec![ask_tool(ask_probe.clone()), spin_tool(spin_probe.clone())],
-        with_limits(Limits {
-            max_workers: 1,
-            ..Limits::default()
-        }),
+        with_limits(Limits::default().with_max_workers(1)),
     );
     let scope = Scope::shared();
     let asking = create(&rt, work("ask")).await;
@@ -629,10 +608,7 @@ async fn cancel_while_working_stops_the_worker_and_releases_its_slot() {
     let probe = Probe::new();
     let rt = runtime(
         vec![spin_tool(probe.clone()), echo_tool()],
-        with_limits(Limits {
-            max_workers: 1,
-            ..Limits::default()
-        }),
+        with_limits(Limits::default().with_max_workers(1)),
     );
     let scope = Scope::shared();
     let mut events = rt.subscribe();
@@ -718,10 +694,7 @@ async fn cancel_on_a_terminal_task_leaves_it_unchanged() {
 // ---- TTL and reaping ---------------------------------------------------------------------------
 
 fn ttl_config(ttl_ms: Option<u64>) -> RuntimeConfig {
-    RuntimeConfig {
-        ttl_ms,
-        ..RuntimeConfig::default()
-    }
+    RuntimeConfig::default().with_ttl_ms(ttl_ms)
 }
 
 #[tokio::test(start_paused = true)]
@@ -795,14 +768,9 @@ async fn reap_now_stops_a_still_running_worker() {
 async fn spawn_reaper_reaps_on_its_interval() {
     let rt = runtime(
         vec![echo_tool()],
-        RuntimeConfig {
-            ttl_ms: Some(1_000),
-            limits: Limits {
-                reap_interval: Duration::from_secs(60),
-                ..Limits::default()
-            },
-            ..RuntimeConfig::default()
-        },
+        RuntimeConfig::default()
+            .with_ttl_ms(Some(1_000))
+            .with_limits(Limits::default().with_reap_interval(Duration::from_secs(60))),
     );
     let scope = Scope::shared();
     let reaper = rt.spawn_reaper();
@@ -870,10 +838,7 @@ async fn max_workers_refuses_with_max_jobs() {
     let probe = Probe::new();
     let rt = runtime(
         vec![spin_tool(probe.clone()), echo_tool()],
-        with_limits(Limits {
-            max_workers: 1,
-            ..Limits::default()
-        }),
+        with_limits(Limits::default().with_max_workers(1)),
     );
     let scope = Scope::shared();
     let spinning = create(&rt, work("spin")).await;
@@ -894,10 +859,7 @@ async fn a_tool_that_drops_its_context_still_holds_its_slot() {
     let probe = Probe::new();
     let rt = runtime(
         vec![sleepy_tool(probe.clone()), echo_tool()],
-        with_limits(Limits {
-            max_workers: 1,
-            ..Limits::default()
-        }),
+        with_limits(Limits::default().with_max_workers(1)),
     );
     let sleeping = create(&rt, work("sleepy")).await;
     yield_until("sleepy starts", || probe.started() == 1).await;
@@ -920,10 +882,7 @@ async fn a_tool_that_drops_its_context_still_holds_its_slot() {
 async fn max_tasks_refuses_with_max_tasks() {
     let rt = runtime(
         vec![echo_tool()],
-        with_limits(Limits {
-            max_tasks: 2,
-            ..Limits::default()
-        }),
+        with_limits(Limits::default().with_max_tasks(2)),
     );
     let scope = Scope::shared();
     for _ in 0..2 {
@@ -943,10 +902,7 @@ async fn max_active_per_scope_refuses_until_a_task_ends() {
     let probe = Probe::new();
     let rt = runtime(
         vec![ask_tool(probe.clone()), echo_tool()],
-        with_limits(Limits {
-            max_active_per_scope: 1,
-            ..Limits::default()
-        }),
+        with_limits(Limits::default().with_max_active_per_scope(1)),
     );
     let parked = create(&rt, work_in(&alice(), "ask", json!({}))).await;
     wait_input_keys(&rt, &alice(), parked.id(), &["confirm"]).await;

@@ -114,10 +114,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map(|b| format!("{b:02x}"))
             .collect::<String>()
     );
-    let options = PostgresOptions {
-        schema: schema.clone(),
-        pool_size: args.pool,
-    };
+    let options = PostgresOptions::default()
+        .with_schema(schema.clone())
+        .with_pool_size(args.pool);
     println!(
         "PostgreSQL at {}, schema {schema}, pool {}, {} tokio tasks, {} scopes",
         redacted(&url),

@@ -4,6 +4,7 @@
 /// connection string. When a migration fails it is rolled back whole: the schema is left as
 /// it was.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConnectError {
     /// The connection string does not parse (neither a `postgres://` URL nor a libpq
     /// `key=value` string).

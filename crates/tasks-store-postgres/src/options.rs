@@ -1,7 +1,18 @@
 //! How a store connects: the schema its tables live in and the connection pool size.
 
 /// Options of [`crate::PostgresStore::connect`].
+///
+/// `#[non_exhaustive]`, so that an option can be added in a minor release: start from
+/// `PostgresOptions::default()` and chain the `with_*` setters.
+///
+/// ```
+/// use tasks_store_postgres::PostgresOptions;
+///
+/// let options = PostgresOptions::default().with_schema("tasks_staging").with_pool_size(32);
+/// assert_eq!(options.schema, "tasks_staging");
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct PostgresOptions {
     /// The PostgreSQL schema (namespace) holding every table of the store; created if missing.
     /// Must match `[a-z_][a-z0-9_]{0,62}` and must not start with `pg_` (reserved by
@@ -20,6 +31,22 @@ impl Default for PostgresOptions {
             schema: "mcp_tasks".into(),
             pool_size: 16,
         }
+    }
+}
+
+impl PostgresOptions {
+    /// Sets [`PostgresOptions::schema`] (checked by [`crate::PostgresStore::connect`]).
+    #[must_use]
+    pub fn with_schema(mut self, schema: impl Into<String>) -> Self {
+        self.schema = schema.into();
+        self
+    }
+
+    /// Sets [`PostgresOptions::pool_size`].
+    #[must_use]
+    pub fn with_pool_size(mut self, pool_size: usize) -> Self {
+        self.pool_size = pool_size;
+        self
     }
 }
 

@@ -136,10 +136,7 @@ async fn a_schema_with_another_programs_tables_is_refused_and_left_unchanged() {
 async fn bad_input_and_an_unreachable_server_are_clear_and_never_show_the_password() {
     let invalid = PostgresStore::connect(
         "postgres://u:s3cret@127.0.0.1:5432/test",
-        PostgresOptions {
-            schema: "Robert'); DROP TABLE students;--".into(),
-            ..PostgresOptions::default()
-        },
+        PostgresOptions::default().with_schema("Robert'); DROP TABLE students;--"),
     )
     .await;
     assert!(

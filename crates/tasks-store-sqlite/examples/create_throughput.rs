@@ -38,10 +38,7 @@ async fn measure(dir: &std::path::Path, synchronous: Synchronous, seconds: u64) 
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
-    let options = SqliteOptions {
-        synchronous,
-        ..SqliteOptions::default()
-    };
+    let options = SqliteOptions::default().with_synchronous(synchronous);
     let store = Arc::new(SqliteStore::open(&path, options).expect("open"));
     let limits = CreateLimits {
         max_tasks: usize::MAX,

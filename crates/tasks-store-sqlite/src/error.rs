@@ -5,6 +5,7 @@ use std::path::PathBuf;
 /// Why [`crate::SqliteStore::open`] failed. Nothing in the database file was changed in any
 /// of these cases, except that a schema migration may have been rolled back.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum OpenError {
     /// Another process (or another store in this process) has the database open, through this
     /// path or any other (a symlink, a hard link).

@@ -5,7 +5,10 @@
 /// The database runs in WAL mode, where an acknowledged write survives a crash of the process
 /// (`kill -9`, a panic, an OOM kill) under either setting. They differ on a crash of the
 /// machine (power loss, kernel panic).
+///
+/// `#[non_exhaustive]`: SQLite has other levels (`EXTRA`, `OFF`) that a minor release may add.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Synchronous {
     /// `PRAGMA synchronous=FULL`: the WAL is synced at every commit, so an acknowledged write
     /// also survives power loss. One fsync per batch of writes (see [`SqliteOptions::max_batch`]).
@@ -28,7 +31,18 @@ impl Synchronous {
 }
 
 /// Options of [`crate::SqliteStore::open`].
+///
+/// `#[non_exhaustive]`, so that an option can be added in a minor release: start from
+/// `SqliteOptions::default()` and chain the `with_*` setters.
+///
+/// ```
+/// use tasks_store_sqlite::{SqliteOptions, Synchronous};
+///
+/// let options = SqliteOptions::default().with_synchronous(Synchronous::Normal).with_max_batch(64);
+/// assert_eq!(options.max_batch, 64);
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct SqliteOptions {
     /// Durability of an acknowledged write (default [`Synchronous::Full`]).
     pub synchronous: Synchronous,
@@ -44,5 +58,21 @@ impl Default for SqliteOptions {
             synchronous: Synchronous::Full,
             max_batch: 256,
         }
+    }
+}
+
+impl SqliteOptions {
+    /// Sets [`SqliteOptions::synchronous`].
+    #[must_use]
+    pub fn with_synchronous(mut self, synchronous: Synchronous) -> Self {
+        self.synchronous = synchronous;
+        self
+    }
+
+    /// Sets [`SqliteOptions::max_batch`].
+    #[must_use]
+    pub fn with_max_batch(mut self, max_batch: usize) -> Self {
+        self.max_batch = max_batch;
+        self
     }
 }

@@ -13,10 +13,7 @@ use tasks_runtime::{Authority, CasOutcome, Scope, Store, StoreError};
 use tasks_store_sqlite::{SqliteOptions, SqliteStore, Synchronous};
 
 fn open(path: &std::path::Path, synchronous: Synchronous) -> SqliteStore {
-    let options = SqliteOptions {
-        synchronous,
-        ..SqliteOptions::default()
-    };
+    let options = SqliteOptions::default().with_synchronous(synchronous);
     SqliteStore::open(path, options).expect("open")
 }
 

@@ -37,10 +37,7 @@ fn open(path: &Path, options: SqliteOptions) -> SqliteStore {
 }
 
 fn normal() -> SqliteOptions {
-    SqliteOptions {
-        synchronous: Synchronous::Normal,
-        ..SqliteOptions::default()
-    }
+    SqliteOptions::default().with_synchronous(Synchronous::Normal)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -58,10 +55,7 @@ async fn sqlite_store_passes_the_whole_contract_with_synchronous_normal() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sqlite_store_passes_the_whole_contract_one_write_per_commit() {
     let files = Files::new();
-    let options = SqliteOptions {
-        max_batch: 1,
-        ..normal()
-    };
+    let options = normal().with_max_batch(1);
     contract::run_all(|| async { files.store(options.clone()) }).await;
 }
 

@@ -293,10 +293,8 @@ async fn the_file_passes_the_integrity_check_after_a_workload() {
 async fn a_big_reap_returns_the_space_to_the_file_system() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("tasks.db");
-    let options = SqliteOptions {
-        synchronous: tasks_store_sqlite::Synchronous::Normal,
-        ..SqliteOptions::default()
-    };
+    let options =
+        SqliteOptions::default().with_synchronous(tasks_store_sqlite::Synchronous::Normal);
     let store = Arc::new(SqliteStore::open(&path, options.clone()).expect("open"));
     let scope = Scope::new("s");
     let mut set = tokio::task::JoinSet::new();

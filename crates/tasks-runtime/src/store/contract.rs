@@ -2,7 +2,9 @@
 //!
 //! Each `pub async fn` here checks one rule of the [`Store`] documentation and panics (with a
 //! message naming the rule) when the store breaks it. [`run_all`] runs every check, each against a
-//! fresh store from `make`. A backend crate runs the suite from its own tests:
+//! fresh store from `make`. A backend crate runs the suite from its own tests, with this
+//! crate's `contract-tests` feature turned on in its `[dev-dependencies]` (the module exists
+//! only with that feature):
 //!
 //! ```
 //! use tasks_runtime::store::contract;

@@ -34,6 +34,7 @@
 //! [`Store::load`]. Hints may be coalesced or lost; [`Change::Resync`] says that some may have
 //! been, and the runtime then re-reads every task it cares about.
 
+#[cfg(feature = "contract-tests")]
 pub mod contract;
 pub mod memory;
 mod node;
@@ -142,6 +143,7 @@ pub struct CreateLimits {
 
 /// Why a store call failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// A capacity bound refused the creation; nothing was stored.
     #[error("capacity exhausted: {}", .0.as_str())]

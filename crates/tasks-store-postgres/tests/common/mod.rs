@@ -90,10 +90,9 @@ impl Database {
 
     /// Options for `schema` with a small pool (the machine has 2 cores).
     pub(crate) fn options(schema: &str) -> PostgresOptions {
-        PostgresOptions {
-            schema: schema.to_owned(),
-            pool_size: 8,
-        }
+        PostgresOptions::default()
+            .with_schema(schema)
+            .with_pool_size(8)
     }
 
     /// A store on `schema`.

@@ -22,7 +22,8 @@ use hyper::body::Incoming;
 
 use crate::service::{not_found, HttpBody, McpHandle, McpService, ResponseFuture};
 
-use crate::dispatcher::{DispatchConfig, Dispatcher, ScopeFn};
+use crate::config::DispatchConfig;
+use crate::dispatcher::{Dispatcher, ScopeFn};
 use tasks_core::mrtr::StateKey;
 
 /// Default request body limit in bytes (1 MiB).
@@ -31,19 +32,22 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 /// Builds an MCP server with the Tasks extension.
 ///
 /// ```no_run
-/// use serde_json::json;
-/// use tasks_core::TaskPolicy;
-/// use tasks_http::ServerBuilder;
-/// use tasks_runtime::{text_result, Tool};
+/// use tasks_http::prelude::*;
+///
+/// /// What to report on.
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Report {
+///     /// The report's topic.
+///     topic: String,
+/// }
 ///
 /// # async fn run() -> std::io::Result<()> {
 /// let server = ServerBuilder::new("my-server", "1.0.0")
 ///     .tool(
-///         Tool::new("report", "Builds a long report", |ctx| async move {
-///             let topic = ctx.arguments().get("topic").and_then(|v| v.as_str()).unwrap_or("?");
-///             Ok(text_result(format!("Report on {topic}")))
+///         // The inputSchema is generated from `Report`; arguments are checked before it runs.
+///         Tool::typed("report", "Builds a long report", |_ctx, args: Report| async move {
+///             Ok(text_result(format!("Report on {}", args.topic)))
 ///         })
-///         .with_input_schema(json!({"type": "object", "properties": {"topic": {"type": "string"}}}))
 ///         .with_policy(TaskPolicy::Optional),
 ///     )
 ///     .bind("127.0.0.1:0")

@@ -4,8 +4,9 @@ use tasks_runtime::ListChanges;
 
 use crate::origin::HostPolicy;
 
-/// Dispatcher settings.
+/// Dispatcher settings ([`ServerBuilder`](crate::ServerBuilder) sets them).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct DispatchConfig {
     /// `serverInfo.name`.
     pub server_name: String,

@@ -22,11 +22,11 @@ use tasks_core::{JsonObject, McpError, Timestamp};
 use tasks_runtime::{Scope, ScopeKey, TaskRuntime, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
-pub use crate::config::DispatchConfig;
+use crate::config::DispatchConfig;
 use crate::head::Head;
 use crate::methods;
 use crate::principal::Principal;
-pub use crate::response::BodyError;
+use crate::response::BodyError;
 use crate::response::McpResponse;
 use crate::shared::{Shared, ToolsList};
 

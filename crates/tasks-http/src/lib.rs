@@ -70,12 +70,12 @@
 //! `_meta["io.modelcontextprotocol/serverInfo"]`.
 #![forbid(unsafe_code)]
 
-pub mod builder;
-pub mod config;
-pub mod dispatcher;
+mod builder;
+mod config;
+mod dispatcher;
 mod head;
 mod methods;
-pub mod origin;
+mod origin;
 mod principal;
 pub mod response;
 pub mod server;
@@ -86,6 +86,7 @@ pub use builder::{RunningServer, ServerBuilder, DEFAULT_MAX_BODY_BYTES};
 pub use config::DispatchConfig;
 pub use dispatcher::{Dispatcher, ScopeFn};
 pub use head::Head;
+pub use origin::HostPolicy;
 pub use principal::Principal;
 pub use response::BodyError;
 pub use response::{McpResponse, ResponseBody};

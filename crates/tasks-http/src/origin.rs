@@ -10,6 +10,7 @@ use http::HeaderMap;
 
 /// Which `Host`/`Origin` values are accepted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HostPolicy {
     /// Extra allowed host names or `host:port` values, beyond the loopback names.
     pub allowed_hosts: Vec<String>,

@@ -36,6 +36,7 @@ impl fmt::Debug for ResponseBody {
 
 /// Why the transport could not hand over a body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BodyError {
     /// The body exceeded this many bytes.
     TooLarge(usize),

@@ -26,7 +26,8 @@ use axum::{Json, Router};
 use http::{header, HeaderValue};
 use serde_json::json;
 use tasks_core::McpError;
-use tasks_http::{McpHandle, McpResponse, Principal, ServerBuilder};
+use tasks_http::prelude::*;
+use tasks_http::{McpHandle, McpResponse, Principal};
 use tasks_runtime::ListChanges;
 
 /// Where the MCP endpoint is mounted.
@@ -62,13 +63,31 @@ impl Auth {
     }
 }
 
-/// The MCP server of the application.
+/// The arguments of the application's own tool, `word_count`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WordCount {
+    /// The text whose words are counted.
+    pub text: String,
+}
+
+/// The MCP server of the application: its own tool, `word_count` (typed arguments, answered
+/// synchronously), then the conformance fixture's tools.
 pub fn mcp_server() -> ServerBuilder {
     let changes = ListChanges::new();
+    let word_count = Tool::typed(
+        "word_count",
+        "Counts the words of a text",
+        |_ctx, args: WordCount| async move {
+            Ok(text_result(
+                args.text.split_whitespace().count().to_string(),
+            ))
+        },
+    );
     let mut builder = ServerBuilder::new("axum-app", env!("CARGO_PKG_VERSION"))
         .ttl_ms(Some(3_600_000))
         .poll_interval_ms(100)
-        .list_changes(changes.clone());
+        .list_changes(changes.clone())
+        .tool(word_count);
     for tool in tasks_fixture::tools::all(&changes) {
         builder = builder.tool(tool);
     }

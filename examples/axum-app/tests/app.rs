@@ -81,6 +81,21 @@ async fn own_routes_and_middleware_beside_the_open_mount() {
         body["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
         "axum-app"
     );
+    // The application's own typed tool, with its generated schema.
+    let tool = &body["result"]["tools"][0];
+    assert_eq!(tool["name"], "word_count");
+    assert_eq!(tool["inputSchema"]["properties"]["text"]["type"], "string");
+    assert_eq!(tool["inputSchema"]["required"], json!(["text"]));
+    let call = json!({"name": "word_count", "arguments": {"text": "one two  three"}});
+    let (code, counted) = json_of(
+        post(addr, 2, "tools/call", call, Some("word_count"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(counted["result"]["content"][0]["text"], "3");
     // Without authentication there is no metadata document.
     let missing = reqwest::get(format!("http://{addr}{METADATA_PATH}"))
         .await

@@ -82,7 +82,7 @@ async fn run(settings: Settings) -> std::process::ExitCode {
     tokio::spawn({
         let stop = stop.clone();
         async move {
-            shutdown_signal().await;
+            tasks_http::shutdown_signal().await;
             tracing::info!("shutting down");
             stop.cancel();
         }
@@ -90,20 +90,4 @@ async fn run(settings: Settings) -> std::process::ExitCode {
     tasks_http::serve(listener, app, stop).await;
     handle.shutdown().await;
     std::process::ExitCode::SUCCESS
-}
-
-/// Resolves on Ctrl-C (SIGINT) or, on Unix, SIGTERM.
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }

@@ -90,7 +90,7 @@ pub use origin::HostPolicy;
 pub use principal::Principal;
 pub use response::BodyError;
 pub use response::{McpResponse, ResponseBody};
-pub use server::serve;
+pub use server::{serve, shutdown_signal};
 pub use service::{McpHandle, McpService};
 
 /// The crate deriving `JsonSchema` for typed tool arguments

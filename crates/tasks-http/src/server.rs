@@ -86,3 +86,20 @@ where
         tracing::info!("graceful shutdown timed out; closing remaining connections");
     }
 }
+
+/// Resolves on Ctrl-C (SIGINT) or, on Unix, SIGTERM (what a process manager sends to stop a
+/// service): the usual trigger of a graceful shutdown.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}

@@ -52,7 +52,7 @@ async fn main() -> std::io::Result<()> {
     tokio::spawn({
         let stop = stop.clone();
         async move {
-            shutdown_signal().await;
+            tasks_http::shutdown_signal().await;
             stop.cancel();
         }
     });
@@ -65,20 +65,4 @@ async fn main() -> std::io::Result<()> {
         .await?;
     handle.shutdown().await;
     Ok(())
-}
-
-/// Resolves on Ctrl-C (SIGINT) or, on Unix, SIGTERM.
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }

@@ -1,5 +1,6 @@
-//! End-to-end tests over loopback HTTP of the fixture's core 2026-07-28 tools
-//! (`runner-core-checks.md`): the tool listing order, progress over SSE
+//! End-to-end tests over loopback HTTP of the fixture's core 2026-07-28 tools, each with the
+//! runner scenario it serves: the tool listing order (`tools-list`, `http-header-validation`),
+//! progress over SSE
 //! (`tools-call-with-progress`), `Mcp-Param-Region` validation
 //! (`http-custom-header-server-validation`), the MRTR multi-round and capability flows
 //! (`input-required-result-*`), `test_missing_capability` and `test_trigger_tool_change` on a

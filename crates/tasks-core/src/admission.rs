@@ -1,4 +1,15 @@
-//! Admission of one POSTed message: the order of `wire-2026-07-28.md` §13.2, steps 3–11.
+//! Admission of one POSTed message: steps 3–11 of this server's admission order.
+//!
+//! MCP 2026-07-28 defines each rejection (streamable-http "Sending Messages", "Protocol Version
+//! Header", "Standard Request Headers" and "Server Validation":
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>;
+//! basic, "`_meta`": <https://modelcontextprotocol.io/specification/2026-07-28/basic/index>) but
+//! not the order between them. The order below is this server's. The conformance runner fixes
+//! three points of it: `_meta` before the header/body version comparison
+//! (`server-stateless/sep-2575-request-meta-invalid-missing-protocol-version`), that comparison
+//! before version support (`server-stateless/sep-2575-http-server-header-mismatch-400`), and an
+//! unknown method before `Mcp-Name` (`tasks-dispatch-and-envelope/tasks-removed-tasks-list` sends
+//! `tasks/list` without one).
 //!
 //! | step | check | failure |
 //! |---|---|---|

@@ -1,9 +1,9 @@
-//! Planning a `tools/call` (MCP 2026-07-28 "Tools"; SEP-2663 "Creating Tasks"; MRTR): every
+//! Planning a `tools/call` (MCP 2026-07-28 tools; SEP-2663 "Task Creation"; MRTR): every
 //! decision from the admitted request to "run it now" or "create a task", without running
 //! anything.
 //!
-//! Order, each step's failure answered as given (`wire-2026-07-28.md` §13.2 steps 12–13, then
-//! params):
+//! Order, each step's failure answered as given (steps 12–13 of [`crate::admission`], then
+//! params; the order is this server's):
 //!
 //! 1. params shape ([`parse_call`]): -32602;
 //! 2. tool lookup (by the caller): -32602 `Unknown tool`;

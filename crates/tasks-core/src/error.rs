@@ -1,7 +1,16 @@
 //! The error table: every JSON-RPC error the server sends, with its HTTP status.
 //!
-//! Sources: `wire-2026-07-28.md` §12 (codes and statuses), tasks-wire-reference §2.3 (-32021
-//! shape), §3.2 (capacity and input-size errors), §4.5 (params validation messages).
+//! Sources: MCP 2026-07-28 basic, "Error Codes" and "`_meta`" (-32602 and -32021, HTTP 400:
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/index>); streamable-http
+//! "Security & Endpoint" (403), "Protocol Version Header" (-32022 with 400, -32601 with 404),
+//! "Server Validation" (-32020 with 400) and "Earlier Streamable HTTP Revisions" (405)
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>);
+//! SEP-2663 "Capability Negotiation" (the -32021 shape) and "Error Handling" (-32602 for an
+//! unknown `taskId`)
+//! (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
+//! This server's choices: the HTTP status of -32700, -32600, other -32602 and -32603 (the spec
+//! gives none), the 401, 413 and 415 answers, the capacity and input-size errors, and every
+//! message.
 //! Messages are fixed strings chosen by the server: no variant ever echoes a client-supplied id,
 //! and no internal exception text reaches a client.
 
@@ -86,17 +95,19 @@ pub enum McpError {
     /// -32601, HTTP 404: `initialize` from a client speaking 2026-07-28 (headers and `_meta`):
     /// the method does not exist in this revision. `data.supported` names the revisions served
     /// (MCP 2026-07-28 versioning: a modern-only server names its versions in any error it
-    /// returns to `initialize`; runner check `server-stateless` expects 404/-32601).
+    /// returns to `initialize`; runner check
+    /// `server-stateless/sep-2575-http-server-method-not-found-404-initialize` expects 404/-32601).
     #[error("Method not found")]
     InitializeNotServed,
     /// -32602, HTTP 400: invalid params, with a fixed server-chosen message.
     #[error("{0}")]
     InvalidParams(String),
     /// -32602, HTTP 400: `"Unknown or inaccessible taskId"`. Unknown, expired and other-scope
-    /// tasks are indistinguishable (tasks-wire-reference §4.5 step 6).
+    /// tasks are indistinguishable (SEP-2663 "Error Handling" gives -32602 for an unknown
+    /// `taskId`; answering expired and other-scope tasks alike is this server's choice).
     #[error("Unknown or inaccessible taskId")]
     UnknownTask,
-    /// -32602, HTTP 400: `"Task input is larger than <limit> bytes"` (tasks-wire-reference §3.2).
+    /// -32602, HTTP 400: `"Task input is larger than <limit> bytes"` (this server's limit).
     #[error("Task input is larger than {limit} bytes")]
     TaskInputTooLarge {
         /// The limit in bytes of the serialized work descriptor.
@@ -109,7 +120,8 @@ pub enum McpError {
     #[error("{0}")]
     Internal(&'static str),
     /// -32020, HTTP 400: a required routing header is missing, differs from the body, is repeated
-    /// or carries invalid characters (`wire-2026-07-28.md` §13.5).
+    /// or carries invalid characters (MCP 2026-07-28 streamable-http "Server Validation"; a
+    /// repeated header is this server's choice).
     #[error("{0}")]
     HeaderMismatch(&'static str),
     /// -32021, HTTP 400: `"Missing required client capability"`, with

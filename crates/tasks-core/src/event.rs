@@ -1,7 +1,9 @@
 //! Events: everything that can happen to a task.
 //!
 //! Events are plain data with a stable serde form, so that a durable store can log them and a
-//! runtime can replay them. Source: tasks-wire-reference §11 (event set) and §6.1 (input rounds).
+//! runtime can replay them. The event set is this server's design; input rounds follow SEP-2663
+//! "Task Update Requests"
+//! (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
 
 use std::collections::BTreeMap;
 

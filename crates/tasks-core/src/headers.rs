@@ -1,8 +1,14 @@
 //! Routing-header rules for Streamable HTTP, as pure functions over raw header bytes.
 //!
-//! Sources: `wire-2026-07-28.md` §13.5 (mirrored headers), §13.6 (`=?base64?…?=` values);
-//! SEP-2663 "Streamable HTTP: Routing Headers" (`Mcp-Name` = `params.taskId`); runner scenarios
-//! `http-header-validation` and `tasks-request-headers`.
+//! Sources: MCP 2026-07-28 streamable-http "Standard Request Headers", "Case Sensitivity",
+//! "Server Validation" and "Value Encoding"
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>);
+//! SEP-2663 "Streamable HTTP: Routing Headers" (`Mcp-Name` = `params.taskId`,
+//! <https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>);
+//! runner scenarios `http-header-validation` (trimming: check
+//! `sep-2243-server-accepts-whitespace-header-value`), `http-custom-header-server-validation`
+//! (strict base64: check `sep-2243-server-reject-invalid-param-chars`) and
+//! `tasks-request-headers`. Refusing a repeated header is this server's choice.
 //!
 //! * Names are matched case-insensitively by the caller (the `http` crate does that).
 //! * A value is trimmed of surrounding spaces and tabs, then must consist of visible ASCII,
@@ -51,7 +57,8 @@ impl MirroredHeader {
     }
 
     /// Whether values may use the `=?base64?…?=` form: only `Mcp-Name` and `Mcp-Param-*`
-    /// mirror arbitrary body strings; method names and versions are literals (§13.6).
+    /// mirror arbitrary body strings; method names and versions are literals (streamable-http
+    /// "Server Validation" names only these two as permitting the base64 form).
     pub fn allows_base64(self) -> bool {
         matches!(self, MirroredHeader::Name | MirroredHeader::Param)
     }

@@ -11,8 +11,8 @@ use crate::protocol::MAX_TASK_ID_BYTES;
 /// Number of random bytes in a server-minted task id (encodes to 32 base64url characters).
 pub const TASK_ID_RANDOM_BYTES: usize = 24;
 
-/// Why a string is not a valid [`TaskId`]; each maps to a -32602 message of
-/// tasks-wire-reference §4.5 step 5.
+/// Why a string is not a valid [`TaskId`]; each maps to a fixed -32602 message (the messages
+/// and the 256-byte limit are this server's choice; see [`crate::params`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TaskIdError {

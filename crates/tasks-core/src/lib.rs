@@ -13,7 +13,7 @@
 //! | module | concept |
 //! |---|---|
 //! | [`method`] | [`Method`]: the served methods, in one place |
-//! | [`admission`] | parsing and admitting one message: the order of wire §13.2, steps 3–11 |
+//! | [`admission`] | parsing and admitting one message: steps 3–11 of this server's admission order |
 //! | [`mrtr`] | MRTR `requestState`: signed, request-bound, expiring; idempotent retry task ids |
 //! | [`canonical`] | a canonical byte encoding of JSON values for hashing: key order and number spelling do not matter |
 //! | [`call`] | planning a `tools/call`: the normative step order, run now or create a task |
@@ -55,6 +55,21 @@
 //! * **Projections never carry** `requestState`, `ttl`, `pollInterval`, a nested `task`, or the
 //!   2025-11-25 `io.modelcontextprotocol/related-task` key (runner scenarios
 //!   `tasks-request-state-removal`, `tasks-wire-fields`, `tasks-lifecycle`).
+//!
+//! ## Sources
+//!
+//! Docs cite the public source of each rule:
+//!
+//! * the MCP 2026-07-28 specification by page and section heading, e.g. streamable-http
+//!   "Server Validation" for
+//!   <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>,
+//!   and its schema (<https://modelcontextprotocol.io/specification/2026-07-28/schema>);
+//! * the Tasks extension, SEP-2663, by section heading, e.g. "Task Status"
+//!   (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>);
+//! * for what only the conformance runner (`@modelcontextprotocol/conformance@0.2.0-alpha.12`)
+//!   pins down, its scenario and check id, e.g. `tasks-lifecycle/sep-2663-cancel-ack-empty-result`.
+//!
+//! Where none of them decides, the docs say that the choice is this server's.
 #![forbid(unsafe_code)]
 
 pub mod admission;

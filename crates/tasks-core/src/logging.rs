@@ -1,4 +1,6 @@
-//! Log levels of `notifications/message` (`wire-2026-07-28.md` §8; RFC 5424 severities).
+//! Log levels of `notifications/message` (MCP 2026-07-28 logging, "Log Levels" and "Per-request
+//! log level": <https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/logging>;
+//! RFC 5424 severities).
 //!
 //! A request opts into log notifications with `_meta["io.modelcontextprotocol/logLevel"]`;
 //! without it the server sends none for that request. Messages below the requested level are

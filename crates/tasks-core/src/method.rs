@@ -2,7 +2,8 @@
 //!
 //! Every other method is -32601 (HTTP 404): the removed `tasks/result` and `tasks/list`, the
 //! 2025-era `initialize`, `ping` and `logging/setLevel`, and the prompts, resources and
-//! completion methods of a server that offers none (`wire-2026-07-28.md` §13.2 step 10).
+//! completion methods of a server that offers none (MCP 2026-07-28 streamable-http "Protocol
+//! Version Header": an unimplemented method is 404 with -32601; step 10 of [`crate::admission`]).
 
 /// A served method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -62,7 +63,8 @@ impl Method {
         )
     }
 
-    /// The params field `Mcp-Name` mirrors (`wire-2026-07-28.md` §13.5): `name` for
+    /// The params field `Mcp-Name` mirrors (MCP 2026-07-28 streamable-http "Standard Request
+    /// Headers"; SEP-2663 "Streamable HTTP: Routing Headers"): `name` for
     /// `tools/call`, `taskId` for the task methods; `None` for methods without `Mcp-Name`.
     pub fn name_field(self) -> Option<&'static str> {
         match self {

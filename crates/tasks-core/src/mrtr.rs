@@ -7,8 +7,11 @@
 //!
 //! Format: `base64url(payload JSON) "." base64url(HMAC-SHA256(key, payload part))`. The payload
 //! binds the state to the method, tool name, a digest of the arguments and of the scope, and an
-//! expiry; a random nonce and the round number make every round's state different
-//! (`wire-2026-07-28.md` §10.4). Any failure — bad format, bad MAC, other request, expired — is
+//! expiry (MCP 2026-07-28 MRTR, "Server Requirements (Basic Workflow)":
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr>); a random
+//! nonce and the round number make every round's state different (runner check
+//! `input-required-result-multi-round/sep-2322-multi-round-r2`). Any failure — bad format, bad
+//! MAC, other request, expired — is
 //! -32602 `Invalid requestState` (runner check `sep-2322-reject-tampered-state`).
 //!
 //! Pure: the key, the time and the nonce come in as arguments (the HTTP crate draws the key

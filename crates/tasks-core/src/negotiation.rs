@@ -2,10 +2,13 @@
 //! decision table.
 //!
 //! MCP 2026-07-28 is stateless: every request carries its protocol version and client
-//! capabilities in `params._meta`, and nothing is remembered between requests
-//! (`wire-2026-07-28.md` §2). A client opts into Tasks on one request by declaring
+//! capabilities in `params._meta`, and nothing is remembered between requests (MCP 2026-07-28
+//! basic, "Statelessness" and "`_meta`":
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/index>). A client opts into
+//! Tasks on one request by declaring
 //! `clientCapabilities.extensions["io.modelcontextprotocol/tasks"] = {}` (SEP-2663 "Capability
-//! Negotiation").
+//! Negotiation":
+//! <https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
 
 use serde_json::Value;
 
@@ -37,8 +40,9 @@ impl RequestMeta {
     /// -32602, HTTP 400, when `params` or `params._meta` is not an object, or when either
     /// required key is missing or of the wrong type (runner checks
     /// `sep-2575-request-meta-invalid-*`), or when `logLevel` is present but not one of the
-    /// eight level names (`wire-2026-07-28.md` §8: "An invalid level → -32602"), or when
-    /// `progressToken` is present but neither a string nor an integer (schema `ProgressToken`).
+    /// eight level names (MCP 2026-07-28 logging, "Error Handling": an invalid level is
+    /// -32602), or when `progressToken` is present but neither a string nor an integer (schema
+    /// `ProgressToken`).
     pub fn parse(params: Option<&Value>) -> Result<Self, McpError> {
         let meta = params
             .and_then(|p| p.get("_meta"))
@@ -132,9 +136,9 @@ impl RequestMeta {
 /// `data.supported` (this server's revisions) and `data.requested` (the `initialize`
 /// `protocolVersion`, else the header's version, else `"unknown"`): a modern-only server names
 /// its versions in any error to `initialize`, and a dual-era client reads -32022 as "modern
-/// server" (MCP 2026-07-28 versioning, "Backward compatibility"; §13.2 step 5 routes these
-/// requests to the legacy path on a dual-era server). `None` for a 2026-07-28 request, which
-/// admission continues with.
+/// server" (MCP 2026-07-28 versioning, "Backward Compatibility with Initialization-Based
+/// Versions"; a dual-era server would serve these requests on its legacy path instead). `None`
+/// for a 2026-07-28 request, which admission continues with.
 pub fn legacy_era_error(
     method: &str,
     params: Option<&Value>,
@@ -183,7 +187,9 @@ pub enum Decision {
 }
 
 impl TaskPolicy {
-    /// The decision table of tasks-wire-reference §3.2:
+    /// The decision table. The three policies are this server's configuration; the table keeps
+    /// SEP-2663 "Capability Negotiation": never a task for a request that did not declare the
+    /// extension, and -32021 when the tool cannot run without one:
     ///
     /// | policy | declared Tasks | did not |
     /// |---|---|---|

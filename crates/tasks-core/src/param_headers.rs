@@ -1,5 +1,7 @@
-//! Tool arguments mirrored in `Mcp-Param-<Name>` headers (`x-mcp-header`, SEP-2243;
-//! `wire-2026-07-28.md` §13.7).
+//! Tool arguments mirrored in `Mcp-Param-<Name>` headers (`x-mcp-header`, SEP-2243; MCP
+//! 2026-07-28 streamable-http "Custom Headers from Tool Parameters" and "Server Validation",
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>;
+//! tools "x-mcp-header", <https://modelcontextprotocol.io/specification/2026-07-28/server/tools>).
 //!
 //! A tool's `inputSchema` may annotate a top-level property with `"x-mcp-header": "<Name>"`; a
 //! client then sends the argument's value in the `Mcp-Param-<Name>` header as well, so that

@@ -1,7 +1,11 @@
 //! Params parsing and validation for `tasks/get`, `tasks/update` and `tasks/cancel`.
 //!
-//! Runs after the capability check and before the task lookup (tasks-wire-reference §4.5 step
-//! 5). Every failure is -32602 with one of these fixed messages:
+//! Runs after the capability check and before the task lookup (this server's order; the runner
+//! check `tasks-capability-negotiation/sep-2663-tasks-methods-non-declaring` expects -32021, not
+//! -32602, for an unknown id). Every failure is -32602, as SEP-2663 "Error Handling" gives for an
+//! invalid `taskId`
+//! (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>),
+//! with one of these fixed messages (the messages and the 256-byte limit are this server's):
 //!
 //! | condition | message |
 //! |---|---|

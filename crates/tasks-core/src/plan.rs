@@ -9,7 +9,7 @@
 //! * [`Plan::Reject`] with the JSON-RPC error and the id to echo;
 //! * [`Plan::Run`] with the validated request and the [`Action`] to carry out.
 //!
-//! Order: admission ([`crate::admission`], `wire-2026-07-28.md` §13.2 steps 3–11); the Tasks
+//! Order: admission ([`crate::admission`], steps 3–11); the Tasks
 //! declaration's settings (-32602 for any setting); then per method: `tools/list` (a cursor is
 //! -32602), `tools/call` ([`crate::call`]: tool lookup, then its step order), the task methods
 //! ([`crate::params::plan_task_method`]), `subscriptions/listen` ([`ListenFilter::parse`]).

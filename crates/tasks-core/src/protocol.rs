@@ -1,6 +1,9 @@
 //! Protocol constants of MCP 2026-07-28 and the Tasks extension.
 //!
-//! Source: `wire-2026-07-28.md` §2 (request `_meta` keys), SEP-2663 "Extension Identifier".
+//! Sources: MCP 2026-07-28 basic, "`_meta`" (reserved keys, per-request and per-response protocol
+//! fields: <https://modelcontextprotocol.io/specification/2026-07-28/basic/index>); SEP-2663
+//! "Extension Identifier"
+//! (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
 
 /// The only protocol revision this implementation serves.
 pub const PROTOCOL_VERSION: &str = "2026-07-28";
@@ -26,7 +29,7 @@ pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// Notification `_meta` key carrying the id of the `subscriptions/listen` request.
 pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
-/// Maximum length of a task id, in bytes (tasks-wire-reference §4.5).
+/// Maximum length of a task id, in bytes (this server's choice: SEP-2663 sets no limit).
 pub const MAX_TASK_ID_BYTES: usize = 256;
 
 /// The 2025-era handshake method. This server does not serve it: a 2025-era `initialize` gets

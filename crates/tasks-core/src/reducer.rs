@@ -1,6 +1,9 @@
 //! The pure reducer: `apply(task, event, now)` → new task and effects.
 //!
-//! Rules (SEP-2663 "Task Status", "Task Update Requests"; tasks-wire-reference §4.1, §6.1):
+//! Rules (SEP-2663 "Task Status" and "Task Update Requests",
+//! <https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>,
+//! for the statuses, terminal states, unique keys, ignored keys and partial answers; the rest is
+//! this server's choice):
 //! * a terminal task (`completed`, `failed`, `cancelled`) absorbs every event unchanged;
 //! * an input key is unique for the task's lifetime: asking again under a pending key with the
 //!   same request is a no-op, with a different request (or after it was answered) an error;

@@ -1,7 +1,9 @@
 //! The task model: identity, timing, status and the status-specific payload.
 //!
-//! Source: SEP-2663 "Tasks" / "Task Status"; tasks-wire-reference §4.1–4.2 (payload table and
-//! `statusMessage` values).
+//! Source: SEP-2663 "Tasks", "Task Status" (statuses, transitions and the status-specific
+//! payloads) and "Task Polling"
+//! (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
+//! The `statusMessage` values are this server's choice.
 
 use std::collections::BTreeMap;
 use std::num::NonZeroU64;
@@ -122,8 +124,8 @@ impl TryFrom<BTreeMap<String, InputRequest>> for InputRequests {
     }
 }
 
-/// The status together with the payload only that status may carry (the payload table of
-/// tasks-wire-reference §4.2).
+/// The status together with the payload only that status may carry (the derived shapes
+/// `WorkingTask` … `CancelledTask` of SEP-2663 "Task Status").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum TaskState {

@@ -2,8 +2,9 @@
 //! and `Deserialize` so a client can reuse them (task shapes are in [`crate::projection`]).
 //!
 //! Sources: MCP 2026-07-28 schema (`DiscoverResult`, `ListToolsResult`, `Tool`,
-//! `InputRequiredResult`, `ProgressNotificationParams`, `LoggingMessageNotificationParams`)
-//! and the `resultType` rule (`wire-2026-07-28.md` §3: a result without it is `complete`).
+//! `InputRequiredResult`, `ProgressNotificationParams`, `LoggingMessageNotificationParams`;
+//! <https://modelcontextprotocol.io/specification/2026-07-28/schema>) and the `resultType` rule
+//! (MCP 2026-07-28 basic, "ResultType": a result without it is read as `complete`).
 //!
 //! The task shapes a client reads ([`CreateTaskResult`], [`DetailedTask`]) are the owned
 //! counterparts of the server's borrowed views in [`crate::projection`]; a property test
@@ -213,7 +214,7 @@ pub struct TaskFields {
 }
 
 /// A `CreateTaskResult` as a client reads it: `resultType: "task"` and the task's base
-/// fields, flat (SEP-2663 "Creating Tasks").
+/// fields, flat (SEP-2663 "Task Creation").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateTaskResult {
@@ -235,7 +236,7 @@ pub struct CreateTaskResult {
 
 /// A `DetailedTask` as a client reads it: the `tasks/get` result (with `resultType:
 /// "complete"`) or the params of `notifications/tasks` (without), the status with exactly its
-/// payload (SEP-2663 "Getting Tasks", "Task Status Notifications").
+/// payload (SEP-2663 "Task Polling", "Task Status Notifications").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DetailedTask {

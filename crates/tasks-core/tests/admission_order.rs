@@ -1,4 +1,4 @@
-//! The admission order of `wire-2026-07-28.md` §13.2, steps 3–11, without a network: each step
+//! The admission order of `tasks_core::admission`, steps 3–11, without a network: each step
 //! broken alone gets its own error, and when two are broken the earlier step's error wins.
 
 use serde_json::{json, Value};

@@ -1,5 +1,7 @@
-//! The conformance fixture: the tools the official MCP conformance runner's Tasks scenarios
-//! (tasks-wire-reference §9) and core server scenarios (`runner-core-checks.md`) call, with one
+//! The conformance fixture: the tools the official MCP conformance runner's
+//! (`@modelcontextprotocol/conformance@0.2.0-alpha.12`) Tasks scenarios (`tasks-*`) and
+//! 2026-07-28 core server scenarios (`server-stateless`, `tools-*`, `input-required-result-*`,
+//! the header scenarios; see `conformance/scenarios.txt`) call, with one
 //! shared scope, on the in-memory store or a durable SQLite database (`--store sqlite:PATH`). It announces tool-list changes (advertising
 //! `tools.listChanged`) so that `test_trigger_tool_change` reaches listen streams.
 //!

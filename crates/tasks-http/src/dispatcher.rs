@@ -3,9 +3,9 @@
 //! The HTTP-only checks of the request head happen here ([`Dispatcher::admit_head`]:
 //! `Host`/`Origin` 403, POST 405, `Content-Type` 415, the caller's scope or 401; the
 //! transport adds 413 for a body over the limit); everything after is planned by
-//! [`tasks_core::plan`] (admission steps 3–11 of `wire-2026-07-28.md` §13.2, then each method's
-//! checks), and this module carries the plan out on the runtime. [`crate::server`] only moves
-//! bytes.
+//! [`tasks_core::plan`] (steps 3–11 of the admission order in [`tasks_core::admission`], then
+//! each method's checks), and this module carries the plan out on the runtime.
+//! [`crate::server`] only moves bytes.
 
 use std::sync::Arc;
 
@@ -119,8 +119,8 @@ impl Dispatcher {
     }
 
     /// Ends every open `subscriptions/listen` stream with its graceful-closure response
-    /// (`wire-2026-07-28.md` §11 rule 5); listen requests arriving later close at once after
-    /// their acknowledgement. The HTTP server calls this when it shuts down.
+    /// (MCP 2026-07-28 subscriptions, "Graceful Closure"); listen requests arriving later close
+    /// at once after their acknowledgement. The HTTP server calls this when it shuts down.
     pub fn close_streams(&self) {
         self.shared.shutdown.cancel();
     }

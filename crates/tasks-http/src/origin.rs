@@ -1,4 +1,8 @@
-//! DNS-rebinding protection: `Host` and `Origin` checks (`wire-2026-07-28.md` §13.8).
+//! DNS-rebinding protection: `Host` and `Origin` checks (MCP 2026-07-28 streamable-http,
+//! "Security & Endpoint":
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>;
+//! the runner scenario `dns-rebinding-protection` also tests `Host`: checks
+//! `localhost-host-rebinding-rejected` and `localhost-host-valid-accepted`).
 //!
 //! Loopback names (`localhost`, `127.0.0.1`, `[::1]`) are allowed on any port; other hosts only
 //! when listed in the allow-list (compared case-insensitively, with or without a port). A

@@ -1,9 +1,11 @@
 //! In-process tests (no sockets) of the core 2026-07-28 wire features added with the core
 //! scenarios: progress and log notifications on a synchronous call's SSE response
-//! (`wire-2026-07-28.md` §8, §13.3), cancellation when the client drops that stream (§13.4),
-//! `Mcp-Param-*` headers of `x-mcp-header` arguments (§13.7), `tools.listChanged` and
-//! `notifications/tools/list_changed` on `subscriptions/listen` (§11), and the request's client
-//! capabilities as seen by tools.
+//! (MCP 2026-07-28 progress, logging, streamable-http "Receiving Messages"), cancellation when
+//! the client drops that stream (streamable-http "Cancellation"), `Mcp-Param-*` headers of
+//! `x-mcp-header` arguments (streamable-http "Custom Headers from Tool Parameters"),
+//! `tools.listChanged` and `notifications/tools/list_changed` on `subscriptions/listen`
+//! (subscriptions; tools "List Changed Notification"), and the request's client capabilities as
+//! seen by tools. Spec pages: <https://modelcontextprotocol.io/specification/2026-07-28>.
 
 mod common;
 

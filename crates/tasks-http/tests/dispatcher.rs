@@ -1,6 +1,6 @@
 //! In-process tests of the dispatcher (no network): the task decision table, the not-declared
-//! table, the admission order of `wire-2026-07-28.md` §13.2, the tasks params table
-//! (tasks-wire-reference §4.5), the payload table (§4.2), acknowledgements, MRTR
+//! table, the admission order of `tasks_core::admission`, the tasks params table of
+//! `tasks_core::params`, the status payloads (SEP-2663 "Task Status"), acknowledgements, MRTR
 //! `requestState`, id echo, scope isolation and the listen stream.
 
 mod common;
@@ -79,7 +79,8 @@ fn ack() -> Value {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The decision table (tasks-wire-reference §3.2) and the not-declared table (§2.3).
+// The decision table (`TaskPolicy::decide`) and the not-declared cases (-32021: SEP-2663
+// "Capability Negotiation", "Error Handling").
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test]
@@ -221,7 +222,7 @@ async fn tasks_extension_settings_must_be_empty() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Admission (wire §13.2).
+// Admission (the order of `tasks_core::admission`).
 // ---------------------------------------------------------------------------------------------
 
 /// One request failing every step; each line fixes the step that failed and shows the next.
@@ -915,7 +916,7 @@ async fn mcp_name_rules_on_tools_call() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// tasks/* params (tasks-wire-reference §4.5 step 5) and unknown ids (step 6).
+// tasks/* params (`tasks_core::params`) and unknown ids (-32602: SEP-2663 "Error Handling").
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test]
@@ -1017,7 +1018,8 @@ async fn unknown_task_ids_are_32602_on_all_three_methods() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The payload table (tasks-wire-reference §4.2) and the acknowledgements (§4.3, §4.4).
+// The status payloads (SEP-2663 "Task Status") and the acknowledgements ("Task Update Requests",
+// "Task Cancellation").
 // ---------------------------------------------------------------------------------------------
 
 const BASE: &[&str] = &[
@@ -1231,7 +1233,7 @@ async fn server_info_meta_is_on_every_result() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// MRTR (wire §10).
+// MRTR (MCP 2026-07-28 basic/patterns/mrtr).
 // ---------------------------------------------------------------------------------------------
 
 fn interview() -> Req {

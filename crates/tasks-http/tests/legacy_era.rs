@@ -1,6 +1,7 @@
 //! What a 2025-era (session-based) client is told, in one place: this server speaks only
-//! 2026-07-28, and names it in every error to `initialize` (MCP versioning, "Backward
-//! compatibility"; `wire-2026-07-28.md` §13.9). The issue serving the 2025-11-25 era changes
+//! 2026-07-28, and names it in every error to `initialize` (MCP 2026-07-28 versioning, "Backward
+//! Compatibility with Initialization-Based Versions"; streamable-http "Backward
+//! Compatibility"). The issue serving the 2025-11-25 era changes
 //! these expectations for the versions it adds. Over HTTP: `tests/tests/input_trust_http.rs`,
 //! `a_2025_initialize_is_told_the_supported_versions`.
 

@@ -1,5 +1,6 @@
 //! Stream lifecycle: graceful closure of `subscriptions/listen` on shutdown
-//! (`wire-2026-07-28.md` §11 rule 5) and SSE keep-alive comments in the HTTP adapter (§11 rule 7).
+//! (MCP 2026-07-28 subscriptions, "Graceful Closure") and SSE keep-alive comments in the HTTP
+//! adapter (streamable-http "Receiving Messages", the keep-alive note).
 
 mod common;
 

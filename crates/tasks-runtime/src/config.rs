@@ -18,7 +18,8 @@
 use std::num::NonZeroU64;
 use std::time::Duration;
 
-/// Capacity and size limits. Defaults follow tasks-wire-reference §3.2 and §11.
+/// Capacity and size limits. The defaults are this server's choice: neither SEP-2663 nor the
+/// conformance runner sets any.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Limits {

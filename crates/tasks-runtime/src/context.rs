@@ -160,8 +160,9 @@ pub(crate) enum InputMode {
 /// The context of one tool run.
 ///
 /// A task's context is detached from the creating request: it has no request id, progress
-/// token, log level or request cancellation (tasks-wire-reference §5.3); it lives as long as
-/// the worker.
+/// token, log level or request cancellation; it lives as long as the worker. (SEP-2663 "Task
+/// Status Notifications" does not support progress and log notifications on tasks; the rest
+/// of the detachment is this server's choice.)
 pub struct ToolContext {
     pub(crate) inputs: CallInputs,
     pub(crate) notifier: Option<Notifier>,

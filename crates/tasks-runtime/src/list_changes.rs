@@ -1,5 +1,7 @@
 //! List-change announcements: `notifications/{tools,prompts,resources}/list_changed` delivered
-//! to `subscriptions/listen` streams that asked for them (`wire-2026-07-28.md` §11).
+//! to `subscriptions/listen` streams that asked for them (MCP 2026-07-28 subscriptions:
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>;
+//! tools, "List Changed Notification").
 //!
 //! A server whose lists can change at run time creates one [`ListChanges`] handle, gives a clone
 //! to the transport (which then advertises `listChanged` and honours the matching listen filter

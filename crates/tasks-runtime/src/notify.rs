@@ -1,9 +1,13 @@
 //! Request-scoped notifications: progress and log messages a tool sends while a synchronous
-//! `tools/call` runs (`wire-2026-07-28.md` §8).
+//! `tools/call` runs (MCP 2026-07-28 progress,
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/progress>, and
+//! logging, <https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/logging>).
 //!
 //! They belong to the request that started the run and travel only on that request's response
 //! stream (an SSE response), never on a `subscriptions/listen` stream. A task's context has no
-//! notifier: a task outlives its creating request (tasks-wire-reference §5.3).
+//! notifier: a task outlives its creating request, and SEP-2663 "Task Status Notifications"
+//! does not support progress and log notifications on tasks
+//! (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
 //!
 //! The transport creates a [`Notifier`] only for what the request opted into: progress when
 //! `_meta.progressToken` is present, log messages at or above

@@ -1,4 +1,5 @@
-//! Base-wire tools for the runner's core server scenarios (`runner-core-checks.md`).
+//! Base-wire tools for the runner's 2026-07-28 core server scenarios (`server-stateless`,
+//! `tools-list`, `tools-call-*`, `json-schema-2020-12`, `http-custom-header-server-validation`).
 //!
 //! | tool | behaviour |
 //! |---|---|

@@ -1,9 +1,9 @@
 //! The fixture's tools, in `tools/list` order:
 //!
-//! 1. [`tasks`]: the harmless header probe first, then the Tasks tools (tasks-wire-reference §9);
+//! 1. [`tasks`]: the harmless header probe first, then the Tasks tools (runner scenarios `tasks-*`);
 //! 2. [`content`]: the base-wire tools of the runner's core scenarios (content types, errors,
 //!    progress, logging, capability diagnostics, list changes, JSON Schema 2020-12,
-//!    `x-mcp-header`), as listed in `runner-core-checks.md`;
+//!    `x-mcp-header`);
 //! 3. [`mrtr`]: the `test_input_required_result_*` tools of the MRTR scenarios.
 
 pub mod content;

@@ -1,5 +1,5 @@
 //! The `test_input_required_result_*` tools of the runner's MRTR scenarios (SEP-2322;
-//! `runner-core-checks.md` "input-required-result-*"). All take no arguments and run
+//! `input-required-result-*`). All take no arguments and run
 //! synchronously: each missing answer ends the call with an `input_required` result, and the
 //! retry carries the answers (`inputResponses`) and the signed `requestState`.
 //!

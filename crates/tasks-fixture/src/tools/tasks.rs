@@ -1,4 +1,4 @@
-//! The Tasks tools, first in `tools/list` (tasks-wire-reference §9).
+//! The Tasks tools, first in `tools/list`: the tools the runner's `tasks-*` scenarios call.
 //!
 //! | tool | task policy | behaviour |
 //! |---|---|---|

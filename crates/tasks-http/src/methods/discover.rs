@@ -1,4 +1,7 @@
-//! `server/discover` (`wire-2026-07-28.md` §4).
+//! `server/discover` (MCP 2026-07-28 discover:
+//! <https://modelcontextprotocol.io/specification/2026-07-28/server/discover>; SEP-2663
+//! "Capability Negotiation"; no legacy `capabilities.tasks`: runner check
+//! `tasks-capability-negotiation/tasks-extension-advertised`).
 //!
 //! Result: `supportedVersions`, `capabilities` (`tools`, with `listChanged: true` when list
 //! changes are announced, and `extensions["io.modelcontextprotocol/tasks"] = {}`, never a legacy

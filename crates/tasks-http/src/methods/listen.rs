@@ -1,11 +1,15 @@
 //! `subscriptions/listen` with the Tasks filter `notifications.taskIds`
-//! (`wire-2026-07-28.md` §11; SEP-2663 "Task Status Notifications").
+//! (MCP 2026-07-28 subscriptions:
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>;
+//! SEP-2663 "Task Status Notifications":
+//! <https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
 //!
 //! * The filter was checked when the request was planned ([`tasks_core::listen::ListenFilter`]).
 //! * Unknown, expired and other-scope ids are dropped silently.
 //! * When the server shuts down ([`crate::Dispatcher::close_streams`]) the stream ends gracefully with
 //!   the listen response `{"resultType": "complete", "_meta": {subscriptionId, serverInfo}}`
-//!   (§11 rule 5). The HTTP adapter adds keep-alive comments while a stream is idle.
+//!   (subscriptions, "Graceful Closure"). The HTTP adapter adds keep-alive comments while a
+//!   stream is idle.
 //! * The response is an SSE stream: first `notifications/subscriptions/acknowledged` echoing
 //!   only what is honoured (`taskIds` omitted when none is left), then one `notifications/tasks`
 //!   per committed change of an accepted task, each carrying

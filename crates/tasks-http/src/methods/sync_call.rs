@@ -1,15 +1,18 @@
 //! A synchronous `tools/call`: run the tool now, answer with JSON, or with an SSE stream when
-//! the tool sends notifications first (`wire-2026-07-28.md` §8, §13.3).
+//! the tool sends notifications first (MCP 2026-07-28 progress and logging; streamable-http
+//! "Sending Messages", "Receiving Messages" and "Cancellation":
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>).
 //!
 //! * Without a `progressToken` or `logLevel` in the request `_meta` (or when the client does
 //!   not accept `text/event-stream`), the tool runs inline and the answer is one JSON message.
 //!   Dropping the response future (the client went away) drops the tool's and cancels its
-//!   token (§13.4).
+//!   token (streamable-http "Cancellation").
 //! * Otherwise the tool runs on its own tokio task with a [`Notifier`]. If it finishes before
 //!   notifying, the answer is JSON as above. The first notification switches the response to
 //!   SSE: every notification (`notifications/progress` with the request's token,
 //!   `notifications/message`), then the final response, then the stream ends. Dropping the
-//!   stream (the client went away) cancels the tool's token and aborts its task (§13.4).
+//!   stream (the client went away) cancels the tool's token and aborts its task
+//!   (streamable-http "Cancellation").
 //! * The final response is the `CallToolResult`, the MRTR `input_required` result (with a fresh
 //!   `requestState`), or the tool's JSON-RPC error.
 
@@ -137,8 +140,8 @@ pub(crate) async fn run(
     let meta = &finish.meta;
     let notifies = meta.progress_token.is_some() || meta.log_level.is_some();
     // The tool's token: fired when the response is dropped before the tool finished (the
-    // client went away, §13.4), whichever way it answers; a child, so that firing it never
-    // cancels the caller's own token.
+    // client went away: streamable-http "Cancellation"), whichever way it answers; a child, so
+    // that firing it never cancels the caller's own token.
     let cancel = call.cancel.child_token();
     let call = call.with_cancel(cancel.clone());
     if !notifies || !accepts_event_stream(headers) {

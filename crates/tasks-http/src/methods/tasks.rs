@@ -1,4 +1,6 @@
-//! `tasks/get`, `tasks/update`, `tasks/cancel` (SEP-2663; tasks-wire-reference §4).
+//! `tasks/get`, `tasks/update`, `tasks/cancel` (SEP-2663 "Task Polling", "Task Update
+//! Requests", "Task Cancellation":
+//! <https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
 //!
 //! Planned by [`tasks_core::params::plan_task_method`] (the Tasks declaration, then the
 //! params); then the lookup in the caller's scope ([`tasks_core::McpError::UnknownTask`]) and

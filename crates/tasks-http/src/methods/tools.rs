@@ -1,4 +1,7 @@
-//! `tools/list` and `tools/call` (`wire-2026-07-28.md` §5; tasks-wire-reference §3).
+//! `tools/list` and `tools/call` (MCP 2026-07-28 tools, "Listing Tools" and "Calling Tools":
+//! <https://modelcontextprotocol.io/specification/2026-07-28/server/tools>; SEP-2663 "Task
+//! Creation":
+//! <https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
 //!
 //! `tools/call` is planned by [`tasks_core::call`] (the normative step order, from params to
 //! "run now" or "create a task"); this module carries the plan out: a

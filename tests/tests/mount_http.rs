@@ -68,7 +68,9 @@ async fn the_fixture_app_serves_mcp_healthz_and_names_its_endpoint_elsewhere() {
             "Not found: the MCP endpoint is /mcp\n"
         );
     }
-    // GET on the endpoint reaches the service: 405 with a JSON-RPC body.
+    // GET on the endpoint reaches the service: 405 with a JSON-RPC body and `Allow: POST`.
+    let get = client.http().get(client.url()).send().await.unwrap();
+    assert_eq!(get.headers()["allow"], "POST");
     Client::send(client.http().get(client.url())).await.error(
         405,
         -32600,
@@ -269,4 +271,25 @@ async fn a_scope_fn_refusal_carries_the_configured_challenge() {
     assert_eq!(accepted.status(), 200);
     assert!(accepted.headers().get("www-authenticate").is_none());
     server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allowed_host_admits_that_host_only() {
+    let mut settings = settings();
+    settings.allowed_hosts = vec!["mcp.example.com".to_owned()];
+    let (addr, handle) = fixture_app(&settings).await;
+    let client = Client::new(format!("http://{addr}/mcp"));
+    let named = Client::send_replacing(
+        client.post(json!(1), "tools/list", json!({}), json!({})),
+        &[("host", "mcp.example.com")],
+    )
+    .await;
+    assert!(named.result()["tools"].is_array());
+    Client::send_replacing(
+        client.post(json!(2), "tools/list", json!({}), json!({})),
+        &[("host", "other.example.com")],
+    )
+    .await
+    .error(403, -32600, "Forbidden: Host or Origin is not allowed");
+    handle.shutdown().await;
 }

@@ -34,6 +34,7 @@ pub fn server(settings: &Settings) -> ServerBuilder {
         .max_body_bytes(settings.max_body_bytes)
         .drain_timeout(std::time::Duration::from_millis(settings.drain_ms))
         .leases(settings.leases())
+        .allowed_hosts(settings.allowed_hosts.clone())
         .allowed_origins(settings.cors_origins.clone());
     let changes = ListChanges::new();
     builder = builder.list_changes(changes.clone());

@@ -83,8 +83,11 @@ async fn run(settings: Settings) -> std::process::ExitCode {
         let stop = stop.clone();
         async move {
             tasks_http::shutdown_signal().await;
-            tracing::info!("shutting down");
+            tracing::info!("shutting down (a second Ctrl-C or SIGTERM stops at once)");
             stop.cancel();
+            tasks_http::shutdown_signal().await;
+            tracing::warn!("stopping at once: running tasks are interrupted");
+            std::process::exit(130);
         }
     });
     tasks_http::serve(listener, app, stop).await;

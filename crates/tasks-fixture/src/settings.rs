@@ -77,6 +77,11 @@ pub struct Settings {
     /// most every 2 s.
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1_000..))]
     pub lease_ms: u64,
+    /// Accepts requests addressed to HOST (a name or `name:port` in the `Host` header, e.g. the
+    /// name a load balancer forwards, or this machine's address), beside the loopback names;
+    /// requests for other hosts are HTTP 403 (DNS-rebinding protection). Repeatable.
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    pub allowed_hosts: Vec<String>,
     /// Lets a browser app served from ORIGIN (e.g. `https://inspector.example.com`: scheme,
     /// host and port) call the endpoint: CORS preflights are answered for it (the MCP request
     /// headers, `Mcp-Param-*` included, are allowed by mirroring the request's list), and it

@@ -30,10 +30,12 @@
 //!
 //! A browser app on another origin (the MCP Inspector's web UI) needs a CORS layer in front of
 //! the service, and its origin allowed with [`ServerBuilder::allowed_origins`] (the endpoint
-//! refuses a foreign `Origin` with 403 otherwise, against DNS rebinding). With tower-http:
+//! refuses a foreign `Origin` with 403 otherwise, against DNS rebinding). With tower-http
+//! (`tower-http = { version = "0.6", features = ["cors"] }` and `http = "1"` in
+//! `[dependencies]`):
 //!
 //! ```
-//! use http::{header, HeaderName, HeaderValue, Method};
+//! use http::{HeaderValue, Method};
 //! use tower_http::cors::{AllowHeaders, CorsLayer};
 //!
 //! let origin = "https://inspector.example.com";
@@ -46,8 +48,19 @@
 //!     .max_age(std::time::Duration::from_secs(600));
 //! let builder = tasks_http::ServerBuilder::new("my-server", "1.0.0")
 //!     .allowed_origins(vec![origin.to_owned()]);
-//! # let _ = (cors, builder, header::ORIGIN, HeaderName::from_static("mcp-method"));
+//! # let _ = (cors, builder);
 //! ```
+//!
+//! With authentication too, the CORS layer goes outside it (added after it:
+//! `.layer(auth).layer(cors)`), so that preflights, which carry no credentials, are answered
+//! rather than refused with 401.
+//!
+//! ## Host names
+//!
+//! Only requests addressed to a loopback name (`localhost`, `127.0.0.1`, `[::1]`) are served
+//! until [`ServerBuilder::allowed_hosts`] names the others (the name clients and load balancers
+//! use in `Host`): everything else is 403, against DNS rebinding. This holds for a mounted
+//! service too, whatever the host application's other routes accept.
 //!
 //! ## Module layers
 //!

@@ -156,6 +156,12 @@ impl McpService {
             },
         };
         let mut response = into_http(response);
+        if response.status() == StatusCode::METHOD_NOT_ALLOWED {
+            // RFC 9110 §15.5.6: a 405 lists the methods the resource supports.
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST"));
+        }
         if let Some(challenge) = &self.challenge {
             if response.status() == StatusCode::UNAUTHORIZED {
                 response
@@ -226,6 +232,14 @@ impl McpHandle {
     pub async fn shutdown(self) {
         self.dispatcher.close_streams();
         let runtime = self.dispatcher.runtime();
+        let running = runtime.busy_workers();
+        if !self.drain_timeout.is_zero() && running > 0 {
+            tracing::info!(
+                running,
+                wait_ms = u64::try_from(self.drain_timeout.as_millis()).unwrap_or(u64::MAX),
+                "waiting for running tasks to finish"
+            );
+        }
         if !self.drain_timeout.is_zero() && !runtime.drain(self.drain_timeout).await {
             tracing::warn!(
                 running = runtime.busy_workers(),

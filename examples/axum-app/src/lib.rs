@@ -110,7 +110,9 @@ pub async fn app(
         .route("/api/status", get(|| async { Json(json!({"ok": true})) }));
     if let Some(auth) = auth {
         let auth = Arc::new(auth);
-        mcp_routes = mcp_routes.layer(middleware::from_fn_with_state(auth.clone(), bearer));
+        // `route_layer`: only requests routed to the endpoint are authenticated; other paths
+        // stay 404 instead of becoming 401s.
+        mcp_routes = mcp_routes.route_layer(middleware::from_fn_with_state(auth.clone(), bearer));
         app = app.route(METADATA_PATH, get(metadata).with_state(auth));
     }
     let app = app.merge(mcp_routes).layer(middleware::from_fn(served_by));

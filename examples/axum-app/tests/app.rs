@@ -133,6 +133,11 @@ async fn bearer_authentication_refuses_with_a_challenge_and_scopes_tasks_by_user
         format!(r#"{challenge}, error="invalid_token""#).as_str()
     );
 
+    // Other paths are not the endpoint: 404, not 401.
+    let elsewhere = reqwest::get(format!("http://{addr}/nope")).await.unwrap();
+    assert_eq!(elsewhere.status(), 404);
+    assert!(elsewhere.headers().get("www-authenticate").is_none());
+
     // The metadata document the challenge points at.
     let metadata: Value = reqwest::get(format!("http://{addr}{METADATA_PATH}"))
         .await

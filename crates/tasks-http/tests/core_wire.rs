@@ -861,7 +861,7 @@ async fn param_headers_runner_table_and_more() {
         assert_eq!(result["isError"], true, "{result}");
         assert_eq!(
             result["content"][0]["text"],
-            "Invalid arguments at /count: violates inputSchema rule /properties/count/type"
+            "Invalid arguments at /count: violates inputSchema rule /properties/count/type (expected integer)"
         );
     }
     assert_eq!(

@@ -1578,11 +1578,11 @@ async fn invalid_arguments_are_a_tool_error_and_create_no_task() {
     for (args, text) in [
         (
             json!({"count": "x"}),
-            "Invalid arguments at /count: violates inputSchema rule /properties/count/type",
+            "Invalid arguments at /count: violates inputSchema rule /properties/count/type (expected integer)",
         ),
         (
             json!({}),
-            "Invalid arguments at /: violates inputSchema rule /required",
+            "Invalid arguments at /: violates inputSchema rule /required (`count` is required)",
         ),
     ] {
         for declared in [true, false] {

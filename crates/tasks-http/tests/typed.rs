@@ -117,15 +117,15 @@ async fn arguments_that_do_not_fit_are_refused_before_the_tool_runs_or_a_task_ex
     for (arguments, text) in [
         (
             json!({"file": "SECRET-1", "line": -1}),
-            "Invalid arguments at /line: violates inputSchema rule /properties/line/minimum",
+            "Invalid arguments at /line: violates inputSchema rule /properties/line/minimum (at least 0)",
         ),
         (
             json!({"file": "SECRET-2"}),
-            "Invalid arguments at /: violates inputSchema rule /required",
+            "Invalid arguments at /: violates inputSchema rule /required (`line` is required)",
         ),
         (
             json!({"file": "f", "line": 1, "SECRET-3": true}),
-            "Invalid arguments at /: violates inputSchema rule /additionalProperties",
+            "Invalid arguments at /: violates inputSchema rule /additionalProperties (an argument the tool does not take)",
         ),
         (
             json!({"file": "f", "line": 1, "caller": "SECRET-4"}),

@@ -428,10 +428,12 @@ impl Tool {
     /// [`Tool::with_arguments`]) that they deserialize into its arguments type.
     ///
     /// # Errors
-    /// A short description of the first violation, at most 512 bytes: the argument path and
-    /// the schema rule (`Invalid arguments at /count: violates inputSchema rule
-    /// /properties/count/type`), or the path where deserializing failed (`Invalid arguments
-    /// at /id: not accepted by the tool's arguments type`), never the offending value.
+    /// A short description of the first violation, at most 512 bytes: the argument path, the
+    /// schema rule and, for the common rules, what it asks for in words taken from the schema
+    /// (`Invalid arguments at /count: violates inputSchema rule /properties/count/type
+    /// (expected integer)`, `… rule /required (`name` is required)`), or the path where
+    /// deserializing failed (`Invalid arguments at /id: not accepted by the tool's arguments
+    /// type`); never the offending value.
     pub fn validate_arguments(&self, arguments: &JsonObject) -> Result<(), String> {
         if let Some(validator) = &self.validator {
             let instance = Value::Object(arguments.clone());
@@ -441,8 +443,9 @@ impl Tool {
                 let path = error.instance_path().to_string();
                 let location = if path.is_empty() { "/" } else { &path };
                 let rule = error.schema_path().to_string();
+                let hint = rule_hint(error.kind()).map_or(String::new(), |h| format!(" ({h})"));
                 bounded(format!(
-                    "Invalid arguments at {location}: violates inputSchema rule {rule}"
+                    "Invalid arguments at {location}: violates inputSchema rule {rule}{hint}"
                 ))
             });
             if let Some(message) = first {
@@ -452,6 +455,27 @@ impl Tool {
         self.arguments_check
             .map_or(Ok(()), |check| check(arguments))
     }
+}
+
+/// What a broken rule asks for, in words, from the schema's side only (a required property's
+/// name, a bound, a type): never the client's value.
+fn rule_hint(kind: &jsonschema::error::ValidationErrorKind) -> Option<String> {
+    use jsonschema::error::{TypeKind, ValidationErrorKind as Kind};
+    Some(match kind {
+        Kind::Required { property } => format!("`{}` is required", property.as_str()?),
+        Kind::Type {
+            kind: TypeKind::Single(expected),
+        } => format!("expected {expected}"),
+        Kind::Maximum { limit } => format!("at most {limit}"),
+        Kind::Minimum { limit } => format!("at least {limit}"),
+        Kind::ExclusiveMaximum { limit } => format!("less than {limit}"),
+        Kind::ExclusiveMinimum { limit } => format!("greater than {limit}"),
+        Kind::MaxLength { limit } => format!("at most {limit} characters"),
+        Kind::MinLength { limit } => format!("at least {limit} characters"),
+        Kind::Enum { .. } => "not one of the allowed values".to_owned(),
+        Kind::AdditionalProperties { .. } => "an argument the tool does not take".to_owned(),
+        _ => return None,
+    })
 }
 
 impl ToolRules for Tool {

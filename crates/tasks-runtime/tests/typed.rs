@@ -257,20 +257,20 @@ async fn invalid_arguments_are_refused_before_the_tool_runs_without_echoing_them
         // Broken schema rules: the planner answers with these before running or creating.
         (
             json!({"table": "SECRET-1", "region": 7}),
-            "Invalid arguments at /region: violates inputSchema rule /properties/region/type",
+            "Invalid arguments at /region: violates inputSchema rule /properties/region/type (expected string)",
         ),
         (
             json!({"region": "eu"}),
-            "Invalid arguments at /: violates inputSchema rule /required",
+            "Invalid arguments at /: violates inputSchema rule /required (`table` is required)",
         ),
         (
             json!({"table": "t", "region": "eu", "SECRET-2": 1}),
-            "Invalid arguments at /: violates inputSchema rule /additionalProperties",
+            "Invalid arguments at /: violates inputSchema rule /additionalProperties (an argument the tool does not take)",
         ),
         (
             json!({"table": "t", "region": "eu", "columns": [{"name": "a", "width": 999}]}),
             "Invalid arguments at /columns/0/width: violates inputSchema rule \
-             /$defs/Column/properties/width/maximum",
+             /$defs/Column/properties/width/maximum (at most 255)",
         ),
         // The schema lets `format` through unchecked; the type does not.
         (

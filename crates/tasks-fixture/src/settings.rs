@@ -96,9 +96,10 @@ pub struct Settings {
 }
 
 /// An origin: `http` or `https`, a host and an optional port, nothing after (a trailing `/`
-/// is dropped).
+/// is dropped). Lowercased, as browsers send it (the CORS layer compares bytes).
 fn parse_origin(text: &str) -> Result<String, String> {
-    let origin = text.strip_suffix('/').unwrap_or(text);
+    let lower = text.to_ascii_lowercase();
+    let origin = lower.strip_suffix('/').unwrap_or(&lower);
     let rest = origin
         .strip_prefix("https://")
         .or_else(|| origin.strip_prefix("http://"))
@@ -150,5 +151,32 @@ impl Settings {
             .with_max_runtime(Duration::from_millis(self.max_runtime_ms))
             .with_max_result_bytes(self.max_result_bytes)
             .with_reap_interval(Duration::from_millis(self.reap_interval_ms.max(1)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_origin;
+
+    #[test]
+    fn origins_are_checked_and_lowercased() {
+        assert_eq!(
+            parse_origin("https://App.Example.com:8443/").as_deref(),
+            Ok("https://app.example.com:8443")
+        );
+        assert_eq!(
+            parse_origin("http://localhost:6274").as_deref(),
+            Ok("http://localhost:6274")
+        );
+        for bad in [
+            "app.example.com",
+            "ftp://app.example.com",
+            "https://",
+            "https://app.example.com/path",
+            "https://user@app.example.com",
+            "https://app.example.com?x",
+        ] {
+            assert!(parse_origin(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -49,13 +49,10 @@ pub struct Auth {
 }
 
 impl Auth {
-    /// The `WWW-Authenticate` challenge of a refused request.
-    pub fn challenge(&self, invalid_token: bool) -> String {
-        let error = if invalid_token {
-            r#", error="invalid_token""#
-        } else {
-            ""
-        };
+    /// The `WWW-Authenticate` challenge of a refused request, with the RFC 6750 `error` code
+    /// when there is one (`invalid_token`, `invalid_request`).
+    pub fn challenge(&self, error: Option<&str>) -> String {
+        let error = error.map_or(String::new(), |code| format!(r#", error="{code}""#));
         format!(
             r#"Bearer resource_metadata="{}{METADATA_PATH}"{error}"#,
             self.base_url
@@ -129,31 +126,57 @@ async fn served_by(request: Request, next: Next) -> Response {
 }
 
 /// The authentication layer: a known bearer token becomes the [`Principal`] of the request;
-/// anything else is refused with 401 and the challenge.
+/// none or an unknown one is refused with 401 and the challenge, and several `Authorization`
+/// headers with 400 (`invalid_request`, RFC 6750 §3.1: which one would count is ambiguous).
 async fn bearer(State(auth): State<Arc<Auth>>, mut request: Request, next: Next) -> Response {
-    let token = request
-        .headers()
-        .get(header::AUTHORIZATION)
+    let mut values = request.headers().get_all(header::AUTHORIZATION).iter();
+    let (first, second) = (values.next(), values.next());
+    if second.is_some() {
+        return refusal(&auth, Refusal::InvalidRequest);
+    }
+    // The scheme is case-insensitive (RFC 9110 §11.1).
+    let token = first
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .map(str::trim);
+        .and_then(|value| value.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim());
     match token.and_then(|token| auth.tokens.get(token)) {
         Some(user) => {
             request.extensions_mut().insert(Principal::new(user));
             next.run(request).await
         }
-        None => {
-            let mut response =
-                tasks_http::service::into_http(McpResponse::error(None, &McpError::Unauthorized))
-                    .into_response();
-            if let Ok(challenge) = HeaderValue::from_str(&auth.challenge(token.is_some())) {
-                response
-                    .headers_mut()
-                    .insert(header::WWW_AUTHENTICATE, challenge);
-            }
-            response
-        }
+        None if first.is_some() => refusal(&auth, Refusal::InvalidToken),
+        None => refusal(&auth, Refusal::NoToken),
     }
+}
+
+/// Why [`bearer`] refused a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Refusal {
+    NoToken,
+    InvalidToken,
+    InvalidRequest,
+}
+
+/// The refusal: 401 (400 for `InvalidRequest`, -32600 either way) with the challenge and a
+/// JSON-RPC error body.
+fn refusal(auth: &Auth, why: Refusal) -> Response {
+    let (error, refused) = match why {
+        Refusal::NoToken => (None, McpError::Unauthorized),
+        Refusal::InvalidToken => (Some("invalid_token"), McpError::Unauthorized),
+        Refusal::InvalidRequest => (
+            Some("invalid_request"),
+            McpError::InvalidRequest("Only one Authorization header is allowed"),
+        ),
+    };
+    let mut response =
+        tasks_http::service::into_http(McpResponse::error(None, &refused)).into_response();
+    if let Ok(challenge) = HeaderValue::from_str(&auth.challenge(error)) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    response
 }
 
 /// The OAuth protected-resource metadata of the endpoint (RFC 9728 §2).

@@ -60,9 +60,10 @@ async fn main() -> std::io::Result<()> {
     writeln!(stdout, "http://{addr}{MCP_PATH}")?;
     stdout.flush()?;
     drop(stdout);
-    axum::serve(listener, router)
-        .with_graceful_shutdown(stop.cancelled_owned())
-        .await?;
+    // `tasks_http::serve` rather than `axum::serve`: it also times out silent connections and
+    // request heads, and bounds the graceful shutdown (a long synchronous call cannot hold
+    // it up for more than 5 s).
+    tasks_http::serve(listener, router, stop).await;
     handle.shutdown().await;
     Ok(())
 }

@@ -133,6 +133,30 @@ async fn bearer_authentication_refuses_with_a_challenge_and_scopes_tasks_by_user
         format!(r#"{challenge}, error="invalid_token""#).as_str()
     );
 
+    // The scheme is case-insensitive; two Authorization headers are ambiguous: 400.
+    let lower = post(addr, 5, "tools/list", json!({}), None)
+        .header("authorization", "bearer alice-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(lower.status(), 200);
+    let twice = post(addr, 6, "tools/list", json!({}), None)
+        .header("authorization", "Bearer alice-token")
+        .header("authorization", "Bearer bob-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        twice.headers()["www-authenticate"],
+        format!(r#"{challenge}, error="invalid_request""#).as_str()
+    );
+    let (code, body) = json_of(twice).await;
+    assert_eq!(code, 400);
+    assert_eq!(
+        body["error"],
+        json!({"code": -32600, "message": "Only one Authorization header is allowed"})
+    );
+
     // Other paths are not the endpoint: 404, not 401.
     let elsewhere = reqwest::get(format!("http://{addr}/nope")).await.unwrap();
     assert_eq!(elsewhere.status(), 404);

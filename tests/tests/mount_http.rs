@@ -293,3 +293,84 @@ async fn allowed_host_admits_that_host_only() {
     .error(403, -32600, "Forbidden: Host or Origin is not allowed");
     handle.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_requests_tasks_and_streams_without_task_data() {
+    let (addr, handle) = fixture_app(&settings()).await;
+    let client = Client::new(format!("http://{addr}/mcp"));
+    let scrape = || async {
+        let response = reqwest::get(format!("http://{addr}/metrics"))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/openmetrics-text; version=1.0.0; charset=utf-8"
+        );
+        response.text().await.unwrap()
+    };
+
+    client
+        .request("tools/list", json!({}), json!({}))
+        .await
+        .result();
+    let created = client
+        .create_task("slow_compute", json!({"seconds": 0, "label": "metered"}))
+        .await;
+    let task_id = created["taskId"].as_str().unwrap().to_owned();
+    let done = client.poll_until_terminal(&task_id).await;
+    assert_eq!(done["status"], "completed");
+    client
+        .request("tasks/get", json!({"taskId": "no-such-task"}), tasks_caps())
+        .await
+        .error(400, -32602, "Unknown or inaccessible taskId");
+    let listen = client
+        .post(
+            json!("metered-listen"),
+            "subscriptions/listen",
+            json!({"notifications": {}}),
+            json!({}),
+        )
+        .send()
+        .await
+        .unwrap();
+    let mut sse = Sse::new(Box::pin(listen.bytes_stream()));
+    sse.next().await;
+
+    let text = scrape().await;
+    for line in [
+        r#"mcp_requests_total{method="tools/list",code="ok"} 1"#,
+        r#"mcp_requests_total{method="tools/call",code="ok"} 1"#,
+        r#"mcp_requests_total{method="tasks/get",code="-32602"} 1"#,
+        r#"mcp_tasks_created_total{tool="slow_compute"} 1"#,
+        r#"mcp_task_transitions_total{status="working"} 1"#,
+        r#"mcp_task_transitions_total{status="completed"} 1"#,
+        r#"mcp_task_duration_seconds_count{status="completed"} 1"#,
+        "mcp_listen_streams 1",
+        "mcp_worker_slots_busy 0",
+        "mcp_worker_slots 32",
+        "mcp_tasks_reaped_total 0",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in:\n{text}"
+        );
+    }
+    assert!(!text.contains(&task_id), "no task id in metrics:\n{text}");
+    assert!(
+        !text.contains("metered"),
+        "no arguments in metrics:\n{text}"
+    );
+
+    // The stream closed, the gauge is back to zero.
+    drop(sse);
+    let deadline = tokio::time::Instant::now() + WAIT_LIMIT;
+    while !scrape().await.lines().any(|l| l == "mcp_listen_streams 0") {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the listen gauge never fell"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    handle.shutdown().await;
+}

@@ -1,5 +1,6 @@
-//! The fixture's HTTP application: an axum `Router` with the MCP service at [`ENDPOINT_PATH`]
-//! and `GET /healthz`, as a server author would mount it next to their own routes.
+//! The fixture's HTTP application: an axum `Router` with the MCP service at [`ENDPOINT_PATH`],
+//! `GET /healthz` and `GET /metrics`, as a server author would mount it next to their own
+//! routes.
 
 use axum::routing::get;
 use axum::Router;
@@ -13,16 +14,35 @@ use crate::Settings;
 pub const ENDPOINT_PATH: &str = "/mcp";
 
 /// The application: `POST /mcp` (the MCP endpoint; other methods there are answered by the
-/// service: 405), `GET /healthz` (`200 ok`, for load balancers; no Host/Origin check, it tells
-/// nothing about tasks), and a 404 naming the endpoint for every other path. With
+/// service: 405), `GET /healthz` (`200 ok`, for load balancers), `GET /metrics` (OpenMetrics
+/// text for Prometheus: counts and timings only, no task data, ids or principals), and a 404
+/// naming the endpoint for every other path. `/healthz` and `/metrics` skip the endpoint's
+/// Host/Origin check: a load balancer or a scraper addresses the node from elsewhere, and
+/// neither route acts on anything (the DNS-rebinding protection guards the MCP endpoint). With
 /// `--cors-origin`, the endpoint answers CORS preflights from those origins.
 pub fn router(mcp: McpService, settings: &Settings) -> Router {
+    let dispatcher = mcp.dispatcher().clone();
     let mut endpoint = Router::new().route_service(ENDPOINT_PATH, mcp);
     if let Some(cors) = cors(&settings.cors_origins) {
         endpoint = endpoint.layer(cors);
     }
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
+        .route(
+            "/metrics",
+            get(move || {
+                let text = dispatcher.encode_metrics();
+                async move {
+                    (
+                        [(
+                            http::header::CONTENT_TYPE,
+                            tasks_http::metrics::CONTENT_TYPE,
+                        )],
+                        text,
+                    )
+                }
+            }),
+        )
         .merge(endpoint)
         .fallback(|| async { tasks_http::service::not_found(ENDPOINT_PATH) })
 }

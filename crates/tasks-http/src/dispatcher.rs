@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::DispatchConfig;
 use crate::head::Head;
 use crate::methods;
+use crate::metrics::{method_label, Metrics};
 use crate::principal::Principal;
 use crate::response::BodyError;
 use crate::response::McpResponse;
@@ -101,6 +102,7 @@ impl Dispatcher {
         );
         let tools = runtime.tools();
         let tools_list = crate::shared::list_result(&tools, &config, &server_meta);
+        let metrics = Arc::new(Metrics::new(&runtime));
         Dispatcher {
             shared: Shared {
                 runtime,
@@ -112,6 +114,7 @@ impl Dispatcher {
                     result: Arc::new(tools_list),
                 }),
                 shutdown: CancellationToken::new(),
+                metrics,
             },
             scope_fn,
             scope_key,
@@ -179,19 +182,49 @@ impl Dispatcher {
     /// Handles one message (steps 3 onwards) for a caller already admitted into `scope`: the
     /// core plans it ([`tasks_core::plan`]), this carries the plan out.
     pub async fn dispatch(&self, headers: &HeaderMap, body: &[u8], scope: Scope) -> McpResponse {
+        let started = std::time::Instant::now();
+        let (response, code) = self.answer(headers, body, scope).await;
+        self.shared
+            .metrics
+            .answered(method_label(headers), code, started.elapsed());
+        response
+    }
+
+    /// The server's metrics (requests, listen streams, task lifecycle): encode them with
+    /// [`Metrics::encode`] for a scrape, or use [`Dispatcher::encode_metrics`].
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.shared.metrics
+    }
+
+    /// Every metric as OpenMetrics text ([`crate::metrics::CONTENT_TYPE`]), for a
+    /// `GET /metrics` route of the host application.
+    pub fn encode_metrics(&self) -> String {
+        self.shared.metrics.encode(&self.shared.runtime)
+    }
+
+    /// [`Dispatcher::dispatch`] and the JSON-RPC error code of the answer (`None` for a
+    /// result or an accepted notification).
+    async fn answer(
+        &self,
+        headers: &HeaderMap,
+        body: &[u8],
+        scope: Scope,
+    ) -> (McpResponse, Option<i64>) {
         let now = self.shared.runtime.now();
         let view = View {
             tools: self.shared.runtime.tools(),
             state_key: &self.shared.state_key,
         };
         match plan(&Head(headers), body, &view, scope.as_str(), now) {
-            Plan::Accepted => McpResponse::accepted(),
-            Plan::Reject { id, error } => McpResponse::error(id.as_ref(), &error),
+            Plan::Accepted => (McpResponse::accepted(), None),
+            Plan::Reject { id, error } => {
+                (McpResponse::error(id.as_ref(), &error), Some(error.code()))
+            }
             Plan::Run(planned) => {
                 let id = planned.id.clone();
                 match self.run(planned, headers, &scope, now, view.tools).await {
-                    Ok(response) => response,
-                    Err(error) => McpResponse::error(Some(&id), &error),
+                    Ok(response) => (response, None),
+                    Err(error) => (McpResponse::error(Some(&id), &error), Some(error.code())),
                 }
             }
         }

@@ -71,10 +71,10 @@
 //! |---|---|
 //! | `builder` | `service`, `server`, `dispatcher`, `config` |
 //! | `service` | `dispatcher`, `response` |
-//! | `dispatcher` | `methods`, `shared`, `head`, `config`, `origin`, `principal`, `response` |
-//! | `methods::*` | `shared`, `config`, `response`, `head`, `methods::sync_call` |
-//! | `shared` | `config` |
-//! | `config`, `origin`, `principal`, `response`, `head`, `server` | nothing of this crate |
+//! | `dispatcher` | `methods`, `shared`, `head`, `config`, `origin`, `principal`, `metrics`, `response` |
+//! | `methods::*` | `shared`, `config`, `metrics`, `response`, `head`, `methods::sync_call` |
+//! | `shared` | `config`, `metrics` |
+//! | `config`, `origin`, `principal`, `metrics`, `response`, `head`, `server` | nothing of this crate |
 //!
 //! Served methods: `server/discover`, `tools/list`, `tools/call` (synchronous, MRTR
 //! `input_required`, or `CreateTaskResult` by the tool's task policy), `tasks/get`,
@@ -88,6 +88,7 @@ mod config;
 mod dispatcher;
 mod head;
 mod methods;
+pub mod metrics;
 mod origin;
 mod principal;
 pub mod response;
@@ -99,6 +100,7 @@ pub use builder::{RunningServer, ServerBuilder, DEFAULT_MAX_BODY_BYTES};
 pub use config::DispatchConfig;
 pub use dispatcher::{Dispatcher, ScopeFn};
 pub use head::Head;
+pub use metrics::Metrics;
 pub use origin::HostPolicy;
 pub use principal::Principal;
 pub use response::BodyError;

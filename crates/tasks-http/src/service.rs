@@ -208,6 +208,13 @@ impl McpHandle {
         &self.dispatcher
     }
 
+    /// Every metric of the server as OpenMetrics text
+    /// ([`metrics::CONTENT_TYPE`](crate::metrics::CONTENT_TYPE)), for the host application's
+    /// `GET /metrics` route.
+    pub fn encode_metrics(&self) -> String {
+        self.dispatcher.encode_metrics()
+    }
+
     /// The runtime: register or remove tools at run time, look at tasks.
     pub fn runtime(&self) -> &TaskRuntime {
         self.dispatcher.runtime()

@@ -12,6 +12,7 @@ use tasks_runtime::{TaskRuntime, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::DispatchConfig;
+use crate::metrics::Metrics;
 
 /// The state every method handler reads.
 pub(crate) struct Shared {
@@ -25,6 +26,8 @@ pub(crate) struct Shared {
     pub(crate) tools_list: ArcSwap<ToolsList>,
     /// Fires on shutdown: open `subscriptions/listen` streams then close gracefully.
     pub(crate) shutdown: CancellationToken,
+    /// The server's metrics.
+    pub(crate) metrics: Arc<Metrics>,
 }
 
 /// A `tools/list` result and the tool snapshot it lists.

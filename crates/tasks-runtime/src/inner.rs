@@ -51,6 +51,8 @@ pub(crate) struct Inner {
     pub(crate) published: DashMap<TaskId, Published>,
     /// This process's current node id (a new one after the lease was lost).
     pub(crate) node: RwLock<NodeId>,
+    /// The task-lifecycle metrics.
+    pub(crate) metrics: crate::metrics::RuntimeMetrics,
 }
 
 /// What [`Inner::publish`] last sent for a task: enough to drop stale or repeated states,
@@ -205,6 +207,7 @@ impl Inner {
                 .map_err(store_error)?
             {
                 CasOutcome::Committed(committed) => {
+                    self.metrics.entered(&committed.task);
                     self.publish(scope, &committed.task);
                     return Ok(Committed {
                         task: committed.task,
@@ -299,6 +302,7 @@ impl Inner {
     pub(crate) async fn reap(&self) -> Result<usize, McpError> {
         let now = self.clock.now();
         let reaped = self.store.reap(now).await.map_err(store_error)?;
+        self.metrics.reaped(reaped.len());
         for id in &reaped {
             self.published.remove(id);
             if let Some((_, handle)) = self.workers.remove(id) {

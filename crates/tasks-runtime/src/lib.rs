@@ -101,6 +101,7 @@ mod follow;
 mod inner;
 pub mod list_changes;
 mod lock;
+pub mod metrics;
 pub mod notify;
 mod port;
 pub mod recovery;
@@ -119,6 +120,7 @@ pub use context::ToolContext;
 pub use error::ToolError;
 pub use events::StatusEvent;
 pub use list_changes::{ListChanges, ListKind};
+pub use metrics::RuntimeMetrics;
 pub use notify::{Notifier, RequestNotification};
 pub use registry::{
     error_result, text_result, Recovery, Tool, ToolHandler, ToolPolicy, ToolRegistry,

@@ -69,8 +69,15 @@ impl TaskRuntime {
                 events,
                 published: DashMap::new(),
                 node: RwLock::new(NodeId::random().expect("the OS random source is unavailable")),
+                metrics: crate::metrics::RuntimeMetrics::default(),
             }),
         }
+    }
+
+    /// The task-lifecycle metrics of this runtime: register them into the server's registry
+    /// with [`RuntimeMetrics::register`](crate::metrics::RuntimeMetrics::register).
+    pub fn metrics(&self) -> &crate::metrics::RuntimeMetrics {
+        &self.inner.metrics
     }
 
     /// This process's node id in the store (a new one after the node lost its lease).
@@ -253,11 +260,10 @@ impl TaskRuntime {
                 limit: limits.max_input_bytes,
             });
         }
-        let permit = inner
-            .slots
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| McpError::CapacityExhausted(tasks_core::CapacityLimit::MaxJobs))?;
+        let permit = inner.slots.clone().try_acquire_owned().map_err(|_| {
+            inner.metrics.refused(tasks_core::CapacityLimit::MaxJobs);
+            McpError::CapacityExhausted(tasks_core::CapacityLimit::MaxJobs)
+        })?;
         let id = match id {
             Some(id) => id,
             None => {
@@ -292,9 +298,14 @@ impl TaskRuntime {
                     .await?
                     .ok_or(McpError::Internal("Task store failure"));
             }
+            Err(StoreError::Capacity(limit)) => {
+                inner.metrics.refused(limit);
+                return Err(McpError::CapacityExhausted(limit));
+            }
             Err(error) => return Err(store_error(error)),
         };
         let snapshot = created.snapshot;
+        inner.metrics.created(tool.name(), &snapshot.task);
         let handle = Arc::new(WorkerHandle::new(created.lease));
         inner
             .workers

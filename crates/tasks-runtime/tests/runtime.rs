@@ -846,6 +846,17 @@ async fn max_workers_refuses_with_max_jobs() {
     let error = rt.create_task(work("echo")).await.unwrap_err();
     assert_eq!(error.to_error_object().data.unwrap()["limit"], "max_jobs");
     assert_eq!(rt.stored_tasks().await.unwrap(), 1, "nothing stored");
+    let text = metrics_text(&rt);
+    for line in [
+        r#"task_capacity_refusals_total{limit="max_jobs"} 2"#,
+        "worker_slots_busy 1",
+        "worker_slots 1",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in:\n{text}"
+        );
+    }
 
     rt.cancel(&scope, spinning.id()).await.unwrap();
     yield_until("the slot is released", || rt.busy_workers() == 0).await;
@@ -895,6 +906,31 @@ async fn max_tasks_refuses_with_max_tasks() {
         rt.busy_workers() == 0
     })
     .await;
+    // The metrics saw two creations, two completions and the refusal.
+    let text = metrics_text(&rt);
+    for line in [
+        r#"tasks_created_total{tool="echo"} 2"#,
+        r#"task_transitions_total{status="completed"} 2"#,
+        r#"task_duration_seconds_count{status="completed"} 2"#,
+        r#"task_capacity_refusals_total{limit="max_tasks"} 1"#,
+        "worker_slots_busy 0",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in:\n{text}"
+        );
+    }
+}
+
+/// The runtime's metrics as OpenMetrics text (no prefix), worker slots read now.
+fn metrics_text(rt: &TaskRuntime) -> String {
+    let mut registry = prometheus_client::registry::Registry::default();
+    rt.metrics().register(&mut registry);
+    rt.metrics()
+        .set_workers(rt.busy_workers(), rt.config().limits.max_workers);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    text
 }
 
 #[tokio::test(start_paused = true)]

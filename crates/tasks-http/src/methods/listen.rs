@@ -47,6 +47,8 @@ struct Listen {
     scope: Scope,
     ids: HashSet<TaskId>,
     subscription_id: Value,
+    /// Counts the stream as open (`mcp_listen_streams`) until it is dropped.
+    _open: crate::metrics::ListenStreamGuard,
 }
 
 pub(crate) async fn handle(
@@ -83,6 +85,7 @@ pub(crate) async fn handle(
         scope: scope.clone(),
         ids: accepted.into_iter().collect(),
         subscription_id,
+        _open: d.metrics.listen_stream(),
     };
     let messages = stream::unfold(state, |mut state| async move {
         if let Some(ack) = state.ack.take() {

@@ -1,0 +1,153 @@
+//! Request metrics and the server's metrics registry: the runtime's task-lifecycle metrics
+//! ([`tasks_runtime::RuntimeMetrics`]) and these, in one `prometheus-client` registry the
+//! server owns (prefix `mcp`), encoded as OpenMetrics text by [`Metrics::encode`].
+//!
+//! Label values are bounded: the method is one of the served methods or `other` (the client
+//! chooses it), the code is `ok` or a JSON-RPC error code this server answers with.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::{Registry, Unit};
+use tasks_core::method::Method;
+use tasks_runtime::TaskRuntime;
+
+/// The content type of [`Metrics::encode`]'s text.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    method: &'static str,
+    code: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct MethodLabel {
+    method: &'static str,
+}
+
+/// The metric label of a request's method: the served method named by its `Mcp-Method`
+/// header (which admission checks against the body), else `other`.
+pub(crate) fn method_label(headers: &http::HeaderMap) -> &'static str {
+    headers
+        .get("mcp-method")
+        .and_then(|value| value.to_str().ok())
+        .and_then(Method::parse)
+        .map_or("other", Method::as_str)
+}
+
+/// The metric label of a JSON-RPC error code (`ok` for a result).
+pub(crate) fn code_label(code: Option<i64>) -> &'static str {
+    match code {
+        None => "ok",
+        Some(-32700) => "-32700",
+        Some(-32600) => "-32600",
+        Some(-32601) => "-32601",
+        Some(-32602) => "-32602",
+        Some(-32603) => "-32603",
+        Some(-32020) => "-32020",
+        Some(-32021) => "-32021",
+        Some(-32022) => "-32022",
+        Some(_) => "other",
+    }
+}
+
+/// The server's metrics: request counters and latencies, open listen streams, and the
+/// runtime's task-lifecycle metrics, in one registry.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<MethodLabel, Histogram>,
+    listen_streams: Gauge,
+}
+
+impl Metrics {
+    /// The metrics of a server over `runtime`, registered under the prefix `mcp`:
+    /// `mcp_requests_total{method,code}`, `mcp_request_duration_seconds{method}` (until the
+    /// response head: a stream's first byte), `mcp_listen_streams` (open
+    /// `subscriptions/listen` streams) and the runtime's
+    /// ([`RuntimeMetrics::register`](tasks_runtime::RuntimeMetrics::register)).
+    pub fn new(runtime: &TaskRuntime) -> Self {
+        let mut registry = Registry::with_prefix("mcp");
+        let requests = Family::<RequestLabels, Counter>::default();
+        let latency = Family::<MethodLabel, Histogram>::new_with_constructor(|| {
+            // 1 ms to about 16 s.
+            Histogram::new(exponential_buckets(0.001, 2.0, 15))
+        });
+        let listen_streams = Gauge::default();
+        registry.register(
+            "requests",
+            "MCP requests answered, by method and JSON-RPC outcome (ok or error code)",
+            requests.clone(),
+        );
+        registry.register_with_unit(
+            "request_duration",
+            "Time to answer an MCP request (to the response head for a stream), by method",
+            Unit::Seconds,
+            latency.clone(),
+        );
+        registry.register(
+            "listen_streams",
+            "Open subscriptions/listen streams",
+            listen_streams.clone(),
+        );
+        runtime.metrics().register(&mut registry);
+        Metrics {
+            registry,
+            requests,
+            latency,
+            listen_streams,
+        }
+    }
+
+    /// Counts one answered request.
+    pub(crate) fn answered(&self, method: &'static str, code: Option<i64>, took: Duration) {
+        self.requests
+            .get_or_create(&RequestLabels {
+                method,
+                code: code_label(code),
+            })
+            .inc();
+        self.latency
+            .get_or_create(&MethodLabel { method })
+            .observe(took.as_secs_f64());
+    }
+
+    /// A guard counting an open listen stream until it is dropped.
+    pub(crate) fn listen_stream(self: &Arc<Self>) -> ListenStreamGuard {
+        self.listen_streams.inc();
+        ListenStreamGuard {
+            gauge: self.listen_streams.clone(),
+        }
+    }
+
+    /// Every metric as OpenMetrics text ([`CONTENT_TYPE`]), with the worker-slot gauges of
+    /// `runtime` read now.
+    pub fn encode(&self, runtime: &TaskRuntime) -> String {
+        runtime
+            .metrics()
+            .set_workers(runtime.busy_workers(), runtime.config().limits.max_workers);
+        let mut text = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
+        text
+    }
+}
+
+/// Counts an open listen stream; dropped with the stream.
+#[derive(Debug)]
+pub(crate) struct ListenStreamGuard {
+    gauge: Gauge,
+}
+
+impl Drop for ListenStreamGuard {
+    fn drop(&mut self) {
+        self.gauge.dec();
+    }
+}

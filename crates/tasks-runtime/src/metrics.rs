@@ -1,0 +1,164 @@
+//! Task-lifecycle metrics of one process, kept with `prometheus-client` handles that are made
+//! once (no lookup by name per event) and registered into a registry the server owns
+//! ([`RuntimeMetrics::register`]), never a global one.
+//!
+//! Label values come from bounded sets only: registered tool names, the five task statuses,
+//! the three capacity limits. Names follow the Prometheus conventions (`_total` counters,
+//! `_seconds` in base units); `docs/observability.md` lists each with its meaning.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::{Registry, Unit};
+use tasks_core::{CapacityLimit, Task, TaskStatus};
+
+/// The `tool` label: a registered tool's name.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ToolLabel {
+    tool: String,
+}
+
+/// The `status` label: a task status as on the wire (`working`, `input_required`, …).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StatusLabel {
+    status: &'static str,
+}
+
+/// The `limit` label: a capacity limit as in `data.limit` (`max_jobs`, …).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LimitLabel {
+    limit: &'static str,
+}
+
+/// Bucket bounds of task durations, in seconds: 10 ms to about 3 hours.
+fn duration_buckets() -> impl Iterator<Item = f64> {
+    prometheus_client::metrics::histogram::exponential_buckets(0.01, 4.0, 10)
+}
+
+/// The task-lifecycle metrics of a [`TaskRuntime`](crate::TaskRuntime). Cheap to clone (the
+/// handles are shared).
+#[derive(Clone, Debug)]
+pub struct RuntimeMetrics {
+    created: Family<ToolLabel, Counter>,
+    transitions: Family<StatusLabel, Counter>,
+    duration: Family<StatusLabel, Histogram>,
+    refusals: Family<LimitLabel, Counter>,
+    reaped: Counter,
+    workers_busy: Gauge,
+    workers_total: Gauge,
+}
+
+impl Default for RuntimeMetrics {
+    fn default() -> Self {
+        RuntimeMetrics {
+            created: Family::default(),
+            transitions: Family::default(),
+            duration: Family::new_with_constructor(|| Histogram::new(duration_buckets())),
+            refusals: Family::default(),
+            reaped: Counter::default(),
+            workers_busy: Gauge::default(),
+            workers_total: Gauge::default(),
+        }
+    }
+}
+
+impl RuntimeMetrics {
+    /// Registers every metric into `registry` (names below its prefix):
+    /// `tasks_created_total{tool}`, `task_transitions_total{status}`,
+    /// `task_duration_seconds{status}` (creation to terminal state),
+    /// `task_capacity_refusals_total{limit}`, `tasks_reaped_total`, `worker_slots_busy` and
+    /// `worker_slots` (set by [`RuntimeMetrics::set_workers`] before each scrape).
+    pub fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "tasks_created",
+            "Tasks created by this process, by tool",
+            self.created.clone(),
+        );
+        registry.register(
+            "task_transitions",
+            "Task states committed by this process, by the status entered",
+            self.transitions.clone(),
+        );
+        registry.register_with_unit(
+            "task_duration",
+            "Time from a task's creation to its terminal state, by that state (committed by this process)",
+            Unit::Seconds,
+            self.duration.clone(),
+        );
+        registry.register(
+            "task_capacity_refusals",
+            "Task creations refused for capacity, by the limit reached",
+            self.refusals.clone(),
+        );
+        registry.register(
+            "tasks_reaped",
+            "Expired tasks deleted by this process's reaper",
+            self.reaped.clone(),
+        );
+        registry.register(
+            "worker_slots_busy",
+            "Worker slots in use (running tasks; parked ones hold none)",
+            self.workers_busy.clone(),
+        );
+        registry.register(
+            "worker_slots",
+            "Worker slots of this process (Limits::max_workers)",
+            self.workers_total.clone(),
+        );
+    }
+
+    /// A task of `tool` was created.
+    pub(crate) fn created(&self, tool: &str, task: &Task) {
+        self.created
+            .get_or_create(&ToolLabel {
+                tool: tool.to_owned(),
+            })
+            .inc();
+        self.entered(task);
+    }
+
+    /// `task` entered its current status (a committed transition).
+    pub(crate) fn entered(&self, task: &Task) {
+        let status = StatusLabel {
+            status: task.status().as_str(),
+        };
+        self.transitions.get_or_create(&status).inc();
+        if matches!(
+            task.status(),
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+        ) {
+            let millis = task
+                .last_updated_at()
+                .unix_millis()
+                .saturating_sub(task.created_at().unix_millis());
+            #[allow(clippy::cast_precision_loss)] // milliseconds: exact far beyond any task's life
+            self.duration
+                .get_or_create(&status)
+                .observe(millis as f64 / 1000.0);
+        }
+    }
+
+    /// A creation was refused at `limit`.
+    pub(crate) fn refused(&self, limit: CapacityLimit) {
+        self.refusals
+            .get_or_create(&LimitLabel {
+                limit: limit.as_str(),
+            })
+            .inc();
+    }
+
+    /// `count` expired tasks were deleted.
+    pub(crate) fn reaped(&self, count: usize) {
+        self.reaped.inc_by(u64::try_from(count).unwrap_or(u64::MAX));
+    }
+
+    /// Sets the worker-slot gauges (called before each scrape).
+    pub fn set_workers(&self, busy: usize, total: usize) {
+        self.workers_busy
+            .set(i64::try_from(busy).unwrap_or(i64::MAX));
+        self.workers_total
+            .set(i64::try_from(total).unwrap_or(i64::MAX));
+    }
+}

@@ -23,17 +23,20 @@ fn main() -> std::process::ExitCode {
 }
 
 async fn run(settings: Settings) -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| EnvFilter::new("info"))
-                // The PostgreSQL driver logs every statement's parameters at debug level: task
-                // arguments, answers and results. Never, whatever RUST_LOG says.
-                .add_directive("tokio_postgres=info".parse().expect("a valid directive")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info"))
+        // The PostgreSQL driver logs every statement's parameters at debug level: task
+        // arguments, answers and results. Never, whatever RUST_LOG says.
+        .add_directive("tokio_postgres=info".parse().expect("a valid directive"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match settings.log_format {
+        tasks_fixture::settings::LogFormat::Json => logs.json().init(),
+        tasks_fixture::settings::LogFormat::Text => logs
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+    }
     let builder = match tasks_fixture::open_server(&settings).await {
         Ok(builder) => builder,
         Err(error) => {

@@ -89,10 +89,23 @@ pub struct Settings {
     /// by default.
     #[arg(long = "cors-origin", value_name = "ORIGIN", value_parser = parse_origin)]
     pub cors_origins: Vec<String>,
+    /// How logs are written to stderr: `text` (for people) or `json` (one JSON object per line,
+    /// with the span fields, for log shippers).
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
     /// Worker threads of the tokio runtime (the binary only); default: tokio's default, one per
     /// core the process may run on.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub worker_threads: Option<u16>,
+}
+
+/// The format of the fixture's logs (`--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// An origin: `http` or `https`, a host and an optional port, nothing after (a trailing `/`

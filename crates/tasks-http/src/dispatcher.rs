@@ -21,11 +21,12 @@ use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::{JsonObject, McpError, Timestamp};
 use tasks_runtime::{Scope, ScopeKey, TaskRuntime, ToolRegistry};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use crate::config::DispatchConfig;
 use crate::head::Head;
 use crate::methods;
-use crate::metrics::{method_label, Metrics};
+use crate::metrics::{code_label, method_label, Metrics};
 use crate::principal::Principal;
 use crate::response::BodyError;
 use crate::response::McpResponse;
@@ -183,10 +184,20 @@ impl Dispatcher {
     /// core plans it ([`tasks_core::plan`]), this carries the plan out.
     pub async fn dispatch(&self, headers: &HeaderMap, body: &[u8], scope: Scope) -> McpResponse {
         let started = std::time::Instant::now();
-        let (response, code) = self.answer(headers, body, scope).await;
-        self.shared
-            .metrics
-            .answered(method_label(headers), code, started.elapsed());
+        let method = method_label(headers);
+        // DEBUG, on the hot path: the method is one of a bounded set; the tool is recorded
+        // only once the planner found it registered; nothing of the body is recorded.
+        let span = tracing::debug_span!("mcp.request", method, tool = tracing::field::Empty);
+        let (response, code) = self.answer(headers, body, scope).instrument(span).await;
+        let took = started.elapsed();
+        tracing::debug!(
+            method,
+            code = code_label(code),
+            status = response.status,
+            duration_us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
+            "mcp request answered"
+        );
+        self.shared.metrics.answered(method, code, took);
         response
     }
 
@@ -249,6 +260,7 @@ impl Dispatcher {
                 arguments,
                 plan,
             } => {
+                tracing::Span::current().record("tool", name.as_str());
                 let call = methods::tools::Call {
                     id,
                     tools,

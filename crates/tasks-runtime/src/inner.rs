@@ -207,6 +207,12 @@ impl Inner {
                 .map_err(store_error)?
             {
                 CasOutcome::Committed(committed) => {
+                    tracing::debug!(
+                        task_id = id.as_str(),
+                        status = committed.task.status().as_str(),
+                        revision = committed.task.revision(),
+                        "task status committed"
+                    );
                     self.metrics.entered(&committed.task);
                     self.publish(scope, &committed.task);
                     return Ok(Committed {

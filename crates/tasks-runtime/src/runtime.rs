@@ -306,6 +306,11 @@ impl TaskRuntime {
         };
         let snapshot = created.snapshot;
         inner.metrics.created(tool.name(), &snapshot.task);
+        tracing::debug!(
+            task_id = snapshot.task.id().as_str(),
+            tool = tool.name(),
+            "task created"
+        );
         let handle = Arc::new(WorkerHandle::new(created.lease));
         inner
             .workers

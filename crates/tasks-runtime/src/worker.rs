@@ -9,6 +9,7 @@ use futures_util::FutureExt as _;
 use serde_json::Value;
 use tasks_core::{Event, JsonRpcError, TaskId};
 use tokio::sync::OwnedSemaphorePermit;
+use tracing::Instrument as _;
 
 use crate::context::{CallInputs, InputMode, TaskInput, ToolContext};
 use crate::error::ToolError;
@@ -63,6 +64,10 @@ fn status_interval(inner: &Inner) -> Duration {
     Duration::from_millis(millis)
 }
 
+/// Runs the task's tool inside the task's span: `task` at INFO level with `task_id`, `tool`,
+/// `scope` (the first 8 characters of the scope, itself a keyed hash of the principal, never
+/// the principal; empty for the shared scope), `node` and `attempt`. Events inside (status
+/// transitions, warnings) carry these fields. Arguments, answers and results are never recorded.
 pub(crate) async fn run(
     inner: Arc<Inner>,
     tool: Arc<Tool>,
@@ -71,6 +76,29 @@ pub(crate) async fn run(
     handle: Arc<WorkerHandle>,
     permit: OwnedSemaphorePermit,
 ) {
+    let scope_tag: String = work.scope.as_str().chars().take(8).collect();
+    let span = tracing::info_span!(
+        "task",
+        task_id = task_id.as_str(),
+        tool = tool.name(),
+        scope = scope_tag.as_str(),
+        node = %handle.lease.node,
+        attempt = handle.lease.attempt,
+    );
+    run_tool(inner, tool, task_id, work, handle, permit)
+        .instrument(span)
+        .await;
+}
+
+async fn run_tool(
+    inner: Arc<Inner>,
+    tool: Arc<Tool>,
+    task_id: TaskId,
+    work: Arc<Work>,
+    handle: Arc<WorkerHandle>,
+    permit: OwnedSemaphorePermit,
+) {
+    tracing::debug!("task worker started");
     let scope = work.scope.clone();
     let cancel = handle.cancel.clone();
     // The worker keeps its own handle on the slot: a handler may drop its context (and so

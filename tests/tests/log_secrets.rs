@@ -1,0 +1,144 @@
+//! Nothing secret reaches the logs, even at TRACE level (issue #17): arguments, answers,
+//! results, bearer tokens, principals and MRTR `requestState` are never recorded, while the
+//! request and task events themselves are.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use tasks_tests::*;
+
+/// Every log line written, for the whole test process.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_secret_is_logged_at_trace_level() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    // Global, so that the server's tasks on every runtime thread are captured (nextest runs
+    // each test in a process of its own).
+    tracing_subscriber::fmt()
+        .with_env_filter("trace")
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .init();
+
+    let server = start_scoped(settings()).await;
+    let token = "SECRET-BEARER-TOKEN-1";
+    let client = Client::of(&server);
+    let authed = |method: &str, params: serde_json::Value, caps: serde_json::Value| {
+        client
+            .post(client.next_id(), method, params, caps)
+            .bearer_auth(token)
+    };
+
+    // A synchronous call with a secret argument.
+    let greeting = Client::send(authed(
+        "tools/call",
+        json!({"name": "greet", "arguments": {"name": "SECRET-ARGUMENT-2"}}),
+        json!({}),
+    ))
+    .await
+    .result();
+    assert!(greeting["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("SECRET-ARGUMENT-2"));
+    // A task with a secret argument, answered with a secret answer.
+    let created = Client::send(authed(
+        "tools/call",
+        json!({"name": "confirm_delete", "arguments": {"filename": "SECRET-FILENAME-3"}}),
+        tasks_caps(),
+    ))
+    .await
+    .result();
+    let task_id = created["taskId"].as_str().unwrap().to_owned();
+    let deadline = tokio::time::Instant::now() + WAIT_LIMIT;
+    loop {
+        let task = Client::send(authed(
+            "tasks/get",
+            json!({"taskId": task_id}),
+            tasks_caps(),
+        ))
+        .await
+        .result();
+        if task["status"] == "input_required" {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{task}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    Client::send(authed(
+        "tasks/update",
+        json!({"taskId": task_id, "inputResponses": {"confirm-delete": {
+            "action": "accept", "content": {"confirm": true, "note": "SECRET-ANSWER-4"}}}}),
+        tasks_caps(),
+    ))
+    .await
+    .result();
+    let finished = loop {
+        let task = Client::send(authed(
+            "tasks/get",
+            json!({"taskId": task_id}),
+            tasks_caps(),
+        ))
+        .await
+        .result();
+        if task["status"] != "input_required" && task["status"] != "working" {
+            break task;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{task}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert_eq!(finished["status"], "completed", "{finished}");
+    // An MRTR round: its signed requestState.
+    let round = Client::send(authed(
+        "tools/call",
+        json!({"name": "confirm_delete", "arguments": {"filename": "SECRET-FILENAME-5"}}),
+        json!({"elicitation": {}}),
+    ))
+    .await
+    .result();
+    let state = round["requestState"]
+        .as_str()
+        .expect("a requestState")
+        .to_owned();
+    server.shutdown().await;
+
+    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    // The capture works: requests and the task's life are there.
+    for expected in [
+        "mcp request answered",
+        "method=\"tools/call\"",
+        "task created",
+        "task status committed",
+        task_id.as_str(),
+    ] {
+        assert!(
+            logs.contains(expected),
+            "no {expected:?} in the logs:\n{logs}"
+        );
+    }
+    for secret in [
+        token,
+        "SECRET-ARGUMENT-2",
+        "SECRET-FILENAME-3",
+        "SECRET-ANSWER-4",
+        "SECRET-FILENAME-5",
+        state.as_str(),
+        "Hello",
+    ] {
+        assert!(!logs.contains(secret), "{secret:?} was logged:\n{logs}");
+    }
+}

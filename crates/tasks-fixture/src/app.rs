@@ -14,7 +14,8 @@ use crate::Settings;
 pub const ENDPOINT_PATH: &str = "/mcp";
 
 /// The application: `POST /mcp` (the MCP endpoint; other methods there are answered by the
-/// service: 405), `GET /healthz` (`200 ok`, for load balancers), `GET /metrics` (OpenMetrics
+/// service: 405), `GET /healthz` (`200 ok`, or `503` while the task store cannot be written:
+/// [`TaskRuntime::store_writable`](tasks_runtime::TaskRuntime::store_writable)), `GET /metrics` (OpenMetrics
 /// text for Prometheus: counts and timings only, no task data, ids or principals), and a 404
 /// naming the endpoint for every other path. `/healthz` and `/metrics` skip the endpoint's
 /// Host/Origin check: a load balancer or a scraper addresses the node from elsewhere, and
@@ -22,12 +23,16 @@ pub const ENDPOINT_PATH: &str = "/mcp";
 /// `--cors-origin`, the endpoint answers CORS preflights from those origins.
 pub fn router(mcp: McpService, settings: &Settings) -> Router {
     let dispatcher = mcp.dispatcher().clone();
+    let writable = dispatcher.runtime().clone();
     let mut endpoint = Router::new().route_service(ENDPOINT_PATH, mcp);
     if let Some(cors) = cors(&settings.cors_origins) {
         endpoint = endpoint.layer(cors);
     }
     Router::new()
-        .route("/healthz", get(|| async { "ok\n" }))
+        .route(
+            "/healthz",
+            get(move || async move { health(writable.store_writable()) }),
+        )
         .route(
             "/metrics",
             get(move || {
@@ -45,6 +50,20 @@ pub fn router(mcp: McpService, settings: &Settings) -> Router {
         )
         .merge(endpoint)
         .fallback(|| async { tasks_http::service::not_found(ENDPOINT_PATH) })
+}
+
+/// The `/healthz` answer: `200 ok` while the store accepts the node's lease renewals (writes),
+/// else `503` saying the store cannot be written, so a load balancer stops sending requests
+/// this node could not serve.
+fn health(store_writable: bool) -> (http::StatusCode, &'static str) {
+    if store_writable {
+        (http::StatusCode::OK, "ok\n")
+    } else {
+        (
+            http::StatusCode::SERVICE_UNAVAILABLE,
+            "unhealthy: the task store cannot be written\n",
+        )
+    }
 }
 
 /// The CORS layer for `origins`, or `None` when there are none (CORS off).

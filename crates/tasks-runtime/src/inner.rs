@@ -53,6 +53,9 @@ pub(crate) struct Inner {
     pub(crate) node: RwLock<NodeId>,
     /// The task-lifecycle metrics.
     pub(crate) metrics: crate::metrics::RuntimeMetrics,
+    /// Whether the store accepted the node's last lease renewal (a write): what
+    /// [`crate::TaskRuntime::store_writable`] reports.
+    pub(crate) store_writable: std::sync::atomic::AtomicBool,
 }
 
 /// What [`Inner::publish`] last sent for a task: enough to drop stale or repeated states,
@@ -223,6 +226,7 @@ impl Inner {
                 CasOutcome::Conflict(_) => continue,
                 CasOutcome::NotFound => return Err(McpError::UnknownTask),
                 CasOutcome::Fenced => {
+                    self.metrics.fenced();
                     tracing::info!(task = %id.as_str(), "worker fenced: its task was taken over");
                     return Err(McpError::UnknownTask);
                 }

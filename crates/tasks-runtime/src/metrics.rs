@@ -32,6 +32,13 @@ struct LimitLabel {
     limit: &'static str,
 }
 
+/// The `outcome` label of a lease renewal: `ok`, `lost` (another node took the lease over) or
+/// `failed` (the store did not answer).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabel {
+    outcome: &'static str,
+}
+
 /// Bucket bounds of task durations, in seconds: 10 ms to about 3 hours.
 fn duration_buckets() -> impl Iterator<Item = f64> {
     prometheus_client::metrics::histogram::exponential_buckets(0.01, 4.0, 10)
@@ -48,6 +55,9 @@ pub struct RuntimeMetrics {
     reaped: Counter,
     workers_busy: Gauge,
     workers_total: Gauge,
+    renewals: Family<OutcomeLabel, Counter>,
+    takeovers: Counter,
+    fenced: Counter,
 }
 
 impl Default for RuntimeMetrics {
@@ -60,6 +70,9 @@ impl Default for RuntimeMetrics {
             reaped: Counter::default(),
             workers_busy: Gauge::default(),
             workers_total: Gauge::default(),
+            renewals: Family::default(),
+            takeovers: Counter::default(),
+            fenced: Counter::default(),
         }
     }
 }
@@ -69,7 +82,8 @@ impl RuntimeMetrics {
     /// `tasks_created_total{tool}`, `task_transitions_total{status}`,
     /// `task_duration_seconds{status}` (creation to terminal state),
     /// `task_capacity_refusals_total{limit}`, `tasks_reaped_total`, `worker_slots_busy` and
-    /// `worker_slots` (set by [`RuntimeMetrics::set_workers`] before each scrape).
+    /// `worker_slots` (set by [`RuntimeMetrics::set_workers`] before each scrape),
+    /// `lease_renewals_total{outcome}`, `task_takeovers_total` and `fenced_writes_total`.
     pub fn register(&self, registry: &mut Registry) {
         registry.register(
             "tasks_created",
@@ -106,6 +120,21 @@ impl RuntimeMetrics {
             "worker_slots",
             "Worker slots of this process (Limits::max_workers)",
             self.workers_total.clone(),
+        );
+        registry.register(
+            "lease_renewals",
+            "Node lease renewals, by outcome (ok, lost to another node, failed: the store did not answer)",
+            self.renewals.clone(),
+        );
+        registry.register(
+            "task_takeovers",
+            "Orphaned tasks (of a node whose lease ran out, or of an earlier run) this process took over",
+            self.takeovers.clone(),
+        );
+        registry.register(
+            "fenced_writes",
+            "Task writes the store refused because another node had taken the task over",
+            self.fenced.clone(),
         );
     }
 
@@ -152,6 +181,22 @@ impl RuntimeMetrics {
     /// `count` expired tasks were deleted.
     pub(crate) fn reaped(&self, count: usize) {
         self.reaped.inc_by(u64::try_from(count).unwrap_or(u64::MAX));
+    }
+
+    /// A lease renewal ended with `outcome` (`ok`, `lost` or `failed`).
+    pub(crate) fn renewal(&self, outcome: &'static str) {
+        self.renewals.get_or_create(&OutcomeLabel { outcome }).inc();
+    }
+
+    /// `count` orphaned tasks were taken over.
+    pub(crate) fn took_over(&self, count: usize) {
+        self.takeovers
+            .inc_by(u64::try_from(count).unwrap_or(u64::MAX));
+    }
+
+    /// A write was refused because the task was taken over.
+    pub(crate) fn fenced(&self) {
+        self.fenced.inc();
     }
 
     /// Sets the worker-slot gauges (called before each scrape).

@@ -78,6 +78,7 @@ pub(crate) async fn claim_pass(inner: &Arc<Inner>) -> Result<usize, McpError> {
             .await
             .map_err(store_error)?;
         let len = batch.len();
+        inner.metrics.took_over(len);
         futures_util::future::join_all(batch.into_iter().map(|claimed| take_over(inner, claimed)))
             .await;
         taken += len;
@@ -225,13 +226,22 @@ async fn renew(weak: Weak<Inner>, leases: LeaseConfig) {
         let sent = tokio::time::Instant::now();
         let now = inner.clock.now();
         let node = inner.node();
-        match inner.store.heartbeat(&node, now, leases.lease_ms()).await {
-            Ok(Liveness::Alive) => last_renewed = sent,
+        let renewed = inner.store.heartbeat(&node, now, leases.lease_ms()).await;
+        inner
+            .store_writable
+            .store(renewed.is_ok(), std::sync::atomic::Ordering::Relaxed);
+        match renewed {
+            Ok(Liveness::Alive) => {
+                inner.metrics.renewal("ok");
+                last_renewed = sent;
+            }
             Ok(Liveness::Lost) => {
+                inner.metrics.renewal("lost");
                 self_fence(&inner).await;
                 last_renewed = tokio::time::Instant::now();
             }
             Err(error) => {
+                inner.metrics.renewal("failed");
                 tracing::warn!(%error, "node heartbeat failed");
                 if sent.duration_since(last_renewed) + leases.tick >= leases.lease {
                     self_fence(&inner).await;

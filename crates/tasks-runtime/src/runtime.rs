@@ -70,8 +70,20 @@ impl TaskRuntime {
                 published: DashMap::new(),
                 node: RwLock::new(NodeId::random().expect("the OS random source is unavailable")),
                 metrics: crate::metrics::RuntimeMetrics::default(),
+                store_writable: std::sync::atomic::AtomicBool::new(true),
             }),
         }
+    }
+
+    /// Whether the store accepted this node's last lease renewal, a write made every
+    /// [`LeaseConfig::tick`](crate::LeaseConfig::tick) by the liveness loop
+    /// ([`TaskRuntime::spawn_liveness`]): `false` while the store cannot be written (a durable
+    /// store whose database is down or read-only). `true` before the first renewal, and always
+    /// without a liveness loop. For a health check (the fixture's `GET /healthz`).
+    pub fn store_writable(&self) -> bool {
+        self.inner
+            .store_writable
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The task-lifecycle metrics of this runtime: register them into the server's registry

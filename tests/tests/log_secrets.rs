@@ -8,6 +8,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 use tasks_tests::*;
 
+/// The W3C specification's example trace context.
+const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
 /// Every log line written, for the whole test process.
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);
@@ -55,12 +58,28 @@ async fn nothing_secret_is_logged_at_trace_level() {
         .as_str()
         .unwrap()
         .contains("SECRET-ARGUMENT-2"));
-    // A task with a secret argument, answered with a secret answer.
-    let created = Client::send(authed(
-        "tools/call",
-        json!({"name": "confirm_delete", "arguments": {"filename": "SECRET-FILENAME-3"}}),
-        tasks_caps(),
-    ))
+    // A task with a secret argument and a W3C trace context, answered with a secret answer.
+    let traced = json!({"jsonrpc": "2.0", "id": "traced", "method": "tools/call", "params": {
+        "name": "confirm_delete",
+        "arguments": {"filename": "SECRET-FILENAME-3"},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": VERSION,
+            "io.modelcontextprotocol/clientCapabilities": tasks_caps(),
+            "traceparent": TRACEPARENT,
+        },
+    }});
+    let created = Client::send(
+        client
+            .http()
+            .post(client.url())
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", VERSION)
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "confirm_delete")
+            .bearer_auth(token)
+            .body(traced.to_string()),
+    )
     .await
     .result();
     let task_id = created["taskId"].as_str().unwrap().to_owned();
@@ -130,6 +149,13 @@ async fn nothing_secret_is_logged_at_trace_level() {
             "no {expected:?} in the logs:\n{logs}"
         );
     }
+    // The task's events carry the trace id of the request that created it.
+    let trace_id = &TRACEPARENT[3..35];
+    assert!(
+        logs.lines()
+            .any(|l| l.contains("task status committed") && l.contains(trace_id)),
+        "no task event with trace id {trace_id}:\n{logs}"
+    );
     for secret in [
         token,
         "SECRET-ARGUMENT-2",

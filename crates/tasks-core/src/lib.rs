@@ -94,6 +94,7 @@ pub mod protocol;
 pub mod reducer;
 pub mod task;
 pub mod time;
+pub mod trace;
 pub mod wire;
 
 pub use error::{CapacityLimit, JsonRpcError, McpError};

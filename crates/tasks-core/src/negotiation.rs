@@ -31,6 +31,8 @@ pub struct RequestMeta {
     pub log_level: Option<LogLevel>,
     /// `progressToken`, when the request opts into progress notifications.
     pub progress_token: Option<Value>,
+    /// `traceparent` (W3C trace context), when present and valid; an invalid one is ignored.
+    pub trace_parent: Option<crate::trace::TraceParent>,
 }
 
 impl RequestMeta {
@@ -95,6 +97,7 @@ impl RequestMeta {
             client_capabilities,
             log_level,
             progress_token,
+            trace_parent: crate::trace::TraceParent::from_meta(meta),
         })
     }
 

@@ -186,8 +186,14 @@ impl Dispatcher {
         let started = std::time::Instant::now();
         let method = method_label(headers);
         // DEBUG, on the hot path: the method is one of a bounded set; the tool is recorded
-        // only once the planner found it registered; nothing of the body is recorded.
-        let span = tracing::debug_span!("mcp.request", method, tool = tracing::field::Empty);
+        // only once the planner found it registered, the trace id only from a valid W3C
+        // `traceparent`; nothing else of the body is recorded.
+        let span = tracing::debug_span!(
+            "mcp.request",
+            method,
+            tool = tracing::field::Empty,
+            trace_id = tracing::field::Empty,
+        );
         let (response, code) = self.answer(headers, body, scope).instrument(span).await;
         let took = started.elapsed();
         tracing::debug!(
@@ -252,6 +258,9 @@ impl Dispatcher {
         let Planned {
             id, meta, action, ..
         } = planned;
+        if let Some(trace) = &meta.trace_parent {
+            tracing::Span::current().record("trace_id", trace.trace_id());
+        }
         match action {
             Action::Discover => Ok(methods::discover::handle(&self.shared, &id)),
             Action::ListTools => Ok(McpResponse::result(&id, &*self.shared.tools_list(&tools))),

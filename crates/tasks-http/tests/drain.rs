@@ -16,6 +16,7 @@ fn work() -> Work {
         input_responses: None,
         client_capabilities: Default::default(),
         scope: Scope::shared(),
+        trace_parent: None,
     }
 }
 

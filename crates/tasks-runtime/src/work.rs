@@ -26,6 +26,10 @@ pub struct Work {
     pub client_capabilities: JsonObject,
     /// The scope that owns the task.
     pub scope: Scope,
+    /// The creating request's W3C `traceparent` (`params._meta["traceparent"]`), when it had a
+    /// valid one: the task's span records its trace id, on every run of the task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_parent: Option<String>,
 }
 
 impl Work {

@@ -66,7 +66,8 @@ fn status_interval(inner: &Inner) -> Duration {
 
 /// Runs the task's tool inside the task's span: `task` at INFO level with `task_id`, `tool`,
 /// `scope` (the first 8 characters of the scope, itself a keyed hash of the principal, never
-/// the principal; empty for the shared scope), `node` and `attempt`. Events inside (status
+/// the principal; empty for the shared scope), `node`, `attempt` and `trace_id` (of the creating
+/// request's W3C `traceparent`, when it had one). Events inside (status
 /// transitions, warnings) carry these fields. Arguments, answers and results are never recorded.
 pub(crate) async fn run(
     inner: Arc<Inner>,
@@ -84,7 +85,16 @@ pub(crate) async fn run(
         scope = scope_tag.as_str(),
         node = %handle.lease.node,
         attempt = handle.lease.attempt,
+        trace_id = tracing::field::Empty,
     );
+    // The creating request's trace, on every run of the task (a re-run, a takeover).
+    if let Some(trace) = work
+        .trace_parent
+        .as_deref()
+        .and_then(tasks_core::trace::TraceParent::parse)
+    {
+        span.record("trace_id", trace.trace_id());
+    }
     run_tool(inner, tool, task_id, work, handle, permit)
         .instrument(span)
         .await;

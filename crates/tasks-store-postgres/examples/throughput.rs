@@ -157,6 +157,7 @@ async fn run(store: &Arc<PostgresStore>, args: &Args) -> Result<(), Box<dyn std:
                 input_responses: None,
                 client_capabilities: JsonObject::new(),
                 scope,
+                trace_parent: None,
             };
             let task = NewTask::new(id(i)?, T0, Some(3_600_000), None);
             let created = store

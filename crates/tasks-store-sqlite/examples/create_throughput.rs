@@ -30,6 +30,7 @@ fn work(scope: &Scope) -> Work {
         input_responses: None,
         client_capabilities: Default::default(),
         scope: scope.clone(),
+        trace_parent: None,
     }
 }
 

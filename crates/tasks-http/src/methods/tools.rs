@@ -60,6 +60,7 @@ pub(crate) async fn call(
                 input_responses: answers,
                 client_capabilities: meta.client_capabilities,
                 scope: scope.clone(),
+                trace_parent: meta.trace_parent.map(|t| t.as_str().to_owned()),
             };
             let task = match task_id {
                 Some(task_id) => d.runtime.create_task_with_id(work, task_id).await?,

@@ -131,6 +131,7 @@ pub fn work(scope: &Scope, tool: &str) -> Work {
         input_responses: Some(object(json!({"earlier": {"action": "accept"}}))),
         client_capabilities: object(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})),
         scope: scope.clone(),
+        trace_parent: Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".to_owned()),
     }
 }
 
@@ -1119,6 +1120,13 @@ pub async fn claim_takes_exactly_the_orphans<S: Store>(store: &S) {
         ["orphan-1", "orphan-2"],
         "claim takes exactly the live orphans of the dead node"
     );
+    for (claim, name) in claimed.iter().zip(["orphan-1", "orphan-2"]) {
+        assert_eq!(
+            *claim.work,
+            work(&alice(), name),
+            "a claim hands over the work as created (arguments, capabilities, trace context)"
+        );
+    }
     for (claim, created) in claimed.iter().zip([&orphan_1, &orphan_2]) {
         assert_eq!(
             claim.lease,

@@ -346,6 +346,7 @@ mod tests {
             input_responses: None,
             client_capabilities: object(json!({"extensions": {}})),
             scope: scope.clone(),
+            trace_parent: None,
         };
         let created = store
             .create(

@@ -71,6 +71,7 @@ pub(crate) fn work_in(scope: &Scope, tool: &str, arguments: Value) -> Work {
         input_responses: None,
         client_capabilities: obj(json!({"elicitation": {}, "sampling": {}, "roots": {}})),
         scope: scope.clone(),
+        trace_parent: None,
     }
 }
 

@@ -324,28 +324,66 @@ async fn metrics_count_requests_tasks_and_streams_without_task_data() {
         .request("tasks/get", json!({"taskId": "no-such-task"}), tasks_caps())
         .await
         .error(400, -32602, "Unknown or inaccessible taskId");
+    // A task that waits for input, watched on a listen stream, then answered.
+    let asking = client
+        .create_task("confirm_delete", json!({"filename": "metered.txt"}))
+        .await;
+    let asking_id = asking["taskId"].as_str().unwrap().to_owned();
+    let deadline = tokio::time::Instant::now() + WAIT_LIMIT;
+    while client.get_task(&asking_id).await["status"] != "input_required" {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never input_required"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let listen = client
         .post(
             json!("metered-listen"),
             "subscriptions/listen",
-            json!({"notifications": {}}),
-            json!({}),
+            json!({"notifications": {"taskIds": [asking_id]}}),
+            tasks_caps(),
         )
         .send()
         .await
         .unwrap();
     let mut sse = Sse::new(Box::pin(listen.bytes_stream()));
-    sse.next().await;
+    assert_eq!(
+        sse.next().await["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    client
+        .update_task(
+            &asking_id,
+            json!({"confirm-delete": {"action": "accept", "content": {"confirm": true}}}),
+        )
+        .await;
+    // Every change until completion arrives (working, then completed).
+    let mut notified = 0;
+    loop {
+        let notification = sse.next().await;
+        assert_eq!(
+            notification["method"], "notifications/tasks",
+            "{notification}"
+        );
+        notified += 1;
+        if notification["params"]["status"] == "completed" {
+            break;
+        }
+    }
 
     let text = scrape().await;
     for line in [
         r#"mcp_requests_total{method="tools/list",code="ok"} 1"#,
-        r#"mcp_requests_total{method="tools/call",code="ok"} 1"#,
+        r#"mcp_requests_total{method="tools/call",code="ok"} 2"#,
         r#"mcp_requests_total{method="tasks/get",code="-32602"} 1"#,
         r#"mcp_tasks_created_total{tool="slow_compute"} 1"#,
-        r#"mcp_task_transitions_total{status="working"} 1"#,
-        r#"mcp_task_transitions_total{status="completed"} 1"#,
-        r#"mcp_task_duration_seconds_count{status="completed"} 1"#,
+        r#"mcp_tasks_created_total{tool="confirm_delete"} 1"#,
+        r#"mcp_task_transitions_total{status="input_required"} 1"#,
+        r#"mcp_task_transitions_total{status="completed"} 2"#,
+        r#"mcp_task_duration_seconds_count{status="completed"} 2"#,
+        "mcp_task_input_wait_seconds_count 1",
+        r#"mcp_store_operation_duration_seconds_count{operation="create"} 2"#,
         "mcp_listen_streams 1",
         "mcp_worker_slots_busy 0",
         "mcp_worker_slots 32",
@@ -356,6 +394,12 @@ async fn metrics_count_requests_tasks_and_streams_without_task_data() {
             "missing {line:?} in:\n{text}"
         );
     }
+    let sent =
+        format!(r#"mcp_listen_notifications_total{{method="notifications/tasks"}} {notified}"#);
+    assert!(
+        text.lines().any(|l| l == sent),
+        "missing {sent:?} in:\n{text}"
+    );
     assert!(!text.contains(&task_id), "no task id in metrics:\n{text}");
     assert!(
         !text.contains("metered"),

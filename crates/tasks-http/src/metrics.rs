@@ -57,6 +57,11 @@ pub(crate) fn code_label(code: Option<i64>) -> &'static str {
     }
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct NotificationLabel {
+    method: &'static str,
+}
+
 /// The server's metrics: request counters and latencies, open listen streams, and the
 /// runtime's task-lifecycle metrics, in one registry.
 #[derive(Debug)]
@@ -65,13 +70,16 @@ pub struct Metrics {
     requests: Family<RequestLabels, Counter>,
     latency: Family<MethodLabel, Histogram>,
     listen_streams: Gauge,
+    notifications: Family<NotificationLabel, Counter>,
+    skipped: Counter,
 }
 
 impl Metrics {
     /// The metrics of a server over `runtime`, registered under the prefix `mcp`:
     /// `mcp_requests_total{method,code}`, `mcp_request_duration_seconds{method}` (until the
     /// response head: a stream's first byte), `mcp_listen_streams` (open
-    /// `subscriptions/listen` streams) and the runtime's
+    /// `subscriptions/listen` streams), `mcp_listen_notifications_total{method}`,
+    /// `mcp_listen_events_skipped_total` and the runtime's
     /// ([`RuntimeMetrics::register`](tasks_runtime::RuntimeMetrics::register)).
     pub fn new(runtime: &TaskRuntime) -> Self {
         let mut registry = Registry::with_prefix("mcp");
@@ -81,6 +89,8 @@ impl Metrics {
             Histogram::new(exponential_buckets(0.001, 2.0, 15))
         });
         let listen_streams = Gauge::default();
+        let notifications = Family::<NotificationLabel, Counter>::default();
+        let skipped = Counter::default();
         registry.register(
             "requests",
             "MCP requests answered, by method and JSON-RPC outcome (ok or error code)",
@@ -97,12 +107,25 @@ impl Metrics {
             "Open subscriptions/listen streams",
             listen_streams.clone(),
         );
+        registry.register(
+            "listen_notifications",
+            "Notifications sent on subscriptions/listen streams, by method",
+            notifications.clone(),
+        );
+        registry.register(
+            "listen_events_skipped",
+            "Task status events listen streams skipped because they fell behind (each stream \
+             counts every event it missed, of any task)",
+            skipped.clone(),
+        );
         runtime.metrics().register(&mut registry);
         Metrics {
             registry,
             requests,
             latency,
             listen_streams,
+            notifications,
+            skipped,
         }
     }
 
@@ -117,6 +140,18 @@ impl Metrics {
         self.latency
             .get_or_create(&MethodLabel { method })
             .observe(took.as_secs_f64());
+    }
+
+    /// A listen stream sent a notification of `method`.
+    pub(crate) fn notification_sent(&self, method: &'static str) {
+        self.notifications
+            .get_or_create(&NotificationLabel { method })
+            .inc();
+    }
+
+    /// A listen stream fell behind and skipped `count` status events.
+    pub(crate) fn events_skipped(&self, count: u64) {
+        self.skipped.inc_by(count);
     }
 
     /// A guard counting an open listen stream until it is dropped.

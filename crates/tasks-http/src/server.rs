@@ -135,9 +135,16 @@ where
         let service = TowerToHyperService::new(service.clone());
         let builder = builder.clone();
         let watcher = graceful.watcher();
+        let stopping = shutdown.clone();
         tokio::spawn(async move {
             let _slot = slot;
-            if !protocol_known(&stream).await {
+            // A connection that has not said which protocol it speaks when shutdown starts has
+            // no request in flight: it is dropped rather than waited for.
+            let known = tokio::select! {
+                known = protocol_known(&stream) => known,
+                () = stopping.cancelled() => false,
+            };
+            if !known {
                 return;
             }
             let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);

@@ -217,6 +217,7 @@ impl Inner {
                         "task status committed"
                     );
                     self.metrics.entered(&committed.task);
+                    self.metrics.left_input(&snapshot.task, &committed.task);
                     self.publish(scope, &committed.task);
                     return Ok(Committed {
                         task: committed.task,

@@ -39,6 +39,12 @@ struct OutcomeLabel {
     outcome: &'static str,
 }
 
+/// The `operation` label of a store call: the [`Store`](crate::Store) method's name.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OperationLabel {
+    operation: &'static str,
+}
+
 /// Bucket bounds of task durations, in seconds: 10 ms to about 3 hours.
 fn duration_buckets() -> impl Iterator<Item = f64> {
     prometheus_client::metrics::histogram::exponential_buckets(0.01, 4.0, 10)
@@ -58,6 +64,9 @@ pub struct RuntimeMetrics {
     renewals: Family<OutcomeLabel, Counter>,
     takeovers: Counter,
     fenced: Counter,
+    store_latency: Family<OperationLabel, Histogram>,
+    store_failures: Family<OperationLabel, Counter>,
+    parked: Histogram,
 }
 
 impl Default for RuntimeMetrics {
@@ -73,6 +82,14 @@ impl Default for RuntimeMetrics {
             renewals: Family::default(),
             takeovers: Counter::default(),
             fenced: Counter::default(),
+            // 100 µs to about 3 s.
+            store_latency: Family::new_with_constructor(|| {
+                Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
+                    0.0001, 2.0, 15,
+                ))
+            }),
+            store_failures: Family::default(),
+            parked: Histogram::new(duration_buckets()),
         }
     }
 }
@@ -83,7 +100,9 @@ impl RuntimeMetrics {
     /// `task_duration_seconds{status}` (creation to terminal state),
     /// `task_capacity_refusals_total{limit}`, `tasks_reaped_total`, `worker_slots_busy` and
     /// `worker_slots` (set by [`RuntimeMetrics::set_workers`] before each scrape),
-    /// `lease_renewals_total{outcome}`, `task_takeovers_total` and `fenced_writes_total`.
+    /// `lease_renewals_total{outcome}`, `task_takeovers_total`, `fenced_writes_total`,
+    /// `store_operation_duration_seconds{operation}`, `store_failures_total{operation}` and
+    /// `task_input_wait_seconds`.
     pub fn register(&self, registry: &mut Registry) {
         registry.register(
             "tasks_created",
@@ -136,6 +155,23 @@ impl RuntimeMetrics {
             "Task writes the store refused because another node had taken the task over",
             self.fenced.clone(),
         );
+        registry.register_with_unit(
+            "store_operation_duration",
+            "Time of each task store call, by operation (the Store method)",
+            Unit::Seconds,
+            self.store_latency.clone(),
+        );
+        registry.register(
+            "store_failures",
+            "Task store calls that failed in the backend, by operation",
+            self.store_failures.clone(),
+        );
+        registry.register_with_unit(
+            "task_input_wait",
+            "Time a task spent in input_required before it moved on (answered, cancelled or failed), committed by this process",
+            Unit::Seconds,
+            self.parked.clone(),
+        );
     }
 
     /// A task of `tool` was created.
@@ -181,6 +217,37 @@ impl RuntimeMetrics {
     /// `count` expired tasks were deleted.
     pub(crate) fn reaped(&self, count: usize) {
         self.reaped.inc_by(u64::try_from(count).unwrap_or(u64::MAX));
+    }
+
+    /// A store call of `operation` took `took` (and failed in the backend when `failed`).
+    pub(crate) fn store_call(
+        &self,
+        operation: &'static str,
+        took: std::time::Duration,
+        failed: bool,
+    ) {
+        let label = OperationLabel { operation };
+        self.store_latency
+            .get_or_create(&label)
+            .observe(took.as_secs_f64());
+        if failed {
+            self.store_failures.get_or_create(&label).inc();
+        }
+    }
+
+    /// `task` left `input_required` (it was `before`): the time it waited, measured from the
+    /// last write while it waited (a status message written meanwhile shortens it).
+    pub(crate) fn left_input(&self, before: &Task, task: &Task) {
+        if before.status() == TaskStatus::InputRequired
+            && task.status() != TaskStatus::InputRequired
+        {
+            let millis = task
+                .last_updated_at()
+                .unix_millis()
+                .saturating_sub(before.last_updated_at().unix_millis());
+            #[allow(clippy::cast_precision_loss)] // milliseconds: exact far beyond any wait
+            self.parked.observe(millis as f64 / 1000.0);
+        }
     }
 
     /// A lease renewal ended with `outcome` (`ok`, `lost` or `failed`).

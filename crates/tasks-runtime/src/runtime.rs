@@ -58,6 +58,9 @@ impl TaskRuntime {
     ) -> Self {
         let (events, _) = broadcast::channel(EVENT_CHANNEL_CAPACITY);
         let slots = Arc::new(Semaphore::new(config.limits.max_workers));
+        let metrics = crate::metrics::RuntimeMetrics::default();
+        let store: Arc<dyn Store> =
+            Arc::new(crate::store::metered::Metered::new(store, metrics.clone()));
         TaskRuntime {
             inner: Arc::new(Inner {
                 store,
@@ -69,7 +72,7 @@ impl TaskRuntime {
                 events,
                 published: DashMap::new(),
                 node: RwLock::new(NodeId::random().expect("the OS random source is unavailable")),
-                metrics: crate::metrics::RuntimeMetrics::default(),
+                metrics,
                 store_writable: std::sync::atomic::AtomicBool::new(true),
             }),
         }

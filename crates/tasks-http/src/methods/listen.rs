@@ -49,6 +49,7 @@ struct Listen {
     subscription_id: Value,
     /// Counts the stream as open (`mcp_listen_streams`) until it is dropped.
     _open: crate::metrics::ListenStreamGuard,
+    metrics: std::sync::Arc<crate::metrics::Metrics>,
 }
 
 pub(crate) async fn handle(
@@ -86,6 +87,7 @@ pub(crate) async fn handle(
         ids: accepted.into_iter().collect(),
         subscription_id,
         _open: d.metrics.listen_stream(),
+        metrics: d.metrics.clone(),
     };
     let messages = stream::unfold(state, |mut state| async move {
         if let Some(ack) = state.ack.take() {
@@ -140,6 +142,7 @@ impl Listen {
                 Ok(event) => step(self.task_notification(&event)),
                 Err(RecvError::Lagged(skipped)) => {
                     tracing::warn!(skipped, "listen stream lagged; status events skipped");
+                    self.metrics.events_skipped(skipped);
                     Step::Skip
                 }
                 Err(RecvError::Closed) => Step::End,
@@ -157,12 +160,14 @@ impl Listen {
 
     fn task_notification(&self, event: &StatusEvent) -> Option<Bytes> {
         (event.scope == self.scope && self.ids.contains(event.task.id())).then(|| {
+            self.metrics.notification_sent("notifications/tasks");
             let params = projection::notification(&event.task, &self.subscription_id);
             notification_bytes("notifications/tasks", &params)
         })
     }
 
     fn list_notification(&self, kind: ListKind) -> Bytes {
+        self.metrics.notification_sent(kind.method());
         notification_bytes(
             kind.method(),
             &listen::list_changed_params(&self.subscription_id),

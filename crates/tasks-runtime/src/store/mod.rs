@@ -37,6 +37,7 @@
 #[cfg(feature = "contract-tests")]
 pub mod contract;
 pub mod memory;
+pub(crate) mod metered;
 mod node;
 
 use std::sync::Arc;

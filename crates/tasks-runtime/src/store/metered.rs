@@ -1,0 +1,140 @@
+//! A [`Store`] decorator that times every call: the runtime wraps its store in one, so each
+//! store reports `store_operation_duration_seconds{operation}` and
+//! `store_failures_total{operation}` (backend failures only: a capacity refusal or a duplicate
+//! id is an answer, not a failure) without instrumenting itself.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
+
+use super::{
+    Authority, CasOutcome, Change, Claimed, CreateLimits, Created, Liveness, NodeId, Snapshot,
+    Store, StoreError,
+};
+use crate::clock::Clock;
+use crate::metrics::RuntimeMetrics;
+use crate::scope::Scope;
+use crate::work::Work;
+
+/// `inner`, timed into `metrics`.
+pub(crate) struct Metered {
+    inner: Arc<dyn Store>,
+    metrics: RuntimeMetrics,
+}
+
+impl Metered {
+    pub(crate) fn new(inner: Arc<dyn Store>, metrics: RuntimeMetrics) -> Self {
+        Metered { inner, metrics }
+    }
+
+    async fn timed<T>(
+        &self,
+        operation: &'static str,
+        call: impl Future<Output = Result<T, StoreError>>,
+    ) -> Result<T, StoreError> {
+        let started = Instant::now();
+        let outcome = call.await;
+        let failed = matches!(outcome, Err(StoreError::Backend(_)));
+        self.metrics
+            .store_call(operation, started.elapsed(), failed);
+        outcome
+    }
+}
+
+#[async_trait]
+impl Store for Metered {
+    async fn create(
+        &self,
+        task: NewTask,
+        work: Work,
+        limits: CreateLimits,
+        owner: &NodeId,
+    ) -> Result<Created, StoreError> {
+        self.timed("create", self.inner.create(task, work, limits, owner))
+            .await
+    }
+
+    async fn get(
+        &self,
+        scope: &Scope,
+        id: &TaskId,
+        now: Timestamp,
+    ) -> Result<Option<Snapshot>, StoreError> {
+        self.timed("get", self.inner.get(scope, id, now)).await
+    }
+
+    async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError> {
+        self.timed("work", self.inner.work(scope, id)).await
+    }
+
+    async fn transition(
+        &self,
+        who: Authority<'_>,
+        update: TaskUpdate,
+        now: Timestamp,
+    ) -> Result<CasOutcome, StoreError> {
+        self.timed("transition", self.inner.transition(who, update, now))
+            .await
+    }
+
+    async fn load(&self, ids: &[TaskId], now: Timestamp) -> Result<Vec<Snapshot>, StoreError> {
+        self.timed("load", self.inner.load(ids, now)).await
+    }
+
+    async fn reap(&self, now: Timestamp) -> Result<Vec<TaskId>, StoreError> {
+        self.timed("reap", self.inner.reap(now)).await
+    }
+
+    async fn task_count(&self) -> Result<usize, StoreError> {
+        self.timed("task_count", self.inner.task_count()).await
+    }
+
+    async fn register_node(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<(), StoreError> {
+        self.timed(
+            "register_node",
+            self.inner.register_node(node, now, lease_ms),
+        )
+        .await
+    }
+
+    async fn heartbeat(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<Liveness, StoreError> {
+        self.timed("heartbeat", self.inner.heartbeat(node, now, lease_ms))
+            .await
+    }
+
+    async fn retire_node(&self, node: &NodeId) -> Result<(), StoreError> {
+        self.timed("retire_node", self.inner.retire_node(node))
+            .await
+    }
+
+    async fn claim_orphans(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        max: usize,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        self.timed("claim_orphans", self.inner.claim_orphans(node, now, max))
+            .await
+    }
+
+    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<Change>> {
+        self.inner.changes()
+    }
+
+    fn clock(&self) -> Option<Arc<dyn Clock>> {
+        self.inner.clock()
+    }
+}

@@ -36,8 +36,9 @@ pub fn router(mcp: McpService, settings: &Settings) -> Router {
         .route(
             "/metrics",
             get(move || {
-                let text = dispatcher.encode_metrics();
+                let dispatcher = dispatcher.clone();
                 async move {
+                    let text = dispatcher.encode_metrics().await;
                     (
                         [(
                             http::header::CONTENT_TYPE,

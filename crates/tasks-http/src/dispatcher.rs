@@ -214,8 +214,10 @@ impl Dispatcher {
     }
 
     /// Every metric as OpenMetrics text ([`crate::metrics::CONTENT_TYPE`]), for a
-    /// `GET /metrics` route of the host application.
-    pub fn encode_metrics(&self) -> String {
+    /// `GET /metrics` route of the host application. Reads the store's task counts first
+    /// ([`TaskRuntime::refresh_status_counts`]).
+    pub async fn encode_metrics(&self) -> String {
+        self.shared.runtime.refresh_status_counts().await;
         self.shared.metrics.encode(&self.shared.runtime)
     }
 

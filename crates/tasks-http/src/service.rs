@@ -211,8 +211,8 @@ impl McpHandle {
     /// Every metric of the server as OpenMetrics text
     /// ([`metrics::CONTENT_TYPE`](crate::metrics::CONTENT_TYPE)), for the host application's
     /// `GET /metrics` route.
-    pub fn encode_metrics(&self) -> String {
-        self.dispatcher.encode_metrics()
+    pub async fn encode_metrics(&self) -> String {
+        self.dispatcher.encode_metrics().await
     }
 
     /// The runtime: register or remove tools at run time, look at tasks.

@@ -129,8 +129,8 @@ pub use runtime::TaskRuntime;
 pub use scope::{Scope, ScopeKey};
 pub use store::memory::MemoryStore;
 pub use store::{
-    Authority, CasOutcome, Change, Claimed, Created, Lease, Liveness, NodeId, Snapshot, Store,
-    StoreError,
+    Authority, CasOutcome, Change, Claimed, Created, Lease, Liveness, NodeId, Snapshot,
+    StatusCounts, Store, StoreError,
 };
 pub use sync::{run_sync, SyncCall, SyncOutcome};
 pub use work::Work;

@@ -67,6 +67,7 @@ pub struct RuntimeMetrics {
     store_latency: Family<OperationLabel, Histogram>,
     store_failures: Family<OperationLabel, Counter>,
     parked: Histogram,
+    stored: Family<StatusLabel, Gauge>,
 }
 
 impl Default for RuntimeMetrics {
@@ -90,6 +91,7 @@ impl Default for RuntimeMetrics {
             }),
             store_failures: Family::default(),
             parked: Histogram::new(duration_buckets()),
+            stored: Family::default(),
         }
     }
 }
@@ -101,8 +103,9 @@ impl RuntimeMetrics {
     /// `task_capacity_refusals_total{limit}`, `tasks_reaped_total`, `worker_slots_busy` and
     /// `worker_slots` (set by [`RuntimeMetrics::set_workers`] before each scrape),
     /// `lease_renewals_total{outcome}`, `task_takeovers_total`, `fenced_writes_total`,
-    /// `store_operation_duration_seconds{operation}`, `store_failures_total{operation}` and
-    /// `task_input_wait_seconds`.
+    /// `store_operation_duration_seconds{operation}`, `store_failures_total{operation}`,
+    /// `task_input_wait_seconds` and `tasks_stored{status}` (set by
+    /// [`TaskRuntime::refresh_status_counts`](crate::TaskRuntime::refresh_status_counts)).
     pub fn register(&self, registry: &mut Registry) {
         registry.register(
             "tasks_created",
@@ -165,6 +168,11 @@ impl RuntimeMetrics {
             "store_failures",
             "Task store calls that failed in the backend, by operation",
             self.store_failures.clone(),
+        );
+        registry.register(
+            "tasks_stored",
+            "Unexpired tasks in the store by status, across every node sharing it (read from the store at each scrape)",
+            self.stored.clone(),
         );
         registry.register_with_unit(
             "task_input_wait",
@@ -247,6 +255,23 @@ impl RuntimeMetrics {
                 .saturating_sub(before.last_updated_at().unix_millis());
             #[allow(clippy::cast_precision_loss)] // milliseconds: exact far beyond any wait
             self.parked.observe(millis as f64 / 1000.0);
+        }
+    }
+
+    /// Sets the stored-task gauges from the store's counts.
+    pub(crate) fn set_status_counts(&self, counts: &crate::store::StatusCounts) {
+        for status in [
+            TaskStatus::Working,
+            TaskStatus::InputRequired,
+            TaskStatus::Completed,
+            TaskStatus::Failed,
+            TaskStatus::Cancelled,
+        ] {
+            self.stored
+                .get_or_create(&StatusLabel {
+                    status: status.as_str(),
+                })
+                .set(i64::try_from(counts.get(status)).unwrap_or(i64::MAX));
         }
     }
 

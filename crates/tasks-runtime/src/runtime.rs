@@ -89,6 +89,24 @@ impl TaskRuntime {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Reads how many tasks the store holds in each status (across every node sharing it) into
+    /// the `tasks_stored{status}` gauges of [`TaskRuntime::metrics`]; called before a scrape.
+    /// A store that does not count, fails, or takes over 2 s leaves the gauges as they were.
+    pub async fn refresh_status_counts(&self) {
+        let now = self.inner.clock.now();
+        let counted = tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            self.inner.store.status_counts(now),
+        )
+        .await;
+        match counted {
+            Ok(Ok(Some(counts))) => self.inner.metrics.set_status_counts(&counts),
+            Ok(Ok(None)) => {}
+            Ok(Err(error)) => tracing::warn!(%error, "counting stored tasks failed"),
+            Err(_elapsed) => tracing::warn!("counting stored tasks took over 2 s"),
+        }
+    }
+
     /// The task-lifecycle metrics of this runtime: register them into the server's registry
     /// with [`RuntimeMetrics::register`](crate::metrics::RuntimeMetrics::register).
     pub fn metrics(&self) -> &crate::metrics::RuntimeMetrics {

@@ -103,6 +103,33 @@ pub(crate) async fn work(
 
 /// [`tasks_runtime::Store::task_count`]: the `counts` row, exact (expired but unreaped tasks
 /// included).
+/// How many tasks unexpired at `now` are in each status.
+pub(crate) async fn status_counts(
+    db: &Db,
+    now: Timestamp,
+) -> Result<tasks_runtime::StatusCounts, StoreError> {
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(&db.sql.status_counts)
+        .await
+        .map_err(backend::sql)?;
+    let now = ms(now);
+    let mut counts = tasks_runtime::StatusCounts::default();
+    for row in client
+        .query(&statement, &[&now])
+        .await
+        .map_err(backend::sql)?
+    {
+        let status: String = row.try_get(0).map_err(backend::sql)?;
+        let count: i64 = row.try_get(1).map_err(backend::sql)?;
+        let status: tasks_core::TaskStatus =
+            serde_json::from_value(serde_json::Value::from(status))
+                .map_err(|_| backend::corrupt("unknown task status".to_owned()))?;
+        counts.add(status, u64::try_from(count).unwrap_or(0));
+    }
+    Ok(counts)
+}
+
 pub(crate) async fn count(db: &Db) -> Result<usize, StoreError> {
     let client = db.client().await?;
     let statement = client

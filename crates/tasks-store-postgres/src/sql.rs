@@ -60,6 +60,8 @@ pub(crate) struct Sql {
     pub(crate) reap: String,
     /// The stored task count: `counts.total` less the reservations of creates in flight.
     pub(crate) count: String,
+    /// Tasks unexpired at `$1` by status: rows of (status, count).
+    pub(crate) status_counts: String,
     /// Registers node `$1` until `$2` (or renews it unconditionally).
     pub(crate) register: String,
     /// Renews node `$1` until `$2` if alive at `$3`, else forgets it; answers whether renewed.
@@ -202,6 +204,10 @@ impl Sql {
             count: format!(
                 "SELECT total - (SELECT coalesce(sum(total), 0) FROM {s}.pending_counts) \
                  FROM {s}.counts WHERE id = 1"
+            ),
+            status_counts: format!(
+                "SELECT status, count(*) FROM {s}.tasks \
+                 WHERE expires_at_ms IS NULL OR expires_at_ms > $1 GROUP BY status"
             ),
             register: format!(
                 "INSERT INTO {s}.nodes (node_id, lease_expires_at_ms) VALUES ($1, $2) \

@@ -176,6 +176,13 @@ impl Store for PostgresStore {
         read::count(&self.db).await
     }
 
+    async fn status_counts(
+        &self,
+        now: Timestamp,
+    ) -> Result<Option<tasks_runtime::StatusCounts>, StoreError> {
+        read::status_counts(&self.db, now).await.map(Some)
+    }
+
     async fn register_node(
         &self,
         node: &NodeId,

@@ -69,6 +69,17 @@ impl Model {
         })
     }
 
+    /// How many committed tasks unexpired at `now` are in each status.
+    pub(crate) fn status_counts(&self, now: Timestamp) -> tasks_runtime::StatusCounts {
+        let mut counts = tasks_runtime::StatusCounts::default();
+        for entry in &self.tasks {
+            if !entry.task.is_expired(now) {
+                counts.add(entry.task.status(), 1);
+            }
+        }
+        counts
+    }
+
     /// The committed task count.
     pub(crate) fn total(&self) -> usize {
         self.total.load(Ordering::Acquire)

@@ -250,6 +250,13 @@ impl Store for SqliteStore {
         Ok(self.model.total())
     }
 
+    async fn status_counts(
+        &self,
+        now: Timestamp,
+    ) -> Result<Option<tasks_runtime::StatusCounts>, StoreError> {
+        Ok(Some(self.model.status_counts(now)))
+    }
+
     async fn register_node(
         &self,
         node: &NodeId,

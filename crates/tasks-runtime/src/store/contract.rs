@@ -32,8 +32,8 @@ use tasks_core::{
 };
 
 use super::{
-    Authority, CasOutcome, Claimed, CreateLimits, Lease, Liveness, NodeId, Snapshot, Store,
-    StoreError,
+    Authority, CasOutcome, Claimed, CreateLimits, Lease, Liveness, NodeId, Snapshot, StatusCounts,
+    Store, StoreError,
 };
 use crate::scope::Scope;
 use crate::work::Work;
@@ -70,6 +70,7 @@ where
     Fut: Future<Output = S>,
 {
     create_then_get(&make().await).await;
+    status_counts_count_unexpired_tasks_by_status(&make().await).await;
     get_from_another_scope_is_none(&make().await).await;
     get_unknown_id_is_none(&make().await).await;
     transition_with_current_revision_commits(&make().await).await;
@@ -1073,6 +1074,47 @@ pub async fn heartbeat_extends_a_live_lease_and_never_revives_an_expired_one<S: 
         beat(NODE_A, 2_801).await,
         Liveness::Lost,
         "an expired lease is never revived"
+    );
+}
+
+/// `status_counts`, when the store counts at all, counts exactly the tasks unexpired at `now`,
+/// by status, across scopes.
+pub async fn status_counts_count_unexpired_tasks_by_status<S: Store>(store: &S) {
+    let create = |name: &'static str, scope: Scope, ttl: u64| async move {
+        store
+            .create(
+                new_task(name, Some(ttl)),
+                work(&scope, name),
+                ROOMY,
+                &NODE_A,
+            )
+            .await
+            .expect("create")
+    };
+    create("counted-a", alice(), TTL_MS).await;
+    let done = create("counted-b", alice(), TTL_MS).await;
+    create("counted-c", bob(), TTL_MS).await;
+    create("counted-expired", bob(), 10).await;
+    let update = completed(&done.snapshot.task, at(5));
+    assert!(matches!(
+        worker_write(store, &done.lease, update, at(5)).await,
+        CasOutcome::Committed(_)
+    ));
+    let Some(counts) = store
+        .status_counts(at(20))
+        .await
+        .expect("status_counts must not fail")
+    else {
+        return;
+    };
+    assert_eq!(
+        counts,
+        StatusCounts {
+            working: 2,
+            completed: 1,
+            ..StatusCounts::default()
+        },
+        "status_counts counts the unexpired tasks of every scope by status"
     );
 }
 

@@ -19,7 +19,7 @@ use tasks_core::{CapacityLimit, NewTask, Task, TaskId, TaskUpdate, Timestamp};
 
 use super::{
     Authority, CasOutcome, Claimed, CreateLimits, Created, Lease, Liveness, NodeId, Snapshot,
-    Store, StoreError,
+    StatusCounts, Store, StoreError,
 };
 use crate::scope::Scope;
 use crate::work::Work;
@@ -235,6 +235,16 @@ impl Store for MemoryStore {
 
     async fn task_count(&self) -> Result<usize, StoreError> {
         Ok(self.total.load(Ordering::Acquire))
+    }
+
+    async fn status_counts(&self, now: Timestamp) -> Result<Option<StatusCounts>, StoreError> {
+        let mut counts = StatusCounts::default();
+        for entry in &self.tasks {
+            if !entry.task.is_expired(now) {
+                counts.add(entry.task.status(), 1);
+            }
+        }
+        Ok(Some(counts))
     }
 
     async fn register_node(

@@ -12,7 +12,7 @@ use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
 
 use super::{
     Authority, CasOutcome, Change, Claimed, CreateLimits, Created, Liveness, NodeId, Snapshot,
-    Store, StoreError,
+    StatusCounts, Store, StoreError,
 };
 use crate::clock::Clock;
 use crate::metrics::RuntimeMetrics;
@@ -127,6 +127,11 @@ impl Store for Metered {
         max: usize,
     ) -> Result<Vec<Claimed>, StoreError> {
         self.timed("claim_orphans", self.inner.claim_orphans(node, now, max))
+            .await
+    }
+
+    async fn status_counts(&self, now: Timestamp) -> Result<Option<StatusCounts>, StoreError> {
+        self.timed("status_counts", self.inner.status_counts(now))
             .await
     }
 

@@ -43,7 +43,7 @@ mod node;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use tasks_core::{CapacityLimit, NewTask, Task, TaskId, TaskUpdate, Timestamp};
+use tasks_core::{CapacityLimit, NewTask, Task, TaskId, TaskStatus, TaskUpdate, Timestamp};
 
 pub use node::{Lease, NodeId};
 
@@ -157,6 +157,50 @@ pub enum StoreError {
     Backend(String),
 }
 
+/// How many stored tasks are in each status, counting only tasks unexpired at the time asked
+/// ([`Store::status_counts`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StatusCounts {
+    /// `working` tasks.
+    pub working: u64,
+    /// `input_required` tasks.
+    pub input_required: u64,
+    /// `completed` tasks.
+    pub completed: u64,
+    /// `failed` tasks.
+    pub failed: u64,
+    /// `cancelled` tasks.
+    pub cancelled: u64,
+}
+
+impl StatusCounts {
+    /// Counts `count` more tasks in `status`.
+    pub fn add(&mut self, status: TaskStatus, count: u64) {
+        *self.slot(status) += count;
+    }
+
+    /// The count of `status`.
+    pub fn get(&self, status: TaskStatus) -> u64 {
+        match status {
+            TaskStatus::Working => self.working,
+            TaskStatus::InputRequired => self.input_required,
+            TaskStatus::Completed => self.completed,
+            TaskStatus::Failed => self.failed,
+            TaskStatus::Cancelled => self.cancelled,
+        }
+    }
+
+    fn slot(&mut self, status: TaskStatus) -> &mut u64 {
+        match status {
+            TaskStatus::Working => &mut self.working,
+            TaskStatus::InputRequired => &mut self.input_required,
+            TaskStatus::Completed => &mut self.completed,
+            TaskStatus::Failed => &mut self.failed,
+            TaskStatus::Cancelled => &mut self.cancelled,
+        }
+    }
+}
+
 /// Persistence of tasks, modelled on compare-and-set, with node leases and per-task fencing.
 ///
 /// # Durability
@@ -249,6 +293,14 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
         max: usize,
     ) -> Result<Vec<Claimed>, StoreError>;
+
+    /// How many tasks unexpired at `now` are in each status, across every scope and node
+    /// (for the `mcp_tasks_stored{status}` gauge; asked every 15 s by each node). `None` when
+    /// the store does not count (the default).
+    async fn status_counts(&self, now: Timestamp) -> Result<Option<StatusCounts>, StoreError> {
+        let _ = now;
+        Ok(None)
+    }
 
     /// A receiver of hints about tasks committed by other processes sharing this store, or
     /// `None` (the default) for a store that one process uses alone. Each call subscribes

@@ -26,7 +26,7 @@ use tracing::Instrument as _;
 use crate::config::DispatchConfig;
 use crate::head::Head;
 use crate::methods;
-use crate::metrics::{code_label, method_label, Metrics};
+use crate::metrics::{code_label, method_index, method_name, Metrics};
 use crate::principal::Principal;
 use crate::response::BodyError;
 use crate::response::McpResponse;
@@ -184,7 +184,8 @@ impl Dispatcher {
     /// core plans it ([`tasks_core::plan`]), this carries the plan out.
     pub async fn dispatch(&self, headers: &HeaderMap, body: &[u8], scope: Scope) -> McpResponse {
         let started = std::time::Instant::now();
-        let method = method_label(headers);
+        let method_at = method_index(headers);
+        let method = method_name(method_at);
         // DEBUG, on the hot path: the method is one of a bounded set; the tool is recorded
         // only once the planner found it registered, the trace id only from a valid W3C
         // `traceparent`; nothing else of the body is recorded.
@@ -203,7 +204,7 @@ impl Dispatcher {
             duration_us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
             "mcp request answered"
         );
-        self.shared.metrics.answered(method, code, took);
+        self.shared.metrics.answered(method_at, code, took);
         response
     }
 

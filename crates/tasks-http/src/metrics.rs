@@ -31,30 +31,59 @@ struct MethodLabel {
     method: &'static str,
 }
 
-/// The metric label of a request's method: the served method named by its `Mcp-Method`
-/// header (which admission checks against the body), else `other`.
-pub(crate) fn method_label(headers: &http::HeaderMap) -> &'static str {
+/// The `method` label values: the served methods, then `other`.
+const METHODS: [&str; 8] = [
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "subscriptions/listen",
+    "other",
+];
+
+/// The `code` label values: `ok`, the JSON-RPC codes this server answers with, then `other`.
+const CODES: [(&str, Option<i64>); 10] = [
+    ("ok", None),
+    ("-32700", Some(-32700)),
+    ("-32600", Some(-32600)),
+    ("-32601", Some(-32601)),
+    ("-32602", Some(-32602)),
+    ("-32603", Some(-32603)),
+    ("-32020", Some(-32020)),
+    ("-32021", Some(-32021)),
+    ("-32022", Some(-32022)),
+    ("other", Some(0)),
+];
+
+/// The index in [`METHODS`] of a request's method: the served method named by its
+/// `Mcp-Method` header (which admission checks against the body), else `other`.
+pub(crate) fn method_index(headers: &http::HeaderMap) -> usize {
     headers
         .get("mcp-method")
         .and_then(|value| value.to_str().ok())
         .and_then(Method::parse)
-        .map_or("other", Method::as_str)
+        .and_then(|method| METHODS.iter().position(|name| *name == method.as_str()))
+        .unwrap_or(METHODS.len() - 1)
+}
+
+/// The label of the method at `index` ([`method_index`]).
+pub(crate) fn method_name(index: usize) -> &'static str {
+    METHODS[index.min(METHODS.len() - 1)]
+}
+
+/// The index in [`CODES`] of a JSON-RPC outcome (`None` for a result).
+fn code_index(code: Option<i64>) -> usize {
+    CODES
+        .iter()
+        .position(|(_, known)| *known == code)
+        .unwrap_or(CODES.len() - 1)
 }
 
 /// The metric label of a JSON-RPC error code (`ok` for a result).
 pub(crate) fn code_label(code: Option<i64>) -> &'static str {
-    match code {
-        None => "ok",
-        Some(-32700) => "-32700",
-        Some(-32600) => "-32600",
-        Some(-32601) => "-32601",
-        Some(-32602) => "-32602",
-        Some(-32603) => "-32603",
-        Some(-32020) => "-32020",
-        Some(-32021) => "-32021",
-        Some(-32022) => "-32022",
-        Some(_) => "other",
-    }
+    CODES[code_index(code)].0
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -67,8 +96,10 @@ struct NotificationLabel {
 #[derive(Debug)]
 pub struct Metrics {
     registry: Registry,
-    requests: Family<RequestLabels, Counter>,
-    latency: Family<MethodLabel, Histogram>,
+    /// One handle per (method, code), made up front: `requests[method * CODES.len() + code]`.
+    requests: Vec<Counter>,
+    /// One handle per method.
+    latency: Vec<Histogram>,
     listen_streams: Gauge,
     notifications: Family<NotificationLabel, Counter>,
     skipped: Counter,
@@ -102,6 +133,21 @@ impl Metrics {
             Unit::Seconds,
             latency.clone(),
         );
+        // Every handle of the request path is made now: a request indexes, never looks up.
+        let request_handles = METHODS
+            .iter()
+            .flat_map(|method| {
+                CODES.iter().map(|(code, _)| {
+                    requests
+                        .get_or_create(&RequestLabels { method, code })
+                        .clone()
+                })
+            })
+            .collect();
+        let latency_handles = METHODS
+            .iter()
+            .map(|method| latency.get_or_create(&MethodLabel { method }).clone())
+            .collect();
         registry.register(
             "listen_streams",
             "Open subscriptions/listen streams",
@@ -121,25 +167,19 @@ impl Metrics {
         runtime.metrics().register(&mut registry);
         Metrics {
             registry,
-            requests,
-            latency,
+            requests: request_handles,
+            latency: latency_handles,
             listen_streams,
             notifications,
             skipped,
         }
     }
 
-    /// Counts one answered request.
-    pub(crate) fn answered(&self, method: &'static str, code: Option<i64>, took: Duration) {
-        self.requests
-            .get_or_create(&RequestLabels {
-                method,
-                code: code_label(code),
-            })
-            .inc();
-        self.latency
-            .get_or_create(&MethodLabel { method })
-            .observe(took.as_secs_f64());
+    /// Counts one answered request of the method at `method` ([`method_index`]).
+    pub(crate) fn answered(&self, method: usize, code: Option<i64>, took: Duration) {
+        let method = method.min(METHODS.len() - 1);
+        self.requests[method * CODES.len() + code_index(code)].inc();
+        self.latency[method].observe(took.as_secs_f64());
     }
 
     /// A listen stream sent a notification of `method`.
@@ -184,5 +224,34 @@ pub(crate) struct ListenStreamGuard {
 impl Drop for ListenStreamGuard {
     fn drop(&mut self) {
         self.gauge.dec();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_come_from_bounded_sets() {
+        let headers = |method: &str| {
+            let mut headers = http::HeaderMap::new();
+            headers.insert("mcp-method", method.parse().unwrap());
+            headers
+        };
+        assert_eq!(
+            method_name(method_index(&headers("tasks/get"))),
+            "tasks/get"
+        );
+        assert_eq!(method_name(method_index(&headers("x/evil"))), "other");
+        assert_eq!(method_name(method_index(&http::HeaderMap::new())), "other");
+        for method in Method::ALL {
+            assert_eq!(
+                method_name(method_index(&headers(method.as_str()))),
+                method.as_str()
+            );
+        }
+        assert_eq!(code_label(None), "ok");
+        assert_eq!(code_label(Some(-32602)), "-32602");
+        assert_eq!(code_label(Some(-1)), "other");
     }
 }

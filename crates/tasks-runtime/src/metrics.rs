@@ -14,10 +14,11 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 use tasks_core::{CapacityLimit, Task, TaskStatus};
 
-/// The `tool` label: a registered tool's name.
+/// The labels of a creation: a registered tool's name and its task policy.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ToolLabel {
     tool: String,
+    policy: &'static str,
 }
 
 /// The `status` label: a task status as on the wire (`working`, `input_required`, …).
@@ -98,7 +99,7 @@ impl Default for RuntimeMetrics {
 
 impl RuntimeMetrics {
     /// Registers every metric into `registry` (names below its prefix):
-    /// `tasks_created_total{tool}`, `task_transitions_total{status}`,
+    /// `tasks_created_total{tool,policy}`, `task_transitions_total{status}`,
     /// `task_duration_seconds{status}` (creation to terminal state),
     /// `task_capacity_refusals_total{limit}`, `tasks_reaped_total`, `worker_slots_busy` and
     /// `worker_slots` (set by [`RuntimeMetrics::set_workers`] before each scrape),
@@ -109,7 +110,7 @@ impl RuntimeMetrics {
     pub fn register(&self, registry: &mut Registry) {
         registry.register(
             "tasks_created",
-            "Tasks created by this process, by tool",
+            "Tasks created by this process, by tool and its task policy",
             self.created.clone(),
         );
         registry.register(
@@ -182,11 +183,12 @@ impl RuntimeMetrics {
         );
     }
 
-    /// A task of `tool` was created.
-    pub(crate) fn created(&self, tool: &str, task: &Task) {
+    /// A task of `tool` (whose policy label is `policy`) was created.
+    pub(crate) fn created(&self, tool: &str, policy: &'static str, task: &Task) {
         self.created
             .get_or_create(&ToolLabel {
                 tool: tool.to_owned(),
+                policy,
             })
             .inc();
         self.entered(task);

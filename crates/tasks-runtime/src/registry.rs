@@ -424,6 +424,17 @@ impl Tool {
         }
     }
 
+    /// The `policy` label of the tool's metrics: `sync`, `optional`, `required`, or `per_call`
+    /// for a policy computed per call ([`Tool::with_policy_fn`]).
+    pub(crate) fn policy_label(&self) -> &'static str {
+        match &self.policy {
+            ToolPolicy::Fixed(TaskPolicy::Sync) => "sync",
+            ToolPolicy::Fixed(TaskPolicy::Optional) => "optional",
+            ToolPolicy::Fixed(TaskPolicy::Required) => "required",
+            ToolPolicy::PerCall(_) => "per_call",
+        }
+    }
+
     /// Checks `arguments` against the input schema, then (for a typed tool,
     /// [`Tool::with_arguments`]) that they deserialize into its arguments type.
     ///

@@ -338,7 +338,9 @@ impl TaskRuntime {
             Err(error) => return Err(store_error(error)),
         };
         let snapshot = created.snapshot;
-        inner.metrics.created(tool.name(), &snapshot.task);
+        inner
+            .metrics
+            .created(tool.name(), tool.policy_label(), &snapshot.task);
         tracing::debug!(
             task_id = snapshot.task.id().as_str(),
             tool = tool.name(),

@@ -909,7 +909,7 @@ async fn max_tasks_refuses_with_max_tasks() {
     // The metrics saw two creations, two completions and the refusal.
     let text = metrics_text(&rt);
     for line in [
-        r#"tasks_created_total{tool="echo"} 2"#,
+        r#"tasks_created_total{tool="echo",policy="sync"} 2"#,
         r#"task_transitions_total{status="completed"} 2"#,
         r#"task_duration_seconds_count{status="completed"} 2"#,
         r#"task_capacity_refusals_total{limit="max_tasks"} 1"#,

@@ -4,7 +4,10 @@ use std::io::Write as _;
 
 use clap::Parser as _;
 use tasks_fixture::Settings;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::filter_fn;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{EnvFilter, Layer as _};
 
 fn main() -> std::process::ExitCode {
     let settings = Settings::parse();
@@ -23,20 +26,23 @@ fn main() -> std::process::ExitCode {
 }
 
 async fn run(settings: Settings) -> std::process::ExitCode {
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info"))
-        // The PostgreSQL driver logs every statement's parameters at debug level: task
-        // arguments, answers and results. Never, whatever RUST_LOG says.
-        .add_directive("tokio_postgres=info".parse().expect("a valid directive"));
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match settings.log_format {
-        tasks_fixture::settings::LogFormat::Json => logs.json().init(),
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // The PostgreSQL driver logs every statement's parameters at debug level: task arguments,
+    // answers and results. Never, whatever RUST_LOG says (span-scoped directives included): a
+    // filter of its own, outside the RUST_LOG one.
+    let never_statements = filter_fn(|meta| {
+        !(meta.target().starts_with("tokio_postgres") && *meta.level() > tracing::Level::INFO)
+    });
+    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let logs = match settings.log_format {
+        tasks_fixture::settings::LogFormat::Json => logs.json().boxed(),
         tasks_fixture::settings::LogFormat::Text => logs
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .init(),
-    }
+            .boxed(),
+    };
+    tracing_subscriber::registry()
+        .with(logs.with_filter(filter).with_filter(never_statements))
+        .init();
     let builder = match tasks_fixture::open_server(&settings).await {
         Ok(builder) => builder,
         Err(error) => {

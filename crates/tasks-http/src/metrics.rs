@@ -121,6 +121,9 @@ impl Metrics {
         });
         let listen_streams = Gauge::default();
         let notifications = Family::<NotificationLabel, Counter>::default();
+        for method in ["notifications/tasks", "notifications/tools/list_changed"] {
+            let _ = notifications.get_or_create(&NotificationLabel { method });
+        }
         let skipped = Counter::default();
         registry.register(
             "requests",

@@ -56,6 +56,8 @@ pub(crate) struct Inner {
     /// Whether the store accepted the node's last lease renewal (a write): what
     /// [`crate::TaskRuntime::store_writable`] reports.
     pub(crate) store_writable: std::sync::atomic::AtomicBool,
+    /// When the store's tasks were last counted for the metrics.
+    pub(crate) last_count: tokio::sync::Mutex<Option<tokio::time::Instant>>,
 }
 
 /// What [`Inner::publish`] last sent for a task: enough to drop stale or repeated states,

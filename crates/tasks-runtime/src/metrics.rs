@@ -73,6 +73,38 @@ pub struct RuntimeMetrics {
 
 impl Default for RuntimeMetrics {
     fn default() -> Self {
+        let metrics = RuntimeMetrics::empty();
+        // Series of closed label sets exist from the start, at 0, so that the first event
+        // after a restart shows in `rate()` and `increase()`.
+        for status in [
+            TaskStatus::Working,
+            TaskStatus::InputRequired,
+            TaskStatus::Completed,
+            TaskStatus::Failed,
+            TaskStatus::Cancelled,
+        ] {
+            let _ = metrics.transitions.get_or_create(&StatusLabel {
+                status: status.as_str(),
+            });
+        }
+        for limit in [
+            CapacityLimit::MaxJobs,
+            CapacityLimit::MaxTasks,
+            CapacityLimit::MaxActiveTasksPerScope,
+        ] {
+            let _ = metrics.refusals.get_or_create(&LimitLabel {
+                limit: limit.as_str(),
+            });
+        }
+        for outcome in ["ok", "lost", "failed"] {
+            let _ = metrics.renewals.get_or_create(&OutcomeLabel { outcome });
+        }
+        metrics
+    }
+}
+
+impl RuntimeMetrics {
+    fn empty() -> Self {
         RuntimeMetrics {
             created: Family::default(),
             transitions: Family::default(),
@@ -95,9 +127,7 @@ impl Default for RuntimeMetrics {
             stored: Family::default(),
         }
     }
-}
 
-impl RuntimeMetrics {
     /// Registers every metric into `registry` (names below its prefix):
     /// `tasks_created_total{tool,policy}`, `task_transitions_total{status}`,
     /// `task_duration_seconds{status}` (creation to terminal state),

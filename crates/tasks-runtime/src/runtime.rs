@@ -74,6 +74,7 @@ impl TaskRuntime {
                 node: RwLock::new(NodeId::random().expect("the OS random source is unavailable")),
                 metrics,
                 store_writable: std::sync::atomic::AtomicBool::new(true),
+                last_count: tokio::sync::Mutex::new(None),
             }),
         }
     }
@@ -92,7 +93,18 @@ impl TaskRuntime {
     /// Reads how many tasks the store holds in each status (across every node sharing it) into
     /// the `tasks_stored{status}` gauges of [`TaskRuntime::metrics`]; called before a scrape.
     /// A store that does not count, fails, or takes over 2 s leaves the gauges as they were.
+    /// The store is asked at most once per 5 s (later calls keep the last counts) and never by
+    /// two calls at once.
     pub async fn refresh_status_counts(&self) {
+        // At most one count at a time and one per 5 s: scrapes, which anyone may send, never
+        // scan the store more often than that.
+        let Ok(mut last) = self.inner.last_count.try_lock() else {
+            return;
+        };
+        if last.is_some_and(|at| at.elapsed() < std::time::Duration::from_secs(5)) {
+            return;
+        }
+        *last = Some(tokio::time::Instant::now());
         let now = self.inner.clock.now();
         let counted = tokio::time::timeout(
             std::time::Duration::from_secs(2),

@@ -282,11 +282,37 @@ impl Client {
     /// # Panics
     /// When the task is not terminal in time.
     pub async fn poll_until_terminal(&self, task_id: &str) -> Value {
+        self.poll_task(task_id, None, |status| {
+            matches!(status, "completed" | "failed" | "cancelled")
+        })
+        .await
+    }
+
+    /// Polls `tasks/get` (as `Authorization: Bearer <bearer>` when given) until the task's
+    /// status satisfies `done`, within [`WAIT_LIMIT`]; returns that `tasks/get` result.
+    ///
+    /// # Panics
+    /// When it does not in time.
+    pub async fn poll_task(
+        &self,
+        task_id: &str,
+        bearer: Option<&str>,
+        done: impl Fn(&str) -> bool,
+    ) -> Value {
         let deadline = tokio::time::Instant::now() + WAIT_LIMIT;
         loop {
-            let task = self.get_task(task_id).await;
+            let mut get = self.post(
+                self.next_id(),
+                "tasks/get",
+                json!({"taskId": task_id}),
+                tasks_caps(),
+            );
+            if let Some(token) = bearer {
+                get = get.bearer_auth(token);
+            }
+            let task = Client::send(get).await.result();
             let status = task["status"].as_str().unwrap_or_default();
-            if matches!(status, "completed" | "failed" | "cancelled") {
+            if done(status) {
                 return task;
             }
             assert!(

@@ -83,21 +83,9 @@ async fn nothing_secret_is_logged_at_trace_level() {
     .await
     .result();
     let task_id = created["taskId"].as_str().unwrap().to_owned();
-    let deadline = tokio::time::Instant::now() + WAIT_LIMIT;
-    loop {
-        let task = Client::send(authed(
-            "tasks/get",
-            json!({"taskId": task_id}),
-            tasks_caps(),
-        ))
-        .await
-        .result();
-        if task["status"] == "input_required" {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{task}");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    client
+        .poll_task(&task_id, Some(token), |status| status == "input_required")
+        .await;
     Client::send(authed(
         "tasks/update",
         json!({"taskId": task_id, "inputResponses": {"confirm-delete": {
@@ -106,20 +94,11 @@ async fn nothing_secret_is_logged_at_trace_level() {
     ))
     .await
     .result();
-    let finished = loop {
-        let task = Client::send(authed(
-            "tasks/get",
-            json!({"taskId": task_id}),
-            tasks_caps(),
-        ))
-        .await
-        .result();
-        if task["status"] != "input_required" && task["status"] != "working" {
-            break task;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{task}");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    };
+    let finished = client
+        .poll_task(&task_id, Some(token), |status| {
+            !matches!(status, "input_required" | "working")
+        })
+        .await;
     assert_eq!(finished["status"], "completed", "{finished}");
     // An MRTR round: its signed requestState.
     let round = Client::send(authed(

@@ -329,14 +329,9 @@ async fn metrics_count_requests_tasks_and_streams_without_task_data() {
         .create_task("confirm_delete", json!({"filename": "metered.txt"}))
         .await;
     let asking_id = asking["taskId"].as_str().unwrap().to_owned();
-    let deadline = tokio::time::Instant::now() + WAIT_LIMIT;
-    while client.get_task(&asking_id).await["status"] != "input_required" {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "never input_required"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    client
+        .poll_task(&asking_id, None, |status| status == "input_required")
+        .await;
     let listen = client
         .post(
             json!("metered-listen"),

@@ -59,6 +59,13 @@ pub enum CapacityLimit {
 }
 
 impl CapacityLimit {
+    /// Every limit.
+    pub const ALL: [CapacityLimit; 3] = [
+        CapacityLimit::MaxJobs,
+        CapacityLimit::MaxTasks,
+        CapacityLimit::MaxActiveTasksPerScope,
+    ];
+
     /// The wire name used in `data.limit`.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -45,6 +45,15 @@ pub enum TaskStatus {
 }
 
 impl TaskStatus {
+    /// Every status, in lifecycle order.
+    pub const ALL: [TaskStatus; 5] = [
+        TaskStatus::Working,
+        TaskStatus::InputRequired,
+        TaskStatus::Completed,
+        TaskStatus::Failed,
+        TaskStatus::Cancelled,
+    ];
+
     /// The wire name (`"working"`, `"input_required"`, …).
     pub fn as_str(self) -> &'static str {
         match self {

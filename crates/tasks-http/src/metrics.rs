@@ -31,18 +31,6 @@ struct MethodLabel {
     method: &'static str,
 }
 
-/// The `method` label values: the served methods, then `other`.
-const METHODS: [&str; 8] = [
-    "server/discover",
-    "tools/list",
-    "tools/call",
-    "tasks/get",
-    "tasks/update",
-    "tasks/cancel",
-    "subscriptions/listen",
-    "other",
-];
-
 /// The `code` label values: `ok`, the JSON-RPC codes this server answers with, then `other`.
 const CODES: [(&str, Option<i64>); 10] = [
     ("ok", None),
@@ -57,20 +45,26 @@ const CODES: [(&str, Option<i64>); 10] = [
     ("other", Some(0)),
 ];
 
-/// The index in [`METHODS`] of a request's method: the served method named by its
-/// `Mcp-Method` header (which admission checks against the body), else `other`.
+/// How many `method` label values there are: the served methods ([`Method::ALL`]), then
+/// `other`.
+const METHODS: usize = Method::ALL.len() + 1;
+
+/// The index of a request's `method` label: the served method named by its `Mcp-Method` header
+/// (which admission checks against the body), at its place in [`Method::ALL`], else `other`.
 pub(crate) fn method_index(headers: &http::HeaderMap) -> usize {
     headers
         .get("mcp-method")
         .and_then(|value| value.to_str().ok())
         .and_then(Method::parse)
-        .and_then(|method| METHODS.iter().position(|name| *name == method.as_str()))
-        .unwrap_or(METHODS.len() - 1)
+        .and_then(|method| Method::ALL.iter().position(|served| *served == method))
+        .unwrap_or(Method::ALL.len())
 }
 
 /// The label of the method at `index` ([`method_index`]).
 pub(crate) fn method_name(index: usize) -> &'static str {
-    METHODS[index.min(METHODS.len() - 1)]
+    Method::ALL
+        .get(index)
+        .map_or("other", |method| method.as_str())
 }
 
 /// The index in [`CODES`] of a JSON-RPC outcome (`None` for a result).
@@ -137,19 +131,24 @@ impl Metrics {
             latency.clone(),
         );
         // Every handle of the request path is made now: a request indexes, never looks up.
-        let request_handles = METHODS
-            .iter()
-            .flat_map(|method| {
-                CODES.iter().map(|(code, _)| {
+        let mut request_handles = Vec::with_capacity(METHODS * CODES.len());
+        for method in (0..METHODS).map(method_name) {
+            for (code, _) in CODES {
+                request_handles.push(
                     requests
                         .get_or_create(&RequestLabels { method, code })
-                        .clone()
-                })
+                        .clone(),
+                );
+            }
+        }
+        let latency_handles = (0..METHODS)
+            .map(|index| {
+                latency
+                    .get_or_create(&MethodLabel {
+                        method: method_name(index),
+                    })
+                    .clone()
             })
-            .collect();
-        let latency_handles = METHODS
-            .iter()
-            .map(|method| latency.get_or_create(&MethodLabel { method }).clone())
             .collect();
         registry.register(
             "listen_streams",
@@ -180,7 +179,7 @@ impl Metrics {
 
     /// Counts one answered request of the method at `method` ([`method_index`]).
     pub(crate) fn answered(&self, method: usize, code: Option<i64>, took: Duration) {
-        let method = method.min(METHODS.len() - 1);
+        let method = method.min(METHODS - 1);
         self.requests[method * CODES.len() + code_index(code)].inc();
         self.latency[method].observe(took.as_secs_f64());
     }

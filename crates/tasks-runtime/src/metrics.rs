@@ -76,22 +76,12 @@ impl Default for RuntimeMetrics {
         let metrics = RuntimeMetrics::empty();
         // Series of closed label sets exist from the start, at 0, so that the first event
         // after a restart shows in `rate()` and `increase()`.
-        for status in [
-            TaskStatus::Working,
-            TaskStatus::InputRequired,
-            TaskStatus::Completed,
-            TaskStatus::Failed,
-            TaskStatus::Cancelled,
-        ] {
+        for status in TaskStatus::ALL {
             let _ = metrics.transitions.get_or_create(&StatusLabel {
                 status: status.as_str(),
             });
         }
-        for limit in [
-            CapacityLimit::MaxJobs,
-            CapacityLimit::MaxTasks,
-            CapacityLimit::MaxActiveTasksPerScope,
-        ] {
+        for limit in CapacityLimit::ALL {
             let _ = metrics.refusals.get_or_create(&LimitLabel {
                 limit: limit.as_str(),
             });
@@ -230,10 +220,7 @@ impl RuntimeMetrics {
             status: task.status().as_str(),
         };
         self.transitions.get_or_create(&status).inc();
-        if matches!(
-            task.status(),
-            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
-        ) {
+        if task.status().is_terminal() {
             let millis = task
                 .last_updated_at()
                 .unix_millis()
@@ -292,13 +279,7 @@ impl RuntimeMetrics {
 
     /// Sets the stored-task gauges from the store's counts.
     pub(crate) fn set_status_counts(&self, counts: &crate::store::StatusCounts) {
-        for status in [
-            TaskStatus::Working,
-            TaskStatus::InputRequired,
-            TaskStatus::Completed,
-            TaskStatus::Failed,
-            TaskStatus::Cancelled,
-        ] {
+        for status in TaskStatus::ALL {
             self.stored
                 .get_or_create(&StatusLabel {
                     status: status.as_str(),

@@ -122,9 +122,10 @@ pub(crate) async fn status_counts(
     {
         let status: String = row.try_get(0).map_err(backend::sql)?;
         let count: i64 = row.try_get(1).map_err(backend::sql)?;
-        let status: tasks_core::TaskStatus =
-            serde_json::from_value(serde_json::Value::from(status))
-                .map_err(|_| backend::corrupt("unknown task status".to_owned()))?;
+        let status = tasks_core::TaskStatus::ALL
+            .into_iter()
+            .find(|known| known.as_str() == status)
+            .ok_or_else(|| backend::corrupt(format!("unknown task status {status:?}")))?;
         counts.add(status, u64::try_from(count).unwrap_or(0));
     }
     Ok(counts)

@@ -181,13 +181,8 @@ impl StatusCounts {
 
     /// The count of `status`.
     pub fn get(&self, status: TaskStatus) -> u64 {
-        match status {
-            TaskStatus::Working => self.working,
-            TaskStatus::InputRequired => self.input_required,
-            TaskStatus::Completed => self.completed,
-            TaskStatus::Failed => self.failed,
-            TaskStatus::Cancelled => self.cancelled,
-        }
+        let mut copy = *self;
+        *copy.slot(status)
     }
 
     fn slot(&mut self, status: TaskStatus) -> &mut u64 {

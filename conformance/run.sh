@@ -4,7 +4,7 @@
 # at a time, and checks the results against baseline.yml.
 #
 # Usage: conformance/run.sh [--url URL] [--fixture BIN] [--fixture-args ARGS] [--no-build]
-#                           [--verbose] [SCENARIO...]
+#                           [--verbose] [--spec-version VERSION] [SCENARIO...]
 #   --url URL      test an already running server; do not build or start one
 #   --fixture BIN  start BIN (with --listen 127.0.0.1:0) instead of building
 #                  and starting <target dir>/debug/tasks-fixture ($CARGO_TARGET_DIR
@@ -13,7 +13,14 @@
 #                  (e.g. "--store sqlite:/tmp/conformance.db")
 #   --no-build     skip `cargo build -p tasks-fixture` (use the existing binary)
 #   --verbose      also print each scenario's full runner output
-#   SCENARIO...    run only these scenarios (default: every name in scenarios.txt)
+# Each (revision, scenario) pair is checked against its revision's baseline:
+# baseline.yml for the 2026-07-28 and extension scenarios, baseline-<VERSION>.yml
+# for scenarios run at an older revision; results go to results/<scenario> and
+# results/<VERSION>/<scenario>.
+#   --spec-version VERSION  run the SCENARIOs given on the command line at this
+#                  revision (e.g. 2025-11-25: the runner's session-based client)
+#   SCENARIO...    run only these scenarios (default: every line of scenarios.txt;
+#                  a line "2025-11-25 NAME" runs NAME at that revision)
 # Environment:
 #   CONFORMANCE_TIMEOUT_MS     runner per-scenario timeout (default 30000, the runner's own)
 #   CONFORMANCE_KILL_AFTER_S   hard wall-clock limit per scenario process (default 300)
@@ -50,6 +57,7 @@ FIXTURE=""
 FIXTURE_ARGS=()
 BUILD=1
 VERBOSE=0
+PICKED_VERSION=""
 SCENARIOS=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -62,6 +70,7 @@ while [ $# -gt 0 ]; do
     --fixture-args=*) read -r -a FIXTURE_ARGS <<<"${1#--fixture-args=}"; shift ;;
     --no-build) BUILD=0; shift ;;
     --verbose) VERBOSE=1; shift ;;
+    --spec-version) [ $# -ge 2 ] || die "--spec-version needs a value"; PICKED_VERSION="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     --) shift; SCENARIOS+=("$@"); break ;;
     -*) usage >&2; die "unknown option: $1" ;;
@@ -69,14 +78,25 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+# Each entry is "VERSION NAME"; VERSION "-" means the default (2026-07-28 for the
+# scenarios the runner lists for it, none for the extension scenarios).
 if [ ${#SCENARIOS[@]} -eq 0 ]; then
   [ -f "$SCENARIO_FILE" ] || die "missing $SCENARIO_FILE"
   while IFS= read -r line || [ -n "$line" ]; do
     line="${line%%#*}"
-    line="$(printf '%s' "$line" | tr -d '[:space:]')"
-    [ -n "$line" ] && SCENARIOS+=("$line")
+    read -r -a words <<<"$line"
+    case "${#words[@]}" in
+      0) ;;
+      1) SCENARIOS+=("- ${words[0]}") ;;
+      2) SCENARIOS+=("${words[0]} ${words[1]}") ;;
+      *) die "bad line in $SCENARIO_FILE: $line" ;;
+    esac
   done < "$SCENARIO_FILE"
   [ ${#SCENARIOS[@]} -gt 0 ] || die "no scenarios listed in $SCENARIO_FILE"
+else
+  picked=()
+  for name in "${SCENARIOS[@]}"; do picked+=("${PICKED_VERSION:--} $name"); done
+  SCENARIOS=("${picked[@]}")
 fi
 [ -f "$BASELINE" ] || die "missing $BASELINE"
 
@@ -104,9 +124,20 @@ spec_args() {
     printf '%s\n' --spec-version "$SPEC_VERSION"
   fi
 }
-for scenario in "${SCENARIOS[@]}"; do
+# The runner arguments, results directory and baseline of a "VERSION NAME" entry.
+version_of() { printf '%s' "${1%% *}"; }
+name_of() { printf '%s' "${1#* }"; }
+results_of() {
+  if [ "$(version_of "$1")" = "-" ]; then printf '%s' "$RESULTS"; else printf '%s/%s' "$RESULTS" "$(version_of "$1")"; fi
+}
+baseline_of() {
+  if [ "$(version_of "$1")" = "-" ]; then printf '%s' "$BASELINE"; else printf '%s/baseline-%s.yml' "$HERE" "$(version_of "$1")"; fi
+}
+for entry in "${SCENARIOS[@]}"; do
+  scenario="$(name_of "$entry")"
   grep -qxF -- "$scenario" <<<"$known" \
     || die "unknown scenario '$scenario' (see: node_modules/.bin/conformance list --server)"
+  [ -f "$(baseline_of "$entry")" ] || die "missing baseline $(baseline_of "$entry")"
 done
 
 # --- 2. server: build and start the fixture unless --url is given -----------
@@ -179,17 +210,24 @@ fi
 runner_version="$("$NODE_BIN" -e 'console.log(require(process.argv[1]).version)' \
   "$HERE/node_modules/@modelcontextprotocol/conformance/package.json")"
 log "runner @modelcontextprotocol/conformance@$runner_version on node $node_version; results in $RESULTS"
-for scenario in "${SCENARIOS[@]}"; do
-  out="$RESULTS/$scenario"
+for entry in "${SCENARIOS[@]}"; do
+  scenario="$(name_of "$entry")"
+  version="$(version_of "$entry")"
+  out="$(results_of "$entry")/$scenario"
   mkdir -p "$out"
+  if [ "$version" = "-" ]; then
+    version_args=($(spec_args "$scenario"))
+  else
+    version_args=(--spec-version "$version")
+  fi
   start=$SECONDS
   rc=0
   timeout --kill-after=10 "$KILL_AFTER_S" \
     "$NODE_BIN" "$RUNNER_JS" server \
       --url "$URL" \
       --scenario "$scenario" \
-      $(spec_args "$scenario") \
-      --expected-failures "$BASELINE" \
+      "${version_args[@]}" \
+      --expected-failures "$(baseline_of "$entry")" \
       --timeout "$TIMEOUT_MS" \
       --output-dir "$out" \
       </dev/null >"$out/runner.log" 2>&1 || rc=$?
@@ -197,7 +235,8 @@ for scenario in "${SCENARIOS[@]}"; do
     124|137) note=" (killed after ${KILL_AFTER_S}s)" ;;
     *) note="" ;;
   esac
-  log "$scenario: runner exit $rc in $((SECONDS - start))s$note"
+  label="$scenario"; [ "$version" = "-" ] || label="$scenario ($version)"
+  log "$label: runner exit $rc in $((SECONDS - start))s$note"
   if [ "$VERBOSE" -eq 1 ]; then sed 's/\x1b\[[0-9;]*m//g' "$out/runner.log" >&2; fi
   if [ -n "$SERVER_PID" ] && ! kill -0 "$SERVER_PID" 2>/dev/null; then
     log "the fixture died during $scenario"
@@ -208,7 +247,17 @@ done
 
 # --- 4. table, summary, baseline ----------------------------------------------
 rc=0
-"$NODE_BIN" "$HERE/evaluate.mjs" "$BASELINE" "$RESULTS" "${SCENARIOS[@]}" || rc=$?
+versions="$(for entry in "${SCENARIOS[@]}"; do version_of "$entry"; echo; done | sort -u)"
+while IFS= read -r version; do
+  [ -n "$version" ] || continue
+  names=()
+  for entry in "${SCENARIOS[@]}"; do
+    [ "$(version_of "$entry")" = "$version" ] && names+=("$(name_of "$entry")")
+  done
+  first="$version ${names[0]}"
+  [ "$version" = "-" ] || log "results at revision $version:"
+  "$NODE_BIN" "$HERE/evaluate.mjs" "$(baseline_of "$first")" "$(results_of "$first")" "${names[@]}" || rc=1
+done <<<"$versions"
 if [ "$rc" -ne 0 ]; then
   server_log_tail
   log "results and runner logs: $RESULTS"

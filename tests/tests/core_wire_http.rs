@@ -117,6 +117,11 @@ const FIXTURE_TOOLS: &[&str] = &[
     "test_input_required_result_multi_round",
     "test_input_required_result_tampered_state",
     "test_input_required_result_capabilities",
+    "test_tool_with_logging",
+    "test_sampling",
+    "test_elicitation",
+    "test_elicitation_sep1034_defaults",
+    "test_elicitation_sep1330_enums",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -310,13 +310,19 @@ async fn replaying_the_final_mrtr_round_answers_with_the_same_task() {
 
 #[tokio::test]
 async fn a_2025_initialize_is_told_the_supported_versions() {
-    // The rest of the 2025-era table is in crates/tasks-http/tests/legacy_era.rs.
+    // The 2025 revisions served open a session (tests/tests/sessions_http.rs); any other is
+    // refused naming every version served. The table with the session path off is in
+    // crates/tasks-http/tests/legacy_era.rs.
     let server = start(settings()).await;
     let client = Client::of(&server);
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "inspector-cli", "version": "0.17.0"}}});
-    for header in [None, Some("2025-11-25"), Some("2025-06-18")] {
+    for (requested, header) in [
+        ("2024-11-05", None),
+        ("2025-03-26", Some("2025-03-26")),
+        ("2026-07-28", None),
+    ] {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": requested, "capabilities": {},
+            "clientInfo": {"name": "inspector-cli", "version": "0.17.0"}}});
         let mut request = client
             .http()
             .post(client.url())
@@ -330,7 +336,8 @@ async fn a_2025_initialize_is_told_the_supported_versions() {
         let error = reply.error(400, -32022, "Unsupported protocol version");
         assert_eq!(
             error["data"],
-            json!({"supported": ["2026-07-28"], "requested": "2025-11-25"}),
+            json!({"supported": ["2026-07-28", "2025-11-25", "2025-06-18"],
+                   "requested": requested}),
             "{header:?}"
         );
     }

@@ -124,7 +124,28 @@ async fn cors_origin_answers_preflights_and_joins_the_origin_allow_list() {
         headers["access-control-allow-headers"],
         "content-type,mcp-method,mcp-name,mcp-protocol-version,mcp-param-region"
     );
-    assert_eq!(headers["access-control-allow-methods"], "POST");
+    assert_eq!(headers["access-control-allow-methods"], "POST,GET,DELETE");
+
+    // A 2025 browser client reads its session id across origins.
+    let init = http
+        .post(&url)
+        .header("origin", origin)
+        .header("content-type", "application/json")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "browser", "version": "1"}}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(init.status(), 200);
+    assert_eq!(
+        init.headers()["access-control-expose-headers"],
+        "mcp-session-id"
+    );
+    assert!(init.headers().contains_key("mcp-session-id"));
 
     let client = Client::new(&url);
     let allowed = Client::send(

@@ -93,13 +93,48 @@ pub struct EnvelopeError {
     pub error: McpError,
 }
 
+/// A JSON-RPC response the client POSTed: its answer to a request the server sent (only the
+/// 2025-era session path sends any; see [`crate::legacy`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    /// The id of the server's request it answers.
+    pub id: Value,
+    /// The `result` member, or the `error` member.
+    pub outcome: Result<Value, Value>,
+}
+
+/// One POSTed JSON-RPC message: a request or notification, or a response.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// A request (`id` present) or a notification.
+    Envelope(Envelope),
+    /// A response to a server-to-client request.
+    Response(Response),
+}
+
 /// Step 3: parses the body as exactly one JSON-RPC request or notification.
 ///
 /// # Errors
 /// -32700 for bytes that are not JSON (invalid UTF-8 and nesting deeper than 128 levels
 /// included); -32600 for a batch array or an object that is not a JSON-RPC 2.0 message (with
-/// the id echoed when the object carries a valid one).
+/// the id echoed when the object carries a valid one), a response included.
 pub fn parse_envelope(body: &[u8]) -> Result<Envelope, EnvelopeError> {
+    match parse_message(body)? {
+        Message::Envelope(envelope) => Ok(envelope),
+        Message::Response(response) => Err(EnvelopeError {
+            id: Some(response.id),
+            error: McpError::InvalidRequest("method must be a string"),
+        }),
+    }
+}
+
+/// Step 3 for a transport that also takes responses: parses the body as exactly one JSON-RPC
+/// request, notification, or response (an object with a valid `id`, no `method`, and exactly
+/// one of `result` and `error`, the error an object).
+///
+/// # Errors
+/// As [`parse_envelope`], except that a well-formed response is a [`Message::Response`].
+pub fn parse_message(body: &[u8]) -> Result<Message, EnvelopeError> {
     let fail = |id: Option<Value>, error: McpError| Err(EnvelopeError { id, error });
     let value: Value = match serde_json::from_slice(body) {
         Ok(value) => value,
@@ -138,13 +173,28 @@ pub fn parse_envelope(body: &[u8]) -> Result<Envelope, EnvelopeError> {
     }
     let method = match object.remove("method") {
         Some(Value::String(method)) => method,
+        None => {
+            let result = object.remove("result");
+            let error = object.remove("error").filter(Value::is_object);
+            return match (id, result, error) {
+                (Some(id), Some(result), None) => Ok(Message::Response(Response {
+                    id,
+                    outcome: Ok(result),
+                })),
+                (Some(id), None, Some(error)) => Ok(Message::Response(Response {
+                    id,
+                    outcome: Err(error),
+                })),
+                (id, _, _) => fail(id, McpError::InvalidRequest("method must be a string")),
+            };
+        }
         _ => return fail(id, McpError::InvalidRequest("method must be a string")),
     };
-    Ok(Envelope {
+    Ok(Message::Envelope(Envelope {
         id,
         method,
         params: object.remove("params"),
-    })
+    }))
 }
 
 fn one<H: HeaderSource + ?Sized>(

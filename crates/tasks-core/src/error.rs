@@ -17,7 +17,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::protocol::{SUPPORTED_VERSIONS, TASKS_EXTENSION};
+use crate::protocol::{LEGACY_VERSIONS, SUPPORTED_VERSIONS, TASKS_EXTENSION};
 
 /// JSON-RPC 2.0 `Internal error`: the code of every failure the server words itself (a tool
 /// that panicked, timed out or returned something unusable), never with exception text.
@@ -56,14 +56,17 @@ pub enum CapacityLimit {
     MaxTasks,
     /// Non-terminal tasks of one scope (`"max_active_tasks_per_scope"`).
     MaxActiveTasksPerScope,
+    /// Live 2025 sessions at once (`"max_sessions"`).
+    MaxSessions,
 }
 
 impl CapacityLimit {
     /// Every limit.
-    pub const ALL: [CapacityLimit; 3] = [
+    pub const ALL: [CapacityLimit; 4] = [
         CapacityLimit::MaxJobs,
         CapacityLimit::MaxTasks,
         CapacityLimit::MaxActiveTasksPerScope,
+        CapacityLimit::MaxSessions,
     ];
 
     /// The wire name used in `data.limit`.
@@ -72,6 +75,7 @@ impl CapacityLimit {
             CapacityLimit::MaxJobs => "max_jobs",
             CapacityLimit::MaxTasks => "max_tasks",
             CapacityLimit::MaxActiveTasksPerScope => "max_active_tasks_per_scope",
+            CapacityLimit::MaxSessions => "max_sessions",
         }
     }
 }
@@ -142,6 +146,27 @@ pub enum McpError {
         /// The version the client asked for, echoed in `data.requested`.
         requested: String,
     },
+    /// -32022, HTTP 400: `"Unsupported protocol version"` for a 2025-era `initialize` asking
+    /// for a revision this server never serves, with `data.supported` naming every revision it
+    /// serves (2026-07-28 and the 2025 session revisions) and `data.requested`.
+    #[error("Unsupported protocol version")]
+    UnsupportedLegacyVersion {
+        /// The version the client asked for, echoed in `data.requested`.
+        requested: String,
+    },
+    /// -32600, HTTP 400: a 2025 session message without `Mcp-Session-Id` (MCP 2025-11-25
+    /// transports, "Session Management": SHOULD be 400).
+    #[error("Bad Request: Mcp-Session-Id header is required")]
+    SessionRequired,
+    /// -32001, HTTP 404: `Mcp-Session-Id` names no live session (never minted, ended, or
+    /// expired; MCP 2025-11-25 transports, "Session Management": MUST be 404, and the client
+    /// starts a new session). The code is the one the reference SDKs use.
+    #[error("Session not found")]
+    SessionNotFound,
+    /// -32600, HTTP 409: a GET for a 2025 session whose standalone stream is already open
+    /// (this server keeps one per session, so each message goes out on exactly one stream).
+    #[error("Conflict: the session's GET stream is already open")]
+    StreamAlreadyOpen,
     /// -32600, HTTP 401: the scope function rejected the request (authentication).
     #[error("Unauthorized")]
     Unauthorized,
@@ -187,7 +212,9 @@ impl McpError {
             | McpError::Unauthorized
             | McpError::ForbiddenOrigin
             | McpError::HttpMethodNotAllowed
-            | McpError::UnsupportedMediaType => -32600,
+            | McpError::UnsupportedMediaType
+            | McpError::SessionRequired
+            | McpError::StreamAlreadyOpen => -32600,
             McpError::MethodNotFound | McpError::InitializeNotServed => -32601,
             McpError::InvalidParams(_)
             | McpError::UnknownTask
@@ -195,19 +222,25 @@ impl McpError {
             McpError::CapacityExhausted(_) | McpError::Internal(_) => INTERNAL_ERROR,
             McpError::HeaderMismatch(_) => -32020,
             McpError::MissingCapability(_) => -32021,
-            McpError::UnsupportedVersion { .. } => -32022,
+            McpError::UnsupportedVersion { .. } | McpError::UnsupportedLegacyVersion { .. } => {
+                -32022
+            }
+            McpError::SessionNotFound => -32001,
         }
     }
 
     /// The HTTP status the Streamable HTTP transport answers with.
     pub fn http_status(&self) -> u16 {
         match self {
-            McpError::MethodNotFound | McpError::InitializeNotServed => 404,
+            McpError::MethodNotFound
+            | McpError::InitializeNotServed
+            | McpError::SessionNotFound => 404,
             McpError::BodyTooLarge { .. } => 413,
             McpError::Unauthorized => 401,
             McpError::ForbiddenOrigin => 403,
             McpError::HttpMethodNotAllowed => 405,
             McpError::UnsupportedMediaType => 415,
+            McpError::StreamAlreadyOpen => 409,
             McpError::CapacityExhausted(_) | McpError::Internal(_) => 500,
             _ => 400,
         }
@@ -227,6 +260,17 @@ impl McpError {
                 "supported": SUPPORTED_VERSIONS,
                 "requested": bounded_echo(requested),
             })),
+            McpError::UnsupportedLegacyVersion { requested } => {
+                let supported: Vec<&str> = SUPPORTED_VERSIONS
+                    .iter()
+                    .chain(LEGACY_VERSIONS)
+                    .copied()
+                    .collect();
+                Some(json!({
+                    "supported": supported,
+                    "requested": bounded_echo(requested),
+                }))
+            }
             _ => None,
         }
     }

@@ -17,7 +17,7 @@
 
 use serde_json::Value;
 
-use crate::admission::{admit, parse_envelope, HeaderSource};
+use crate::admission::{admit, parse_envelope, Envelope, HeaderSource};
 use crate::call::{parse_call, plan_call, CallContext, CallPlan, ToolRules};
 use crate::error::McpError;
 use crate::listen::ListenFilter;
@@ -98,15 +98,24 @@ pub fn plan<H: HeaderSource + ?Sized>(
     scope: &str,
     now: Timestamp,
 ) -> Plan {
-    let envelope = match parse_envelope(body) {
-        Ok(envelope) => envelope,
-        Err(failure) => {
-            return Plan::Reject {
-                id: failure.id,
-                error: failure.error,
-            }
-        }
-    };
+    match parse_envelope(body) {
+        Ok(envelope) => plan_envelope(headers, envelope, view, scope, now),
+        Err(failure) => Plan::Reject {
+            id: failure.id,
+            error: failure.error,
+        },
+    }
+}
+
+/// [`plan`] for a message already parsed (step 3 done), e.g. by the era router
+/// ([`crate::legacy::route`]).
+pub fn plan_envelope<H: HeaderSource + ?Sized>(
+    headers: &H,
+    envelope: Envelope,
+    view: &dyn ServerView,
+    scope: &str,
+    now: Timestamp,
+) -> Plan {
     // Step 4: a notification is accepted without admission.
     let Some(id) = envelope.id.clone() else {
         return Plan::Accepted;

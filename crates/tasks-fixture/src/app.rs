@@ -4,7 +4,7 @@
 
 use axum::routing::get;
 use axum::Router;
-use http::{HeaderValue, Method};
+use http::{HeaderName, HeaderValue, Method};
 use tasks_http::McpService;
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 
@@ -83,8 +83,10 @@ pub fn cors(origins: &[String]) -> Option<CorsLayer> {
     Some(
         CorsLayer::new()
             .allow_origin(AllowOrigin::list(origins))
-            .allow_methods([Method::POST])
+            // GET and DELETE serve 2025 sessions, whose id the browser app must read.
+            .allow_methods([Method::POST, Method::GET, Method::DELETE])
             .allow_headers(AllowHeaders::mirror_request())
+            .expose_headers([HeaderName::from_static("mcp-session-id")])
             .max_age(std::time::Duration::from_secs(600)),
     )
 }

@@ -22,7 +22,7 @@ use hyper::body::Incoming;
 
 use crate::service::{not_found, HttpBody, McpHandle, McpService, ResponseFuture};
 
-use crate::config::DispatchConfig;
+use crate::config::{DispatchConfig, SessionConfig};
 use crate::dispatcher::{Dispatcher, ScopeFn};
 use tasks_core::mrtr::StateKey;
 
@@ -242,7 +242,18 @@ impl ServerBuilder {
         self
     }
 
-    /// Sets `instructions` for `server/discover`.
+    /// The 2025 session path on the same endpoint (on by default, with
+    /// [`SessionConfig::default`]): `initialize` opens a session that `ping`, `tools/list`,
+    /// `tools/call` and `logging/setLevel` are served on, with its standalone GET stream and
+    /// DELETE. `None` serves 2026-07-28 only: a 2025 `initialize` is then -32022 naming the
+    /// supported versions. Sessions live in this process: behind a load balancer, route a
+    /// session's requests to one node (`docs/deployment.md`).
+    pub fn sessions(mut self, sessions: Option<SessionConfig>) -> Self {
+        self.dispatch.sessions = sessions;
+        self
+    }
+
+    /// Sets `instructions` for `server/discover` (and the 2025 `InitializeResult`).
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.dispatch.instructions = Some(text.into());
         self

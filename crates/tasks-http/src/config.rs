@@ -1,5 +1,7 @@
 //! The dispatcher's settings.
 
+use std::time::Duration;
+
 use tasks_runtime::ListChanges;
 
 use crate::origin::HostPolicy;
@@ -21,6 +23,45 @@ pub struct DispatchConfig {
     /// Where tool-list changes are announced, when the tool list can change (advertised as
     /// `tools.listChanged`). Default `None`.
     pub list_changes: Option<ListChanges>,
+    /// The 2025 session path on the same endpoint ([`SessionConfig`]); `None` serves
+    /// 2026-07-28 only and refuses a 2025 `initialize` with -32022 naming the supported
+    /// versions. Default: on, with [`SessionConfig::default`].
+    pub sessions: Option<SessionConfig>,
+}
+
+/// Limits of the 2025 session path: sessions live in this process's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SessionConfig {
+    /// Live sessions at once; an `initialize` beyond it is -32603 `Task capacity exhausted`
+    /// with `data.limit = "max_sessions"` (HTTP 500, retryable). Default 10 000.
+    pub max_sessions: usize,
+    /// A session without requests and without an open GET stream for this long ends (its id
+    /// then gets HTTP 404, and the client starts a new session). Default 30 minutes.
+    pub idle_timeout: Duration,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig {
+            max_sessions: 10_000,
+            idle_timeout: Duration::from_secs(30 * 60),
+        }
+    }
+}
+
+impl SessionConfig {
+    /// Sets [`SessionConfig::max_sessions`].
+    pub fn with_max_sessions(mut self, max: usize) -> Self {
+        self.max_sessions = max;
+        self
+    }
+
+    /// Sets [`SessionConfig::idle_timeout`].
+    pub fn with_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
 }
 
 impl Default for DispatchConfig {
@@ -32,6 +73,7 @@ impl Default for DispatchConfig {
             cache_ttl_ms: 300_000,
             instructions: None,
             list_changes: None,
+            sessions: Some(SessionConfig::default()),
         }
     }
 }

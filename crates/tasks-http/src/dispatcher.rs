@@ -14,9 +14,10 @@ use bytes::Bytes;
 use http::request::Parts;
 use http::HeaderMap;
 use serde_json::json;
-use tasks_core::call::ToolRules;
+use tasks_core::admission::{parse_message, Message};
+use tasks_core::legacy::{route, Era};
 use tasks_core::mrtr::StateKey;
-use tasks_core::plan::{plan, Action, Plan, Planned, ServerView};
+use tasks_core::plan::{plan_envelope, Action, Plan, Planned};
 use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::{JsonObject, McpError, Timestamp};
 use tasks_runtime::{Scope, ScopeKey, TaskRuntime, ToolRegistry};
@@ -25,12 +26,13 @@ use tracing::Instrument as _;
 
 use crate::config::DispatchConfig;
 use crate::head::Head;
+use crate::legacy::{self, sessions::Sessions};
 use crate::methods;
 use crate::metrics::{code_label, method_index, method_name, Metrics};
 use crate::principal::Principal;
 use crate::response::BodyError;
 use crate::response::McpResponse;
-use crate::shared::{Shared, ToolsList};
+use crate::shared::{Shared, ToolsList, View};
 
 /// Maps a request head to its scope, or rejects it (HTTP 401 with a JSON-RPC error body).
 pub type ScopeFn = dyn Fn(&Parts) -> Result<Scope, McpError> + Send + Sync;
@@ -66,25 +68,6 @@ impl std::fmt::Debug for Dispatcher {
     }
 }
 
-/// What the planner sees of the server for one request: the tools as registered when the
-/// request arrived (a snapshot: tools registered or removed meanwhile do not change it).
-struct View<'a> {
-    tools: Arc<ToolRegistry>,
-    state_key: &'a StateKey,
-}
-
-impl ServerView for View<'_> {
-    fn tool(&self, name: &str) -> Option<&dyn ToolRules> {
-        self.tools
-            .get(name)
-            .map(|tool| tool.as_ref() as &dyn ToolRules)
-    }
-
-    fn state_key(&self) -> &StateKey {
-        self.state_key
-    }
-}
-
 impl Dispatcher {
     /// A dispatcher serving `runtime`'s tools and tasks. `scope_key` hashes the [`Principal`]
     /// a request carries in its extensions into its scope; `scope_fn` gives the scope of a
@@ -104,6 +87,7 @@ impl Dispatcher {
         let tools = runtime.tools();
         let tools_list = crate::shared::list_result(&tools, &config, &server_meta);
         let metrics = Arc::new(Metrics::new(&runtime));
+        let sessions = config.sessions.map(Sessions::new);
         Dispatcher {
             shared: Shared {
                 runtime,
@@ -116,6 +100,7 @@ impl Dispatcher {
                 }),
                 shutdown: CancellationToken::new(),
                 metrics,
+                sessions,
             },
             scope_fn,
             scope_key,
@@ -134,7 +119,8 @@ impl Dispatcher {
         &self.shared.runtime
     }
 
-    /// Steps 1–2 on the request head: `Host`/`Origin` (403), POST (405), a `Content-Type`
+    /// Steps 1–2 on the request head: `Host`/`Origin` (403), POST (405; a GET or DELETE naming
+    /// a live 2025 session of the caller passes: [`ServerBuilder::sessions`](crate::ServerBuilder::sessions)), a `Content-Type`
     /// other than `application/json` (415; a missing one is accepted), then the caller's scope:
     /// a [`Principal`] in the request extensions (hashed with the scope key), else the scope
     /// function (which may refuse: 401), else the shared scope. Returns the caller's scope, or
@@ -152,12 +138,23 @@ impl Dispatcher {
         {
             return Err(McpResponse::error(None, &McpError::ForbiddenOrigin));
         }
-        if parts.method != http::Method::POST {
+        let post = parts.method == http::Method::POST;
+        if !post && !legacy::may_name_session(&self.shared, parts) {
             return Err(McpResponse::error(None, &McpError::HttpMethodNotAllowed));
         }
-        if !json_content_type(&parts.headers) {
+        if post && !json_content_type(&parts.headers) {
             return Err(McpResponse::error(None, &McpError::UnsupportedMediaType));
         }
+        let scope = self.scope_of(parts)?;
+        // A GET or DELETE naming no live session is the 2026 answer: 405.
+        if !post && !legacy::names_live_session(&self.shared, parts, &scope) {
+            return Err(McpResponse::error(None, &McpError::HttpMethodNotAllowed));
+        }
+        Ok(scope)
+    }
+
+    /// The caller's scope: see [`Dispatcher::admit_head`].
+    fn scope_of(&self, parts: &Parts) -> Result<Scope, McpResponse> {
         if let Some(principal) = parts.extensions.get::<Principal>() {
             return Ok(self.scope_key.scope_of(&Scope::new(principal.as_str())));
         }
@@ -167,6 +164,12 @@ impl Dispatcher {
         }
     }
 
+    /// Serves a GET or DELETE that passed [`Dispatcher::admit_head`]: a 2025 session's
+    /// standalone stream, or the end of the session ([`crate::legacy`]).
+    pub(crate) fn session_request(&self, parts: &Parts, scope: &Scope) -> McpResponse {
+        crate::legacy::get_or_delete(&self.shared, parts, scope)
+    }
+
     /// Handles one HTTP exchange in process: `parts` is the request head, `body` the collected
     /// body (or why it could not be collected).
     pub async fn handle_http(&self, parts: &Parts, body: Result<Bytes, BodyError>) -> McpResponse {
@@ -174,6 +177,9 @@ impl Dispatcher {
             Ok(scope) => scope,
             Err(response) => return response,
         };
+        if parts.method != http::Method::POST {
+            return self.session_request(parts, &scope);
+        }
         match body {
             Ok(body) => self.dispatch(&parts.headers, &body, scope).await,
             Err(error) => McpResponse::body_error(error),
@@ -235,7 +241,32 @@ impl Dispatcher {
             tools: self.shared.runtime.tools(),
             state_key: &self.shared.state_key,
         };
-        match plan(&Head(headers), body, &view, scope.as_str(), now) {
+        let message = match parse_message(body) {
+            Ok(message) => message,
+            Err(failure) => {
+                let code = failure.error.code();
+                return (
+                    McpResponse::error(failure.id.as_ref(), &failure.error),
+                    Some(code),
+                );
+            }
+        };
+        let envelope = match (&self.shared.sessions, route(&Head(headers), &message)) {
+            (Some(sessions), Era::Legacy) => {
+                return legacy::post(&self.shared, sessions, headers, message, scope, &view).await
+            }
+            (_, _) => match message {
+                Message::Envelope(envelope) => envelope,
+                Message::Response(response) => {
+                    let error = McpError::InvalidRequest("method must be a string");
+                    return (
+                        McpResponse::error(Some(&response.id), &error),
+                        Some(error.code()),
+                    );
+                }
+            },
+        };
+        match plan_envelope(&Head(headers), envelope, &view, scope.as_str(), now) {
             Plan::Accepted => (McpResponse::accepted(), None),
             Plan::Reject { id, error } => {
                 (McpResponse::error(id.as_ref(), &error), Some(error.code()))

@@ -35,13 +35,15 @@
 //! `[dependencies]`):
 //!
 //! ```
-//! use http::{HeaderValue, Method};
+//! use http::{HeaderName, HeaderValue, Method};
 //! use tower_http::cors::{AllowHeaders, CorsLayer};
 //!
 //! let origin = "https://inspector.example.com";
 //! let cors = CorsLayer::new()
 //!     .allow_origin(origin.parse::<HeaderValue>().unwrap())
-//!     .allow_methods([Method::POST])
+//!     // GET and DELETE, and reading `Mcp-Session-Id`, serve 2025 sessions.
+//!     .allow_methods([Method::POST, Method::GET, Method::DELETE])
+//!     .expose_headers([HeaderName::from_static("mcp-session-id")])
 //!     // MCP requests carry `Mcp-Param-<Name>` headers named by each tool's schema: they
 //!     // cannot be listed, so the preflight's requested headers are mirrored.
 //!     .allow_headers(AllowHeaders::mirror_request())
@@ -71,9 +73,10 @@
 //! |---|---|
 //! | `builder` | `service`, `server`, `dispatcher`, `config` |
 //! | `service` | `dispatcher`, `response` |
-//! | `dispatcher` | `methods`, `shared`, `head`, `config`, `origin`, `principal`, `metrics`, `response` |
+//! | `dispatcher` | `legacy`, `methods`, `shared`, `head`, `config`, `origin`, `principal`, `metrics`, `response` |
+//! | `legacy` (the 2025 session path) | `methods::sync_call`, `shared`, `config`, `response` |
 //! | `methods::*` | `shared`, `config`, `metrics`, `response`, `head`, `methods::sync_call` |
-//! | `shared` | `config`, `metrics` |
+//! | `shared` | `config`, `metrics`, `legacy::sessions` |
 //! | `config`, `origin`, `principal`, `metrics`, `response`, `head`, `server` | nothing of this crate |
 //!
 //! Served methods: `server/discover`, `tools/list`, `tools/call` (synchronous, MRTR
@@ -81,12 +84,22 @@
 //! `tasks/update`, `tasks/cancel`, and `subscriptions/listen` with `notifications.taskIds`.
 //! Everything else is [`tasks_core::McpError::MethodNotFound`] (HTTP 404). Every result carries
 //! `_meta["io.modelcontextprotocol/serverInfo"]`.
+//!
+//! ## 2025 clients on the same endpoint
+//!
+//! A client of the session-based revisions (2025-11-25, 2025-06-18) that starts with
+//! `initialize` gets a session ([`ServerBuilder::sessions`], on by default): `Mcp-Session-Id`,
+//! `ping`, `tools/list`, `tools/call` (its progress, logs and input requests on the call's SSE
+//! stream, the client's answers POSTed back), `logging/setLevel`, the standalone GET stream and
+//! DELETE. Requests carrying the 2026 `_meta` are served statelessly whatever session id they
+//! carry. Sessions live in the process that opened them.
 #![forbid(unsafe_code)]
 
 mod builder;
 mod config;
 mod dispatcher;
 mod head;
+mod legacy;
 mod methods;
 pub mod metrics;
 mod origin;
@@ -97,7 +110,7 @@ pub mod service;
 mod shared;
 
 pub use builder::{RunningServer, ServerBuilder, DEFAULT_MAX_BODY_BYTES};
-pub use config::DispatchConfig;
+pub use config::{DispatchConfig, SessionConfig};
 pub use dispatcher::{Dispatcher, ScopeFn};
 pub use head::Head;
 pub use metrics::Metrics;

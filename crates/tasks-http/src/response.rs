@@ -51,6 +51,8 @@ pub struct McpResponse {
     pub status: u16,
     /// The body.
     pub body: ResponseBody,
+    /// The `Mcp-Session-Id` header to send: the id of a 2025 session this response opens.
+    pub session_id: Option<String>,
 }
 
 impl McpResponse {
@@ -59,6 +61,7 @@ impl McpResponse {
         McpResponse {
             status: 202,
             body: ResponseBody::Empty,
+            session_id: None,
         }
     }
 
@@ -68,6 +71,7 @@ impl McpResponse {
         McpResponse {
             status,
             body: ResponseBody::Json(Bytes::from(body)),
+            session_id: None,
         }
     }
 
@@ -77,6 +81,7 @@ impl McpResponse {
         McpResponse {
             status: http_status_for_code(error.code),
             body: ResponseBody::Json(error_bytes(Some(id), error)),
+            session_id: None,
         }
     }
 
@@ -94,6 +99,44 @@ impl McpResponse {
         McpResponse {
             status: 200,
             body: ResponseBody::Json(result_bytes(id, result)),
+            session_id: None,
+        }
+    }
+
+    /// A 200 response with `error` in the body: how a 2025 session answers a JSON-RPC error
+    /// (its clients read errors from successful HTTP responses).
+    pub fn session_error(id: &Value, error: &JsonRpcError) -> Self {
+        McpResponse {
+            status: 200,
+            body: ResponseBody::Json(error_bytes(Some(id), error)),
+            session_id: None,
+        }
+    }
+
+    /// 200 with one serialized JSON-RPC message as the body.
+    pub fn message(bytes: Bytes) -> Self {
+        McpResponse {
+            status: 200,
+            body: ResponseBody::Json(bytes),
+            session_id: None,
+        }
+    }
+
+    /// A response with `status` and no body.
+    pub fn empty(status: u16) -> Self {
+        McpResponse {
+            status,
+            body: ResponseBody::Empty,
+            session_id: None,
+        }
+    }
+
+    /// 200 with an SSE body of `messages`.
+    pub fn stream(messages: MessageStream) -> Self {
+        McpResponse {
+            status: 200,
+            body: ResponseBody::Stream(messages),
+            session_id: None,
         }
     }
 

@@ -30,6 +30,7 @@ use http_body::Body;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt as _, Empty, Full, StreamBody};
 use hyper::body::Frame;
+use tasks_core::legacy::SESSION_HEADER;
 use tasks_runtime::TaskRuntime;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -141,6 +142,10 @@ impl McpService {
             Err(response) => {
                 refuse(body);
                 response
+            }
+            Ok(scope) if parts.method != http::Method::POST => {
+                refuse(body);
+                self.dispatcher.session_request(&parts, &scope)
             }
             Ok(_) if declared.is_some_and(|n| n > limit) => {
                 refuse(body);
@@ -384,6 +389,13 @@ fn declared_length(headers: &http::HeaderMap) -> Option<usize> {
 pub fn into_http(response: McpResponse) -> Response<HttpBody> {
     let status = StatusCode::from_u16(response.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut builder = Response::builder().status(status);
+    if let Some(id) = response
+        .session_id
+        .as_deref()
+        .and_then(|id| HeaderValue::from_str(id).ok())
+    {
+        builder = builder.header(SESSION_HEADER, id);
+    }
     let body: HttpBody = match response.body {
         ResponseBody::Empty => Empty::new().boxed_unsync(),
         ResponseBody::Json(bytes) => {

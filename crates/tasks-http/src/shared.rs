@@ -4,14 +4,17 @@
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
+use tasks_core::call::ToolRules;
 use tasks_core::jsonrpc::with_server_meta;
 use tasks_core::mrtr::StateKey;
+use tasks_core::plan::ServerView;
 use tasks_core::wire::{CacheScope, ResultType, ToolEntry, ToolsListResult};
 use tasks_core::JsonObject;
 use tasks_runtime::{TaskRuntime, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::DispatchConfig;
+use crate::legacy::sessions::Sessions;
 use crate::metrics::Metrics;
 
 /// The state every method handler reads.
@@ -28,6 +31,8 @@ pub(crate) struct Shared {
     pub(crate) shutdown: CancellationToken,
     /// The server's metrics.
     pub(crate) metrics: Arc<Metrics>,
+    /// The live 2025 sessions, when the session path is on.
+    pub(crate) sessions: Option<Sessions>,
 }
 
 /// A `tools/list` result and the tool snapshot it lists.
@@ -79,5 +84,24 @@ pub(crate) fn list_result(
         ttl_ms: config.cache_ttl_ms,
         cache_scope: CacheScope::Public,
         meta: server_meta.clone(),
+    }
+}
+
+/// What the planner sees of the server for one request: the tools as registered when the
+/// request arrived (a snapshot: tools registered or removed meanwhile do not change it).
+pub(crate) struct View<'a> {
+    pub(crate) tools: Arc<ToolRegistry>,
+    pub(crate) state_key: &'a StateKey,
+}
+
+impl ServerView for View<'_> {
+    fn tool(&self, name: &str) -> Option<&dyn ToolRules> {
+        self.tools
+            .get(name)
+            .map(|tool| tool.as_ref() as &dyn ToolRules)
+    }
+
+    fn state_key(&self) -> &StateKey {
+        self.state_key
     }
 }

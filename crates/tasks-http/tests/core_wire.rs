@@ -330,6 +330,7 @@ async fn http_wire(reply: Reply) -> String {
     let response = tasks_http::service::into_http(McpResponse {
         status: reply.status,
         body: reply.body,
+        session_id: reply.session_id,
     });
     let header = |name: &str| {
         response

@@ -1,14 +1,23 @@
-//! What a 2025-era (session-based) client is told, in one place: this server speaks only
-//! 2026-07-28, and names it in every error to `initialize` (MCP 2026-07-28 versioning, "Backward
-//! Compatibility with Initialization-Based Versions"; streamable-http "Backward
-//! Compatibility"). The issue serving the 2025-11-25 era changes
-//! these expectations for the versions it adds. Over HTTP: `tests/tests/input_trust_http.rs`,
-//! `a_2025_initialize_is_told_the_supported_versions`.
+//! What a 2025-era (session-based) client is told by a server with the session path turned off
+//! (`ServerBuilder::sessions(None)`): it speaks only 2026-07-28, and names it in every error to
+//! `initialize` (MCP 2026-07-28 versioning, "Backward Compatibility with Initialization-Based
+//! Versions"; streamable-http "Backward Compatibility"). With the path on (the default), the
+//! session path serves 2025-11-25 and 2025-06-18: `sessions.rs`. Over HTTP:
+//! `tests/tests/input_trust_http.rs`, `a_2025_initialize_is_told_the_supported_versions`.
 
 mod common;
 
+use std::sync::Arc;
+
 use common::*;
 use serde_json::json;
+use tasks_http::Dispatcher;
+
+/// A dispatcher serving 2026-07-28 only.
+fn modern_only() -> (Dispatcher, Arc<Runs>) {
+    let runs = Arc::new(Runs::default());
+    (builder(&runs).sessions(None).build(), runs)
+}
 
 fn legacy_initialize() -> Req {
     Req::new("initialize")
@@ -25,7 +34,7 @@ fn legacy_initialize() -> Req {
 
 #[tokio::test]
 async fn a_2025_initialize_gets_32022_naming_the_supported_versions() {
-    let (d, _) = dispatcher();
+    let (d, _) = modern_only();
     for header in [
         None,
         Some("2025-11-25"),
@@ -72,7 +81,7 @@ async fn a_2025_initialize_gets_32022_naming_the_supported_versions() {
 
 #[tokio::test]
 async fn a_session_era_request_gets_32022_too() {
-    let (d, _) = dispatcher();
+    let (d, _) = modern_only();
     let error = Req::new("tools/list")
         .no_meta()
         .header("mcp-protocol-version", "2025-11-25")
@@ -97,7 +106,7 @@ async fn a_session_era_request_gets_32022_too() {
 async fn a_2026_initialize_is_404_and_still_names_the_versions() {
     // Runner check server-stateless: `initialize` with 2026-07-28 headers and `_meta` is
     // 404 with -32601.
-    let (d, _) = dispatcher();
+    let (d, _) = modern_only();
     let error =
         Req::new("initialize")
             .id(json!(1))

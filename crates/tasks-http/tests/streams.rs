@@ -11,7 +11,7 @@ use common::*;
 use futures_util::{stream, StreamExt as _};
 use http_body_util::BodyExt as _;
 use serde_json::json;
-use tasks_http::response::{McpResponse, ResponseBody};
+use tasks_http::response::McpResponse;
 use tasks_http::service::{into_http, KEEP_ALIVE, KEEP_ALIVE_COMMENT};
 
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
@@ -58,10 +58,7 @@ async fn listen_streams_end_with_their_closing_response_on_shutdown() {
 async fn idle_sse_streams_get_keep_alive_comments_and_messages_stay_framed() {
     let messages =
         stream::once(async { Bytes::from_static(br#"{"a":1}"#) }).chain(stream::pending());
-    let response = McpResponse {
-        status: 200,
-        body: ResponseBody::Stream(Box::pin(messages)),
-    };
+    let response = McpResponse::stream(Box::pin(messages));
     let http = into_http(response);
     assert_eq!(http.headers()["content-type"], "text/event-stream");
     assert_eq!(http.headers()["x-accel-buffering"], "no");

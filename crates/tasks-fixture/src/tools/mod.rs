@@ -4,10 +4,12 @@
 //! 2. [`content`]: the base-wire tools of the runner's core scenarios (content types, errors,
 //!    progress, logging, capability diagnostics, list changes, JSON Schema 2020-12,
 //!    `x-mcp-header`);
-//! 3. [`mrtr`]: the `test_input_required_result_*` tools of the MRTR scenarios.
+//! 3. [`mrtr`]: the `test_input_required_result_*` tools of the MRTR scenarios;
+//! 4. [`session`]: the tools of the 2025-11-25 scenarios (logging, sampling, elicitation).
 
 pub mod content;
 pub mod mrtr;
+pub mod session;
 pub mod tasks;
 
 use serde_json::{json, Value};
@@ -20,6 +22,7 @@ pub fn all(changes: &ListChanges) -> Vec<Tool> {
     let mut tools = tasks::all();
     tools.extend(content::all(changes));
     tools.extend(mrtr::all());
+    tools.extend(session::all());
     tools
 }
 

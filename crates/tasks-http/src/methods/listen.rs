@@ -32,7 +32,7 @@ use tasks_runtime::{ListKind, Scope, StatusEvent};
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio_util::sync::CancellationToken;
 
-use crate::response::{notification_bytes, result_bytes, McpResponse, ResponseBody};
+use crate::response::{notification_bytes, result_bytes, McpResponse};
 use crate::shared::Shared;
 
 struct Listen {
@@ -101,10 +101,7 @@ pub(crate) async fn handle(
             }
         }
     });
-    Ok(McpResponse {
-        status: 200,
-        body: ResponseBody::Stream(Box::pin(messages)),
-    })
+    Ok(McpResponse::stream(Box::pin(messages)))
 }
 
 /// What a listen stream does next.

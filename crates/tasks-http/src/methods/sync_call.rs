@@ -173,10 +173,7 @@ pub(crate) async fn run(
                 progress_token,
                 _guard: guard,
             };
-            McpResponse {
-                status: 200,
-                body: ResponseBody::Stream(Box::pin(stream::unfold(live, Live::next))),
-            }
+            McpResponse::stream(Box::pin(stream::unfold(live, Live::next)))
         }
         outcome = &mut run => finish.response(joined(outcome)),
     }
@@ -247,7 +244,10 @@ impl Live {
 }
 
 /// The wire form of one request notification.
-fn notification_frame(notification: RequestNotification, progress_token: Option<&Value>) -> Bytes {
+pub(crate) fn notification_frame(
+    notification: RequestNotification,
+    progress_token: Option<&Value>,
+) -> Bytes {
     match notification {
         RequestNotification::Progress {
             progress,

@@ -481,6 +481,7 @@ impl Req {
             status: response.status,
             body: response.body,
             sent_id: self.id,
+            session_id: response.session_id,
         }
     }
 }
@@ -490,6 +491,8 @@ pub(crate) struct Reply {
     pub status: u16,
     pub body: ResponseBody,
     pub sent_id: Option<Value>,
+    /// The `Mcp-Session-Id` the response sets.
+    pub session_id: Option<String>,
 }
 
 impl std::fmt::Debug for Reply {

@@ -1,0 +1,39 @@
+//! The 2025-era (session-based) protocol on the same endpoint: era routing, the session state
+//! machine, version negotiation, the planner of a legacy message and the 2025 wire shapes.
+//!
+//! MCP 2026-07-28 lets one endpoint serve both eras (versioning, "Backward Compatibility with
+//! Initialization-Based Versions":
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning>; streamable-http
+//! "Earlier Streamable HTTP Revisions"). A request carrying the 2026 `_meta` protocol version
+//! is served statelessly whatever else it carries (a stale `Mcp-Session-Id` is ignored); an
+//! `initialize` without it opens a 2025 session; other messages of a session carry its
+//! `Mcp-Session-Id` ([`route`]).
+//!
+//! The 2025 session path follows MCP 2025-11-25 (lifecycle:
+//! <https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle>; transports,
+//! "Streamable HTTP" and "Session Management":
+//! <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>), and serves
+//! 2025-06-18 sessions the same way ([`version`]).
+//!
+//! | module | concept |
+//! |---|---|
+//! | [`era`] | [`route`]: which era a message belongs to, before any session lookup |
+//! | [`version`] | the revisions served on the session path and `initialize` negotiation |
+//! | [`session`] | [`SessionId`] and the session's [`Phase`] machine |
+//! | [`plan`] | [`plan_legacy`]: one message of a session in, a [`LegacyPlan`] out |
+//! | [`wire`] | `InitializeResult`, server capabilities, the 2025 `tools/list` entry |
+//!
+//! The state of a session (its stream, its outstanding server-to-client requests) lives in the
+//! transport; what the protocol decides about a message lives here, like the 2026 planner
+//! ([`crate::plan`]).
+
+pub mod era;
+pub mod plan;
+pub mod session;
+pub mod version;
+pub mod wire;
+
+pub use era::{route, Era, SESSION_HEADER};
+pub use plan::{plan_legacy, LegacyAction, LegacyCall, LegacyPlan, SessionView};
+pub use session::{Phase, SessionId, SESSION_ID_RANDOM_BYTES};
+pub use version::{negotiate, LEGACY_VERSIONS};

@@ -1,0 +1,259 @@
+//! The planner of the session path: one message of a 2025 session in, a [`LegacyPlan`] out.
+//!
+//! Order (the 2025 revisions define each answer; the order is this server's):
+//!
+//! 1. `initialize` (a request): -32600 `Server already initialized` (HTTP 400) on a live
+//!    session; -32602 for params without a string `protocolVersion` or with `capabilities`
+//!    that is not an object; -32022 (HTTP 400) for a revision never served
+//!    ([`super::negotiate`]); else a new session.
+//! 2. No `Mcp-Session-Id`: -32600 (HTTP 400); an unknown one: -32001 (HTTP 404)
+//!    ([`McpError::SessionRequired`], [`McpError::SessionNotFound`]).
+//! 3. A response: handed to the request it answers. A notification: `initialized` moves the
+//!    [`Phase`], `notifications/cancelled` names a request to stop, any other is accepted.
+//! 4. A request: `ping`, `tools/list`, `tools/call`, `logging/setLevel`; any other method is
+//!    -32601. Errors from here on are JSON-RPC errors inside a session: the transport sends
+//!    them with HTTP 200 ([`LegacyPlan::Error`]), as 2025 clients read them.
+//!
+//! `tools/call` (MCP 2025-11-25 tools, "Calling Tools" and "Error Handling"): -32602 for bad
+//! params or an unknown tool; arguments that fail the `inputSchema` are a tool error result
+//! (`isError: true`), nothing run; a `params.task` hint is ignored while the session is not
+//! offered tasks (2025-11-25 tasks, "Task Support and Handling").
+
+use serde_json::{json, Value};
+
+use crate::admission::{Envelope, Message, Response};
+use crate::call::parse_call;
+use crate::error::McpError;
+use crate::logging::LogLevel;
+use crate::plan::ServerView;
+use crate::protocol::{META_PROGRESS_TOKEN, METHOD_INITIALIZE};
+use crate::JsonObject;
+
+use super::session::Phase;
+use super::version::negotiate;
+
+/// What the transport found for the message's `Mcp-Session-Id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionView {
+    /// The header is absent.
+    Absent,
+    /// The header names no live session.
+    Unknown,
+    /// A live session in this phase.
+    Live(Phase),
+}
+
+/// What to do with one message of the session path.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LegacyPlan {
+    /// Open a session under `version` for a client declaring `client_capabilities`, and answer
+    /// request `id` with the `InitializeResult` and the new `Mcp-Session-Id`.
+    Initialize {
+        /// The request id.
+        id: Value,
+        /// The negotiated revision.
+        version: &'static str,
+        /// The client's `capabilities` (`{}` when absent).
+        client_capabilities: JsonObject,
+    },
+    /// Refused before reaching a session: answer `error` with its own HTTP status.
+    Reject {
+        /// The request id, when there is one.
+        id: Option<Value>,
+        /// The error.
+        error: McpError,
+    },
+    /// A JSON-RPC error inside a live session: HTTP 200 with the error body.
+    Error {
+        /// The request id.
+        id: Value,
+        /// The error.
+        error: McpError,
+    },
+    /// `notifications/initialized`: the session moves to [`Phase::Ready`]. HTTP 202.
+    Initialized,
+    /// `notifications/cancelled`: stop the session's request `request_id` (a request the
+    /// client sent; its stream then ends without a response). HTTP 202.
+    Cancelled {
+        /// The id of the request to stop.
+        request_id: Value,
+    },
+    /// Any other notification: accepted, nothing to do. HTTP 202.
+    Accepted,
+    /// The client's answer to a request the server sent on this session. HTTP 202 when such a
+    /// request is outstanding.
+    Answer(Response),
+    /// Carry out `action` for request `id`.
+    Run {
+        /// The request id.
+        id: Value,
+        /// What to do.
+        action: LegacyAction,
+    },
+}
+
+/// The work of a request on the session path.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LegacyAction {
+    /// `ping`: the empty result.
+    Ping,
+    /// `tools/list`: the 2025 tool list.
+    ListTools,
+    /// `logging/setLevel`: the session's log level from now on; the empty result.
+    SetLevel(LogLevel),
+    /// `tools/call`.
+    Call(LegacyCall),
+}
+
+/// A planned `tools/call` on the session path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LegacyCall {
+    /// The tool.
+    pub name: String,
+    /// Its arguments.
+    pub arguments: JsonObject,
+    /// `params._meta.progressToken`, when the call asks for progress.
+    pub progress_token: Option<Value>,
+    /// `Some(result)` when the arguments fail the tool's `inputSchema`: answer this tool error
+    /// result and run nothing.
+    pub invalid_arguments: Option<JsonObject>,
+}
+
+/// Plans one message of the session path: see the module docs.
+pub fn plan_legacy(message: Message, session: SessionView, view: &dyn ServerView) -> LegacyPlan {
+    let envelope = match message {
+        Message::Envelope(envelope) if envelope.method == METHOD_INITIALIZE => {
+            return plan_initialize(envelope, session)
+        }
+        Message::Envelope(envelope) => envelope,
+        Message::Response(response) => {
+            return match session_error(session) {
+                Some(error) => LegacyPlan::Reject { id: None, error },
+                None => LegacyPlan::Answer(response),
+            }
+        }
+    };
+    if let Some(error) = session_error(session) {
+        return LegacyPlan::Reject {
+            id: envelope.id,
+            error,
+        };
+    }
+    let Envelope { id, method, params } = envelope;
+    let Some(id) = id else {
+        return plan_notification(&method, params.as_ref());
+    };
+    let params = params.unwrap_or(Value::Null);
+    let action = match method.as_str() {
+        "ping" => Ok(LegacyAction::Ping),
+        "tools/list" => {
+            if params.get("cursor").is_some_and(|c| !c.is_null()) {
+                Err(McpError::invalid_params("Invalid cursor"))
+            } else {
+                Ok(LegacyAction::ListTools)
+            }
+        }
+        "logging/setLevel" => params
+            .get("level")
+            .and_then(Value::as_str)
+            .and_then(|level| level.parse::<LogLevel>().ok())
+            .map(LegacyAction::SetLevel)
+            .ok_or_else(|| McpError::invalid_params("level must be a log level")),
+        "tools/call" => plan_call(&params, view).map(LegacyAction::Call),
+        _ => Err(McpError::MethodNotFound),
+    };
+    match action {
+        Ok(action) => LegacyPlan::Run { id, action },
+        Err(error) => LegacyPlan::Error { id, error },
+    }
+}
+
+fn session_error(session: SessionView) -> Option<McpError> {
+    match session {
+        SessionView::Absent => Some(McpError::SessionRequired),
+        SessionView::Unknown => Some(McpError::SessionNotFound),
+        SessionView::Live(_) => None,
+    }
+}
+
+fn plan_initialize(envelope: Envelope, session: SessionView) -> LegacyPlan {
+    let Some(id) = envelope.id else {
+        return LegacyPlan::Reject {
+            id: None,
+            error: McpError::InvalidRequest("initialize must be a request"),
+        };
+    };
+    let reject = |error| LegacyPlan::Reject {
+        id: Some(id.clone()),
+        error,
+    };
+    if matches!(session, SessionView::Live(_)) {
+        return reject(McpError::InvalidRequest(
+            "Invalid Request: Server already initialized",
+        ));
+    }
+    let params = envelope.params.unwrap_or(Value::Null);
+    let Some(requested) = params.get("protocolVersion").and_then(Value::as_str) else {
+        return reject(McpError::invalid_params(
+            "initialize requires a string protocolVersion",
+        ));
+    };
+    let client_capabilities = match params.get("capabilities") {
+        None | Some(Value::Null) => JsonObject::new(),
+        Some(Value::Object(capabilities)) => capabilities.clone(),
+        Some(_) => return reject(McpError::invalid_params("capabilities must be an object")),
+    };
+    match negotiate(requested) {
+        Ok(version) => LegacyPlan::Initialize {
+            id,
+            version,
+            client_capabilities,
+        },
+        Err(error) => reject(error),
+    }
+}
+
+fn plan_notification(method: &str, params: Option<&Value>) -> LegacyPlan {
+    match method {
+        "notifications/initialized" => LegacyPlan::Initialized,
+        "notifications/cancelled" => match params.and_then(|p| p.get("requestId")) {
+            Some(id) if id.is_string() || id.is_i64() || id.is_u64() => LegacyPlan::Cancelled {
+                request_id: id.clone(),
+            },
+            _ => LegacyPlan::Accepted,
+        },
+        _ => LegacyPlan::Accepted,
+    }
+}
+
+fn plan_call(params: &Value, view: &dyn ServerView) -> Result<LegacyCall, McpError> {
+    if !params.is_object() {
+        return Err(McpError::invalid_params("params must be an object"));
+    }
+    let call = parse_call(params)?;
+    let tool = view
+        .tool(call.name)
+        .ok_or_else(|| McpError::invalid_params("Unknown tool"))?;
+    let progress_token = match params.get("_meta").and_then(|m| m.get(META_PROGRESS_TOKEN)) {
+        None => None,
+        Some(token) if token.is_string() || token.is_i64() || token.is_u64() => Some(token.clone()),
+        Some(_) => {
+            return Err(McpError::invalid_params(
+                "params._meta progressToken must be a string or an integer",
+            ))
+        }
+    };
+    let invalid_arguments = tool
+        .validate_arguments(&call.arguments)
+        .err()
+        .map(|message| {
+            let result = json!({"content": [{"type": "text", "text": message}], "isError": true});
+            result.as_object().cloned().unwrap_or_default()
+        });
+    Ok(LegacyCall {
+        name: call.name.to_owned(),
+        arguments: call.arguments,
+        progress_token,
+        invalid_arguments,
+    })
+}

@@ -1,0 +1,195 @@
+//! The 2025 wire shapes of the session path: `InitializeResult` with the server's
+//! capabilities, and the 2025 `tools/list` result.
+//!
+//! Sources: MCP 2025-11-25 schema (`InitializeResult`, `ServerCapabilities`, `Implementation`,
+//! `ListToolsResult`, `Tool`, `ToolExecution`:
+//! <https://modelcontextprotocol.io/specification/2025-11-25/schema>). A 2025 result carries no
+//! `resultType` and no serverInfo `_meta` (both are 2026-07-28 fields); the server's identity
+//! travels once, in `serverInfo`.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::negotiation::TaskPolicy;
+use crate::JsonObject;
+
+/// The `initialize` result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    /// The negotiated revision ([`super::negotiate`]).
+    pub protocol_version: &'static str,
+    /// What the server offers this session.
+    pub capabilities: ServerCapabilities,
+    /// `{name, version}` of the server.
+    pub server_info: Implementation,
+    /// Guidance for the client's model, when configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// `Implementation`: a name and a version.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Implementation {
+    /// The server's name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+}
+
+/// The capabilities a session is offered: tools (whose list can change) and logging
+/// (`logging/setLevel`). Nothing else is served on the session path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerCapabilities {
+    /// `{"listChanged": true}` when `notifications/tools/list_changed` arrive on the session's
+    /// GET stream.
+    pub tools: ToolsCapability,
+    /// `{}`: the server accepts `logging/setLevel` and sends `notifications/message`.
+    pub logging: JsonObject,
+}
+
+/// The `tools` capability.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolsCapability {
+    /// Whether the server announces changes of its tool list.
+    pub list_changed: bool,
+}
+
+impl ServerCapabilities {
+    /// The capabilities of a session; `list_changed` when the server announces changes of its
+    /// tool list.
+    pub fn for_session(list_changed: bool) -> Self {
+        ServerCapabilities {
+            tools: ToolsCapability { list_changed },
+            logging: JsonObject::new(),
+        }
+    }
+}
+
+/// A 2025 `tools/list` entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LegacyTool {
+    /// The tool name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// The JSON Schema of its arguments.
+    pub input_schema: JsonObject,
+    /// Its annotations, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<JsonObject>,
+    /// `{"taskSupport": …}` where the session is offered 2025-11-25 tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execution: Option<ToolExecution>,
+}
+
+/// `ToolExecution`: whether a call may or must be task-augmented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolExecution {
+    /// `"forbidden"`, `"optional"` or `"required"`.
+    pub task_support: TaskSupport,
+}
+
+/// `ToolExecution.taskSupport` (absent means forbidden).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSupport {
+    /// Never a task.
+    Forbidden,
+    /// A task when the client asks for one.
+    Optional,
+    /// Only as a task.
+    Required,
+}
+
+impl From<TaskPolicy> for TaskSupport {
+    /// The 2026 policy a tool is registered with, as 2025-11-25 publishes it: sync tools are
+    /// forbidden, optional and required keep their name (a policy computed per call is
+    /// published by its answer for a call without params).
+    fn from(policy: TaskPolicy) -> Self {
+        match policy {
+            TaskPolicy::Sync => TaskSupport::Forbidden,
+            TaskPolicy::Optional => TaskSupport::Optional,
+            TaskPolicy::Required => TaskSupport::Required,
+        }
+    }
+}
+
+/// The 2025 `tools/list` result: one page, no `nextCursor`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LegacyToolsList {
+    /// The tools, in registration order.
+    pub tools: Vec<LegacyTool>,
+}
+
+/// A result object for the session path: `result` without the 2026-only `resultType` (a
+/// tool's `CallToolResult` is stored in the 2026 shape).
+pub fn legacy_result(mut result: JsonObject) -> JsonObject {
+    result.remove("resultType");
+    result
+}
+
+/// The empty result of `ping` and `logging/setLevel`.
+pub fn empty_result() -> Value {
+    Value::Object(JsonObject::new())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn initialize_result_shape() {
+        let result = InitializeResult {
+            protocol_version: "2025-11-25",
+            capabilities: ServerCapabilities::for_session(true),
+            server_info: Implementation {
+                name: "s".into(),
+                version: "1".into(),
+            },
+            instructions: None,
+        };
+        assert_eq!(
+            serde_json::to_value(result).unwrap(),
+            json!({"protocolVersion": "2025-11-25",
+                   "capabilities": {"tools": {"listChanged": true}, "logging": {}},
+                   "serverInfo": {"name": "s", "version": "1"}})
+        );
+    }
+
+    #[test]
+    fn task_support_follows_the_policy() {
+        let published: Vec<_> = [TaskPolicy::Sync, TaskPolicy::Optional, TaskPolicy::Required]
+            .into_iter()
+            .map(|p| {
+                serde_json::to_value(ToolExecution {
+                    task_support: p.into(),
+                })
+                .unwrap()
+            })
+            .collect();
+        assert_eq!(
+            published,
+            [
+                json!({"taskSupport": "forbidden"}),
+                json!({"taskSupport": "optional"}),
+                json!({"taskSupport": "required"})
+            ]
+        );
+        let tool = LegacyTool {
+            name: "t".into(),
+            description: "d".into(),
+            input_schema: JsonObject::new(),
+            annotations: None,
+            execution: None,
+        };
+        assert_eq!(
+            serde_json::to_value(tool).unwrap(),
+            json!({"name": "t", "description": "d", "inputSchema": {}})
+        );
+    }
+}

@@ -1,0 +1,402 @@
+//! The session path's planner (`tasks_core::legacy`): era routing and `plan_legacy` as tables,
+//! and properties on any message: no panic, the session check before anything but
+//! `initialize`, and errors inside a live session never refusing at the HTTP level.
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use tasks_core::admission::{parse_message, Message};
+use tasks_core::call::ToolRules;
+use tasks_core::legacy::{plan_legacy, route, Era, LegacyAction, LegacyPlan, Phase, SessionView};
+use tasks_core::mrtr::StateKey;
+use tasks_core::param_headers::ParamHeader;
+use tasks_core::plan::ServerView;
+use tasks_core::{ClientCapability, JsonObject, LogLevel, McpError, TaskPolicy};
+
+struct Tool;
+
+impl ToolRules for Tool {
+    fn param_headers(&self) -> &[ParamHeader] {
+        &[]
+    }
+    fn policy_for(&self, _params: &JsonObject) -> TaskPolicy {
+        TaskPolicy::Required
+    }
+    fn client_needs(&self) -> &[ClientCapability] {
+        &[]
+    }
+    fn validate_arguments(&self, arguments: &JsonObject) -> Result<(), String> {
+        if arguments.contains_key("bad") {
+            Err("Invalid arguments at /bad".into())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+struct View(StateKey);
+
+impl ServerView for View {
+    fn tool(&self, name: &str) -> Option<&dyn ToolRules> {
+        (name == "t").then_some(&Tool as &dyn ToolRules)
+    }
+    fn state_key(&self) -> &StateKey {
+        &self.0
+    }
+}
+
+const LIVE: SessionView = SessionView::Live(Phase::Ready);
+
+fn planned(body: Value, session: SessionView) -> LegacyPlan {
+    let message = parse_message(body.to_string().as_bytes()).expect("a message");
+    plan_legacy(message, session, &View(StateKey::from_bytes([7; 32])))
+}
+
+fn rejected(plan: LegacyPlan) -> (Option<Value>, McpError) {
+    match plan {
+        LegacyPlan::Reject { id, error } => (id, error),
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+}
+
+fn session_error(plan: LegacyPlan) -> (Value, i64, String) {
+    match plan {
+        LegacyPlan::Error { id, error } => (id, error.code(), error.to_string()),
+        other => panic!("expected an error in the session, got {other:?}"),
+    }
+}
+
+#[test]
+fn initialize_opens_a_session_for_served_versions_only() {
+    let init = |version: Value, caps: Value| {
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+               "params": {"protocolVersion": version, "capabilities": caps,
+                          "clientInfo": {"name": "c", "version": "1"}}})
+    };
+    for session in [SessionView::Absent, SessionView::Unknown] {
+        assert_eq!(
+            planned(init(json!("2025-11-25"), json!({"sampling": {}})), session),
+            LegacyPlan::Initialize {
+                id: json!(0),
+                version: "2025-11-25",
+                client_capabilities: json!({"sampling": {}}).as_object().unwrap().clone(),
+            }
+        );
+    }
+    let LegacyPlan::Initialize { version, .. } =
+        planned(init(json!("2025-06-18"), Value::Null), SessionView::Absent)
+    else {
+        panic!("2025-06-18 is served");
+    };
+    assert_eq!(version, "2025-06-18");
+    let (id, error) = rejected(planned(
+        init(json!("2024-11-05"), json!({})),
+        SessionView::Absent,
+    ));
+    assert_eq!(
+        (id, error.code(), error.http_status()),
+        (Some(json!(0)), -32022, 400)
+    );
+    assert_eq!(
+        error.data().unwrap(),
+        json!({"supported": ["2026-07-28", "2025-11-25", "2025-06-18"], "requested": "2024-11-05"})
+    );
+    for (version, caps, message) in [
+        (
+            json!(2025),
+            json!({}),
+            "initialize requires a string protocolVersion",
+        ),
+        (
+            json!("2025-11-25"),
+            json!([]),
+            "capabilities must be an object",
+        ),
+    ] {
+        let (_, error) = rejected(planned(init(version, caps), SessionView::Absent));
+        assert_eq!(
+            (error.code(), error.to_string()),
+            (-32602, message.to_owned())
+        );
+    }
+    // A second initialize on a live session.
+    let (_, error) = rejected(planned(init(json!("2025-11-25"), json!({})), LIVE));
+    assert_eq!(
+        (error.code(), error.http_status(), error.to_string()),
+        (
+            -32600,
+            400,
+            "Invalid Request: Server already initialized".to_owned()
+        )
+    );
+    // As a notification it is no handshake.
+    let (id, error) = rejected(planned(
+        json!({"jsonrpc": "2.0", "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}),
+        SessionView::Absent,
+    ));
+    assert_eq!((id, error.code()), (None, -32600));
+}
+
+#[test]
+fn every_other_message_needs_a_live_session() {
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    let (id, error) = rejected(planned(ping.clone(), SessionView::Absent));
+    assert_eq!(
+        (id, error.code(), error.http_status()),
+        (Some(json!(3)), -32600, 400)
+    );
+    let (_, error) = rejected(planned(ping.clone(), SessionView::Unknown));
+    assert_eq!((error.code(), error.http_status()), (-32001, 404));
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(
+        rejected(planned(note.clone(), SessionView::Unknown))
+            .1
+            .code(),
+        -32001
+    );
+    let answer = json!({"jsonrpc": "2.0", "id": 0, "result": {}});
+    assert_eq!(
+        rejected(planned(answer, SessionView::Absent)).1.code(),
+        -32600
+    );
+    assert_eq!(
+        planned(ping, SessionView::Live(Phase::Initializing)),
+        LegacyPlan::Run {
+            id: json!(3),
+            action: LegacyAction::Ping
+        }
+    );
+    assert_eq!(planned(note, LIVE), LegacyPlan::Initialized);
+}
+
+#[test]
+fn notifications_and_answers() {
+    let cancel = |request_id: Value| {
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+               "params": {"requestId": request_id, "reason": "user"}})
+    };
+    assert_eq!(
+        planned(cancel(json!(4)), LIVE),
+        LegacyPlan::Cancelled {
+            request_id: json!(4)
+        }
+    );
+    assert_eq!(
+        planned(cancel(json!("a")), LIVE),
+        LegacyPlan::Cancelled {
+            request_id: json!("a")
+        }
+    );
+    assert_eq!(planned(cancel(json!(1.5)), LIVE), LegacyPlan::Accepted);
+    assert_eq!(
+        planned(
+            json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}),
+            LIVE
+        ),
+        LegacyPlan::Accepted
+    );
+    let LegacyPlan::Answer(answer) = planned(
+        json!({"jsonrpc": "2.0", "id": 0, "result": {"action": "decline"}}),
+        LIVE,
+    ) else {
+        panic!("a response is an answer");
+    };
+    assert_eq!(
+        (answer.id, answer.outcome),
+        (json!(0), Ok(json!({"action": "decline"})))
+    );
+    let LegacyPlan::Answer(answer) = planned(
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no"}}),
+        LIVE,
+    ) else {
+        panic!("an error response is an answer");
+    };
+    assert_eq!(
+        answer.outcome,
+        Err(json!({"code": -32601, "message": "no"}))
+    );
+}
+
+#[test]
+fn requests_in_a_session() {
+    let request = |method: &str, params: Value| {
+        planned(
+            json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params}),
+            LIVE,
+        )
+    };
+    assert_eq!(
+        request("tools/list", json!({})),
+        LegacyPlan::Run {
+            id: json!(9),
+            action: LegacyAction::ListTools
+        }
+    );
+    assert_eq!(
+        request("logging/setLevel", json!({"level": "debug"})),
+        LegacyPlan::Run {
+            id: json!(9),
+            action: LegacyAction::SetLevel(LogLevel::Debug)
+        }
+    );
+    let cases = [
+        (
+            "tools/list",
+            json!({"cursor": "x"}),
+            -32602,
+            "Invalid cursor",
+        ),
+        (
+            "logging/setLevel",
+            json!({"level": "loud"}),
+            -32602,
+            "level must be a log level",
+        ),
+        (
+            "tools/call",
+            json!({"name": "nope"}),
+            -32602,
+            "Unknown tool",
+        ),
+        (
+            "tools/call",
+            json!({}),
+            -32602,
+            "tools/call requires a string name",
+        ),
+        ("tools/call", json!([]), -32602, "params must be an object"),
+        (
+            "tools/call",
+            json!({"name": "t", "_meta": {"progressToken": 1.5}}),
+            -32602,
+            "params._meta progressToken must be a string or an integer",
+        ),
+        ("server/discover", json!({}), -32601, "Method not found"),
+        ("tasks/update", json!({}), -32601, "Method not found"),
+        ("resources/list", json!({}), -32601, "Method not found"),
+    ];
+    for (method, params, code, message) in cases {
+        assert_eq!(
+            session_error(request(method, params)),
+            (json!(9), code, message.to_owned()),
+            "{method}"
+        );
+    }
+    let LegacyPlan::Run {
+        action: LegacyAction::Call(call),
+        ..
+    } = request(
+        "tools/call",
+        json!({"name": "t", "arguments": {"a": 1}, "task": {"ttl": 1000},
+               "_meta": {"progressToken": "p"}}),
+    )
+    else {
+        panic!("a call");
+    };
+    assert_eq!(call.name, "t");
+    assert_eq!(call.progress_token, Some(json!("p")));
+    assert_eq!(call.invalid_arguments, None);
+    let LegacyPlan::Run {
+        action: LegacyAction::Call(call),
+        ..
+    } = request("tools/call", json!({"name": "t", "arguments": {"bad": 1}}))
+    else {
+        panic!("a call");
+    };
+    assert_eq!(
+        call.invalid_arguments.map(Value::Object),
+        Some(
+            json!({"content": [{"type": "text", "text": "Invalid arguments at /bad"}],
+                    "isError": true})
+        )
+    );
+}
+
+fn arb_message() -> impl Strategy<Value = Value> {
+    let method = prop::sample::select(vec![
+        "initialize",
+        "ping",
+        "tools/list",
+        "tools/call",
+        "logging/setLevel",
+        "notifications/initialized",
+        "notifications/cancelled",
+        "tasks/get",
+        "",
+    ]);
+    let params = prop_oneof![
+        Just(Value::Null),
+        Just(json!({})),
+        Just(json!({"protocolVersion": "2025-11-25"})),
+        Just(json!({"name": "t", "arguments": {"bad": true}})),
+        Just(json!({"level": "info"})),
+        Just(json!({"requestId": 1})),
+        Just(json!([1])),
+    ];
+    let id = prop_oneof![Just(None), Just(Some(json!(1))), Just(Some(json!("x")))];
+    prop_oneof![
+        4 => (method, params, id).prop_map(|(m, p, id)| {
+            let mut message = json!({"jsonrpc": "2.0", "method": m, "params": p});
+            if let Some(id) = id {
+                message["id"] = id;
+            }
+            message
+        }),
+        1 => Just(json!({"jsonrpc": "2.0", "id": 5, "result": {}})),
+    ]
+}
+
+fn arb_session() -> impl Strategy<Value = SessionView> {
+    prop_oneof![
+        Just(SessionView::Absent),
+        Just(SessionView::Unknown),
+        Just(SessionView::Live(Phase::Initializing)),
+        Just(LIVE),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn the_session_check_comes_first_and_session_errors_stay_in_the_session(
+        body in arb_message(),
+        session in arb_session(),
+    ) {
+        let is_initialize = body["method"] == "initialize";
+        let plan = planned(body.clone(), session);
+        match (&plan, session) {
+            (LegacyPlan::Reject { error, .. }, SessionView::Absent) if !is_initialize => {
+                prop_assert_eq!(error, &McpError::SessionRequired);
+            }
+            (LegacyPlan::Reject { error, .. }, SessionView::Unknown) if !is_initialize => {
+                prop_assert_eq!(error, &McpError::SessionNotFound);
+            }
+            (LegacyPlan::Reject { .. }, SessionView::Live(_)) => {
+                prop_assert!(is_initialize, "only initialize is refused outright in a session");
+            }
+            (LegacyPlan::Reject { .. }, _) => prop_assert!(is_initialize),
+            (LegacyPlan::Initialize { .. }, session) => {
+                prop_assert!(is_initialize);
+                prop_assert!(!matches!(session, SessionView::Live(_)));
+            }
+            (_, SessionView::Live(_)) => {}
+            (other, session) => prop_assert!(false, "{other:?} without a live session ({session:?})"),
+        }
+        if let LegacyPlan::Error { id, .. } | LegacyPlan::Run { id, .. } = &plan {
+            prop_assert_eq!(Some(id), body.get("id"));
+        }
+    }
+
+    #[test]
+    fn a_modern_meta_is_never_routed_to_a_session(body in arb_message(), session in any::<bool>()) {
+        let mut body = body;
+        if body.get("method").is_some() {
+            body["params"] = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}});
+            let headers: Vec<(&str, &[u8])> = if session {
+                vec![("Mcp-Session-Id", b"0123456789abcdef0123456789abcdef")]
+            } else {
+                vec![]
+            };
+            let message: Message = parse_message(body.to_string().as_bytes()).unwrap();
+            prop_assert_eq!(route(headers.as_slice(), &message), Era::Modern);
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! The live 2025 sessions of this process: a bounded table with an idle timeout.
+//!
+//! A session belongs to the caller that opened it: looked up under another scope it does not
+//! exist (HTTP 404), so a leaked session id is useless to another principal. Sessions live in
+//! memory only: with several nodes, a load balancer must send every request of a session to
+//! the node that opened it (affinity on the `Mcp-Session-Id` header; `docs/deployment.md`).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tasks_core::legacy::{Phase, SessionId, SESSION_ID_RANDOM_BYTES};
+use tasks_core::{CapacityLimit, JsonObject, LogLevel, McpError};
+use tasks_runtime::Scope;
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::SessionConfig;
+
+/// The client's answer to a server-to-client request: its `result`, or its `error` object.
+pub(crate) type Answer = Result<Value, Value>;
+
+/// One live session.
+pub(crate) struct Session {
+    pub(crate) id: SessionId,
+    /// The negotiated revision.
+    pub(crate) version: &'static str,
+    scope: Scope,
+    /// The `capabilities` the client declared in `initialize`.
+    pub(crate) client_capabilities: JsonObject,
+    /// Fires when the session ends (DELETE, idle timeout): its streams close and its running
+    /// requests stop.
+    pub(crate) ended: CancellationToken,
+    /// Whether the standalone GET stream is open (at most one).
+    stream_open: AtomicBool,
+    state: Mutex<State>,
+}
+
+struct State {
+    phase: Phase,
+    log_level: Option<LogLevel>,
+    last_seen: Instant,
+    /// Server-to-client requests awaiting the client's answer, by JSON-RPC id.
+    pending: HashMap<u64, oneshot::Sender<Answer>>,
+    next_request_id: u64,
+    /// The client's requests being served, by their id (as JSON text), for
+    /// `notifications/cancelled`.
+    in_flight: HashMap<String, CancellationToken>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Session {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    /// The phase of its lifecycle.
+    pub(crate) fn phase(&self) -> Phase {
+        self.state().phase
+    }
+
+    /// `notifications/initialized` arrived.
+    pub(crate) fn initialized(&self) {
+        let mut state = self.state();
+        state.phase = state.phase.initialized();
+    }
+
+    /// The level set by `logging/setLevel`, if any.
+    pub(crate) fn log_level(&self) -> Option<LogLevel> {
+        self.state().log_level
+    }
+
+    pub(crate) fn set_log_level(&self, level: LogLevel) {
+        self.state().log_level = Some(level);
+    }
+
+    /// Registers a server-to-client request: its fresh id and where its answer arrives.
+    pub(crate) fn ask(&self) -> (u64, oneshot::Receiver<Answer>) {
+        let (tx, rx) = oneshot::channel();
+        let mut state = self.state();
+        let id = state.next_request_id;
+        state.next_request_id += 1;
+        state.pending.insert(id, tx);
+        (id, rx)
+    }
+
+    /// Forgets outstanding requests (their call ended without the answers).
+    pub(crate) fn forget(&self, ids: &[u64]) {
+        let mut state = self.state();
+        for id in ids {
+            state.pending.remove(id);
+        }
+    }
+
+    /// Hands the client's answer to the request `id`; `false` when no such request is
+    /// outstanding (never sent, already answered, or its call ended).
+    pub(crate) fn answer(&self, id: &Value, answer: Answer) -> bool {
+        let Some(id) = id.as_u64() else {
+            return false;
+        };
+        let sender = self.state().pending.remove(&id);
+        sender.is_some_and(|sender| sender.send(answer).is_ok())
+    }
+
+    /// Registers a client request being served; the token fires on `notifications/cancelled`
+    /// for it or when the session ends. Unregistered when the guard drops.
+    pub(crate) fn serve(self: &Arc<Self>, request_id: &Value) -> InFlight {
+        let key = request_id.to_string();
+        let token = self.ended.child_token();
+        self.state().in_flight.insert(key.clone(), token.clone());
+        InFlight {
+            session: self.clone(),
+            key,
+            token,
+        }
+    }
+
+    /// `notifications/cancelled` for `request_id`.
+    pub(crate) fn cancel(&self, request_id: &Value) {
+        if let Some(token) = self.state().in_flight.get(&request_id.to_string()) {
+            token.cancel();
+        }
+    }
+
+    /// Claims the standalone GET stream; `None` when one is already open.
+    pub(crate) fn open_stream(self: &Arc<Self>) -> Option<StreamClaim> {
+        (!self.stream_open.swap(true, Ordering::AcqRel)).then(|| StreamClaim {
+            session: self.clone(),
+        })
+    }
+
+    fn idle_since(&self) -> Option<Instant> {
+        let state = self.state();
+        let busy = self.stream_open.load(Ordering::Acquire) || !state.in_flight.is_empty();
+        (!busy).then_some(state.last_seen)
+    }
+}
+
+/// A client request of a session being served.
+pub(crate) struct InFlight {
+    session: Arc<Session>,
+    key: String,
+    /// Fires when the request is cancelled or the session ends.
+    pub(crate) token: CancellationToken,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut state = self.session.state();
+        state.in_flight.remove(&self.key);
+        state.last_seen = Instant::now();
+    }
+}
+
+/// The open GET stream of a session; released when dropped.
+pub(crate) struct StreamClaim {
+    session: Arc<Session>,
+}
+
+impl StreamClaim {
+    pub(crate) fn session(&self) -> &Arc<Session> {
+        &self.session
+    }
+}
+
+impl Drop for StreamClaim {
+    fn drop(&mut self) {
+        self.session.stream_open.store(false, Ordering::Release);
+        self.session.state().last_seen = Instant::now();
+    }
+}
+
+/// The table of live sessions.
+pub(crate) struct Sessions {
+    config: SessionConfig,
+    live: Mutex<HashMap<SessionId, Arc<Session>>>,
+}
+
+impl Sessions {
+    pub(crate) fn new(config: SessionConfig) -> Self {
+        Sessions {
+            config,
+            live: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Opens a session for `scope`.
+    ///
+    /// # Errors
+    /// -32603 with `data.limit = "max_sessions"` when the table is full (after ending idle
+    /// sessions); -32603 when no random id can be drawn.
+    pub(crate) fn open(
+        &self,
+        version: &'static str,
+        scope: Scope,
+        client_capabilities: JsonObject,
+    ) -> Result<Arc<Session>, McpError> {
+        let mut bytes = [0u8; SESSION_ID_RANDOM_BYTES];
+        getrandom::fill(&mut bytes)
+            .map_err(|_| McpError::Internal("Could not draw a session id"))?;
+        let session = Arc::new(Session {
+            id: SessionId::from_random_bytes(bytes),
+            version,
+            scope,
+            client_capabilities,
+            ended: CancellationToken::new(),
+            stream_open: AtomicBool::new(false),
+            state: Mutex::new(State {
+                phase: Phase::Initializing,
+                log_level: None,
+                last_seen: Instant::now(),
+                pending: HashMap::new(),
+                next_request_id: 0,
+                in_flight: HashMap::new(),
+            }),
+        });
+        let mut live = lock(&self.live);
+        if live.len() >= self.config.max_sessions {
+            self.end_idle(&mut live);
+        }
+        if live.len() >= self.config.max_sessions {
+            return Err(McpError::CapacityExhausted(CapacityLimit::MaxSessions));
+        }
+        live.insert(session.id.clone(), session.clone());
+        tracing::debug!(
+            version = session.version,
+            live = live.len(),
+            "2025 session opened"
+        );
+        Ok(session)
+    }
+
+    /// The live session `id` of `scope`; `None` when unknown, idle too long (it ends now), or
+    /// opened by another scope.
+    pub(crate) fn get(&self, id: &SessionId, scope: &Scope) -> Option<Arc<Session>> {
+        let mut live = lock(&self.live);
+        let session = live.get(id)?.clone();
+        if session.scope != *scope {
+            return None;
+        }
+        if session
+            .idle_since()
+            .is_some_and(|since| since.elapsed() >= self.config.idle_timeout)
+        {
+            live.remove(id);
+            session.ended.cancel();
+            return None;
+        }
+        session.state().last_seen = Instant::now();
+        Some(session)
+    }
+
+    /// Ends session `id` of `scope` (DELETE); `false` when there is none.
+    pub(crate) fn end(&self, id: &SessionId, scope: &Scope) -> bool {
+        let mut live = lock(&self.live);
+        match live.get(id) {
+            Some(session) if session.scope == *scope => {
+                session.ended.cancel();
+                live.remove(id);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn end_idle(&self, live: &mut HashMap<SessionId, Arc<Session>>) {
+        let timeout = self.config.idle_timeout;
+        live.retain(|_, session| {
+            let expired = session
+                .idle_since()
+                .is_some_and(|since| since.elapsed() >= timeout);
+            if expired {
+                session.ended.cancel();
+            }
+            !expired
+        });
+    }
+}

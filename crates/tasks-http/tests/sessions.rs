@@ -1,0 +1,596 @@
+//! The 2025 session path in process (`crates/tasks-http/src/legacy`): `initialize` and the
+//! session id, the lifecycle, errors inside and outside a session, server-to-client requests
+//! answered by POSTed responses, cancellation, the GET stream, DELETE, the session limits and
+//! scope binding. Over real HTTP: `tests/tests/sessions_http.rs`; the runner's 2025-11-25
+//! scenarios: `conformance/`.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use futures_util::StreamExt as _;
+use http::Method;
+use serde_json::{json, Value};
+use tasks_core::listen::ListKind;
+use tasks_core::LogLevel;
+use tasks_http::{Dispatcher, SessionConfig};
+use tasks_runtime::{text_result, ListChanges, Tool};
+
+const V2025: &str = "2025-11-25";
+
+/// A 2025 request: no `_meta`, no `Mcp-Method`, the 2025 version header.
+fn legacy(method: &str) -> Req {
+    Req::new(method)
+        .no_meta()
+        .without("mcp-method")
+        .header("mcp-protocol-version", V2025)
+}
+
+fn initialize() -> Req {
+    legacy("initialize")
+        .without("mcp-protocol-version")
+        .param("protocolVersion", json!(V2025))
+        .param("capabilities", json!({"elicitation": {}, "sampling": {}}))
+        .param("clientInfo", json!({"name": "test", "version": "1"}))
+        .id(json!(0))
+}
+
+/// Opens a session (initialize, then initialized) and returns its id.
+async fn open(d: &Dispatcher) -> String {
+    let reply = initialize().send(d).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let id = reply.session_id.clone().expect("a session id");
+    let note = in_session(&id, "notifications/initialized")
+        .notification()
+        .send(d)
+        .await;
+    assert_eq!((note.status, note.is_empty()), (202, true));
+    id
+}
+
+fn in_session(session: &str, method: &str) -> Req {
+    legacy(method).header("mcp-session-id", session)
+}
+
+/// The client's answer to the server's request `id`.
+fn answer(session: &str, body: Value) -> Req {
+    legacy("answer")
+        .header("mcp-session-id", session)
+        .body_json(body)
+}
+
+/// A 2025 result: HTTP 200, the id echoed, no 2026 fields.
+fn legacy_result(reply: &Reply) -> Value {
+    let body = reply.json();
+    assert_eq!(reply.status, 200, "{body}");
+    assert_eq!(Some(&body["id"]), reply.sent_id.as_ref(), "{body}");
+    let result = body["result"].clone();
+    assert!(result.get("resultType").is_none(), "{result}");
+    assert!(result.get("_meta").is_none(), "{result}");
+    result
+}
+
+#[tokio::test]
+async fn initialize_opens_a_session_and_the_lifecycle_runs_in_it() {
+    let (d, _) = dispatcher();
+    let reply = initialize().send(&d).await;
+    let session = reply.session_id.clone().unwrap();
+    assert_eq!(session.len(), 32);
+    assert!(session.bytes().all(|b| b.is_ascii_hexdigit()));
+    assert_eq!(
+        legacy_result(&reply),
+        json!({"protocolVersion": V2025,
+               "capabilities": {"tools": {"listChanged": false}, "logging": {}},
+               "serverInfo": {"name": SERVER_NAME, "version": SERVER_VERSION}})
+    );
+    // Requests are served before `initialized` too.
+    let ping = in_session(&session, "ping").id(json!(1)).send(&d).await;
+    assert_eq!(legacy_result(&ping), json!({}));
+    let level = in_session(&session, "logging/setLevel")
+        .param("level", json!("debug"))
+        .id(json!(2))
+        .send(&d)
+        .await;
+    assert_eq!(legacy_result(&level), json!({}));
+    let tools = legacy_result(
+        &in_session(&session, "tools/list")
+            .id(json!(3))
+            .send(&d)
+            .await,
+    );
+    let echo = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "sync_echo")
+        .unwrap();
+    assert_eq!(echo["description"], "Echoes text synchronously");
+    assert!(
+        echo.get("execution").is_none(),
+        "tasks are not offered yet: {echo}"
+    );
+    let call = in_session(&session, "tools/call")
+        .param("name", json!("sync_echo"))
+        .param("arguments", json!({"text": "hi"}))
+        .id(json!("c"))
+        .send(&d)
+        .await;
+    assert_eq!(
+        legacy_result(&call),
+        json!({"content": [{"type": "text", "text": "echo: hi"}], "isError": false})
+    );
+    // Two sessions are two ids.
+    let other = initialize().send(&d).await.session_id.unwrap();
+    assert_ne!(other, session);
+}
+
+#[tokio::test]
+async fn errors_inside_a_session_are_json_rpc_errors_at_http_200() {
+    let (d, _) = dispatcher();
+    let session = open(&d).await;
+    let cases = [
+        (
+            in_session(&session, "resources/list"),
+            -32601,
+            "Method not found",
+        ),
+        (
+            in_session(&session, "tasks/update"),
+            -32601,
+            "Method not found",
+        ),
+        (
+            in_session(&session, "tools/call").param("name", json!("nope")),
+            -32602,
+            "Unknown tool",
+        ),
+        (
+            in_session(&session, "logging/setLevel").param("level", json!("loud")),
+            -32602,
+            "level must be a log level",
+        ),
+        (
+            in_session(&session, "tools/call").param("name", json!("explode")),
+            -32603,
+            "Tool exploded",
+        ),
+    ];
+    for (req, code, message) in cases {
+        req.id(json!(5)).send(&d).await.error(200, code, message);
+    }
+    let invalid = in_session(&session, "tools/call")
+        .param("name", json!("strict"))
+        .param("arguments", json!({"count": "x"}))
+        .id(json!(6))
+        .send(&d)
+        .await;
+    let result = legacy_result(&invalid);
+    assert_eq!(result["isError"], true, "{result}");
+}
+
+#[tokio::test]
+async fn messages_outside_a_live_session_are_refused_at_the_http_level() {
+    let (d, _) = dispatcher();
+    legacy("ping").id(json!(1)).send(&d).await.error(
+        400,
+        -32600,
+        "Bad Request: Mcp-Session-Id header is required",
+    );
+    for stale in ["0123456789abcdef0123456789abcdef", "not-a-session", ""] {
+        in_session(stale, "ping").id(json!(1)).send(&d).await.error(
+            404,
+            -32001,
+            "Session not found",
+        );
+    }
+    let session = open(&d).await;
+    // Two session headers name no one session.
+    in_session(&session, "ping")
+        .append("mcp-session-id", &session)
+        .id(json!(1))
+        .send(&d)
+        .await
+        .error(404, -32001, "Session not found");
+    initialize()
+        .header("mcp-session-id", &session)
+        .send(&d)
+        .await
+        .error(400, -32600, "Invalid Request: Server already initialized");
+    // A version never served is refused, naming every version served.
+    let error = initialize()
+        .param("protocolVersion", json!("2024-11-05"))
+        .send(&d)
+        .await
+        .error(400, -32022, "Unsupported protocol version");
+    assert_eq!(
+        error["data"],
+        json!({"supported": ["2026-07-28", "2025-11-25", "2025-06-18"], "requested": "2024-11-05"})
+    );
+    // An answer to a request never sent.
+    let reply = answer(&session, json!({"jsonrpc": "2.0", "id": 99, "result": {}}))
+        .send(&d)
+        .await;
+    reply.anonymous_error(400, -32600, "No outstanding request has this id");
+}
+
+#[tokio::test]
+async fn the_2026_path_ignores_session_ids_and_stays_unchanged() {
+    let (d, _) = dispatcher();
+    let session = open(&d).await;
+    // A 2026 request carrying a live or a stale session id is served statelessly.
+    for id in [session.as_str(), "0123456789abcdef0123456789abcdef"] {
+        let reply = Req::call("sync_echo", json!({"text": "x"}))
+            .header("mcp-session-id", id)
+            .send(&d)
+            .await;
+        assert!(reply.session_id.is_none());
+        reply.result();
+    }
+    // The removed methods stay -32601 there, and `initialize` with `_meta` is 404.
+    for method in [
+        "tasks/result",
+        "tasks/list",
+        "ping",
+        "logging/setLevel",
+        "initialize",
+    ] {
+        Req::new(method)
+            .header("mcp-session-id", &session)
+            .send(&d)
+            .await
+            .error(404, -32601, "Method not found");
+    }
+    // GET and DELETE without a live session are the 2026 answer: 405.
+    for method in [Method::GET, Method::DELETE] {
+        for header in [None, Some("0123456789abcdef0123456789abcdef")] {
+            let mut req = legacy("ping").http_method(method.clone());
+            if let Some(id) = header {
+                req = req.header("mcp-session-id", id);
+            }
+            let reply = req.send(&d).await;
+            assert_eq!(reply.status, 405, "{method} {header:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn delete_ends_the_session() {
+    let (d, _) = dispatcher();
+    let session = open(&d).await;
+    let reply = in_session(&session, "x")
+        .http_method(Method::DELETE)
+        .send(&d)
+        .await;
+    assert_eq!((reply.status, reply.is_empty()), (200, true));
+    in_session(&session, "ping")
+        .id(json!(1))
+        .send(&d)
+        .await
+        .error(404, -32001, "Session not found");
+    let again = in_session(&session, "x")
+        .http_method(Method::DELETE)
+        .send(&d)
+        .await;
+    assert_eq!(again.status, 405);
+}
+
+/// Reads the next message of a call's stream.
+async fn next(stream: &mut tasks_http::response::MessageStream) -> Value {
+    next_message(stream).await
+}
+
+#[tokio::test]
+async fn input_requests_go_out_on_the_call_stream_and_answers_resume_the_tool() {
+    let (d, _) = dispatcher();
+    let session = open(&d).await;
+    let mut stream = in_session(&session, "tools/call")
+        .param("name", json!("interview"))
+        .id(json!(7))
+        .send(&d)
+        .await
+        .into_stream();
+    let first = next(&mut stream).await;
+    assert_eq!(first["method"], "elicitation/create");
+    assert_eq!(first["params"]["message"], "First?");
+    let first_id = first["id"].clone();
+    assert!(first_id.is_u64(), "{first}");
+    let reply = answer(
+        &session,
+        json!({"jsonrpc": "2.0", "id": first_id, "result": accept(json!({"name": "ann"}))}),
+    )
+    .send(&d)
+    .await;
+    assert_eq!((reply.status, reply.is_empty()), (202, true));
+    // The same answer again: nothing outstanding has that id any more.
+    answer(
+        &session,
+        json!({"jsonrpc": "2.0", "id": first_id, "result": accept(json!({"name": "ann"}))}),
+    )
+    .send(&d)
+    .await
+    .anonymous_error(400, -32600, "No outstanding request has this id");
+    let second = next(&mut stream).await;
+    assert_eq!(second["params"]["message"], "Second?");
+    assert_ne!(second["id"], first_id, "fresh ids per request");
+    let reply = answer(
+        &session,
+        json!({"jsonrpc": "2.0", "id": second["id"], "result": accept(json!({"name": "bo"}))}),
+    )
+    .send(&d)
+    .await;
+    assert_eq!(reply.status, 202);
+    let done = next(&mut stream).await;
+    assert_eq!(done["id"], 7);
+    assert_eq!(
+        done["result"],
+        json!({"content": [{"type": "text", "text": "first=ann second=bo"}], "isError": false})
+    );
+    assert!(
+        stream.next().await.is_none(),
+        "the response ends the stream"
+    );
+}
+
+#[tokio::test]
+async fn a_client_error_answer_ends_the_call_with_a_tool_error() {
+    let (d, _) = dispatcher();
+    let session = open(&d).await;
+    let mut stream = in_session(&session, "tools/call")
+        .param("name", json!("park"))
+        .id(json!(8))
+        .send(&d)
+        .await
+        .into_stream();
+    let request = next(&mut stream).await;
+    let reply = answer(
+        &session,
+        json!({"jsonrpc": "2.0", "id": request["id"],
+               "error": {"code": -32601, "message": "no elicitation here"}}),
+    )
+    .send(&d)
+    .await;
+    assert_eq!(reply.status, 202);
+    let done = next(&mut stream).await;
+    assert_eq!(
+        done["result"],
+        json!({"content": [{"type": "text",
+                            "text": "The client refused input request confirm (JSON-RPC error -32601)"}],
+               "isError": true})
+    );
+}
+
+#[tokio::test]
+async fn cancelled_closed_or_ended_calls_stop_without_a_response() {
+    let (d, _) = dispatcher();
+    let session = open(&d).await;
+    // notifications/cancelled for the request.
+    let mut stream = in_session(&session, "tools/call")
+        .param("name", json!("park"))
+        .id(json!("p1"))
+        .send(&d)
+        .await
+        .into_stream();
+    let request = next(&mut stream).await;
+    let note = in_session(&session, "notifications/cancelled")
+        .param("requestId", json!("p1"))
+        .notification()
+        .send(&d)
+        .await;
+    assert_eq!(note.status, 202);
+    let end = tokio::time::timeout(WAIT_LIMIT, stream.next())
+        .await
+        .unwrap();
+    assert!(end.is_none(), "no response after a cancellation: {end:?}");
+    // Its input request is no longer outstanding.
+    answer(
+        &session,
+        json!({"jsonrpc": "2.0", "id": request["id"], "result": {"action": "decline"}}),
+    )
+    .send(&d)
+    .await
+    .anonymous_error(400, -32600, "No outstanding request has this id");
+    // The session ending (DELETE) stops a running call: its stream ends without a response.
+    let d = std::sync::Arc::new(d);
+    let call = tokio::spawn({
+        let d = d.clone();
+        let req = in_session(&session, "tools/call")
+            .param("name", json!("block"))
+            .id(json!(2));
+        async move { req.send(&d).await }
+    });
+    // `block` sends nothing: the response stays pending until the call ends.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!call.is_finished());
+    let reply = in_session(&session, "x")
+        .http_method(Method::DELETE)
+        .send(&d)
+        .await;
+    assert_eq!(reply.status, 200);
+    let reply = tokio::time::timeout(WAIT_LIMIT, call)
+        .await
+        .unwrap()
+        .unwrap();
+    let mut stream = reply.into_stream();
+    assert!(
+        stream.next().await.is_none(),
+        "no response for a call its session ended"
+    );
+}
+
+#[tokio::test]
+async fn the_get_stream_is_one_per_session_and_carries_tool_list_changes() {
+    let runs = std::sync::Arc::new(Runs::default());
+    let changes = ListChanges::new();
+    let d = builder(&runs).list_changes(changes.clone()).build();
+    let reply = initialize().send(&d).await;
+    assert_eq!(
+        legacy_result(&reply)["capabilities"]["tools"],
+        json!({"listChanged": true})
+    );
+    let session = reply.session_id.unwrap();
+    let get = || in_session(&session, "x").http_method(Method::GET);
+    let mut stream = get().send(&d).await.into_stream();
+    let second = get().send(&d).await;
+    second.anonymous_error(
+        409,
+        -32600,
+        "Conflict: the session's GET stream is already open",
+    );
+    changes.announce(ListKind::Prompts);
+    changes.announce(ListKind::Tools);
+    let message = next(&mut stream).await;
+    assert_eq!(
+        message,
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {}})
+    );
+    // Closing the stream frees the slot.
+    drop(stream);
+    let mut stream = get().send(&d).await.into_stream();
+    // Ending the session closes it.
+    let reply = in_session(&session, "x")
+        .http_method(Method::DELETE)
+        .send(&d)
+        .await;
+    assert_eq!(reply.status, 200);
+    let end = tokio::time::timeout(WAIT_LIMIT, stream.next())
+        .await
+        .unwrap();
+    assert!(end.is_none());
+}
+
+#[tokio::test]
+async fn progress_and_logs_follow_the_token_and_the_session_level() {
+    let runs = std::sync::Arc::new(Runs::default());
+    let chatty = Tool::new(
+        "chatty",
+        "Reports progress, logs, answers",
+        |ctx| async move {
+            ctx.progress(1.0, Some(2.0), None);
+            ctx.log(LogLevel::Debug, None, json!("below the level"));
+            ctx.log(LogLevel::Info, Some("chatty"), json!("hello"));
+            Ok(text_result("chatted"))
+        },
+    );
+    let d = builder(&runs).tool(chatty).build();
+    let session = open(&d).await;
+    let req = || {
+        in_session(&session, "tools/call")
+            .param("name", json!("chatty"))
+            .id(json!(3))
+    };
+    // Without a token or a level, the answer is one JSON body.
+    let quiet = req().send(&d).await;
+    assert_eq!(legacy_result(&quiet)["content"][0]["text"], "chatted");
+    let level = in_session(&session, "logging/setLevel")
+        .param("level", json!("info"))
+        .id(json!(4))
+        .send(&d)
+        .await;
+    assert_eq!(level.status, 200);
+    let mut stream = req()
+        .param("_meta", json!({"progressToken": "t"}))
+        .send(&d)
+        .await
+        .into_stream();
+    let mut methods = Vec::new();
+    loop {
+        let message = next(&mut stream).await;
+        if message.get("id").is_some() {
+            assert_eq!(message["result"]["content"][0]["text"], "chatted");
+            break;
+        }
+        if message["method"] == "notifications/progress" {
+            assert_eq!(message["params"]["progressToken"], "t");
+        }
+        methods.push(message["method"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(methods, ["notifications/progress", "notifications/message"]);
+}
+
+#[tokio::test]
+async fn a_session_belongs_to_its_caller() {
+    let d = scoped_dispatcher();
+    let reply = initialize().bearer("alice").send(&d).await;
+    let session = reply.session_id.unwrap();
+    let ping = || in_session(&session, "ping").id(json!(1));
+    assert_eq!(ping().bearer("alice").send(&d).await.status, 200);
+    ping()
+        .bearer("bob")
+        .send(&d)
+        .await
+        .error(404, -32001, "Session not found");
+    let get = in_session(&session, "x")
+        .http_method(Method::GET)
+        .bearer("bob")
+        .send(&d)
+        .await;
+    assert_eq!(get.status, 405);
+    let delete = in_session(&session, "x")
+        .http_method(Method::DELETE)
+        .bearer("bob")
+        .send(&d)
+        .await;
+    assert_eq!(delete.status, 405);
+    assert_eq!(
+        ping().bearer("alice").send(&d).await.status,
+        200,
+        "bob ended nothing"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn sessions_are_bounded_in_number_and_idle_time() {
+    let runs = std::sync::Arc::new(Runs::default());
+    let config = SessionConfig::default()
+        .with_max_sessions(2)
+        .with_idle_timeout(Duration::from_secs(60));
+    let d = builder(&runs).sessions(Some(config)).build();
+    let first = initialize().send(&d).await.session_id.unwrap();
+    let second = initialize().send(&d).await.session_id.unwrap();
+    let error = initialize()
+        .send(&d)
+        .await
+        .error(500, -32603, "Task capacity exhausted");
+    assert_eq!(
+        error["data"],
+        json!({"retryable": true, "limit": "max_sessions"})
+    );
+    // A session with an open GET stream is not idle.
+    let stream = in_session(&second, "x")
+        .http_method(Method::GET)
+        .send(&d)
+        .await
+        .into_stream();
+    tokio::time::advance(Duration::from_secs(61)).await;
+    in_session(&first, "ping")
+        .id(json!(1))
+        .send(&d)
+        .await
+        .error(404, -32001, "Session not found");
+    let third = initialize().send(&d).await;
+    assert_eq!(third.status, 200, "the idle session made room");
+    assert_eq!(
+        in_session(&second, "ping")
+            .id(json!(1))
+            .send(&d)
+            .await
+            .status,
+        200
+    );
+    drop(stream);
+}
+
+#[tokio::test]
+async fn with_the_session_path_off_a_2025_initialize_is_refused() {
+    let runs = std::sync::Arc::new(Runs::default());
+    let d = builder(&runs).sessions(None).build();
+    let error = initialize()
+        .send(&d)
+        .await
+        .error(400, -32022, "Unsupported protocol version");
+    assert_eq!(
+        error["data"],
+        json!({"supported": ["2026-07-28"], "requested": V2025})
+    );
+}

@@ -163,6 +163,11 @@ pub enum McpError {
     /// starts a new session). The code is the one the reference SDKs use.
     #[error("Session not found")]
     SessionNotFound,
+    /// -32601, HTTP 404: a 2025-11-25 `tools/call` whose task hint does not fit the tool's
+    /// `execution.taskSupport` (MCP 2025-11-25 tasks, "Tool-Level Negotiation": MUST for a
+    /// required tool without a hint, SHOULD for a forbidden tool with one).
+    #[error("{0}")]
+    TaskSupportMismatch(&'static str),
     /// -32600, HTTP 409: a GET for a 2025 session whose standalone stream is already open
     /// (this server keeps one per session, so each message goes out on exactly one stream).
     #[error("Conflict: the session's GET stream is already open")]
@@ -215,7 +220,9 @@ impl McpError {
             | McpError::UnsupportedMediaType
             | McpError::SessionRequired
             | McpError::StreamAlreadyOpen => -32600,
-            McpError::MethodNotFound | McpError::InitializeNotServed => -32601,
+            McpError::MethodNotFound
+            | McpError::InitializeNotServed
+            | McpError::TaskSupportMismatch(_) => -32601,
             McpError::InvalidParams(_)
             | McpError::UnknownTask
             | McpError::TaskInputTooLarge { .. } => -32602,
@@ -234,6 +241,7 @@ impl McpError {
         match self {
             McpError::MethodNotFound
             | McpError::InitializeNotServed
+            | McpError::TaskSupportMismatch(_)
             | McpError::SessionNotFound => 404,
             McpError::BodyTooLarge { .. } => 413,
             McpError::Unauthorized => 401,

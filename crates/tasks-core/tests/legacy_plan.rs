@@ -6,11 +6,12 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use tasks_core::admission::{parse_message, Message};
 use tasks_core::call::ToolRules;
+use tasks_core::legacy::tasks::TaskHint;
 use tasks_core::legacy::{plan_legacy, route, Era, LegacyAction, LegacyPlan, Phase, SessionView};
 use tasks_core::mrtr::StateKey;
 use tasks_core::param_headers::ParamHeader;
 use tasks_core::plan::ServerView;
-use tasks_core::{ClientCapability, JsonObject, LogLevel, McpError, TaskPolicy};
+use tasks_core::{ClientCapability, JsonObject, LogLevel, McpError, TaskId, TaskPolicy};
 
 struct Tool;
 
@@ -44,7 +45,14 @@ impl ServerView for View {
     }
 }
 
-const LIVE: SessionView = SessionView::Live(Phase::Ready);
+const LIVE: SessionView = SessionView::Live {
+    phase: Phase::Ready,
+    tasks: false,
+};
+const TASKS: SessionView = SessionView::Live {
+    phase: Phase::Ready,
+    tasks: true,
+};
 
 fn planned(body: Value, session: SessionView) -> LegacyPlan {
     let message = parse_message(body.to_string().as_bytes()).expect("a message");
@@ -159,7 +167,13 @@ fn every_other_message_needs_a_live_session() {
         -32600
     );
     assert_eq!(
-        planned(ping, SessionView::Live(Phase::Initializing)),
+        planned(
+            ping,
+            SessionView::Live {
+                phase: Phase::Initializing,
+                tasks: false
+            }
+        ),
         LegacyPlan::Run {
             id: json!(3),
             action: LegacyAction::Ping
@@ -330,6 +344,8 @@ fn arb_message() -> impl Strategy<Value = Value> {
         Just(json!({"name": "t", "arguments": {"bad": true}})),
         Just(json!({"level": "info"})),
         Just(json!({"requestId": 1})),
+        Just(json!({"name": "t", "task": {"ttl": 5}})),
+        Just(json!({"taskId": "abc"})),
         Just(json!([1])),
     ];
     let id = prop_oneof![Just(None), Just(Some(json!(1))), Just(Some(json!("x")))];
@@ -349,7 +365,11 @@ fn arb_session() -> impl Strategy<Value = SessionView> {
     prop_oneof![
         Just(SessionView::Absent),
         Just(SessionView::Unknown),
-        Just(SessionView::Live(Phase::Initializing)),
+        Just(TASKS),
+        Just(SessionView::Live {
+            phase: Phase::Initializing,
+            tasks: false
+        }),
         Just(LIVE),
     ]
 }
@@ -369,15 +389,16 @@ proptest! {
             (LegacyPlan::Reject { error, .. }, SessionView::Unknown) if !is_initialize => {
                 prop_assert_eq!(error, &McpError::SessionNotFound);
             }
-            (LegacyPlan::Reject { .. }, SessionView::Live(_)) => {
+            (LegacyPlan::Reject { .. }, SessionView::Live { .. }) => {
                 prop_assert!(is_initialize, "only initialize is refused outright in a session");
             }
             (LegacyPlan::Reject { .. }, _) => prop_assert!(is_initialize),
             (LegacyPlan::Initialize { .. }, session) => {
                 prop_assert!(is_initialize);
-                prop_assert!(!matches!(session, SessionView::Live(_)));
+                let live = matches!(session, SessionView::Live { .. });
+                prop_assert!(!live, "initialize on a live session");
             }
-            (_, SessionView::Live(_)) => {}
+            (_, SessionView::Live { .. }) => {}
             (other, session) => prop_assert!(false, "{other:?} without a live session ({session:?})"),
         }
         if let LegacyPlan::Error { id, .. } | LegacyPlan::Run { id, .. } = &plan {
@@ -399,4 +420,88 @@ proptest! {
             prop_assert_eq!(route(headers.as_slice(), &message), Era::Modern);
         }
     }
+}
+
+#[test]
+fn tasks_exist_only_in_sessions_offered_them() {
+    let request = |session: SessionView, method: &str, params: Value| {
+        planned(
+            json!({"jsonrpc": "2.0", "id": 2, "method": method, "params": params}),
+            session,
+        )
+    };
+    // The test tool's policy is `required`.
+    let LegacyPlan::Run {
+        action: LegacyAction::Call(call),
+        ..
+    } = request(
+        TASKS,
+        "tools/call",
+        json!({"name": "t", "task": {"ttl": 60000, "pollInterval": 5}}),
+    )
+    else {
+        panic!("a call");
+    };
+    assert_eq!(
+        call.task,
+        Some(TaskHint {
+            ttl_ms: Some(60_000)
+        })
+    );
+    assert_eq!(
+        session_error(request(TASKS, "tools/call", json!({"name": "t"}))),
+        (
+            json!(2),
+            -32601,
+            "This tool must be called with a task (params.task)".to_owned()
+        )
+    );
+    assert_eq!(
+        session_error(request(
+            TASKS,
+            "tools/call",
+            json!({"name": "t", "task": 5})
+        )),
+        (json!(2), -32602, "task must be an object".to_owned())
+    );
+    // Without tasks offered, the hint is ignored and the tool runs now.
+    let LegacyPlan::Run {
+        action: LegacyAction::Call(call),
+        ..
+    } = request(LIVE, "tools/call", json!({"name": "t", "task": {}}))
+    else {
+        panic!("a call");
+    };
+    assert_eq!(call.task, None);
+    let id = TaskId::parse("abc").unwrap();
+    for (method, action) in [
+        ("tasks/get", LegacyAction::GetTask(id.clone())),
+        ("tasks/result", LegacyAction::TaskResult(id.clone())),
+        ("tasks/cancel", LegacyAction::CancelTask(id.clone())),
+    ] {
+        // The related-task `_meta` of a request is ignored: `params.taskId` wins.
+        let params = json!({"taskId": "abc",
+            "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "zzz"}}});
+        assert_eq!(
+            request(TASKS, method, params.clone()),
+            LegacyPlan::Run {
+                id: json!(2),
+                action
+            }
+        );
+        assert_eq!(
+            session_error(request(LIVE, method, params)).1,
+            -32601,
+            "{method}"
+        );
+        assert_eq!(
+            session_error(request(TASKS, method, json!({"taskId": 1}))).2,
+            "taskId must be a string"
+        );
+    }
+    // `tasks/list` is not advertised, so not served.
+    assert_eq!(
+        session_error(request(TASKS, "tasks/list", json!({}))).1,
+        -32601
+    );
 }

@@ -8,68 +8,15 @@ mod common;
 
 use std::time::Duration;
 
+use common::legacy::*;
 use common::*;
 use futures_util::StreamExt as _;
 use http::Method;
 use serde_json::{json, Value};
 use tasks_core::listen::ListKind;
 use tasks_core::LogLevel;
-use tasks_http::{Dispatcher, SessionConfig};
+use tasks_http::SessionConfig;
 use tasks_runtime::{text_result, ListChanges, Tool};
-
-const V2025: &str = "2025-11-25";
-
-/// A 2025 request: no `_meta`, no `Mcp-Method`, the 2025 version header.
-fn legacy(method: &str) -> Req {
-    Req::new(method)
-        .no_meta()
-        .without("mcp-method")
-        .header("mcp-protocol-version", V2025)
-}
-
-fn initialize() -> Req {
-    legacy("initialize")
-        .without("mcp-protocol-version")
-        .param("protocolVersion", json!(V2025))
-        .param("capabilities", json!({"elicitation": {}, "sampling": {}}))
-        .param("clientInfo", json!({"name": "test", "version": "1"}))
-        .id(json!(0))
-}
-
-/// Opens a session (initialize, then initialized) and returns its id.
-async fn open(d: &Dispatcher) -> String {
-    let reply = initialize().send(d).await;
-    assert_eq!(reply.status, 200, "{reply:?}");
-    let id = reply.session_id.clone().expect("a session id");
-    let note = in_session(&id, "notifications/initialized")
-        .notification()
-        .send(d)
-        .await;
-    assert_eq!((note.status, note.is_empty()), (202, true));
-    id
-}
-
-fn in_session(session: &str, method: &str) -> Req {
-    legacy(method).header("mcp-session-id", session)
-}
-
-/// The client's answer to the server's request `id`.
-fn answer(session: &str, body: Value) -> Req {
-    legacy("answer")
-        .header("mcp-session-id", session)
-        .body_json(body)
-}
-
-/// A 2025 result: HTTP 200, the id echoed, no 2026 fields.
-fn legacy_result(reply: &Reply) -> Value {
-    let body = reply.json();
-    assert_eq!(reply.status, 200, "{body}");
-    assert_eq!(Some(&body["id"]), reply.sent_id.as_ref(), "{body}");
-    let result = body["result"].clone();
-    assert!(result.get("resultType").is_none(), "{result}");
-    assert!(result.get("_meta").is_none(), "{result}");
-    result
-}
 
 #[tokio::test]
 async fn initialize_opens_a_session_and_the_lifecycle_runs_in_it() {
@@ -81,7 +28,8 @@ async fn initialize_opens_a_session_and_the_lifecycle_runs_in_it() {
     assert_eq!(
         legacy_result(&reply),
         json!({"protocolVersion": V2025,
-               "capabilities": {"tools": {"listChanged": false}, "logging": {}},
+               "capabilities": {"tools": {"listChanged": false}, "logging": {},
+                                "tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}},
                "serverInfo": {"name": SERVER_NAME, "version": SERVER_VERSION}})
     );
     // Requests are served before `initialized` too.
@@ -106,9 +54,22 @@ async fn initialize_opens_a_session_and_the_lifecycle_runs_in_it() {
         .find(|t| t["name"] == "sync_echo")
         .unwrap();
     assert_eq!(echo["description"], "Echoes text synchronously");
-    assert!(
-        echo.get("execution").is_none(),
-        "tasks are not offered yet: {echo}"
+    let support = |name: &str| {
+        tools["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()["execution"]["taskSupport"]
+            .clone()
+    };
+    assert_eq!(
+        [
+            support("sync_echo"),
+            support("optional_job"),
+            support("required_job")
+        ],
+        [json!("forbidden"), json!("optional"), json!("required")]
     );
     let call = in_session(&session, "tools/call")
         .param("name", json!("sync_echo"))
@@ -123,6 +84,46 @@ async fn initialize_opens_a_session_and_the_lifecycle_runs_in_it() {
     // Two sessions are two ids.
     let other = initialize().send(&d).await.session_id.unwrap();
     assert_ne!(other, session);
+}
+
+#[tokio::test]
+async fn a_2025_06_18_session_has_no_tasks_and_runs_every_tool_now() {
+    let (d, runs) = dispatcher();
+    let reply = initialize_at("2025-06-18").send(&d).await;
+    let result = legacy_result(&reply);
+    assert_eq!(result["protocolVersion"], "2025-06-18");
+    assert!(result["capabilities"].get("tasks").is_none(), "{result}");
+    let session = reply.session_id.unwrap();
+    let tools = legacy_result(
+        &in_session(&session, "tools/list")
+            .id(json!(1))
+            .send(&d)
+            .await,
+    );
+    assert!(tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t.get("execution").is_none()));
+    // A required tool runs now, with or without a hint (ignored).
+    for hint in [None, Some(json!({"ttl": 1000}))] {
+        let mut req = in_session(&session, "tools/call").param("name", json!("required_job"));
+        if let Some(hint) = hint {
+            req = req.param("task", hint);
+        }
+        let reply = req.id(json!(2)).send(&d).await;
+        assert_eq!(legacy_result(&reply)["content"][0]["text"], "required done");
+    }
+    assert_eq!(
+        runs.required_job.load(std::sync::atomic::Ordering::SeqCst),
+        2
+    );
+    in_session(&session, "tasks/get")
+        .param("taskId", json!("x"))
+        .id(json!(3))
+        .send(&d)
+        .await
+        .error(200, -32601, "Method not found");
 }
 
 #[tokio::test]
@@ -152,13 +153,28 @@ async fn errors_inside_a_session_are_json_rpc_errors_at_http_200() {
         ),
         (
             in_session(&session, "tools/call").param("name", json!("explode")),
-            -32603,
-            "Tool exploded",
+            -32601,
+            "This tool must be called with a task (params.task)",
+        ),
+        (
+            in_session(&session, "tools/call")
+                .param("name", json!("sync_echo"))
+                .param("task", json!({})),
+            -32601,
+            "This tool does not support task-augmented calls",
         ),
     ];
     for (req, code, message) in cases {
         req.id(json!(5)).send(&d).await.error(200, code, message);
     }
+    // A tool's own JSON-RPC error is the answer (a 2025-06-18 session runs `explode` now).
+    let old = open_at(&d, "2025-06-18").await;
+    in_session(&old, "tools/call")
+        .param("name", json!("explode"))
+        .id(json!(5))
+        .send(&d)
+        .await
+        .error(200, -32603, "Tool exploded");
     let invalid = in_session(&session, "tools/call")
         .param("name", json!("strict"))
         .param("arguments", json!({"count": "x"}))
@@ -363,7 +379,8 @@ async fn a_client_error_answer_ends_the_call_with_a_tool_error() {
 #[tokio::test]
 async fn cancelled_closed_or_ended_calls_stop_without_a_response() {
     let (d, _) = dispatcher();
-    let session = open(&d).await;
+    // 2025-06-18: `block` (a required tool) runs now.
+    let session = open_at(&d, "2025-06-18").await;
     // notifications/cancelled for the request.
     let mut stream = in_session(&session, "tools/call")
         .param("name", json!("park"))

@@ -262,7 +262,22 @@ impl TaskRuntime {
     /// * -32603 `Task capacity exhausted` with `data.limit` `max_jobs`, `max_tasks` or
     ///   `max_active_tasks_per_scope`. Nothing is stored on any refusal.
     pub async fn create_task(&self, work: Work) -> Result<Arc<Task>, McpError> {
-        self.create(work, None).await
+        self.create(work, None, self.inner.config.ttl_ms).await
+    }
+
+    /// Creates a task kept `ttl_ms` from creation (`None`: until deleted otherwise) instead of
+    /// the configured TTL: a 2025-11-25 client asks for a retention in its task hint, and the
+    /// caller clamps it to the server's bounds first
+    /// ([`tasks_core::legacy::tasks::TaskHint::ttl`]).
+    ///
+    /// # Errors
+    /// As [`TaskRuntime::create_task`].
+    pub async fn create_task_with_ttl(
+        &self,
+        work: Work,
+        ttl_ms: Option<u64>,
+    ) -> Result<Arc<Task>, McpError> {
+        self.create(work, None, ttl_ms).await
     }
 
     /// Creates a task under a caller-derived `id`, idempotently: when a task with this id
@@ -277,7 +292,7 @@ impl TaskRuntime {
         if let Some(existing) = self.existing(&work.scope, &id).await? {
             return Ok(existing);
         }
-        self.create(work, Some(id)).await
+        self.create(work, Some(id), self.inner.config.ttl_ms).await
     }
 
     async fn existing(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Task>>, McpError> {
@@ -291,7 +306,12 @@ impl TaskRuntime {
         Ok(snapshot.map(|s| s.task))
     }
 
-    async fn create(&self, work: Work, id: Option<TaskId>) -> Result<Arc<Task>, McpError> {
+    async fn create(
+        &self,
+        work: Work,
+        id: Option<TaskId>,
+        ttl_ms: Option<u64>,
+    ) -> Result<Arc<Task>, McpError> {
         let inner = &self.inner;
         let limits = &inner.config.limits;
         let tool = inner
@@ -321,7 +341,7 @@ impl TaskRuntime {
         let task = NewTask::new(
             id.clone(),
             inner.clock.now(),
-            inner.config.ttl_ms,
+            ttl_ms,
             inner.config.poll_interval_ms,
         );
         let scope = work.scope.clone();

@@ -21,6 +21,7 @@
 //! | [`version`] | the revisions served on the session path and `initialize` negotiation |
 //! | [`session`] | [`SessionId`] and the session's [`Phase`] machine |
 //! | [`plan`] | [`plan_legacy`]: one message of a session in, a [`LegacyPlan`] out |
+//! | [`tasks`] | 2025-11-25 tasks: the hint and `taskSupport` table, the task view, `tasks/result` |
 //! | [`wire`] | `InitializeResult`, server capabilities, the 2025 `tools/list` entry |
 //!
 //! The state of a session (its stream, its outstanding server-to-client requests) lives in the
@@ -30,10 +31,11 @@
 pub mod era;
 pub mod plan;
 pub mod session;
+pub mod tasks;
 pub mod version;
 pub mod wire;
 
 pub use era::{route, Era, SESSION_HEADER};
 pub use plan::{plan_legacy, LegacyAction, LegacyCall, LegacyPlan, SessionView};
 pub use session::{Phase, SessionId, SESSION_ID_RANDOM_BYTES};
-pub use version::{negotiate, LEGACY_VERSIONS};
+pub use version::{negotiate, serves_tasks, LEGACY_VERSIONS};

@@ -15,9 +15,12 @@
 //!    them with HTTP 200 ([`LegacyPlan::Error`]), as 2025 clients read them.
 //!
 //! `tools/call` (MCP 2025-11-25 tools, "Calling Tools" and "Error Handling"): -32602 for bad
-//! params or an unknown tool; arguments that fail the `inputSchema` are a tool error result
-//! (`isError: true`), nothing run; a `params.task` hint is ignored while the session is not
-//! offered tasks (2025-11-25 tasks, "Task Support and Handling").
+//! params or an unknown tool; in a session offered tasks, the hint against the tool's
+//! `taskSupport` ([`super::tasks::decide`]: -32601 on a mismatch); arguments that fail the
+//! `inputSchema` are a tool error result (`isError: true`), nothing run. A session not offered
+//! tasks (2025-06-18) ignores the hint and runs every tool now (2025-11-25 tasks, "Task Support
+//! and Handling"). `tasks/get`, `tasks/result` and `tasks/cancel` exist only in sessions
+//! offered tasks (-32601 elsewhere); `tasks/list` is not served (not advertised: -32601).
 
 use serde_json::{json, Value};
 
@@ -30,7 +33,9 @@ use crate::protocol::{META_PROGRESS_TOKEN, METHOD_INITIALIZE};
 use crate::JsonObject;
 
 use super::session::Phase;
+use super::tasks::{decide, TaskHint};
 use super::version::negotiate;
+use crate::id::TaskId;
 
 /// What the transport found for the message's `Mcp-Session-Id`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,8 +44,13 @@ pub enum SessionView {
     Absent,
     /// The header names no live session.
     Unknown,
-    /// A live session in this phase.
-    Live(Phase),
+    /// A live session in this phase; `tasks` when its revision has tasks (2025-11-25).
+    Live {
+        /// Where the session is in its lifecycle.
+        phase: Phase,
+        /// Whether the session is offered tasks.
+        tasks: bool,
+    },
 }
 
 /// What to do with one message of the session path.
@@ -103,6 +113,13 @@ pub enum LegacyAction {
     SetLevel(LogLevel),
     /// `tools/call`.
     Call(LegacyCall),
+    /// `tasks/get`: the task, flat.
+    GetTask(TaskId),
+    /// `tasks/result`: block until the task is terminal, then its payload; its input requests
+    /// go to the client meanwhile.
+    TaskResult(TaskId),
+    /// `tasks/cancel`: the task, now `cancelled` (-32602 when already terminal).
+    CancelTask(TaskId),
 }
 
 /// A planned `tools/call` on the session path.
@@ -117,6 +134,9 @@ pub struct LegacyCall {
     /// `Some(result)` when the arguments fail the tool's `inputSchema`: answer this tool error
     /// result and run nothing.
     pub invalid_arguments: Option<JsonObject>,
+    /// `Some(hint)` to create a task (a 2025-11-25 session's call with a `params.task` hint
+    /// the tool accepts); `None` to run now.
+    pub task: Option<TaskHint>,
 }
 
 /// Plans one message of the session path: see the module docs.
@@ -139,6 +159,7 @@ pub fn plan_legacy(message: Message, session: SessionView, view: &dyn ServerView
             error,
         };
     }
+    let tasks = matches!(session, SessionView::Live { tasks: true, .. });
     let Envelope { id, method, params } = envelope;
     let Some(id) = id else {
         return plan_notification(&method, params.as_ref());
@@ -159,7 +180,10 @@ pub fn plan_legacy(message: Message, session: SessionView, view: &dyn ServerView
             .and_then(|level| level.parse::<LogLevel>().ok())
             .map(LegacyAction::SetLevel)
             .ok_or_else(|| McpError::invalid_params("level must be a log level")),
-        "tools/call" => plan_call(&params, view).map(LegacyAction::Call),
+        "tools/call" => plan_call(&params, view, tasks).map(LegacyAction::Call),
+        "tasks/get" if tasks => task_id(&params).map(LegacyAction::GetTask),
+        "tasks/result" if tasks => task_id(&params).map(LegacyAction::TaskResult),
+        "tasks/cancel" if tasks => task_id(&params).map(LegacyAction::CancelTask),
         _ => Err(McpError::MethodNotFound),
     };
     match action {
@@ -172,7 +196,7 @@ fn session_error(session: SessionView) -> Option<McpError> {
     match session {
         SessionView::Absent => Some(McpError::SessionRequired),
         SessionView::Unknown => Some(McpError::SessionNotFound),
-        SessionView::Live(_) => None,
+        SessionView::Live { .. } => None,
     }
 }
 
@@ -187,7 +211,7 @@ fn plan_initialize(envelope: Envelope, session: SessionView) -> LegacyPlan {
         id: Some(id.clone()),
         error,
     };
-    if matches!(session, SessionView::Live(_)) {
+    if matches!(session, SessionView::Live { .. }) {
         return reject(McpError::InvalidRequest(
             "Invalid Request: Server already initialized",
         ));
@@ -226,7 +250,16 @@ fn plan_notification(method: &str, params: Option<&Value>) -> LegacyPlan {
     }
 }
 
-fn plan_call(params: &Value, view: &dyn ServerView) -> Result<LegacyCall, McpError> {
+/// `params.taskId` of a task method (a `related-task` `_meta` is ignored: the param wins).
+fn task_id(params: &Value) -> Result<TaskId, McpError> {
+    let id = params
+        .get("taskId")
+        .and_then(Value::as_str)
+        .ok_or_else(|| McpError::invalid_params("taskId must be a string"))?;
+    TaskId::parse(id).map_err(|error| McpError::invalid_params(error.to_string()))
+}
+
+fn plan_call(params: &Value, view: &dyn ServerView, tasks: bool) -> Result<LegacyCall, McpError> {
     if !params.is_object() {
         return Err(McpError::invalid_params("params must be an object"));
     }
@@ -243,6 +276,15 @@ fn plan_call(params: &Value, view: &dyn ServerView) -> Result<LegacyCall, McpErr
             ))
         }
     };
+    // Without tasks offered, a hint is ignored and every tool runs now (2025-11-25 tasks, "Task
+    // Support and Handling").
+    let task = if tasks {
+        let no_params = JsonObject::new();
+        let policy = tool.policy_for(params.as_object().unwrap_or(&no_params));
+        decide(policy, TaskHint::parse(params)?)?
+    } else {
+        None
+    };
     let invalid_arguments = tool
         .validate_arguments(&call.arguments)
         .err()
@@ -255,5 +297,6 @@ fn plan_call(params: &Value, view: &dyn ServerView) -> Result<LegacyCall, McpErr
         arguments: call.arguments,
         progress_token,
         invalid_arguments,
+        task,
     })
 }

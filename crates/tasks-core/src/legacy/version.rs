@@ -10,6 +10,11 @@ use crate::error::McpError;
 
 pub use crate::protocol::LEGACY_VERSIONS;
 
+/// Whether sessions of `version` are offered tasks: only 2025-11-25 has them.
+pub fn serves_tasks(version: &str) -> bool {
+    version == "2025-11-25"
+}
+
 /// The revision an `initialize` asking for `requested` runs under.
 ///
 /// # Errors

@@ -46,6 +46,29 @@ pub struct ServerCapabilities {
     pub tools: ToolsCapability,
     /// `{}`: the server accepts `logging/setLevel` and sends `notifications/message`.
     pub logging: JsonObject,
+    /// 2025-11-25 tasks, for sessions of that revision: `tools/call` may be task-augmented,
+    /// `tasks/cancel` is served (`tasks/get` and `tasks/result` need no capability).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<TasksCapability>,
+}
+
+/// The 2025-11-25 `tasks` capability: `{"cancel": {}, "requests": {"tools": {"call": {}}}}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TasksCapability {
+    /// `tasks/cancel` is served.
+    pub cancel: JsonObject,
+    /// The requests that may be task-augmented: `tools/call`.
+    pub requests: Value,
+}
+
+impl TasksCapability {
+    /// Task-augmented `tools/call` and `tasks/cancel`; no `tasks/list`.
+    pub fn tool_calls() -> Self {
+        TasksCapability {
+            cancel: JsonObject::new(),
+            requests: serde_json::json!({"tools": {"call": {}}}),
+        }
+    }
 }
 
 /// The `tools` capability.
@@ -58,11 +81,13 @@ pub struct ToolsCapability {
 
 impl ServerCapabilities {
     /// The capabilities of a session; `list_changed` when the server announces changes of its
-    /// tool list.
-    pub fn for_session(list_changed: bool) -> Self {
+    /// tool list, `tasks` for a session of a revision with tasks
+    /// ([`super::version::serves_tasks`]).
+    pub fn for_session(list_changed: bool, tasks: bool) -> Self {
         ServerCapabilities {
             tools: ToolsCapability { list_changed },
             logging: JsonObject::new(),
+            tasks: tasks.then(TasksCapability::tool_calls),
         }
     }
 }
@@ -146,7 +171,7 @@ mod tests {
     fn initialize_result_shape() {
         let result = InitializeResult {
             protocol_version: "2025-11-25",
-            capabilities: ServerCapabilities::for_session(true),
+            capabilities: ServerCapabilities::for_session(true, true),
             server_info: Implementation {
                 name: "s".into(),
                 version: "1".into(),
@@ -156,7 +181,8 @@ mod tests {
         assert_eq!(
             serde_json::to_value(result).unwrap(),
             json!({"protocolVersion": "2025-11-25",
-                   "capabilities": {"tools": {"listChanged": true}, "logging": {}},
+                   "capabilities": {"tools": {"listChanged": true}, "logging": {},
+                                    "tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}},
                    "serverInfo": {"name": "s", "version": "1"}})
         );
     }

@@ -1,5 +1,5 @@
-//! A `tools/call` on a 2025 session: the tool runs now; its progress and log notifications and
-//! its input requests travel on the POST's SSE stream, and the client POSTs its answers back.
+//! A `tools/call` run now on a 2025 session: progress and log notifications and the tool's
+//! input requests travel on the POST's SSE stream, and the client POSTs its answers back.
 //!
 //! MCP 2025-11-25 transports, "Sending Messages to the Server": on the SSE stream of a request
 //! the server may send requests and notifications related to it before the response. An input
@@ -17,16 +17,15 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
-use futures_util::stream;
 use serde_json::{json, Value};
 use tasks_core::legacy::wire::legacy_result;
 use tasks_core::legacy::LegacyCall;
-use tasks_core::{InputRequest, JsonObject, JsonRpcError};
+use tasks_core::{JsonObject, JsonRpcError};
 use tasks_runtime::{run_sync, Notifier, SyncCall, SyncOutcome, Tool};
 use tokio::sync::mpsc;
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::sync::CancellationToken;
 
+use super::frames::{ask, respond, Frame, Start};
 use super::sessions::{InFlight, Session};
 use crate::methods::sync_call::notification_frame;
 use crate::response::{error_bytes, result_bytes, McpResponse};
@@ -34,14 +33,6 @@ use crate::response::{error_bytes, result_bytes, McpResponse};
 /// At most this many input rounds per call: a tool that keeps asking new questions is stopped
 /// with -32603 rather than looping forever.
 pub(crate) const MAX_INPUT_ROUNDS: usize = 32;
-
-/// What the driver sends toward the response.
-enum Frame {
-    /// A notification or a server-to-client request.
-    Message(Bytes),
-    /// The response: the last frame.
-    Final(Bytes),
-}
 
 /// Runs `call` of `tool` for request `id` on `session` and builds the response.
 pub(crate) async fn run(
@@ -54,49 +45,11 @@ pub(crate) async fn run(
     if let Some(result) = call.invalid_arguments {
         return McpResponse::result(&id, &result);
     }
-    let (tx, mut rx) = mpsc::channel(16);
     let cancel = in_flight.token.clone();
-    let driver = tokio::spawn(drive(
-        session,
-        id,
-        tool,
-        call,
-        tx,
-        cancel.clone(),
-        in_flight,
-    ));
-    let guard = Guard {
-        _cancel: cancel.drop_guard(),
-        driver: driver.abort_handle(),
-    };
-    match rx.recv().await {
-        Some(Frame::Final(bytes)) => McpResponse::message(bytes),
-        // Cancelled before anything was sent: the request gets no response (an empty stream).
-        None => McpResponse::stream(Box::pin(stream::empty())),
-        Some(Frame::Message(first)) => {
-            let rest = stream::unfold((rx, guard), |(mut rx, guard)| async move {
-                match rx.recv().await? {
-                    Frame::Message(bytes) | Frame::Final(bytes) => Some((bytes, (rx, guard))),
-                }
-            });
-            McpResponse::stream(Box::pin(futures_util::StreamExt::chain(
-                stream::iter([first]),
-                rest,
-            )))
-        }
-    }
-}
-
-/// Stops the call when its response is dropped (the client went away).
-struct Guard {
-    _cancel: DropGuard,
-    driver: tokio::task::AbortHandle,
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        self.driver.abort();
-    }
+    respond(cancel.clone(), Start::FirstFrame, move |tx| {
+        drive(session, id, tool, call, tx, cancel, in_flight)
+    })
+    .await
 }
 
 async fn drive(
@@ -151,9 +104,14 @@ async fn drive(
             }
             SyncOutcome::InputRequired(asked) => asked,
         };
-        match ask(&session, asked, &tx, &cancel).await {
+        match ask(&session, asked, None, &tx, &cancel).await {
             Some(Ok(new_answers)) => answers.extend(new_answers),
-            Some(Err(result)) => {
+            Some(Err(refused)) => {
+                let text = format!(
+                    "The client refused input request {} (JSON-RPC error {})",
+                    refused.key, refused.code
+                );
+                let result = json!({"content": [{"type": "text", "text": text}], "isError": true});
                 let _ = tx.send(Frame::Final(result_bytes(&id, &result))).await;
                 return;
             }
@@ -162,56 +120,4 @@ async fn drive(
     }
     let error = JsonRpcError::internal("Tool asked for input too many times");
     let _ = tx.send(Frame::Final(error_bytes(Some(&id), &error))).await;
-}
-
-/// Sends each input request to the client and waits for every answer. `None` when the call
-/// stopped meanwhile; `Some(Err(result))` (a tool error result) when the client answered one
-/// with a JSON-RPC error.
-async fn ask(
-    session: &Arc<Session>,
-    asked: std::collections::BTreeMap<String, InputRequest>,
-    tx: &mpsc::Sender<Frame>,
-    cancel: &CancellationToken,
-) -> Option<Result<JsonObject, JsonObject>> {
-    let mut waiting = Vec::with_capacity(asked.len());
-    let mut ids = Vec::with_capacity(asked.len());
-    for (key, request) in asked {
-        let (request_id, answer) = session.ask();
-        ids.push(request_id);
-        let mut message = json!({"jsonrpc": "2.0", "id": request_id, "method": request.method});
-        if let Some(params) = request.params {
-            message["params"] = Value::Object(params);
-        }
-        let bytes = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
-        if tx.send(Frame::Message(bytes)).await.is_err() {
-            session.forget(&ids);
-            return None;
-        }
-        waiting.push((key, answer));
-    }
-    let mut answers = JsonObject::new();
-    for (key, answer) in waiting {
-        let answer = tokio::select! {
-            () = cancel.cancelled() => None,
-            answer = answer => answer.ok(),
-        };
-        match answer {
-            None => {
-                session.forget(&ids);
-                return None;
-            }
-            Some(Ok(result)) => {
-                answers.insert(key, result);
-            }
-            Some(Err(error)) => {
-                session.forget(&ids);
-                let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
-                let text =
-                    format!("The client refused input request {key} (JSON-RPC error {code})");
-                let result = json!({"content": [{"type": "text", "text": text}], "isError": true});
-                return Some(Err(result.as_object().cloned().unwrap_or_default()));
-            }
-        }
-    }
-    Some(Ok(answers))
 }

@@ -17,7 +17,9 @@
 //! <https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle>.
 
 pub(crate) mod call;
+mod frames;
 pub(crate) mod sessions;
+mod tasks;
 
 use std::sync::Arc;
 
@@ -27,20 +29,23 @@ use http::request::Parts;
 use http::HeaderMap;
 use serde_json::Value;
 use tasks_core::admission::Message;
+use tasks_core::legacy::tasks::LegacyTaskView;
 use tasks_core::legacy::wire::{
-    empty_result, Implementation, InitializeResult, LegacyTool, LegacyToolsList, ServerCapabilities,
+    empty_result, Implementation, InitializeResult, LegacyTool, LegacyToolsList,
+    ServerCapabilities, ToolExecution,
 };
 use tasks_core::legacy::{
-    plan_legacy, LegacyAction, LegacyPlan, SessionId, SessionView, SESSION_HEADER,
+    plan_legacy, serves_tasks, LegacyAction, LegacyPlan, SessionId, SessionView, SESSION_HEADER,
 };
 use tasks_core::listen::ListKind;
 use tasks_core::McpError;
-use tasks_runtime::{Scope, ToolRegistry};
-use tokio::sync::broadcast::error::RecvError;
+use tasks_runtime::{Scope, StatusEvent, ToolRegistry};
+use tokio::sync::broadcast::{self, error::RecvError};
+use tokio_util::sync::CancellationToken;
 
 use crate::response::{notification_bytes, McpResponse};
 use crate::shared::{Shared, View};
-use sessions::{Session, Sessions};
+use sessions::{Session, Sessions, StreamClaim};
 
 /// The session named by the request's `Mcp-Session-Id`, as the planner sees it.
 fn lookup(
@@ -53,7 +58,13 @@ fn lookup(
     }
     let session = session_id(headers).and_then(|id| sessions.get(&id, scope));
     match session {
-        Some(session) => (SessionView::Live(session.phase()), Some(session)),
+        Some(session) => (
+            SessionView::Live {
+                phase: session.phase(),
+                tasks: session.tasks,
+            },
+            Some(session),
+        ),
         None => (SessionView::Unknown, None),
     }
 }
@@ -81,7 +92,10 @@ pub(crate) async fn post(
             Ok(session) => {
                 let result = InitializeResult {
                     protocol_version: version,
-                    capabilities: ServerCapabilities::for_session(d.config.list_changes.is_some()),
+                    capabilities: ServerCapabilities::for_session(
+                        d.config.list_changes.is_some(),
+                        serves_tasks(version),
+                    ),
                     server_info: Implementation {
                         name: d.config.server_name.clone(),
                         version: d.config.server_version.clone(),
@@ -130,38 +144,51 @@ pub(crate) async fn post(
             let Some(session) = session else {
                 return fail(Some(&id), McpError::SessionNotFound);
             };
-            let response = run(session, id, action, &view.tools).await;
+            let response = run(d, session, id, action, &view.tools).await;
             (response, None)
         }
     }
 }
 
 async fn run(
+    d: &Shared,
     session: Arc<Session>,
     id: Value,
     action: LegacyAction,
     tools: &Arc<ToolRegistry>,
 ) -> McpResponse {
-    match action {
-        LegacyAction::Ping => McpResponse::result(&id, &empty_result()),
+    let scope = session.scope.clone();
+    let answer = match action {
+        LegacyAction::Ping => Ok(McpResponse::result(&id, &empty_result())),
         LegacyAction::SetLevel(level) => {
             session.set_log_level(level);
-            McpResponse::result(&id, &empty_result())
+            Ok(McpResponse::result(&id, &empty_result()))
         }
-        LegacyAction::ListTools => McpResponse::result(&id, &tools_list(tools)),
-        LegacyAction::Call(call) => {
-            let Some(tool) = tools.get(&call.name).cloned() else {
-                let error = McpError::invalid_params("Unknown tool");
-                return McpResponse::session_error(&id, &error.to_error_object());
-            };
+        LegacyAction::ListTools => Ok(McpResponse::result(&id, &tools_list(tools, session.tasks))),
+        LegacyAction::Call(call) => match (tools.get(&call.name).cloned(), call.task) {
+            (None, _) => Err(McpError::invalid_params("Unknown tool")),
+            (Some(_), Some(hint)) if call.invalid_arguments.is_none() => {
+                tasks::create(d, &session, &id, call.name, call.arguments, hint).await
+            }
+            (Some(tool), _) => {
+                let in_flight = session.serve(&id);
+                Ok(call::run(session, id.clone(), tool, call, in_flight).await)
+            }
+        },
+        LegacyAction::GetTask(task) => tasks::get(d, &scope, &id, &task).await,
+        LegacyAction::CancelTask(task) => tasks::cancel(d, &scope, &id, &task).await,
+        LegacyAction::TaskResult(task) => {
             let in_flight = session.serve(&id);
-            call::run(session, id, tool, call, in_flight).await
+            tasks::result(d, session, id.clone(), task, in_flight).await
         }
-    }
+    };
+    answer.unwrap_or_else(|error| McpResponse::session_error(&id, &error.to_error_object()))
 }
 
-/// The 2025 `tools/list` result: every tool, in registration order.
-fn tools_list(tools: &ToolRegistry) -> LegacyToolsList {
+/// The 2025 `tools/list` result: every tool, in registration order, with
+/// `execution.taskSupport` in sessions offered tasks.
+fn tools_list(tools: &ToolRegistry, tasks: bool) -> LegacyToolsList {
+    let no_params = serde_json::Map::new();
     LegacyToolsList {
         tools: tools
             .iter()
@@ -170,7 +197,9 @@ fn tools_list(tools: &ToolRegistry) -> LegacyToolsList {
                 description: tool.description().to_owned(),
                 input_schema: tool.input_schema().clone(),
                 annotations: tool.annotations().cloned(),
-                execution: None,
+                execution: tasks.then(|| ToolExecution {
+                    task_support: tool.policy_for(&no_params).into(),
+                }),
             })
             .collect(),
     }
@@ -222,35 +251,68 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
     let Some(claim) = session.open_stream() else {
         return McpResponse::error(None, &McpError::StreamAlreadyOpen);
     };
-    let changes = d.config.list_changes.as_ref().map(|c| c.subscribe());
-    let shutdown = d.shutdown.clone();
-    let state = (claim, changes, shutdown);
-    let messages = stream::unfold(state, |(claim, mut changes, shutdown)| async move {
-        let ended = claim.session().ended.clone();
+    let stream = GetStream {
+        changes: d.config.list_changes.as_ref().map(|c| c.subscribe()),
+        events: claim.session().tasks.then(|| d.runtime.subscribe()),
+        shutdown: d.shutdown.clone(),
+        claim,
+    };
+    let messages = stream::unfold(stream, |mut stream| async move {
+        let frame = stream.next().await?;
+        Some((frame, stream))
+    });
+    McpResponse::stream(Box::pin(messages))
+}
+
+/// A session's standalone GET stream: `notifications/tools/list_changed` when the tool list
+/// changes, and `notifications/tasks/status` (the task, flat, as 2025-11-25 shows it) when a
+/// task this session created changes. Ends with the session or the server.
+struct GetStream {
+    claim: StreamClaim,
+    changes: Option<broadcast::Receiver<ListKind>>,
+    events: Option<broadcast::Receiver<StatusEvent>>,
+    shutdown: CancellationToken,
+}
+
+/// The next value of an optional receiver; pending forever without one.
+async fn next_of<T: Clone>(receiver: &mut Option<broadcast::Receiver<T>>) -> Result<T, RecvError> {
+    match receiver {
+        Some(receiver) => receiver.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+impl GetStream {
+    async fn next(&mut self) -> Option<Bytes> {
+        let session = self.claim.session().clone();
         loop {
-            let change = async {
-                match &mut changes {
-                    Some(receiver) => Some(receiver.recv().await),
-                    None => std::future::pending().await,
-                }
-            };
             tokio::select! {
-                () = ended.cancelled() => return None,
-                () = shutdown.cancelled() => return None,
-                change = change => match change {
+                () = session.ended.cancelled() => return None,
+                () = self.shutdown.cancelled() => return None,
+                change = next_of(&mut self.changes) => match change {
                     // A lagging receiver missed announcements: one notification covers them.
-                    Some(Ok(ListKind::Tools) | Err(RecvError::Lagged(_))) => {
-                        let frame: Bytes = notification_bytes(
+                    Ok(ListKind::Tools) | Err(RecvError::Lagged(_)) => {
+                        return Some(notification_bytes(
                             "notifications/tools/list_changed",
                             &serde_json::Map::new(),
-                        );
-                        return Some((frame, (claim, changes, shutdown)));
+                        ));
                     }
-                    Some(Ok(_)) => {}
-                    Some(Err(RecvError::Closed)) | None => changes = None,
+                    Ok(_) => {}
+                    Err(RecvError::Closed) => self.changes = None,
+                },
+                event = next_of(&mut self.events) => match event {
+                    Ok(event) if event.scope == session.scope && session.announces(event.task.id()) => {
+                        return Some(notification_bytes(
+                            "notifications/tasks/status",
+                            &LegacyTaskView(&event.task),
+                        ));
+                    }
+                    // Missed changes stay missed: the notifications are optional, and clients
+                    // poll (2025-11-25 tasks, "Task Status Notification").
+                    Ok(_) | Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => self.events = None,
                 },
             }
         }
-    });
-    McpResponse::stream(Box::pin(messages))
+    }
 }

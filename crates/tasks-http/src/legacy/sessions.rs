@@ -5,13 +5,13 @@
 //! memory only: with several nodes, a load balancer must send every request of a session to
 //! the node that opened it (affinity on the `Mcp-Session-Id` header; `docs/deployment.md`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tasks_core::legacy::{Phase, SessionId, SESSION_ID_RANDOM_BYTES};
-use tasks_core::{CapacityLimit, JsonObject, LogLevel, McpError};
+use tasks_core::legacy::{serves_tasks, Phase, SessionId, SESSION_ID_RANDOM_BYTES};
+use tasks_core::{CapacityLimit, JsonObject, LogLevel, McpError, TaskId};
 use tasks_runtime::Scope;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
@@ -27,9 +27,11 @@ pub(crate) struct Session {
     pub(crate) id: SessionId,
     /// The negotiated revision.
     pub(crate) version: &'static str,
-    scope: Scope,
+    pub(crate) scope: Scope,
     /// The `capabilities` the client declared in `initialize`.
     pub(crate) client_capabilities: JsonObject,
+    /// Whether the session is offered tasks (2025-11-25).
+    pub(crate) tasks: bool,
     /// Fires when the session ends (DELETE, idle timeout): its streams close and its running
     /// requests stop.
     pub(crate) ended: CancellationToken,
@@ -43,12 +45,20 @@ struct State {
     log_level: Option<LogLevel>,
     last_seen: Instant,
     /// Server-to-client requests awaiting the client's answer, by JSON-RPC id.
-    pending: HashMap<u64, oneshot::Sender<Answer>>,
+    pending: HashMap<u64, (oneshot::Sender<Answer>, CancellationToken)>,
     next_request_id: u64,
     /// The client's requests being served, by their id (as JSON text), for
     /// `notifications/cancelled`.
     in_flight: HashMap<String, CancellationToken>,
+    /// Tasks this session created, whose status changes go out on its GET stream (at most
+    /// [`MAX_SESSION_TASKS`]; later ones are not announced: the notifications are optional).
+    created: HashSet<TaskId>,
+    /// Tasks whose input requests a `tasks/result` of this session is delivering.
+    delivering: HashSet<TaskId>,
 }
+
+/// At most this many tasks per session are announced with `notifications/tasks/status`.
+pub(crate) const MAX_SESSION_TASKS: usize = 10_000;
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
@@ -81,13 +91,14 @@ impl Session {
         self.state().log_level = Some(level);
     }
 
-    /// Registers a server-to-client request: its fresh id and where its answer arrives.
-    pub(crate) fn ask(&self) -> (u64, oneshot::Receiver<Answer>) {
+    /// Registers a server-to-client request of a request whose stream `open` guards (fired
+    /// when that stream closes): its fresh id and where its answer arrives.
+    pub(crate) fn ask(&self, open: &CancellationToken) -> (u64, oneshot::Receiver<Answer>) {
         let (tx, rx) = oneshot::channel();
         let mut state = self.state();
         let id = state.next_request_id;
         state.next_request_id += 1;
-        state.pending.insert(id, tx);
+        state.pending.insert(id, (tx, open.clone()));
         (id, rx)
     }
 
@@ -105,8 +116,10 @@ impl Session {
         let Some(id) = id.as_u64() else {
             return false;
         };
-        let sender = self.state().pending.remove(&id);
-        sender.is_some_and(|sender| sender.send(answer).is_ok())
+        let pending = self.state().pending.remove(&id);
+        // A request whose stream closed is no longer outstanding, even before its driver
+        // stopped (the stream's token fires when it is dropped).
+        pending.is_some_and(|(sender, open)| !open.is_cancelled() && sender.send(answer).is_ok())
     }
 
     /// Registers a client request being served; the token fires on `notifications/cancelled`
@@ -127,6 +140,32 @@ impl Session {
         if let Some(token) = self.state().in_flight.get(&request_id.to_string()) {
             token.cancel();
         }
+    }
+
+    /// Remembers a task this session created, for its status notifications.
+    pub(crate) fn created(&self, task: &TaskId) {
+        let mut state = self.state();
+        if state.created.len() < MAX_SESSION_TASKS {
+            state.created.insert(task.clone());
+        }
+    }
+
+    /// Whether this session created `task` (and announces its changes).
+    pub(crate) fn announces(&self, task: &TaskId) -> bool {
+        self.state().created.contains(task)
+    }
+
+    /// Claims the delivery of `task`'s input requests to this session (one `tasks/result` at a
+    /// time delivers them, so no request goes out on two streams); `None` when another
+    /// `tasks/result` holds it.
+    pub(crate) fn deliver(self: &Arc<Self>, task: &TaskId) -> Option<Delivery> {
+        self.state()
+            .delivering
+            .insert(task.clone())
+            .then(|| Delivery {
+                session: self.clone(),
+                task: task.clone(),
+            })
     }
 
     /// Claims the standalone GET stream; `None` when one is already open.
@@ -156,6 +195,18 @@ impl Drop for InFlight {
         let mut state = self.session.state();
         state.in_flight.remove(&self.key);
         state.last_seen = Instant::now();
+    }
+}
+
+/// The delivery of a task's input requests; released when dropped.
+pub(crate) struct Delivery {
+    session: Arc<Session>,
+    task: TaskId,
+}
+
+impl Drop for Delivery {
+    fn drop(&mut self) {
+        self.session.state().delivering.remove(&self.task);
     }
 }
 
@@ -210,6 +261,7 @@ impl Sessions {
             version,
             scope,
             client_capabilities,
+            tasks: serves_tasks(version),
             ended: CancellationToken::new(),
             stream_open: AtomicBool::new(false),
             state: Mutex::new(State {
@@ -219,6 +271,8 @@ impl Sessions {
                 pending: HashMap::new(),
                 next_request_id: 0,
                 in_flight: HashMap::new(),
+                created: HashSet::new(),
+                delivering: HashSet::new(),
             }),
         });
         let mut live = lock(&self.live);

@@ -2,6 +2,8 @@
 //! produces correct MCP 2026-07-28 requests by default, and reply assertions.
 #![allow(dead_code)]
 
+pub(crate) mod legacy;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;

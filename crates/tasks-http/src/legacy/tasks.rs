@@ -1,0 +1,242 @@
+//! 2025-11-25 tasks on a session: creation from a hinted `tools/call`, `tasks/get`,
+//! `tasks/cancel`, and the blocking `tasks/result` with its input side channel, all on the
+//! runtime and store the 2026-07-28 path uses (a task is one task in both eras).
+//!
+//! MCP 2025-11-25 tasks
+//! (<https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks>):
+//!
+//! * "Creating Tasks": a hinted call answers `{"task": {…}}` at once; the hint's `ttl` is
+//!   clamped to the server's bounds ([`TaskHint::ttl`]).
+//! * "Getting Tasks": the task, flat (`ttl`, `pollInterval`, the 2025 status).
+//! * "Task Cancellation": a terminal task is -32602; otherwise the task is `cancelled` before
+//!   the answer, which shows it so (the runtime commits the cancellation first, then stops the
+//!   worker; a result arriving later is discarded).
+//! * "Result Retrieval" and "Input Required Status": `tasks/result` answers the payload of a
+//!   terminal task ([`payload`]); for a task still running it streams (SSE) and, while the task
+//!   waits for input, sends each outstanding input request as a JSON-RPC request of the
+//!   session with `related-task` `_meta`. The client's answer is the task's input response
+//!   (as `tasks/update` would deliver it). An answer that is a JSON-RPC error declines an
+//!   elicitation and cancels the task for any other request (this server's choice: the
+//!   2026-07-28 input responses have no error form). Closing the stream stops only the wait:
+//!   the task goes on, and a later `tasks/result` sends what is still outstanding.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tasks_core::legacy::tasks::{creation, payload, LegacyTaskView, TaskHint};
+use tasks_core::{JsonObject, McpError, Task, TaskId, TaskState};
+use tasks_runtime::{Scope, StatusEvent, Work};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::frames::{ask, respond, Frame, Start};
+use super::sessions::{InFlight, Session};
+use crate::response::{error_bytes, result_bytes, McpResponse};
+use crate::shared::Shared;
+
+/// Creates the task of a hinted `tools/call` and answers its `CreateTaskResult`.
+pub(crate) async fn create(
+    d: &Shared,
+    session: &Session,
+    id: &Value,
+    name: String,
+    arguments: JsonObject,
+    hint: TaskHint,
+) -> Result<McpResponse, McpError> {
+    let work = Work {
+        tool: name,
+        arguments,
+        input_responses: None,
+        client_capabilities: session.client_capabilities.clone(),
+        scope: session.scope.clone(),
+        trace_parent: None,
+    };
+    let ttl = hint.ttl(d.runtime.config().ttl_ms);
+    let task = d.runtime.create_task_with_ttl(work, ttl).await?;
+    session.created(task.id());
+    Ok(McpResponse::result(id, &creation(&task)))
+}
+
+/// `tasks/get`.
+pub(crate) async fn get(
+    d: &Shared,
+    scope: &Scope,
+    id: &Value,
+    task: &TaskId,
+) -> Result<McpResponse, McpError> {
+    let task = d.runtime.get(scope, task).await?;
+    Ok(McpResponse::result(id, &LegacyTaskView(&task)))
+}
+
+/// `tasks/cancel`.
+///
+/// # Errors
+/// -32602 for an unknown task, and `Task is already terminal` for a task that ended before
+/// the cancellation could be committed.
+pub(crate) async fn cancel(
+    d: &Shared,
+    scope: &Scope,
+    id: &Value,
+    task: &TaskId,
+) -> Result<McpResponse, McpError> {
+    let terminal = || McpError::invalid_params("Task is already terminal");
+    if d.runtime.get(scope, task).await?.is_terminal() {
+        return Err(terminal());
+    }
+    d.runtime.cancel(scope, task).await?;
+    let now = d.runtime.get(scope, task).await?;
+    match now.state() {
+        TaskState::Cancelled => Ok(McpResponse::result(id, &LegacyTaskView(&now))),
+        _ => Err(terminal()),
+    }
+}
+
+/// `tasks/result`: see the module docs.
+pub(crate) async fn result(
+    d: &Shared,
+    session: Arc<Session>,
+    id: Value,
+    task: TaskId,
+    in_flight: InFlight,
+) -> Result<McpResponse, McpError> {
+    // Subscribed before the first read, so no change between the two is missed.
+    let events = d.runtime.subscribe();
+    let first = d.runtime.get(&session.scope, &task).await?;
+    if let Some(answer) = payload(&first) {
+        return Ok(final_response(&id, answer));
+    }
+    let runtime = d.runtime.clone();
+    let cancel = in_flight.token.clone();
+    Ok(
+        respond(cancel.clone(), Start::Stream, move |tx| async move {
+            let _in_flight = in_flight;
+            let wait = Wait {
+                runtime,
+                session,
+                id,
+                tx,
+                cancel,
+            };
+            wait.run(first, task, events).await;
+        })
+        .await,
+    )
+}
+
+fn final_frame(id: &Value, answer: Result<JsonObject, tasks_core::JsonRpcError>) -> Frame {
+    match answer {
+        Ok(result) => Frame::Final(result_bytes(id, &result)),
+        Err(error) => Frame::Final(error_bytes(Some(id), &error)),
+    }
+}
+
+fn final_response(id: &Value, answer: Result<JsonObject, tasks_core::JsonRpcError>) -> McpResponse {
+    match final_frame(id, answer) {
+        Frame::Final(bytes) | Frame::Message(bytes) => McpResponse::message(bytes),
+    }
+}
+
+/// A `tasks/result` waiting for its task.
+struct Wait {
+    runtime: tasks_runtime::TaskRuntime,
+    session: Arc<Session>,
+    id: Value,
+    tx: mpsc::Sender<Frame>,
+    cancel: CancellationToken,
+}
+
+impl Wait {
+    async fn run(
+        self,
+        mut task: Arc<Task>,
+        id: TaskId,
+        mut events: tokio::sync::broadcast::Receiver<StatusEvent>,
+    ) {
+        let scope = self.session.scope.clone();
+        loop {
+            if let Some(answer) = payload(&task) {
+                let _ = self.tx.send(final_frame(&self.id, answer)).await;
+                return;
+            }
+            if let TaskState::InputRequired { input_requests } = task.state() {
+                if let Some(_delivery) = self.session.deliver(&id) {
+                    let asked = input_requests.as_map().clone();
+                    let kinds: Vec<(String, String)> = asked
+                        .iter()
+                        .map(|(key, request)| (key.clone(), request.method.clone()))
+                        .collect();
+                    match ask(
+                        &self.session,
+                        asked,
+                        Some(id.as_str()),
+                        &self.tx,
+                        &self.cancel,
+                    )
+                    .await
+                    {
+                        None => return,
+                        Some(Ok(answers)) => {
+                            let answers = answers.into_iter().collect();
+                            if let Err(error) = self.runtime.update(&scope, &id, answers).await {
+                                let _ = self
+                                    .tx
+                                    .send(Frame::Final(error_bytes(
+                                        Some(&self.id),
+                                        &error.to_error_object(),
+                                    )))
+                                    .await;
+                                return;
+                            }
+                        }
+                        Some(Err(refused)) => {
+                            let method = kinds
+                                .iter()
+                                .find(|(key, _)| *key == refused.key)
+                                .map(|(_, method)| method.as_str());
+                            let outcome = if method == Some(tasks_core::input::METHOD_ELICIT) {
+                                let decline = [(refused.key, json!({"action": "decline"}))];
+                                self.runtime
+                                    .update(&scope, &id, decline.into_iter().collect())
+                                    .await
+                            } else {
+                                self.runtime.cancel(&scope, &id).await
+                            };
+                            if outcome.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+            // Wait for the next change of this task.
+            task = loop {
+                let event = tokio::select! {
+                    () = self.cancel.cancelled() => return,
+                    event = events.recv() => event,
+                };
+                match event {
+                    Ok(event) if event.task.id() == &id && event.scope == scope => {
+                        break event.task
+                    }
+                    Ok(_) => {}
+                    // Missed changes: read the task again.
+                    Err(RecvError::Lagged(_)) => match self.runtime.get(&scope, &id).await {
+                        Ok(task) => break task,
+                        Err(error) => {
+                            let _ = self
+                                .tx
+                                .send(Frame::Final(error_bytes(
+                                    Some(&self.id),
+                                    &error.to_error_object(),
+                                )))
+                                .await;
+                            return;
+                        }
+                    },
+                    Err(RecvError::Closed) => return,
+                }
+            };
+        }
+    }
+}

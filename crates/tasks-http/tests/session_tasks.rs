@@ -1,0 +1,326 @@
+//! 2025-11-25 tasks on a session, in process: the hinted `tools/call` and its nested
+//! `CreateTaskResult` (with the hint's `ttl` clamped), `tasks/get` (flat, the 2025 status),
+//! the blocking `tasks/result` with its input side channel, `tasks/cancel`, and
+//! `notifications/tasks/status` on the session's GET stream; one task seen from both eras.
+
+mod common;
+
+use common::legacy::*;
+use common::*;
+use futures_util::StreamExt as _;
+use http::Method;
+use serde_json::{json, Value};
+use tasks_core::{TaskPolicy, TaskStatus};
+use tasks_http::Dispatcher;
+use tasks_runtime::{Tool, ToolError};
+
+/// A hinted call of `tool`; returns the `task` of its `CreateTaskResult`.
+async fn create(d: &Dispatcher, session: &str, tool: &str, hint: Value) -> Value {
+    let reply = in_session(session, "tools/call")
+        .param("name", json!(tool))
+        .param("task", hint)
+        .id(json!("c"))
+        .send(d)
+        .await;
+    let result = legacy_result(&reply);
+    assert_eq!(
+        result.as_object().unwrap().len(),
+        1,
+        "only `task`: {result}"
+    );
+    result["task"].clone()
+}
+
+fn task_method(session: &str, method: &str, task_id: &Value) -> Req {
+    in_session(session, method)
+        .param("taskId", task_id.clone())
+        .id(json!(7))
+}
+
+#[tokio::test]
+async fn a_hinted_call_creates_a_task_followed_with_get_and_result() {
+    let (d, _) = dispatcher();
+    let session = open(&d).await;
+    let mut events = d.runtime().subscribe();
+    let task = create(&d, &session, "optional_job", json!({"ttl": 60_000})).await;
+    let id = task["taskId"].clone();
+    assert_eq!(task["status"], "working");
+    assert_eq!(task["ttl"], 60_000);
+    assert_eq!(task["pollInterval"], 100);
+    for field in ["createdAt", "lastUpdatedAt"] {
+        assert!(task[field].is_string(), "{task}");
+    }
+    assert!(
+        task.get("ttlMs").is_none() && task.get("resultType").is_none(),
+        "{task}"
+    );
+    wait_status(&mut events, id.as_str().unwrap(), TaskStatus::Completed).await;
+    let got = legacy_result(&task_method(&session, "tasks/get", &id).send(&d).await);
+    assert_eq!(got["status"], "completed");
+    assert_eq!(got["taskId"], id);
+    assert!(
+        got.get("result").is_none(),
+        "no payload on tasks/get: {got}"
+    );
+    // tasks/result: the call's result with the related-task `_meta`, as often as asked.
+    for _ in 0..2 {
+        let body = task_method(&session, "tasks/result", &id)
+            .send(&d)
+            .await
+            .json();
+        assert_eq!(
+            body["result"],
+            json!({"content": [{"type": "text", "text": "optional done"}], "isError": false,
+                   "_meta": {"io.modelcontextprotocol/related-task": {"taskId": id}}})
+        );
+    }
+    // The asked ttl is clamped to the server's bounds.
+    let short = create(&d, &session, "optional_job", json!({"ttl": 5})).await;
+    assert_eq!(short["ttl"], 1_000);
+    let long = create(&d, &session, "optional_job", json!({"ttl": u64::MAX})).await;
+    assert_eq!(long["ttl"], 3_600_000);
+    let default = create(&d, &session, "optional_job", json!({})).await;
+    assert_eq!(default["ttl"], 3_600_000);
+    // Unknown ids.
+    task_method(&session, "tasks/get", &json!("nope"))
+        .send(&d)
+        .await
+        .error(200, -32602, "Unknown or inaccessible taskId");
+    task_method(&session, "tasks/result", &json!("nope"))
+        .send(&d)
+        .await
+        .error(200, -32602, "Unknown or inaccessible taskId");
+}
+
+#[tokio::test]
+async fn failures_show_as_failed_and_tasks_result_answers_the_stored_outcome() {
+    let runs = std::sync::Arc::new(Runs::default());
+    let oops = Tool::new("oops", "A tool error", |_ctx| async {
+        Err::<Value, _>(ToolError::tool("it went wrong"))
+    })
+    .with_policy(TaskPolicy::Optional);
+    let d = builder(&runs).tool(oops).build();
+    let session = open(&d).await;
+    let mut events = d.runtime().subscribe();
+    let task = create(&d, &session, "explode", json!({})).await;
+    let id = task["taskId"].clone();
+    wait_status(&mut events, id.as_str().unwrap(), TaskStatus::Failed).await;
+    assert_eq!(
+        legacy_result(&task_method(&session, "tasks/get", &id).send(&d).await)["status"],
+        "failed"
+    );
+    task_method(&session, "tasks/result", &id)
+        .send(&d)
+        .await
+        .error(200, -32603, "Tool exploded");
+    // A tool error result fails the task in 2025-11-25, and completes it in 2026-07-28: one
+    // task, two views.
+    let task = create(&d, &session, "oops", json!({})).await;
+    let id = task["taskId"].clone();
+    let strict_id = id.as_str().unwrap().to_owned();
+    let done = wait_for(&mut events, &strict_id, |t| t.is_terminal()).await;
+    assert_eq!(done.status(), TaskStatus::Completed);
+    assert_eq!(
+        legacy_result(&task_method(&session, "tasks/get", &id).send(&d).await)["status"],
+        "failed"
+    );
+    let result = task_method(&session, "tasks/result", &id)
+        .send(&d)
+        .await
+        .json();
+    assert_eq!(result["result"]["isError"], true, "{result}");
+    let modern = Req::get(&strict_id).tasks().send(&d).await.result();
+    assert_eq!(modern["status"], "completed");
+    assert_eq!(modern["result"]["isError"], true);
+}
+
+#[tokio::test]
+async fn cancel_answers_the_cancelled_task_and_refuses_terminal_ones() {
+    let d = std::sync::Arc::new(dispatcher().0);
+    let session = open(&d).await;
+    let task = create(&d, &session, "block", json!({})).await;
+    let id = task["taskId"].clone();
+    // A tasks/result waiting for the task streams (keep-alives) until it ends.
+    let mut waiting = task_method(&session, "tasks/result", &id)
+        .send(&d)
+        .await
+        .into_stream();
+    let cancelled = legacy_result(&task_method(&session, "tasks/cancel", &id).send(&d).await);
+    assert_eq!(cancelled["status"], "cancelled");
+    assert_eq!(cancelled["taskId"], id);
+    let answer = next_message(&mut waiting).await;
+    assert_eq!(answer["id"], 7);
+    assert_eq!(answer["error"]["code"], -32602);
+    assert_eq!(
+        answer["error"]["message"],
+        "Task was cancelled: it has no result"
+    );
+    assert!(waiting.next().await.is_none());
+    task_method(&session, "tasks/cancel", &id)
+        .send(&d)
+        .await
+        .error(200, -32602, "Task is already terminal");
+    task_method(&session, "tasks/cancel", &json!("nope"))
+        .send(&d)
+        .await
+        .error(200, -32602, "Unknown or inaccessible taskId");
+}
+
+#[tokio::test]
+async fn tasks_result_carries_the_input_requests_and_the_answers_resume_the_task() {
+    let (d, _) = dispatcher();
+    let session = open(&d).await;
+    let mut events = d.runtime().subscribe();
+    let task = create(&d, &session, "park", json!({})).await;
+    let id = task["taskId"].clone();
+    let task_id = id.as_str().unwrap().to_owned();
+    wait_status(&mut events, &task_id, TaskStatus::InputRequired).await;
+    assert_eq!(
+        legacy_result(&task_method(&session, "tasks/get", &id).send(&d).await)["status"],
+        "input_required"
+    );
+    // A first tasks/result gets the request, then goes away without answering.
+    let mut first = task_method(&session, "tasks/result", &id)
+        .send(&d)
+        .await
+        .into_stream();
+    let request = next_message(&mut first).await;
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"]["message"], "Proceed?");
+    assert_eq!(
+        request["params"]["_meta"]["io.modelcontextprotocol/related-task"],
+        json!({"taskId": id})
+    );
+    drop(first);
+    // The task waits on; its request is no longer outstanding on the closed stream.
+    answer(
+        &session,
+        json!({"jsonrpc": "2.0", "id": request["id"], "result": accept(json!({"answer": "late"}))}),
+    )
+    .send(&d)
+    .await
+    .anonymous_error(400, -32600, "No outstanding request has this id");
+    assert_eq!(
+        legacy_result(&task_method(&session, "tasks/get", &id).send(&d).await)["status"],
+        "input_required"
+    );
+    // The next tasks/result sends it again; the answer resumes the task.
+    let mut second = task_method(&session, "tasks/result", &id)
+        .id(json!(8))
+        .send(&d)
+        .await
+        .into_stream();
+    let again = next_message(&mut second).await;
+    assert_eq!(again["params"]["message"], "Proceed?");
+    let reply = answer(
+        &session,
+        json!({"jsonrpc": "2.0", "id": again["id"], "result": accept(json!({"answer": "yes"}))}),
+    )
+    .send(&d)
+    .await;
+    assert_eq!(reply.status, 202);
+    let done = next_message(&mut second).await;
+    assert_eq!(done["id"], 8);
+    assert_eq!(done["result"]["content"][0]["text"], "confirmed: yes");
+    assert!(second.next().await.is_none());
+    // The 2026 view of the same task has the answer in its history and the result.
+    let modern = Req::get(&task_id).tasks().send(&d).await.result();
+    assert_eq!(modern["status"], "completed");
+}
+
+#[tokio::test]
+async fn an_error_answer_declines_an_elicitation() {
+    let (d, _) = dispatcher();
+    let session = open(&d).await;
+    let mut events = d.runtime().subscribe();
+    let task = create(&d, &session, "park", json!({})).await;
+    let id = task["taskId"].clone();
+    wait_status(&mut events, id.as_str().unwrap(), TaskStatus::InputRequired).await;
+    let mut stream = task_method(&session, "tasks/result", &id)
+        .send(&d)
+        .await
+        .into_stream();
+    let request = next_message(&mut stream).await;
+    let reply = answer(
+        &session,
+        json!({"jsonrpc": "2.0", "id": request["id"],
+               "error": {"code": -32601, "message": "no elicitation"}}),
+    )
+    .send(&d)
+    .await;
+    assert_eq!(reply.status, 202);
+    let done = next_message(&mut stream).await;
+    assert_eq!(done["result"]["content"][0]["text"], "confirmed: none");
+}
+
+#[tokio::test]
+async fn status_notifications_reach_the_creating_session_only() {
+    let (d, _) = dispatcher();
+    let session = open(&d).await;
+    let other = open(&d).await;
+    let mut mine = in_session(&session, "x")
+        .http_method(Method::GET)
+        .send(&d)
+        .await
+        .into_stream();
+    let mut theirs = in_session(&other, "x")
+        .http_method(Method::GET)
+        .send(&d)
+        .await
+        .into_stream();
+    let task = create(&d, &session, "optional_job", json!({})).await;
+    let mut statuses = Vec::new();
+    while statuses.last().map(String::as_str) != Some("completed") {
+        let note = next_message(&mut mine).await;
+        assert_eq!(note["method"], "notifications/tasks/status");
+        assert_eq!(note["params"]["taskId"], task["taskId"]);
+        assert!(note["params"]["ttl"].is_u64());
+        assert!(note["params"].get("_meta").is_none());
+        statuses.push(note["params"]["status"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(statuses.last().unwrap(), "completed");
+    let quiet = tokio::time::timeout(std::time::Duration::from_millis(200), theirs.next()).await;
+    assert!(quiet.is_err(), "another session hears nothing: {quiet:?}");
+}
+
+#[tokio::test]
+async fn tasks_are_scoped_to_the_caller_not_the_session() {
+    let d = scoped_dispatcher();
+    let open_as = |who: &'static str| {
+        let d = &d;
+        async move {
+            let reply = initialize().bearer(who).send(d).await;
+            reply.session_id.unwrap()
+        }
+    };
+    let alice = open_as("alice").await;
+    let task = {
+        let reply = in_session(&alice, "tools/call")
+            .bearer("alice")
+            .param("name", json!("block"))
+            .param("task", json!({}))
+            .id(json!(1))
+            .send(&d)
+            .await;
+        legacy_result(&reply)["task"].clone()
+    };
+    // Alice's next session (say after a restart of her client) finds the task.
+    let alice_again = open_as("alice").await;
+    let got = task_method(&alice_again, "tasks/get", &task["taskId"])
+        .bearer("alice")
+        .send(&d)
+        .await;
+    assert_eq!(legacy_result(&got)["status"], "working");
+    // Bob cannot see it.
+    let bob = open_as("bob").await;
+    task_method(&bob, "tasks/get", &task["taskId"])
+        .bearer("bob")
+        .send(&d)
+        .await
+        .error(200, -32602, "Unknown or inaccessible taskId");
+    let cancelled = task_method(&alice, "tasks/cancel", &task["taskId"])
+        .bearer("alice")
+        .send(&d)
+        .await;
+    assert_eq!(legacy_result(&cancelled)["status"], "cancelled");
+}

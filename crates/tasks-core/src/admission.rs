@@ -185,6 +185,10 @@ pub fn parse_message(body: &[u8]) -> Result<Message, EnvelopeError> {
                     id,
                     outcome: Err(error),
                 })),
+                (id, Some(_), Some(_)) => fail(
+                    id,
+                    McpError::InvalidRequest("A response carries result or error, not both"),
+                ),
                 (id, _, _) => fail(id, McpError::InvalidRequest("method must be a string")),
             };
         }

@@ -56,17 +56,14 @@ pub enum CapacityLimit {
     MaxTasks,
     /// Non-terminal tasks of one scope (`"max_active_tasks_per_scope"`).
     MaxActiveTasksPerScope,
-    /// Live 2025 sessions at once (`"max_sessions"`).
-    MaxSessions,
 }
 
 impl CapacityLimit {
     /// Every limit.
-    pub const ALL: [CapacityLimit; 4] = [
+    pub const ALL: [CapacityLimit; 3] = [
         CapacityLimit::MaxJobs,
         CapacityLimit::MaxTasks,
         CapacityLimit::MaxActiveTasksPerScope,
-        CapacityLimit::MaxSessions,
     ];
 
     /// The wire name used in `data.limit`.
@@ -75,7 +72,6 @@ impl CapacityLimit {
             CapacityLimit::MaxJobs => "max_jobs",
             CapacityLimit::MaxTasks => "max_tasks",
             CapacityLimit::MaxActiveTasksPerScope => "max_active_tasks_per_scope",
-            CapacityLimit::MaxSessions => "max_sessions",
         }
     }
 }
@@ -168,10 +164,11 @@ pub enum McpError {
     /// required tool without a hint, SHOULD for a forbidden tool with one).
     #[error("{0}")]
     TaskSupportMismatch(&'static str),
-    /// -32600, HTTP 409: a GET for a 2025 session whose standalone stream is already open
-    /// (this server keeps one per session, so each message goes out on exactly one stream).
-    #[error("Conflict: the session's GET stream is already open")]
-    StreamAlreadyOpen,
+    /// -32603, HTTP 503: `"Too many sessions"` with `data: {"retryable": true, "limit":
+    /// "max_sessions"}`: every 2025 session slot is held by a session that is busy (an open
+    /// stream or a request being served); idle sessions are ended to make room first.
+    #[error("Too many sessions")]
+    SessionLimit,
     /// -32600, HTTP 401: the scope function rejected the request (authentication).
     #[error("Unauthorized")]
     Unauthorized,
@@ -218,15 +215,16 @@ impl McpError {
             | McpError::ForbiddenOrigin
             | McpError::HttpMethodNotAllowed
             | McpError::UnsupportedMediaType
-            | McpError::SessionRequired
-            | McpError::StreamAlreadyOpen => -32600,
+            | McpError::SessionRequired => -32600,
             McpError::MethodNotFound
             | McpError::InitializeNotServed
             | McpError::TaskSupportMismatch(_) => -32601,
             McpError::InvalidParams(_)
             | McpError::UnknownTask
             | McpError::TaskInputTooLarge { .. } => -32602,
-            McpError::CapacityExhausted(_) | McpError::Internal(_) => INTERNAL_ERROR,
+            McpError::CapacityExhausted(_) | McpError::Internal(_) | McpError::SessionLimit => {
+                INTERNAL_ERROR
+            }
             McpError::HeaderMismatch(_) => -32020,
             McpError::MissingCapability(_) => -32021,
             McpError::UnsupportedVersion { .. } | McpError::UnsupportedLegacyVersion { .. } => {
@@ -248,7 +246,7 @@ impl McpError {
             McpError::ForbiddenOrigin => 403,
             McpError::HttpMethodNotAllowed => 405,
             McpError::UnsupportedMediaType => 415,
-            McpError::StreamAlreadyOpen => 409,
+            McpError::SessionLimit => 503,
             McpError::CapacityExhausted(_) | McpError::Internal(_) => 500,
             _ => 400,
         }
@@ -260,6 +258,7 @@ impl McpError {
             McpError::CapacityExhausted(limit) => {
                 Some(json!({ "retryable": true, "limit": limit.as_str() }))
             }
+            McpError::SessionLimit => Some(json!({ "retryable": true, "limit": "max_sessions" })),
             McpError::MissingCapability(required) => {
                 Some(json!({ "requiredCapabilities": required }))
             }

@@ -55,8 +55,17 @@ const TASKS: SessionView = SessionView::Live {
 };
 
 fn planned(body: Value, session: SessionView) -> LegacyPlan {
+    planned_with(&[], body, session)
+}
+
+fn planned_with(headers: &[(&str, &[u8])], body: Value, session: SessionView) -> LegacyPlan {
     let message = parse_message(body.to_string().as_bytes()).expect("a message");
-    plan_legacy(message, session, &View(StateKey::from_bytes([7; 32])))
+    plan_legacy(
+        headers,
+        message,
+        session,
+        &View(StateKey::from_bytes([7; 32])),
+    )
 }
 
 fn rejected(plan: LegacyPlan) -> (Option<Value>, McpError) {
@@ -504,4 +513,79 @@ fn tasks_exist_only_in_sessions_offered_them() {
         session_error(request(TASKS, "tasks/list", json!({}))).1,
         -32601
     );
+}
+
+#[test]
+fn session_headers_must_fit_the_message() {
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    for version in ["2025-11-25", "2025-06-18"] {
+        assert!(matches!(
+            planned_with(
+                &[("MCP-Protocol-Version", version.as_bytes())],
+                ping.clone(),
+                LIVE
+            ),
+            LegacyPlan::Run { .. }
+        ));
+    }
+    for (header, requested) in [
+        ("2026-07-28", "2026-07-28"),
+        ("2024-11-05", "2024-11-05"),
+        ("x y\u{1}", "unknown"),
+    ] {
+        let (_, error) = rejected(planned_with(
+            &[("MCP-Protocol-Version", header.as_bytes())],
+            ping.clone(),
+            LIVE,
+        ));
+        assert_eq!(
+            (error.code(), error.http_status()),
+            (-32022, 400),
+            "{header}"
+        );
+        assert_eq!(error.data().unwrap()["requested"], requested);
+    }
+    let (_, error) = rejected(planned_with(
+        &[("Mcp-Method", b"tools/list")],
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}}),
+        LIVE,
+    ));
+    assert_eq!((error.code(), error.http_status()), (-32020, 400));
+    assert!(matches!(
+        planned_with(&[("Mcp-Method", b"ping")], ping, LIVE),
+        LegacyPlan::Run { .. }
+    ));
+}
+
+#[test]
+fn a_session_keeps_only_the_capabilities_it_checks() {
+    let init = |caps: Value| {
+        planned(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                   "params": {"protocolVersion": "2025-11-25", "capabilities": caps}}),
+            SessionView::Absent,
+        )
+    };
+    let LegacyPlan::Initialize {
+        client_capabilities,
+        ..
+    } = init(json!({
+        "elicitation": {"form": {}}, "sampling": {}, "experimental": {"x": [1, 2, 3]},
+        "tasks": {"list": {}}
+    }))
+    else {
+        panic!("a session");
+    };
+    assert_eq!(
+        Value::Object(client_capabilities),
+        json!({"elicitation": {"form": {}}, "sampling": {}})
+    );
+    let huge = json!({"sampling": {"x": "y".repeat(5000)}});
+    let (_, error) = rejected(init(huge));
+    assert_eq!(error.to_string(), "capabilities are larger than 4096 bytes");
+    // What is not kept does not count.
+    assert!(matches!(
+        init(json!({"experimental": {"x": "y".repeat(100_000)}})),
+        LegacyPlan::Initialize { .. }
+    ));
 }

@@ -33,8 +33,10 @@ pub struct DispatchConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionConfig {
-    /// Live sessions at once; an `initialize` beyond it is -32603 `Task capacity exhausted`
-    /// with `data.limit = "max_sessions"` (HTTP 500, retryable). Default 10 000.
+    /// Live sessions at once. When full, the session idle longest ends to make room (its
+    /// client gets HTTP 404 and starts a new one); when every session is busy (an open stream
+    /// or a request being served), `initialize` is -32603 `Too many sessions` (HTTP 503,
+    /// `data.retryable`). Default 10 000.
     pub max_sessions: usize,
     /// A session without requests and without an open GET stream for this long ends (its id
     /// then gets HTTP 404, and the client starts a new session). Default 30 minutes.

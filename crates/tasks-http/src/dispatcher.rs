@@ -87,7 +87,10 @@ impl Dispatcher {
         let tools = runtime.tools();
         let tools_list = crate::shared::list_result(&tools, &config, &server_meta);
         let metrics = Arc::new(Metrics::new(&runtime));
-        let sessions = config.sessions.map(Sessions::new);
+        let shutdown = CancellationToken::new();
+        let sessions = config
+            .sessions
+            .map(|limits| Sessions::new(limits, shutdown.clone()));
         Dispatcher {
             shared: Shared {
                 runtime,
@@ -98,7 +101,7 @@ impl Dispatcher {
                     tools,
                     result: Arc::new(tools_list),
                 }),
-                shutdown: CancellationToken::new(),
+                shutdown,
                 metrics,
                 sessions,
             },

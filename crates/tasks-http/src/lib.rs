@@ -74,7 +74,7 @@
 //! | `builder` | `service`, `server`, `dispatcher`, `config` |
 //! | `service` | `dispatcher`, `response` |
 //! | `dispatcher` | `legacy`, `methods`, `shared`, `head`, `config`, `origin`, `principal`, `metrics`, `response` |
-//! | `legacy` (the 2025 session path) | `methods::sync_call`, `shared`, `config`, `response` |
+//! | `legacy` (the 2025 session path) | `methods::sync_call`, `shared`, `config`, `head`, `response` |
 //! | `methods::*` | `shared`, `config`, `metrics`, `response`, `head`, `methods::sync_call` |
 //! | `shared` | `config`, `metrics`, `legacy::sessions` |
 //! | `config`, `origin`, `principal`, `metrics`, `response`, `head`, `server` | nothing of this crate |

@@ -447,13 +447,13 @@ async fn the_get_stream_is_one_per_session_and_carries_tool_list_changes() {
     );
     let session = reply.session_id.unwrap();
     let get = || in_session(&session, "x").http_method(Method::GET);
+    let mut first = get().send(&d).await.into_stream();
+    // A second GET replaces the first, which ends: each message goes out on one stream.
     let mut stream = get().send(&d).await.into_stream();
-    let second = get().send(&d).await;
-    second.anonymous_error(
-        409,
-        -32600,
-        "Conflict: the session's GET stream is already open",
-    );
+    let end = tokio::time::timeout(WAIT_LIMIT, first.next())
+        .await
+        .unwrap();
+    assert!(end.is_none(), "the replaced stream ended");
     changes.announce(ListKind::Prompts);
     changes.announce(ListKind::Tools);
     let message = next(&mut stream).await;
@@ -461,9 +461,6 @@ async fn the_get_stream_is_one_per_session_and_carries_tool_list_changes() {
         message,
         json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {}})
     );
-    // Closing the stream frees the slot.
-    drop(stream);
-    let mut stream = get().send(&d).await.into_stream();
     // Ending the session closes it.
     let reply = in_session(&session, "x")
         .http_method(Method::DELETE)
@@ -563,39 +560,107 @@ async fn sessions_are_bounded_in_number_and_idle_time() {
         .with_max_sessions(2)
         .with_idle_timeout(Duration::from_secs(60));
     let d = builder(&runs).sessions(Some(config)).build();
+    let ping = |session: &str| in_session(session, "ping").id(json!(1));
     let first = initialize().send(&d).await.session_id.unwrap();
+    tokio::time::advance(Duration::from_secs(1)).await;
     let second = initialize().send(&d).await.session_id.unwrap();
+    tokio::time::advance(Duration::from_secs(1)).await;
+    // Full: the session idle longest makes room, and its client is told it is gone.
+    let third = initialize().send(&d).await.session_id.unwrap();
+    ping(&first)
+        .send(&d)
+        .await
+        .error(404, -32001, "Session not found");
+    assert_eq!(ping(&second).send(&d).await.status, 200);
+    // Busy sessions (an open GET stream) are never ended to make room.
+    let get = |session: &str| in_session(session, "x").http_method(Method::GET);
+    let second_stream = get(&second).send(&d).await.into_stream();
+    let third_stream = get(&third).send(&d).await.into_stream();
     let error = initialize()
         .send(&d)
         .await
-        .error(500, -32603, "Task capacity exhausted");
+        .error(503, -32603, "Too many sessions");
     assert_eq!(
         error["data"],
         json!({"retryable": true, "limit": "max_sessions"})
     );
-    // A session with an open GET stream is not idle.
-    let stream = in_session(&second, "x")
+    // An idle session ends after the idle timeout; a busy one does not.
+    drop(third_stream);
+    tokio::time::advance(Duration::from_secs(61)).await;
+    ping(&third)
+        .send(&d)
+        .await
+        .error(404, -32001, "Session not found");
+    assert_eq!(ping(&second).send(&d).await.status, 200);
+    drop(second_stream);
+}
+
+#[tokio::test]
+async fn a_request_id_in_use_is_refused_and_session_headers_must_fit() {
+    let (d, _) = dispatcher();
+    let session = open_at(&d, "2025-06-18").await;
+    let running = in_session(&session, "tools/call")
+        .param("name", json!("park"))
+        .id(json!(5))
+        .send(&d)
+        .await
+        .into_stream();
+    in_session(&session, "tools/call")
+        .param("name", json!("sync_echo"))
+        .id(json!(5))
+        .send(&d)
+        .await
+        .error(200, -32600, "A request with this id is still being served");
+    drop(running);
+    // A 2026 version or a foreign Mcp-Method on a session request is refused, not served.
+    in_session(&session, "tools/call")
+        .param("name", json!("sync_echo"))
+        .header("mcp-protocol-version", "2026-07-28")
+        .id(json!(6))
+        .send(&d)
+        .await
+        .error(400, -32022, "Unsupported protocol version");
+    in_session(&session, "tools/call")
+        .param("name", json!("sync_echo"))
+        .header("mcp-method", "tools/list")
+        .id(json!(7))
+        .send(&d)
+        .await
+        .error(
+            400,
+            -32020,
+            "Mcp-Method header does not match the request method",
+        );
+}
+
+#[tokio::test]
+async fn shutdown_ends_sessions_streams_and_calls() {
+    let (d, _) = dispatcher();
+    let session = open_at(&d, "2025-06-18").await;
+    let mut get = in_session(&session, "x")
         .http_method(Method::GET)
         .send(&d)
         .await
         .into_stream();
-    tokio::time::advance(Duration::from_secs(61)).await;
-    in_session(&first, "ping")
+    let mut call = in_session(&session, "tools/call")
+        .param("name", json!("park"))
         .id(json!(1))
         .send(&d)
         .await
-        .error(404, -32001, "Session not found");
-    let third = initialize().send(&d).await;
-    assert_eq!(third.status, 200, "the idle session made room");
-    assert_eq!(
-        in_session(&second, "ping")
-            .id(json!(1))
-            .send(&d)
-            .await
-            .status,
-        200
+        .into_stream();
+    let request = next(&mut call).await;
+    assert_eq!(request["method"], "elicitation/create");
+    assert!(
+        request["params"].get("mode").is_none(),
+        "2025-06-18 has no mode: {request}"
     );
-    drop(stream);
+    d.close_streams();
+    for stream in [&mut get, &mut call] {
+        let end = tokio::time::timeout(WAIT_LIMIT, stream.next())
+            .await
+            .unwrap();
+        assert!(end.is_none());
+    }
 }
 
 #[tokio::test]

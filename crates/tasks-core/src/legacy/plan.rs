@@ -24,11 +24,13 @@
 
 use serde_json::{json, Value};
 
-use crate::admission::{Envelope, Message, Response};
+use crate::admission::{Envelope, HeaderSource, Message, Response};
 use crate::call::parse_call;
 use crate::error::McpError;
+use crate::headers::{self, MirroredHeader};
 use crate::logging::LogLevel;
 use crate::plan::ServerView;
+use crate::protocol::LEGACY_VERSIONS;
 use crate::protocol::{META_PROGRESS_TOKEN, METHOD_INITIALIZE};
 use crate::JsonObject;
 
@@ -140,7 +142,12 @@ pub struct LegacyCall {
 }
 
 /// Plans one message of the session path: see the module docs.
-pub fn plan_legacy(message: Message, session: SessionView, view: &dyn ServerView) -> LegacyPlan {
+pub fn plan_legacy<H: HeaderSource + ?Sized>(
+    headers: &H,
+    message: Message,
+    session: SessionView,
+    view: &dyn ServerView,
+) -> LegacyPlan {
     let envelope = match message {
         Message::Envelope(envelope) if envelope.method == METHOD_INITIALIZE => {
             return plan_initialize(envelope, session)
@@ -153,7 +160,7 @@ pub fn plan_legacy(message: Message, session: SessionView, view: &dyn ServerView
             }
         }
     };
-    if let Some(error) = session_error(session) {
+    if let Some(error) = session_error(session).or_else(|| header_error(headers, &envelope)) {
         return LegacyPlan::Reject {
             id: envelope.id,
             error,
@@ -192,6 +199,29 @@ pub fn plan_legacy(message: Message, session: SessionView, view: &dyn ServerView
     }
 }
 
+/// The headers of a session message, when present, must fit it (MCP 2025-11-25 transports,
+/// "Protocol Version Header": an invalid or unsupported version is HTTP 400): the version one
+/// of the served 2025 revisions (-32022), and an `Mcp-Method` equal to the body's method
+/// (-32020; 2025 clients send none, and a gateway routing by it must not be misled).
+fn header_error<H: HeaderSource + ?Sized>(headers: &H, envelope: &Envelope) -> Option<McpError> {
+    if let Some(raw) = headers
+        .values(MirroredHeader::ProtocolVersion.name())
+        .next()
+    {
+        let version = headers::decode_value(MirroredHeader::ProtocolVersion, raw).ok();
+        if !version
+            .as_deref()
+            .is_some_and(|v| LEGACY_VERSIONS.contains(&v))
+        {
+            return Some(McpError::UnsupportedVersion {
+                requested: version.map_or_else(|| "unknown".to_owned(), |v| v.into_owned()),
+            });
+        }
+    }
+    let method = headers.values(MirroredHeader::Method.name()).next()?;
+    headers::check_mirrored(MirroredHeader::Method, Some(method), Some(&envelope.method)).err()
+}
+
 fn session_error(session: SessionView) -> Option<McpError> {
     match session {
         SessionView::Absent => Some(McpError::SessionRequired),
@@ -224,7 +254,14 @@ fn plan_initialize(envelope: Envelope, session: SessionView) -> LegacyPlan {
     };
     let client_capabilities = match params.get("capabilities") {
         None | Some(Value::Null) => JsonObject::new(),
-        Some(Value::Object(capabilities)) => capabilities.clone(),
+        Some(Value::Object(capabilities)) => match retained_capabilities(capabilities) {
+            Some(kept) => kept,
+            None => {
+                return reject(McpError::invalid_params(
+                    "capabilities are larger than 4096 bytes",
+                ))
+            }
+        },
         Some(_) => return reject(McpError::invalid_params("capabilities must be an object")),
     };
     match negotiate(requested) {
@@ -236,6 +273,22 @@ fn plan_initialize(envelope: Envelope, session: SessionView) -> LegacyPlan {
         Err(error) => reject(error),
     }
 }
+
+/// The client capabilities a session keeps: only those a tool's input requests are checked
+/// against (`elicitation`, `sampling`, `roots`), at most [`MAX_CAPABILITY_BYTES`] of them;
+/// `None` when they are larger. A session lives long, so nothing else the client sent is
+/// kept.
+pub fn retained_capabilities(capabilities: &JsonObject) -> Option<JsonObject> {
+    let kept: JsonObject = ["elicitation", "sampling", "roots"]
+        .into_iter()
+        .filter_map(|key| Some((key.to_owned(), capabilities.get(key)?.clone())))
+        .collect();
+    let size = serde_json::to_vec(&kept).map_or(usize::MAX, |bytes| bytes.len());
+    (size <= MAX_CAPABILITY_BYTES).then_some(kept)
+}
+
+/// The most bytes of client capabilities a session keeps ([`retained_capabilities`]).
+pub const MAX_CAPABILITY_BYTES: usize = 4096;
 
 fn plan_notification(method: &str, params: Option<&Value>) -> LegacyPlan {
     match method {

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures_util::stream;
 use serde_json::{json, Value};
+use tasks_core::input::METHOD_ELICIT;
 use tasks_core::legacy::tasks::{related_task, META_RELATED_TASK};
 use tasks_core::{InputRequest, JsonObject};
 use tokio::sync::mpsc;
@@ -121,6 +122,13 @@ pub(crate) async fn ask(
         let (request_id, answer) = session.ask(cancel);
         ids.ids.push(request_id);
         let mut params = request.params.unwrap_or_default();
+        // `mode` exists from 2025-11-25 on; an older session gets the form request without it.
+        if !session.tasks
+            && request.method == METHOD_ELICIT
+            && params.get("mode").and_then(Value::as_str) == Some("form")
+        {
+            params.remove("mode");
+        }
         if let Some(task_id) = related {
             let mut meta = match params.remove("_meta") {
                 Some(Value::Object(meta)) => meta,

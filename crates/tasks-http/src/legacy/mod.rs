@@ -2,12 +2,16 @@
 //! ([`tasks_core::legacy`]) decides, carried out on the runtime and the session table.
 //!
 //! * POST: `initialize` opens a session (its id in the `Mcp-Session-Id` response header);
-//!   `ping`, `tools/list`, `tools/call` ([`call`]) and `logging/setLevel` are served;
-//!   notifications and the client's answers to the server's requests get HTTP 202.
-//! * GET with a session's id opens its standalone SSE stream (one at a time: a second is
-//!   HTTP 409), which carries `notifications/tools/list_changed` when the tool list can change
-//!   and closes when the session ends or the server shuts down. No `Last-Event-ID` replay:
-//!   streams are not resumable.
+//!   `ping`, `tools/list`, `tools/call` ([`call`]) and `logging/setLevel` are served, and in
+//!   a 2025-11-25 session the task methods ([`tasks`]); notifications and the client's answers
+//!   to the server's requests get HTTP 202. The server's shutdown ends every session.
+//! * GET with a session's id opens its standalone SSE stream (one at a time: a newer GET
+//!   replaces the open one, which ends), which carries `notifications/tools/list_changed` when
+//!   the tool list can change and, in a 2025-11-25 session, `notifications/tasks/status` for
+//!   the tasks the session created; it closes when the session ends or the server shuts down.
+//!   No `Last-Event-ID` replay: streams are not resumable. A GET or DELETE naming no live
+//!   session of the caller is HTTP 405, the 2026-07-28 answer (a stale session id is ignored
+//!   there).
 //! * DELETE with a session's id ends it (HTTP 200): its streams close, its running calls stop,
 //!   and its id is unknown from then on (HTTP 404).
 //!
@@ -43,6 +47,7 @@ use tasks_runtime::{Scope, StatusEvent, ToolRegistry};
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio_util::sync::CancellationToken;
 
+use crate::head::Head;
 use crate::response::{notification_bytes, McpResponse};
 use crate::shared::{Shared, View};
 use sessions::{Session, Sessions, StreamClaim};
@@ -83,7 +88,7 @@ pub(crate) async fn post(
         let code = error.code();
         (McpResponse::error(id, &error), Some(code))
     };
-    match plan_legacy(message, found, view) {
+    match plan_legacy(&Head(headers), message, found, view) {
         LegacyPlan::Initialize {
             id,
             version,
@@ -170,17 +175,17 @@ async fn run(
             (Some(_), Some(hint)) if call.invalid_arguments.is_none() => {
                 tasks::create(d, &session, &id, call.name, call.arguments, hint).await
             }
-            (Some(tool), _) => {
-                let in_flight = session.serve(&id);
-                Ok(call::run(session, id.clone(), tool, call, in_flight).await)
-            }
+            (Some(tool), _) => match session.serve(&id) {
+                Ok(in_flight) => Ok(call::run(session, id.clone(), tool, call, in_flight).await),
+                Err(error) => Err(error),
+            },
         },
         LegacyAction::GetTask(task) => tasks::get(d, &scope, &id, &task).await,
         LegacyAction::CancelTask(task) => tasks::cancel(d, &scope, &id, &task).await,
-        LegacyAction::TaskResult(task) => {
-            let in_flight = session.serve(&id);
-            tasks::result(d, session, id.clone(), task, in_flight).await
-        }
+        LegacyAction::TaskResult(task) => match session.serve(&id) {
+            Ok(in_flight) => tasks::result(d, session, id.clone(), task, in_flight).await,
+            Err(error) => Err(error),
+        },
     };
     answer.unwrap_or_else(|error| McpResponse::session_error(&id, &error.to_error_object()))
 }
@@ -248,9 +253,7 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
     let Some(session) = id.and_then(|id| sessions.get(&id, scope)) else {
         return McpResponse::error(None, &McpError::HttpMethodNotAllowed);
     };
-    let Some(claim) = session.open_stream() else {
-        return McpResponse::error(None, &McpError::StreamAlreadyOpen);
-    };
+    let claim = session.open_stream();
     let stream = GetStream {
         changes: d.config.list_changes.as_ref().map(|c| c.subscribe()),
         events: claim.session().tasks.then(|| d.runtime.subscribe()),
@@ -285,9 +288,10 @@ async fn next_of<T: Clone>(receiver: &mut Option<broadcast::Receiver<T>>) -> Res
 impl GetStream {
     async fn next(&mut self) -> Option<Bytes> {
         let session = self.claim.session().clone();
+        let ended = self.claim.token.clone();
         loop {
             tokio::select! {
-                () = session.ended.cancelled() => return None,
+                () = ended.cancelled() => return None,
                 () = self.shutdown.cancelled() => return None,
                 change = next_of(&mut self.changes) => match change {
                     // A lagging receiver missed announcements: one notification covers them.

@@ -6,12 +6,11 @@
 //! the node that opened it (affinity on the `Mcp-Session-Id` header; `docs/deployment.md`).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tasks_core::legacy::{serves_tasks, Phase, SessionId, SESSION_ID_RANDOM_BYTES};
-use tasks_core::{CapacityLimit, JsonObject, LogLevel, McpError, TaskId};
+use tasks_core::{JsonObject, LogLevel, McpError, TaskId};
 use tasks_runtime::Scope;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
@@ -35,8 +34,6 @@ pub(crate) struct Session {
     /// Fires when the session ends (DELETE, idle timeout): its streams close and its running
     /// requests stop.
     pub(crate) ended: CancellationToken,
-    /// Whether the standalone GET stream is open (at most one).
-    stream_open: AtomicBool,
     state: Mutex<State>,
 }
 
@@ -55,6 +52,10 @@ struct State {
     created: HashSet<TaskId>,
     /// Tasks whose input requests a `tasks/result` of this session is delivering.
     delivering: HashSet<TaskId>,
+    /// The token of the newest GET stream, which a newer one cancels.
+    stream: Option<CancellationToken>,
+    /// GET streams not yet dropped (a replaced one counts until its response is dropped).
+    streams: usize,
 }
 
 /// At most this many tasks per session are announced with `notifications/tasks/status`.
@@ -124,15 +125,25 @@ impl Session {
 
     /// Registers a client request being served; the token fires on `notifications/cancelled`
     /// for it or when the session ends. Unregistered when the guard drops.
-    pub(crate) fn serve(self: &Arc<Self>, request_id: &Value) -> InFlight {
+    ///
+    /// # Errors
+    /// -32600 when a request of this session with the same id is still being served (JSON-RPC
+    /// ids are unique among a sender's outstanding requests).
+    pub(crate) fn serve(self: &Arc<Self>, request_id: &Value) -> Result<InFlight, McpError> {
         let key = request_id.to_string();
         let token = self.ended.child_token();
-        self.state().in_flight.insert(key.clone(), token.clone());
-        InFlight {
+        let mut state = self.state();
+        if state.in_flight.contains_key(&key) {
+            return Err(McpError::InvalidRequest(
+                "A request with this id is still being served",
+            ));
+        }
+        state.in_flight.insert(key.clone(), token.clone());
+        Ok(InFlight {
             session: self.clone(),
             key,
             token,
-        }
+        })
     }
 
     /// `notifications/cancelled` for `request_id`.
@@ -168,16 +179,25 @@ impl Session {
             })
     }
 
-    /// Claims the standalone GET stream; `None` when one is already open.
-    pub(crate) fn open_stream(self: &Arc<Self>) -> Option<StreamClaim> {
-        (!self.stream_open.swap(true, Ordering::AcqRel)).then(|| StreamClaim {
+    /// Claims the standalone GET stream. A stream still open is replaced: it ends (its token
+    /// fires), so each message goes out on one stream, and a client reconnecting before the
+    /// server noticed its old connection is gone is not refused.
+    pub(crate) fn open_stream(self: &Arc<Self>) -> StreamClaim {
+        let token = self.ended.child_token();
+        let mut state = self.state();
+        if let Some(previous) = state.stream.replace(token.clone()) {
+            previous.cancel();
+        }
+        state.streams += 1;
+        StreamClaim {
             session: self.clone(),
-        })
+            token,
+        }
     }
 
     fn idle_since(&self) -> Option<Instant> {
         let state = self.state();
-        let busy = self.stream_open.load(Ordering::Acquire) || !state.in_flight.is_empty();
+        let busy = state.streams > 0 || !state.in_flight.is_empty();
         (!busy).then_some(state.last_seen)
     }
 }
@@ -210,9 +230,11 @@ impl Drop for Delivery {
     }
 }
 
-/// The open GET stream of a session; released when dropped.
+/// An open GET stream of a session; released when dropped.
 pub(crate) struct StreamClaim {
     session: Arc<Session>,
+    /// Fires when the session ends or a newer GET stream replaces this one.
+    pub(crate) token: CancellationToken,
 }
 
 impl StreamClaim {
@@ -223,8 +245,9 @@ impl StreamClaim {
 
 impl Drop for StreamClaim {
     fn drop(&mut self) {
-        self.session.stream_open.store(false, Ordering::Release);
-        self.session.state().last_seen = Instant::now();
+        let mut state = self.session.state();
+        state.streams -= 1;
+        state.last_seen = Instant::now();
     }
 }
 
@@ -232,21 +255,24 @@ impl Drop for StreamClaim {
 pub(crate) struct Sessions {
     config: SessionConfig,
     live: Mutex<HashMap<SessionId, Arc<Session>>>,
+    /// The server's shutdown: every session ends with it (its calls stop, its streams close).
+    shutdown: CancellationToken,
 }
 
 impl Sessions {
-    pub(crate) fn new(config: SessionConfig) -> Self {
+    pub(crate) fn new(config: SessionConfig, shutdown: CancellationToken) -> Self {
         Sessions {
             config,
             live: Mutex::new(HashMap::new()),
+            shutdown,
         }
     }
 
     /// Opens a session for `scope`.
     ///
     /// # Errors
-    /// -32603 with `data.limit = "max_sessions"` when the table is full (after ending idle
-    /// sessions); -32603 when no random id can be drawn.
+    /// -32603 `Too many sessions` (HTTP 503) when the table is full of busy sessions (an idle
+    /// one is ended to make room first); -32603 when no random id can be drawn.
     pub(crate) fn open(
         &self,
         version: &'static str,
@@ -262,8 +288,7 @@ impl Sessions {
             scope,
             client_capabilities,
             tasks: serves_tasks(version),
-            ended: CancellationToken::new(),
-            stream_open: AtomicBool::new(false),
+            ended: self.shutdown.child_token(),
             state: Mutex::new(State {
                 phase: Phase::Initializing,
                 log_level: None,
@@ -273,6 +298,8 @@ impl Sessions {
                 in_flight: HashMap::new(),
                 created: HashSet::new(),
                 delivering: HashSet::new(),
+                stream: None,
+                streams: 0,
             }),
         });
         let mut live = lock(&self.live);
@@ -280,7 +307,18 @@ impl Sessions {
             self.end_idle(&mut live);
         }
         if live.len() >= self.config.max_sessions {
-            return Err(McpError::CapacityExhausted(CapacityLimit::MaxSessions));
+            // Full of sessions within their idle time: the one idle longest makes room (its
+            // client gets 404 and starts a new session), so a flood of `initialize` cannot
+            // lock new clients out; only when every session is busy is the newcomer refused.
+            let oldest = live
+                .iter()
+                .filter_map(|(id, session)| Some((session.idle_since()?, id.clone())))
+                .min_by_key(|(since, _)| *since)
+                .map(|(_, id)| id);
+            match oldest.and_then(|id| live.remove(&id)) {
+                Some(evicted) => evicted.ended.cancel(),
+                None => return Err(McpError::SessionLimit),
+            }
         }
         live.insert(session.id.clone(), session.clone());
         tracing::debug!(

@@ -7,7 +7,8 @@
 # on every store, the kill -9 cycles of the fixture on SQLite), the doctests with `cargo test --doc`
 # (nextest does not run doctests; the README's example is one), then the official MCP
 # conformance runner against the fixture on the in-memory store, its Tasks scenarios against
-# examples/axum-app (the endpoint mounted at /api/mcp in an axum app), then the runner against
+# examples/axum-app (the endpoint mounted at /api/mcp in an axum app), real clients pinned in
+# interop/ (the TypeScript SDK 1.x tasks client on the 2025-11-25 path), then the runner against
 # the fixture on a fresh SQLite database and on PostgreSQL (conformance/run.sh installs Node 22 and the pinned runner from the npm registry).
 #
 # Usage: scripts/test.sh [--quick] [--help]
@@ -30,7 +31,7 @@ set -euo pipefail
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 cd "$HERE/.."
 
-usage() { sed -n '2,27p' "$HERE/test.sh" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,29p' "$HERE/test.sh" | sed 's/^# \{0,1\}//'; }
 
 QUICK=0
 while [ $# -gt 0 ]; do
@@ -123,6 +124,9 @@ if [ "$QUICK" -eq 0 ]; then
   phase conformance-example bash -c 'cargo build -p tasks-example-axum --locked --quiet &&
     bash conformance/run.sh --no-build --fixture "$1" $(grep "^tasks-" conformance/scenarios.txt)' \
     _ "$EXAMPLE_BIN"
+  # Real clients, pinned in interop/package-lock.json: the official TypeScript SDK 1.x
+  # client's experimental tasks API against the 2025-11-25 session path.
+  phase interop bash interop/run.sh
   SQLITE_DIR="$(mktemp -d)"
   phase conformance-sqlite bash conformance/run.sh --no-build \
     --fixture-args "--store sqlite:$SQLITE_DIR/conformance.db"

@@ -96,6 +96,7 @@ const FIXTURE_TOOLS: &[&str] = &[
     "multi_input",
     "test_tool_with_task",
     "resumable_job",
+    "write_haiku",
     "test_simple_text",
     "test_image_content",
     "test_audio_content",

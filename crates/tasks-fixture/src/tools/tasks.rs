@@ -11,9 +11,10 @@
 //! | `multi_input` | optional | needs form elicitation; parks on `first-input` and `second-input` at once, then `Inputs received: …` |
 //! | `test_tool_with_task` | sync without `inputResponses`, required with them | synchronous MRTR round for `user_name`, then a task that answers `Hello, <name>` |
 //! | `resumable_job` | optional | `steps` steps of `stepMs` each, reporting `Step i of n (attempt k)` as its status; re-run from the start if the server dies while it runs ([`Recovery::Rerun`]); answers `Finished <n> steps on attempt <k>` |
+//! | `write_haiku` | required | needs sampling (-32021 up front without it); parks on key `haiku`, asking the client's model for a haiku about `topic`, then answers the model's text |
 //!
-//! Recovery after a crash ([`Recovery`]): `confirm_delete` and `multi_input` ask first and act
-//! after, so they are re-run (a parked one parks again on the same keys, and answers already
+//! Recovery after a crash ([`Recovery`]): `confirm_delete`, `multi_input` and `write_haiku` ask
+//! first and act after, so they are re-run (a parked one parks again on the same keys, and answers already
 //! given are replayed); `resumable_job` is re-run; every other task fails as interrupted.
 
 use std::time::Duration;
@@ -38,7 +39,33 @@ pub fn all() -> Vec<Tool> {
         multi_input(),
         test_tool_with_task(),
         resumable_job(),
+        write_haiku(),
     ]
+}
+
+fn write_haiku() -> Tool {
+    Tool::new(
+        "write_haiku",
+        "Asks the client's model for a haiku about `topic` (key haiku), then returns it. Needs \
+         sampling; runs only as a task.",
+        |ctx| async move {
+            let topic = str_arg(&ctx, "topic").unwrap_or("the sea").to_owned();
+            let answer = ctx
+                .sample(
+                    "haiku",
+                    super::sampling(&format!("Write a haiku about {topic}.")),
+                )
+                .await?;
+            Ok(text_result(answer.text().unwrap_or("").to_owned()))
+        },
+    )
+    .with_input_schema(json!({
+        "type": "object",
+        "properties": {"topic": {"type": "string", "description": "What the haiku is about"}},
+    }))
+    .with_policy(TaskPolicy::Required)
+    .requires_client([ClientCapability::Sampling])
+    .with_recovery(Recovery::rerun())
 }
 
 fn header_probe() -> Tool {

@@ -124,7 +124,7 @@ await check("callToolStream: a failing required tool ends failed; getTaskResult 
   );
 });
 
-await check("callToolStream: elicitation on the tasks/result stream resumes the task", async () => {
+await check("callToolStream: an elicitation answered by the handler resumes the task", async () => {
   const before = elicitations.length;
   const messages = await drain(
     client.experimental.tasks.callToolStream(

@@ -324,3 +324,56 @@ async fn tasks_are_scoped_to_the_caller_not_the_session() {
         .await;
     assert_eq!(legacy_result(&cancelled)["status"], "cancelled");
 }
+
+/// The next message of `stream` that is not a status notification.
+async fn next_request(stream: &mut tasks_http::response::MessageStream) -> Value {
+    loop {
+        let message = next_message(stream).await;
+        if message["method"] != "notifications/tasks/status" {
+            return message;
+        }
+    }
+}
+
+#[tokio::test]
+async fn without_a_tasks_result_the_get_stream_carries_the_input_requests() {
+    let (d, _) = dispatcher();
+    let session = open(&d).await;
+    let get = || in_session(&session, "x").http_method(Method::GET);
+    let mut stream = get().send(&d).await.into_stream();
+    let task = create(&d, &session, "park", json!({})).await;
+    let id = task["taskId"].clone();
+    let request = next_request(&mut stream).await;
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(
+        request["params"]["_meta"]["io.modelcontextprotocol/related-task"],
+        json!({"taskId": id})
+    );
+    // A tasks/result opened meanwhile waits without sending the request a second time.
+    let mut result = task_method(&session, "tasks/result", &id)
+        .send(&d)
+        .await
+        .into_stream();
+    // A newer GET stream replaces this one: the request is sent again there, under a new id.
+    let mut newer = get().send(&d).await.into_stream();
+    let again = next_request(&mut newer).await;
+    assert_eq!(again["method"], "elicitation/create");
+    assert_ne!(again["id"], request["id"]);
+    answer(
+        &session,
+        json!({"jsonrpc": "2.0", "id": request["id"], "result": accept(json!({"answer": "old"}))}),
+    )
+    .send(&d)
+    .await
+    .anonymous_error(400, -32600, "No outstanding request has this id");
+    let reply = answer(
+        &session,
+        json!({"jsonrpc": "2.0", "id": again["id"], "result": accept(json!({"answer": "yes"}))}),
+    )
+    .send(&d)
+    .await;
+    assert_eq!(reply.status, 202);
+    let done = next_message(&mut result).await;
+    assert_eq!(done["result"]["content"][0]["text"], "confirmed: yes");
+    drop(stream);
+}

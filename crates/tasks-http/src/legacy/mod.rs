@@ -22,6 +22,7 @@
 
 pub(crate) mod call;
 mod frames;
+mod inputs;
 pub(crate) mod sessions;
 mod tasks;
 
@@ -42,14 +43,16 @@ use tasks_core::legacy::{
     plan_legacy, serves_tasks, LegacyAction, LegacyPlan, SessionId, SessionView, SESSION_HEADER,
 };
 use tasks_core::listen::ListKind;
-use tasks_core::McpError;
-use tasks_runtime::{Scope, StatusEvent, ToolRegistry};
+use tasks_core::{McpError, Task, TaskState};
+use tasks_runtime::{Scope, StatusEvent, TaskRuntime, ToolRegistry};
 use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::head::Head;
 use crate::response::{notification_bytes, McpResponse};
 use crate::shared::{Shared, View};
+use frames::Frame;
 use sessions::{Session, Sessions, StreamClaim};
 
 /// The session named by the request's `Mcp-Session-Id`, as the planner sees it.
@@ -254,12 +257,17 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
         return McpResponse::error(None, &McpError::HttpMethodNotAllowed);
     };
     let claim = session.open_stream();
+    let (frames_tx, frames) = mpsc::channel(16);
     let stream = GetStream {
         changes: d.config.list_changes.as_ref().map(|c| c.subscribe()),
         events: claim.session().tasks.then(|| d.runtime.subscribe()),
         shutdown: d.shutdown.clone(),
+        runtime: d.runtime.clone(),
+        frames,
+        frames_tx,
         claim,
     };
+    stream.deliver_waiting();
     let messages = stream::unfold(stream, |mut stream| async move {
         let frame = stream.next().await?;
         Some((frame, stream))
@@ -268,14 +276,24 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
 }
 
 /// A session's standalone GET stream: `notifications/tools/list_changed` when the tool list
-/// changes, and `notifications/tasks/status` (the task, flat, as 2025-11-25 shows it) when a
-/// task this session created changes. Ends with the session or the server.
+/// changes; `notifications/tasks/status` (the task, flat, as 2025-11-25 shows it) when a task
+/// this session created changes; and the input requests of those tasks while no `tasks/result`
+/// delivers them ([`inputs`]), so a client that polls `tasks/get` until the task ends is asked
+/// too. Ends with the session, a newer GET stream, or the server.
 struct GetStream {
     claim: StreamClaim,
     changes: Option<broadcast::Receiver<ListKind>>,
     events: Option<broadcast::Receiver<StatusEvent>>,
     shutdown: CancellationToken,
+    runtime: TaskRuntime,
+    /// Server-to-client requests of the deliveries this stream runs.
+    frames: mpsc::Receiver<Frame>,
+    frames_tx: mpsc::Sender<Frame>,
 }
+
+/// At most this many of a session's tasks are looked at for waiting input when a GET stream
+/// opens.
+const RESCAN_LIMIT: usize = 1_000;
 
 /// The next value of an optional receiver; pending forever without one.
 async fn next_of<T: Clone>(receiver: &mut Option<broadcast::Receiver<T>>) -> Result<T, RecvError> {
@@ -286,6 +304,46 @@ async fn next_of<T: Clone>(receiver: &mut Option<broadcast::Receiver<T>>) -> Res
 }
 
 impl GetStream {
+    /// Starts delivering `task`'s input requests on this stream, in the background (the
+    /// delivery waits for the client's answers).
+    fn deliver(&self, task: Arc<Task>) {
+        let runtime = self.runtime.clone();
+        let session = self.claim.session().clone();
+        let tx = self.frames_tx.clone();
+        let stop = self.claim.token.clone();
+        tokio::spawn(async move {
+            inputs::deliver(&runtime, &session, &task, &tx, &stop).await;
+        });
+    }
+
+    /// Delivers the input requests of the session's tasks already waiting for input when the
+    /// stream opens (a reconnecting client's tasks stay answerable).
+    fn deliver_waiting(&self) {
+        let session = self.claim.session().clone();
+        if !session.tasks {
+            return;
+        }
+        let runtime = self.runtime.clone();
+        let tx = self.frames_tx.clone();
+        let stop = self.claim.token.clone();
+        tokio::spawn(async move {
+            for id in session.created_tasks(RESCAN_LIMIT) {
+                if stop.is_cancelled() {
+                    return;
+                }
+                if let Ok(task) = runtime.get(&session.scope, &id).await {
+                    if matches!(task.state(), TaskState::InputRequired { .. }) {
+                        let (runtime, session, tx, stop) =
+                            (runtime.clone(), session.clone(), tx.clone(), stop.clone());
+                        tokio::spawn(async move {
+                            inputs::deliver(&runtime, &session, &task, &tx, &stop).await;
+                        });
+                    }
+                }
+            }
+        });
+    }
+
     async fn next(&mut self) -> Option<Bytes> {
         let session = self.claim.session().clone();
         let ended = self.claim.token.clone();
@@ -304,8 +362,14 @@ impl GetStream {
                     Ok(_) => {}
                     Err(RecvError::Closed) => self.changes = None,
                 },
+                Some(frame) = self.frames.recv() => match frame {
+                    Frame::Message(bytes) | Frame::Final(bytes) => return Some(bytes),
+                },
                 event = next_of(&mut self.events) => match event {
                     Ok(event) if event.scope == session.scope && session.announces(event.task.id()) => {
+                        if matches!(event.task.state(), TaskState::InputRequired { .. }) {
+                            self.deliver(event.task.clone());
+                        }
                         return Some(notification_bytes(
                             "notifications/tasks/status",
                             &LegacyTaskView(&event.task),

@@ -161,6 +161,11 @@ impl Session {
         }
     }
 
+    /// Up to `limit` of the tasks this session created.
+    pub(crate) fn created_tasks(&self, limit: usize) -> Vec<TaskId> {
+        self.state().created.iter().take(limit).cloned().collect()
+    }
+
     /// Whether this session created `task` (and announces its changes).
     pub(crate) fn announces(&self, task: &TaskId) -> bool {
         self.state().created.contains(task)

@@ -14,15 +14,13 @@
 //! * "Result Retrieval" and "Input Required Status": `tasks/result` answers the payload of a
 //!   terminal task ([`payload`]); for a task still running it streams (SSE) and, while the task
 //!   waits for input, sends each outstanding input request as a JSON-RPC request of the
-//!   session with `related-task` `_meta`. The client's answer is the task's input response
-//!   (as `tasks/update` would deliver it). An answer that is a JSON-RPC error declines an
-//!   elicitation and cancels the task for any other request (this server's choice: the
-//!   2026-07-28 input responses have no error form). Closing the stream stops only the wait:
-//!   the task goes on, and a later `tasks/result` sends what is still outstanding.
+//!   session with `related-task` `_meta` ([`super::inputs`]), unless the session's GET stream
+//!   is already delivering them. Closing the stream stops only the wait: the task goes on, and
+//!   a later `tasks/result` sends what is still outstanding.
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use tasks_core::legacy::tasks::{creation, payload, LegacyTaskView, TaskHint};
 use tasks_core::{JsonObject, McpError, Task, TaskId, TaskState};
 use tasks_runtime::{Scope, StatusEvent, Work};
@@ -30,7 +28,8 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::frames::{ask, respond, Frame, Start};
+use super::frames::{respond, Frame, Start};
+use super::inputs::{deliver, Delivered};
 use super::sessions::{InFlight, Session};
 use crate::response::{error_bytes, result_bytes, McpResponse};
 use crate::shared::Shared;
@@ -159,54 +158,16 @@ impl Wait {
                 let _ = self.tx.send(final_frame(&self.id, answer)).await;
                 return;
             }
-            if let TaskState::InputRequired { input_requests } = task.state() {
-                if let Some(_delivery) = self.session.deliver(&id) {
-                    let asked = input_requests.as_map().clone();
-                    let kinds: Vec<(String, String)> = asked
-                        .iter()
-                        .map(|(key, request)| (key.clone(), request.method.clone()))
-                        .collect();
-                    match ask(
-                        &self.session,
-                        asked,
-                        Some(id.as_str()),
-                        &self.tx,
-                        &self.cancel,
-                    )
-                    .await
-                    {
-                        None => return,
-                        Some(Ok(answers)) => {
-                            let answers = answers.into_iter().collect();
-                            if let Err(error) = self.runtime.update(&scope, &id, answers).await {
-                                let _ = self
-                                    .tx
-                                    .send(Frame::Final(error_bytes(
-                                        Some(&self.id),
-                                        &error.to_error_object(),
-                                    )))
-                                    .await;
-                                return;
-                            }
-                        }
-                        Some(Err(refused)) => {
-                            let method = kinds
-                                .iter()
-                                .find(|(key, _)| *key == refused.key)
-                                .map(|(_, method)| method.as_str());
-                            let outcome = if method == Some(tasks_core::input::METHOD_ELICIT) {
-                                let decline = [(refused.key, json!({"action": "decline"}))];
-                                self.runtime
-                                    .update(&scope, &id, decline.into_iter().collect())
-                                    .await
-                            } else {
-                                self.runtime.cancel(&scope, &id).await
-                            };
-                            if outcome.is_err() {
-                                return;
-                            }
-                        }
-                    }
+            match deliver(&self.runtime, &self.session, &task, &self.tx, &self.cancel).await {
+                Delivered::Done | Delivered::Busy => {}
+                Delivered::Stopped => return,
+                Delivered::Failed(error) => {
+                    let error = error.to_error_object();
+                    let _ = self
+                        .tx
+                        .send(Frame::Final(error_bytes(Some(&self.id), &error)))
+                        .await;
+                    return;
                 }
             }
             // Wait for the next change of this task.

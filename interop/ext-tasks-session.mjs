@@ -1,0 +1,95 @@
+// Drives the fixture's 2025-11-25 session path with the official Tasks client library,
+// @modelcontextprotocol/ext-tasks (its requester session, createTaskSessionFromClient, over the
+// TypeScript SDK 2.x client in its default, initialize-based era); both pinned in
+// package.json.
+//
+// Usage: node ext-tasks-session.mjs <MCP endpoint URL>
+// Prints one line per check (PASS/FAIL); exits 1 when any check fails.
+
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+  createTaskSessionFromClient,
+  resultFromTaskOutcome,
+} from "@modelcontextprotocol/ext-tasks/client";
+
+const url = process.argv[2];
+if (!url) {
+  console.error("usage: node ext-tasks-session.mjs <url>");
+  process.exit(2);
+}
+
+let failures = 0;
+async function check(name, body) {
+  try {
+    await body();
+    console.log(`PASS ${name}`);
+  } catch (error) {
+    failures += 1;
+    console.log(`FAIL ${name}: ${error?.stack ?? error}`);
+  }
+}
+function expect(condition, message) {
+  if (!condition) throw new Error(message);
+}
+function text(result) {
+  return result?.content?.find((c) => c.type === "text")?.text;
+}
+
+const client = new Client(
+  { name: "ext-tasks-interop", version: "1.0.0" },
+  { capabilities: { elicitation: { form: {} }, sampling: {} } },
+);
+const transport = new StreamableHTTPClientTransport(new URL(url));
+await client.connect(transport);
+
+const asked = [];
+const session = createTaskSessionFromClient(client, {
+  endpointId: "tasks-fixture",
+  onInputRequest: async (request) => {
+    asked.push(request);
+    if (request.kind === "elicitation") return { action: "accept", content: { confirm: true } };
+    if (request.kind === "sampling") {
+      return { role: "assistant", model: "interop", content: { type: "text", text: "a haiku" } };
+    }
+    return { roots: [] };
+  },
+});
+
+await check("the session is on the 2025-11-25 era with tasks", async () => {
+  expect(client.getProtocolEra() === "legacy", `era ${client.getProtocolEra()}`);
+  expect(client.getServerCapabilities()?.tasks?.requests?.tools?.call, "tasks capability");
+});
+
+await check("an immediate result settles", async () => {
+  const execution = await session.callTool("greet", { name: "ext" });
+  const { outcome } = await execution.settle();
+  expect(text(resultFromTaskOutcome(outcome)) === "Hello, ext!", JSON.stringify(outcome));
+});
+
+await check("a task-backed call settles to its result", async () => {
+  const execution = await session.callTool("slow_compute", { seconds: 0.3, label: "ext" });
+  const { outcome } = await execution.settle();
+  expect(text(resultFromTaskOutcome(outcome)) === "Completed ext", JSON.stringify(outcome));
+});
+
+await check("input requests reach the handler and resume the task", async () => {
+  const before = asked.length;
+  const execution = await session.callTool("confirm_delete", { filename: "b.txt" });
+  const { outcome } = await execution.settle();
+  expect(
+    text(resultFromTaskOutcome(outcome)) === "Delete confirmed: true",
+    JSON.stringify(outcome),
+  );
+  expect(asked.slice(before).some((r) => r.kind === "elicitation"), JSON.stringify(asked));
+});
+
+await check("a required tool with sampling", async () => {
+  const execution = await session.callTool("write_haiku", { topic: "tasks" });
+  const { outcome } = await execution.settle();
+  expect(text(resultFromTaskOutcome(outcome)) === "a haiku", JSON.stringify(outcome));
+});
+
+await session.close();
+await client.close();
+console.log(failures === 0 ? "ext-tasks-session: all checks passed" : `ext-tasks-session: ${failures} failed`);
+process.exit(failures === 0 ? 0 : 1);

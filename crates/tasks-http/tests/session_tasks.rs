@@ -377,3 +377,31 @@ async fn without_a_tasks_result_the_get_stream_carries_the_input_requests() {
     assert_eq!(done["result"]["content"][0]["text"], "confirmed: yes");
     drop(stream);
 }
+
+#[tokio::test]
+async fn concurrent_creations_get_unique_ids_and_no_task_expires_before_its_ttl() {
+    let d = std::sync::Arc::new(dispatcher().0);
+    let session = open(&d).await;
+    let creations = (0..20).map(|_| {
+        let d = d.clone();
+        let session = session.clone();
+        tokio::spawn(async move { create(&d, &session, "block", json!({"ttl": 60_000})).await })
+    });
+    let mut ids = std::collections::BTreeSet::new();
+    for creation in creations {
+        let task = creation.await.unwrap();
+        assert_eq!(task["ttl"], 60_000);
+        ids.insert(task["taskId"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(ids.len(), 20, "unique task ids");
+    // A reaper pass right after creation keeps every task: none is past its ttl.
+    assert_eq!(d.runtime().reap_now().await.unwrap(), 0);
+    for id in &ids {
+        let task = legacy_result(
+            &task_method(&session, "tasks/get", &json!(id))
+                .send(&d)
+                .await,
+        );
+        assert_eq!(task["status"], "working");
+    }
+}

@@ -40,9 +40,9 @@ RUNNER_JS="$HERE/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 STAMP="$HERE/node_modules/.conformance-install-stamp"
 
 TIMEOUT_MS="${CONFORMANCE_TIMEOUT_MS:-30000}"
-# The protocol revision the fixture serves. Scenarios the runner lists for it
+# The stateless revision. Scenarios the runner lists for it
 # run with `--spec-version 2026-07-28` (without it the runner drives them with
-# its 2025-era stateful client and an `initialize` handshake); extension
+# its 2025-era stateful client, which tests the session path instead); extension
 # scenarios (the tasks-* ones) are not on the spec timeline and run without it.
 SPEC_VERSION="2026-07-28"
 KILL_AFTER_S="${CONFORMANCE_KILL_AFTER_S:-300}"
@@ -50,7 +50,7 @@ READY_S="${CONFORMANCE_READY_S:-60}"
 
 log() { printf '[conformance] %s\n' "$*" >&2; }
 die() { printf '[conformance] ERROR: %s\n' "$*" >&2; exit 2; }
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 URL=""
 FIXTURE=""

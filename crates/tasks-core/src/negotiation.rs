@@ -174,7 +174,9 @@ pub enum TaskPolicy {
     Sync,
     /// Creates a task when the request declared Tasks, else runs synchronously.
     Optional,
-    /// Creates a task when the request declared Tasks, else -32021.
+    /// Creates a task when the request declared Tasks, else -32021. (On the 2025 session path:
+    /// published as `taskSupport: "required"`; a 2025-11-25 call without a task hint is -32601,
+    /// and a 2025-06-18 session, which has no tasks, runs the tool synchronously.)
     Required,
 }
 

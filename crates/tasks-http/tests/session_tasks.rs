@@ -405,3 +405,31 @@ async fn concurrent_creations_get_unique_ids_and_no_task_expires_before_its_ttl(
         assert_eq!(task["status"], "working");
     }
 }
+
+#[tokio::test]
+async fn a_missing_capability_is_refused_before_any_task_exists() {
+    let runs = std::sync::Arc::new(Runs::default());
+    let asks = Tool::new("asks", "Needs form elicitation", |_ctx| async {
+        Ok(tasks_runtime::text_result("never"))
+    })
+    .with_policy(TaskPolicy::Optional)
+    .requires_client([tasks_core::ClientCapability::ElicitationForm]);
+    let d = builder(&runs).tool(asks).build();
+    let reply = initialize()
+        .param("capabilities", json!({"sampling": {}}))
+        .send(&d)
+        .await;
+    let session = reply.session_id.unwrap();
+    let error = in_session(&session, "tools/call")
+        .param("name", json!("asks"))
+        .param("task", json!({}))
+        .id(json!(1))
+        .send(&d)
+        .await
+        .error(200, -32021, "Missing required client capability");
+    assert_eq!(
+        error["data"]["requiredCapabilities"],
+        json!({"elicitation": {"form": {}}})
+    );
+    assert_eq!(d.runtime().stored_tasks().await.unwrap(), 0);
+}

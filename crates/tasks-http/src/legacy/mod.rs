@@ -13,7 +13,7 @@
 //!   session of the caller is HTTP 405, the 2026-07-28 answer (a stale session id is ignored
 //!   there).
 //! * DELETE with a session's id ends it (HTTP 200): its streams close, its running calls stop,
-//!   and its id is unknown from then on (HTTP 404).
+//!   and its id is unknown from then on (a POST naming it is HTTP 404).
 //!
 //! Sources: MCP 2025-11-25 transports ("Streamable HTTP", "Session Management",
 //! "Listening for Messages from the Server"):
@@ -34,6 +34,7 @@ use http::request::Parts;
 use http::HeaderMap;
 use serde_json::Value;
 use tasks_core::admission::Message;
+use tasks_core::input::missing_capabilities;
 use tasks_core::legacy::tasks::LegacyTaskView;
 use tasks_core::legacy::wire::{
     empty_result, Implementation, InitializeResult, LegacyTool, LegacyToolsList,
@@ -175,8 +176,15 @@ async fn run(
         LegacyAction::ListTools => Ok(McpResponse::result(&id, &tools_list(tools, session.tasks))),
         LegacyAction::Call(call) => match (tools.get(&call.name).cloned(), call.task) {
             (None, _) => Err(McpError::invalid_params("Unknown tool")),
-            (Some(_), Some(hint)) if call.invalid_arguments.is_none() => {
-                tasks::create(d, &session, &id, call.name, call.arguments, hint).await
+            (Some(tool), Some(hint)) if call.invalid_arguments.is_none() => {
+                // A capability the tool always needs is checked before any task exists.
+                match missing_capabilities(
+                    &session.client_capabilities,
+                    tool.client_needs().iter().copied(),
+                ) {
+                    Some(error) => Err(error),
+                    None => tasks::create(d, &session, &id, call.name, call.arguments, hint).await,
+                }
             }
             (Some(tool), _) => match session.serve(&id) {
                 Ok(in_flight) => Ok(call::run(session, id.clone(), tool, call, in_flight).await),

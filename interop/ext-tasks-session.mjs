@@ -12,28 +12,9 @@ import {
   resultFromTaskOutcome,
 } from "@modelcontextprotocol/ext-tasks/client";
 
-const url = process.argv[2];
-if (!url) {
-  console.error("usage: node ext-tasks-session.mjs <url>");
-  process.exit(2);
-}
+import { check, expect, finish, text, urlArgument } from "./harness.js";
 
-let failures = 0;
-async function check(name, body) {
-  try {
-    await body();
-    console.log(`PASS ${name}`);
-  } catch (error) {
-    failures += 1;
-    console.log(`FAIL ${name}: ${error?.stack ?? error}`);
-  }
-}
-function expect(condition, message) {
-  if (!condition) throw new Error(message);
-}
-function text(result) {
-  return result?.content?.find((c) => c.type === "text")?.text;
-}
+const url = urlArgument("ext-tasks-session.mjs");
 
 const client = new Client(
   { name: "ext-tasks-interop", version: "1.0.0" },
@@ -91,5 +72,4 @@ await check("a required tool with sampling", async () => {
 
 await session.close();
 await client.close();
-console.log(failures === 0 ? "ext-tasks-session: all checks passed" : `ext-tasks-session: ${failures} failed`);
-process.exit(failures === 0 ? 0 : 1);
+finish("ext-tasks-session.mjs");

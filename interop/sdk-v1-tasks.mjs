@@ -15,28 +15,9 @@ import {
   TaskStatusNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
-const url = process.argv[2];
-if (!url) {
-  console.error("usage: node sdk-v1-tasks.mjs <url>");
-  process.exit(2);
-}
+import { check, expect, finish, text, urlArgument } from "./harness.js";
 
-let failures = 0;
-async function check(name, body) {
-  try {
-    await body();
-    console.log(`PASS ${name}`);
-  } catch (error) {
-    failures += 1;
-    console.log(`FAIL ${name}: ${error?.stack ?? error}`);
-  }
-}
-function expect(condition, message) {
-  if (!condition) throw new Error(message);
-}
-function text(result) {
-  return result?.content?.find((c) => c.type === "text")?.text;
-}
+const url = urlArgument("sdk-v1-tasks.mjs");
 async function drain(stream) {
   const messages = [];
   for await (const message of stream) messages.push(message);
@@ -192,5 +173,4 @@ await check("notifications/tasks/status arrived on the GET stream", async () => 
 
 await transport.terminateSession();
 await client.close();
-console.log(failures === 0 ? "sdk-v1-tasks: all checks passed" : `sdk-v1-tasks: ${failures} failed`);
-process.exit(failures === 0 ? 0 : 1);
+finish("sdk-v1-tasks.mjs");

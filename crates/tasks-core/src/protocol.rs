@@ -28,6 +28,10 @@ pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// Request `_meta` key opting the request into `notifications/progress`.
 pub const META_PROGRESS_TOKEN: &str = "progressToken";
+/// The 2025-11-25 `_meta` key tying a message to a task (`{"taskId": …}`): required on a
+/// 2025 `tasks/result` and on the input requests of a 2025 task, never on a 2026-07-28 task
+/// result.
+pub const META_RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 /// Result `_meta` key carrying `{name, version}` of the server.
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// Notification `_meta` key carrying the id of the `subscriptions/listen` request.

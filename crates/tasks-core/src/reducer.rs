@@ -221,7 +221,7 @@ fn strip_related_task(result: &mut crate::JsonObject) {
 }
 
 /// The 2025-11-25 result `_meta` key that must never appear on a 2026-07-28 task result.
-pub const RELATED_TASK_META: &str = "io.modelcontextprotocol/related-task";
+pub use crate::protocol::META_RELATED_TASK as RELATED_TASK_META;
 
 fn unchanged(task: &Task) -> Transition {
     Transition {

@@ -2,48 +2,15 @@
 //! and properties on any message: no panic, the session check before anything but
 //! `initialize`, and errors inside a live session never refusing at the HTTP level.
 
+mod common;
+
+use common::stub::StubView;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use tasks_core::admission::{parse_message, Message};
-use tasks_core::call::ToolRules;
 use tasks_core::legacy::tasks::TaskHint;
 use tasks_core::legacy::{plan_legacy, route, Era, LegacyAction, LegacyPlan, Phase, SessionView};
-use tasks_core::mrtr::StateKey;
-use tasks_core::param_headers::ParamHeader;
-use tasks_core::plan::ServerView;
-use tasks_core::{ClientCapability, JsonObject, LogLevel, McpError, TaskId, TaskPolicy};
-
-struct Tool;
-
-impl ToolRules for Tool {
-    fn param_headers(&self) -> &[ParamHeader] {
-        &[]
-    }
-    fn policy_for(&self, _params: &JsonObject) -> TaskPolicy {
-        TaskPolicy::Required
-    }
-    fn client_needs(&self) -> &[ClientCapability] {
-        &[]
-    }
-    fn validate_arguments(&self, arguments: &JsonObject) -> Result<(), String> {
-        if arguments.contains_key("bad") {
-            Err("Invalid arguments at /bad".into())
-        } else {
-            Ok(())
-        }
-    }
-}
-
-struct View(StateKey);
-
-impl ServerView for View {
-    fn tool(&self, name: &str) -> Option<&dyn ToolRules> {
-        (name == "t").then_some(&Tool as &dyn ToolRules)
-    }
-    fn state_key(&self) -> &StateKey {
-        &self.0
-    }
-}
+use tasks_core::{LogLevel, McpError, TaskId, TaskPolicy};
 
 const LIVE: SessionView = SessionView::Live {
     phase: Phase::Ready,
@@ -64,7 +31,7 @@ fn planned_with(headers: &[(&str, &[u8])], body: Value, session: SessionView) ->
         headers,
         message,
         session,
-        &View(StateKey::from_bytes([7; 32])),
+        &StubView::new(TaskPolicy::Required, 7),
     )
 }
 

@@ -1,45 +1,13 @@
 //! Property tests of the planner (`tasks_core::plan`) without a network or a runtime: on any
 //! message it answers, never panics, and every answer is consistent with the message.
 
+mod common;
+
+use common::stub::StubView;
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use tasks_core::call::ToolRules;
-use tasks_core::mrtr::StateKey;
-use tasks_core::param_headers::ParamHeader;
-use tasks_core::plan::{plan, Action, Plan, ServerView};
-use tasks_core::{ClientCapability, JsonObject, Method, TaskPolicy, Timestamp};
-
-struct Tool;
-
-impl ToolRules for Tool {
-    fn param_headers(&self) -> &[ParamHeader] {
-        &[]
-    }
-    fn policy_for(&self, _params: &JsonObject) -> TaskPolicy {
-        TaskPolicy::Optional
-    }
-    fn client_needs(&self) -> &[ClientCapability] {
-        &[]
-    }
-    fn validate_arguments(&self, arguments: &JsonObject) -> Result<(), String> {
-        if arguments.contains_key("bad") {
-            Err("Invalid arguments at /bad".into())
-        } else {
-            Ok(())
-        }
-    }
-}
-
-struct View(StateKey);
-
-impl ServerView for View {
-    fn tool(&self, name: &str) -> Option<&dyn ToolRules> {
-        (name == "t").then_some(&Tool as &dyn ToolRules)
-    }
-    fn state_key(&self) -> &StateKey {
-        &self.0
-    }
-}
+use tasks_core::plan::{plan, Action, Plan};
+use tasks_core::{Method, TaskPolicy, Timestamp};
 
 const METHODS: &[&str] = &[
     "server/discover",
@@ -185,7 +153,7 @@ proptest! {
 
     #[test]
     fn every_message_gets_a_consistent_plan((body, headers) in arb_message()) {
-        let view = View(StateKey::from_bytes([3; 32]));
+        let view = StubView::new(TaskPolicy::Optional, 3);
         let pairs: Vec<(&str, &[u8])> = headers.iter().map(|(n, v)| (*n, v.as_slice())).collect();
         let planned = plan(pairs.as_slice(), &body, &view, "scope", Timestamp::from_unix_millis(1_000));
         let message: Option<Value> = serde_json::from_slice(&body).ok();
@@ -236,7 +204,7 @@ proptest! {
 fn the_generator_reaches_every_outcome() {
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
-    let view = View(StateKey::from_bytes([3; 32]));
+    let view = StubView::new(TaskPolicy::Optional, 3);
     let mut runner = TestRunner::deterministic();
     let mut seen = std::collections::BTreeSet::new();
     for _ in 0..1500 {

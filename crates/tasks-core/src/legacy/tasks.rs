@@ -25,8 +25,7 @@ use crate::negotiation::TaskPolicy;
 use crate::task::{Task, TaskState};
 use crate::JsonObject;
 
-/// The `_meta` key tying a message to a task.
-pub const META_RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+pub use crate::protocol::META_RELATED_TASK;
 
 /// The shortest retention a client may ask for with the hint's `ttl`, in milliseconds.
 pub const MIN_REQUESTED_TTL_MS: u64 = 1_000;

@@ -3,6 +3,8 @@
 //! Each test binary uses a different subset, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub(crate) mod stub;
+
 use std::collections::BTreeMap;
 use std::num::NonZeroU64;
 

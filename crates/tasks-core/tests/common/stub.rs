@@ -1,0 +1,55 @@
+//! A server view with one tool, `t`, for planner tests: its policy is the view's, it needs no
+//! client capability, and arguments holding a `bad` key fail its schema.
+
+use tasks_core::call::ToolRules;
+use tasks_core::mrtr::StateKey;
+use tasks_core::param_headers::ParamHeader;
+use tasks_core::plan::ServerView;
+use tasks_core::{ClientCapability, JsonObject, TaskPolicy};
+
+/// The tool `t`, with task policy `.0`.
+pub(crate) struct StubTool(pub(crate) TaskPolicy);
+
+impl ToolRules for StubTool {
+    fn param_headers(&self) -> &[ParamHeader] {
+        &[]
+    }
+    fn policy_for(&self, _params: &JsonObject) -> TaskPolicy {
+        self.0
+    }
+    fn client_needs(&self) -> &[ClientCapability] {
+        &[]
+    }
+    fn validate_arguments(&self, arguments: &JsonObject) -> Result<(), String> {
+        if arguments.contains_key("bad") {
+            Err("Invalid arguments at /bad".into())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// A server with the one tool `t` and a `requestState` key.
+pub(crate) struct StubView {
+    pub(crate) tool: StubTool,
+    pub(crate) key: StateKey,
+}
+
+impl StubView {
+    /// `t` with `policy`, and a key of `key_byte`s.
+    pub(crate) fn new(policy: TaskPolicy, key_byte: u8) -> Self {
+        StubView {
+            tool: StubTool(policy),
+            key: StateKey::from_bytes([key_byte; 32]),
+        }
+    }
+}
+
+impl ServerView for StubView {
+    fn tool(&self, name: &str) -> Option<&dyn ToolRules> {
+        (name == "t").then_some(&self.tool as &dyn ToolRules)
+    }
+    fn state_key(&self) -> &StateKey {
+        &self.key
+    }
+}

@@ -6,7 +6,7 @@
 #   --fixture BIN  start BIN (default: <target dir>/debug/tasks-fixture; not built here)
 #   SCRIPT...      client scripts to run (default: every *.mjs in interop/)
 # Each script gets the fixture's MCP URL as its one argument, prints PASS/FAIL lines, and
-# exits non-zero when a check failed. Exit status: 0 when every script passed.
+# exits non-zero when a check failed. A script line `// fixture-args: ARGS` adds fixture flags. Exit status: 0 when every script passed.
 set -euo pipefail
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 REPO_ROOT="$(cd -- "$HERE/.." && pwd -P)"
@@ -51,7 +51,9 @@ trap 'stop; rm -rf "$LOGS"' EXIT
 
 rc=0
 for script in "${SCRIPTS[@]}"; do
-  "$FIXTURE" --listen 127.0.0.1:0 >"$LOGS/stdout" 2>"$LOGS/stderr" </dev/null &
+  # A script names the fixture flags it needs on a line `// fixture-args: ARGS`.
+  read -r -a args <<<"$(sed -n 's|^// fixture-args: ||p' "$HERE/$script" | head -n 1)"
+  "$FIXTURE" --listen 127.0.0.1:0 "${args[@]}" >"$LOGS/stdout" 2>"$LOGS/stderr" </dev/null &
   SERVER_PID=$!
   URL=""
   for _ in $(seq 1 600); do

@@ -15,10 +15,17 @@ use tasks_core::{LogLevel, McpError, TaskId, TaskPolicy};
 const LIVE: SessionView = SessionView::Live {
     phase: Phase::Ready,
     tasks: false,
+    list: false,
 };
 const TASKS: SessionView = SessionView::Live {
     phase: Phase::Ready,
     tasks: true,
+    list: false,
+};
+const LISTING: SessionView = SessionView::Live {
+    phase: Phase::Ready,
+    tasks: true,
+    list: true,
 };
 
 fn planned(body: Value, session: SessionView) -> LegacyPlan {
@@ -147,7 +154,8 @@ fn every_other_message_needs_a_live_session() {
             ping,
             SessionView::Live {
                 phase: Phase::Initializing,
-                tasks: false
+                tasks: false,
+                list: false
             }
         ),
         LegacyPlan::Run {
@@ -342,9 +350,11 @@ fn arb_session() -> impl Strategy<Value = SessionView> {
         Just(SessionView::Absent),
         Just(SessionView::Unknown),
         Just(TASKS),
+        Just(LISTING),
         Just(SessionView::Live {
             phase: Phase::Initializing,
-            tasks: false
+            tasks: false,
+            list: false
         }),
         Just(LIVE),
     ]

@@ -2,10 +2,14 @@
 //! `GET /healthz` and `GET /metrics`, as a server author would mount it next to their own
 //! routes.
 
+use axum::middleware::Next;
+use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
 use http::{HeaderName, HeaderValue, Method};
+use tasks_core::McpError;
 use tasks_http::McpService;
+use tasks_http::{McpResponse, Principal};
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 
 use crate::Settings;
@@ -20,11 +24,15 @@ pub const ENDPOINT_PATH: &str = "/mcp";
 /// naming the endpoint for every other path. `/healthz` and `/metrics` skip the endpoint's
 /// Host/Origin check: a load balancer or a scraper addresses the node from elsewhere, and
 /// neither route acts on anything (the DNS-rebinding protection guards the MCP endpoint). With
-/// `--cors-origin`, the endpoint answers CORS preflights from those origins.
+/// `--cors-origin`, the endpoint answers CORS preflights from those origins; with
+/// `--bearer-scope`, its requests are scoped by their bearer token.
 pub fn router(mcp: McpService, settings: &Settings) -> Router {
     let dispatcher = mcp.dispatcher().clone();
     let writable = dispatcher.runtime().clone();
     let mut endpoint = Router::new().route_service(ENDPOINT_PATH, mcp);
+    if settings.bearer_scope {
+        endpoint = endpoint.route_layer(axum::middleware::from_fn(bearer_principal));
+    }
     if let Some(cors) = cors(&settings.cors_origins) {
         endpoint = endpoint.layer(cors);
     }
@@ -51,6 +59,36 @@ pub fn router(mcp: McpService, settings: &Settings) -> Router {
         )
         .merge(endpoint)
         .fallback(|| async { tasks_http::service::not_found(ENDPOINT_PATH) })
+}
+
+/// `--bearer-scope`: the request's bearer token becomes its [`Principal`] (tasks are scoped
+/// by it); without a non-empty one, HTTP 401 with `WWW-Authenticate: Bearer` and a JSON-RPC
+/// error body (-32600 `Unauthorized`).
+async fn bearer_principal(mut request: axum::extract::Request, next: Next) -> Response {
+    let token = request
+        .headers()
+        .get(http::header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
+        .filter(|token| !token.is_empty())
+        .map(Principal::new);
+    match token {
+        Some(principal) => {
+            request.extensions_mut().insert(principal);
+            next.run(request).await
+        }
+        None => {
+            let refusal = McpResponse::error(None, &McpError::Unauthorized);
+            let mut response = tasks_http::service::into_http(refusal).map(axum::body::Body::new);
+            response.headers_mut().insert(
+                http::header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer"),
+            );
+            response
+        }
+    }
 }
 
 /// The `/healthz` answer: `200 ok` while the store accepts the node's lease renewals (writes),

@@ -89,6 +89,12 @@ pub struct Settings {
     /// by default.
     #[arg(long = "cors-origin", value_name = "ORIGIN", value_parser = parse_origin)]
     pub cors_origins: Vec<String>,
+    /// Scopes tasks by caller, to try scoping out: `Authorization: Bearer <token>` makes
+    /// `<token>` the principal (any non-empty token is accepted: this is not authentication),
+    /// and a request without one is HTTP 401. Each token then sees only its own tasks, and
+    /// 2025-11-25 sessions are offered `tasks/list`. Off by default.
+    #[arg(long)]
+    pub bearer_scope: bool,
     /// How logs are written to stderr: `text` (for people) or `json` (one JSON object per line,
     /// with the span fields, for log shippers).
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]

@@ -433,3 +433,90 @@ async fn a_missing_capability_is_refused_before_any_task_exists() {
     );
     assert_eq!(d.runtime().stored_tasks().await.unwrap(), 0);
 }
+
+#[tokio::test]
+async fn tasks_list_pages_the_callers_tasks_and_is_offered_only_to_identified_callers() {
+    // The shared scope (no principal): no `tasks/list`.
+    let (d, _) = dispatcher();
+    let reply = initialize().send(&d).await;
+    let capabilities = legacy_result(&reply)["capabilities"]["tasks"].clone();
+    assert!(capabilities.get("list").is_none(), "{capabilities}");
+    in_session(&reply.session_id.unwrap(), "tasks/list")
+        .id(json!(1))
+        .send(&d)
+        .await
+        .error(200, -32601, "Method not found");
+
+    // Room for 101 tasks running at once.
+    let runs = std::sync::Arc::new(Runs::default());
+    let d = builder(&runs)
+        .limits(tasks_runtime::Limits::default().with_max_workers(200))
+        .scope_fn(bearer_principal)
+        .build();
+    let open_as = |who: &'static str| {
+        let d = &d;
+        async move {
+            let reply = initialize().bearer(who).send(d).await;
+            assert_eq!(
+                legacy_result(&reply)["capabilities"]["tasks"]["list"],
+                json!({})
+            );
+            reply.session_id.unwrap()
+        }
+    };
+    let alice = open_as("alice").await;
+    let mut created = std::collections::BTreeSet::new();
+    for _ in 0..101 {
+        let reply = in_session(&alice, "tools/call")
+            .bearer("alice")
+            .param("name", json!("optional_job"))
+            .param("task", json!({}))
+            .id(json!("c"))
+            .send(&d)
+            .await;
+        let task = legacy_result(&reply);
+        created.insert(task["task"]["taskId"].as_str().expect("a task").to_owned());
+    }
+    // Alice's next session pages through all of them, in id order.
+    let again = open_as("alice").await;
+    let list = |cursor: Option<Value>| {
+        let mut req = in_session(&again, "tasks/list")
+            .bearer("alice")
+            .id(json!(2));
+        if let Some(cursor) = cursor {
+            req = req.param("cursor", cursor);
+        }
+        req
+    };
+    let first = legacy_result(&list(None).send(&d).await);
+    let page: Vec<String> = first["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["taskId"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(page.len(), 100);
+    assert!(page.windows(2).all(|w| w[0] < w[1]), "id order");
+    let second = legacy_result(&list(Some(first["nextCursor"].clone())).send(&d).await);
+    assert!(
+        second.get("nextCursor").is_none(),
+        "the last page: {second}"
+    );
+    let last = second["tasks"][0]["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(second["tasks"].as_array().unwrap().len(), 1);
+    let mut listed: std::collections::BTreeSet<String> = page.into_iter().collect();
+    listed.insert(last);
+    assert_eq!(listed, created, "every task the caller can get, once");
+    // Bob sees none of them.
+    let bob = open_as("bob").await;
+    let bobs = in_session(&bob, "tasks/list")
+        .bearer("bob")
+        .id(json!(3))
+        .send(&d)
+        .await;
+    assert_eq!(legacy_result(&bobs), json!({"tasks": []}));
+    list(Some(json!("not a cursor")))
+        .send(&d)
+        .await
+        .error(200, -32602, "Invalid cursor");
+}

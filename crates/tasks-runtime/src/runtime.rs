@@ -407,6 +407,27 @@ impl TaskRuntime {
         }
     }
 
+    /// Up to `limit` tasks of `scope`, in ascending id order, after task id `after` when given
+    /// (one page of a 2025-11-25 `tasks/list`); `None` when the store cannot list.
+    ///
+    /// # Errors
+    /// -32603 when the store fails.
+    pub async fn list(
+        &self,
+        scope: &Scope,
+        after: Option<&TaskId>,
+        limit: usize,
+    ) -> Result<Option<Vec<Arc<Task>>>, McpError> {
+        let now = self.inner.clock.now();
+        let page = self
+            .inner
+            .store
+            .list(scope, after, limit, now)
+            .await
+            .map_err(store_error)?;
+        Ok(page.map(|page| page.into_iter().map(|s| s.task).collect()))
+    }
+
     /// Delivers `tasks/update` responses. Only keys currently outstanding are taken, each by
     /// exactly one update even under concurrency; other keys are ignored; a terminal task is
     /// left unchanged. The caller acknowledges with an empty result either way.

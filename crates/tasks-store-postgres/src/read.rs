@@ -1,5 +1,6 @@
-//! Reads: each one primary-key (or single-row) `SELECT` through a cached prepared statement.
-//! There is no cache in the store; every read sees every committed write of every node.
+//! Reads: each one primary-key (or single-row) `SELECT` through a cached prepared statement,
+//! except `list`, one range scan of the `(scope, id)` index. There is no cache in the store;
+//! every read sees every committed write of every node.
 
 use std::sync::Arc;
 
@@ -39,6 +40,39 @@ pub(crate) async fn get(
         task: Arc::new(task),
         scope: scope.clone(),
     }))
+}
+
+/// [`tasks_runtime::Store::list`]: one `SELECT … ORDER BY id LIMIT` on the scope's index.
+pub(crate) async fn list(
+    db: &Db,
+    scope: &Scope,
+    after: Option<&TaskId>,
+    limit: usize,
+    now: Timestamp,
+) -> Result<Vec<Snapshot>, StoreError> {
+    if !storable(scope.as_str()) || after.is_some_and(|id| !storable(id.as_str())) {
+        return Ok(Vec::new());
+    }
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(&db.sql.list)
+        .await
+        .map_err(backend::sql)?;
+    let after = after.map_or("", TaskId::as_str);
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = client
+        .query(&statement, &[&scope.as_str(), &after, &ms(now), &limit])
+        .await
+        .map_err(backend::sql)?;
+    rows.iter()
+        .map(|row| {
+            let Json(task): Json<Task> = row.try_get(0).map_err(backend::corrupt)?;
+            Ok(Snapshot {
+                task: Arc::new(task),
+                scope: scope.clone(),
+            })
+        })
+        .collect()
 }
 
 /// [`tasks_runtime::Store::load`]: one `SELECT … WHERE id = ANY($1)`.

@@ -42,6 +42,9 @@ pub(crate) struct Sql {
     pub(crate) settle_stale: String,
     /// The task JSON of `$1` in scope `$2`, unless expired at `$3`.
     pub(crate) get: String,
+    /// Up to `$4` task JSONs of scope `$1` with ids above `$2` (`''` for the first page),
+    /// unexpired at `$3`, in id order (index `tasks_scope_id`).
+    pub(crate) list: String,
     /// The task JSON and scope of the ids `$1` (a text array) unexpired at `$2`, any scope.
     pub(crate) load: String,
     /// The work JSON of `$1` in scope `$2` (NULL once terminal).
@@ -110,6 +113,12 @@ impl Sql {
                 "SELECT task FROM {s}.tasks \
                  WHERE id = $1 AND scope = $2 \
                    AND (expires_at_ms IS NULL OR expires_at_ms > $3)"
+            ),
+            list: format!(
+                "SELECT task FROM {s}.tasks \
+                 WHERE scope = $1 AND id > $2 \
+                   AND (expires_at_ms IS NULL OR expires_at_ms > $3) \
+                 ORDER BY id LIMIT $4"
             ),
             load: format!(
                 "SELECT task, scope FROM {s}.tasks \

@@ -155,6 +155,18 @@ impl Store for PostgresStore {
         read::load(&self.db, ids, now).await
     }
 
+    async fn list(
+        &self,
+        scope: &Scope,
+        after: Option<&TaskId>,
+        limit: usize,
+        now: Timestamp,
+    ) -> Result<Option<Vec<Snapshot>>, StoreError> {
+        read::list(&self.db, scope, after, limit, now)
+            .await
+            .map(Some)
+    }
+
     async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError> {
         read::work(&self.db, scope, id).await
     }

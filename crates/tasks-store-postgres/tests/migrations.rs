@@ -79,7 +79,7 @@ async fn a_newer_schema_is_refused_and_left_unchanged() {
         Err(ConnectError::NewerSchema {
             schema: ref named,
             found: 99,
-            supported: 3,
+            supported: 4,
         }) if *named == schema => {}
         other => panic!("expected NewerSchema, got {other:?}"),
     }
@@ -183,13 +183,14 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
         .await
         .expect("create");
     drop(store);
-    // What version 1 was: the same tables without `pending_counts` (version 2) and without
-    // the batch function (version 3).
+    // What version 1 was: the same tables without `pending_counts` (version 2), without
+    // the batch function (version 3) and without the listing index (version 4).
     let admin = db.admin().await;
     admin
         .batch_execute(&format!(
             "DROP TABLE \"{schema}\".pending_counts; \
              DROP FUNCTION \"{schema}\".create_tasks; \
+             DROP INDEX \"{schema}\".tasks_scope_id; \
              UPDATE \"{schema}\".schema_version SET version = 1"
         ))
         .await
@@ -204,7 +205,7 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
         .await
         .expect("version")
         .get(0);
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
     assert_eq!(store.task_count().await.expect("count"), 1);
     let tight = tasks_runtime::store::CreateLimits {
         max_tasks: 2,

@@ -48,6 +48,33 @@ impl Model {
         })
     }
 
+    /// Up to `limit` unexpired tasks of `scope` after `after`, in id order (a scan of the
+    /// in-memory model).
+    pub(crate) fn list(
+        &self,
+        scope: &Scope,
+        after: Option<&TaskId>,
+        limit: usize,
+        now: Timestamp,
+    ) -> Vec<Snapshot> {
+        let mut page: Vec<Snapshot> = self
+            .tasks
+            .iter()
+            .filter(|entry| {
+                entry.scope == *scope
+                    && !entry.task.is_expired(now)
+                    && after.is_none_or(|after| entry.key() > after)
+            })
+            .map(|entry| Snapshot {
+                task: entry.task.clone(),
+                scope: entry.scope.clone(),
+            })
+            .collect();
+        page.sort_by(|a, b| a.task.id().cmp(b.task.id()));
+        page.truncate(limit);
+        page
+    }
+
     /// The tasks among `ids` that exist and are unexpired at `now`, whatever their scope.
     pub(crate) fn snapshots(&self, ids: &[TaskId], now: Timestamp) -> Vec<Snapshot> {
         ids.iter()

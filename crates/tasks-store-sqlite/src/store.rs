@@ -208,6 +208,16 @@ impl Store for SqliteStore {
         Ok(self.model.get(scope, id, now))
     }
 
+    async fn list(
+        &self,
+        scope: &Scope,
+        after: Option<&TaskId>,
+        limit: usize,
+        now: Timestamp,
+    ) -> Result<Option<Vec<Snapshot>>, StoreError> {
+        Ok(Some(self.model.list(scope, after, limit, now)))
+    }
+
     async fn load(&self, ids: &[TaskId], now: Timestamp) -> Result<Vec<Snapshot>, StoreError> {
         Ok(self.model.snapshots(ids, now))
     }

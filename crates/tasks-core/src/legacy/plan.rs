@@ -20,7 +20,7 @@
 //! `inputSchema` are a tool error result (`isError: true`), nothing run. A session not offered
 //! tasks (2025-06-18) ignores the hint and runs every tool now (2025-11-25 tasks, "Task Support
 //! and Handling"). `tasks/get`, `tasks/result` and `tasks/cancel` exist only in sessions
-//! offered tasks (-32601 elsewhere); `tasks/list` is not served (not advertised: -32601).
+//! offered tasks (-32601 elsewhere); `tasks/list` only where advertised (the caller is identified; -32601 elsewhere).
 
 use serde_json::{json, Value};
 
@@ -35,7 +35,7 @@ use crate::protocol::{META_PROGRESS_TOKEN, METHOD_INITIALIZE};
 use crate::JsonObject;
 
 use super::session::Phase;
-use super::tasks::{decide, TaskHint};
+use super::tasks::{decide, parse_cursor, TaskHint};
 use super::version::negotiate;
 use crate::id::TaskId;
 
@@ -52,6 +52,8 @@ pub enum SessionView {
         phase: Phase,
         /// Whether the session is offered tasks.
         tasks: bool,
+        /// Whether it is offered `tasks/list` (its caller is identified).
+        list: bool,
     },
 }
 
@@ -122,6 +124,8 @@ pub enum LegacyAction {
     TaskResult(TaskId),
     /// `tasks/cancel`: the task, now `cancelled` (-32602 when already terminal).
     CancelTask(TaskId),
+    /// `tasks/list`: a page of the caller's tasks, after this task id (from the cursor).
+    ListTasks(Option<TaskId>),
 }
 
 /// A planned `tools/call` on the session path.
@@ -167,6 +171,7 @@ pub fn plan_legacy<H: HeaderSource + ?Sized>(
         };
     }
     let tasks = matches!(session, SessionView::Live { tasks: true, .. });
+    let list = matches!(session, SessionView::Live { list: true, .. });
     let Envelope { id, method, params } = envelope;
     let Some(id) = id else {
         return plan_notification(&method, params.as_ref());
@@ -191,6 +196,13 @@ pub fn plan_legacy<H: HeaderSource + ?Sized>(
         "tasks/get" if tasks => task_id(&params).map(LegacyAction::GetTask),
         "tasks/result" if tasks => task_id(&params).map(LegacyAction::TaskResult),
         "tasks/cancel" if tasks => task_id(&params).map(LegacyAction::CancelTask),
+        "tasks/list" if tasks && list => match params.get("cursor") {
+            None | Some(Value::Null) => Ok(LegacyAction::ListTasks(None)),
+            Some(Value::String(cursor)) => {
+                parse_cursor(cursor).map(|after| LegacyAction::ListTasks(Some(after)))
+            }
+            Some(_) => Err(McpError::invalid_params("Invalid cursor")),
+        },
         _ => Err(McpError::MethodNotFound),
     };
     match action {

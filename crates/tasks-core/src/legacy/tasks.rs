@@ -20,7 +20,11 @@
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Value};
 
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+
 use crate::error::{JsonRpcError, McpError};
+use crate::id::TaskId;
 use crate::negotiation::TaskPolicy;
 use crate::task::{Task, TaskState};
 use crate::JsonObject;
@@ -140,6 +144,36 @@ pub fn creation(task: &Task) -> Value {
     json!({ "task": LegacyTaskView(task) })
 }
 
+/// The most tasks one `tasks/list` page holds.
+pub const LIST_PAGE: usize = 100;
+
+/// The opaque `nextCursor` after task `last`: its id, base64url-encoded.
+pub fn cursor_after(last: &TaskId) -> String {
+    URL_SAFE_NO_PAD.encode(last.as_str())
+}
+
+/// Reads a `tasks/list` cursor back into the task id it continues after.
+///
+/// # Errors
+/// -32602 `Invalid cursor` for anything [`cursor_after`] did not make (MCP 2025-11-25 tasks,
+/// "Task Listing": an invalid cursor is -32602).
+pub fn parse_cursor(cursor: &str) -> Result<TaskId, McpError> {
+    let invalid = || McpError::invalid_params("Invalid cursor");
+    let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| invalid())?;
+    let text = String::from_utf8(bytes).map_err(|_| invalid())?;
+    TaskId::parse(&text).map_err(|_| invalid())
+}
+
+/// The `tasks/list` result: `{"tasks": [Task…], "nextCursor"?}`; `nextCursor` is set when the
+/// page is full (more tasks may follow).
+pub fn list_result(page: &[std::sync::Arc<Task>]) -> Value {
+    let tasks: Vec<LegacyTaskView<'_>> = page.iter().map(|t| LegacyTaskView(t)).collect();
+    match page.last().filter(|_| page.len() >= LIST_PAGE) {
+        Some(last) => json!({"tasks": tasks, "nextCursor": cursor_after(last.id())}),
+        None => json!({ "tasks": tasks }),
+    }
+}
+
 /// The `_meta` of a message tied to task `task_id`.
 pub fn related_task(task_id: &str) -> Value {
     json!({ "taskId": task_id })
@@ -207,6 +241,19 @@ mod tests {
         assert_eq!(hint(Some(u64::MAX)).ttl(Some(3_600_000)), Some(3_600_000));
         assert_eq!(hint(Some(10)).ttl(Some(500)), Some(500));
         assert_eq!(hint(Some(u64::MAX)).ttl(None), Some(u64::MAX));
+    }
+
+    #[test]
+    fn cursors_round_trip_and_anything_else_is_invalid() {
+        let id = TaskId::parse("abc/+=é").unwrap();
+        assert_eq!(parse_cursor(&cursor_after(&id)), Ok(id));
+        for bad in ["", "!!", "%%%", "_w"] {
+            assert_eq!(
+                parse_cursor(bad).unwrap_err().to_string(),
+                "Invalid cursor",
+                "{bad}"
+            );
+        }
     }
 
     #[test]

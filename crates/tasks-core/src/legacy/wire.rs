@@ -55,6 +55,11 @@ pub struct ServerCapabilities {
 /// The 2025-11-25 `tasks` capability: `{"cancel": {}, "requests": {"tools": {"call": {}}}}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TasksCapability {
+    /// `tasks/list` is served: only when the server can identify the caller (MCP 2025-11-25
+    /// tasks, "Task Isolation and Access Control": a server that cannot SHOULD NOT advertise
+    /// it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub list: Option<JsonObject>,
     /// `tasks/cancel` is served.
     pub cancel: JsonObject,
     /// The requests that may be task-augmented: `tools/call`.
@@ -62,9 +67,10 @@ pub struct TasksCapability {
 }
 
 impl TasksCapability {
-    /// Task-augmented `tools/call` and `tasks/cancel`; no `tasks/list`.
-    pub fn tool_calls() -> Self {
+    /// Task-augmented `tools/call` and `tasks/cancel`, and `tasks/list` when `list`.
+    pub fn tool_calls(list: bool) -> Self {
         TasksCapability {
+            list: list.then(JsonObject::new),
             cancel: JsonObject::new(),
             requests: serde_json::json!({"tools": {"call": {}}}),
         }
@@ -82,12 +88,12 @@ pub struct ToolsCapability {
 impl ServerCapabilities {
     /// The capabilities of a session; `list_changed` when the server announces changes of its
     /// tool list, `tasks` for a session of a revision with tasks
-    /// ([`super::version::serves_tasks`]).
-    pub fn for_session(list_changed: bool, tasks: bool) -> Self {
+    /// ([`super::version::serves_tasks`]), with `tasks.list` when `list_tasks`.
+    pub fn for_session(list_changed: bool, tasks: bool, list_tasks: bool) -> Self {
         ServerCapabilities {
             tools: ToolsCapability { list_changed },
             logging: JsonObject::new(),
-            tasks: tasks.then(TasksCapability::tool_calls),
+            tasks: tasks.then(|| TasksCapability::tool_calls(list_tasks)),
         }
     }
 }
@@ -171,7 +177,7 @@ mod tests {
     fn initialize_result_shape() {
         let result = InitializeResult {
             protocol_version: "2025-11-25",
-            capabilities: ServerCapabilities::for_session(true, true),
+            capabilities: ServerCapabilities::for_session(true, true, false),
             server_info: Implementation {
                 name: "s".into(),
                 version: "1".into(),

@@ -41,7 +41,7 @@ use tasks_core::legacy::wire::{
     ServerCapabilities, ToolExecution,
 };
 use tasks_core::legacy::{
-    plan_legacy, serves_tasks, LegacyAction, LegacyPlan, SessionId, SessionView, SESSION_HEADER,
+    plan_legacy, LegacyAction, LegacyPlan, SessionId, SessionView, SESSION_HEADER,
 };
 use tasks_core::listen::ListKind;
 use tasks_core::{McpError, Task, TaskState};
@@ -71,6 +71,7 @@ fn lookup(
             SessionView::Live {
                 phase: session.phase(),
                 tasks: session.tasks,
+                list: session.list,
             },
             Some(session),
         ),
@@ -103,7 +104,8 @@ pub(crate) async fn post(
                     protocol_version: version,
                     capabilities: ServerCapabilities::for_session(
                         d.config.list_changes.is_some(),
-                        serves_tasks(version),
+                        session.tasks,
+                        session.list,
                     ),
                     server_info: Implementation {
                         name: d.config.server_name.clone(),
@@ -193,6 +195,7 @@ async fn run(
         },
         LegacyAction::GetTask(task) => tasks::get(d, &scope, &id, &task).await,
         LegacyAction::CancelTask(task) => tasks::cancel(d, &scope, &id, &task).await,
+        LegacyAction::ListTasks(after) => tasks::list(d, &scope, &id, after.as_ref()).await,
         LegacyAction::TaskResult(task) => match session.serve(&id) {
             Ok(in_flight) => tasks::result(d, session, id.clone(), task, in_flight).await,
             Err(error) => Err(error),

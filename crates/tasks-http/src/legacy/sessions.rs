@@ -31,6 +31,9 @@ pub(crate) struct Session {
     pub(crate) client_capabilities: JsonObject,
     /// Whether the session is offered tasks (2025-11-25).
     pub(crate) tasks: bool,
+    /// Whether it is offered `tasks/list`: tasks, and a caller identified by a principal or a
+    /// scope function (not the shared scope).
+    pub(crate) list: bool,
     /// Fires when the session ends (DELETE, idle timeout): its streams close and its running
     /// requests stop.
     pub(crate) ended: CancellationToken,
@@ -287,12 +290,14 @@ impl Sessions {
         let mut bytes = [0u8; SESSION_ID_RANDOM_BYTES];
         getrandom::fill(&mut bytes)
             .map_err(|_| McpError::Internal("Could not draw a session id"))?;
+        let identified = scope != Scope::shared();
         let session = Arc::new(Session {
             id: SessionId::from_random_bytes(bytes),
             version,
             scope,
             client_capabilities,
             tasks: serves_tasks(version),
+            list: serves_tasks(version) && identified,
             ended: self.shutdown.child_token(),
             state: Mutex::new(State {
                 phase: Phase::Initializing,

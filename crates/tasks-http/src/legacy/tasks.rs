@@ -21,7 +21,9 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use tasks_core::legacy::tasks::{creation, payload, LegacyTaskView, TaskHint};
+use tasks_core::legacy::tasks::{
+    creation, list_result, payload, LegacyTaskView, TaskHint, LIST_PAGE,
+};
 use tasks_core::{JsonObject, McpError, Task, TaskId, TaskState};
 use tasks_runtime::{Scope, StatusEvent, Work};
 use tokio::sync::broadcast::error::RecvError;
@@ -66,6 +68,23 @@ pub(crate) async fn get(
 ) -> Result<McpResponse, McpError> {
     let task = d.runtime.get(scope, task).await?;
     Ok(McpResponse::result(id, &LegacyTaskView(&task)))
+}
+
+/// `tasks/list`: one page of the caller's tasks (scope, not session: a client finds its
+/// tasks again from a new session), in id order.
+///
+/// # Errors
+/// -32601 when the store cannot list (a custom store without `Store::list`).
+pub(crate) async fn list(
+    d: &Shared,
+    scope: &Scope,
+    id: &Value,
+    after: Option<&TaskId>,
+) -> Result<McpResponse, McpError> {
+    match d.runtime.list(scope, after, LIST_PAGE).await? {
+        Some(page) => Ok(McpResponse::result(id, &list_result(&page))),
+        None => Err(McpError::MethodNotFound),
+    }
 }
 
 /// `tasks/cancel`.

@@ -86,6 +86,7 @@ where
     duplicate_id_is_refused_and_changes_nothing(&make().await).await;
     work_is_returned_for_its_scope_only(&make().await).await;
     load_reads_any_scope_and_skips_missing_and_expired(&make().await).await;
+    list_pages_one_scope_in_id_order(&make().await).await;
     answered_inputs_survive_the_store(&make().await).await;
     concurrent_creates_respect_max_tasks(Arc::new(make().await)).await;
     concurrent_reapers_keep_the_counts_exact(Arc::new(make().await)).await;
@@ -308,6 +309,50 @@ pub async fn load_reads_any_scope_and_skips_missing_and_expired<S: Store>(store:
         store.load(&[], at(10)).await.expect("load").is_empty(),
         "load of no ids is empty"
     );
+}
+
+/// `list` answers one scope's unexpired tasks in id order, a page at a time (a store that
+/// cannot list, answering `None`, passes).
+pub async fn list_pages_one_scope_in_id_order<S: Store>(store: &S) {
+    for name in ["c", "a", "e", "b"] {
+        create_ok(store, name, &alice(), Some(TTL_MS)).await;
+    }
+    create_ok(store, "d", &bob(), Some(TTL_MS)).await;
+    create_ok(store, "short", &alice(), Some(5)).await;
+    let ids = |page: Vec<Snapshot>| -> Vec<String> {
+        page.iter()
+            .map(|s| s.task.id().as_str().to_owned())
+            .collect()
+    };
+    let Some(first) = store.list(&alice(), None, 3, at(10)).await.expect("list") else {
+        return;
+    };
+    assert_eq!(
+        ids(first),
+        ["a", "b", "c"],
+        "list: the first page, in id order"
+    );
+    let after = id("c");
+    let rest = store
+        .list(&alice(), Some(&after), 3, at(10))
+        .await
+        .expect("list");
+    assert_eq!(
+        ids(rest.expect("a listing store lists every page")),
+        ["e"],
+        "list: after the cursor; another scope's and expired tasks left out"
+    );
+    let bobs = store.list(&bob(), None, 10, at(10)).await.expect("list");
+    assert_eq!(
+        ids(bobs.expect("listed")),
+        ["d"],
+        "list: only the scope's tasks"
+    );
+    let none = store
+        .list(&Scope::shared(), None, 10, at(10))
+        .await
+        .expect("list");
+    assert!(none.expect("listed").is_empty(), "list: an empty scope");
 }
 
 /// A task is invisible to every other scope.

@@ -154,6 +154,29 @@ impl Store for MemoryStore {
         }))
     }
 
+    async fn list(
+        &self,
+        scope: &Scope,
+        after: Option<&TaskId>,
+        limit: usize,
+        now: Timestamp,
+    ) -> Result<Option<Vec<Snapshot>>, StoreError> {
+        // A scan: the memory store keeps no index by scope.
+        let mut page: Vec<Snapshot> = self
+            .tasks
+            .iter()
+            .filter(|entry| {
+                entry.scope == *scope
+                    && !entry.task.is_expired(now)
+                    && after.is_none_or(|after| entry.key() > after)
+            })
+            .map(|entry| Self::snapshot(&entry))
+            .collect();
+        page.sort_by(|a, b| a.task.id().cmp(b.task.id()));
+        page.truncate(limit);
+        Ok(Some(page))
+    }
+
     async fn load(&self, ids: &[TaskId], now: Timestamp) -> Result<Vec<Snapshot>, StoreError> {
         Ok(ids
             .iter()

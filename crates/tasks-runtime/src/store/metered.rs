@@ -66,6 +66,17 @@ impl Store for Metered {
         self.timed("get", self.inner.get(scope, id, now)).await
     }
 
+    async fn list(
+        &self,
+        scope: &Scope,
+        after: Option<&TaskId>,
+        limit: usize,
+        now: Timestamp,
+    ) -> Result<Option<Vec<Snapshot>>, StoreError> {
+        self.timed("list", self.inner.list(scope, after, limit, now))
+            .await
+    }
+
     async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError> {
         self.timed("work", self.inner.work(scope, id)).await
     }

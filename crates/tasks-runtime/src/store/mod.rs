@@ -228,6 +228,20 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
     ) -> Result<Option<Snapshot>, StoreError>;
 
+    /// Up to `limit` tasks of `scope` unexpired at `now`, in ascending task-id order, starting
+    /// after task id `after` (exclusive) when given: one page of a 2025-11-25 `tasks/list`.
+    /// `None` (the default) when the store cannot list.
+    async fn list(
+        &self,
+        scope: &Scope,
+        after: Option<&TaskId>,
+        limit: usize,
+        now: Timestamp,
+    ) -> Result<Option<Vec<Snapshot>>, StoreError> {
+        let _ = (scope, after, limit, now);
+        Ok(None)
+    }
+
     /// The work descriptor of task `id` of `scope` (for tooling). A store may drop the
     /// descriptor once the task is terminal (nothing runs it again) and answer `None` then.
     async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError>;

@@ -520,3 +520,28 @@ async fn tasks_list_pages_the_callers_tasks_and_is_offered_only_to_identified_ca
         .await
         .error(200, -32602, "Invalid cursor");
 }
+
+#[tokio::test]
+async fn the_2026_task_methods_reach_a_task_created_in_a_session() {
+    let (d, _) = dispatcher();
+    let session = open(&d).await;
+    let task = create(&d, &session, "block", json!({})).await;
+    let id = task["taskId"].as_str().unwrap().to_owned();
+    // Same scope, the 2026-07-28 path: tasks/get sees it, tasks/cancel acknowledges.
+    let modern = Req::get(&id).tasks().send(&d).await.result();
+    assert_eq!(modern["status"], "working");
+    assert_eq!(modern["taskId"], id.as_str());
+    let ack = Req::cancel(&id).tasks().send(&d).await.result();
+    assert_eq!(ack["resultType"], "complete");
+    let legacy = legacy_result(
+        &task_method(&session, "tasks/get", &json!(id))
+            .send(&d)
+            .await,
+    );
+    assert_eq!(legacy["status"], "cancelled");
+    // Without the Tasks declaration, the 2026 path refuses as it does for any task (-32021).
+    Req::get(&id)
+        .send(&d)
+        .await
+        .error(400, -32021, "Missing required client capability");
+}

@@ -89,6 +89,14 @@ pub fn parse_call(params: &Value) -> Result<CallParams<'_>, McpError> {
     })
 }
 
+/// The tool error result answering arguments that fail the `inputSchema` (step 7):
+/// `{"content":[{"type":"text","text":message}],"isError":true,"resultType":"complete"}`.
+pub fn invalid_arguments_result(message: String) -> JsonObject {
+    let result = json!({"content": [{"type": "text", "text": message}], "isError": true,
+                        "resultType": "complete"});
+    result.as_object().cloned().unwrap_or_default()
+}
+
 /// What the planner needs to know of a tool: server configuration, no code.
 pub trait ToolRules {
     /// Arguments mirrored in `Mcp-Param-*` headers.
@@ -184,11 +192,9 @@ pub fn plan_call<H: HeaderSource + ?Sized>(
     };
     // 7. Arguments.
     if let Err(message) = tool.validate_arguments(&call.arguments) {
-        let result = json!({"content": [{"type": "text", "text": message}], "isError": true,
-                            "resultType": "complete"});
-        return Ok(CallPlan::InvalidArguments(
-            result.as_object().cloned().unwrap_or_default(),
-        ));
+        return Ok(CallPlan::InvalidArguments(invalid_arguments_result(
+            message,
+        )));
     }
     // 8. Run or create.
     Ok(match decision {

@@ -81,17 +81,7 @@ impl RequestMeta {
                     })?,
             ),
         };
-        let progress_token = match meta.get(META_PROGRESS_TOKEN) {
-            None => None,
-            Some(token) if token.is_string() || token.is_i64() || token.is_u64() => {
-                Some(token.clone())
-            }
-            Some(_) => {
-                return Err(McpError::invalid_params(
-                    "params._meta progressToken must be a string or an integer",
-                ))
-            }
-        };
+        let progress_token = progress_token(meta)?;
         Ok(RequestMeta {
             protocol_version,
             client_capabilities,
@@ -127,6 +117,23 @@ impl RequestMeta {
         self.client_capabilities
             .get(name)
             .is_some_and(Value::is_object)
+    }
+}
+
+/// `_meta.progressToken` of a request, when present (schema `ProgressToken`; the same in the
+/// 2025 revisions).
+///
+/// # Errors
+/// -32602 when it is neither a string nor an integer.
+pub fn progress_token(meta: &JsonObject) -> Result<Option<Value>, McpError> {
+    match meta.get(META_PROGRESS_TOKEN) {
+        None => Ok(None),
+        Some(token) if token.is_string() || token.is_i64() || token.is_u64() => {
+            Ok(Some(token.clone()))
+        }
+        Some(_) => Err(McpError::invalid_params(
+            "params._meta progressToken must be a string or an integer",
+        )),
     }
 }
 

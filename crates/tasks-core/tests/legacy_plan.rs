@@ -481,8 +481,12 @@ fn tasks_exist_only_in_sessions_offered_them() {
             "{method}"
         );
         assert_eq!(
-            session_error(request(TASKS, method, json!({"taskId": 1}))).2,
-            "taskId must be a string"
+            session_error(request(TASKS, method, json!({"taskId": 1}))),
+            (
+                json!(2),
+                -32602,
+                "A non-empty taskId is required".to_owned()
+            )
         );
     }
     // `tasks/list` is not advertised, so not served.

@@ -122,8 +122,9 @@ impl Dispatcher {
         &self.shared.runtime
     }
 
-    /// Steps 1–2 on the request head: `Host`/`Origin` (403), POST (405; a GET or DELETE naming
-    /// a live 2025 session of the caller passes: [`ServerBuilder::sessions`](crate::ServerBuilder::sessions)), a `Content-Type`
+    /// Steps 1–2 on the request head: `Host`/`Origin` (403), POST (405; with the session path on,
+    /// a GET or DELETE carrying `Mcp-Session-Id` passes, and is 405 later unless it names a
+    /// live session of the caller: [`ServerBuilder::sessions`](crate::ServerBuilder::sessions)), a `Content-Type`
     /// other than `application/json` (415; a missing one is accepted), then the caller's scope:
     /// a [`Principal`] in the request extensions (hashed with the scope key), else the scope
     /// function (which may refuse: 401), else the shared scope. Returns the caller's scope, or
@@ -148,12 +149,9 @@ impl Dispatcher {
         if post && !json_content_type(&parts.headers) {
             return Err(McpResponse::error(None, &McpError::UnsupportedMediaType));
         }
-        let scope = self.scope_of(parts)?;
-        // A GET or DELETE naming no live session is the 2026 answer: 405.
-        if !post && !legacy::names_live_session(&self.shared, parts, &scope) {
-            return Err(McpResponse::error(None, &McpError::HttpMethodNotAllowed));
-        }
-        Ok(scope)
+        // A GET or DELETE naming no live session of the caller is the 2026 answer, 405, given
+        // by [`Dispatcher::session_request`] (where the session is looked up once).
+        self.scope_of(parts)
     }
 
     /// The caller's scope: see [`Dispatcher::admit_head`].

@@ -31,6 +31,11 @@ async fn create(d: &Dispatcher, session: &str, tool: &str, hint: Value) -> Value
     result["task"].clone()
 }
 
+/// The 2025 status `tasks/get` answers for `task_id`.
+async fn status_of(d: &Dispatcher, session: &str, task_id: &Value) -> Value {
+    legacy_result(&task_method(session, "tasks/get", task_id).send(d).await)["status"].clone()
+}
+
 fn task_method(session: &str, method: &str, task_id: &Value) -> Req {
     in_session(session, method)
         .param("taskId", task_id.clone())
@@ -105,10 +110,7 @@ async fn failures_show_as_failed_and_tasks_result_answers_the_stored_outcome() {
     let task = create(&d, &session, "explode", json!({})).await;
     let id = task["taskId"].clone();
     wait_status(&mut events, id.as_str().unwrap(), TaskStatus::Failed).await;
-    assert_eq!(
-        legacy_result(&task_method(&session, "tasks/get", &id).send(&d).await)["status"],
-        "failed"
-    );
+    assert_eq!(status_of(&d, &session, &id).await, "failed");
     task_method(&session, "tasks/result", &id)
         .send(&d)
         .await
@@ -120,10 +122,7 @@ async fn failures_show_as_failed_and_tasks_result_answers_the_stored_outcome() {
     let strict_id = id.as_str().unwrap().to_owned();
     let done = wait_for(&mut events, &strict_id, |t| t.is_terminal()).await;
     assert_eq!(done.status(), TaskStatus::Completed);
-    assert_eq!(
-        legacy_result(&task_method(&session, "tasks/get", &id).send(&d).await)["status"],
-        "failed"
-    );
+    assert_eq!(status_of(&d, &session, &id).await, "failed");
     let result = task_method(&session, "tasks/result", &id)
         .send(&d)
         .await
@@ -175,10 +174,7 @@ async fn tasks_result_carries_the_input_requests_and_the_answers_resume_the_task
     let id = task["taskId"].clone();
     let task_id = id.as_str().unwrap().to_owned();
     wait_status(&mut events, &task_id, TaskStatus::InputRequired).await;
-    assert_eq!(
-        legacy_result(&task_method(&session, "tasks/get", &id).send(&d).await)["status"],
-        "input_required"
-    );
+    assert_eq!(status_of(&d, &session, &id).await, "input_required");
     // A first tasks/result gets the request, then goes away without answering.
     let mut first = task_method(&session, "tasks/result", &id)
         .send(&d)
@@ -200,10 +196,7 @@ async fn tasks_result_carries_the_input_requests_and_the_answers_resume_the_task
     .send(&d)
     .await
     .anonymous_error(400, -32600, "No outstanding request has this id");
-    assert_eq!(
-        legacy_result(&task_method(&session, "tasks/get", &id).send(&d).await)["status"],
-        "input_required"
-    );
+    assert_eq!(status_of(&d, &session, &id).await, "input_required");
     // The next tasks/result sends it again; the answer resumes the task.
     let mut second = task_method(&session, "tasks/result", &id)
         .id(json!(8))

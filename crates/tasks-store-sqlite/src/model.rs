@@ -57,22 +57,15 @@ impl Model {
         limit: usize,
         now: Timestamp,
     ) -> Vec<Snapshot> {
-        let mut page: Vec<Snapshot> = self
+        let tasks = self
             .tasks
             .iter()
-            .filter(|entry| {
-                entry.scope == *scope
-                    && !entry.task.is_expired(now)
-                    && after.is_none_or(|after| entry.key() > after)
-            })
+            .filter(|entry| entry.scope == *scope && !entry.task.is_expired(now))
             .map(|entry| Snapshot {
                 task: entry.task.clone(),
                 scope: entry.scope.clone(),
-            })
-            .collect();
-        page.sort_by(|a, b| a.task.id().cmp(b.task.id()));
-        page.truncate(limit);
-        page
+            });
+        tasks_runtime::store::list_page(tasks, after, limit)
     }
 
     /// The tasks among `ids` that exist and are unexpired at `now`, whatever their scope.

@@ -22,22 +22,24 @@
 //! and Handling"). `tasks/get`, `tasks/result` and `tasks/cancel` exist only in sessions
 //! offered tasks (-32601 elsewhere); `tasks/list` only where advertised (the caller is identified; -32601 elsewhere).
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::admission::{Envelope, HeaderSource, Message, Response};
-use crate::call::parse_call;
+use crate::call::{invalid_arguments_result, parse_call};
 use crate::error::McpError;
 use crate::headers::{self, MirroredHeader};
+use crate::id::TaskId;
 use crate::logging::LogLevel;
+use crate::negotiation::progress_token;
+use crate::params::parse_task_ref;
 use crate::plan::ServerView;
-use crate::protocol::LEGACY_VERSIONS;
-use crate::protocol::{META_PROGRESS_TOKEN, METHOD_INITIALIZE};
+use crate::protocol::{LEGACY_VERSIONS, METHOD_INITIALIZE};
 use crate::JsonObject;
 
 use super::session::Phase;
 use super::tasks::{decide, parse_cursor, TaskHint};
 use super::version::negotiate;
-use crate::id::TaskId;
+use super::wire::legacy_result;
 
 /// What the transport found for the message's `Mcp-Session-Id`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -315,13 +317,10 @@ fn plan_notification(method: &str, params: Option<&Value>) -> LegacyPlan {
     }
 }
 
-/// `params.taskId` of a task method (a `related-task` `_meta` is ignored: the param wins).
+/// `params.taskId` of a task method, parsed as the 2026 task methods do (a `related-task`
+/// `_meta` is ignored: the param wins).
 fn task_id(params: &Value) -> Result<TaskId, McpError> {
-    let id = params
-        .get("taskId")
-        .and_then(Value::as_str)
-        .ok_or_else(|| McpError::invalid_params("taskId must be a string"))?;
-    TaskId::parse(id).map_err(|error| McpError::invalid_params(error.to_string()))
+    parse_task_ref(params).map(|target| target.task_id)
 }
 
 fn plan_call(params: &Value, view: &dyn ServerView, tasks: bool) -> Result<LegacyCall, McpError> {
@@ -332,14 +331,9 @@ fn plan_call(params: &Value, view: &dyn ServerView, tasks: bool) -> Result<Legac
     let tool = view
         .tool(call.name)
         .ok_or_else(|| McpError::invalid_params("Unknown tool"))?;
-    let progress_token = match params.get("_meta").and_then(|m| m.get(META_PROGRESS_TOKEN)) {
+    let progress_token = match params.get("_meta").and_then(Value::as_object) {
+        Some(meta) => progress_token(meta)?,
         None => None,
-        Some(token) if token.is_string() || token.is_i64() || token.is_u64() => Some(token.clone()),
-        Some(_) => {
-            return Err(McpError::invalid_params(
-                "params._meta progressToken must be a string or an integer",
-            ))
-        }
     };
     // Without tasks offered, a hint is ignored and every tool runs now (2025-11-25 tasks, "Task
     // Support and Handling").
@@ -353,10 +347,7 @@ fn plan_call(params: &Value, view: &dyn ServerView, tasks: bool) -> Result<Legac
     let invalid_arguments = tool
         .validate_arguments(&call.arguments)
         .err()
-        .map(|message| {
-            let result = json!({"content": [{"type": "text", "text": message}], "isError": true});
-            result.as_object().cloned().unwrap_or_default()
-        });
+        .map(|message| legacy_result(invalid_arguments_result(message)));
     Ok(LegacyCall {
         name: call.name.to_owned(),
         arguments: call.arguments,

@@ -17,11 +17,11 @@
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use tasks_core::legacy::wire::legacy_result;
 use tasks_core::legacy::LegacyCall;
 use tasks_core::{JsonObject, JsonRpcError};
-use tasks_runtime::{run_sync, Notifier, SyncCall, SyncOutcome, Tool};
+use tasks_runtime::{error_result, run_sync, Notifier, SyncCall, SyncOutcome, Tool};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -107,11 +107,10 @@ async fn drive(
         match ask(&session, asked, None, &tx, &cancel).await {
             Some(Ok(new_answers)) => answers.extend(new_answers),
             Some(Err(refused)) => {
-                let text = format!(
+                let result = error_result(format!(
                     "The client refused input request {} (JSON-RPC error {})",
                     refused.key, refused.code
-                );
-                let result = json!({"content": [{"type": "text", "text": text}], "isError": true});
+                ));
                 let _ = tx.send(Frame::Final(result_bytes(&id, &result))).await;
                 return;
             }

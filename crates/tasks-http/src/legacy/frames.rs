@@ -53,29 +53,24 @@ where
         _cancel: cancel.drop_guard(),
         driver: driver.abort_handle(),
     };
-    if start == Start::Stream {
-        let frames = stream::unfold((rx, guard), |(mut rx, guard)| async move {
+    // The rest of the frames, as the stream's messages; the guard lives as long as the stream.
+    let rest = |rx: mpsc::Receiver<Frame>, guard: Guard| {
+        stream::unfold((rx, guard), |(mut rx, guard)| async move {
             match rx.recv().await? {
                 Frame::Message(bytes) | Frame::Final(bytes) => Some((bytes, (rx, guard))),
             }
-        });
-        return McpResponse::stream(Box::pin(frames));
+        })
+    };
+    if start == Start::Stream {
+        return McpResponse::stream(Box::pin(rest(rx, guard)));
     }
     match rx.recv().await {
         Some(Frame::Final(bytes)) => McpResponse::message(bytes),
         // Stopped before anything was sent: the request gets no response (an empty stream).
         None => McpResponse::stream(Box::pin(stream::empty())),
-        Some(Frame::Message(first)) => {
-            let rest = stream::unfold((rx, guard), |(mut rx, guard)| async move {
-                match rx.recv().await? {
-                    Frame::Message(bytes) | Frame::Final(bytes) => Some((bytes, (rx, guard))),
-                }
-            });
-            McpResponse::stream(Box::pin(futures_util::StreamExt::chain(
-                stream::iter([first]),
-                rest,
-            )))
-        }
+        Some(Frame::Message(first)) => McpResponse::stream(Box::pin(
+            futures_util::StreamExt::chain(stream::iter([first]), rest(rx, guard)),
+        )),
     }
 }
 

@@ -232,15 +232,6 @@ pub(crate) fn may_name_session(d: &Shared, parts: &Parts) -> bool {
         && parts.headers.contains_key(SESSION_HEADER)
 }
 
-/// Whether the request's `Mcp-Session-Id` names a live session of `scope`. A GET or DELETE
-/// naming none is answered as on the 2026 path (HTTP 405), where a stale session id is
-/// ignored.
-pub(crate) fn names_live_session(d: &Shared, parts: &Parts, scope: &Scope) -> bool {
-    d.sessions.as_ref().is_some_and(|sessions| {
-        session_id(&parts.headers).is_some_and(|id| sessions.get(&id, scope).is_some())
-    })
-}
-
 /// The one `Mcp-Session-Id` of a request, when it has the minted shape.
 fn session_id(headers: &HeaderMap) -> Option<SessionId> {
     let mut values = headers.get_all(SESSION_HEADER).iter();
@@ -302,6 +293,19 @@ struct GetStream {
     frames_tx: mpsc::Sender<Frame>,
 }
 
+/// Delivers `task`'s input requests on a GET stream (`tx`, ended by `stop`) in the background.
+fn spawn_delivery(
+    runtime: TaskRuntime,
+    session: Arc<Session>,
+    task: Arc<Task>,
+    tx: mpsc::Sender<Frame>,
+    stop: CancellationToken,
+) {
+    tokio::spawn(async move {
+        inputs::deliver(&runtime, &session, &task, &tx, &stop).await;
+    });
+}
+
 /// At most this many of a session's tasks are looked at for waiting input when a GET stream
 /// opens.
 const RESCAN_LIMIT: usize = 1_000;
@@ -318,13 +322,13 @@ impl GetStream {
     /// Starts delivering `task`'s input requests on this stream, in the background (the
     /// delivery waits for the client's answers).
     fn deliver(&self, task: Arc<Task>) {
-        let runtime = self.runtime.clone();
-        let session = self.claim.session().clone();
-        let tx = self.frames_tx.clone();
-        let stop = self.claim.token.clone();
-        tokio::spawn(async move {
-            inputs::deliver(&runtime, &session, &task, &tx, &stop).await;
-        });
+        spawn_delivery(
+            self.runtime.clone(),
+            self.claim.session().clone(),
+            task,
+            self.frames_tx.clone(),
+            self.claim.token.clone(),
+        );
     }
 
     /// Delivers the input requests of the session's tasks already waiting for input when the
@@ -344,11 +348,13 @@ impl GetStream {
                 }
                 if let Ok(task) = runtime.get(&session.scope, &id).await {
                     if matches!(task.state(), TaskState::InputRequired { .. }) {
-                        let (runtime, session, tx, stop) =
-                            (runtime.clone(), session.clone(), tx.clone(), stop.clone());
-                        tokio::spawn(async move {
-                            inputs::deliver(&runtime, &session, &task, &tx, &stop).await;
-                        });
+                        spawn_delivery(
+                            runtime.clone(),
+                            session.clone(),
+                            task,
+                            tx.clone(),
+                            stop.clone(),
+                        );
                     }
                 }
             }

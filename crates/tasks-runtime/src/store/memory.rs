@@ -162,19 +162,12 @@ impl Store for MemoryStore {
         now: Timestamp,
     ) -> Result<Option<Vec<Snapshot>>, StoreError> {
         // A scan: the memory store keeps no index by scope.
-        let mut page: Vec<Snapshot> = self
+        let tasks = self
             .tasks
             .iter()
-            .filter(|entry| {
-                entry.scope == *scope
-                    && !entry.task.is_expired(now)
-                    && after.is_none_or(|after| entry.key() > after)
-            })
-            .map(|entry| Self::snapshot(&entry))
-            .collect();
-        page.sort_by(|a, b| a.task.id().cmp(b.task.id()));
-        page.truncate(limit);
-        Ok(Some(page))
+            .filter(|entry| entry.scope == *scope && !entry.task.is_expired(now))
+            .map(|entry| Self::snapshot(&entry));
+        Ok(Some(super::list_page(tasks, after, limit)))
     }
 
     async fn load(&self, ids: &[TaskId], now: Timestamp) -> Result<Vec<Snapshot>, StoreError> {

@@ -196,6 +196,21 @@ impl StatusCounts {
     }
 }
 
+/// One page of [`Store::list`] from a scope's unexpired tasks in any order: those after
+/// `after`, in ascending id order, at most `limit` (for stores that scan memory).
+pub fn list_page(
+    tasks: impl Iterator<Item = Snapshot>,
+    after: Option<&TaskId>,
+    limit: usize,
+) -> Vec<Snapshot> {
+    let mut page: Vec<Snapshot> = tasks
+        .filter(|s| after.is_none_or(|after| s.task.id() > after))
+        .collect();
+    page.sort_by(|a, b| a.task.id().cmp(b.task.id()));
+    page.truncate(limit);
+    page
+}
+
 /// Persistence of tasks, modelled on compare-and-set, with node leases and per-task fencing.
 ///
 /// # Durability

@@ -165,6 +165,31 @@ pub fn decode_value(header: MirroredHeader, raw: &[u8]) -> Result<Cow<'_, str>, 
     }
 }
 
+/// Encodes `value` for a mirrored header, as a client sends it (streamable-http "Value
+/// Encoding"): as is when it is visible ASCII, space and tab with no surrounding
+/// whitespace and cannot be read as the base64 form; otherwise `=?base64?<standard base64>?=`
+/// (only for headers that allow it, [`MirroredHeader::allows_base64`]; for the others `None`).
+///
+/// [`decode_value`] reads every encoded value back to `value`.
+pub fn encode_value(header: MirroredHeader, value: &str) -> Option<Cow<'_, str>> {
+    let bytes = value.as_bytes();
+    let plain = bytes
+        .iter()
+        .all(|b| (0x20..=0x7e).contains(b) || *b == b'\t')
+        && trim(bytes).len() == bytes.len()
+        && !(header.allows_base64() && value.starts_with(SENTINEL_START));
+    if plain {
+        Some(Cow::Borrowed(value))
+    } else if header.allows_base64() {
+        Some(Cow::Owned(format!(
+            "{SENTINEL_START}{}{SENTINEL_END}",
+            STANDARD.encode(bytes)
+        )))
+    } else {
+        None
+    }
+}
+
 /// Requires `header` and compares its decoded value with `expected`.
 ///
 /// `expected: None` means the body field is missing or not a string: the header is still

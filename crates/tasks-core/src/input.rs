@@ -124,6 +124,24 @@ impl ClientCapability {
     }
 }
 
+/// A `ClientCapabilities` object declaring exactly `capabilities`, e.g.
+/// `{"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}}`: what a
+/// client sends in `_meta["io.modelcontextprotocol/clientCapabilities"]`.
+///
+/// ```
+/// use tasks_core::input::{declare, ClientCapability};
+/// let declared = declare([ClientCapability::ElicitationForm, ClientCapability::Roots]);
+/// assert!(ClientCapability::ElicitationForm.is_declared(&declared));
+/// assert!(!ClientCapability::Sampling.is_declared(&declared));
+/// ```
+pub fn declare(capabilities: impl IntoIterator<Item = ClientCapability>) -> JsonObject {
+    let mut declared = JsonObject::new();
+    for capability in capabilities {
+        capability.add_to(&mut declared);
+    }
+    declared
+}
+
 /// The -32021 error for `needs` that `declared` lacks, or `None` when all are declared.
 ///
 /// `data.requiredCapabilities` names every missing capability in one `ClientCapabilities`

@@ -221,6 +221,29 @@ fn header_integer(header: &str) -> Option<i128> {
     whole.parse().ok()
 }
 
+/// The `Mcp-Param-*` headers a client sends with `arguments`: `(header name, encoded value)`
+/// for every annotated argument of its declared type, in annotation order (strings encoded by
+/// [`crate::headers::encode_value`], integers in decimal, booleans as `true`/`false`).
+/// [`check_param_headers`] accepts exactly these.
+pub fn mirror(params: &[ParamHeader], arguments: &JsonObject) -> Vec<(String, String)> {
+    params
+        .iter()
+        .filter_map(|param| {
+            let value = arguments.get(&param.property)?;
+            if !mirrored(param.kind, value) {
+                return None;
+            }
+            let text = match value {
+                Value::String(text) => {
+                    crate::headers::encode_value(MirroredHeader::Param, text)?.into_owned()
+                }
+                other => other.to_string(),
+            };
+            Some((param.header.clone(), text))
+        })
+        .collect()
+}
+
 /// Checks every annotated argument against its header.
 ///
 /// `header` returns the single raw value of a header by name (or `None` when absent), or the

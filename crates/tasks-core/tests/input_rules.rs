@@ -419,3 +419,39 @@ proptest! {
         }
     }
 }
+
+/// `declare` builds the object `is_declared` reads, for every subset of capabilities.
+#[test]
+fn declared_capabilities_are_exactly_those_declared() {
+    let all = [
+        ClientCapability::ElicitationForm,
+        ClientCapability::ElicitationUrl,
+        ClientCapability::Sampling,
+        ClientCapability::SamplingTools,
+        ClientCapability::SamplingContext,
+        ClientCapability::Roots,
+        ClientCapability::Tasks,
+    ];
+    for mask in 0u32..(1 << all.len()) {
+        let chosen: Vec<_> = (0..all.len())
+            .filter(|i| mask & (1 << i) != 0)
+            .map(|i| all[i])
+            .collect();
+        let declared = tasks_core::input::declare(chosen.iter().copied());
+        for capability in all {
+            let implied = chosen.contains(&capability)
+                || (capability == ClientCapability::Sampling
+                    && chosen.iter().any(|c| {
+                        matches!(
+                            c,
+                            ClientCapability::SamplingTools | ClientCapability::SamplingContext
+                        )
+                    }));
+            assert_eq!(
+                capability.is_declared(&declared),
+                implied,
+                "{capability:?} in {declared:?}"
+            );
+        }
+    }
+}

@@ -10,7 +10,8 @@ use base64::Engine as _;
 use common::*;
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use tasks_core::headers::{check_mirrored, decode_value, MirroredHeader};
+use tasks_core::headers::{check_mirrored, decode_value, encode_value, MirroredHeader};
+use tasks_core::param_headers::{check_param_headers, mirror, param_headers};
 use tasks_core::params::{parse_task_ref, parse_update};
 use tasks_core::protocol::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 use tasks_core::{LogLevel, McpError, RequestMeta};
@@ -378,4 +379,48 @@ fn request_meta_messages() {
         ),
         "params._meta is missing io.modelcontextprotocol/clientCapabilities"
     );
+}
+
+proptest! {
+    /// What a client encodes (`encode_value`) the server decodes back to the same string, for
+    /// `Mcp-Name` and `Mcp-Param-*`; the literal-only headers encode only plain values.
+    #[test]
+    fn encoded_header_values_decode_to_themselves(value in any::<String>()) {
+        for header in [MirroredHeader::Name, MirroredHeader::Param] {
+            let encoded = encode_value(header, &value).expect("base64 headers encode anything");
+            let decoded = decode_value(header, encoded.as_bytes()).expect("decodes");
+            prop_assert_eq!(decoded.as_ref(), value.as_str());
+        }
+        match encode_value(MirroredHeader::Method, &value) {
+            Some(encoded) => {
+                prop_assert_eq!(encoded.as_ref(), value.as_str());
+                prop_assert_eq!(decode_value(MirroredHeader::Method, value.as_bytes()).expect("plain"), value.as_str());
+            }
+            None => prop_assert!(value.trim_matches([' ', '\t']) != value || !value.bytes().all(|b| (0x20..=0x7e).contains(&b) || b == b'\t')),
+        }
+    }
+
+    /// The `Mcp-Param-*` headers a client mirrors (`param_headers::mirror`) pass the server's
+    /// check, for any string, integer and boolean arguments.
+    #[test]
+    fn mirrored_arguments_pass_the_server_check(
+        text in any::<String>(),
+        number in any::<i64>(),
+        flag in any::<bool>(),
+    ) {
+        let schema = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "count": {"type": "integer", "x-mcp-header": "Count"},
+            "dry": {"type": "boolean", "x-mcp-header": "Dry"},
+        }});
+        let params = param_headers(schema.as_object().expect("object")).expect("valid annotations");
+        let arguments = json!({"region": text, "count": number, "dry": flag});
+        let arguments = arguments.as_object().expect("object");
+        let sent = mirror(&params, arguments);
+        prop_assert_eq!(sent.len(), 3);
+        let lookup = |name: &str| -> Result<Option<&[u8]>, McpError> {
+            Ok(sent.iter().find(|(h, _)| h.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_bytes()))
+        };
+        prop_assert_eq!(check_param_headers(&params, arguments, lookup), Ok(()));
+    }
 }

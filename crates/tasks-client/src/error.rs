@@ -1,0 +1,113 @@
+//! [`ClientError`]: every way a client call can fail, with the JSON-RPC code kept and the
+//! retryable ones marked.
+
+use serde_json::Value;
+use tasks_core::JsonRpcError;
+
+/// Why a call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The server could not be reached, or the connection broke (retryable).
+    #[error("cannot reach the server: {0}")]
+    Transport(#[source] reqwest::Error),
+    /// An HTTP error status without a JSON-RPC error body, e.g. 401, 404 or 502.
+    #[error("the server answered HTTP {status}")]
+    Http {
+        /// The HTTP status.
+        status: u16,
+    },
+    /// A JSON-RPC error from the server: `error.code` is the JSON-RPC code (e.g. -32602
+    /// invalid params, -32021 missing client capability), `http_status` the HTTP status it
+    /// came with.
+    #[error("the server refused the request: {} ({})", error.message, error.code)]
+    Rpc {
+        /// The JSON-RPC error object.
+        error: JsonRpcError,
+        /// The HTTP status of the response (200 inside an SSE stream).
+        http_status: u16,
+    },
+    /// The server does not serve MCP 2026-07-28: it answered `server/discover` with -32022,
+    /// with a `supportedVersions` list without it, or like a server of the session-based
+    /// revisions (which have no `server/discover`). `supported` lists what it said it serves,
+    /// when it said so.
+    #[error(
+        "unsupported server era: the server does not serve MCP 2026-07-28{}",
+        describe(supported)
+    )]
+    UnsupportedServerEra {
+        /// The revisions the server named, if any.
+        supported: Vec<String>,
+    },
+    /// A reply this client cannot read as MCP 2026-07-28 (not JSON-RPC, a wrong shape).
+    #[error("malformed reply from the server: {0}")]
+    Malformed(String),
+    /// The deadline of [`crate::SettleOptions::deadline`] passed before the task ended.
+    #[error("the task did not finish before the deadline")]
+    Deadline,
+    /// The server asked for input this client has no handler for (e.g. sampling without a
+    /// sampling handler); the task stays parked on the server.
+    #[error("the server asks for {method}, which this client does not handle")]
+    NoHandler {
+        /// The input request's method, e.g. `sampling/createMessage`.
+        method: String,
+    },
+    /// The input handler gave up (e.g. the user interrupted the prompt), or its answer does not
+    /// fit the request.
+    #[error("input was not given: {0}")]
+    Input(String),
+}
+
+fn describe(supported: &[String]) -> String {
+    if supported.is_empty() {
+        String::new()
+    } else {
+        format!(" (it serves {})", supported.join(", "))
+    }
+}
+
+impl ClientError {
+    /// The JSON-RPC error code, for [`ClientError::Rpc`].
+    pub fn code(&self) -> Option<i64> {
+        match self {
+            ClientError::Rpc { error, .. } => Some(error.code),
+            _ => None,
+        }
+    }
+
+    /// Whether trying again later may succeed: a transport failure, or HTTP 429, 502, 503
+    /// or 504 (with or without a JSON-RPC body, e.g. the server's -32603 "Too many tasks").
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ClientError::Transport(error) => !error.is_builder() && !error.is_decode(),
+            ClientError::Http { status } => retryable_status(*status),
+            ClientError::Rpc { http_status, .. } => retryable_status(*http_status),
+            _ => false,
+        }
+    }
+
+    pub(crate) fn rpc(error: JsonRpcError, http_status: u16) -> Self {
+        ClientError::Rpc { error, http_status }
+    }
+
+    pub(crate) fn malformed(what: impl Into<String>) -> Self {
+        ClientError::Malformed(what.into())
+    }
+
+    /// The revisions named in a -32022 error's `data.supported`.
+    pub(crate) fn supported_versions(data: Option<&Value>) -> Vec<String> {
+        data.and_then(|data| data.get("supported"))
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+fn retryable_status(status: u16) -> bool {
+    matches!(status, 429 | 502 | 503 | 504)
+}

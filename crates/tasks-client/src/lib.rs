@@ -1,0 +1,88 @@
+//! # tasks-client
+//!
+//! A client for MCP 2026-07-28 servers with the Tasks extension (`io.modelcontextprotocol/tasks`,
+//! SEP-2663): call a tool and get one [`Execution`], whether the server answers at once,
+//! asks for input first (an MRTR `input_required` round), or creates a task; then
+//! [`TaskCall::settle`] it to an [`Outcome`].
+//!
+//! * **Wire shapes** come from `tasks-core` (the server's own types: [`DetailedTask`],
+//!   [`CreateTaskResult`], [`ToolEntry`], input requests and answers), so client and server
+//!   cannot drift apart.
+//! * **Era:** [`Client::connect`] asks `server/discover` first; a server that does not serve
+//!   2026-07-28 (for example one of the session-based 2025 revisions only) is
+//!   [`ClientError::UnsupportedServerEra`].
+//! * **Input:** an [`InputHandler`] answers elicitation (form and URL), sampling and roots
+//!   requests, through MRTR retries or `tasks/update`. Only the capabilities it names are
+//!   declared, so a server never asks for what the client cannot answer.
+//! * **Waiting:** [`SettleOptions`]: `subscriptions/listen` with a fallback to polling, or
+//!   polling at the server's `pollIntervalMs` with jitter; backoff on retryable errors; an
+//!   optional deadline. [`TaskCall::updates`] is the same as a `Stream` of changes.
+//! * **Resuming:** [`TaskCall::handle`] is a serializable [`TaskHandle`]; after a restart,
+//!   [`Client::resume`] finds the task again.
+//! * **Errors** ([`ClientError`]) keep the JSON-RPC code ([`ClientError::code`]) and say
+//!   whether a retry may help ([`ClientError::is_retryable`]).
+//!
+//! ## Example
+//!
+//! ```no_run
+//! use async_trait::async_trait;
+//! use serde_json::json;
+//! use tasks_client::{Client, ClientError, Elicitation, InputHandler, Outcome, SettleOptions};
+//! use tasks_core::input::{ClientCapability, ElicitAnswer};
+//!
+//! /// Says yes to every confirmation form.
+//! struct AlwaysYes;
+//!
+//! #[async_trait]
+//! impl InputHandler for AlwaysYes {
+//!     fn capabilities(&self) -> Vec<ClientCapability> {
+//!         vec![ClientCapability::ElicitationForm]
+//!     }
+//!     async fn elicit(&self, _key: &str, _request: Elicitation) -> Result<ElicitAnswer, ClientError> {
+//!         let content = json!({"confirm": true});
+//!         Ok(ElicitAnswer::Accept(content.as_object().cloned().unwrap_or_default()))
+//!     }
+//! }
+//!
+//! # async fn run() -> Result<(), ClientError> {
+//! let client = Client::builder("http://127.0.0.1:3000/mcp")
+//!     .input_handler(AlwaysYes)
+//!     .connect()
+//!     .await?;
+//! let arguments = json!({"filename": "a.txt"}).as_object().cloned().unwrap_or_default();
+//! let execution = client.call_tool("confirm_delete", arguments).await?;
+//! if let Some(task) = execution.task() {
+//!     println!("task {} created; resume it with {}", task.id(),
+//!         serde_json::to_string(&task.handle()).unwrap_or_default());
+//! }
+//! match execution.settle(&SettleOptions::default()).await? {
+//!     Outcome::Completed(result) => println!("{}", result.text()),
+//!     Outcome::ToolError(result) => eprintln!("tool error: {}", result.text()),
+//!     Outcome::Failed(error) => eprintln!("failed: {} ({})", error.message, error.code),
+//!     Outcome::Cancelled => eprintln!("cancelled"),
+//!     _ => {}
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Sources: the MCP 2026-07-28 specification
+//! (<https://modelcontextprotocol.io/specification/2026-07-28>) and SEP-2663
+//! (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
+#![forbid(unsafe_code)]
+
+mod client;
+mod error;
+mod handler;
+mod outcome;
+mod settle;
+mod task;
+mod transport;
+
+pub use client::{Client, ClientBuilder, MAX_INPUT_ROUNDS};
+pub use error::ClientError;
+pub use handler::{Elicitation, ElicitationMode, InputHandler};
+pub use outcome::{Execution, Outcome, ToolResult};
+pub use settle::{SettleOptions, Wait, LISTEN_RECHECK, MAX_POLL, MIN_POLL};
+pub use task::{TaskCall, TaskHandle};
+pub use tasks_core::wire::{CreateTaskResult, DetailedTask, DiscoverResult, ToolEntry};

@@ -1,0 +1,276 @@
+//! Waiting for a task: [`SettleOptions`] and the watcher behind [`crate::TaskCall::updates`].
+//!
+//! * **Listen** ([`Wait::Listen`], the default): one `subscriptions/listen` request naming the
+//!   task (`notifications.taskIds`); each `notifications/tasks` on the stream is the task's new
+//!   state. After the acknowledgement, one `tasks/get` catches a change made before the
+//!   subscription, and a `tasks/get` every [`LISTEN_RECHECK`] guards against a lost
+//!   notification. If the server refuses the listen request, does not honour the task id, or
+//!   the stream ends, the watcher falls back to polling.
+//! * **Poll** ([`Wait::Poll`]): `tasks/get` every `pollIntervalMs` of the last answer (or
+//!   [`SettleOptions::default_poll_interval`]), bounded to [[`MIN_POLL`], [`MAX_POLL`]], with
+//!   ±10 % jitter so that many clients do not poll in step.
+//! * A retryable error ([`ClientError::is_retryable`]) is retried with exponential backoff
+//!   and jitter (from 250 ms up to 10 s); any other error ends the watch.
+//!
+//! Sources: SEP-2663 "Task Polling" (`pollIntervalMs`) and "Task Status Notifications";
+//! MCP 2026-07-28 subscriptions
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>).
+
+use std::time::Duration;
+
+use backon::{BackoffBuilder as _, ExponentialBackoff, ExponentialBuilder};
+use futures_util::StreamExt as _;
+use rand::RngExt as _;
+use serde_json::{json, Value};
+use tasks_core::wire::DetailedTask;
+use tasks_core::{JsonObject, TaskId, TaskStatus, Timestamp};
+use tokio::time::Instant;
+
+use crate::client::Client;
+use crate::error::ClientError;
+use crate::transport::MessageStream;
+
+/// The shortest polling interval used, whatever the server suggests.
+pub const MIN_POLL: Duration = Duration::from_millis(50);
+/// The longest polling interval used, whatever the server suggests.
+pub const MAX_POLL: Duration = Duration::from_secs(60);
+/// While listening, how often a `tasks/get` checks that no notification was lost.
+pub const LISTEN_RECHECK: Duration = Duration::from_secs(15);
+/// How long to wait for the listen acknowledgement before polling instead.
+const ACK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How to wait for a task's changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Wait {
+    /// `subscriptions/listen`, falling back to polling.
+    #[default]
+    Listen,
+    /// `tasks/get` at the server's `pollIntervalMs`.
+    Poll,
+}
+
+/// How [`crate::TaskCall::settle`] and [`crate::TaskCall::updates`] wait.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SettleOptions {
+    /// Give up after this long ([`ClientError::Deadline`]); `None` (the default) waits as
+    /// long as the task runs.
+    pub deadline: Option<Duration>,
+    /// Listen or poll.
+    pub wait: Wait,
+    /// The polling interval when the server suggests none (default 1 s).
+    pub default_poll_interval: Duration,
+}
+
+impl Default for SettleOptions {
+    fn default() -> Self {
+        SettleOptions {
+            deadline: None,
+            wait: Wait::Listen,
+            default_poll_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+impl SettleOptions {
+    /// Gives up after `deadline`.
+    pub fn deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// Waits the way `wait` says.
+    pub fn wait(mut self, wait: Wait) -> Self {
+        self.wait = wait;
+        self
+    }
+}
+
+/// What makes two views of a task different.
+type Seen = (TaskStatus, Timestamp, Option<String>);
+
+fn seen(task: &DetailedTask) -> Seen {
+    (
+        task.state.status(),
+        task.task.last_updated_at,
+        task.task.status_message.clone(),
+    )
+}
+
+enum Source {
+    Message(Option<Result<Value, ClientError>>),
+    Tick,
+}
+
+/// The state of one watch.
+pub(crate) struct Watcher {
+    client: Client,
+    task_id: TaskId,
+    options: SettleOptions,
+    deadline: Option<Instant>,
+    listen: Option<MessageStream>,
+    listen_tried: bool,
+    next_get: Instant,
+    backoff: ExponentialBackoff,
+    last: Option<Seen>,
+    done: bool,
+}
+
+impl Watcher {
+    pub(crate) fn new(client: Client, task_id: TaskId, options: SettleOptions) -> Self {
+        let now = Instant::now();
+        Watcher {
+            client,
+            task_id,
+            deadline: options.deadline.map(|d| now + d),
+            listen_tried: options.wait == Wait::Poll,
+            options,
+            listen: None,
+            next_get: now,
+            backoff: backoff(),
+            last: None,
+            done: false,
+        }
+    }
+
+    /// The next change, `None` after a terminal state or an error.
+    pub(crate) async fn next(&mut self) -> Option<Result<DetailedTask, ClientError>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                self.done = true;
+                return Some(Err(ClientError::Deadline));
+            }
+            if !self.listen_tried {
+                self.listen_tried = true;
+                self.listen = open_listen(&self.client, &self.task_id).await;
+                self.next_get = Instant::now();
+            }
+            let wake = match self.deadline {
+                Some(deadline) => deadline.min(self.next_get),
+                None => self.next_get,
+            };
+            let source = match self.listen.as_mut() {
+                Some(stream) => tokio::select! {
+                    message = stream.next() => Source::Message(message),
+                    () = tokio::time::sleep_until(wake) => Source::Tick,
+                },
+                None => {
+                    tokio::time::sleep_until(wake).await;
+                    Source::Tick
+                }
+            };
+            match source {
+                Source::Message(Some(Ok(message))) => {
+                    if let Some(task) = self.notified(message) {
+                        if let Some(change) = self.observe(task) {
+                            return Some(Ok(change));
+                        }
+                    }
+                }
+                Source::Message(_) => {
+                    // The stream ended or broke: poll from now on.
+                    self.listen = None;
+                    self.next_get = Instant::now();
+                }
+                Source::Tick if Instant::now() < self.next_get => {}
+                Source::Tick => match self.poll().await {
+                    Ok(Some(change)) => return Some(Ok(change)),
+                    Ok(None) => {}
+                    Err(error) => {
+                        self.done = true;
+                        return Some(Err(error));
+                    }
+                },
+            }
+        }
+    }
+
+    /// One `tasks/get`; schedules the next one.
+    async fn poll(&mut self) -> Result<Option<DetailedTask>, ClientError> {
+        match self.client.task(self.task_id.clone()).get().await {
+            Ok(task) => {
+                self.backoff = backoff();
+                let interval = if self.listen.is_some() {
+                    LISTEN_RECHECK
+                } else {
+                    jittered(
+                        task.task
+                            .poll_interval_ms
+                            .map_or(self.options.default_poll_interval, Duration::from_millis),
+                    )
+                };
+                self.next_get = Instant::now() + interval;
+                Ok(self.observe(task))
+            }
+            Err(error) if error.is_retryable() => {
+                let delay = self.backoff.next().unwrap_or(MAX_POLL);
+                self.next_get = Instant::now() + delay;
+                Ok(None)
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The task, if the view differs from the last one seen; a terminal one ends the watch.
+    fn observe(&mut self, task: DetailedTask) -> Option<DetailedTask> {
+        let now = seen(&task);
+        if self.last.as_ref() == Some(&now) {
+            return None;
+        }
+        self.done = now.0.is_terminal();
+        self.last = Some(now);
+        Some(task)
+    }
+
+    /// A `notifications/tasks` message about this task.
+    fn notified(&self, message: Value) -> Option<DetailedTask> {
+        if message.get("method").and_then(Value::as_str) != Some("notifications/tasks") {
+            return None;
+        }
+        let params = message.get("params")?;
+        if params.get("taskId").and_then(Value::as_str) != Some(self.task_id.as_str()) {
+            return None;
+        }
+        serde_json::from_value(params.clone()).ok()
+    }
+}
+
+/// Opens the listen stream and waits for its acknowledgement; `None` when the server
+/// refuses, does not honour this task id, or does not acknowledge in time.
+async fn open_listen(client: &Client, task_id: &TaskId) -> Option<MessageStream> {
+    let mut params = JsonObject::new();
+    params.insert(
+        "notifications".into(),
+        json!({"taskIds": [task_id.as_str()]}),
+    );
+    let mut stream = client.stream("subscriptions/listen", params).await.ok()?;
+    let ack = tokio::time::timeout(ACK_TIMEOUT, stream.next())
+        .await
+        .ok()??
+        .ok()?;
+    let honoured = ack.get("method").and_then(Value::as_str)
+        == Some("notifications/subscriptions/acknowledged")
+        && ack["params"]["notifications"]["taskIds"]
+            .as_array()
+            .is_some_and(|ids| ids.iter().any(|id| id == task_id.as_str()));
+    honoured.then_some(stream)
+}
+
+fn backoff() -> ExponentialBackoff {
+    ExponentialBuilder::default()
+        .with_min_delay(Duration::from_millis(250))
+        .with_max_delay(Duration::from_secs(10))
+        .with_jitter()
+        .without_max_times()
+        .build()
+}
+
+/// `interval` bounded to [`MIN_POLL`, `MAX_POLL`], times a random factor in [0.9, 1.1].
+fn jittered(interval: Duration) -> Duration {
+    let bounded = interval.clamp(MIN_POLL, MAX_POLL);
+    bounded.mul_f64(rand::rng().random_range(0.9..=1.1))
+}

@@ -1,0 +1,205 @@
+//! One MCP 2026-07-28 request over Streamable HTTP: the body with its per-request `_meta`, the
+//! routing headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`), and the
+//! answer read from `application/json` or from a `text/event-stream`.
+//!
+//! Sources: MCP 2026-07-28 streamable-http "Sending Messages to the Server" and "Standard
+//! Request Headers"
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>).
+
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use eventsource_stream::Eventsource as _;
+use futures_util::{Stream, StreamExt as _};
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use serde_json::{json, Value};
+use tasks_core::headers::{encode_value, MirroredHeader};
+use tasks_core::protocol::{
+    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, PROTOCOL_VERSION,
+};
+use tasks_core::{JsonObject, JsonRpcError, Method};
+
+use crate::error::ClientError;
+
+/// The JSON-RPC messages of an SSE response, in order.
+pub(crate) type MessageStream = Pin<Box<dyn Stream<Item = Result<Value, ClientError>> + Send>>;
+
+/// The endpoint, its credentials and the request-id counter.
+#[derive(Debug)]
+pub(crate) struct Connection {
+    http: reqwest::Client,
+    url: String,
+    bearer: Option<String>,
+    client_info: Value,
+    next_id: AtomicU64,
+}
+
+/// One request to send.
+#[derive(Debug)]
+pub(crate) struct Request<'a> {
+    pub(crate) method: &'a str,
+    pub(crate) params: JsonObject,
+    pub(crate) capabilities: &'a JsonObject,
+    /// `Mcp-Param-*` headers, already encoded.
+    pub(crate) param_headers: Vec<(String, String)>,
+}
+
+impl Connection {
+    pub(crate) fn new(
+        http: reqwest::Client,
+        url: String,
+        bearer: Option<String>,
+        client_info: Value,
+    ) -> Self {
+        Connection {
+            http,
+            url,
+            bearer,
+            client_info,
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn build(&self, request: Request<'_>) -> (u64, reqwest::RequestBuilder) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let name = Method::parse(request.method)
+            .and_then(Method::name_field)
+            .and_then(|field| request.params.get(field))
+            .and_then(Value::as_str)
+            .and_then(|name| encode_value(MirroredHeader::Name, name))
+            .map(|name| name.into_owned());
+        let mut params = request.params;
+        let mut meta = match params.remove("_meta") {
+            Some(Value::Object(meta)) => meta,
+            _ => JsonObject::new(),
+        };
+        meta.insert(META_PROTOCOL_VERSION.into(), json!(PROTOCOL_VERSION));
+        meta.insert(
+            META_CLIENT_CAPABILITIES.into(),
+            Value::Object(request.capabilities.clone()),
+        );
+        meta.insert(META_CLIENT_INFO.into(), self.client_info.clone());
+        params.insert("_meta".into(), Value::Object(meta));
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": request.method, "params": params});
+        let mut builder = self
+            .http
+            .post(&self.url)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(MirroredHeader::ProtocolVersion.name(), PROTOCOL_VERSION)
+            .header(MirroredHeader::Method.name(), request.method)
+            .body(body.to_string());
+        if let Some(name) = name {
+            builder = builder.header(MirroredHeader::Name.name(), name);
+        }
+        for (header, value) in request.param_headers {
+            builder = builder.header(header, value);
+        }
+        if let Some(token) = &self.bearer {
+            builder = builder.bearer_auth(token);
+        }
+        (id, builder)
+    }
+
+    /// Sends `request` and returns its result object; notifications on an SSE answer
+    /// (progress, log messages) are skipped.
+    ///
+    /// # Errors
+    /// [`ClientError::Rpc`] for a JSON-RPC error, [`ClientError::Http`] for an HTTP error
+    /// without one, [`ClientError::Transport`] and [`ClientError::Malformed`].
+    pub(crate) async fn call(&self, request: Request<'_>) -> Result<JsonObject, ClientError> {
+        let (id, builder) = self.build(request);
+        let response = builder.send().await.map_err(ClientError::Transport)?;
+        let status = response.status().as_u16();
+        if is_event_stream(&response) && status == 200 {
+            let mut messages = messages(response);
+            while let Some(message) = messages.next().await {
+                let message = message?;
+                if message.get("id") == Some(&json!(id)) {
+                    return answer(message, 200);
+                }
+            }
+            return Err(ClientError::malformed("the stream ended without an answer"));
+        }
+        let bytes = response.bytes().await.map_err(ClientError::Transport)?;
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(message) if message.get("jsonrpc").is_some() => answer(message, status),
+            _ if !(200..300).contains(&status) => Err(ClientError::Http { status }),
+            _ => Err(ClientError::malformed(
+                "the answer is not a JSON-RPC message",
+            )),
+        }
+    }
+
+    /// Sends `request`, whose answer is a stream (`subscriptions/listen`): its messages.
+    ///
+    /// # Errors
+    /// As [`Connection::call`], when the server answers with JSON instead of a stream.
+    pub(crate) async fn stream(&self, request: Request<'_>) -> Result<MessageStream, ClientError> {
+        let (_, builder) = self.build(request);
+        let response = builder.send().await.map_err(ClientError::Transport)?;
+        let status = response.status().as_u16();
+        if is_event_stream(&response) && status == 200 {
+            return Ok(messages(response));
+        }
+        let bytes = response.bytes().await.map_err(ClientError::Transport)?;
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(message) if message.get("jsonrpc").is_some() => {
+                answer(message, status)?;
+                Err(ClientError::malformed("expected a stream, got one message"))
+            }
+            _ if !(200..300).contains(&status) => Err(ClientError::Http { status }),
+            _ => Err(ClientError::malformed("the answer is not a stream")),
+        }
+    }
+}
+
+fn is_event_stream(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"))
+}
+
+/// The JSON `data` of each event of an SSE body (comments and empty events skipped).
+fn messages(response: reqwest::Response) -> MessageStream {
+    Box::pin(
+        response
+            .bytes_stream()
+            .eventsource()
+            .filter_map(|event| async move {
+                match event {
+                    Ok(event) if event.data.trim().is_empty() => None,
+                    Ok(event) => Some(
+                        serde_json::from_str(&event.data)
+                            .map_err(|_| ClientError::malformed("an SSE event is not JSON")),
+                    ),
+                    Err(eventsource_stream::EventStreamError::Transport(error)) => {
+                        Some(Err(ClientError::Transport(error)))
+                    }
+                    Err(_) => Some(Err(ClientError::malformed("a broken SSE stream"))),
+                }
+            }),
+    )
+}
+
+/// The result of a JSON-RPC response, or its error.
+fn answer(mut message: Value, http_status: u16) -> Result<JsonObject, ClientError> {
+    if let Some(error) = message.get_mut("error") {
+        let error: JsonRpcError = serde_json::from_value(error.take())
+            .map_err(|_| ClientError::malformed("an error without code and message"))?;
+        return Err(ClientError::rpc(error, http_status));
+    }
+    match message.get_mut("result").map(Value::take) {
+        Some(Value::Object(result)) if (200..300).contains(&http_status) => Ok(result),
+        _ if !(200..300).contains(&http_status) => Err(ClientError::Http {
+            status: http_status,
+        }),
+        _ => Err(ClientError::malformed("a response without a result object")),
+    }
+}

@@ -1,0 +1,449 @@
+//! The client against the fixture over real HTTP: every way a call can end, input answered
+//! through MRTR and `tasks/update`, resuming a task after the client is dropped, listening
+//! against polling, and the typed era error against a server of the session-based revisions.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures_util::StreamExt as _;
+use serde_json::{json, Value};
+use tasks_client::{
+    Client, ClientError, Elicitation, ElicitationMode, Execution, InputHandler, Outcome,
+    SettleOptions, TaskHandle, Wait,
+};
+use tasks_core::input::{ClientCapability, ElicitAnswer};
+use tasks_core::{JsonObject, TaskStatus};
+use tasks_http::RunningServer;
+
+/// Every wait in these tests gives up after this long.
+const LIMIT: Duration = Duration::from_secs(30);
+
+async fn fixture(poll_interval_ms: u64) -> RunningServer {
+    let settings = tasks_fixture::Settings {
+        listen: "127.0.0.1:0".parse().expect("an address"),
+        drain_ms: 0,
+        poll_interval_ms,
+        ..Default::default()
+    };
+    tasks_fixture::server(&settings)
+        .bind(settings.listen)
+        .await
+        .expect("the fixture binds")
+}
+
+fn args(value: Value) -> JsonObject {
+    value.as_object().cloned().expect("an object")
+}
+
+fn options() -> SettleOptions {
+    SettleOptions::default().deadline(LIMIT)
+}
+
+/// Answers forms: every string field `name`, every boolean field `confirm`, or declines;
+/// records the keys it was asked under.
+#[derive(Clone)]
+struct Forms {
+    name: &'static str,
+    confirm: Option<bool>,
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl Forms {
+    fn accepting(confirm: bool) -> Self {
+        Forms {
+            name: "Ada",
+            confirm: Some(confirm),
+            asked: Arc::default(),
+        }
+    }
+
+    fn declining() -> Self {
+        Forms {
+            name: "Ada",
+            confirm: None,
+            asked: Arc::default(),
+        }
+    }
+
+    fn asked(&self) -> Vec<String> {
+        self.asked.lock().expect("lock").clone()
+    }
+}
+
+#[async_trait]
+impl InputHandler for Forms {
+    fn capabilities(&self) -> Vec<ClientCapability> {
+        vec![ClientCapability::ElicitationForm]
+    }
+
+    async fn elicit(&self, key: &str, request: Elicitation) -> Result<ElicitAnswer, ClientError> {
+        self.asked.lock().expect("lock").push(key.to_owned());
+        let Some(confirm) = self.confirm else {
+            return Ok(ElicitAnswer::Decline);
+        };
+        let ElicitationMode::Form { requested_schema } = request.mode else {
+            return Ok(ElicitAnswer::Cancel);
+        };
+        let mut content = JsonObject::new();
+        for (field, schema) in requested_schema["properties"].as_object().expect("fields") {
+            let value = match schema["type"].as_str() {
+                Some("boolean") => json!(confirm),
+                _ => json!(self.name),
+            };
+            content.insert(field.clone(), value);
+        }
+        Ok(ElicitAnswer::Accept(content))
+    }
+}
+
+async fn settled(client: &Client, tool: &str, arguments: Value) -> Outcome {
+    let execution = client.call_tool(tool, args(arguments)).await.expect("call");
+    assert!(
+        matches!(execution, Execution::Task(_)),
+        "{tool} runs as a task"
+    );
+    execution.settle(&options()).await.expect("settles")
+}
+
+fn text(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Completed(result) | Outcome::ToolError(result) => result.text(),
+        other => panic!("no result: {other:?}"),
+    }
+}
+
+/// Counts the server's `tasks/get` requests (from its metrics).
+async fn gets(server: &RunningServer) -> u64 {
+    let text = server.dispatcher().encode_metrics().await;
+    text.lines()
+        .filter(|line| line.starts_with("mcp_requests_total{") && line.contains("tasks/get"))
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+#[tokio::test]
+async fn a_synchronous_tool_completes_at_once() {
+    let server = fixture(200).await;
+    let client = Client::connect(server.url()).await.expect("connects");
+    let tools = client.list_tools().await.expect("tools");
+    assert!(tools.iter().any(|t| t.name == "greet"));
+    let execution = client
+        .call_tool("greet", args(json!({"name": "Ada"})))
+        .await
+        .expect("call");
+    let Execution::Complete(result) = execution else {
+        panic!("greet is synchronous: {execution:?}");
+    };
+    assert_eq!(result.text(), "Hello, Ada!");
+    assert!(!result.is_error());
+}
+
+#[tokio::test]
+async fn tasks_end_completed_with_a_tool_error_failed_or_cancelled() {
+    let server = fixture(100).await;
+    let client = Client::connect(server.url()).await.expect("connects");
+
+    let completed = settled(
+        &client,
+        "slow_compute",
+        json!({"seconds": 0.3, "label": "x"}),
+    )
+    .await;
+    assert!(matches!(completed, Outcome::Completed(_)), "{completed:?}");
+    assert_eq!(text(&completed), "Completed x");
+
+    let tool_error = settled(&client, "failing_job", json!({})).await;
+    assert!(
+        matches!(tool_error, Outcome::ToolError(_)),
+        "{tool_error:?}"
+    );
+    assert_eq!(text(&tool_error), "The task job failed");
+
+    let Outcome::Failed(error) = settled(&client, "protocol_error_job", json!({})).await else {
+        panic!("protocol_error_job fails");
+    };
+    assert_eq!(
+        (error.code, error.message.as_str()),
+        (-32603, "Tool raised an exception")
+    );
+
+    let execution = client
+        .call_tool("slow_compute", args(json!({"seconds": 60})))
+        .await
+        .expect("call");
+    let task = execution.task().expect("a task");
+    task.cancel().await.expect("cancel acknowledged");
+    let outcome = task.settle(&options()).await.expect("settles");
+    assert_eq!(outcome, Outcome::Cancelled);
+    assert_eq!(
+        task.get().await.expect("get").state.status(),
+        TaskStatus::Cancelled
+    );
+}
+
+#[tokio::test]
+async fn input_is_accepted_or_declined_through_tasks_update() {
+    let server = fixture(100).await;
+    let yes = Forms::accepting(true);
+    let client = Client::builder(server.url())
+        .input_handler(yes.clone())
+        .connect()
+        .await
+        .expect("connects");
+    assert_eq!(
+        Value::Object(client.capabilities().clone()),
+        json!({"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+    );
+    let accepted = settled(&client, "confirm_delete", json!({"filename": "a.txt"})).await;
+    assert_eq!(text(&accepted), "Delete confirmed: true");
+    assert_eq!(yes.asked(), ["confirm-delete"]);
+
+    let no = Forms::declining();
+    let client = Client::builder(server.url())
+        .input_handler(no.clone())
+        .connect()
+        .await
+        .expect("connects");
+    let declined = settled(&client, "confirm_delete", json!({"filename": "a.txt"})).await;
+    assert_eq!(text(&declined), "Delete declined: nothing deleted");
+    assert_eq!(no.asked(), ["confirm-delete"]);
+}
+
+#[tokio::test]
+async fn two_inputs_at_once_are_answered_together() {
+    let server = fixture(100).await;
+    let forms = Forms::accepting(true);
+    let client = Client::builder(server.url())
+        .input_handler(forms.clone())
+        .build();
+    let outcome = settled(&client, "multi_input", json!({})).await;
+    assert_eq!(text(&outcome), "Inputs received: Ada, Ada");
+    assert_eq!(forms.asked(), ["first-input", "second-input"]);
+}
+
+#[tokio::test]
+async fn an_mrtr_round_is_answered_by_retrying_the_call() {
+    let server = fixture(100).await;
+    let forms = Forms::accepting(true);
+    let client = Client::builder(server.url())
+        .input_handler(forms.clone())
+        .build();
+    let outcome = settled(&client, "test_tool_with_task", json!({})).await;
+    assert!(text(&outcome).contains("Ada"), "{outcome:?}");
+    assert_eq!(forms.asked().len(), 1, "one MRTR round");
+}
+
+#[tokio::test]
+async fn input_without_a_handler_is_refused_before_any_task_exists() {
+    let server = fixture(100).await;
+    let client = Client::connect(server.url()).await.expect("connects");
+    let error = client
+        .call_tool("confirm_delete", args(json!({"filename": "a.txt"})))
+        .await
+        .expect_err("no elicitation declared");
+    assert_eq!(error.code(), Some(-32021), "{error}");
+    assert!(!error.is_retryable());
+    // Sampling is not declared by a forms-only handler either.
+    let client = Client::builder(server.url())
+        .input_handler(Forms::accepting(true))
+        .build();
+    let error = client
+        .call_tool("write_haiku", args(json!({"topic": "rain"})))
+        .await
+        .expect_err("no sampling declared");
+    assert_eq!(error.code(), Some(-32021), "{error}");
+}
+
+#[tokio::test]
+async fn a_task_resumes_from_its_handle_in_a_new_client() {
+    let server = fixture(100).await;
+    let saved = {
+        let client = Client::connect(server.url()).await.expect("connects");
+        let execution = client
+            .call_tool("confirm_delete", args(json!({"filename": "b.txt"})))
+            .await;
+        // Without a handler the call is refused; create the task with one, then drop it
+        // before answering.
+        assert!(execution.is_err());
+        let client = Client::builder(server.url())
+            .input_handler(Forms::declining())
+            .build();
+        let execution = client
+            .call_tool("confirm_delete", args(json!({"filename": "b.txt"})))
+            .await
+            .expect("call");
+        serde_json::to_string(&execution.task().expect("a task").handle()).expect("JSON")
+    };
+    let handle: TaskHandle = serde_json::from_str(&saved).expect("handle");
+    assert_eq!(handle.url, server.url());
+    let yes = Forms::accepting(true);
+    let client = Client::builder(server.url())
+        .input_handler(yes.clone())
+        .build();
+    let task = client.resume(&handle).expect("same endpoint");
+    let outcome = task.settle(&options()).await.expect("settles");
+    assert_eq!(text(&outcome), "Delete confirmed: true");
+    assert_eq!(yes.asked(), ["confirm-delete"]);
+
+    let elsewhere = Client::builder("http://127.0.0.1:9/mcp").build();
+    assert!(matches!(
+        elsewhere.resume(&handle),
+        Err(ClientError::Input(_))
+    ));
+}
+
+#[tokio::test]
+async fn listening_needs_fewer_polls_than_polling() {
+    let server = fixture(100).await;
+    let client = Client::connect(server.url()).await.expect("connects");
+    let run = |wait: Wait| {
+        let client = client.clone();
+        async move {
+            let execution = client
+                .call_tool("slow_compute", args(json!({"seconds": 1.2})))
+                .await
+                .expect("call");
+            let task = execution.task().expect("a task");
+            let mut seen = Vec::new();
+            let outcome = task
+                .settle_with(&options().wait(wait), |t| seen.push(t.state.status()))
+                .await
+                .expect("settles");
+            assert_eq!(text(&outcome), "Completed");
+            assert_eq!(seen.last(), Some(&TaskStatus::Completed), "{seen:?}");
+        }
+    };
+    let before = gets(&server).await;
+    run(Wait::Listen).await;
+    let listening = gets(&server).await - before;
+    run(Wait::Poll).await;
+    let polling = gets(&server).await - before - listening;
+    // Listening: one tasks/get after the acknowledgement; polling every ~100 ms for 1.2 s.
+    assert!(listening <= 2, "listening made {listening} tasks/get");
+    assert!(polling >= 5, "polling made {polling} tasks/get");
+}
+
+#[tokio::test]
+async fn updates_stream_every_change_until_the_end() {
+    let server = fixture(100).await;
+    let client = Client::builder(server.url())
+        .input_handler(Forms::accepting(false))
+        .build();
+    let execution = client
+        .call_tool("confirm_delete", args(json!({"filename": "c.txt"})))
+        .await
+        .expect("call");
+    let task = execution.task().expect("a task");
+    let mut updates = Box::pin(task.updates(&options()));
+    let first = updates.next().await.expect("an update").expect("ok");
+    assert_eq!(first.state.status(), TaskStatus::InputRequired);
+    let tasks_core::TaskState::InputRequired { input_requests } = &first.state else {
+        unreachable!()
+    };
+    assert!(task.answer(input_requests).await.expect("answered"));
+    assert!(
+        !task.answer(input_requests).await.expect("nothing new"),
+        "an answered key is not asked again"
+    );
+    let mut rest = Vec::new();
+    while let Some(update) = updates.next().await {
+        rest.push(update.expect("ok").state.status());
+    }
+    assert_eq!(rest.last(), Some(&TaskStatus::Completed), "{rest:?}");
+    let Some(Outcome::Completed(result)) = Outcome::of_state(&task.get().await.expect("get").state)
+    else {
+        panic!("completed");
+    };
+    assert_eq!(result.text(), "Delete confirmed: false");
+}
+
+#[tokio::test]
+async fn a_deadline_ends_the_wait_not_the_task() {
+    let server = fixture(100).await;
+    let client = Client::connect(server.url()).await.expect("connects");
+    let execution = client
+        .call_tool("slow_compute", args(json!({"seconds": 60})))
+        .await
+        .expect("call");
+    let task = execution.task().expect("a task");
+    let error = task
+        .settle(&SettleOptions::default().deadline(Duration::from_millis(300)))
+        .await
+        .expect_err("deadline");
+    assert!(matches!(error, ClientError::Deadline), "{error}");
+    assert_eq!(
+        task.get().await.expect("get").state.status(),
+        TaskStatus::Working
+    );
+    task.cancel().await.expect("cancel");
+}
+
+#[tokio::test]
+async fn errors_keep_their_code_and_unknown_tasks_are_not_retryable() {
+    let server = fixture(100).await;
+    let client = Client::connect(server.url()).await.expect("connects");
+    let error = client
+        .call_tool("no_such_tool", JsonObject::new())
+        .await
+        .expect_err("unknown tool");
+    assert_eq!(error.code(), Some(-32602), "{error}");
+    let missing = client.task(tasks_core::TaskId::parse("nope").expect("an id"));
+    let error = missing.get().await.expect_err("unknown task");
+    assert_eq!(error.code(), Some(-32602), "{error}");
+    assert!(!error.is_retryable());
+
+    let nobody = Client::builder("http://127.0.0.1:9/mcp").build();
+    let error = nobody.discover().await.expect_err("nothing listens");
+    assert!(matches!(error, ClientError::Transport(_)), "{error}");
+    assert!(error.is_retryable());
+}
+
+/// A server of the session-based revisions: `server/discover` is unknown without a session
+/// (400), or refused with -32022 naming its revisions.
+async fn old_server(answer: (u16, Value)) -> String {
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(move || {
+            let (status, body) = answer.clone();
+            async move {
+                (
+                    axum::http::StatusCode::from_u16(status).expect("a status"),
+                    axum::Json(body),
+                )
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+#[tokio::test]
+async fn a_server_of_another_era_is_a_typed_error() {
+    let url = old_server((
+        400,
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": "Bad Request: No valid session ID provided"}}),
+    ))
+    .await;
+    let error = Client::connect(&url).await.expect_err("2025 server");
+    assert!(
+        matches!(&error, ClientError::UnsupportedServerEra { supported } if supported.is_empty()),
+        "{error}"
+    );
+    let url = old_server((
+        400,
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022, "message": "Unsupported protocol version",
+            "data": {"supported": ["2025-11-25", "2025-06-18"]}}}),
+    ))
+    .await;
+    let error = Client::connect(&url).await.expect_err("2025 server");
+    let ClientError::UnsupportedServerEra { supported } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(supported, &["2025-11-25", "2025-06-18"]);
+    assert!(error.to_string().contains("2025-11-25"), "{error}");
+}

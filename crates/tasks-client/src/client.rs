@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
-use tasks_core::param_headers::{mirror, param_headers, ParamHeader};
+use tasks_core::param_headers::{mirror, param_headers};
 use tasks_core::protocol::PROTOCOL_VERSION;
 use tasks_core::wire::{
     CreateTaskResult, DiscoverResult, InputRequiredResult, ResultType, ToolEntry, ToolsListResult,
@@ -12,10 +12,12 @@ use tasks_core::wire::{
 use tasks_core::{JsonObject, TaskId};
 
 use crate::error::ClientError;
+use crate::execution::Execution;
 use crate::handler::{answer_all, declared, InputHandler};
-use crate::outcome::{Execution, ToolResult};
+use crate::outcome::ToolResult;
+use crate::shared::{KnownTool, Shared};
 use crate::task::{TaskCall, TaskHandle};
-use crate::transport::{Connection, MessageStream, Request};
+use crate::transport::Connection;
 
 /// The most MRTR `input_required` rounds one `tools/call` may take before the client gives up
 /// (a server asking forever is a server bug).
@@ -24,27 +26,12 @@ pub const MAX_INPUT_ROUNDS: usize = 16;
 /// A client of one MCP 2026-07-28 endpoint. Cheap to clone (shared state).
 #[derive(Clone)]
 pub struct Client {
-    inner: Arc<Inner>,
-}
-
-struct Inner {
-    connection: Connection,
-    handler: Option<Arc<dyn InputHandler>>,
-    capabilities: JsonObject,
-    tools: Mutex<Option<Arc<Vec<KnownTool>>>>,
-}
-
-struct KnownTool {
-    name: String,
-    headers: Vec<ParamHeader>,
+    shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Client")
-            .field("url", &self.url())
-            .field("capabilities", &self.inner.capabilities)
-            .finish_non_exhaustive()
+        self.shared.fmt(f)
     }
 }
 
@@ -112,7 +99,7 @@ impl ClientBuilder {
         );
         let capabilities = declared(self.handler.as_deref());
         Client {
-            inner: Arc::new(Inner {
+            shared: Arc::new(Shared {
                 connection,
                 handler: self.handler,
                 capabilities,
@@ -152,51 +139,12 @@ impl Client {
 
     /// The endpoint URL.
     pub fn url(&self) -> &str {
-        self.inner.connection.url()
+        self.shared.url()
     }
 
     /// The `clientCapabilities` declared on every request.
     pub fn capabilities(&self) -> &JsonObject {
-        &self.inner.capabilities
-    }
-
-    pub(crate) fn handler(&self) -> Option<&dyn InputHandler> {
-        self.inner.handler.as_deref()
-    }
-
-    /// Sends one request and returns its result object.
-    pub(crate) async fn request(
-        &self,
-        method: &str,
-        params: JsonObject,
-        param_headers: Vec<(String, String)>,
-    ) -> Result<JsonObject, ClientError> {
-        self.inner
-            .connection
-            .call(Request {
-                method,
-                params,
-                capabilities: &self.inner.capabilities,
-                param_headers,
-            })
-            .await
-    }
-
-    /// Sends one request whose answer is a stream.
-    pub(crate) async fn stream(
-        &self,
-        method: &str,
-        params: JsonObject,
-    ) -> Result<MessageStream, ClientError> {
-        self.inner
-            .connection
-            .stream(Request {
-                method,
-                params,
-                capabilities: &self.inner.capabilities,
-                param_headers: Vec::new(),
-            })
-            .await
+        &self.shared.capabilities
     }
 
     /// `server/discover`: the server's revisions, capabilities and identity.
@@ -209,6 +157,7 @@ impl Client {
     pub async fn discover(&self) -> Result<DiscoverResult, ClientError> {
         let era = |supported| ClientError::UnsupportedServerEra { supported };
         let result = match self
+            .shared
             .request("server/discover", JsonObject::new(), Vec::new())
             .await
         {
@@ -241,6 +190,7 @@ impl Client {
     /// The request's error, or [`ClientError::Malformed`].
     pub async fn list_tools(&self) -> Result<Vec<ToolEntry>, ClientError> {
         let result = self
+            .shared
             .request("tools/list", JsonObject::new(), Vec::new())
             .await?;
         let list: ToolsListResult = serde_json::from_value(Value::Object(result))
@@ -253,15 +203,8 @@ impl Client {
                 headers: param_headers(&tool.input_schema).unwrap_or_default(),
             })
             .collect();
-        *self.lock_tools() = Some(Arc::new(known));
+        *self.shared.lock_tools() = Some(Arc::new(known));
         Ok(list.tools)
-    }
-
-    fn lock_tools(&self) -> std::sync::MutexGuard<'_, Option<Arc<Vec<KnownTool>>>> {
-        self.inner
-            .tools
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The `Mcp-Param-*` headers of a call (`x-mcp-header` arguments), from the tool list,
@@ -271,12 +214,12 @@ impl Client {
         name: &str,
         arguments: &JsonObject,
     ) -> Result<Vec<(String, String)>, ClientError> {
-        let cached = self.lock_tools().clone();
+        let cached = self.shared.lock_tools().clone();
         let tools = match cached {
             Some(tools) => tools,
             None => {
                 self.list_tools().await?;
-                self.lock_tools().clone().unwrap_or_default()
+                self.shared.lock_tools().clone().unwrap_or_default()
             }
         };
         Ok(tools
@@ -313,19 +256,26 @@ impl Client {
                 params.insert("inputResponses".into(), Value::Object(responses));
                 params.insert("requestState".into(), Value::String(state));
             }
-            let result = self.request("tools/call", params, headers.clone()).await?;
+            let result = self
+                .shared
+                .request("tools/call", params, headers.clone())
+                .await?;
             match result_type(&result)? {
                 ResultType::Complete => return Ok(Execution::Complete(ToolResult::new(result))),
                 ResultType::Task => {
                     let created: CreateTaskResult =
                         serde_json::from_value(Value::Object(result))
                             .map_err(|_| ClientError::malformed("not a CreateTaskResult"))?;
-                    return Ok(Execution::Task(TaskCall::created(self.clone(), created)));
+                    return Ok(Execution::Task(TaskCall::created(
+                        self.shared.clone(),
+                        created,
+                    )));
                 }
                 ResultType::InputRequired => {
                     let asked: InputRequiredResult = serde_json::from_value(Value::Object(result))
                         .map_err(|_| ClientError::malformed("not an InputRequiredResult"))?;
-                    let responses = answer_all(self.handler(), &asked.input_requests).await?;
+                    let responses =
+                        answer_all(self.shared.handler(), &asked.input_requests).await?;
                     retry = Some((responses, asked.request_state));
                 }
             }
@@ -337,7 +287,7 @@ impl Client {
 
     /// The task `task_id` on this server, to get, cancel, watch or settle.
     pub fn task(&self, task_id: TaskId) -> TaskCall {
-        TaskCall::new(self.clone(), task_id)
+        TaskCall::new(self.shared.clone(), task_id)
     }
 
     /// The task of a saved [`TaskHandle`] (e.g. after the client restarted).

@@ -9,7 +9,7 @@ use tasks_core::JsonRpcError;
 #[non_exhaustive]
 pub enum ClientError {
     /// The server could not be reached, or the connection broke (retryable).
-    #[error("cannot reach the server: {0}")]
+    #[error("cannot reach the server: {}", chain(.0))]
     Transport(#[source] reqwest::Error),
     /// An HTTP error status without a JSON-RPC error body, e.g. 401, 404 or 502.
     #[error("the server answered HTTP {status}")]
@@ -56,6 +56,18 @@ pub enum ClientError {
     /// fit the request.
     #[error("input was not given: {0}")]
     Input(String),
+}
+
+/// An error with its causes, `outer: inner: innermost`.
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 fn describe(supported: &[String]) -> String {

@@ -73,16 +73,19 @@
 
 mod client;
 mod error;
+mod execution;
 mod handler;
 mod outcome;
 mod settle;
+mod shared;
 mod task;
 mod transport;
 
 pub use client::{Client, ClientBuilder, MAX_INPUT_ROUNDS};
 pub use error::ClientError;
+pub use execution::Execution;
 pub use handler::{Elicitation, ElicitationMode, InputHandler};
-pub use outcome::{Execution, Outcome, ToolResult};
+pub use outcome::{Outcome, ToolResult};
 pub use settle::{SettleOptions, Wait, LISTEN_RECHECK, MAX_POLL, MIN_POLL};
 pub use task::{TaskCall, TaskHandle};
 pub use tasks_core::wire::{CreateTaskResult, DetailedTask, DiscoverResult, ToolEntry};

@@ -1,11 +1,7 @@
-//! What a call comes to: [`ToolResult`], [`Outcome`] and the [`Execution`] of a `tools/call`.
+//! What a call comes to: a [`ToolResult`], and the [`Outcome`] of a call or task.
 
 use serde_json::Value;
 use tasks_core::{JsonObject, JsonRpcError, TaskState};
-
-use crate::error::ClientError;
-use crate::settle::SettleOptions;
-use crate::task::TaskCall;
 
 /// A `CallToolResult`: `content` blocks, optional `structuredContent`, and `isError` for a
 /// tool that ran and failed (MCP 2026-07-28 tools, "Tool Result").
@@ -89,39 +85,6 @@ impl Outcome {
             TaskState::Completed { result } => Some(Outcome::of_result(result.clone())),
             TaskState::Failed { error } => Some(Outcome::Failed(error.clone())),
             TaskState::Cancelled => Some(Outcome::Cancelled),
-        }
-    }
-}
-
-/// What a `tools/call` returned: a final result at once (after any MRTR input rounds), or a
-/// task to settle.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Execution {
-    /// The server answered synchronously.
-    Complete(ToolResult),
-    /// The server created a task (`resultType: "task"`).
-    Task(TaskCall),
-}
-
-impl Execution {
-    /// The call's outcome: the synchronous result, or the task settled with `options`
-    /// ([`TaskCall::settle`]).
-    ///
-    /// # Errors
-    /// As [`TaskCall::settle`].
-    pub async fn settle(self, options: &SettleOptions) -> Result<Outcome, ClientError> {
-        match self {
-            Execution::Complete(result) => Ok(Outcome::of_result(result.into_object())),
-            Execution::Task(task) => task.settle(options).await,
-        }
-    }
-
-    /// The task, if the server created one.
-    pub fn task(&self) -> Option<&TaskCall> {
-        match self {
-            Execution::Task(task) => Some(task),
-            Execution::Complete(_) => None,
         }
     }
 }

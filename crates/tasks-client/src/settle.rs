@@ -16,6 +16,7 @@
 //! MCP 2026-07-28 subscriptions
 //! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use backon::{BackoffBuilder as _, ExponentialBackoff, ExponentialBuilder};
@@ -26,8 +27,8 @@ use tasks_core::wire::DetailedTask;
 use tasks_core::{JsonObject, TaskId, TaskStatus, Timestamp};
 use tokio::time::Instant;
 
-use crate::client::Client;
 use crate::error::ClientError;
+use crate::shared::Shared;
 use crate::transport::MessageStream;
 
 /// The shortest polling interval used, whatever the server suggests.
@@ -105,7 +106,7 @@ enum Source {
 
 /// The state of one watch.
 pub(crate) struct Watcher {
-    client: Client,
+    shared: Arc<Shared>,
     task_id: TaskId,
     options: SettleOptions,
     deadline: Option<Instant>,
@@ -118,10 +119,10 @@ pub(crate) struct Watcher {
 }
 
 impl Watcher {
-    pub(crate) fn new(client: Client, task_id: TaskId, options: SettleOptions) -> Self {
+    pub(crate) fn new(shared: Arc<Shared>, task_id: TaskId, options: SettleOptions) -> Self {
         let now = Instant::now();
         Watcher {
-            client,
+            shared,
             task_id,
             deadline: options.deadline.map(|d| now + d),
             listen_tried: options.wait == Wait::Poll,
@@ -146,7 +147,7 @@ impl Watcher {
             }
             if !self.listen_tried {
                 self.listen_tried = true;
-                self.listen = open_listen(&self.client, &self.task_id).await;
+                self.listen = open_listen(&self.shared, &self.task_id).await;
                 self.next_get = Instant::now();
             }
             let wake = match self.deadline {
@@ -191,7 +192,7 @@ impl Watcher {
 
     /// One `tasks/get`; schedules the next one.
     async fn poll(&mut self) -> Result<Option<DetailedTask>, ClientError> {
-        match self.client.task(self.task_id.clone()).get().await {
+        match self.shared.get_task(&self.task_id).await {
             Ok(task) => {
                 self.backoff = backoff();
                 let interval = if self.listen.is_some() {
@@ -241,13 +242,13 @@ impl Watcher {
 
 /// Opens the listen stream and waits for its acknowledgement; `None` when the server
 /// refuses, does not honour this task id, or does not acknowledge in time.
-async fn open_listen(client: &Client, task_id: &TaskId) -> Option<MessageStream> {
+async fn open_listen(shared: &Shared, task_id: &TaskId) -> Option<MessageStream> {
     let mut params = JsonObject::new();
     params.insert(
         "notifications".into(),
         json!({"taskIds": [task_id.as_str()]}),
     );
-    let mut stream = client.stream("subscriptions/listen", params).await.ok()?;
+    let mut stream = shared.stream("subscriptions/listen", params).await.ok()?;
     let ack = tokio::time::timeout(ACK_TIMEOUT, stream.next())
         .await
         .ok()??

@@ -5,22 +5,22 @@
 //! (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
 
 use std::collections::BTreeSet;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use futures_util::{Stream, StreamExt as _};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use tasks_core::wire::{CreateTaskResult, DetailedTask};
 use tasks_core::{InputRequests, JsonObject, TaskId, TaskState};
 
-use crate::client::Client;
 use crate::error::ClientError;
 use crate::handler::answer_all;
 use crate::outcome::Outcome;
 use crate::settle::{SettleOptions, Watcher};
+use crate::shared::{task_params, Shared};
 
 /// What identifies a task across client restarts: the endpoint and the task id. Serialize it
-/// (JSON: `{"url": "...", "taskId": "..."}`), keep it, and hand it to [`Client::resume`].
+/// (JSON: `{"url": "...", "taskId": "..."}`), keep it, and hand it to [`crate::Client::resume`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskHandle {
@@ -33,7 +33,7 @@ pub struct TaskHandle {
 /// A task on the server.
 #[derive(Debug)]
 pub struct TaskCall {
-    client: Client,
+    shared: Arc<Shared>,
     task_id: TaskId,
     created: Option<CreateTaskResult>,
     /// Input keys this client has answered: the server never asks under an answered key
@@ -42,17 +42,17 @@ pub struct TaskCall {
 }
 
 impl TaskCall {
-    pub(crate) fn new(client: Client, task_id: TaskId) -> Self {
+    pub(crate) fn new(shared: Arc<Shared>, task_id: TaskId) -> Self {
         TaskCall {
-            client,
+            shared,
             task_id,
             created: None,
             answered: Mutex::new(BTreeSet::new()),
         }
     }
 
-    pub(crate) fn created(client: Client, created: CreateTaskResult) -> Self {
-        let mut call = TaskCall::new(client, created.task.task_id.clone());
+    pub(crate) fn created(shared: Arc<Shared>, created: CreateTaskResult) -> Self {
+        let mut call = TaskCall::new(shared, created.task.task_id.clone());
         call.created = Some(created);
         call
     }
@@ -70,15 +70,13 @@ impl TaskCall {
     /// The handle to resume this task with later.
     pub fn handle(&self) -> TaskHandle {
         TaskHandle {
-            url: self.client.url().to_owned(),
+            url: self.shared.url().to_owned(),
             task_id: self.task_id.clone(),
         }
     }
 
     fn params(&self) -> JsonObject {
-        let mut params = JsonObject::new();
-        params.insert("taskId".into(), json!(self.task_id));
-        params
+        task_params(&self.task_id)
     }
 
     /// `tasks/get`: the task as it is now.
@@ -87,12 +85,7 @@ impl TaskCall {
     /// -32602 ([`ClientError::Rpc`]) for a task that does not exist, expired or belongs to
     /// another caller; transport errors; [`ClientError::Malformed`].
     pub async fn get(&self) -> Result<DetailedTask, ClientError> {
-        let result = self
-            .client
-            .request("tasks/get", self.params(), Vec::new())
-            .await?;
-        serde_json::from_value(Value::Object(result))
-            .map_err(|_| ClientError::malformed("not a DetailedTask"))
+        self.shared.get_task(&self.task_id).await
     }
 
     /// `tasks/cancel`: asks the server to cancel the task. The acknowledgement says nothing
@@ -102,7 +95,7 @@ impl TaskCall {
     /// # Errors
     /// As [`TaskCall::get`].
     pub async fn cancel(&self) -> Result<(), ClientError> {
-        self.client
+        self.shared
             .request("tasks/cancel", self.params(), Vec::new())
             .await
             .map(drop)
@@ -115,7 +108,7 @@ impl TaskCall {
     pub async fn update(&self, responses: JsonObject) -> Result<(), ClientError> {
         let mut params = self.params();
         params.insert("inputResponses".into(), Value::Object(responses));
-        self.client
+        self.shared
             .request("tasks/update", params, Vec::new())
             .await
             .map(drop)
@@ -139,7 +132,7 @@ impl TaskCall {
         if pending.is_empty() {
             return Ok(false);
         }
-        let responses = answer_all(self.client.handler(), &pending).await?;
+        let responses = answer_all(self.shared.handler(), &pending).await?;
         self.update(responses).await?;
         self.lock_answered().extend(pending.into_keys());
         Ok(true)
@@ -158,7 +151,7 @@ impl TaskCall {
         &self,
         options: &SettleOptions,
     ) -> impl Stream<Item = Result<DetailedTask, ClientError>> + Send + 'static {
-        let watcher = Watcher::new(self.client.clone(), self.task_id.clone(), options.clone());
+        let watcher = Watcher::new(self.shared.clone(), self.task_id.clone(), options.clone());
         futures_util::stream::unfold(watcher, |mut watcher| async move {
             watcher.next().await.map(|item| (item, watcher))
         })

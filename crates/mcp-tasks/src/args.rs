@@ -1,0 +1,176 @@
+//! Tool arguments from the command line: `key=value` coerced by the tool's `inputSchema`,
+//! `key:=json` taken as raw JSON, and a whole `--args '{…}'` object underneath.
+
+use serde_json::{Number, Value};
+use tasks_core::JsonObject;
+
+/// The JSON type a property declares (the first non-`null` one of a type list).
+fn declared_type<'a>(schema: &'a JsonObject, key: &str) -> Option<&'a str> {
+    let property = schema.get("properties")?.get(key)?;
+    match property.get("type")? {
+        Value::String(name) => Some(name),
+        Value::Array(names) => names
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|n| *n != "null"),
+        _ => None,
+    }
+}
+
+/// Reads `value` as the type `key` declares.
+fn coerce(schema: &JsonObject, key: &str, value: &str) -> Result<Value, String> {
+    let expect = |what: &str| format!("{key} must be {what} (got {value:?})");
+    match declared_type(schema, key) {
+        Some("integer") => value
+            .trim()
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| expect("an integer")),
+        Some("number") => {
+            let trimmed = value.trim();
+            if let Ok(whole) = trimmed.parse::<i64>() {
+                return Ok(Value::from(whole));
+            }
+            trimmed
+                .parse::<f64>()
+                .ok()
+                .and_then(Number::from_f64)
+                .map(Value::Number)
+                .ok_or_else(|| expect("a number"))
+        }
+        Some("boolean") => match value.trim().to_ascii_lowercase().as_str() {
+            "true" | "yes" | "y" | "1" | "on" => Ok(Value::Bool(true)),
+            "false" | "no" | "n" | "0" | "off" => Ok(Value::Bool(false)),
+            _ => Err(expect("true or false")),
+        },
+        Some(kind @ ("array" | "object")) => serde_json::from_str(value)
+            .ok()
+            .filter(|parsed: &Value| {
+                if kind == "array" {
+                    parsed.is_array()
+                } else {
+                    parsed.is_object()
+                }
+            })
+            .ok_or_else(|| format!("{key} must be a JSON {kind}: write {key}:='<json>'")),
+        _ => Ok(Value::String(value.to_owned())),
+    }
+}
+
+/// The arguments object: `base` (from `--args`, a JSON object), then each `pair` in order
+/// (a later one replaces an earlier one).
+///
+/// # Errors
+/// A message naming the argument: a pair without `=`, an empty key, JSON that does not
+/// parse, or a value that is not of the declared type.
+pub(crate) fn arguments(
+    base: Option<&str>,
+    pairs: &[String],
+    schema: &JsonObject,
+) -> Result<JsonObject, String> {
+    let mut arguments = match base {
+        None => JsonObject::new(),
+        Some(text) => match serde_json::from_str(text) {
+            Ok(Value::Object(object)) => object,
+            _ => return Err("--args must be a JSON object, e.g. --args '{\"seconds\": 5}'".into()),
+        },
+    };
+    for pair in pairs {
+        let (key, value) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("{pair:?}: write key=value or key:=json"))?;
+        let (key, value) = match key.strip_suffix(':') {
+            Some(key) => (
+                key,
+                serde_json::from_str(value)
+                    .map_err(|_| format!("{key}:= needs JSON (got {value:?})"))?,
+            ),
+            None => (key, coerce(schema, key, value)?),
+        };
+        if key.is_empty() {
+            return Err(format!("{pair:?}: the argument name is empty"));
+        }
+        arguments.insert(key.to_owned(), value);
+    }
+    Ok(arguments)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn schema() -> JsonObject {
+        json!({"type": "object", "properties": {
+            "seconds": {"type": "number"},
+            "count": {"type": ["integer", "null"]},
+            "dry": {"type": "boolean"},
+            "label": {"type": "string"},
+            "tags": {"type": "array"},
+        }})
+        .as_object()
+        .cloned()
+        .expect("object")
+    }
+
+    fn run(base: Option<&str>, pairs: &[&str]) -> Result<Value, String> {
+        let pairs: Vec<String> = pairs.iter().map(|p| (*p).to_owned()).collect();
+        arguments(base, &pairs, &schema()).map(Value::Object)
+    }
+
+    #[test]
+    fn values_take_the_declared_type() {
+        assert_eq!(
+            run(
+                None,
+                &["seconds=60", "count=3", "dry=yes", "label=60", "other=7"]
+            ),
+            Ok(json!({"seconds": 60, "count": 3, "dry": true, "label": "60", "other": "7"}))
+        );
+        assert_eq!(run(None, &["seconds=1.5"]), Ok(json!({"seconds": 1.5})));
+        assert_eq!(
+            run(None, &["label=a=b", "tags:=[1, \"x\"]"]),
+            Ok(json!({"label": "a=b", "tags": [1, "x"]}))
+        );
+    }
+
+    #[test]
+    fn raw_json_and_a_base_object_combine() {
+        assert_eq!(
+            run(
+                Some(r#"{"seconds": 5, "label": "x"}"#),
+                &["seconds=6", "label:=null"]
+            ),
+            Ok(json!({"seconds": 6, "label": null}))
+        );
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        for (pairs, expected) in [
+            (
+                &["seconds=soon"][..],
+                "seconds must be a number (got \"soon\")",
+            ),
+            (&["count=1.5"][..], "count must be an integer (got \"1.5\")"),
+            (
+                &["dry=maybe"][..],
+                "dry must be true or false (got \"maybe\")",
+            ),
+            (
+                &["tags=a,b"][..],
+                "tags must be a JSON array: write tags:='<json>'",
+            ),
+            (
+                &["seconds"][..],
+                "\"seconds\": write key=value or key:=json",
+            ),
+            (&["x:={"][..], "x:= needs JSON (got \"{\")"),
+            (&["=1"][..], "\"=1\": the argument name is empty"),
+        ] {
+            assert_eq!(run(None, pairs), Err(expected.to_owned()), "{pairs:?}");
+        }
+        assert!(run(Some("[1]"), &[]).is_err());
+    }
+}

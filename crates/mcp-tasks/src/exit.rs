@@ -1,0 +1,52 @@
+//! The exit codes of `mcp-tasks` (printed by `--help`).
+
+use tasks_client::{ClientError, Outcome};
+
+/// How the program ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Exit {
+    /// The tool completed.
+    Completed = 0,
+    /// The tool reported an error (`isError`).
+    ToolError = 1,
+    /// A bad command line (clap also exits 2).
+    Usage = 2,
+    /// The task failed.
+    Failed = 3,
+    /// The task was cancelled.
+    Cancelled = 4,
+    /// Input is needed and cannot be given.
+    InputNeeded = 5,
+    /// The server refused a request.
+    Refused = 6,
+    /// The server cannot be reached or is of another era.
+    Unreachable = 7,
+    /// `--timeout` passed.
+    Timeout = 8,
+    /// A second Ctrl-C while waiting.
+    Interrupted = 130,
+}
+
+impl Exit {
+    /// The code of an outcome.
+    pub(crate) fn of(outcome: &Outcome) -> Exit {
+        match outcome {
+            Outcome::Completed(_) => Exit::Completed,
+            Outcome::ToolError(_) => Exit::ToolError,
+            Outcome::Failed(_) => Exit::Failed,
+            _ => Exit::Cancelled,
+        }
+    }
+
+    /// Reports `error` on stderr; its code.
+    pub(crate) fn report(error: &ClientError) -> Exit {
+        eprintln!("error: {error}");
+        match error {
+            ClientError::Rpc { .. } | ClientError::Http { .. } => Exit::Refused,
+            ClientError::Deadline => Exit::Timeout,
+            ClientError::NoHandler { .. } | ClientError::Input(_) => Exit::InputNeeded,
+            _ => Exit::Unreachable,
+        }
+    }
+}

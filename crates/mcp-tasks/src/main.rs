@@ -1,0 +1,139 @@
+//! `mcp-tasks`: a terminal client for MCP 2026-07-28 servers with the Tasks extension.
+//!
+//! ```text
+//! mcp-tasks tools URL
+//! mcp-tasks call URL TOOL [key=value | key:=json]... [--args JSON] [--answer key=json]...
+//! mcp-tasks get|cancel|watch URL TASK_ID
+//! ```
+//!
+//! Exit codes: see [`exit::Exit`] (and `mcp-tasks --help`).
+#![forbid(unsafe_code)]
+
+mod args;
+mod exit;
+mod form;
+mod interrupt;
+mod output;
+mod prompt;
+mod run;
+mod status;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// The exit codes, as `--help` prints them.
+const EXIT_CODES: &str = "\
+Exit codes:
+  0    the tool completed (also: it completed before a cancel reached it)
+  1    the tool ran and reported an error (isError)
+  2    usage: a bad command line, an unknown tool, an argument of the wrong type
+  3    the task failed (a JSON-RPC error)
+  4    the task was cancelled
+  5    input is needed and cannot be given (stdin is not a terminal and no --answer fits)
+  6    the server refused a request (a JSON-RPC or HTTP error)
+  7    the server cannot be reached, or does not serve MCP 2026-07-28
+  8    --timeout passed before the task ended (the task keeps running)
+  130  interrupted while waiting (a second Ctrl-C)";
+
+/// A terminal client for MCP servers with the Tasks extension (MCP 2026-07-28): list tools,
+/// call one and follow it as a task, answer its questions at the prompt, cancel it with
+/// Ctrl-C.
+#[derive(Debug, Parser)]
+#[command(name = "mcp-tasks", version, after_help = EXIT_CODES)]
+struct Cli {
+    /// Bearer token sent as `Authorization: Bearer …`.
+    #[arg(long, env = "MCP_TOKEN", global = true, hide_env_values = true)]
+    token: Option<String>,
+    /// Print raw JSON (the result object, the task, the tool list) instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+    /// Poll with tasks/get instead of listening with subscriptions/listen.
+    #[arg(long, global = true)]
+    poll: bool,
+    /// Stop waiting for a task after this many seconds (the task keeps running; exit 8).
+    #[arg(long, global = true, value_name = "SECONDS")]
+    timeout: Option<f64>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Answers given up front, for runs without a terminal (or to skip a question).
+#[derive(Debug, clap::Args)]
+struct Answers {
+    /// Answer the input request under KEY with JSON: a form's content (`confirm-delete={"confirm":true}`),
+    /// `{"action":"decline"}`, or a sampling result. Repeatable.
+    #[arg(long = "answer", value_name = "KEY=JSON")]
+    answers: Vec<String>,
+    /// Offer this root (a file:// URI) to a server that asks for roots. Repeatable.
+    #[arg(long = "root", value_name = "URI")]
+    roots: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the server's tools and their arguments (`name?` is optional).
+    Tools {
+        /// The MCP endpoint, e.g. http://127.0.0.1:3000/mcp
+        url: String,
+    },
+    /// Call a tool; follow it while it runs as a task (Ctrl-C cancels it).
+    Call {
+        /// The MCP endpoint, e.g. http://127.0.0.1:3000/mcp
+        url: String,
+        /// The tool name.
+        tool: String,
+        /// Arguments: `key=value` (read as the type the tool's schema declares, so
+        /// `seconds=60` is a number) or `key:=json` (raw JSON).
+        #[arg(value_name = "KEY=VALUE")]
+        pairs: Vec<String>,
+        /// All arguments as one JSON object; KEY=VALUE pairs override its members.
+        #[arg(long = "args", value_name = "JSON")]
+        args: Option<String>,
+        #[command(flatten)]
+        answers: Answers,
+    },
+    /// Show a task once.
+    Get {
+        /// The MCP endpoint.
+        url: String,
+        /// The task id.
+        task_id: String,
+    },
+    /// Cancel a task and wait for its final status.
+    Cancel {
+        /// The MCP endpoint.
+        url: String,
+        /// The task id.
+        task_id: String,
+    },
+    /// Follow a task until it ends, answering its questions; Ctrl-C stops watching (the task
+    /// keeps running).
+    Watch {
+        /// The MCP endpoint.
+        url: String,
+        /// The task id.
+        task_id: String,
+        #[command(flatten)]
+        answers: Answers,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start: {error}");
+            return ExitCode::from(exit::Exit::Unreachable as u8);
+        }
+    };
+    let code = runtime.block_on(run::run(cli));
+    // Do not wait for a prompt thread still blocked on the terminal.
+    runtime.shutdown_background();
+    ExitCode::from(code as u8)
+}

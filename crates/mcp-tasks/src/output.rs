@@ -1,0 +1,133 @@
+//! Printing results, tasks and tools for people (or as raw JSON with `--json`).
+
+use serde_json::Value;
+use tasks_client::{DetailedTask, ToolEntry, ToolResult};
+use tasks_core::TaskState;
+
+use crate::status::describe;
+
+/// `println!` that ignores a closed stdout (`mcp-tasks tools URL | head` ends quietly).
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+fn pretty(value: &impl serde::Serialize) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}
+
+/// A content block as text: its text, or a one-line description of other kinds.
+fn block(content: &Value) -> String {
+    let field = |name: &str| content.get(name).and_then(Value::as_str).unwrap_or("");
+    match field("type") {
+        "text" => field("text").to_owned(),
+        "image" | "audio" => format!(
+            "[{} {}, {} bytes base64]",
+            field("type"),
+            field("mimeType"),
+            field("data").len()
+        ),
+        "resource_link" => format!("[link {}]", field("uri")),
+        "resource" => {
+            let resource = content.get("resource").cloned().unwrap_or_default();
+            match resource.get("text").and_then(Value::as_str) {
+                Some(text) => text.to_owned(),
+                None => format!(
+                    "[resource {}]",
+                    resource.get("uri").and_then(Value::as_str).unwrap_or("")
+                ),
+            }
+        }
+        _ => content.to_string(),
+    }
+}
+
+/// Prints a tool result on stdout: the raw object with `json`, else each content block
+/// (and `structuredContent` when there is no content).
+pub(crate) fn result(result: &ToolResult, json: bool) {
+    if json {
+        out!("{}", pretty(result.as_object()));
+        return;
+    }
+    for content in result.content() {
+        out!("{}", block(content));
+    }
+    if result.content().is_empty() {
+        if let Some(structured) = result.structured() {
+            out!("{}", pretty(structured));
+        }
+    }
+}
+
+/// Prints a task on stdout: the raw `DetailedTask` with `json`, else its status, message and
+/// payload.
+pub(crate) fn task(task: &DetailedTask, json: bool) {
+    if json {
+        out!("{}", pretty(task));
+        return;
+    }
+    out!("task {}: {}", task.task.task_id, describe(task));
+    match &task.state {
+        TaskState::InputRequired { input_requests } => {
+            for (key, request) in input_requests.as_map() {
+                let message = request
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.get("message"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                out!("  waiting for {key} ({}): {message}", request.method);
+            }
+        }
+        TaskState::Completed { result: object } => {
+            result(&ToolResult::new(object.clone()), false);
+        }
+        TaskState::Failed { error } => out!("  error {}: {}", error.code, error.message),
+        TaskState::Working | TaskState::Cancelled => {}
+    }
+}
+
+/// Prints the tool list: name, description and arguments (`name: type`, `?` when optional).
+pub(crate) fn tools(tools: &[ToolEntry], json: bool) {
+    if json {
+        out!("{}", pretty(&tools));
+        return;
+    }
+    for tool in tools {
+        let required: Vec<&str> = tool
+            .input_schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let arguments: Vec<String> = tool
+            .input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|properties| {
+                properties
+                    .iter()
+                    .map(|(name, schema)| {
+                        let kind = match schema.get("type") {
+                            Some(Value::String(kind)) => kind.clone(),
+                            Some(other) => other.to_string(),
+                            None => "any".to_owned(),
+                        };
+                        let optional = if required.contains(&name.as_str()) {
+                            ""
+                        } else {
+                            "?"
+                        };
+                        format!("{name}{optional}: {kind}")
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out!("{}({})", tool.name, arguments.join(", "));
+        if !tool.description.is_empty() {
+            out!("    {}", tool.description);
+        }
+    }
+}

@@ -1,0 +1,317 @@
+//! [`Terminal`]: the input handler of the terminal client. It answers from `--answer` first;
+//! otherwise, when stdin is a terminal, it asks at the prompt (a form generated from
+//! `requestedSchema`; Esc declines, Ctrl-C cancels); otherwise it fails with a message naming
+//! the `--answer` that would answer it.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use inquire::validator::Validation;
+use inquire::{Confirm, InquireError, MultiSelect, Select, Text};
+use serde_json::{json, Value};
+use tasks_client::{ClientError, Elicitation, ElicitationMode, InputHandler};
+use tasks_core::input::{ClientCapability, ElicitAnswer, InputRequest, Role, Root, SamplingAnswer};
+use tasks_core::JsonObject;
+
+use crate::form::{fields, Field, FieldKind};
+use crate::status::Status;
+
+/// The help line under every question.
+const KEYS: &str = "Esc declines · Ctrl-C cancels";
+
+/// Answers input for the terminal client.
+#[derive(Debug, Clone)]
+pub(crate) struct Terminal {
+    pub(crate) interactive: bool,
+    pub(crate) answers: BTreeMap<String, Value>,
+    pub(crate) roots: Vec<Root>,
+    pub(crate) status: Status,
+    /// Set when the user pressed Ctrl-C at a prompt: the caller cancels the task.
+    pub(crate) interrupted: Arc<AtomicBool>,
+}
+
+/// How a prompt ended without an answer.
+enum Stop {
+    Decline,
+    Interrupt,
+    Failed(String),
+}
+
+impl From<InquireError> for Stop {
+    fn from(error: InquireError) -> Self {
+        match error {
+            InquireError::OperationCanceled => Stop::Decline,
+            InquireError::OperationInterrupted => Stop::Interrupt,
+            other => Stop::Failed(other.to_string()),
+        }
+    }
+}
+
+impl Terminal {
+    fn not_interactive(&self, key: &str, what: &str) -> ClientError {
+        ClientError::Input(format!(
+            "the server asks for input under key {key:?} ({what}), but stdin is not a terminal; \
+             answer it with --answer '{key}=<json>'"
+        ))
+    }
+
+    /// Runs a blocking prompt off the async runtime, with the status line hidden.
+    async fn ask<T: Send + 'static>(
+        &self,
+        prompt: impl FnOnce() -> Result<T, Stop> + Send + 'static,
+    ) -> Result<Option<T>, ClientError> {
+        let status = self.status.clone();
+        let asked = tokio::task::spawn_blocking(move || status.suspend(prompt))
+            .await
+            .map_err(|_| ClientError::Input("the prompt stopped".into()))?;
+        match asked {
+            Ok(answer) => Ok(Some(answer)),
+            Err(Stop::Decline) => Ok(None),
+            Err(Stop::Interrupt) => {
+                self.interrupted.store(true, Ordering::SeqCst);
+                Err(ClientError::Input("interrupted at the prompt".into()))
+            }
+            Err(Stop::Failed(reason)) => Err(ClientError::Input(reason)),
+        }
+    }
+}
+
+/// An `--answer` value for an elicitation: `{"action": …, "content": …}`, or the content of an
+/// accept.
+fn scripted_elicit(answer: &Value) -> Result<ElicitAnswer, ClientError> {
+    match answer.get("action").and_then(Value::as_str) {
+        Some("accept") => Ok(ElicitAnswer::Accept(
+            answer
+                .get("content")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+        )),
+        Some("decline") => Ok(ElicitAnswer::Decline),
+        Some("cancel") => Ok(ElicitAnswer::Cancel),
+        Some(other) => Err(ClientError::Input(format!(
+            "--answer action {other:?}: use accept, decline or cancel"
+        ))),
+        None => answer
+            .as_object()
+            .cloned()
+            .map(ElicitAnswer::Accept)
+            .ok_or_else(|| ClientError::Input("--answer for a form must be a JSON object".into())),
+    }
+}
+
+/// Asks one field; `None` leaves an optional field out.
+fn ask_field(field: &Field) -> Result<Option<Value>, Stop> {
+    let label = if field.required {
+        field.label.clone()
+    } else {
+        format!("{} (optional, Enter skips)", field.label)
+    };
+    let help = match &field.help {
+        Some(help) => format!("{help} · {KEYS}"),
+        None => KEYS.to_owned(),
+    };
+    let default_text = field.default.as_ref().map(|d| match d {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    });
+    match &field.kind {
+        FieldKind::Boolean => {
+            let mut prompt = Confirm::new(&field.label).with_help_message(&help);
+            if let Some(default) = field.default.as_ref().and_then(Value::as_bool) {
+                prompt = prompt.with_default(default);
+            }
+            Ok(Some(Value::Bool(prompt.prompt()?)))
+        }
+        FieldKind::Choice(choices) => {
+            let mut options = choices.clone();
+            if !field.required {
+                options.push(crate::form::Choice {
+                    value: String::new(),
+                    title: "(none)".into(),
+                });
+            }
+            let chosen = Select::new(&field.label, options)
+                .with_help_message(&help)
+                .prompt()?;
+            Ok((!chosen.value.is_empty()).then_some(Value::String(chosen.value)))
+        }
+        FieldKind::Choices(choices) => {
+            let chosen = MultiSelect::new(&field.label, choices.clone())
+                .with_help_message(&help)
+                .prompt()?;
+            Ok(Some(json!(chosen
+                .into_iter()
+                .map(|c| c.value)
+                .collect::<Vec<_>>())))
+        }
+        FieldKind::Text | FieldKind::Integer | FieldKind::Number => {
+            let kind = field.kind.clone();
+            let required = field.required;
+            let validator = move |text: &str| {
+                let verdict = match (text.trim().is_empty(), &kind) {
+                    (true, _) if required => Validation::Invalid("An answer is required".into()),
+                    (true, _) | (false, FieldKind::Text) => Validation::Valid,
+                    (false, FieldKind::Integer) if text.trim().parse::<i64>().is_err() => {
+                        Validation::Invalid("Enter a whole number".into())
+                    }
+                    (false, FieldKind::Number) if text.trim().parse::<f64>().is_err() => {
+                        Validation::Invalid("Enter a number".into())
+                    }
+                    _ => Validation::Valid,
+                };
+                Ok(verdict)
+            };
+            let mut prompt = Text::new(&label)
+                .with_help_message(&help)
+                .with_validator(validator);
+            if let Some(default) = &default_text {
+                prompt = prompt.with_default(default);
+            }
+            let text = prompt.prompt()?;
+            let trimmed = text.trim();
+            if trimmed.is_empty() {
+                return Ok(None);
+            }
+            Ok(Some(match field.kind {
+                FieldKind::Integer => trimmed.parse::<i64>().map(Value::from).unwrap_or_default(),
+                FieldKind::Number => trimmed.parse::<f64>().map(Value::from).unwrap_or_default(),
+                _ => Value::String(text),
+            }))
+        }
+    }
+}
+
+/// Asks an elicitation at the prompt until the answer fits its schema.
+fn ask_elicitation(request: &Elicitation) -> Result<ElicitAnswer, Stop> {
+    match &request.mode {
+        ElicitationMode::Url { url, .. } => {
+            eprintln!("The server asks: {}", request.message);
+            eprintln!("Open {url}");
+            let done = Confirm::new("Done at that page?")
+                .with_help_message(KEYS)
+                .prompt()?;
+            Ok(if done {
+                ElicitAnswer::Accept(JsonObject::new())
+            } else {
+                ElicitAnswer::Decline
+            })
+        }
+        ElicitationMode::Form { requested_schema } => {
+            let check = InputRequest::elicit_form(
+                &request.message,
+                Value::Object(requested_schema.clone()),
+            );
+            let mut form = fields(requested_schema);
+            match form.as_mut_slice() {
+                // One untitled question: the message is the question.
+                [only] if only.label == only.name => only.label.clone_from(&request.message),
+                _ => eprintln!("The server asks: {}", request.message),
+            }
+            loop {
+                let mut content = JsonObject::new();
+                for field in &form {
+                    if let Some(value) = ask_field(field)? {
+                        content.insert(field.name.clone(), value);
+                    }
+                }
+                let answer = json!({"action": "accept", "content": content});
+                match check.check_response(&answer) {
+                    Ok(_) => return Ok(ElicitAnswer::Accept(content)),
+                    Err(error) => eprintln!("That answer does not fit the form ({error}); again:"),
+                }
+            }
+        }
+        _ => Err(Stop::Failed(
+            "an elicitation mode this client does not know".into(),
+        )),
+    }
+}
+
+#[async_trait]
+impl InputHandler for Terminal {
+    fn capabilities(&self) -> Vec<ClientCapability> {
+        let mut capabilities = vec![
+            ClientCapability::ElicitationForm,
+            ClientCapability::ElicitationUrl,
+            ClientCapability::Sampling,
+        ];
+        if !self.roots.is_empty() {
+            capabilities.push(ClientCapability::Roots);
+        }
+        capabilities
+    }
+
+    async fn elicit(&self, key: &str, request: Elicitation) -> Result<ElicitAnswer, ClientError> {
+        if let Some(answer) = self.answers.get(key) {
+            return scripted_elicit(answer);
+        }
+        if !self.interactive {
+            return Err(self.not_interactive(key, &request.message));
+        }
+        Ok(self
+            .ask(move || ask_elicitation(&request))
+            .await?
+            .unwrap_or(ElicitAnswer::Decline))
+    }
+
+    async fn sample(&self, key: &str, params: JsonObject) -> Result<SamplingAnswer, ClientError> {
+        if let Some(answer) = self.answers.get(key) {
+            return serde_json::from_value(answer.clone()).map_err(|_| {
+                ClientError::Input(format!(
+                    "--answer {key}: a sampling answer is {{\"role\": \"assistant\", \"content\": {{\"type\": \"text\", \"text\": \"…\"}}, \"model\": \"…\"}}"
+                ))
+            });
+        }
+        if !self.interactive {
+            return Err(self.not_interactive(key, "a reply from your model"));
+        }
+        let prompt = sampling_prompt(&params);
+        let reply = self
+            .ask(move || {
+                eprintln!("The server asks your model to reply to:\n{prompt}");
+                Ok(Text::new("Your reply, as the model:")
+                    .with_help_message(KEYS)
+                    .prompt()?)
+            })
+            .await?
+            .ok_or_else(|| ClientError::Input("the sampling request was declined".into()))?;
+        Ok(SamplingAnswer {
+            role: Role::Assistant,
+            content: json!({"type": "text", "text": reply}),
+            model: "human-at-mcp-tasks".into(),
+            stop_reason: Some("endTurn".into()),
+        })
+    }
+
+    async fn list_roots(&self, _key: &str) -> Result<Vec<Root>, ClientError> {
+        Ok(self.roots.clone())
+    }
+}
+
+/// The text of a sampling request's messages, one per line, with the system prompt first.
+fn sampling_prompt(params: &JsonObject) -> String {
+    let mut lines = Vec::new();
+    if let Some(system) = params.get("systemPrompt").and_then(Value::as_str) {
+        lines.push(format!("  (system) {system}"));
+    }
+    for message in params
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let role = message
+            .get("role")
+            .and_then(Value::as_str)
+            .unwrap_or("user");
+        let text = message
+            .pointer("/content/text")
+            .and_then(Value::as_str)
+            .unwrap_or("[non-text content]");
+        lines.push(format!("  ({role}) {text}"));
+    }
+    lines.join("\n")
+}

@@ -1,0 +1,155 @@
+//! The terminal client in a real pseudo-terminal against the fixture: answering
+//! `confirm_delete` at the prompt (yes, Esc to decline, Ctrl-C to cancel the task), and
+//! Ctrl-C on a running `slow_compute` ending the task `cancelled` on the server.
+//!
+//! Each test drives `mcp-tasks` with rexpect; every expectation waits up to [`EXPECT_MS`].
+//! The tests spawn processes, so nextest runs them one at a time (`.config/nextest.toml`).
+
+use std::process::Command;
+use std::time::Duration;
+
+use rexpect::process::WaitStatus;
+use rexpect::session::PtySession;
+use tasks_client::Client;
+use tasks_core::{TaskId, TaskStatus};
+use tasks_http::RunningServer;
+
+/// How long each expectation may wait.
+const EXPECT_MS: u64 = 60_000;
+
+async fn fixture() -> RunningServer {
+    let settings = tasks_fixture::Settings {
+        listen: "127.0.0.1:0".parse().expect("an address"),
+        drain_ms: 0,
+        ..Default::default()
+    };
+    tasks_fixture::server(&settings)
+        .bind(settings.listen)
+        .await
+        .expect("the fixture binds")
+}
+
+/// `mcp-tasks ARGS…` in a pseudo-terminal.
+fn spawn(args: &[&str]) -> PtySession {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"));
+    command
+        .args(args)
+        .env("TERM", "xterm")
+        .env("COLUMNS", "100");
+    rexpect::session::spawn_command(command, Some(EXPECT_MS)).expect("mcp-tasks starts in a pty")
+}
+
+/// Types `keys` (raw: `\r` is Enter, `\x1b` Escape).
+fn type_keys(session: &mut PtySession, keys: &str) {
+    session.send(keys).expect("keys sent");
+    session.flush().expect("keys flushed");
+}
+
+/// Waits for the process to end; its exit code.
+fn exit_code(mut session: PtySession) -> i32 {
+    session.exp_eof().expect("the output ends");
+    match session.process().wait().expect("exit status") {
+        WaitStatus::Exited(_, code) => code,
+        other => panic!("mcp-tasks did not exit normally: {other:?}"),
+    }
+}
+
+/// The task id printed in "Task <id> created".
+fn created(session: &mut PtySession) -> String {
+    let (_, matched) = session
+        .exp_regex(r"Task [A-Za-z0-9_-]+ created")
+        .expect("a task is created");
+    matched
+        .trim_start_matches("Task ")
+        .trim_end_matches(" created")
+        .to_owned()
+}
+
+async fn server_status(server: &RunningServer, id: &str) -> TaskStatus {
+    let client = Client::builder(server.url()).build();
+    let task = client.task(TaskId::parse(id).expect("a task id"));
+    task.get().await.expect("tasks/get").state.status()
+}
+
+/// Runs `script` (blocking pty work) beside the fixture.
+async fn drive<T: Send + 'static>(script: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(script)
+        .await
+        .expect("the script runs")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn confirm_delete_asks_and_completes_on_yes() {
+    let server = fixture().await;
+    let url = server.url();
+    let (code, id) = drive(move || {
+        let mut session = spawn(&["call", &url, "confirm_delete", "filename=a.txt"]);
+        let id = created(&mut session);
+        session.exp_string("Delete a.txt?").expect("the question");
+        type_keys(&mut session, "y\r");
+        session
+            .exp_string("Delete confirmed: true")
+            .expect("the result");
+        (exit_code(session), id)
+    })
+    .await;
+    assert_eq!(code, 0);
+    assert_eq!(server_status(&server, &id).await, TaskStatus::Completed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_at_the_prompt_declines() {
+    let server = fixture().await;
+    let url = server.url();
+    let code = drive(move || {
+        let mut session = spawn(&["call", &url, "confirm_delete", "filename=b.txt"]);
+        session.exp_string("Delete b.txt?").expect("the question");
+        type_keys(&mut session, "\x1b");
+        session
+            .exp_string("Delete declined: nothing deleted")
+            .expect("the result");
+        exit_code(session)
+    })
+    .await;
+    assert_eq!(code, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_at_the_prompt_cancels_the_task() {
+    let server = fixture().await;
+    let url = server.url();
+    let (code, id) = drive(move || {
+        let mut session = spawn(&["call", &url, "confirm_delete", "filename=c.txt"]);
+        let id = created(&mut session);
+        session.exp_string("Delete c.txt?").expect("the question");
+        session.send_control('c').expect("ctrl-c");
+        session
+            .exp_string(&format!("Task {id} cancelled."))
+            .expect("cancelled");
+        (exit_code(session), id)
+    })
+    .await;
+    assert_eq!(code, 4);
+    assert_eq!(server_status(&server, &id).await, TaskStatus::Cancelled);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_cancels_a_running_task() {
+    let server = fixture().await;
+    let url = server.url();
+    let (code, id) = drive(move || {
+        let mut session = spawn(&["call", &url, "slow_compute", "seconds=60"]);
+        let id = created(&mut session);
+        // The status line shows the task running before the interrupt.
+        session.exp_string("working").expect("the status line");
+        std::thread::sleep(Duration::from_millis(200));
+        session.send_control('c').expect("ctrl-c");
+        session
+            .exp_string(&format!("Task {id} cancelled."))
+            .expect("cancelled");
+        (exit_code(session), id)
+    })
+    .await;
+    assert_eq!(code, 4);
+    assert_eq!(server_status(&server, &id).await, TaskStatus::Cancelled);
+}

@@ -1,5 +1,6 @@
 //! The terminal client in a real pseudo-terminal against the fixture: answering
-//! `confirm_delete` at the prompt (yes, Esc to decline, Ctrl-C to cancel the task), and
+//! `confirm_delete` at the prompt (yes, Esc to decline, Ctrl-C to cancel the task), two forms
+//! of `multi_input` (a yes/no and an optional text field each), and
 //! Ctrl-C on a running `slow_compute` ending the task `cancelled` on the server.
 //!
 //! Each test drives `mcp-tasks` with rexpect; every expectation waits up to [`EXPECT_MS`].
@@ -152,4 +153,28 @@ async fn ctrl_c_cancels_a_running_task() {
     .await;
     assert_eq!(code, 4);
     assert_eq!(server_status(&server, &id).await, TaskStatus::Cancelled);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_forms_are_asked_in_turn() {
+    let server = fixture().await;
+    let url = server.url();
+    let code = drive(move || {
+        let mut session = spawn(&["call", &url, "multi_input"]);
+        for (form, name) in [("First input", "Ada"), ("Second input", "Grace")] {
+            session.exp_string(form).expect("the form");
+            session.exp_string("confirm").expect("its yes/no field");
+            type_keys(&mut session, "y\r");
+            session
+                .exp_string("name (optional, Enter skips)")
+                .expect("its text field");
+            type_keys(&mut session, &format!("{name}\r"));
+        }
+        session
+            .exp_string("Inputs received: Ada, Grace")
+            .expect("the result");
+        exit_code(session)
+    })
+    .await;
+    assert_eq!(code, 0);
 }

@@ -447,3 +447,156 @@ async fn a_server_of_another_era_is_a_typed_error() {
     assert_eq!(supported, &["2025-11-25", "2025-06-18"]);
     assert!(error.to_string().contains("2025-11-25"), "{error}");
 }
+
+/// Answers everything: forms as [`Forms`] does, sampling with a fixed text, two roots.
+struct Everything(Forms);
+
+#[async_trait]
+impl InputHandler for Everything {
+    fn capabilities(&self) -> Vec<ClientCapability> {
+        vec![
+            ClientCapability::ElicitationForm,
+            ClientCapability::Sampling,
+            ClientCapability::Roots,
+        ]
+    }
+
+    async fn elicit(&self, key: &str, request: Elicitation) -> Result<ElicitAnswer, ClientError> {
+        self.0.elicit(key, request).await
+    }
+
+    async fn sample(
+        &self,
+        key: &str,
+        params: JsonObject,
+    ) -> Result<tasks_core::input::SamplingAnswer, ClientError> {
+        self.0.asked.lock().expect("lock").push(key.to_owned());
+        assert!(params.contains_key("messages"), "{params:?}");
+        Ok(tasks_core::input::SamplingAnswer {
+            role: tasks_core::input::Role::Assistant,
+            content: json!({"type": "text", "text": "rain on the roof"}),
+            model: "test-model".into(),
+            stop_reason: Some("endTurn".into()),
+        })
+    }
+
+    async fn list_roots(&self, key: &str) -> Result<Vec<tasks_core::input::Root>, ClientError> {
+        self.0.asked.lock().expect("lock").push(key.to_owned());
+        Ok(["file:///a", "file:///b"]
+            .map(|uri| tasks_core::input::Root {
+                uri: uri.into(),
+                name: None,
+            })
+            .to_vec())
+    }
+}
+
+#[tokio::test]
+async fn sampling_and_roots_are_answered_in_mrtr_rounds_and_tasks() {
+    let server = fixture(100).await;
+    let forms = Forms::accepting(true);
+    let client = Client::builder(server.url())
+        .input_handler(Everything(forms.clone()))
+        .build();
+    let call = |tool: &'static str, arguments: Value| {
+        let client = client.clone();
+        async move {
+            let execution = client.call_tool(tool, args(arguments)).await.expect("call");
+            execution.settle(&options()).await.expect("settles")
+        }
+    };
+    let all = call("test_input_required_result_multiple_inputs", json!({})).await;
+    assert_eq!(text(&all), "Name: Ada; model: rain on the roof; roots: 2");
+    let rounds = call("test_input_required_result_multi_round", json!({})).await;
+    assert_eq!(text(&rounds), "Ada likes Ada");
+    let haiku = call("write_haiku", json!({"topic": "rain"})).await;
+    assert_eq!(text(&haiku), "rain on the roof");
+    assert_eq!(
+        forms.asked(),
+        [
+            "client_roots",
+            "model_reply",
+            "user_name",
+            "name",
+            "color",
+            "haiku"
+        ]
+    );
+}
+
+/// A server whose `tasks/get` answers 503 `failures` times, then a completed task; it
+/// records the `Authorization` header of every request.
+async fn flaky_server(failures: usize) -> (String, Arc<Mutex<Vec<String>>>) {
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = seen.clone();
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(move |headers: axum::http::HeaderMap, body: String| {
+            let log = log.clone();
+            async move {
+                let auth = headers
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_owned();
+                let calls = {
+                    let mut log = log.lock().expect("lock");
+                    log.push(auth);
+                    log.len()
+                };
+                let request: Value = serde_json::from_str(&body).expect("JSON");
+                let status = if calls <= failures { 503 } else { 200 };
+                let task = json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+                    "resultType": "complete", "taskId": "t1", "status": "completed",
+                    "createdAt": "2026-12-01T00:00:00Z", "lastUpdatedAt": "2026-12-01T00:00:01Z",
+                    "ttlMs": null, "pollIntervalMs": 50,
+                    "result": {"content": [{"type": "text", "text": "done"}]}}});
+                (
+                    axum::http::StatusCode::from_u16(status).expect("a status"),
+                    axum::Json(task),
+                )
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, seen)
+}
+
+#[tokio::test]
+async fn retryable_errors_are_retried_and_the_bearer_token_is_sent() {
+    let (url, seen) = flaky_server(2).await;
+    let client = Client::builder(&url).bearer("s3cret-token").build();
+    assert!(
+        !format!("{client:?}").contains("s3cret"),
+        "Debug never shows the token"
+    );
+    let task = client.task(tasks_core::TaskId::parse("t1").expect("an id"));
+    let outcome = task
+        .settle(&options().wait(Wait::Poll))
+        .await
+        .expect("settles after two 503s");
+    assert_eq!(text(&outcome), "done");
+    let seen = seen.lock().expect("lock").clone();
+    assert_eq!(seen.len(), 3, "two refusals, then the answer");
+    assert!(
+        seen.iter().all(|auth| auth == "Bearer s3cret-token"),
+        "{seen:?}"
+    );
+
+    let (url, _) = flaky_server(usize::MAX).await;
+    let client = Client::builder(&url).build();
+    let error = client
+        .task(tasks_core::TaskId::parse("t1").expect("an id"))
+        .settle(
+            &SettleOptions::default()
+                .wait(Wait::Poll)
+                .deadline(Duration::from_millis(800)),
+        )
+        .await
+        .expect_err("503 forever");
+    assert!(matches!(error, ClientError::Deadline), "{error}");
+}

@@ -600,3 +600,15 @@ async fn retryable_errors_are_retried_and_the_bearer_token_is_sent() {
         .expect_err("503 forever");
     assert!(matches!(error, ClientError::Deadline), "{error}");
 }
+
+/// With the default `rustls` feature an `https://` endpoint is spoken to over TLS: against
+/// the plain-HTTP fixture the TLS handshake fails (rather than the URL scheme being refused).
+#[tokio::test]
+async fn https_endpoints_speak_tls() {
+    let server = fixture(100).await;
+    let url = server.url().replacen("http://", "https://", 1);
+    let error = Client::connect(url).await.expect_err("no TLS on the fixture");
+    assert!(matches!(error, ClientError::Transport(_)), "{error}");
+    let text = error.to_string();
+    assert!(text.contains("corrupt message"), "{text}");
+}

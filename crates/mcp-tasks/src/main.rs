@@ -132,7 +132,21 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::Exit::Unreachable as u8);
         }
     };
-    let code = runtime.block_on(run::run(cli));
+    // --timeout bounds the whole run, requests in flight and the call included.
+    let limit = cli
+        .timeout
+        .and_then(|seconds| std::time::Duration::try_from_secs_f64(seconds).ok());
+    let code = runtime.block_on(async move {
+        match limit {
+            None => run::run(cli).await,
+            Some(limit) => tokio::time::timeout(limit, run::run(cli))
+                .await
+                .unwrap_or_else(|_| {
+                    eprintln!("error: --timeout passed");
+                    exit::Exit::Timeout
+                }),
+        }
+    });
     // Do not wait for a prompt thread still blocked on the terminal.
     runtime.shutdown_background();
     ExitCode::from(code as u8)

@@ -2,6 +2,7 @@
 //! `tools/list` and `tools/call` with MRTR rounds.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use tasks_core::param_headers::{mirror, param_headers};
@@ -18,6 +19,9 @@ use crate::outcome::ToolResult;
 use crate::shared::{KnownTool, Shared};
 use crate::task::{TaskCall, TaskHandle};
 use crate::transport::Connection;
+
+/// How long the default HTTP client tries to connect before giving up.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The most MRTR `input_required` rounds one `tools/call` may take before the client gives up
 /// (a server asking forever is a server bug).
@@ -43,6 +47,7 @@ pub struct ClientBuilder {
     handler: Option<Arc<dyn InputHandler>>,
     http: Option<reqwest::Client>,
     client_info: Option<(String, String)>,
+    request_timeout: Option<Duration>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -70,7 +75,19 @@ impl ClientBuilder {
         self
     }
 
-    /// Uses `http` (timeouts, proxies, TLS roots) instead of a default `reqwest::Client`.
+    /// Bounds each request (not a `subscriptions/listen` stream), from sending to the whole
+    /// answer; a request that takes longer fails as [`ClientError::Transport`] (retryable).
+    /// Default: none, since a synchronous tool may run long; [`SettleOptions::deadline`]
+    /// bounds a whole wait.
+    ///
+    /// [`SettleOptions::deadline`]: crate::SettleOptions::deadline
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = Some(timeout);
+        self
+    }
+
+    /// Uses `http` (proxies, TLS roots, timeouts) instead of the default `reqwest::Client`
+    /// (which gives up connecting after [`CONNECT_TIMEOUT`]).
     pub fn http_client(mut self, http: reqwest::Client) -> Self {
         self.http = Some(http);
         self
@@ -91,11 +108,18 @@ impl ClientBuilder {
                 env!("CARGO_PKG_VERSION").to_owned(),
             )
         });
+        let http = self.http.unwrap_or_else(|| {
+            reqwest::Client::builder()
+                .connect_timeout(CONNECT_TIMEOUT)
+                .build()
+                .unwrap_or_default()
+        });
         let connection = Connection::new(
-            self.http.unwrap_or_default(),
+            http,
             self.url,
             self.bearer,
             json!({"name": name, "version": version}),
+            self.request_timeout,
         );
         let capabilities = declared(self.handler.as_deref());
         Client {

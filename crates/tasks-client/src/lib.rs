@@ -81,7 +81,7 @@ mod shared;
 mod task;
 mod transport;
 
-pub use client::{Client, ClientBuilder, MAX_INPUT_ROUNDS};
+pub use client::{Client, ClientBuilder, CONNECT_TIMEOUT, MAX_INPUT_ROUNDS};
 pub use error::ClientError;
 pub use execution::Execution;
 pub use handler::{Elicitation, ElicitationMode, InputHandler};

@@ -137,13 +137,26 @@ impl Watcher {
 
     /// The next change, `None` after a terminal state or an error.
     pub(crate) async fn next(&mut self) -> Option<Result<DetailedTask, ClientError>> {
+        if self.done {
+            return None;
+        }
+        let Some(deadline) = self.deadline else {
+            return self.step().await;
+        };
+        // The deadline bounds the requests in flight too (a server that never answers).
+        match tokio::time::timeout_at(deadline, self.step()).await {
+            Ok(next) => next,
+            Err(_) => {
+                self.done = true;
+                Some(Err(ClientError::Deadline))
+            }
+        }
+    }
+
+    async fn step(&mut self) -> Option<Result<DetailedTask, ClientError>> {
         loop {
             if self.done {
                 return None;
-            }
-            if self.deadline.is_some_and(|d| Instant::now() >= d) {
-                self.done = true;
-                return Some(Err(ClientError::Deadline));
             }
             if !self.listen_tried {
                 self.listen_tried = true;

@@ -8,6 +8,7 @@
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use eventsource_stream::Eventsource as _;
 use futures_util::{Stream, StreamExt as _};
@@ -31,6 +32,7 @@ pub(crate) struct Connection {
     url: String,
     bearer: Option<String>,
     client_info: Value,
+    request_timeout: Option<Duration>,
     next_id: AtomicU64,
 }
 
@@ -50,12 +52,14 @@ impl Connection {
         url: String,
         bearer: Option<String>,
         client_info: Value,
+        request_timeout: Option<Duration>,
     ) -> Self {
         Connection {
             http,
             url,
             bearer,
             client_info,
+            request_timeout,
             next_id: AtomicU64::new(1),
         }
     }
@@ -112,7 +116,10 @@ impl Connection {
     /// [`ClientError::Rpc`] for a JSON-RPC error, [`ClientError::Http`] for an HTTP error
     /// without one, [`ClientError::Transport`] and [`ClientError::Malformed`].
     pub(crate) async fn call(&self, request: Request<'_>) -> Result<JsonObject, ClientError> {
-        let (id, builder) = self.build(request);
+        let (id, mut builder) = self.build(request);
+        if let Some(timeout) = self.request_timeout {
+            builder = builder.timeout(timeout);
+        }
         let response = builder.send().await.map_err(ClientError::Transport)?;
         let status = response.status().as_u16();
         if is_event_stream(&response) && status == 200 {

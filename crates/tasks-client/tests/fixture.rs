@@ -607,8 +607,45 @@ async fn retryable_errors_are_retried_and_the_bearer_token_is_sent() {
 async fn https_endpoints_speak_tls() {
     let server = fixture(100).await;
     let url = server.url().replacen("http://", "https://", 1);
-    let error = Client::connect(url).await.expect_err("no TLS on the fixture");
+    let error = Client::connect(url)
+        .await
+        .expect_err("no TLS on the fixture");
     assert!(matches!(error, ClientError::Transport(_)), "{error}");
     let text = error.to_string();
     assert!(text.contains("corrupt message"), "{text}");
+}
+
+/// A deadline and a request timeout bound a server that accepts connections and never
+/// answers.
+#[tokio::test]
+async fn a_silent_server_cannot_hold_a_wait_past_its_deadline() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let client = Client::builder(&url).build();
+    let task = client.task(tasks_core::TaskId::parse("t1").expect("an id"));
+    let started = std::time::Instant::now();
+    let error = task
+        .settle(&SettleOptions::default().deadline(Duration::from_millis(400)))
+        .await
+        .expect_err("never answered");
+    assert!(matches!(error, ClientError::Deadline), "{error}");
+    assert!(started.elapsed() < LIMIT, "bounded by the deadline");
+
+    let client = Client::builder(&url)
+        .request_timeout(Duration::from_millis(300))
+        .build();
+    let error = client.list_tools().await.expect_err("never answered");
+    assert!(
+        matches!(&error, ClientError::Transport(e) if e.is_timeout()),
+        "{error}"
+    );
+    assert!(error.is_retryable());
 }

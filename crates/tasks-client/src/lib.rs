@@ -89,3 +89,4 @@ pub use outcome::{Outcome, ToolResult};
 pub use settle::{SettleOptions, Wait, LISTEN_RECHECK, MAX_POLL, MIN_POLL};
 pub use task::{TaskCall, TaskHandle};
 pub use tasks_core::wire::{CreateTaskResult, DetailedTask, DiscoverResult, ToolEntry};
+pub use transport::MAX_MESSAGE_BYTES;

@@ -132,7 +132,7 @@ impl Connection {
             }
             return Err(ClientError::malformed("the stream ended without an answer"));
         }
-        let bytes = response.bytes().await.map_err(ClientError::Transport)?;
+        let bytes = read_body(response).await?;
         match serde_json::from_slice::<Value>(&bytes) {
             Ok(message) if message.get("jsonrpc").is_some() => answer(message, status),
             _ if !(200..300).contains(&status) => Err(ClientError::Http { status }),
@@ -153,7 +153,7 @@ impl Connection {
         if is_event_stream(&response) && status == 200 {
             return Ok(messages(response));
         }
-        let bytes = response.bytes().await.map_err(ClientError::Transport)?;
+        let bytes = read_body(response).await?;
         match serde_json::from_slice::<Value>(&bytes) {
             Ok(message) if message.get("jsonrpc").is_some() => {
                 answer(message, status)?;
@@ -173,11 +173,66 @@ fn is_event_stream(response: &reqwest::Response) -> bool {
         .is_some_and(|v| v.starts_with("text/event-stream"))
 }
 
+/// The most bytes one reply body, or one SSE event, may take (16 MiB); more is
+/// [`ClientError::Malformed`], so a hostile server cannot exhaust the client's memory.
+pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
+
+/// The whole body, at most [`MAX_MESSAGE_BYTES`].
+async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, ClientError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(ClientError::Transport)? {
+        if body.len() + chunk.len() > MAX_MESSAGE_BYTES {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+fn too_large() -> ClientError {
+    ClientError::malformed(format!("a message larger than {MAX_MESSAGE_BYTES} bytes"))
+}
+
+/// Counts the bytes of the SSE event being received (reset at each blank line) and fails the
+/// stream when one exceeds [`MAX_MESSAGE_BYTES`].
+#[derive(Default)]
+struct EventLimit {
+    pending: usize,
+    after_newline: bool,
+}
+
+impl EventLimit {
+    fn check(&mut self, chunk: &[u8]) -> Result<(), ClientError> {
+        for &byte in chunk {
+            match byte {
+                b'\n' if self.after_newline => self.pending = 0,
+                b'\n' => self.after_newline = true,
+                b'\r' => {}
+                _ => {
+                    self.after_newline = false;
+                    self.pending += 1;
+                }
+            }
+        }
+        if self.pending > MAX_MESSAGE_BYTES {
+            Err(too_large())
+        } else {
+            Ok(())
+        }
+    }
+}
+
 /// The JSON `data` of each event of an SSE body (comments and empty events skipped).
 fn messages(response: reqwest::Response) -> MessageStream {
+    let mut limit = EventLimit::default();
     Box::pin(
         response
             .bytes_stream()
+            .map(move |chunk| {
+                let chunk = chunk.map_err(ClientError::Transport)?;
+                limit.check(&chunk)?;
+                Ok::<_, ClientError>(chunk)
+            })
             .eventsource()
             .filter_map(|event| async move {
                 match event {
@@ -186,9 +241,7 @@ fn messages(response: reqwest::Response) -> MessageStream {
                         serde_json::from_str(&event.data)
                             .map_err(|_| ClientError::malformed("an SSE event is not JSON")),
                     ),
-                    Err(eventsource_stream::EventStreamError::Transport(error)) => {
-                        Some(Err(ClientError::Transport(error)))
-                    }
+                    Err(eventsource_stream::EventStreamError::Transport(error)) => Some(Err(error)),
                     Err(_) => Some(Err(ClientError::malformed("a broken SSE stream"))),
                 }
             }),
@@ -208,5 +261,28 @@ fn answer(mut message: Value, http_status: u16) -> Result<JsonObject, ClientErro
             status: http_status,
         }),
         _ => Err(ClientError::malformed("a response without a result object")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_event_limit_counts_one_event_at_a_time() {
+        let mut limit = EventLimit::default();
+        let event = vec![b'x'; MAX_MESSAGE_BYTES / 2];
+        for _ in 0..8 {
+            // Many events, each half the limit, separated by blank lines (LF or CRLF).
+            limit.check(b"data: ").expect("small");
+            limit.check(&event).expect("half the limit");
+            limit.check(b"\r\n\r\n").expect("the event ends");
+        }
+        // One event of more than the limit, in pieces: refused.
+        limit.check(&event).expect("half");
+        limit.check(b"\n").expect("one line break is not the end");
+        limit.check(&event).expect("the limit exactly");
+        let error = limit.check(b"y").expect_err("past the limit");
+        assert!(matches!(error, ClientError::Malformed(_)), "{error}");
     }
 }

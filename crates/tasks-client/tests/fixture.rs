@@ -649,3 +649,19 @@ async fn a_silent_server_cannot_hold_a_wait_past_its_deadline() {
     );
     assert!(error.is_retryable());
 }
+
+#[tokio::test]
+async fn a_reply_larger_than_the_limit_is_refused() {
+    let huge = "x".repeat(tasks_client::MAX_MESSAGE_BYTES + 1);
+    let url = old_server((
+        200,
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"padding": huge}}),
+    ))
+    .await;
+    let error = Client::builder(&url)
+        .build()
+        .list_tools()
+        .await
+        .expect_err("too large");
+    assert!(matches!(error, ClientError::Malformed(_)), "{error}");
+}

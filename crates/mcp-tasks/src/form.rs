@@ -9,6 +9,8 @@ use std::fmt;
 use serde_json::Value;
 use tasks_core::JsonObject;
 
+use crate::text::clean;
+
 /// One question of the form.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Field {
@@ -53,9 +55,9 @@ pub(crate) struct Choice {
 impl fmt::Display for Choice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.title == self.value {
-            f.write_str(&self.value)
+            f.write_str(&self.title)
         } else {
-            write!(f, "{} ({})", self.title, self.value)
+            write!(f, "{} ({})", self.title, clean(&self.value))
         }
     }
 }
@@ -74,7 +76,7 @@ fn choices(schema: &Value) -> Option<Vec<Choice>> {
                     let title = names
                         .and_then(|n| n.get(i))
                         .and_then(Value::as_str)
-                        .map_or_else(|| value.clone(), str::to_owned);
+                        .map_or_else(|| clean(&value).into_owned(), |t| clean(t).into_owned());
                     Some(Choice { value, title })
                 })
                 .collect(),
@@ -92,7 +94,7 @@ fn choices(schema: &Value) -> Option<Vec<Choice>> {
                 let title = option
                     .get("title")
                     .and_then(Value::as_str)
-                    .map_or_else(|| value.clone(), str::to_owned);
+                    .map_or_else(|| clean(&value).into_owned(), |t| clean(t).into_owned());
                 Some(Choice { value, title })
             })
             .collect(),
@@ -127,15 +129,12 @@ pub(crate) fn fields(requested_schema: &JsonObject) -> Vec<Field> {
             };
             Field {
                 name: name.clone(),
-                label: schema
-                    .get("title")
-                    .and_then(Value::as_str)
-                    .unwrap_or(name)
-                    .to_owned(),
+                label: clean(schema.get("title").and_then(Value::as_str).unwrap_or(name))
+                    .into_owned(),
                 help: schema
                     .get("description")
                     .and_then(Value::as_str)
-                    .map(str::to_owned),
+                    .map(|help| clean(help).into_owned()),
                 required: required.contains(&name.as_str()),
                 default: schema.get("default").cloned(),
                 kind,

@@ -17,6 +17,7 @@ mod output;
 mod prompt;
 mod run;
 mod status;
+mod text;
 
 use std::process::ExitCode;
 

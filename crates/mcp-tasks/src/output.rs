@@ -5,6 +5,7 @@ use tasks_client::{DetailedTask, ToolEntry, ToolResult};
 use tasks_core::TaskState;
 
 use crate::status::describe;
+use crate::text::clean;
 
 /// `println!` that ignores a closed stdout (`mcp-tasks tools URL | head` ends quietly).
 macro_rules! out {
@@ -22,7 +23,7 @@ fn pretty(value: &impl serde::Serialize) -> String {
 fn block(content: &Value) -> String {
     let field = |name: &str| content.get(name).and_then(Value::as_str).unwrap_or("");
     match field("type") {
-        "text" => field("text").to_owned(),
+        "text" => clean(field("text")).into_owned(),
         "image" | "audio" => format!(
             "[{} {}, {} bytes base64]",
             field("type"),
@@ -33,14 +34,14 @@ fn block(content: &Value) -> String {
         "resource" => {
             let resource = content.get("resource").cloned().unwrap_or_default();
             match resource.get("text").and_then(Value::as_str) {
-                Some(text) => text.to_owned(),
+                Some(text) => clean(text).into_owned(),
                 None => format!(
                     "[resource {}]",
                     resource.get("uri").and_then(Value::as_str).unwrap_or("")
                 ),
             }
         }
-        _ => content.to_string(),
+        _ => clean(&content.to_string()).into_owned(),
     }
 }
 
@@ -68,7 +69,11 @@ pub(crate) fn task(task: &DetailedTask, json: bool) {
         out!("{}", pretty(task));
         return;
     }
-    out!("task {}: {}", task.task.task_id, describe(task));
+    out!(
+        "task {}: {}",
+        clean(task.task.task_id.as_str()),
+        describe(task)
+    );
     match &task.state {
         TaskState::InputRequired { input_requests } => {
             for (key, request) in input_requests.as_map() {
@@ -78,13 +83,18 @@ pub(crate) fn task(task: &DetailedTask, json: bool) {
                     .and_then(|p| p.get("message"))
                     .and_then(Value::as_str)
                     .unwrap_or("");
-                out!("  waiting for {key} ({}): {message}", request.method);
+                out!(
+                    "  waiting for {} ({}): {}",
+                    clean(key),
+                    clean(&request.method),
+                    clean(message)
+                );
             }
         }
         TaskState::Completed { result: object } => {
             result(&ToolResult::new(object.clone()), false);
         }
-        TaskState::Failed { error } => out!("  error {}: {}", error.code, error.message),
+        TaskState::Failed { error } => out!("  error {}: {}", error.code, clean(&error.message)),
         TaskState::Working | TaskState::Cancelled => {}
     }
 }
@@ -125,9 +135,9 @@ pub(crate) fn tools(tools: &[ToolEntry], json: bool) {
                     .collect()
             })
             .unwrap_or_default();
-        out!("{}({})", tool.name, arguments.join(", "));
+        out!("{}({})", clean(&tool.name), clean(&arguments.join(", ")));
         if !tool.description.is_empty() {
-            out!("    {}", tool.description);
+            out!("    {}", clean(&tool.description));
         }
     }
 }

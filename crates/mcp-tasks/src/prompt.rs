@@ -17,6 +17,7 @@ use tasks_core::JsonObject;
 
 use crate::form::{fields, Field, FieldKind};
 use crate::status::Status;
+use crate::text::clean;
 
 /// The help line under every question.
 const KEYS: &str = "Esc declines · Ctrl-C cancels";
@@ -51,6 +52,7 @@ impl From<InquireError> for Stop {
 
 impl Terminal {
     fn not_interactive(&self, key: &str, what: &str) -> ClientError {
+        let key = clean(key);
         ClientError::Input(format!(
             "the server asks for input under key {key:?} ({what}), but stdin is not a terminal; \
              answer it with --answer '{key}=<json>'"
@@ -186,10 +188,11 @@ fn ask_field(field: &Field) -> Result<Option<Value>, Stop> {
 
 /// Asks an elicitation at the prompt until the answer fits its schema.
 fn ask_elicitation(request: &Elicitation) -> Result<ElicitAnswer, Stop> {
+    let message = clean(&request.message);
     match &request.mode {
         ElicitationMode::Url { url, .. } => {
-            eprintln!("The server asks: {}", request.message);
-            eprintln!("Open {url}");
+            eprintln!("The server asks: {message}");
+            eprintln!("Open {}", clean(url));
             let done = Confirm::new("Done at that page?")
                 .with_help_message(KEYS)
                 .prompt()?;
@@ -207,8 +210,8 @@ fn ask_elicitation(request: &Elicitation) -> Result<ElicitAnswer, Stop> {
             let mut form = fields(requested_schema);
             match form.as_mut_slice() {
                 // One untitled question: the message is the question.
-                [only] if only.label == only.name => only.label.clone_from(&request.message),
-                _ => eprintln!("The server asks: {}", request.message),
+                [only] if only.label == only.name => only.label = message.into_owned(),
+                _ => eprintln!("The server asks: {message}"),
             }
             loop {
                 let mut content = JsonObject::new();
@@ -249,7 +252,7 @@ impl InputHandler for Terminal {
             return scripted_elicit(answer);
         }
         if !self.interactive {
-            return Err(self.not_interactive(key, &request.message));
+            return Err(self.not_interactive(key, &clean(&request.message)));
         }
         Ok(self
             .ask(move || ask_elicitation(&request))
@@ -268,7 +271,7 @@ impl InputHandler for Terminal {
         if !self.interactive {
             return Err(self.not_interactive(key, "a reply from your model"));
         }
-        let prompt = sampling_prompt(&params);
+        let prompt = clean(&sampling_prompt(&params)).into_owned();
         let reply = self
             .ask(move || {
                 eprintln!("The server asks your model to reply to:\n{prompt}");

@@ -16,6 +16,7 @@ use crate::exit::Exit;
 use crate::interrupt::Interrupts;
 use crate::prompt::Terminal;
 use crate::status::Status;
+use crate::text::clean;
 use crate::{args, output, Answers, Cli, Command};
 
 /// How long `cancel` and Ctrl-C wait for the final status after sending `tasks/cancel`.
@@ -188,7 +189,11 @@ impl Run {
                 output::result(result, self.json);
             }
             Outcome::Failed(error) => {
-                eprintln!("The task failed: {} ({})", error.message, error.code);
+                eprintln!(
+                    "The task failed: {} ({})",
+                    clean(&error.message),
+                    error.code
+                );
             }
             _ => eprintln!("The task was cancelled."),
         }
@@ -246,7 +251,10 @@ impl Run {
         match execution {
             Execution::Complete(result) => self.finish(&Outcome::of_result(result.into_object())),
             Execution::Task(task) => {
-                eprintln!("Task {} created (Ctrl-C cancels it)", task.id());
+                eprintln!(
+                    "Task {} created (Ctrl-C cancels it)",
+                    clean(task.id().as_str())
+                );
                 self.status.start(task.id());
                 if pressed {
                     return self.cancel(&task).await;
@@ -283,7 +291,7 @@ impl Run {
                 if matches!(exit, Exit::InputNeeded | Exit::Timeout) {
                     eprintln!(
                         "The task {id} is still on the server: `mcp-tasks watch {url} {id}` follows it, `mcp-tasks cancel {url} {id}` cancels it.",
-                        id = task.id(),
+                        id = clean(task.id().as_str()),
                         url = task.handle().url
                     );
                 }
@@ -292,7 +300,10 @@ impl Run {
             None if cancel_on_interrupt => self.cancel(task).await,
             None => {
                 self.status.finish();
-                eprintln!("Stopped watching; the task {} keeps running.", task.id());
+                eprintln!(
+                    "Stopped watching; the task {} keeps running.",
+                    clean(task.id().as_str())
+                );
                 Exit::Interrupted
             }
         }
@@ -324,7 +335,7 @@ impl Run {
                 },
                 () = self.interrupts.next() => {
                     self.status.finish();
-                    eprintln!("Stopped waiting; the cancel of task {} was sent.", task.id());
+                    eprintln!("Stopped waiting; the cancel of task {} was sent.", clean(task.id().as_str()));
                     return Exit::Interrupted;
                 }
             }
@@ -332,13 +343,13 @@ impl Run {
         match last {
             Ok(Outcome::Cancelled) => {
                 self.status.finish();
-                eprintln!("Task {} cancelled.", task.id());
+                eprintln!("Task {} cancelled.", clean(task.id().as_str()));
                 Exit::Cancelled
             }
             Ok(outcome) => {
                 eprintln!(
                     "The task {} had already finished before the cancel reached it.",
-                    task.id()
+                    clean(task.id().as_str())
                 );
                 self.finish(&outcome)
             }
@@ -350,7 +361,10 @@ impl Run {
     }
 
     async fn watch(&mut self, task: &TaskCall, terminal: Option<Terminal>) -> Exit {
-        eprintln!("Watching task {} (Ctrl-C stops watching)", task.id());
+        eprintln!(
+            "Watching task {} (Ctrl-C stops watching)",
+            clean(task.id().as_str())
+        );
         self.status.start(task.id());
         self.follow(task, terminal.as_ref(), false).await
     }

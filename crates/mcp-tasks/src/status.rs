@@ -20,7 +20,7 @@ pub(crate) struct Status {
 pub(crate) fn describe(task: &DetailedTask) -> String {
     let status = task.state.status().as_str();
     match &task.task.status_message {
-        Some(message) => format!("{status}: {message}"),
+        Some(message) => format!("{status}: {}", crate::text::clean(message)),
         None => status.to_owned(),
     }
 }
@@ -46,7 +46,8 @@ impl Status {
 
     /// Starts showing task `id`.
     pub(crate) fn start(&self, id: &TaskId) {
-        self.bar.set_prefix(format!("task {id}"));
+        self.bar
+            .set_prefix(format!("task {}", crate::text::clean(id.as_str())));
         self.bar.set_message("working");
         if self.live {
             self.bar.enable_steady_tick(Duration::from_millis(120));
@@ -57,7 +58,10 @@ impl Status {
     pub(crate) fn update(&self, task: &DetailedTask) {
         let text = describe(task);
         if !self.live {
-            eprintln!("task {}: {text}", task.task.task_id);
+            eprintln!(
+                "task {}: {text}",
+                crate::text::clean(task.task.task_id.as_str())
+            );
         }
         self.bar.set_message(text);
     }

@@ -45,6 +45,7 @@ impl Exit {
         match error {
             ClientError::Rpc { .. } | ClientError::Http { .. } => Exit::Refused,
             ClientError::Deadline => Exit::Timeout,
+            ClientError::InvalidArgument(_) => Exit::Usage,
             ClientError::NoHandler { .. } | ClientError::Input(_) => Exit::InputNeeded,
             _ => Exit::Unreachable,
         }

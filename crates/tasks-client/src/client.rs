@@ -20,6 +20,9 @@ use crate::shared::{KnownTool, Shared};
 use crate::task::{TaskCall, TaskHandle};
 use crate::transport::Connection;
 
+/// The most `tools/list` pages one listing reads (following `nextCursor`).
+pub const MAX_TOOL_PAGES: usize = 100;
+
 /// How long the default HTTP client tries to connect before giving up.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -100,6 +103,31 @@ impl ClientBuilder {
         self
     }
 
+    /// Checks the URL (`http://` or `https://`, with a host) and the bearer token (a valid
+    /// header value).
+    ///
+    /// # Errors
+    /// [`ClientError::InvalidArgument`] naming what is wrong (never the token itself).
+    pub fn check(&self) -> Result<(), ClientError> {
+        let url = reqwest::Url::parse(&self.url).map_err(|error| {
+            ClientError::InvalidArgument(format!("{:?} is not a URL: {error}", self.url))
+        })?;
+        if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+            return Err(ClientError::InvalidArgument(format!(
+                "{:?} is not an http:// or https:// URL",
+                self.url
+            )));
+        }
+        if let Some(token) = &self.bearer {
+            reqwest::header::HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+                ClientError::InvalidArgument(
+                    "the bearer token has characters a header cannot carry".into(),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
     /// The client, without asking the server anything.
     pub fn build(self) -> Client {
         let (name, version) = self.client_info.unwrap_or_else(|| {
@@ -135,9 +163,11 @@ impl ClientBuilder {
     /// The client, after checking with `server/discover` that the server serves 2026-07-28.
     ///
     /// # Errors
+    /// [`ClientError::InvalidArgument`] ([`ClientBuilder::check`]),
     /// [`ClientError::UnsupportedServerEra`] for a server of another era, or the error of the
     /// discovery request (unreachable, 401, …).
     pub async fn connect(self) -> Result<Client, ClientError> {
+        self.check()?;
         let client = self.build();
         client.discover().await?;
         Ok(client)
@@ -176,8 +206,9 @@ impl Client {
     /// # Errors
     /// [`ClientError::UnsupportedServerEra`] when the server does not serve 2026-07-28: it
     /// answers -32022 (its `data.supported` kept), lists other `supportedVersions`, or answers
-    /// like a session-based server (a JSON-RPC error, or HTTP 400, 404 or 405). Other failures
-    /// as they come (transport, HTTP 401, …).
+    /// like a session-based server (-32601, or HTTP 400, 404 or 405, which is also what a URL
+    /// that is not an MCP endpoint gets). Other failures as they come (transport, HTTP 401,
+    /// another JSON-RPC error, …).
     pub async fn discover(&self) -> Result<DiscoverResult, ClientError> {
         let era = |supported| ClientError::UnsupportedServerEra { supported };
         let result = match self
@@ -186,8 +217,12 @@ impl Client {
             .await
         {
             Ok(result) => result,
+            // -32022 names what it serves; -32601 (no server/discover) or a refusal with 400,
+            // 404 or 405 is how a session-based server answers a request without a session.
             Err(ClientError::Rpc { error, http_status })
-                if error.code == -32022 || !matches!(http_status, 401 | 403 | 429 | 500..) =>
+                if error.code == -32022
+                    || error.code == -32601
+                    || matches!(http_status, 400 | 404 | 405) =>
             {
                 return Err(era(ClientError::supported_versions(error.data.as_ref())));
             }
@@ -208,19 +243,31 @@ impl Client {
         Ok(discovered)
     }
 
-    /// `tools/list`: the server's tools.
+    /// `tools/list`: the server's tools, every page (at most [`MAX_TOOL_PAGES`]).
     ///
     /// # Errors
     /// The request's error, or [`ClientError::Malformed`].
     pub async fn list_tools(&self) -> Result<Vec<ToolEntry>, ClientError> {
-        let result = self
-            .shared
-            .request("tools/list", JsonObject::new(), Vec::new())
-            .await?;
-        let list: ToolsListResult = serde_json::from_value(Value::Object(result))
-            .map_err(|_| ClientError::malformed("not a tools/list result"))?;
-        let known = list
-            .tools
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_TOOL_PAGES {
+            let mut params = JsonObject::new();
+            if let Some(cursor) = cursor.take() {
+                params.insert("cursor".into(), Value::String(cursor));
+            }
+            let result = self
+                .shared
+                .request("tools/list", params, Vec::new())
+                .await?;
+            let page: ToolsListResult = serde_json::from_value(Value::Object(result))
+                .map_err(|_| ClientError::malformed("not a tools/list result"))?;
+            tools.extend(page.tools);
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        let known = tools
             .iter()
             .map(|tool| KnownTool {
                 name: tool.name.clone(),
@@ -228,7 +275,7 @@ impl Client {
             })
             .collect();
         *self.shared.lock_tools() = Some(Arc::new(known));
-        Ok(list.tools)
+        Ok(tools)
     }
 
     /// The `Mcp-Param-*` headers of a call (`x-mcp-header` arguments), from the tool list,
@@ -253,7 +300,8 @@ impl Client {
             .unwrap_or_default())
     }
 
-    /// `tools/call`: runs tool `name` with `arguments` (a JSON object).
+    /// `tools/call`: runs tool `name` with `arguments` (anything that serializes to a JSON
+    /// object: `json!({"seconds": 5})`, a `serde_json::Map`, a struct).
     ///
     /// An MRTR `input_required` answer is answered by the input handler and the call retried
     /// with `inputResponses` and the echoed `requestState`, at most [`MAX_INPUT_ROUNDS`]
@@ -262,14 +310,23 @@ impl Client {
     /// declared).
     ///
     /// # Errors
-    /// The server's refusal ([`ClientError::Rpc`]: -32602 for an unknown tool or bad params,
+    /// [`ClientError::InvalidArgument`] for arguments that are not an object; the server's
+    /// refusal ([`ClientError::Rpc`]: -32602 for an unknown tool or bad params,
     /// -32021 for a missing client capability, …), the handler's error, or
     /// [`ClientError::Malformed`].
     pub async fn call_tool(
         &self,
         name: &str,
-        arguments: JsonObject,
+        arguments: impl serde::Serialize,
     ) -> Result<Execution, ClientError> {
+        let arguments = match serde_json::to_value(arguments) {
+            Ok(Value::Object(arguments)) => arguments,
+            _ => {
+                return Err(ClientError::InvalidArgument(
+                    "tool arguments must serialize to a JSON object".into(),
+                ))
+            }
+        };
         let headers = self.param_headers_for(name, &arguments).await?;
         let mut retry: Option<(JsonObject, String)> = None;
         for _ in 0..=MAX_INPUT_ROUNDS {
@@ -287,9 +344,14 @@ impl Client {
             match result_type(&result)? {
                 ResultType::Complete => return Ok(Execution::Complete(ToolResult::new(result))),
                 ResultType::Task => {
-                    let created: CreateTaskResult =
-                        serde_json::from_value(Value::Object(result))
-                            .map_err(|_| ClientError::malformed("not a CreateTaskResult"))?;
+                    let id = result
+                        .get("taskId")
+                        .map(Value::to_string)
+                        .unwrap_or_default();
+                    let created: CreateTaskResult = serde_json::from_value(Value::Object(result))
+                        .map_err(|_| {
+                        ClientError::malformed(format!("not a CreateTaskResult (its taskId: {id})"))
+                    })?;
                     return Ok(Execution::Task(TaskCall::created(
                         self.shared.clone(),
                         created,
@@ -317,10 +379,17 @@ impl Client {
     /// The task of a saved [`TaskHandle`] (e.g. after the client restarted).
     ///
     /// # Errors
-    /// [`ClientError::Input`] when the handle belongs to another endpoint URL.
+    /// [`ClientError::InvalidArgument`] when the handle belongs to another endpoint: its URL
+    /// differs from this client's once both are parsed (so `HTTP://Host:80/mcp` is
+    /// `http://host/mcp`, but `localhost` is not `127.0.0.1`).
     pub fn resume(&self, handle: &TaskHandle) -> Result<TaskCall, ClientError> {
-        if handle.url != self.url() {
-            return Err(ClientError::Input(format!(
+        let parsed = |url: &str| reqwest::Url::parse(url).ok();
+        let same = match (parsed(&handle.url), parsed(self.url())) {
+            (Some(a), Some(b)) => a == b,
+            _ => handle.url == self.url(),
+        };
+        if !same {
+            return Err(ClientError::InvalidArgument(format!(
                 "the task handle belongs to {}, not {}",
                 handle.url,
                 self.url()

@@ -52,6 +52,11 @@ pub enum ClientError {
         /// The input request's method, e.g. `sampling/createMessage`.
         method: String,
     },
+    /// A caller mistake found before anything was sent: a URL that is not `http(s)://`, a
+    /// bearer token that cannot be a header, tool arguments that are not a JSON object, a task
+    /// handle of another endpoint.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
     /// The input handler gave up (e.g. the user interrupted the prompt), or its answer does not
     /// fit the request.
     #[error("input was not given: {0}")]

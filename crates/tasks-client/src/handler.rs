@@ -125,7 +125,8 @@ pub(crate) fn declared(handler: Option<&dyn InputHandler>) -> JsonObject {
 /// Answers every request in key order, one at a time: the `inputResponses` object.
 ///
 /// # Errors
-/// [`ClientError::NoHandler`] when there is no handler for a request (or it is malformed),
+/// [`ClientError::NoHandler`] when there is no handler for a request, [`ClientError::Malformed`]
+/// for a malformed one,
 /// the handler's own error, or [`ClientError::Input`] when its answer does not fit the request
 /// (e.g. form content that does not match `requestedSchema`).
 pub(crate) async fn answer_all(
@@ -138,7 +139,9 @@ pub(crate) async fn answer_all(
             method: request.method.clone(),
         };
         let handler = handler.ok_or_else(no_handler)?;
-        let kind = request.kind().map_err(|_| no_handler())?;
+        let kind = request.kind().map_err(|error| {
+            ClientError::malformed(format!("the input request {key:?} is malformed: {error}"))
+        })?;
         let response = match kind {
             InputKind::ElicitForm | InputKind::ElicitUrl => InputResponse::Elicit(
                 handler

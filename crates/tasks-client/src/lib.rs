@@ -27,8 +27,10 @@
 //! ```no_run
 //! use async_trait::async_trait;
 //! use serde_json::json;
-//! use tasks_client::{Client, ClientError, Elicitation, InputHandler, Outcome, SettleOptions};
-//! use tasks_core::input::{ClientCapability, ElicitAnswer};
+//! use tasks_client::{
+//!     ClientCapability, Client, ClientError, ElicitAnswer, Elicitation, InputHandler, Outcome,
+//!     SettleOptions,
+//! };
 //!
 //! /// Says yes to every confirmation form.
 //! struct AlwaysYes;
@@ -49,8 +51,7 @@
 //!     .input_handler(AlwaysYes)
 //!     .connect()
 //!     .await?;
-//! let arguments = json!({"filename": "a.txt"}).as_object().cloned().unwrap_or_default();
-//! let execution = client.call_tool("confirm_delete", arguments).await?;
+//! let execution = client.call_tool("confirm_delete", json!({"filename": "a.txt"})).await?;
 //! if let Some(task) = execution.task() {
 //!     println!("task {} created; resume it with {}", task.id(),
 //!         serde_json::to_string(&task.handle()).unwrap_or_default());
@@ -81,7 +82,7 @@ mod shared;
 mod task;
 mod transport;
 
-pub use client::{Client, ClientBuilder, CONNECT_TIMEOUT, MAX_INPUT_ROUNDS};
+pub use client::{Client, ClientBuilder, CONNECT_TIMEOUT, MAX_INPUT_ROUNDS, MAX_TOOL_PAGES};
 pub use error::ClientError;
 pub use execution::Execution;
 pub use handler::{Elicitation, ElicitationMode, InputHandler};
@@ -89,4 +90,9 @@ pub use outcome::{Outcome, ToolResult};
 pub use settle::{SettleOptions, Wait, LISTEN_RECHECK, MAX_POLL, MIN_POLL};
 pub use task::{TaskCall, TaskHandle};
 pub use tasks_core::wire::{CreateTaskResult, DetailedTask, DiscoverResult, ToolEntry};
+/// The tasks-core types a client works with, so one dependency is enough.
+pub use tasks_core::{
+    input::{ClientCapability, ElicitAnswer, Role, Root, SamplingAnswer},
+    InputRequests, JsonObject, JsonRpcError, TaskId, TaskState, TaskStatus,
+};
 pub use transport::MAX_MESSAGE_BYTES;

@@ -10,7 +10,8 @@
 //!   [`SettleOptions::default_poll_interval`]), bounded to [[`MIN_POLL`], [`MAX_POLL`]], with
 //!   ±10 % jitter so that many clients do not poll in step.
 //! * A retryable error ([`ClientError::is_retryable`]) is retried with exponential backoff
-//!   and jitter (from 250 ms up to 10 s); any other error ends the watch.
+//!   and jitter (from 250 ms up to 10 s), for at most [`SettleOptions::retry_for`] in a row;
+//!   any other error ends the watch.
 //!
 //! Sources: SEP-2663 "Task Polling" (`pollIntervalMs`) and "Task Status Notifications";
 //! MCP 2026-07-28 subscriptions
@@ -62,6 +63,10 @@ pub struct SettleOptions {
     pub wait: Wait,
     /// The polling interval when the server suggests none (default 1 s).
     pub default_poll_interval: Duration,
+    /// How long retryable failures in a row (the server unreachable, 503, …) are retried
+    /// before the last one is returned (default 5 minutes: a server restart is survived, a
+    /// server gone for good is reported).
+    pub retry_for: Duration,
 }
 
 impl Default for SettleOptions {
@@ -70,6 +75,7 @@ impl Default for SettleOptions {
             deadline: None,
             wait: Wait::Listen,
             default_poll_interval: Duration::from_secs(1),
+            retry_for: Duration::from_secs(300),
         }
     }
 }
@@ -78,6 +84,12 @@ impl SettleOptions {
     /// Gives up after `deadline`.
     pub fn deadline(mut self, deadline: Duration) -> Self {
         self.deadline = Some(deadline);
+        self
+    }
+
+    /// Retries retryable failures for at most `retry_for` in a row.
+    pub fn retry_for(mut self, retry_for: Duration) -> Self {
+        self.retry_for = retry_for;
         self
     }
 
@@ -114,6 +126,8 @@ pub(crate) struct Watcher {
     listen_tried: bool,
     next_get: Instant,
     backoff: ExponentialBackoff,
+    /// When the current run of retryable failures began.
+    failing_since: Option<Instant>,
     last: Option<Seen>,
     done: bool,
 }
@@ -124,7 +138,9 @@ impl Watcher {
         Watcher {
             shared,
             task_id,
-            deadline: options.deadline.map(|d| now + d),
+            // A deadline too far to represent is no deadline.
+            deadline: options.deadline.and_then(|d| now.checked_add(d)),
+            failing_since: None,
             listen_tried: options.wait == Wait::Poll,
             options,
             listen: None,
@@ -208,6 +224,7 @@ impl Watcher {
         match self.shared.get_task(&self.task_id).await {
             Ok(task) => {
                 self.backoff = backoff();
+                self.failing_since = None;
                 let interval = if self.listen.is_some() {
                     LISTEN_RECHECK
                 } else {
@@ -221,6 +238,10 @@ impl Watcher {
                 Ok(self.observe(task))
             }
             Err(error) if error.is_retryable() => {
+                let since = *self.failing_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= self.options.retry_for {
+                    return Err(error);
+                }
                 let delay = self.backoff.next().unwrap_or(MAX_POLL);
                 self.next_get = Instant::now() + delay;
                 Ok(None)

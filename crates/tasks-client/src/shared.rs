@@ -88,8 +88,14 @@ impl Shared {
         let result = self
             .request("tasks/get", task_params(task_id), Vec::new())
             .await?;
-        serde_json::from_value(Value::Object(result))
-            .map_err(|_| ClientError::malformed("not a DetailedTask"))
+        let task: DetailedTask = serde_json::from_value(Value::Object(result))
+            .map_err(|_| ClientError::malformed("not a DetailedTask"))?;
+        if &task.task.task_id != task_id {
+            return Err(ClientError::malformed(
+                "tasks/get answered about another task",
+            ));
+        }
+        Ok(task)
     }
 }
 

@@ -118,7 +118,7 @@ impl TaskCall {
     /// in one `tasks/update`. Returns whether anything was sent.
     ///
     /// # Errors
-    /// As [`Client::call_tool`]'s input handling, and as [`TaskCall::update`].
+    /// As [`crate::Client::call_tool`]'s input handling, and as [`TaskCall::update`].
     pub async fn answer(&self, requests: &InputRequests) -> Result<bool, ClientError> {
         let pending = {
             let answered = self.lock_answered();

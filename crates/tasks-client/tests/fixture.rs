@@ -289,8 +289,35 @@ async fn a_task_resumes_from_its_handle_in_a_new_client() {
     let elsewhere = Client::builder("http://127.0.0.1:9/mcp").build();
     assert!(matches!(
         elsewhere.resume(&handle),
-        Err(ClientError::Input(_))
+        Err(ClientError::InvalidArgument(_))
     ));
+    let spelled_otherwise = handle.url.replacen("http://", "HTTP://", 1);
+    let same = Client::builder(spelled_otherwise).build();
+    assert_eq!(
+        same.resume(&handle).expect("the same endpoint").id(),
+        &handle.task_id
+    );
+    for (url, token) in [
+        ("not a url", None),
+        ("ftp://host/mcp", None),
+        ("http://h/mcp", Some("a\nb")),
+    ] {
+        let mut builder = Client::builder(url);
+        if let Some(token) = token {
+            builder = builder.bearer(token);
+        }
+        let error = builder.connect().await.expect_err("refused before sending");
+        assert!(matches!(error, ClientError::InvalidArgument(_)), "{error}");
+        assert!(
+            !error.to_string().contains("a\nb"),
+            "never the token: {error}"
+        );
+    }
+    let error = client
+        .call_tool("greet", json!(["not", "an", "object"]))
+        .await
+        .expect_err("arguments are an object");
+    assert!(matches!(error, ClientError::InvalidArgument(_)), "{error}");
 }
 
 #[tokio::test]
@@ -664,4 +691,69 @@ async fn a_reply_larger_than_the_limit_is_refused() {
         .await
         .expect_err("too large");
     assert!(matches!(error, ClientError::Malformed(_)), "{error}");
+}
+
+#[tokio::test]
+async fn retrying_gives_up_after_retry_for_and_huge_deadlines_are_none() {
+    let (url, seen) = flaky_server(usize::MAX).await;
+    let client = Client::builder(&url).build();
+    let task = client.task(tasks_core::TaskId::parse("t1").expect("an id"));
+    let error = task
+        .settle(
+            &SettleOptions::default()
+                .wait(Wait::Poll)
+                .deadline(Duration::MAX)
+                .retry_for(Duration::from_millis(600)),
+        )
+        .await
+        .expect_err("503 for longer than retry_for");
+    assert!(
+        matches!(
+            error,
+            ClientError::Http { status: 503 }
+                | ClientError::Rpc {
+                    http_status: 503,
+                    ..
+                }
+        ),
+        "{error}"
+    );
+    assert!(
+        seen.lock().expect("lock").len() >= 2,
+        "retried before giving up"
+    );
+}
+
+#[tokio::test]
+async fn lenient_reading_of_other_servers_tool_lists() {
+    // Two pages, a tool without description, no cacheScope or ttlMs.
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(|body: String| async move {
+            let request: Value = serde_json::from_str(&body).expect("JSON");
+            let result = match request["params"].get("cursor").and_then(Value::as_str) {
+                None => json!({"tools": [{"name": "a", "inputSchema": {"type": "object"}}],
+                    "nextCursor": "page-2"}),
+                Some("page-2") => json!({"tools": [{"name": "b", "description": "B",
+                    "inputSchema": {"type": "object"}}]}),
+                Some(other) => panic!("unknown cursor {other}"),
+            };
+            axum::Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let tools = Client::builder(&url)
+        .build()
+        .list_tools()
+        .await
+        .expect("two pages");
+    let names: Vec<(&str, &str)> = tools
+        .iter()
+        .map(|t| (t.name.as_str(), t.description.as_str()))
+        .collect();
+    assert_eq!(names, [("a", ""), ("b", "B")]);
 }

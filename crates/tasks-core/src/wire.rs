@@ -25,11 +25,12 @@ use crate::task::{TaskState, TaskStatus};
 use crate::time::Timestamp;
 use crate::JsonObject;
 
-/// `resultType`: what kind of result a reply carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// `resultType`: what kind of result a reply carries (`complete` when absent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResultType {
     /// A final result (also every `tasks/*` result).
+    #[default]
     Complete,
     /// A `CreateTaskResult`.
     Task,
@@ -47,12 +48,14 @@ pub fn complete(mut result: JsonObject) -> JsonObject {
 }
 
 /// `cacheScope` of a cacheable result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CacheScope {
     /// Any client may reuse it.
     Public,
-    /// Only the requesting principal may reuse it.
+    /// Only the requesting principal may reuse it (what a client assumes when a server
+    /// leaves it out).
+    #[default]
     Private,
 }
 
@@ -67,18 +70,21 @@ pub struct DiscoverResult {
         skip_serializing_if = "JsonObject::is_empty"
     )]
     pub meta: JsonObject,
-    /// Who may reuse it.
+    /// Who may reuse it (`private` when a server leaves it out).
+    #[serde(default)]
     pub cache_scope: CacheScope,
     /// `{"tools": {...}, "extensions": {"io.modelcontextprotocol/tasks": {}}}`.
     pub capabilities: JsonObject,
     /// Server instructions, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
-    /// Always `complete`.
+    /// Always `complete` (also when absent).
+    #[serde(default)]
     pub result_type: ResultType,
     /// The protocol revisions served.
     pub supported_versions: Vec<String>,
-    /// How long the result may be cached, in milliseconds.
+    /// How long the result may be cached, in milliseconds (0 when a server leaves it out).
+    #[serde(default)]
     pub ttl_ms: u64,
 }
 
@@ -89,7 +95,9 @@ pub struct ToolEntry {
     /// Its annotations, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<JsonObject>,
-    /// What it does.
+    /// What it does (optional in MCP: empty when a server leaves it out; this server always
+    /// sends one).
+    #[serde(default)]
     pub description: String,
     /// The JSON Schema (2020-12) of its arguments.
     pub input_schema: JsonObject,
@@ -97,7 +105,8 @@ pub struct ToolEntry {
     pub name: String,
 }
 
-/// The `tools/list` result (one page: no `nextCursor`).
+/// The `tools/list` result. This server sends one page (no `nextCursor`); a client reads the
+/// cursor of servers that page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolsListResult {
@@ -108,13 +117,19 @@ pub struct ToolsListResult {
         skip_serializing_if = "JsonObject::is_empty"
     )]
     pub meta: JsonObject,
-    /// Who may reuse it.
+    /// The cursor of the next page, if there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// Who may reuse it (`private` when a server leaves it out).
+    #[serde(default)]
     pub cache_scope: CacheScope,
-    /// Always `complete`.
+    /// Always `complete` (also when absent).
+    #[serde(default)]
     pub result_type: ResultType,
     /// The tools, in registration order.
     pub tools: Vec<ToolEntry>,
-    /// How long the result may be cached, in milliseconds.
+    /// How long the result may be cached, in milliseconds (0 when a server leaves it out).
+    #[serde(default)]
     pub ttl_ms: u64,
 }
 

@@ -57,6 +57,7 @@ fn result_shapes() {
             ttl_ms: 300_000,
             cache_scope: CacheScope::Public,
             meta: meta(),
+            next_cursor: None,
         })
     );
     insta::assert_json_snapshot!(

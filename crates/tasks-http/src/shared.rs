@@ -84,6 +84,7 @@ pub(crate) fn list_result(
         ttl_ms: config.cache_ttl_ms,
         cache_scope: CacheScope::Public,
         meta: server_meta.clone(),
+        next_cursor: None,
     }
 }
 

@@ -41,7 +41,7 @@ impl Exit {
 
     /// Reports `error` on stderr; its code.
     pub(crate) fn report(error: &ClientError) -> Exit {
-        eprintln!("error: {}", crate::text::clean(&error.to_string()));
+        crate::say!("error: {}", crate::text::clean(&error.to_string()));
         match error {
             ClientError::Rpc { .. } | ClientError::Http { .. } => Exit::Refused,
             ClientError::Deadline => Exit::Timeout,

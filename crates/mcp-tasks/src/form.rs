@@ -43,6 +43,9 @@ pub(crate) enum FieldKind {
     Choice(Vec<Choice>),
     /// Any of the choices.
     Choices(Vec<Choice>),
+    /// Something a flat form cannot ask (a nested object, an array without choices, choices
+    /// that are not strings): the reason.
+    Unsupported(&'static str),
 }
 
 /// One allowed value and its title.
@@ -101,6 +104,32 @@ fn choices(schema: &Value) -> Option<Vec<Choice>> {
     )
 }
 
+/// Why the form cannot be asked here, if it cannot: a field of an [`FieldKind::Unsupported`]
+/// kind, or a required field it does not describe.
+pub(crate) fn unanswerable(requested_schema: &JsonObject, fields: &[Field]) -> Option<String> {
+    if let Some(field) = fields.iter().find_map(|f| match f.kind {
+        FieldKind::Unsupported(reason) => Some((f, reason)),
+        _ => None,
+    }) {
+        return Some(format!("{} is {}", field.0.label, field.1));
+    }
+    let described = |name: &str| fields.iter().any(|f| f.name == name);
+    let required = requested_schema.get("required");
+    match required {
+        None => None,
+        Some(Value::Array(names)) => names
+            .iter()
+            .find(|name| !name.as_str().is_some_and(described))
+            .map(|name| {
+                format!(
+                    "it requires {} but does not describe it",
+                    clean(&name.to_string())
+                )
+            }),
+        Some(_) => Some("its required list is not a list".into()),
+    }
+}
+
 /// The form's fields, in property order.
 pub(crate) fn fields(requested_schema: &JsonObject) -> Vec<Field> {
     let required: Vec<&str> = requested_schema
@@ -121,11 +150,18 @@ pub(crate) fn fields(requested_schema: &JsonObject) -> Vec<Field> {
                 Some("boolean") => FieldKind::Boolean,
                 Some("integer") => FieldKind::Integer,
                 Some("number") => FieldKind::Number,
-                Some("array") => schema
-                    .get("items")
-                    .and_then(choices)
-                    .map_or(FieldKind::Text, FieldKind::Choices),
-                _ => choices(schema).map_or(FieldKind::Text, FieldKind::Choice),
+                Some("object") => FieldKind::Unsupported("a nested object"),
+                Some("array") => match schema.get("items").and_then(choices) {
+                    Some(options) if !options.is_empty() => FieldKind::Choices(options),
+                    _ => FieldKind::Unsupported("a list without string choices"),
+                },
+                _ => match choices(schema) {
+                    None => FieldKind::Text,
+                    Some(options) if options.is_empty() => {
+                        FieldKind::Unsupported("choices that are not strings")
+                    }
+                    Some(options) => FieldKind::Choice(options),
+                },
             };
             Field {
                 name: name.clone(),
@@ -194,5 +230,41 @@ mod tests {
         assert_eq!(fields[0].help.as_deref(), Some("In years"));
         assert_eq!(choice("s", "Small").to_string(), "Small (s)");
         assert_eq!(choice("l", "l").to_string(), "l");
+        assert_eq!(
+            unanswerable(schema.as_object().expect("object"), &fields),
+            None
+        );
+    }
+
+    #[test]
+    fn forms_that_cannot_be_asked_say_why() {
+        for (schema, reason) in [
+            (
+                json!({"properties": {}, "required": ["x"]}),
+                "it requires \"x\" but does not describe it",
+            ),
+            (
+                json!({"properties": {"o": {"type": "object"}}}),
+                "o is a nested object",
+            ),
+            (
+                json!({"properties": {"l": {"type": "array"}}}),
+                "l is a list without string choices",
+            ),
+            (
+                json!({"properties": {"e": {"type": "string", "enum": [1, 2]}}}),
+                "e is choices that are not strings",
+            ),
+            (
+                json!({"properties": {}, "required": 5}),
+                "its required list is not a list",
+            ),
+        ] {
+            let schema = schema.as_object().cloned().expect("object");
+            assert_eq!(
+                unanswerable(&schema, &fields(&schema)).as_deref(),
+                Some(reason)
+            );
+        }
     }
 }

@@ -9,6 +9,15 @@
 //! Exit codes: see [`exit::Exit`] (and `mcp-tasks --help`).
 #![forbid(unsafe_code)]
 
+/// `eprintln!` that ignores a closed stderr (`2>&1 | head -1` must not panic).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+pub(crate) use say;
+
 mod args;
 mod exit;
 mod form;
@@ -27,15 +36,19 @@ use clap::{Parser, Subcommand};
 const EXIT_CODES: &str = "\
 Exit codes:
   0    the tool completed (also: it completed before a cancel reached it)
-  1    the tool ran and reported an error (isError)
-  2    usage: a bad command line, an unknown tool, an argument of the wrong type
+  1    the tool reported an error (isError), including arguments the server refused
+  2    usage: a bad command line, URL or token, an unknown tool, an argument that does not
+       parse as the type the tool declares
   3    the task failed (a JSON-RPC error)
   4    the task was cancelled
   5    input is needed and cannot be given (stdin is not a terminal and no --answer fits)
   6    the server refused a request (a JSON-RPC or HTTP error)
   7    the server cannot be reached, or does not serve MCP 2026-07-28
-  8    --timeout passed before the task ended (the task keeps running)
-  130  interrupted while waiting (a second Ctrl-C)";
+  8    --timeout passed (a task keeps running on the server)
+  130  interrupted: Ctrl-C where nothing is left to cancel (tools, get, watch, before the
+       call is sent), or a second Ctrl-C
+`call`, `watch` and `cancel` exit with the task's outcome (so `cancel` exits 4, or 0 when
+the task had completed first); `get` and `tools` exit 0 when the server answered.";
 
 /// A terminal client for MCP servers with the Tasks extension (MCP 2026-07-28): list tools,
 /// call one and follow it as a task, answer its questions at the prompt, cancel it with
@@ -129,7 +142,7 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("error: cannot start: {error}");
+            say!("error: cannot start: {error}");
             return ExitCode::from(exit::Exit::Unreachable as u8);
         }
     };
@@ -143,7 +156,7 @@ fn main() -> ExitCode {
             Some(limit) => tokio::time::timeout(limit, run::run(cli))
                 .await
                 .unwrap_or_else(|_| {
-                    eprintln!("error: --timeout passed");
+                    say!("error: --timeout passed");
                     exit::Exit::Timeout
                 }),
         }

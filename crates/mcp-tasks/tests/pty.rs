@@ -178,3 +178,89 @@ async fn two_forms_are_asked_in_turn() {
     .await;
     assert_eq!(code, 0);
 }
+
+/// A server that asks, in one MRTR round, for a form this client cannot show (a required
+/// field it does not describe), then answers with the action it got.
+async fn odd_form_server() -> String {
+    use serde_json::{json, Value};
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(|body: String| async move {
+            let request: Value = serde_json::from_str(&body).expect("JSON");
+            let params = &request["params"];
+            let result = match request["method"].as_str() {
+                Some("server/discover") => {
+                    json!({"supportedVersions": ["2026-07-28"], "capabilities": {}})
+                }
+                Some("tools/list") => {
+                    json!({"tools": [{"name": "odd", "inputSchema": {"type": "object"}}]})
+                }
+                _ => match params["inputResponses"]["k"]["action"].as_str() {
+                    None => json!({"resultType": "input_required", "requestState": "s",
+                        "inputRequests": {"k": {"method": "elicitation/create", "params": {
+                            "message": "Pick \u{1b}[31mred", "requestedSchema": {
+                                "type": "object", "properties": {}, "required": ["x"]}}}}}),
+                    Some(action) => {
+                        json!({"content": [{"type": "text", "text": format!("action: {action}")}]})
+                    }
+                },
+            };
+            axum::Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_that_cannot_be_shown_is_cancelled_saying_why() {
+    let url = odd_form_server().await;
+    let code = drive(move || {
+        let mut session = spawn(&["call", &url, "odd"]);
+        session
+            .exp_string("The server asks: Pick \\u{1b}[31mred")
+            .expect("the message, its escape sequence shown, not obeyed");
+        session
+            .exp_string(
+                "This form cannot be asked here (it requires \"x\" but does not describe it)",
+            )
+            .expect("the reason");
+        session.exp_string("action: cancel").expect("the result");
+        exit_code(session)
+    })
+    .await;
+    assert_eq!(code, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_before_anything_is_sent_ends_at_once() {
+    // A server that accepts connections and never answers.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+    let (connected, first_connection) = std::sync::mpsc::channel();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+            let _ = connected.send(());
+        }
+    });
+    let code = drive(move || {
+        let mut session = spawn(&["tools", &url]);
+        // Connected: past start-up, where Ctrl-C is taken over, and waiting for the answer.
+        first_connection
+            .recv_timeout(Duration::from_millis(EXPECT_MS))
+            .expect("the client connects");
+        session.send_control('c').expect("ctrl-c");
+        session.exp_string("Interrupted.").expect("said");
+        exit_code(session)
+    })
+    .await;
+    assert_eq!(code, 130);
+}

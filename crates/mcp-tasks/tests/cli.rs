@@ -2,24 +2,12 @@
 //! documented exit code, `--answer`, `--json`, and `get`, `watch` and `cancel` of a task
 //! created elsewhere. Each run is bounded by the client's own `--timeout` and by nextest.
 
+mod common;
+
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
 use tasks_client::{Client, Execution, SettleOptions};
-use tasks_http::RunningServer;
-
-async fn fixture() -> RunningServer {
-    let settings = tasks_fixture::Settings {
-        listen: "127.0.0.1:0".parse().expect("an address"),
-        drain_ms: 0,
-        poll_interval_ms: 100,
-        ..Default::default()
-    };
-    tasks_fixture::server(&settings)
-        .bind(settings.listen)
-        .await
-        .expect("the fixture binds")
-}
 
 /// `mcp-tasks ARGS…` with stdin closed and `--timeout 30` unless given: (exit code, stdout,
 /// stderr).
@@ -45,7 +33,7 @@ async fn run(args: &[&str]) -> (i32, String, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exit_codes_follow_the_outcome() {
-    let server = fixture().await;
+    let server = common::fixture().await;
     let url = server.url();
     let url = url.as_str();
     let (code, out, _) = run(&["call", url, "greet", "name=Ada"]).await;
@@ -84,7 +72,7 @@ async fn exit_codes_follow_the_outcome() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn input_without_a_terminal_needs_an_answer() {
-    let server = fixture().await;
+    let server = common::fixture().await;
     let url = server.url();
     let url = url.as_str();
     let (code, _, err) = run(&["call", url, "confirm_delete", "filename=a.txt"]).await;
@@ -122,7 +110,7 @@ async fn input_without_a_terminal_needs_an_answer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_output_is_the_raw_result() {
-    let server = fixture().await;
+    let server = common::fixture().await;
     let url = server.url();
     let (code, out, _) = run(&[
         "call",
@@ -157,7 +145,7 @@ impl tasks_client::InputHandler for DeclaresForms {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_watch_and_cancel_a_task_created_elsewhere() {
-    let server = fixture().await;
+    let server = common::fixture().await;
     let url = server.url();
     let client = Client::builder(&url)
         .input_handler(DeclaresForms)

@@ -1,10 +1,13 @@
-//! The terminal client in a real pseudo-terminal against the fixture: answering
-//! `confirm_delete` at the prompt (yes, Esc to decline, Ctrl-C to cancel the task), two forms
-//! of `multi_input` (a yes/no and an optional text field each), and
-//! Ctrl-C on a running `slow_compute` ending the task `cancelled` on the server.
+//! The terminal client in a real pseudo-terminal: answering `confirm_delete` at the prompt
+//! (yes, Esc to decline, Ctrl-C to cancel the task), two forms of `multi_input` (a yes/no and
+//! an optional text field each), Ctrl-C on a running `slow_compute` ending the task
+//! `cancelled` on the server, a form the client cannot show (from a stand-in server), and
+//! Ctrl-C before anything is sent.
 //!
 //! Each test drives `mcp-tasks` with rexpect; every expectation waits up to [`EXPECT_MS`].
 //! The tests spawn processes, so nextest runs them one at a time (`.config/nextest.toml`).
+
+mod common;
 
 use std::process::Command;
 use std::time::Duration;
@@ -17,18 +20,6 @@ use tasks_http::RunningServer;
 
 /// How long each expectation may wait.
 const EXPECT_MS: u64 = 60_000;
-
-async fn fixture() -> RunningServer {
-    let settings = tasks_fixture::Settings {
-        listen: "127.0.0.1:0".parse().expect("an address"),
-        drain_ms: 0,
-        ..Default::default()
-    };
-    tasks_fixture::server(&settings)
-        .bind(settings.listen)
-        .await
-        .expect("the fixture binds")
-}
 
 /// `mcp-tasks ARGS…` in a pseudo-terminal.
 fn spawn(args: &[&str]) -> PtySession {
@@ -81,7 +72,7 @@ async fn drive<T: Send + 'static>(script: impl FnOnce() -> T + Send + 'static) -
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn confirm_delete_asks_and_completes_on_yes() {
-    let server = fixture().await;
+    let server = common::fixture().await;
     let url = server.url();
     let (code, id) = drive(move || {
         let mut session = spawn(&["call", &url, "confirm_delete", "filename=a.txt"]);
@@ -100,7 +91,7 @@ async fn confirm_delete_asks_and_completes_on_yes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn escape_at_the_prompt_declines() {
-    let server = fixture().await;
+    let server = common::fixture().await;
     let url = server.url();
     let code = drive(move || {
         let mut session = spawn(&["call", &url, "confirm_delete", "filename=b.txt"]);
@@ -115,34 +106,19 @@ async fn escape_at_the_prompt_declines() {
     assert_eq!(code, 0);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ctrl_c_at_the_prompt_cancels_the_task() {
-    let server = fixture().await;
+/// Calls `tool ARGS…`, waits for `shown`, presses Ctrl-C, and checks that the task ends
+/// `cancelled` on the server with exit code 4.
+async fn cancel_with_ctrl_c(args: &'static [&'static str], shown: &'static str) {
+    let server = common::fixture().await;
     let url = server.url();
     let (code, id) = drive(move || {
-        let mut session = spawn(&["call", &url, "confirm_delete", "filename=c.txt"]);
+        let mut command = vec!["call", url.as_str()];
+        command.extend_from_slice(args);
+        let mut session = spawn(&command);
         let id = created(&mut session);
-        session.exp_string("Delete c.txt?").expect("the question");
-        session.send_control('c').expect("ctrl-c");
         session
-            .exp_string(&format!("Task {id} cancelled."))
-            .expect("cancelled");
-        (exit_code(session), id)
-    })
-    .await;
-    assert_eq!(code, 4);
-    assert_eq!(server_status(&server, &id).await, TaskStatus::Cancelled);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ctrl_c_cancels_a_running_task() {
-    let server = fixture().await;
-    let url = server.url();
-    let (code, id) = drive(move || {
-        let mut session = spawn(&["call", &url, "slow_compute", "seconds=60"]);
-        let id = created(&mut session);
-        // The status line shows the task running before the interrupt.
-        session.exp_string("working").expect("the status line");
+            .exp_string(shown)
+            .expect("shown before the interrupt");
         std::thread::sleep(Duration::from_millis(200));
         session.send_control('c').expect("ctrl-c");
         session
@@ -156,8 +132,20 @@ async fn ctrl_c_cancels_a_running_task() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_at_the_prompt_cancels_the_task() {
+    // At the prompt the terminal is raw: the prompt reads Ctrl-C as a key, not a signal.
+    cancel_with_ctrl_c(&["confirm_delete", "filename=c.txt"], "Delete c.txt?").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_cancels_a_running_task() {
+    // The status line shows the task running before the interrupt.
+    cancel_with_ctrl_c(&["slow_compute", "seconds=60"], "working").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_forms_are_asked_in_turn() {
-    let server = fixture().await;
+    let server = common::fixture().await;
     let url = server.url();
     let code = drive(move || {
         let mut session = spawn(&["call", &url, "multi_input"]);

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::load::Generator;
+
 /// Loopback benchmark of the MCP Tasks fixture server against a bare hyper baseline (run on
 /// demand; see docs/benchmarks.md).
 #[derive(Debug, Parser)]
@@ -78,6 +80,10 @@ impl Row {
 /// Settings of `run`.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct RunArgs {
+    /// The load generator of the throughput rows: wrk (Debian's package; one thread on the
+    /// client CPU) or the in-process one.
+    #[arg(long, value_enum, default_value_t = Generator::Wrk)]
+    pub generator: Generator,
     /// Keep-alive connections of the load generator (one request in flight on each).
     #[arg(long, default_value_t = 64)]
     pub connections: usize,

@@ -17,9 +17,20 @@ use crate::procfs;
 /// `tasks-sqlite-writer`.
 pub(crate) const WRITER_THREAD: &str = "tasks-sqlite-wr";
 
+/// Which load generator drives the throughput rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Generator {
+    /// wrk from Debian's package (see [`crate::wrk`]).
+    Wrk,
+    /// The in-process generator of this module.
+    Builtin,
+}
+
 /// Shape of one run.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LoadSpec {
+    /// The load generator.
+    pub generator: Generator,
     /// Keep-alive connections, each with one request in flight.
     pub connections: usize,
     /// Time before measuring (not counted).
@@ -39,8 +50,10 @@ pub(crate) struct LoadResult {
     pub first_error: Option<String>,
     /// The measurement window.
     pub window: Duration,
-    /// Latency of the counted requests, in microseconds.
+    /// Latency of the counted requests, in microseconds (in-process generator).
     pub latency: Histogram<u64>,
+    /// Latency quantiles `(q, µs)` as wrk reports them, when wrk drove the run.
+    pub latency_quantiles: Option<Vec<(f64, f64)>>,
     /// CPU time the server used during the window.
     pub server_cpu: Duration,
     /// CPU time this process (the load generator) used during the window.
@@ -63,6 +76,15 @@ impl LoadResult {
 
     /// Latency quantile `q` (0..=1) in milliseconds.
     pub(crate) fn latency_ms(&self, q: f64) -> f64 {
+        if let Some(quantiles) = &self.latency_quantiles {
+            // The smallest reported quantile at or above q (wrk reports the ones the report
+            // asks for).
+            return quantiles
+                .iter()
+                .find(|(at, _)| *at >= q - 1e-9)
+                .or(quantiles.last())
+                .map_or(0.0, |(_, micros)| micros / 1000.0);
+        }
         self.latency.value_at_quantile(q) as f64 / 1000.0
     }
 
@@ -150,7 +172,7 @@ struct WorkerStats {
     latency: Histogram<u64>,
 }
 
-fn histogram() -> Histogram<u64> {
+pub(crate) fn histogram() -> Histogram<u64> {
     // 1 µs to 60 s at 3 significant digits.
     Histogram::new_with_bounds(1, 60_000_000, 3).expect("valid histogram bounds")
 }
@@ -175,6 +197,11 @@ pub(crate) async fn run_watched(
     spec: LoadSpec,
     watch: Watch<'_>,
 ) -> Result<LoadResult, String> {
+    if spec.generator == Generator::Wrk {
+        // wrk checks no bodies: `expect` was checked on one response before the rows.
+        let _ = expect;
+        return crate::wrk::run(endpoint, call, spec, watch, &crate::server::log_dir()).await;
+    }
     let mut connections = Vec::with_capacity(spec.connections);
     for _ in 0..spec.connections {
         connections.push(Connection::open(endpoint).await?);
@@ -209,6 +236,7 @@ pub(crate) async fn run_watched(
         first_error: None,
         window: spec.duration,
         latency: histogram(),
+        latency_quantiles: None,
         server_cpu: after.server.saturating_sub(before.server),
         client_cpu: after.client.saturating_sub(before.client),
         writer_cpu: after
@@ -349,6 +377,7 @@ mod tests {
             first_error: None,
             window: secs(1.0),
             latency: histogram(),
+            latency_quantiles: None,
             server_cpu: secs(0.5),
             client_cpu: secs(0.3),
             writer_cpu: None,

@@ -28,6 +28,7 @@ mod server;
 mod settle;
 mod suite;
 mod takeover;
+mod wrk;
 
 use std::process::ExitCode;
 

@@ -78,6 +78,28 @@ impl Call {
         })
     }
 
+    /// A wrk Lua script sending this call on every request (wrk sets `Host` from the URL).
+    pub(crate) fn wrk_script(&self) -> String {
+        let header = |value: &HeaderValue| value.to_str().unwrap_or_default().to_owned();
+        let body = String::from_utf8_lossy(&self.body);
+        format!(
+            "wrk.method = \"POST\"\n\
+             wrk.body = [==[{body}]==]\n\
+             wrk.headers[\"Content-Type\"] = \"application/json\"\n\
+             wrk.headers[\"Accept\"] = \"application/json, text/event-stream\"\n\
+             wrk.headers[\"MCP-Protocol-Version\"] = \"{PROTOCOL_VERSION}\"\n\
+             wrk.headers[\"Mcp-Method\"] = \"{}\"\n\
+             wrk.headers[\"Mcp-Name\"] = \"{}\"\n{WRK_DONE}",
+            header(&self.method),
+            header(&self.name),
+        )
+    }
+
+    /// The JSON-RPC method.
+    pub(crate) fn method(&self) -> &str {
+        self.method.to_str().unwrap_or_default()
+    }
+
     /// The HTTP request for `endpoint`.
     pub(crate) fn request(&self, endpoint: &Endpoint) -> Request<Full<Bytes>> {
         let mut request = Request::new(Full::new(self.body.clone()));
@@ -99,6 +121,17 @@ impl Call {
         request
     }
 }
+
+/// The end of every wrk script: the latency quantiles the report uses, in microseconds, one
+/// `quantile <q> <µs>` line each, and the request and error counts.
+const WRK_DONE: &str = "function done(summary, latency, requests)\n\
+    for _, q in ipairs({50, 90, 99, 99.9}) do\n\
+      io.write(string.format(\"quantile %g %d\\n\", q, latency:percentile(q)))\n\
+    end\n\
+    local e = summary.errors\n\
+    io.write(string.format(\"requests %d\\n\", summary.requests))\n\
+    io.write(string.format(\"errors %d\\n\", e.connect + e.read + e.write + e.status + e.timeout))\n\
+  end\n";
 
 /// Request `_meta`: the protocol version, and `capabilities` (client capabilities) plus the
 /// Tasks extension.

@@ -105,6 +105,7 @@ mod tests {
             first_error: (errors > 0).then(|| format!("error of {requests}")),
             window: Duration::from_secs(1),
             latency: Histogram::new(3).expect("histogram"),
+            latency_quantiles: None,
             server_cpu: Duration::ZERO,
             client_cpu: Duration::ZERO,
             writer_cpu: None,

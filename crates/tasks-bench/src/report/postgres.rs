@@ -309,6 +309,7 @@ mod tests {
             panic!("run");
         };
         let spec = crate::load::LoadSpec {
+            generator: crate::load::Generator::Builtin,
             connections: 1,
             warmup: Duration::ZERO,
             duration: Duration::from_secs(1),

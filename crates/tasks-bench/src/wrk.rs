@@ -1,0 +1,234 @@
+//! Throughput rows driven by wrk (issue #20): the closed-loop load generator from Debian's
+//! `wrk` package, one thread on the client CPU, instead of the in-process generator, which
+//! saturates before the baseline does.
+//!
+//! wrk reads no bodies, so correctness is checked apart from it: one response checked in full
+//! before the rows start (as with the in-process generator), wrk's own count of non-2xx
+//! statuses and socket errors, and for a fixture its `mcp_requests_total{method,code}`
+//! counters, read before and after the run: every request of the run must be counted `ok`.
+//!
+//! A run: a warm-up run of wrk (not counted), then the measured run, with the CPU clocks read
+//! just before wrk starts and just after it ends; wrk's own CPU time is sampled every 20 ms
+//! while it runs (the last sample counts), so the report can show that the generator had CPU
+//! to spare (it must stay below its core for the ratios to mean anything).
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+
+use crate::conn::{Connection, Endpoint};
+use crate::load::{CpuReading, LoadResult, LoadSpec, Watch};
+use crate::mcp::Call;
+use crate::procfs;
+
+/// The wrk binary (Debian's package puts it on the PATH).
+const WRK: &str = "wrk";
+
+/// Whether wrk can be run.
+pub(crate) fn available() -> bool {
+    Command::new(WRK)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+/// What wrk printed through the script's `done` hook.
+#[derive(Debug, Default, PartialEq)]
+struct Printed {
+    quantiles: Vec<(f64, f64)>,
+    requests: u64,
+    errors: u64,
+}
+
+fn parse(stdout: &str) -> Result<Printed, String> {
+    let mut printed = Printed::default();
+    for line in stdout.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["quantile", q, micros] => printed.quantiles.push((
+                q.parse::<f64>()
+                    .map_err(|e| format!("wrk quantile {q}: {e}"))?
+                    / 100.0,
+                micros
+                    .parse()
+                    .map_err(|e| format!("wrk latency {micros}: {e}"))?,
+            )),
+            ["requests", n] => printed.requests = n.parse().map_err(|e| format!("wrk: {e}"))?,
+            ["errors", n] => printed.errors = n.parse().map_err(|e| format!("wrk: {e}"))?,
+            _ => {}
+        }
+    }
+    if printed.quantiles.is_empty() {
+        return Err(format!("wrk printed no summary:\n{stdout}"));
+    }
+    Ok(printed)
+}
+
+/// One wrk run of `duration` against `url`; its summary and its own CPU time.
+async fn wrk(
+    url: &str,
+    script: &Path,
+    connections: usize,
+    duration: Duration,
+) -> Result<(Printed, Duration), String> {
+    let seconds = duration.as_secs_f64().ceil().max(1.0);
+    let mut child = Command::new(WRK)
+        .args(["-t1", "-c"])
+        .arg(connections.to_string())
+        .arg("-d")
+        .arg(format!("{seconds}s"))
+        .arg("-s")
+        .arg(script)
+        .arg(url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{WRK}: {e} (install Debian's wrk package)"))?;
+    let pid = child.id();
+    let mut cpu = Duration::ZERO;
+    loop {
+        if let Ok(now) = procfs::cpu_time(pid) {
+            cpu = now;
+        }
+        match child.try_wait().map_err(|e| format!("{WRK}: {e}"))? {
+            Some(_) => break,
+            None => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+    let output = child
+        .wait_with_output()
+        .map_err(|e| format!("{WRK}: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    Ok((parse(&stdout)?, cpu))
+}
+
+/// The `mcp_requests_total` counters of `method` on a fixture: (`ok`, every other code);
+/// `None` for a server without them (the baseline).
+async fn counters(endpoint: &Endpoint, method: &str) -> Result<Option<(u64, u64)>, String> {
+    let mut request = http::Request::new(Full::new(Bytes::new()));
+    *request.uri_mut() = "/metrics".parse().map_err(|e| format!("{e}"))?;
+    request
+        .headers_mut()
+        .insert(http::header::HOST, endpoint.host.clone());
+    let reply = Connection::open(endpoint)
+        .await?
+        .send(request)
+        .await
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&reply.body);
+    if !text.contains("mcp_requests_total") {
+        return Ok(None);
+    }
+    let label = format!("method=\"{method}\"");
+    let (mut ok, mut other) = (0, 0);
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("mcp_requests_total{"))
+    {
+        if !line.contains(&label) {
+            continue;
+        }
+        let count: u64 = line
+            .rsplit(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        if line.contains("code=\"ok\"") {
+            ok += count;
+        } else {
+            other += count;
+        }
+    }
+    Ok(Some((ok, other)))
+}
+
+/// Sends `call` to `endpoint` with wrk under `spec`, checking the server's request counters
+/// when it has them; reads the CPU clocks of what `watch` names. The script goes to `logs`.
+pub(crate) async fn run(
+    endpoint: &Endpoint,
+    call: &Call,
+    spec: LoadSpec,
+    watch: Watch<'_>,
+    logs: &Path,
+) -> Result<LoadResult, String> {
+    let url = format!("http://{}{}", endpoint.addr, endpoint.path);
+    let script = logs.join(format!("wrk-{}.lua", call.method().replace('/', "-")));
+    std::fs::write(&script, call.wrk_script()).map_err(|e| format!("{}: {e}", script.display()))?;
+    if !spec.warmup.is_zero() {
+        wrk(&url, &script, spec.connections, spec.warmup).await?;
+    }
+    let counted_before = counters(endpoint, call.method()).await?;
+    let sessions = match watch.database {
+        Some((database, name)) => Some(database.sessions(name).await?),
+        None => None,
+    };
+    let before = CpuReading::take(watch.server_pid, sessions.as_deref())?;
+    let started = tokio::time::Instant::now();
+    let (printed, wrk_cpu) = wrk(&url, &script, spec.connections, spec.duration).await?;
+    let window = started.elapsed();
+    let after = CpuReading::take(watch.server_pid, sessions.as_deref())?;
+    let mut errors = printed.errors;
+    let mut first_error = (errors > 0).then(|| format!("wrk counted {errors} failed requests"));
+    if let Some((ok_before, other_before)) = counted_before {
+        let (ok, other) = counters(endpoint, call.method())
+            .await?
+            .unwrap_or((ok_before, other_before));
+        let (ok, other) = (ok - ok_before, other - other_before);
+        // wrk's count includes requests cut off when the run ends.
+        let cut_off = u64::try_from(spec.connections).unwrap_or(u64::MAX);
+        if other > 0 || ok.saturating_add(cut_off) < printed.requests {
+            errors += other.max(1);
+            first_error.get_or_insert(format!(
+                "the server counted {ok} ok and {other} failed of wrk's {} requests",
+                printed.requests
+            ));
+        }
+    }
+    Ok(LoadResult {
+        requests: printed.requests,
+        errors,
+        first_error,
+        window,
+        latency: crate::load::histogram(),
+        latency_quantiles: Some(printed.quantiles),
+        server_cpu: after.server.saturating_sub(before.server),
+        client_cpu: wrk_cpu,
+        writer_cpu: after
+            .writer
+            .zip(before.writer)
+            .map(|(after, before)| after.saturating_sub(before)),
+        database_cpu: after.database_since(&before),
+        cores: after.cores_since(&before),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_done_hook_output_is_read() {
+        let stdout = "Running 5s test @ http://127.0.0.1:1/mcp\n  1 threads and 64 connections\n\
+                      quantile 50 263\nquantile 90 410\nquantile 99 980\nquantile 99.9 2100\n\
+                      requests 700000\nerrors 3\n";
+        assert_eq!(
+            parse(stdout),
+            Ok(Printed {
+                quantiles: vec![
+                    (0.5, 263.0),
+                    (0.9, 410.0),
+                    (0.99, 980.0),
+                    (99.9 / 100.0, 2100.0)
+                ],
+                requests: 700_000,
+                errors: 3,
+            })
+        );
+        assert!(parse("no summary").is_err());
+    }
+}

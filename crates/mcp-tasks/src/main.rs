@@ -32,6 +32,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// How much longer than `--timeout` the whole run may take (the task wait ends at
+/// `--timeout` itself).
+const TIMEOUT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The exit codes, as `--help` prints them.
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -44,7 +48,8 @@ Exit codes:
   5    input is needed and cannot be given (stdin is not a terminal and no --answer fits)
   6    the server refused a request (a JSON-RPC or HTTP error)
   7    the server cannot be reached, or does not serve MCP 2026-07-28
-  8    --timeout passed (a task keeps running on the server)
+  8    --timeout passed (a task keeps running on the server), or a cancelled task had not
+       ended 30 s after the cancel
   130  interrupted: Ctrl-C where nothing is left to cancel (tools, get, watch, before the
        call is sent), or a second Ctrl-C
 `call`, `watch` and `cancel` exit with the task's outcome (so `cancel` exits 4, or 0 when
@@ -146,17 +151,22 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::Exit::Unreachable as u8);
         }
     };
-    // --timeout bounds the whole run, requests in flight and the call included.
+    // --timeout bounds the whole run, requests in flight and the call included. The wait for
+    // a task has the same deadline and ends first, saying how to reach the task again; this
+    // outer bound, a little later, catches the rest (a hung request, an open prompt).
     let limit = cli
         .timeout
-        .and_then(|seconds| std::time::Duration::try_from_secs_f64(seconds).ok());
+        .and_then(|seconds| std::time::Duration::try_from_secs_f64(seconds).ok())
+        .map(|limit| limit.saturating_add(TIMEOUT_GRACE));
     let code = runtime.block_on(async move {
         match limit {
             None => run::run(cli).await,
             Some(limit) => tokio::time::timeout(limit, run::run(cli))
                 .await
                 .unwrap_or_else(|_| {
-                    say!("error: --timeout passed");
+                    // A prompt may still hold the terminal in raw mode.
+                    let _ = crossterm::terminal::disable_raw_mode();
+                    say!("\nerror: --timeout passed");
                     exit::Exit::Timeout
                 }),
         }

@@ -55,10 +55,11 @@ impl From<InquireError> for Stop {
 
 impl Terminal {
     fn not_interactive(&self, key: &str, what: &str) -> ClientError {
-        let key = clean(key);
         ClientError::Input(format!(
-            "the server asks for input under key {key:?} ({what}), but stdin is not a terminal; \
-             answer it with --answer '{key}=<json>'"
+            "the server asks for input under key {:?} ({what}), but stdin is not a terminal; \
+             answer it with --answer {}",
+            clean(key),
+            answer_hint(key)
         ))
     }
 
@@ -81,6 +82,11 @@ impl Terminal {
             Err(Stop::Failed(reason)) => Err(ClientError::Input(reason)),
         }
     }
+}
+
+/// The `--answer` argument for `key`, safe to paste into a shell.
+fn answer_hint(key: &str) -> String {
+    clean(&shell_words::quote(&format!("{key}=<json>"))).into_owned()
 }
 
 /// An `--answer` value for an elicitation: `{"action": …, "content": …}`, or the content of an
@@ -149,8 +155,8 @@ fn ask_field(field: &Field, keys: &str) -> Result<Option<Value>, Stop> {
         None => keys.to_owned(),
     };
     let default_text = field.default.as_ref().map(|d| match d {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
+        Value::String(text) => clean(text).into_owned(),
+        other => clean(&other.to_string()).into_owned(),
     });
     match &field.kind {
         FieldKind::Boolean if field.required => {
@@ -395,4 +401,18 @@ fn sampling_prompt(params: &JsonObject) -> String {
         lines.push(format!("  ({role}) {text}"));
     }
     lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::answer_hint;
+
+    #[test]
+    fn the_answer_hint_is_safe_to_paste() {
+        assert_eq!(answer_hint("confirm-delete"), "'confirm-delete=<json>'");
+        assert_eq!(
+            answer_hint("x'$(touch /tmp/p)'"),
+            "'x'\\''$(touch /tmp/p)'\\''=<json>'"
+        );
+    }
 }

@@ -20,8 +20,13 @@ use crate::shared::{KnownTool, Shared};
 use crate::task::{TaskCall, TaskHandle};
 use crate::transport::Connection;
 
-/// The most `tools/list` pages one listing reads (following `nextCursor`).
-pub const MAX_TOOL_PAGES: usize = 100;
+/// The most `tools/list` pages one listing reads (following `nextCursor`); a longer list is
+/// [`ClientError::Malformed`].
+pub const MAX_TOOL_PAGES: usize = 20;
+
+/// The most tools one listing keeps; more is [`ClientError::Malformed`] (with
+/// [`MAX_TOOL_PAGES`], this bounds what a hostile server can make the client hold).
+pub const MAX_TOOLS: usize = 10_000;
 
 /// How long the default HTTP client tries to connect before giving up.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -243,7 +248,8 @@ impl Client {
         Ok(discovered)
     }
 
-    /// `tools/list`: the server's tools, every page (at most [`MAX_TOOL_PAGES`]).
+    /// `tools/list`: the server's tools, every page (at most [`MAX_TOOL_PAGES`] pages and
+    /// [`MAX_TOOLS`] tools).
     ///
     /// # Errors
     /// The request's error, or [`ClientError::Malformed`].
@@ -262,10 +268,20 @@ impl Client {
             let page: ToolsListResult = serde_json::from_value(Value::Object(result))
                 .map_err(|_| ClientError::malformed("not a tools/list result"))?;
             tools.extend(page.tools);
+            if tools.len() > MAX_TOOLS {
+                return Err(ClientError::malformed(format!(
+                    "the server lists more than {MAX_TOOLS} tools"
+                )));
+            }
             match page.next_cursor {
                 Some(next) => cursor = Some(next),
                 None => break,
             }
+        }
+        if cursor.is_some() {
+            return Err(ClientError::malformed(format!(
+                "the tool list has more than {MAX_TOOL_PAGES} pages"
+            )));
         }
         let known = tools
             .iter()

@@ -82,7 +82,9 @@ mod shared;
 mod task;
 mod transport;
 
-pub use client::{Client, ClientBuilder, CONNECT_TIMEOUT, MAX_INPUT_ROUNDS, MAX_TOOL_PAGES};
+pub use client::{
+    Client, ClientBuilder, CONNECT_TIMEOUT, MAX_INPUT_ROUNDS, MAX_TOOLS, MAX_TOOL_PAGES,
+};
 pub use error::ClientError;
 pub use execution::Execution;
 pub use handler::{Elicitation, ElicitationMode, InputHandler};

@@ -38,7 +38,7 @@ pub const MIN_POLL: Duration = Duration::from_millis(50);
 pub const MAX_POLL: Duration = Duration::from_secs(60);
 /// While listening, how often a `tasks/get` checks that no notification was lost.
 pub const LISTEN_RECHECK: Duration = Duration::from_secs(15);
-/// How long to wait for the listen acknowledgement before polling instead.
+/// How long to wait for the listen stream and its acknowledgement before polling instead.
 const ACK_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How to wait for a task's changes.
@@ -277,6 +277,14 @@ impl Watcher {
 /// Opens the listen stream and waits for its acknowledgement; `None` when the server
 /// refuses, does not honour this task id, or does not acknowledge in time.
 async fn open_listen(shared: &Shared, task_id: &TaskId) -> Option<MessageStream> {
+    // The whole opening, response head included, within ACK_TIMEOUT.
+    tokio::time::timeout(ACK_TIMEOUT, open_listen_now(shared, task_id))
+        .await
+        .ok()
+        .flatten()
+}
+
+async fn open_listen_now(shared: &Shared, task_id: &TaskId) -> Option<MessageStream> {
     let mut params = JsonObject::new();
     params.insert(
         "notifications".into(),

@@ -757,3 +757,52 @@ async fn lenient_reading_of_other_servers_tool_lists() {
         .collect();
     assert_eq!(names, [("a", ""), ("b", "B")]);
 }
+
+/// A server whose `subscriptions/listen` never answers and whose `tasks/get` says `completed`;
+/// or, with `endless_pages`, whose `tools/list` always has a next page.
+async fn stalling_server(endless_pages: bool) -> String {
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(move |body: String| async move {
+            let request: Value = serde_json::from_str(&body).expect("JSON");
+            let result = match request["method"].as_str() {
+                Some("subscriptions/listen") => std::future::pending().await,
+                Some("tools/list") if endless_pages => json!({"tools": [], "nextCursor": "again"}),
+                _ => json!({"resultType": "complete", "taskId": "t1", "status": "completed",
+                    "createdAt": "2026-12-01T00:00:00Z", "lastUpdatedAt": "2026-12-01T00:00:01Z",
+                    "ttlMs": null, "result": {"content": [{"type": "text", "text": "done"}]}}),
+            };
+            axum::Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+#[tokio::test]
+async fn a_listen_request_that_never_answers_falls_back_to_polling() {
+    let url = stalling_server(false).await;
+    let task = Client::builder(&url)
+        .build()
+        .task(tasks_core::TaskId::parse("t1").expect("an id"));
+    let outcome = task.settle(&options()).await.expect("settles by polling");
+    assert_eq!(text(&outcome), "done");
+}
+
+#[tokio::test]
+async fn an_endless_tool_list_is_refused() {
+    let url = stalling_server(true).await;
+    let error = Client::builder(&url)
+        .build()
+        .list_tools()
+        .await
+        .expect_err("endless pages");
+    assert!(
+        matches!(&error, ClientError::Malformed(m) if m.contains("more than 20 pages")),
+        "{error}"
+    );
+}

@@ -239,10 +239,7 @@ pub(crate) async fn run_watched(
         latency_quantiles: None,
         server_cpu: after.server.saturating_sub(before.server),
         client_cpu: after.client.saturating_sub(before.client),
-        writer_cpu: after
-            .writer
-            .zip(before.writer)
-            .map(|(after, before)| after.saturating_sub(before)),
+        writer_cpu: after.writer_since(&before),
         database_cpu: after.database_since(&before),
         cores: after.cores_since(&before),
     };
@@ -289,7 +286,14 @@ impl CpuReading {
         })
     }
 
-    /// The CPU time the database sessions used since `before`.
+    /// CPU time the SQLite writer thread used since `before` (`None` without one).
+    pub(crate) fn writer_since(&self, before: &CpuReading) -> Option<Duration> {
+        self.writer
+            .zip(before.writer)
+            .map(|(after, before)| after.saturating_sub(before))
+    }
+
+    /// CPU time the database sessions used since `before`.
     pub(crate) fn database_since(&self, before: &CpuReading) -> Option<Duration> {
         Some(procfs::cpu_used(
             before.database.as_deref()?,

@@ -198,10 +198,7 @@ pub(crate) async fn run(
         latency_quantiles: Some(printed.quantiles),
         server_cpu: after.server.saturating_sub(before.server),
         client_cpu: wrk_cpu,
-        writer_cpu: after
-            .writer
-            .zip(before.writer)
-            .map(|(after, before)| after.saturating_sub(before)),
+        writer_cpu: after.writer_since(&before),
         database_cpu: after.database_since(&before),
         cores: after.cores_since(&before),
     })

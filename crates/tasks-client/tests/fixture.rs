@@ -426,6 +426,16 @@ async fn errors_keep_their_code_and_unknown_tasks_are_not_retryable() {
     assert!(error.is_retryable());
 }
 
+/// Serves `app` (a stand-in server) at `/mcp` on an ephemeral loopback port; its URL.
+async fn serve(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
 /// A server of the session-based revisions: `server/discover` is unknown without a session
 /// (400), or refused with -32022 naming its revisions.
 async fn old_server(answer: (u16, Value)) -> String {
@@ -441,11 +451,7 @@ async fn old_server(answer: (u16, Value)) -> String {
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = serve(app).await;
     url
 }
 
@@ -585,11 +591,7 @@ async fn flaky_server(failures: usize) -> (String, Arc<Mutex<Vec<String>>>) {
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = serve(app).await;
     (url, seen)
 }
 
@@ -741,11 +743,7 @@ async fn lenient_reading_of_other_servers_tool_lists() {
             axum::Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = serve(app).await;
     let tools = Client::builder(&url)
         .build()
         .list_tools()
@@ -775,11 +773,7 @@ async fn stalling_server(endless_pages: bool) -> String {
             axum::Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = serve(app).await;
     url
 }
 

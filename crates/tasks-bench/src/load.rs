@@ -198,9 +198,15 @@ pub(crate) async fn run_watched(
     watch: Watch<'_>,
 ) -> Result<LoadResult, String> {
     if spec.generator == Generator::Wrk {
-        // wrk checks no bodies: `expect` was checked on one response before the rows.
-        let _ = expect;
-        return crate::wrk::run(endpoint, call, spec, watch, &crate::server::log_dir()).await;
+        return crate::wrk::run(
+            endpoint,
+            call,
+            expect,
+            spec,
+            watch,
+            &crate::server::log_dir(),
+        )
+        .await;
     }
     let mut connections = Vec::with_capacity(spec.connections);
     for _ in 0..spec.connections {

@@ -62,7 +62,7 @@ impl Setup {
                 2 * args.rounds,
                 crate::series::DISTURBED_PERCENT,
                 match spec.generator {
-                    crate::load::Generator::Wrk => "wrk reads no bodies: one response checked in full first, then wrk's non-2xx and socket errors and the fixture's request counters by JSON-RPC code",
+                    crate::load::Generator::Wrk => "wrk reads no bodies: one response checked in full before each wrk run, then wrk's non-2xx and socket errors and the fixture's request counters by JSON-RPC code",
                     crate::load::Generator::Builtin => "every response parsed and checked",
                 }
             ),

@@ -2,8 +2,8 @@
 //! `wrk` package, one thread on the client CPU, instead of the in-process generator, which
 //! saturates before the baseline does.
 //!
-//! wrk reads no bodies, so correctness is checked apart from it: one response checked in full
-//! before the rows start (as with the in-process generator), wrk's own count of non-2xx
+//! wrk reads no bodies, so correctness is checked apart from it: one response of the run's
+//! call checked in full before wrk starts, wrk's own count of non-2xx
 //! statuses and socket errors, and for a fixture its `mcp_requests_total{method,code}`
 //! counters, read before and after the run: every request of the run must be counted `ok`.
 //!
@@ -21,7 +21,7 @@ use http_body_util::Full;
 
 use crate::conn::{Connection, Endpoint};
 use crate::load::{CpuReading, LoadResult, LoadSpec, Watch};
-use crate::mcp::Call;
+use crate::mcp::{self, Call, Expect};
 use crate::procfs;
 
 /// The wrk binary (Debian's package puts it on the PATH).
@@ -147,15 +147,23 @@ async fn counters(endpoint: &Endpoint, method: &str) -> Result<Option<(u64, u64)
     Ok(Some((ok, other)))
 }
 
-/// Sends `call` to `endpoint` with wrk under `spec`, checking the server's request counters
-/// when it has them; reads the CPU clocks of what `watch` names. The script goes to `logs`.
+/// Sends `call` to `endpoint` with wrk under `spec`: first one response checked in full
+/// against `expect`, then the runs, checking the server's request counters when it has them;
+/// reads the CPU clocks of what `watch` names. The script goes to `logs`.
 pub(crate) async fn run(
     endpoint: &Endpoint,
     call: &Call,
+    expect: Expect,
     spec: LoadSpec,
     watch: Watch<'_>,
     logs: &Path,
 ) -> Result<LoadResult, String> {
+    let reply = Connection::open(endpoint)
+        .await?
+        .send(call.request(endpoint))
+        .await
+        .map_err(|e| e.to_string())?;
+    expect.check(&mcp::summary_of(&reply)?)?;
     let url = format!("http://{}{}", endpoint.addr, endpoint.path);
     let script = logs.join(format!("wrk-{}.lua", call.method().replace('/', "-")));
     std::fs::write(&script, call.wrk_script()).map_err(|e| format!("{}: {e}", script.display()))?;

@@ -26,7 +26,6 @@ use crate::error::ClientError;
 pub(crate) type MessageStream = Pin<Box<dyn Stream<Item = Result<Value, ClientError>> + Send>>;
 
 /// The endpoint, its credentials and the request-id counter.
-#[derive(Debug)]
 pub(crate) struct Connection {
     http: reqwest::Client,
     url: String,
@@ -34,6 +33,15 @@ pub(crate) struct Connection {
     client_info: Value,
     request_timeout: Option<Duration>,
     next_id: AtomicU64,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("url", &self.url)
+            .field("bearer", &self.bearer.as_ref().map(|_| "<redacted>"))
+            .finish_non_exhaustive()
+    }
 }
 
 /// One request to send.

@@ -92,7 +92,7 @@ pub(crate) fn task(task: &DetailedTask, json: bool) {
             }
         }
         TaskState::Completed { result: object } => {
-            result(&ToolResult::new(object.clone()), false);
+            result(&ToolResult::new(object.to_object()), false);
         }
         TaskState::Failed { error } => out!("  error {}: {}", error.code, clean(&error.message)),
         TaskState::Working | TaskState::Cancelled => {}

@@ -82,8 +82,8 @@ impl Outcome {
     pub fn of_state(state: &TaskState) -> Option<Self> {
         match state {
             TaskState::Working | TaskState::InputRequired { .. } => None,
-            TaskState::Completed { result } => Some(Outcome::of_result(result.clone())),
-            TaskState::Failed { error } => Some(Outcome::Failed(error.clone())),
+            TaskState::Completed { result } => Some(Outcome::of_result(result.to_object())),
+            TaskState::Failed { error } => Some(Outcome::Failed((**error).clone())),
             TaskState::Cancelled => Some(Outcome::Cancelled),
         }
     }

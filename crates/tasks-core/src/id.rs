@@ -1,6 +1,7 @@
 //! Task identifiers.
 
 use std::fmt;
+use std::sync::Arc;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -29,8 +30,11 @@ pub enum TaskIdError {
 /// Server-minted ids come from [`TaskId::from_random_bytes`]: 24 random bytes (the caller draws
 /// them from a CSPRNG) encoded as base64url without padding, 32 characters. Ids received from
 /// clients are only length-checked; any other content is simply an unknown id.
+///
+/// A clone shares the text: the store's key, the task, the runtime's maps and every status
+/// event hold one allocation per id between them.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TaskId(Box<str>);
+pub struct TaskId(Arc<str>);
 
 impl TaskId {
     /// Validates a client-supplied id.

@@ -93,6 +93,7 @@ pub mod params;
 pub mod plan;
 pub mod projection;
 pub mod protocol;
+pub mod raw;
 pub mod reducer;
 pub mod task;
 pub mod time;
@@ -109,6 +110,7 @@ pub use input::{
 pub use logging::LogLevel;
 pub use method::Method;
 pub use negotiation::{Decision, RequestMeta, TaskPolicy};
+pub use raw::RawObject;
 pub use reducer::{apply, ReduceError, TaskUpdate, Transition};
 pub use task::{Answered, InputRequests, NewTask, Task, TaskState, TaskStatus};
 pub use time::Timestamp;

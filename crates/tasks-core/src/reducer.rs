@@ -131,7 +131,7 @@ pub fn apply(task: &Task, event: Event, now: Timestamp) -> Result<Transition, Re
                 }
             }
             if let TaskState::InputRequired { input_requests } = &next.state {
-                next.status_message = Some(input_requests.waiting_message());
+                next.status_message = Some(input_requests.waiting_message().into());
             }
         }
         Event::InputResponsesAccepted { responses } => {
@@ -168,11 +168,11 @@ pub fn apply(task: &Task, event: Event, now: Timestamp) -> Result<Transition, Re
             }
             next.state = match remaining {
                 Some(input_requests) => {
-                    next.status_message = Some(input_requests.waiting_message());
+                    next.status_message = Some(input_requests.waiting_message().into());
                     TaskState::InputRequired { input_requests }
                 }
                 None => {
-                    next.status_message = Some(MESSAGE_INPUT_RECEIVED.to_owned());
+                    next.status_message = Some(MESSAGE_INPUT_RECEIVED.into());
                     TaskState::Working
                 }
             };
@@ -183,20 +183,24 @@ pub fn apply(task: &Task, event: Event, now: Timestamp) -> Result<Transition, Re
             if waiting || task.status_message.as_deref() == Some(message.as_str()) {
                 return Ok(unchanged(task));
             }
-            next.status_message = Some(message);
+            next.status_message = Some(message.into());
         }
         Event::Completed { mut result } => {
             strip_related_task(&mut result);
-            next.state = TaskState::Completed { result };
+            next.state = TaskState::Completed {
+                result: result.into(),
+            };
             next.status_message = None;
         }
         Event::Failed { error } => {
-            next.status_message = Some(error.message.clone());
-            next.state = TaskState::Failed { error };
+            next.status_message = Some(error.message.as_str().into());
+            next.state = TaskState::Failed {
+                error: Box::new(error),
+            };
         }
         Event::Cancelled => {
             next.state = TaskState::Cancelled;
-            next.status_message = Some(MESSAGE_CANCELLED.to_owned());
+            next.status_message = Some(MESSAGE_CANCELLED.into());
         }
     }
     if next.is_terminal() {

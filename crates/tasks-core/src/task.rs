@@ -14,8 +14,8 @@ use crate::error::JsonRpcError;
 use crate::id::TaskId;
 pub use crate::input::InputRequest;
 use crate::input::InputResponse;
+use crate::raw::RawObject;
 use crate::time::Timestamp;
-use crate::JsonObject;
 
 /// `statusMessage` at creation.
 pub const MESSAGE_ACCEPTED: &str = "Task accepted";
@@ -146,15 +146,17 @@ pub enum TaskState {
         #[serde(rename = "inputRequests")]
         input_requests: InputRequests,
     },
-    /// `result`: the JSON result object of the underlying request (a `CallToolResult` today).
+    /// `result`: the JSON result object of the underlying request (a `CallToolResult` today),
+    /// kept as its compact text ([`RawObject`]).
     Completed {
         /// The stored result object.
-        result: JsonObject,
+        result: RawObject,
     },
-    /// `error`: the JSON-RPC error the work failed with.
+    /// `error`: the JSON-RPC error the work failed with (boxed: the rarer, larger payload
+    /// stays out of every task's inline size).
     Failed {
         /// The stored error.
-        error: JsonRpcError,
+        error: Box<JsonRpcError>,
     },
     /// No payload.
     Cancelled,
@@ -192,7 +194,7 @@ pub struct Task {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) poll_interval_ms: Option<NonZeroU64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) status_message: Option<String>,
+    pub(crate) status_message: Option<Box<str>>,
     pub(crate) revision: u64,
     #[serde(flatten)]
     pub(crate) state: TaskState,
@@ -200,8 +202,54 @@ pub struct Task {
     /// answer. Kept while the task can still ask for input, so a key is never reused and a
     /// re-run of the work can be given the answers already accepted instead of asking again;
     /// dropped once terminal.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub(crate) answered: BTreeMap<String, Answered>,
+    #[serde(default, skip_serializing_if = "AnsweredKeys::is_empty")]
+    pub(crate) answered: AnsweredKeys,
+}
+
+/// The answered keys of a task: a map boxed only while it has entries, so the many tasks
+/// that never ask for input (and every terminal task) carry one pointer-sized `None`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(
+    from = "BTreeMap<String, Answered>",
+    into = "BTreeMap<String, Answered>"
+)]
+// The box is the point: an empty `BTreeMap` is 24 bytes inline, `None` here is 8.
+#[allow(clippy::box_collection)]
+pub(crate) struct AnsweredKeys(Option<Box<BTreeMap<String, Answered>>>);
+
+impl AnsweredKeys {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+    pub(crate) fn get(&self, key: &str) -> Option<&Answered> {
+        self.0.as_ref()?.get(key)
+    }
+    pub(crate) fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().flat_map(|map| map.keys().map(String::as_str))
+    }
+    pub(crate) fn insert(&mut self, key: String, answered: Answered) {
+        self.0
+            .get_or_insert_with(Default::default)
+            .insert(key, answered);
+    }
+    pub(crate) fn clear(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl From<BTreeMap<String, Answered>> for AnsweredKeys {
+    fn from(map: BTreeMap<String, Answered>) -> Self {
+        AnsweredKeys((!map.is_empty()).then(|| Box::new(map)))
+    }
+}
+
+impl From<AnsweredKeys> for BTreeMap<String, Answered> {
+    fn from(keys: AnsweredKeys) -> Self {
+        keys.0.map(|map| *map).unwrap_or_default()
+    }
 }
 
 impl Task {
@@ -221,10 +269,10 @@ impl Task {
             last_updated_at: created_at,
             ttl_ms,
             poll_interval_ms,
-            status_message: Some(MESSAGE_ACCEPTED.to_owned()),
+            status_message: Some(MESSAGE_ACCEPTED.into()),
             revision: 1,
             state: TaskState::Working,
-            answered: BTreeMap::new(),
+            answered: AnsweredKeys::default(),
         }
     }
 
@@ -270,7 +318,7 @@ impl Task {
     }
     /// Keys already answered (empty once terminal).
     pub fn answered_keys(&self) -> impl Iterator<Item = &str> {
-        self.answered.keys().map(String::as_str)
+        self.answered.keys()
     }
     /// The accepted answer to `key`, typed, while the task is not terminal: what a re-run of
     /// the work gets instead of asking the client again.
@@ -395,10 +443,10 @@ impl TryFrom<StoredTask> for Task {
             last_updated_at: stored.last_updated_at,
             ttl_ms: stored.ttl_ms,
             poll_interval_ms: stored.poll_interval_ms,
-            status_message: stored.status_message,
+            status_message: stored.status_message.map(Into::into),
             revision: stored.revision,
             state: stored.state,
-            answered: stored.answered,
+            answered: stored.answered.into(),
         })
     }
 }

@@ -138,7 +138,9 @@ fn expect(before: &Task, event: &Event, answered: &BTreeSet<String>) -> Expect {
                 meta.remove(RELATED_TASK_META);
             }
             Expect::Changed {
-                state: TaskState::Completed { result },
+                state: TaskState::Completed {
+                    result: result.into(),
+                },
                 message: None,
                 fulfilled: BTreeMap::new(),
             }
@@ -146,7 +148,7 @@ fn expect(before: &Task, event: &Event, answered: &BTreeSet<String>) -> Expect {
         Event::Failed { error } => Expect::Changed {
             message: Some(error.message.clone()),
             state: TaskState::Failed {
-                error: error.clone(),
+                error: Box::new(error.clone()),
             },
             fulfilled: BTreeMap::new(),
         },

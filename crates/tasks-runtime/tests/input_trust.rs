@@ -41,7 +41,7 @@ fn work_declaring(tool: &str, capabilities: Value) -> tasks_runtime::Work {
 
 fn text_of(task: &tasks_core::Task) -> String {
     match task.state() {
-        TaskState::Completed { result } => result["content"][0]["text"]
+        TaskState::Completed { result } => result.to_object()["content"][0]["text"]
             .as_str()
             .unwrap_or_default()
             .to_owned(),
@@ -155,11 +155,11 @@ async fn an_undeclared_input_fails_the_task_without_parking() {
         assert_eq!(
             *done.state(),
             TaskState::Failed {
-                error: JsonRpcError {
+                error: Box::new(JsonRpcError {
                     code: -32021,
                     message: "Missing required client capability".into(),
                     data: Some(json!({"requiredCapabilities": {"elicitation": {"form": {}}}})),
-                }
+                })
             },
             "{declared}"
         );

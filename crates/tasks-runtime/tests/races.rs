@@ -96,7 +96,7 @@ async fn cancel_racing_completion_settles_once() {
         assert_eq!(settled.revision(), 2, "exactly one terminal change");
         match settled.state() {
             TaskState::Completed { result } => {
-                assert_eq!(result["content"][0]["text"], "done");
+                assert_eq!(result.to_object()["content"][0]["text"], "done");
                 completed += 1;
             }
             TaskState::Cancelled => cancelled += 1,
@@ -144,6 +144,7 @@ async fn concurrent_updates_for_one_key_deliver_it_once() {
         let TaskState::Completed { result } = settled.state() else {
             panic!("expected completed, got {:?}", settled.state());
         };
+        let result = result.to_object();
         let winner = result["content"][0]["text"].as_str().unwrap();
         assert!(winner == "left" || winner == "right", "{winner}");
         assert_eq!(settled.revision(), 4, "input_required, working, completed");
@@ -238,7 +239,7 @@ async fn cancel_racing_parking_and_answering_settles_once() {
             TaskState::Completed { result } => {
                 assert_eq!(answers, vec![accept(json!({"i": i}))]);
                 assert_eq!(
-                    result["content"][0]["text"],
+                    result.to_object()["content"][0]["text"],
                     format!("answer: {}", accept(json!({"i": i})))
                 );
                 completed += 1;

@@ -122,7 +122,7 @@ async fn worker_completes_with_the_tool_result() {
     assert_eq!(
         *done.state(),
         TaskState::Completed {
-            result: expected_echo("hello")
+            result: expected_echo("hello").into()
         }
     );
     assert_eq!(done.revision(), 2);
@@ -148,6 +148,7 @@ async fn tool_reporting_is_error_completes() {
                 "isError": true,
                 "resultType": "complete"
             }))
+            .into()
         }
     );
 }
@@ -157,7 +158,12 @@ async fn tool_rpc_error_fails_with_that_exact_error() {
     let rt = runtime(vec![rpc_error_tool()], config());
     let created = create(&rt, work("rpc_error")).await;
     let done = wait_terminal(&rt, &Scope::shared(), created.id()).await;
-    assert_eq!(*done.state(), TaskState::Failed { error: rpc_error() });
+    assert_eq!(
+        *done.state(),
+        TaskState::Failed {
+            error: Box::new(rpc_error())
+        }
+    );
     assert_eq!(done.status_message(), Some("Upstream quota exceeded"));
     let wire = detailed_json(&done);
     assert_eq!(
@@ -176,11 +182,11 @@ async fn panicking_tool_fails_generically_without_leaking_the_panic() {
     assert_eq!(
         *done.state(),
         TaskState::Failed {
-            error: JsonRpcError {
+            error: Box::new(JsonRpcError {
                 code: -32603,
                 message: "Tool raised an exception".into(),
                 data: None
-            }
+            })
         }
     );
     assert_eq!(done.status_message(), Some("Tool raised an exception"));
@@ -205,11 +211,11 @@ async fn non_object_result_fails() {
     assert_eq!(
         *done.state(),
         TaskState::Failed {
-            error: JsonRpcError {
+            error: Box::new(JsonRpcError {
                 code: -32603,
                 message: "Task worker returned a non-object result".into(),
                 data: None
-            }
+            })
         }
     );
 }
@@ -248,18 +254,18 @@ async fn result_over_max_result_bytes_fails_and_one_at_the_limit_completes() {
             assert_eq!(
                 *done.state(),
                 TaskState::Completed {
-                    result: expected_echo(&text)
+                    result: expected_echo(&text).into()
                 }
             );
         } else {
             assert_eq!(
                 *done.state(),
                 TaskState::Failed {
-                    error: JsonRpcError {
+                    error: Box::new(JsonRpcError {
                         code: -32603,
                         message: format!("Task result is larger than {limit} bytes"),
                         data: None
-                    }
+                    })
                 }
             );
             assert!(detailed_json(&done).get("result").is_none());
@@ -287,11 +293,11 @@ async fn exceeding_max_runtime_fails_the_task_and_stops_the_tool() {
     assert_eq!(
         *done.state(),
         TaskState::Failed {
-            error: JsonRpcError {
+            error: Box::new(JsonRpcError {
                 code: -32603,
                 message: "Task exceeded its maximum runtime".into(),
                 data: None
-            }
+            })
         }
     );
     assert_eq!(done.last_updated_at(), T0.plus_millis(10_000));
@@ -307,7 +313,7 @@ async fn the_context_knows_it_runs_as_a_task() {
     assert_eq!(
         *done.state(),
         TaskState::Completed {
-            result: expected_echo("is_task=true")
+            result: expected_echo("is_task=true").into()
         }
     );
 }
@@ -347,7 +353,7 @@ async fn input_parks_the_task_and_update_resumes_it() {
     assert_eq!(
         *done.state(),
         TaskState::Completed {
-            result: expected_echo(&format!("answer: {answer}"))
+            result: expected_echo(&format!("answer: {answer}")).into()
         }
     );
     assert_eq!(
@@ -418,7 +424,7 @@ async fn concurrent_inputs_are_pending_together_and_answered_separately() {
         panic!("expected completed, got {:?}", done.state());
     };
     assert_eq!(
-        result["structuredContent"],
+        result.to_object()["structuredContent"],
         json!({"first": first, "second": second})
     );
     assert_eq!(probe.answers(), vec![first, second]);
@@ -536,7 +542,7 @@ async fn parked_tasks_do_not_hold_worker_slots() {
     assert_eq!(
         *done.state(),
         TaskState::Completed {
-            result: expected_echo("still room")
+            result: expected_echo("still room").into()
         }
     );
 
@@ -554,7 +560,7 @@ async fn parked_tasks_do_not_hold_worker_slots() {
         assert_eq!(
             *done.state(),
             TaskState::Completed {
-                result: expected_echo(&format!("answer: {}", accept(json!({"i": i}))))
+                result: expected_echo(&format!("answer: {}", accept(json!({"i": i})))).into()
             }
         );
     }
@@ -882,7 +888,7 @@ async fn a_tool_that_drops_its_context_still_holds_its_slot() {
     assert_eq!(
         *done.state(),
         TaskState::Completed {
-            result: expected_echo("woke up")
+            result: expected_echo("woke up").into()
         }
     );
     yield_until("the slot is released", || rt.busy_workers() == 0).await;

@@ -365,6 +365,7 @@ async fn question_mark_on_an_io_error_completes_a_task_with_an_is_error_result()
                 "isError": true,
                 "resultType": "complete"
             }))
+            .into()
         }
     );
 }
@@ -386,7 +387,12 @@ async fn a_panic_in_a_spawned_job_is_a_protocol_error_without_its_text() {
         .await
         .expect("create_task");
     let done = wait_terminal(&rt, &Scope::shared(), created.id()).await;
-    assert_eq!(*done.state(), TaskState::Failed { error: internal });
+    assert_eq!(
+        *done.state(),
+        TaskState::Failed {
+            error: Box::new(internal)
+        }
+    );
 }
 
 #[test]

@@ -106,9 +106,7 @@ pub fn decide(policy: TaskPolicy, hint: Option<TaskHint>) -> Result<Option<TaskH
 /// result is a tool error (`isError: true`) is `failed`.
 pub fn status(task: &Task) -> &'static str {
     match task.state() {
-        TaskState::Completed { result } if result.get("isError") == Some(&Value::Bool(true)) => {
-            "failed"
-        }
+        TaskState::Completed { result } if result.is_error() => "failed",
         state => state.status().as_str(),
     }
 }
@@ -186,7 +184,7 @@ pub fn payload(task: &Task) -> Option<Result<JsonObject, JsonRpcError>> {
     match task.state() {
         TaskState::Working | TaskState::InputRequired { .. } => None,
         TaskState::Completed { result } => {
-            let mut result = super::wire::legacy_result(result.clone());
+            let mut result = super::wire::legacy_result(result.to_object());
             let related = related_task(task.id().as_str());
             match result.get_mut("_meta") {
                 Some(Value::Object(meta)) => {
@@ -200,7 +198,7 @@ pub fn payload(task: &Task) -> Option<Result<JsonObject, JsonRpcError>> {
             }
             Some(Ok(result))
         }
-        TaskState::Failed { error } => Some(Err(error.clone())),
+        TaskState::Failed { error } => Some(Err((**error).clone())),
         TaskState::Cancelled => Some(Err(McpError::invalid_params(
             "Task was cancelled: it has no result",
         )

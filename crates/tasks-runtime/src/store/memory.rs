@@ -5,8 +5,9 @@
 //! capacity bounds are kept beside the map; per-scope active counts live in a second sharded map.
 //!
 //! Memory: a task's work descriptor (tool, arguments, the creating request's capabilities and
-//! `inputResponses`) is dropped once the task is terminal, since nothing runs a finished task
-//! again; a stored completed task then costs its [`Task`] (with its result) and the map slot.
+//! `inputResponses`) and its lease are dropped once the task is terminal, since nothing runs a
+//! finished task again; a stored completed task then costs its [`Task`] (with its result as
+//! text), its id (shared by the key and the task) and a 48-byte map slot.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,9 +29,24 @@ struct Entry {
     task: Arc<Task>,
     scope: Scope,
     /// `None` once the task is terminal.
-    work: Option<Arc<Work>>,
-    /// The node running the task and its fencing token (meaningful while non-terminal).
+    running: Option<Box<Running>>,
+}
+
+/// What only a task that can still run needs.
+struct Running {
+    work: Arc<Work>,
+    /// The node running the task and its fencing token.
     lease: Lease,
+}
+
+impl Entry {
+    /// Whether a worker holding `lease` may no longer write this task. A terminal task keeps
+    /// no lease and fences nobody: it absorbs every event, so the write changes nothing.
+    fn fences(&self, lease: &Lease) -> bool {
+        self.running.as_ref().is_some_and(|running| {
+            running.lease.node != lease.node || running.lease.generation != lease.generation
+        })
+    }
 }
 
 /// An in-memory [`Store`]. Nothing survives the process.
@@ -133,8 +149,10 @@ impl Store for MemoryStore {
                 let entry = Entry {
                     task: Arc::new(task),
                     scope,
-                    work: Some(Arc::new(work)),
-                    lease,
+                    running: Some(Box::new(Running {
+                        work: Arc::new(work),
+                        lease,
+                    })),
                 };
                 let snapshot = Self::snapshot(&entry);
                 slot.insert(entry);
@@ -182,7 +200,7 @@ impl Store for MemoryStore {
     async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError> {
         Ok(self.tasks.get(id).and_then(|entry| {
             (entry.scope == *scope)
-                .then(|| entry.work.clone())
+                .then(|| entry.running.as_ref().map(|running| running.work.clone()))
                 .flatten()
         }))
     }
@@ -203,11 +221,7 @@ impl Store for MemoryStore {
         }
         match who {
             Authority::Request(scope) if entry.scope != *scope => return Ok(CasOutcome::NotFound),
-            Authority::Worker(lease)
-                if entry.lease.node != lease.node || entry.lease.generation != lease.generation =>
-            {
-                return Ok(CasOutcome::Fenced)
-            }
+            Authority::Worker(lease) if entry.fences(lease) => return Ok(CasOutcome::Fenced),
             _ => {}
         }
         if entry.task.revision() != expected_revision {
@@ -216,7 +230,7 @@ impl Store for MemoryStore {
         let became_terminal = !entry.task.is_terminal() && next.is_terminal();
         entry.task = Arc::new(next);
         if became_terminal {
-            entry.work = None;
+            entry.running = None;
         }
         let snapshot = Self::snapshot(&entry);
         drop(entry);
@@ -307,10 +321,12 @@ impl Store for MemoryStore {
         let mut nodes = self.nodes();
         nodes.retain(|_, expires| *expires > now);
         let orphaned = |entry: &Entry| {
-            !entry.task.is_terminal()
-                && !entry.task.is_expired(now)
-                && entry.lease.node != *node
-                && !nodes.contains_key(&entry.lease.node)
+            entry.running.as_ref().is_some_and(|running| {
+                !entry.task.is_terminal()
+                    && !entry.task.is_expired(now)
+                    && running.lease.node != *node
+                    && !nodes.contains_key(&running.lease.node)
+            })
         };
         let candidates: Vec<TaskId> = self
             .tasks
@@ -325,15 +341,19 @@ impl Store for MemoryStore {
             let Some(mut entry) = self.tasks.get_mut(&id) else {
                 continue;
             };
-            let Some(work) = entry.work.clone().filter(|_| orphaned(&entry)) else {
+            if !orphaned(&entry) {
+                continue;
+            }
+            let Some(running) = entry.running.as_mut() else {
                 continue;
             };
             let lease = Lease {
                 node: *node,
-                generation: entry.lease.generation + 1,
-                attempt: entry.lease.attempt.saturating_add(1),
+                generation: running.lease.generation + 1,
+                attempt: running.lease.attempt.saturating_add(1),
             };
-            entry.lease = lease;
+            running.lease = lease;
+            let work = running.work.clone();
             claimed.push(Claimed {
                 snapshot: Self::snapshot(&entry),
                 work,

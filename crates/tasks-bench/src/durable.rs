@@ -130,7 +130,7 @@ pub(crate) async fn stored(
     count: usize,
 ) -> Result<StoredSqliteResult, String> {
     let pool = Pool::open(&Endpoint::parse(fixture.server.url())?, connections).await?;
-    let stored = memory::stored(&pool, &fixture.server, count).await?;
+    let stored = memory::stored(&pool, &fixture.server, count, None).await?;
     let (db_bytes, wal_bytes) = fixture
         .db
         .sizes()

@@ -36,6 +36,11 @@ use clap::Parser as _;
 
 use crate::cli::{Cli, Command};
 
+/// The fixture's allocator, so the baseline server (`baseline-server`, this binary) runs on
+/// the same one.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::BaselineServer(args) => match std::fs::read(&args.body_file) {

@@ -1,5 +1,7 @@
-//! The memory rows: resident memory per stored completed task, and per task parked in
-//! `input_required` together with `tasks/get` throughput on one parked task.
+//! The memory rows: resident memory per stored completed task and per task parked in
+//! `input_required`, each with `tasks/get` throughput on one of those tasks while it is the
+//! only one and again once the others are stored (the cost of a read must not grow with the
+//! number of stored tasks).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -53,6 +55,60 @@ pub(crate) struct StoredResult {
     pub memory: MemoryResult,
     /// Serialized size of one task's stored `result` (its payload), in bytes.
     pub payload_bytes: usize,
+    /// `tasks/get` on one completed task before and after the others were stored (when asked).
+    pub gets: Option<Gets>,
+}
+
+/// `tasks/get` on one task with no other task, and with the row's tasks stored.
+#[derive(Debug)]
+pub(crate) struct Gets {
+    /// With no other task (beyond the warm-up).
+    pub idle: Series,
+    /// With the row's tasks stored.
+    pub loaded: Series,
+}
+
+/// How to measure [`Gets`]: the throughput rows' load and clean runs wanted.
+#[derive(Clone, Copy)]
+pub(crate) struct GetLoad<'a> {
+    pub spec: LoadSpec,
+    pub rounds: usize,
+    pub pinning: &'a Pinning,
+}
+
+impl Gets {
+    /// Failed requests of both series.
+    pub(crate) fn errors(&self) -> u64 {
+        self.idle.errors() + self.loaded.errors()
+    }
+}
+
+impl GetLoad<'_> {
+    /// `rounds` clean runs of `tasks/get` on task `id`, expecting `status`.
+    async fn series(
+        &self,
+        pool: &Arc<Pool>,
+        server: &ServerProcess,
+        id: &str,
+        status: &'static str,
+    ) -> Result<Series, String> {
+        let get = Call::tasks_get(id)?;
+        let mut series = Series::default();
+        while series.wants_more(self.rounds) {
+            series.push(
+                load::run(
+                    pool.endpoint(),
+                    &get,
+                    Expect::Status(status),
+                    self.spec,
+                    server.pid(),
+                )
+                .await?,
+                self.pinning,
+            );
+        }
+        Ok(series)
+    }
 }
 
 /// The parked-task row's result.
@@ -60,10 +116,8 @@ pub(crate) struct StoredResult {
 pub(crate) struct ParkedResult {
     /// Memory per parked task.
     pub memory: MemoryResult,
-    /// `tasks/get` on one parked task with no other task.
-    pub idle: Series,
-    /// `tasks/get` on the same task with `count` tasks parked.
-    pub loaded: Series,
+    /// `tasks/get` on one parked task with no other task, then with `count` tasks parked.
+    pub gets: Gets,
 }
 
 /// The small task of the stored row: `slow_compute` with `seconds: 0` and no label.
@@ -105,11 +159,13 @@ async fn populate(
 }
 
 /// Creates [`WARMUP_TASKS`], reads RSS, creates `count` small tasks, waits until all are
-/// completed, reads RSS again.
+/// completed, reads RSS again. With `get`, measures `tasks/get` on one completed task before
+/// and after the `count` tasks are stored.
 pub(crate) async fn stored(
     pool: &Arc<Pool>,
     server: &ServerProcess,
     count: usize,
+    get: Option<GetLoad<'_>>,
 ) -> Result<StoredResult, String> {
     let (_, errors, first_error) = populate(pool, WARMUP_TASKS, small_task, "completed").await;
     if errors > 0 {
@@ -118,10 +174,21 @@ pub(crate) async fn stored(
             first_error.unwrap_or_default()
         ));
     }
-    let payload_bytes = payload_of_one(pool).await?;
+    let (id, payload_bytes) = payload_of_one(pool).await?;
+    let idle = match get {
+        Some(get) => Some(get.series(pool, server, &id, "completed").await?),
+        None => None,
+    };
     let rss_before = server.rss()?;
     let (create_time, errors, first_error) = populate(pool, count, small_task, "completed").await;
     let rss_after = server.rss()?;
+    let gets = match (get, idle) {
+        (Some(get), Some(idle)) => Some(Gets {
+            idle,
+            loaded: get.series(pool, server, &id, "completed").await?,
+        }),
+        _ => None,
+    };
     Ok(StoredResult {
         memory: MemoryResult {
             count,
@@ -132,11 +199,12 @@ pub(crate) async fn stored(
             first_error,
         },
         payload_bytes,
+        gets,
     })
 }
 
-/// The serialized size of a small completed task's `result`.
-async fn payload_of_one(pool: &Arc<Pool>) -> Result<usize, String> {
+/// A small completed task's id and the serialized size of its `result`.
+async fn payload_of_one(pool: &Arc<Pool>) -> Result<(String, usize), String> {
     let id = pool.call(&small_task()?).await?.task_id;
     let (errors, first_error) = settle(pool, vec![id.clone()], "completed", "working").await;
     if errors > 0 {
@@ -145,7 +213,8 @@ async fn payload_of_one(pool: &Arc<Pool>) -> Result<usize, String> {
     let reply = pool.call_raw(&Call::tasks_get(&id)?).await?;
     mcp::summary_of(&reply)?;
     let body: Value = serde_json::from_slice(&reply.body).map_err(|e| e.to_string())?;
-    Ok(serde_json::to_vec(&body["result"]["result"]).map_or(0, |bytes| bytes.len()))
+    let bytes = serde_json::to_vec(&body["result"]["result"]).map_or(0, |bytes| bytes.len());
+    Ok((id, bytes))
 }
 
 /// Parks one task and measures `tasks/get` on it (`rounds` clean runs, see [`Series`]); reads
@@ -153,10 +222,8 @@ async fn payload_of_one(pool: &Arc<Pool>) -> Result<usize, String> {
 pub(crate) async fn parked(
     pool: &Arc<Pool>,
     server: &ServerProcess,
-    spec: LoadSpec,
     count: usize,
-    rounds: usize,
-    pinning: &Pinning,
+    get: GetLoad<'_>,
 ) -> Result<ParkedResult, String> {
     let created = pool.call(&parking_task()?).await?;
     Expect::Created.check_task(&created)?;
@@ -165,16 +232,7 @@ pub(crate) async fn parked(
     if errors > 0 {
         return Err(first_error.unwrap_or_default());
     }
-    let get = Call::tasks_get(&id)?;
-    let expect = Expect::Status("input_required");
-    let endpoint = pool.endpoint();
-    let mut idle = Series::default();
-    while idle.wants_more(rounds) {
-        idle.push(
-            load::run(endpoint, &get, expect, spec, server.pid()).await?,
-            pinning,
-        );
-    }
+    let idle = get.series(pool, server, &id, "input_required").await?;
     let rss_before = server.rss()?;
     let (create_time, errors, first_error) = populate(
         pool,
@@ -184,13 +242,7 @@ pub(crate) async fn parked(
     )
     .await;
     let rss_after = server.rss()?;
-    let mut loaded = Series::default();
-    while loaded.wants_more(rounds) {
-        loaded.push(
-            load::run(endpoint, &get, expect, spec, server.pid()).await?,
-            pinning,
-        );
-    }
+    let loaded = get.series(pool, server, &id, "input_required").await?;
     Ok(ParkedResult {
         memory: MemoryResult {
             count: count.saturating_sub(1),
@@ -200,7 +252,6 @@ pub(crate) async fn parked(
             errors,
             first_error,
         },
-        idle,
-        loaded,
+        gets: Gets { idle, loaded },
     })
 }

@@ -285,15 +285,23 @@ pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, Str
         eprintln!("row 5a: stored tasks");
         let c = servers.fixture("fixture-c")?;
         let pool = Pool::open(&Endpoint::parse(c.url())?, args.connections).await?;
-        report.stored = Some(memory::stored(&pool, &c, args.memory_tasks).await?);
+        let get = memory::GetLoad {
+            spec,
+            rounds: usize::try_from(args.rounds).unwrap_or(1),
+            pinning,
+        };
+        report.stored = Some(memory::stored(&pool, &c, args.memory_tasks, Some(get)).await?);
     }
     if args.runs(Row::Parked) {
         eprintln!("row 5b: parked tasks");
         let d = servers.fixture("fixture-d")?;
         let pool = Pool::open(&Endpoint::parse(d.url())?, args.connections).await?;
-        let rounds = usize::try_from(args.rounds).unwrap_or(1);
-        report.parked =
-            Some(memory::parked(&pool, &d, spec, args.memory_tasks, rounds, pinning).await?);
+        let get = memory::GetLoad {
+            spec,
+            rounds: usize::try_from(args.rounds).unwrap_or(1),
+            pinning,
+        };
+        report.parked = Some(memory::parked(&pool, &d, args.memory_tasks, get).await?);
     }
     if args.runs(Row::StoredSqlite) {
         eprintln!("row 7d: stored tasks, SQLite");

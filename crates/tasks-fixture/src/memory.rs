@@ -7,6 +7,10 @@
 //! by [`TRIM_AFTER_DROP`] tasks or more since the last high point, asks glibc to release free
 //! memory (`malloc_trim(0)`). This is the binary's allocator policy, not the library's: other
 //! allocators, or other platforms, need nothing.
+//!
+//! Since the fixture allocates through mimalloc (see `main.rs`), which hands freed pages back
+//! by itself, this covers what still goes through glibc: the C code linked in (SQLite's page
+//! cache and statements).
 
 use std::time::Duration;
 

@@ -28,11 +28,13 @@ pub struct Settings {
     /// is -32603 "Task capacity exhausted" (limit `max_jobs`).
     #[arg(long, default_value_t = 32)]
     pub max_workers: usize,
-    /// Tasks stored at once, terminal ones included (limit `max_tasks`).
-    #[arg(long, default_value_t = 100_000)]
+    /// Tasks stored at once, terminal ones included (limit `max_tasks`). The default fits
+    /// 1 000 000 small completed tasks in about 0.5 GB on the memory store (docs/benchmarks.md).
+    #[arg(long, default_value_t = 1_000_000)]
     pub max_tasks: usize,
-    /// Non-terminal tasks per scope (limit `max_active_tasks_per_scope`).
-    #[arg(long, default_value_t = 10_000)]
+    /// Non-terminal tasks per scope (limit `max_active_tasks_per_scope`). The default lets
+    /// 100 000 tasks wait in `input_required` at once.
+    #[arg(long, default_value_t = 100_000)]
     pub max_active_per_scope: usize,
     /// Longest a task's worker may run, in milliseconds, before the task fails with -32603.
     #[arg(long, default_value_t = 3_600_000)]

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock, Weak};
 
 use dashmap::DashMap;
+use futures_util::FutureExt as _;
 use serde_json::Value;
 use tasks_core::id::TASK_ID_RANDOM_BYTES;
 use tasks_core::{Event, McpError, NewTask, Task, TaskId};
@@ -383,7 +384,7 @@ impl TaskRuntime {
             .workers
             .insert(snapshot.task.id().clone(), handle.clone());
         inner.publish(&scope, &snapshot.task);
-        tokio::spawn(worker::run(
+        let mut worker = Box::pin(worker::run(
             inner.clone(),
             tool,
             snapshot.task.id().clone(),
@@ -391,6 +392,13 @@ impl TaskRuntime {
             handle,
             permit,
         ));
+        // The worker's first step runs here, before the answer: work that finishes at once
+        // (and is committed at once, as the memory store does) needs no task of its own. What
+        // is left runs spawned, detached from the request; its first poll there registers the
+        // runtime's waker in place of the no-op one used here.
+        if (&mut worker).now_or_never().is_none() {
+            tokio::spawn(worker);
+        }
         Ok(snapshot.task)
     }
 

@@ -78,7 +78,10 @@ pub(crate) async fn run(
     permit: OwnedSemaphorePermit,
 ) {
     let scope_tag: String = work.scope.as_str().chars().take(8).collect();
+    // A root span: the task outlives the request that created it (whose span is current
+    // during the worker's first step, see `TaskRuntime::create`).
     let span = tracing::info_span!(
+        parent: None,
         "task",
         task_id = task_id.as_str(),
         tool = tool.name(),

@@ -299,6 +299,9 @@ async fn a_node_that_lost_its_lease_stops_its_workers_and_re_registers() {
     let scope = Scope::shared();
     let id = a.create_task(work("wait")).await.unwrap().id().clone();
     yield_until("the tool runs", || probe.started() == 1).await;
+    // The tool's first step runs inside `create_task`, so let the liveness loop register the
+    // node before the store forgets it (else it would register it again and stay alive).
+    tokio::time::sleep(Duration::from_millis(1)).await;
     let first = a.node();
 
     // The store forgets the node (as if its lease had run out while it was paused).

@@ -190,7 +190,7 @@ pub struct Task {
     pub(crate) task_id: TaskId,
     pub(crate) created_at: Timestamp,
     pub(crate) last_updated_at: Timestamp,
-    pub(crate) ttl_ms: Option<u64>,
+    pub(crate) ttl_ms: Ttl,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) poll_interval_ms: Option<NonZeroU64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -204,6 +204,36 @@ pub struct Task {
     /// dropped once terminal.
     #[serde(default, skip_serializing_if = "AnsweredKeys::is_empty")]
     pub(crate) answered: AnsweredKeys,
+}
+
+/// A time to live in milliseconds, or unlimited, in 8 bytes (so that an `Arc<Task>` fits a
+/// 128-byte allocation): `u64::MAX` milliseconds, 585 million years, stands for unlimited,
+/// and reads back as `None`. Serialized as a number or `null`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ttl(u64);
+
+impl Ttl {
+    const UNLIMITED: u64 = u64::MAX;
+
+    pub(crate) fn new(ttl_ms: Option<u64>) -> Self {
+        Ttl(ttl_ms.unwrap_or(Self::UNLIMITED))
+    }
+
+    pub(crate) fn get(self) -> Option<u64> {
+        (self.0 != Self::UNLIMITED).then_some(self.0)
+    }
+}
+
+impl Serialize for Ttl {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.get().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Ttl {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Option::<u64>::deserialize(deserializer).map(Ttl::new)
+    }
 }
 
 /// The answered keys of a task: a map boxed only while it has entries, so the many tasks
@@ -256,7 +286,8 @@ impl Task {
     /// A new `working` task with `statusMessage` `"Task accepted"` and revision 1.
     ///
     /// `ttl_ms`: time to live from `created_at` in milliseconds, `None` for unlimited (wire
-    /// `null`). `poll_interval_ms`: suggested polling interval in milliseconds.
+    /// `null`; `Some(u64::MAX)` is unlimited as well and reads back as `None`).
+    /// `poll_interval_ms`: suggested polling interval in milliseconds.
     pub fn new(
         task_id: TaskId,
         created_at: Timestamp,
@@ -267,7 +298,7 @@ impl Task {
             task_id,
             created_at,
             last_updated_at: created_at,
-            ttl_ms,
+            ttl_ms: Ttl::new(ttl_ms),
             poll_interval_ms,
             status_message: Some(MESSAGE_ACCEPTED.into()),
             revision: 1,
@@ -290,7 +321,7 @@ impl Task {
     }
     /// Time to live from creation in milliseconds; `None` means unlimited.
     pub fn ttl_ms(&self) -> Option<u64> {
-        self.ttl_ms
+        self.ttl_ms.get()
     }
     /// Suggested polling interval in milliseconds.
     pub fn poll_interval_ms(&self) -> Option<NonZeroU64> {
@@ -333,7 +364,7 @@ impl Task {
     }
     /// The instant after which the task reads as unknown: `createdAt + ttlMs`, or `None`.
     pub fn expires_at(&self) -> Option<Timestamp> {
-        self.ttl_ms.map(|ttl| self.created_at.plus_millis(ttl))
+        self.ttl_ms().map(|ttl| self.created_at.plus_millis(ttl))
     }
     /// Whether the task has expired at `now` (`now >= createdAt + ttlMs`).
     pub fn is_expired(&self, now: Timestamp) -> bool {
@@ -441,12 +472,49 @@ impl TryFrom<StoredTask> for Task {
             task_id: stored.task_id,
             created_at: stored.created_at,
             last_updated_at: stored.last_updated_at,
-            ttl_ms: stored.ttl_ms,
+            ttl_ms: Ttl::new(stored.ttl_ms),
             poll_interval_ms: stored.poll_interval_ms,
             status_message: stored.status_message.map(Into::into),
             revision: stored.revision,
             state: stored.state,
             answered: stored.answered.into(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_arc_of_a_task_fits_a_128_byte_allocation() {
+        // 16 bytes of reference counts + the task: allocators round 136 up to 144 or 160.
+        assert!(
+            std::mem::size_of::<Task>() <= 112,
+            "{}",
+            std::mem::size_of::<Task>()
+        );
+    }
+
+    #[test]
+    fn an_unlimited_ttl_is_null_and_a_limit_is_kept() {
+        let id = TaskId::parse("t").unwrap();
+        let at = Timestamp::from_unix_millis(1_000);
+        for (ttl, wire) in [
+            (None, serde_json::Value::Null),
+            (Some(0), 0.into()),
+            (Some(60_000), 60_000.into()),
+            (Some(u64::MAX - 1), (u64::MAX - 1).into()),
+        ] {
+            let task = Task::new(id.clone(), at, ttl, None);
+            assert_eq!(task.ttl_ms(), ttl);
+            let stored = serde_json::to_value(&task).unwrap();
+            assert_eq!(stored["ttlMs"], wire);
+            let read: Task = serde_json::from_value(stored).unwrap();
+            assert_eq!(read.ttl_ms(), ttl);
+        }
+        let unlimited = Task::new(id, at, Some(u64::MAX), None);
+        assert_eq!(unlimited.ttl_ms(), None);
+        assert_eq!(unlimited.expires_at(), None);
     }
 }

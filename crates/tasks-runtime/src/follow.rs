@@ -91,7 +91,7 @@ fn hinted(inner: &Inner, id: TaskId, revision: u64, ids: &mut BTreeSet<TaskId>) 
     let seen = inner
         .published
         .get(&id)
-        .is_some_and(|last| last.revision >= revision);
+        .is_some_and(|last| last.revision() >= revision);
     let cares = inner.workers.contains_key(&id) || inner.events.receiver_count() > 0;
     if cares && !seen {
         ids.insert(id);
@@ -106,7 +106,7 @@ fn resync_set(inner: &Inner) -> BTreeSet<TaskId> {
         inner
             .published
             .iter()
-            .filter(|entry| !entry.terminal)
+            .filter(|entry| !entry.terminal())
             .map(|entry| entry.key().clone()),
     );
     ids

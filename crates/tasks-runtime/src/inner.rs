@@ -49,6 +49,8 @@ pub(crate) struct Inner {
     pub(crate) events: broadcast::Sender<StatusEvent>,
     /// The last state published per task (entries leave when the task expires).
     pub(crate) published: DashMap<TaskId, Published>,
+    /// When the next entry of `published` expires: [`Inner::reap`] scans it only then.
+    pub(crate) published_expiry: crate::expiry::NextExpiry,
     /// This process's current node id (a new one after the lease was lost).
     pub(crate) node: RwLock<NodeId>,
     /// The task-lifecycle metrics.
@@ -62,11 +64,64 @@ pub(crate) struct Inner {
 
 /// What [`Inner::publish`] last sent for a task: enough to drop stale or repeated states,
 /// to know which tasks may still change (for a resync), and when to forget the entry.
+///
+/// One is kept per stored task until it expires, so it is packed into 16 bytes: the revision
+/// with the terminal flag in its top bit (revisions count changes and never get near 2^63),
+/// and the expiry in milliseconds with `u64::MAX` for never.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Published {
-    pub(crate) revision: u64,
-    pub(crate) terminal: bool,
-    pub(crate) expires_at: Option<tasks_core::Timestamp>,
+    revision: u64,
+    expires_at_ms: u64,
+}
+
+impl Published {
+    const TERMINAL: u64 = 1 << 63;
+
+    /// Nothing published yet for `task`: revision 0, not terminal.
+    pub(crate) fn unpublished(task: &Task) -> Self {
+        Published {
+            revision: 0,
+            expires_at_ms: Self::expiry(task),
+        }
+    }
+
+    /// `task` as published.
+    pub(crate) fn of(task: &Task) -> Self {
+        let terminal = if task.is_terminal() {
+            Self::TERMINAL
+        } else {
+            0
+        };
+        Published {
+            revision: task.revision().min(Self::TERMINAL - 1) | terminal,
+            expires_at_ms: Self::expiry(task),
+        }
+    }
+
+    fn expiry(task: &Task) -> u64 {
+        task.expires_at().map_or(u64::MAX, |at| at.unix_millis())
+    }
+
+    /// The last revision published.
+    pub(crate) fn revision(&self) -> u64 {
+        self.revision & !Self::TERMINAL
+    }
+
+    /// Whether the last state published was terminal.
+    pub(crate) fn terminal(&self) -> bool {
+        self.revision & Self::TERMINAL != 0
+    }
+
+    /// When the task expires (`None`: never).
+    pub(crate) fn expires_at(&self) -> Option<tasks_core::Timestamp> {
+        (self.expires_at_ms != u64::MAX)
+            .then(|| tasks_core::Timestamp::from_unix_millis(self.expires_at_ms))
+    }
+
+    /// Whether the task has expired at `now`.
+    pub(crate) fn expired(&self, now: tasks_core::Timestamp) -> bool {
+        self.expires_at().is_some_and(|at| now >= at)
+    }
 }
 
 /// The outcome of [`Inner::commit`].
@@ -134,19 +189,12 @@ impl Inner {
         let mut last = self
             .published
             .entry(task.id().clone())
-            .or_insert(Published {
-                revision: 0,
-                terminal: false,
-                expires_at: task.expires_at(),
-            });
-        if task.revision() <= last.revision {
+            .or_insert(Published::unpublished(task));
+        if task.revision() <= last.revision() {
             return;
         }
-        *last = Published {
-            revision: task.revision(),
-            terminal: task.is_terminal(),
-            expires_at: task.expires_at(),
-        };
+        *last = Published::of(task);
+        self.published_expiry.note(task.expires_at());
         // No receiver is not an error.
         let _ = self.events.send(StatusEvent {
             scope: scope.clone(),
@@ -160,11 +208,8 @@ impl Inner {
     pub(crate) fn watch(&self, task: &Task) {
         self.published
             .entry(task.id().clone())
-            .or_insert(Published {
-                revision: 0,
-                terminal: false,
-                expires_at: task.expires_at(),
-            });
+            .or_insert(Published::unpublished(task));
+        self.published_expiry.note(task.expires_at());
     }
 
     /// Applies `event` to task `id` with compare-and-set, retrying on conflicts. `lease` is
@@ -322,12 +367,16 @@ impl Inner {
                 handle.cancel.cancel();
             }
         }
-        let expired: Vec<TaskId> = self
-            .published
-            .iter()
-            .filter(|entry| entry.expires_at.is_some_and(|at| now >= at))
-            .map(|entry| entry.key().clone())
-            .collect();
+        let mut expired = Vec::new();
+        if self.published_expiry.sweep_due(now) {
+            for entry in &self.published {
+                if entry.expired(now) {
+                    expired.push(entry.key().clone());
+                } else {
+                    self.published_expiry.note(entry.expires_at());
+                }
+            }
+        }
         for id in expired {
             self.published.remove(&id);
             if let Some((_, handle)) = self.workers.remove(&id) {

@@ -97,6 +97,7 @@ pub mod config;
 pub mod context;
 mod error;
 pub mod events;
+mod expiry;
 mod follow;
 mod inner;
 pub mod list_changes;

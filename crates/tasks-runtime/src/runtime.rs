@@ -72,6 +72,7 @@ impl TaskRuntime {
                 workers: DashMap::new(),
                 events,
                 published: DashMap::new(),
+                published_expiry: Default::default(),
                 node: RwLock::new(NodeId::random().expect("the OS random source is unavailable")),
                 metrics,
                 store_writable: std::sync::atomic::AtomicBool::new(true),

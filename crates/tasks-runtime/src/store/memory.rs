@@ -22,6 +22,7 @@ use super::{
     Authority, CasOutcome, Claimed, CreateLimits, Created, Lease, Liveness, NodeId, Snapshot,
     StatusCounts, Store, StoreError,
 };
+use crate::expiry::NextExpiry;
 use crate::scope::Scope;
 use crate::work::Work;
 
@@ -57,6 +58,8 @@ impl Entry {
 #[derive(Default)]
 pub struct MemoryStore {
     tasks: DashMap<TaskId, Entry>,
+    /// When the next stored task expires: [`Store::reap`] scans only once one may have.
+    next_expiry: NextExpiry,
     total: AtomicUsize,
     active: DashMap<Scope, usize>,
     /// Live nodes and when their lease expires. Claims hold this lock throughout, which
@@ -156,6 +159,7 @@ impl Store for MemoryStore {
                 };
                 let snapshot = Self::snapshot(&entry);
                 slot.insert(entry);
+                self.next_expiry.note(snapshot.task.expires_at());
                 Ok(Created { snapshot, lease })
             }
         }
@@ -241,12 +245,17 @@ impl Store for MemoryStore {
     }
 
     async fn reap(&self, now: Timestamp) -> Result<Vec<TaskId>, StoreError> {
-        let expired: Vec<TaskId> = self
-            .tasks
-            .iter()
-            .filter(|entry| entry.task.is_expired(now))
-            .map(|entry| entry.key().clone())
-            .collect();
+        if !self.next_expiry.sweep_due(now) {
+            return Ok(Vec::new());
+        }
+        let mut expired = Vec::new();
+        for entry in &self.tasks {
+            if entry.task.is_expired(now) {
+                expired.push(entry.key().clone());
+            } else {
+                self.next_expiry.note(entry.task.expires_at());
+            }
+        }
         let mut reaped = Vec::with_capacity(expired.len());
         for id in expired {
             if let Some((id, entry)) = self

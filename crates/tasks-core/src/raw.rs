@@ -18,6 +18,33 @@ use serde_json::value::RawValue;
 
 use crate::JsonObject;
 
+/// The deepest nesting of arrays and objects a stored result may have, the result object itself
+/// counting as 1: the stored task, and every response that carries the result (inside the
+/// JSON-RPC envelope and its `result`), then stay within the 128 levels that JSON parsers such as
+/// `serde_json` accept, so a stored task can always be read back. A worker whose result is
+/// deeper fails the task instead (-32603).
+pub const MAX_RESULT_DEPTH: usize = 120;
+
+/// How deeply arrays and objects nest in `object`, the object itself counting as 1.
+pub fn nesting_depth(object: &JsonObject) -> usize {
+    let mut deepest = 1;
+    let mut pending: Vec<(&serde_json::Value, usize)> = object.values().map(|v| (v, 2)).collect();
+    while let Some((value, depth)) = pending.pop() {
+        match value {
+            serde_json::Value::Array(items) => {
+                deepest = deepest.max(depth);
+                pending.extend(items.iter().map(|item| (item, depth + 1)));
+            }
+            serde_json::Value::Object(map) => {
+                deepest = deepest.max(depth);
+                pending.extend(map.values().map(|item| (item, depth + 1)));
+            }
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// A JSON object held as its compact serialized text (see the [module docs](self)).
 ///
 /// Serializes as the object itself, the text written unchanged, with `serde_json` (the only
@@ -34,9 +61,9 @@ impl RawObject {
         self.0.get()
     }
 
-    /// The object, parsed.
+    /// The object, parsed. Empty for an object nested deeper than the parser's 128 levels,
+    /// which a stored result never is ([`MAX_RESULT_DEPTH`]).
     pub fn to_object(&self) -> JsonObject {
-        // The text was written from a `JsonObject`, so it parses back into one.
         serde_json::from_str(self.0.get()).unwrap_or_default()
     }
 
@@ -151,6 +178,36 @@ mod tests {
         assert!(!RawObject::from(object(json!({"isError": false}))).is_error());
         assert!(!RawObject::from(object(json!({"isError": "true"}))).is_error());
         assert!(!RawObject::from(object(json!({"content": []}))).is_error());
+    }
+
+    #[test]
+    fn measures_nesting_depth() {
+        assert_eq!(nesting_depth(&JsonObject::new()), 1);
+        assert_eq!(nesting_depth(&object(json!({"a": 1, "b": "x"}))), 1);
+        assert_eq!(
+            nesting_depth(&object(json!({"a": [], "b": {"c": [[1]]}}))),
+            4
+        );
+        let mut deep = json!(1);
+        for _ in 0..MAX_RESULT_DEPTH {
+            deep = json!([deep]);
+        }
+        let deep = object(json!({ "deep": deep }));
+        assert_eq!(nesting_depth(&deep), MAX_RESULT_DEPTH + 1);
+    }
+
+    #[test]
+    fn a_result_at_the_depth_limit_reads_back_inside_a_response() {
+        let mut deep = json!(1);
+        for _ in 0..MAX_RESULT_DEPTH - 1 {
+            deep = json!([deep]);
+        }
+        let deep = object(json!({ "deep": deep }));
+        assert_eq!(nesting_depth(&deep), MAX_RESULT_DEPTH);
+        let raw = RawObject::from(&deep);
+        assert_eq!(raw.to_object(), deep);
+        let response = json!({"jsonrpc": "2.0", "id": 1, "result": {"result": raw}}).to_string();
+        assert!(serde_json::from_str::<serde_json::Value>(&response).is_ok());
     }
 
     #[test]

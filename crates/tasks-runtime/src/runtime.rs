@@ -346,61 +346,29 @@ impl TaskRuntime {
             ttl_ms,
             inner.config.poll_interval_ms,
         );
-        let scope = work.scope.clone();
         let create_limits = CreateLimits {
             max_tasks: limits.max_tasks,
             max_active_per_scope: limits.max_active_per_scope,
         };
-        let work = Arc::new(work);
-        let created = match inner
-            .store
-            .create(task, Work::clone(&work), create_limits, &inner.node())
-            .await
-        {
-            Ok(created) => created,
-            // A concurrent replay stored it first: answer with that task.
-            Err(StoreError::Duplicate) => {
-                return self
-                    .existing(&scope, &id)
-                    .await?
-                    .ok_or(McpError::Internal("Task store failure"));
-            }
-            Err(StoreError::Capacity(limit)) => {
-                inner.metrics.refused(limit);
-                return Err(McpError::CapacityExhausted(limit));
-            }
-            Err(error) => return Err(store_error(error)),
-        };
-        let snapshot = created.snapshot;
-        inner
-            .metrics
-            .created(tool.name(), tool.policy_label(), &snapshot.task);
-        tracing::debug!(
-            task_id = snapshot.task.id().as_str(),
-            tool = tool.name(),
-            "task created"
-        );
-        let handle = Arc::new(WorkerHandle::new(created.lease));
-        inner
-            .workers
-            .insert(snapshot.task.id().clone(), handle.clone());
-        inner.publish(&scope, &snapshot.task);
-        let mut worker = Box::pin(worker::run(
+        // Storing the task and starting its worker must not be split by the caller going away
+        // (a client that disconnects drops the request's future): a task stored but never
+        // started would stay `working` and hold its scope's active slot until it expires. So
+        // the two run as one future, first polled here (with the memory store it finishes at
+        // once); what is left runs spawned, and the request only waits for it.
+        let mut creation = Box::pin(store_and_start(
             inner.clone(),
             tool,
-            snapshot.task.id().clone(),
-            work,
-            handle,
+            task,
+            Arc::new(work),
+            create_limits,
             permit,
         ));
-        // The worker's first step runs here, before the answer: work that finishes at once
-        // (and is committed at once, as the memory store does) needs no task of its own. What
-        // is left runs spawned, detached from the request; its first poll there registers the
-        // runtime's waker in place of the no-op one used here.
-        if (&mut worker).now_or_never().is_none() {
-            tokio::spawn(worker);
+        match (&mut creation).now_or_never() {
+            Some(created) => created,
+            None => tokio::spawn(creation)
+                .await
+                .unwrap_or(Err(McpError::Internal("Task store failure"))),
         }
-        Ok(snapshot.task)
     }
 
     /// The task `id` of `scope`.
@@ -517,4 +485,69 @@ impl TaskRuntime {
             }
         })
     }
+}
+
+/// Stores `task` and starts its worker (see [`TaskRuntime::create`]): the created task, or, for
+/// an id already stored (a concurrent replay), that task.
+async fn store_and_start(
+    inner: Arc<Inner>,
+    tool: Arc<crate::registry::Tool>,
+    task: NewTask,
+    work: Arc<Work>,
+    limits: CreateLimits,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) -> Result<Arc<Task>, McpError> {
+    let id = task.task().id().clone();
+    let scope = work.scope.clone();
+    let created = match inner
+        .store
+        .create(task, Work::clone(&work), limits, &inner.node())
+        .await
+    {
+        Ok(created) => created,
+        // A concurrent replay stored it first: answer with that task.
+        Err(StoreError::Duplicate) => {
+            let now = inner.clock.now();
+            let existing = inner.store.get(&scope, &id, now).await;
+            return existing
+                .map_err(store_error)?
+                .map(|snapshot| snapshot.task)
+                .ok_or(McpError::Internal("Task store failure"));
+        }
+        Err(StoreError::Capacity(limit)) => {
+            inner.metrics.refused(limit);
+            return Err(McpError::CapacityExhausted(limit));
+        }
+        Err(error) => return Err(store_error(error)),
+    };
+    let snapshot = created.snapshot;
+    inner
+        .metrics
+        .created(tool.name(), tool.policy_label(), &snapshot.task);
+    tracing::debug!(
+        task_id = snapshot.task.id().as_str(),
+        tool = tool.name(),
+        "task created"
+    );
+    let handle = Arc::new(WorkerHandle::new(created.lease));
+    inner
+        .workers
+        .insert(snapshot.task.id().clone(), handle.clone());
+    inner.publish(&scope, &snapshot.task);
+    let mut worker = Box::pin(worker::run(
+        inner.clone(),
+        tool,
+        snapshot.task.id().clone(),
+        work,
+        handle,
+        permit,
+    ));
+    // The worker's first step runs here, before the answer: work that finishes at once (and
+    // is committed at once, as the memory store does) needs no task of its own. What is left
+    // runs spawned, detached from the request; its first poll there registers the runtime's
+    // waker in place of the no-op one used here.
+    if (&mut worker).now_or_never().is_none() {
+        tokio::spawn(worker);
+    }
+    Ok(snapshot.task)
 }

@@ -1,7 +1,7 @@
 //! The access scope of a request.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use base64::Engine as _;
 use hmac::{Hmac, KeyInit, Mac};
@@ -18,18 +18,24 @@ use sha2::Sha256;
 /// Every request-side store call carries one; a task created in one scope is indistinguishable
 /// from an unknown id in every other scope (-32602 `Unknown or inaccessible taskId`).
 /// [`Scope::shared`] is the single scope of a server without authentication.
+///
+/// A clone shares the text. The pointer is thin (8 bytes), since every stored task's entry
+/// holds one.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Scope(Arc<str>);
+pub struct Scope(Arc<Box<str>>);
+
+/// The shared scope, made once: every task of a server without authentication holds it.
+static SHARED: LazyLock<Scope> = LazyLock::new(|| Scope(Arc::new(Box::from(""))));
 
 impl Scope {
     /// A scope named by `principal`.
     pub fn new(principal: impl AsRef<str>) -> Self {
-        Scope(Arc::from(principal.as_ref()))
+        Scope(Arc::new(Box::from(principal.as_ref())))
     }
 
     /// The one shared scope (the empty principal).
     pub fn shared() -> Self {
-        Scope(Arc::from(""))
+        SHARED.clone()
     }
 
     /// The principal string.
@@ -97,6 +103,14 @@ impl ScopeKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scope_is_one_thin_pointer_and_the_shared_one_is_made_once() {
+        assert_eq!(std::mem::size_of::<Scope>(), 8);
+        assert!(Arc::ptr_eq(&Scope::shared().0, &Scope::shared().0));
+        assert_eq!(Scope::shared(), Scope::new(""));
+        assert_eq!(Scope::default().as_str(), "");
+    }
 
     #[test]
     fn scopes_are_keyed_hashes_of_principals() {

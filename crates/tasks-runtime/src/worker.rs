@@ -40,6 +40,15 @@ pub(crate) fn outcome_event(
                     )),
                 });
             }
+            let depth = tasks_core::raw::nesting_depth(&result);
+            if depth > tasks_core::raw::MAX_RESULT_DEPTH {
+                return Some(Event::Failed {
+                    error: JsonRpcError::internal(format!(
+                        "Task result is nested deeper than {} levels",
+                        tasks_core::raw::MAX_RESULT_DEPTH
+                    )),
+                });
+            }
             Some(Event::Completed { result })
         }
         Ok(_) => Some(Event::Failed {

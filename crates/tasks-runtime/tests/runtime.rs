@@ -1198,3 +1198,74 @@ async fn run_sync_errors_are_generic_or_passed_through() {
     };
     assert_eq!(result["isError"], true);
 }
+
+/// A caller that goes away once its task is stored (a server drops the request of a client
+/// that disconnected) does not leave the task stored but never started: it still runs.
+#[tokio::test(start_paused = true)]
+async fn a_creation_abandoned_after_the_task_is_stored_still_runs_it() {
+    let rt = yielding_runtime(vec![echo_tool()], RuntimeConfig::default());
+    let scope = Scope::shared();
+    let mut events = rt.subscribe();
+    let mut create = Box::pin(rt.create_task(work_in(&scope, "echo", json!({"text": "left"}))));
+    while rt.stored_tasks().await.unwrap() == 0 {
+        assert!(
+            futures_util::poll!(&mut create).is_pending(),
+            "the creation finished before the task was seen stored"
+        );
+        tokio::task::yield_now().await;
+    }
+    drop(create);
+    let created = tokio::time::timeout(Duration::from_secs(10), events.recv())
+        .await
+        .expect("the task was stored but never published: its worker never started")
+        .unwrap();
+    let id = created.task.id().clone();
+    let done = wait_terminal(&rt, &scope, &id).await;
+    assert_eq!(
+        *done.state(),
+        TaskState::Completed {
+            result: expected_echo("left").into()
+        }
+    );
+}
+
+/// A result nested deeper than a stored task may hold fails the task: kept, it could not be
+/// read back (a JSON parser stops at 128 levels).
+#[tokio::test(start_paused = true)]
+async fn a_result_nested_too_deeply_fails_the_task() {
+    let deep_tool = Tool::new("deep", "Answers a deeply nested result", |ctx| async move {
+        let levels = ctx
+            .arguments()
+            .get("levels")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        let mut deep = json!("bottom");
+        for _ in 0..levels {
+            deep = json!([deep]);
+        }
+        Ok(json!({"content": [], "structuredContent": {"deep": deep}}))
+    });
+    let rt = runtime(vec![deep_tool], RuntimeConfig::default());
+    let scope = Scope::shared();
+    let limit = tasks_core::raw::MAX_RESULT_DEPTH as u64;
+    // result → structuredContent → deep → `levels` arrays.
+    let fits = rt
+        .create_task(work_in(&scope, "deep", json!({ "levels": limit - 2 })))
+        .await
+        .unwrap();
+    let fits = wait_terminal(&rt, &scope, fits.id()).await;
+    assert_eq!(fits.status(), TaskStatus::Completed);
+    let deeper = rt
+        .create_task(work_in(&scope, "deep", json!({ "levels": limit - 1 })))
+        .await
+        .unwrap();
+    let deeper = wait_terminal(&rt, &scope, deeper.id()).await;
+    let TaskState::Failed { error } = deeper.state() else {
+        panic!("expected failed, got {:?}", deeper.state());
+    };
+    assert_eq!(error.code, -32603);
+    assert_eq!(
+        error.message,
+        "Task result is nested deeper than 120 levels"
+    );
+}

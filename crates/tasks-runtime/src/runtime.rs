@@ -291,21 +291,10 @@ impl TaskRuntime {
     /// # Errors
     /// As [`TaskRuntime::create_task`].
     pub async fn create_task_with_id(&self, work: Work, id: TaskId) -> Result<Arc<Task>, McpError> {
-        if let Some(existing) = self.existing(&work.scope, &id).await? {
+        if let Some(existing) = existing(&self.inner, &work.scope, &id).await? {
             return Ok(existing);
         }
         self.create(work, Some(id), self.inner.config.ttl_ms).await
-    }
-
-    async fn existing(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Task>>, McpError> {
-        let now = self.inner.clock.now();
-        let snapshot = self
-            .inner
-            .store
-            .get(scope, id, now)
-            .await
-            .map_err(store_error)?;
-        Ok(snapshot.map(|s| s.task))
     }
 
     async fn create(
@@ -487,6 +476,17 @@ impl TaskRuntime {
     }
 }
 
+/// The task `id` of `scope` as stored now, if any.
+async fn existing(
+    inner: &Inner,
+    scope: &Scope,
+    id: &TaskId,
+) -> Result<Option<Arc<Task>>, McpError> {
+    let now = inner.clock.now();
+    let snapshot = inner.store.get(scope, id, now).await.map_err(store_error)?;
+    Ok(snapshot.map(|s| s.task))
+}
+
 /// Stores `task` and starts its worker (see [`TaskRuntime::create`]): the created task, or, for
 /// an id already stored (a concurrent replay), that task.
 async fn store_and_start(
@@ -507,11 +507,8 @@ async fn store_and_start(
         Ok(created) => created,
         // A concurrent replay stored it first: answer with that task.
         Err(StoreError::Duplicate) => {
-            let now = inner.clock.now();
-            let existing = inner.store.get(&scope, &id, now).await;
-            return existing
-                .map_err(store_error)?
-                .map(|snapshot| snapshot.task)
+            return existing(&inner, &scope, &id)
+                .await?
                 .ok_or(McpError::Internal("Task store failure"));
         }
         Err(StoreError::Capacity(limit)) => {

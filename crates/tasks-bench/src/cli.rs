@@ -57,6 +57,8 @@ pub(crate) enum Row {
     ResumePostgres,
     /// 8d: takeover time of a killed node's tasks, two nodes on one PostgreSQL schema.
     TakeoverPostgres,
+    /// 9: open-loop latency of rows 1–3 at fixed request rates (oha).
+    Latency,
 }
 
 impl Row {
@@ -149,6 +151,15 @@ pub(crate) struct RunArgs {
     /// Concurrency levels of the resume row (8c): tasks in flight at once (comma-separated).
     #[arg(long, value_delimiter = ',', default_values_t = [1, 16])]
     pub resume_concurrency: Vec<usize>,
+    /// Request rates of the open-loop latency row (9), requests per second (comma-separated);
+    /// each rate is sent to the baseline, `tasks/get` and creation in turn.
+    #[arg(long, value_delimiter = ',', default_values_t = [5_000, 20_000],
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub latency_rates: Vec<u32>,
+    /// The oha binary of row 9 (`cargo install oha --locked --version 1.16.0`). Without
+    /// `--rows`, row 9 is left out, with the reason in the report, when it does not run.
+    #[arg(long, default_value = "oha")]
+    pub oha: PathBuf,
     /// The fixture binary; default: `tasks-fixture` next to this binary.
     #[arg(long)]
     pub fixture: Option<PathBuf>,
@@ -181,6 +192,16 @@ impl RunArgs {
     /// not a reason to skip).
     pub(crate) fn rows_named(&self) -> bool {
         !self.rows.is_empty()
+    }
+
+    /// Leaves out row 9 (oha is missing).
+    pub(crate) fn without_latency(&self) -> RunArgs {
+        let mut args = self.clone();
+        if args.rows.is_empty() {
+            args.rows = Row::value_variants().to_vec();
+        }
+        args.rows.retain(|row| *row != Row::Latency);
+        args
     }
 
     /// Leaves out the PostgreSQL rows (the database is unreachable).
@@ -281,5 +302,34 @@ mod tests {
         for row in [Row::ResumePostgres, Row::TakeoverPostgres] {
             assert!(row.is_postgres() && !row.is_sqlite());
         }
+    }
+
+    #[test]
+    fn the_latency_row_can_be_left_out_and_takes_its_rates() {
+        let Command::Run(args) = Cli::parse_from(["tasks-bench", "run"]).command else {
+            panic!("run");
+        };
+        assert!(args.runs(Row::Latency));
+        assert_eq!(args.latency_rates, [5_000, 20_000]);
+        let without = args.without_latency();
+        assert!(!without.runs(Row::Latency) && without.runs(Row::Baseline));
+        assert!(without.runs(Row::TakeoverPostgres));
+        let Command::Run(args) = Cli::parse_from([
+            "tasks-bench",
+            "run",
+            "--rows",
+            "latency,get",
+            "--latency-rates",
+            "1000,30000",
+        ])
+        .command
+        else {
+            panic!("run");
+        };
+        assert_eq!(args.latency_rates, [1_000, 30_000]);
+        let without = args.without_latency();
+        assert!(without.runs(Row::Get) && !without.runs(Row::Latency));
+        assert!(!without.runs(Row::Create));
+        assert!(Cli::try_parse_from(["tasks-bench", "run", "--latency-rates", "0"]).is_err());
     }
 }

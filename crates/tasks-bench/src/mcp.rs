@@ -2,7 +2,7 @@
 //! extension) and the checks applied to every response.
 
 use bytes::Bytes;
-use http::header::{ACCEPT, CONTENT_TYPE, HOST};
+use http::header::{HeaderName, HOST};
 use http::{HeaderValue, Method, Request};
 use http_body_util::Full;
 use serde::de::IgnoredAny;
@@ -12,7 +12,7 @@ use tasks_core::protocol::{
     META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, PROTOCOL_VERSION, TASKS_EXTENSION,
 };
 
-use crate::conn::{Endpoint, Reply};
+use crate::conn::{Connection, Endpoint, Reply};
 
 /// One prepared request: routing headers and the serialized JSON-RPC body, sent unchanged as
 /// often as needed (the protocol is stateless, so a repeated `tools/call` creates a new task).
@@ -78,21 +78,32 @@ impl Call {
         })
     }
 
+    /// The headers of this call besides `Host` (name, value), as every generator sends them.
+    pub(crate) fn headers(&self) -> [(&'static str, &str); 5] {
+        [
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", PROTOCOL_VERSION),
+            ("Mcp-Method", self.method.to_str().unwrap_or_default()),
+            ("Mcp-Name", self.name.to_str().unwrap_or_default()),
+        ]
+    }
+
+    /// The serialized JSON-RPC request.
+    pub(crate) fn body(&self) -> &[u8] {
+        &self.body
+    }
+
     /// A wrk Lua script sending this call on every request (wrk sets `Host` from the URL).
     pub(crate) fn wrk_script(&self) -> String {
-        let header = |value: &HeaderValue| value.to_str().unwrap_or_default().to_owned();
-        let body = String::from_utf8_lossy(&self.body);
-        format!(
-            "wrk.method = \"POST\"\n\
-             wrk.body = [==[{body}]==]\n\
-             wrk.headers[\"Content-Type\"] = \"application/json\"\n\
-             wrk.headers[\"Accept\"] = \"application/json, text/event-stream\"\n\
-             wrk.headers[\"MCP-Protocol-Version\"] = \"{PROTOCOL_VERSION}\"\n\
-             wrk.headers[\"Mcp-Method\"] = \"{}\"\n\
-             wrk.headers[\"Mcp-Name\"] = \"{}\"\n{WRK_DONE}",
-            header(&self.method),
-            header(&self.name),
-        )
+        let mut script = format!(
+            "wrk.method = \"POST\"\nwrk.body = [==[{}]==]\n",
+            String::from_utf8_lossy(&self.body)
+        );
+        for (name, value) in self.headers() {
+            script.push_str(&format!("wrk.headers[\"{name}\"] = \"{value}\"\n"));
+        }
+        script + WRK_DONE
     }
 
     /// The JSON-RPC method.
@@ -107,19 +118,32 @@ impl Call {
         *request.uri_mut() = endpoint.path.parse().unwrap_or_default();
         let headers = request.headers_mut();
         headers.insert(HOST, endpoint.host.clone());
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        headers.insert(
-            ACCEPT,
-            HeaderValue::from_static("application/json, text/event-stream"),
-        );
-        headers.insert(
-            "mcp-protocol-version",
-            HeaderValue::from_static(PROTOCOL_VERSION),
-        );
-        headers.insert("mcp-method", self.method.clone());
-        headers.insert("mcp-name", self.name.clone());
+        for (name, value) in self.headers() {
+            if let (Ok(name), Ok(value)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value),
+            ) {
+                headers.insert(name, value);
+            }
+        }
         request
     }
+}
+
+/// Sends `call` to `endpoint` once on a new connection and checks the response against
+/// `expect` in full (what a generator that reads no bodies cannot do); the response.
+pub(crate) async fn checked(
+    endpoint: &Endpoint,
+    call: &Call,
+    expect: Expect,
+) -> Result<Reply, String> {
+    let reply = Connection::open(endpoint)
+        .await?
+        .send(call.request(endpoint))
+        .await
+        .map_err(|e| e.to_string())?;
+    expect.check(&summary_of(&reply)?)?;
+    Ok(reply)
 }
 
 /// The end of every wrk script: the latency quantiles the report uses, in microseconds, one

@@ -1,6 +1,7 @@
 //! The markdown report: run setup, one table per kind of row, and the issue #6 targets; the
 //! durable store's section is in [`sqlite`], PostgreSQL's in [`postgres`].
 
+mod latency;
 mod postgres;
 mod sqlite;
 
@@ -10,6 +11,7 @@ use std::time::Duration;
 use crate::cli::RunArgs;
 use crate::durable::StoredSqliteResult;
 use crate::fsync::FsyncLatency;
+use crate::latency::LatencyResult;
 use crate::lifecycle::LifecycleResult;
 use crate::load::LoadSpec;
 use crate::memory::{Gets, MemoryResult, ParkedResult, StoredResult};
@@ -136,6 +138,10 @@ pub(crate) struct Report {
     pub resume: Option<ResumeResult>,
     /// Row 8d.
     pub takeover: Option<TakeoverResult>,
+    /// Row 9.
+    pub latency: Option<LatencyResult>,
+    /// Why row 9 was skipped (oha does not run).
+    pub latency_skipped: Option<String>,
 }
 
 impl Report {
@@ -162,6 +168,8 @@ impl Report {
             create_postgres: Series::default(),
             resume: None,
             takeover: None,
+            latency: None,
+            latency_skipped: None,
         }
     }
 
@@ -190,6 +198,7 @@ impl Report {
                 .as_ref()
                 .is_none_or(|r| r.stored.memory.errors == 0)
             && self.postgres_valid()
+            && self.latency.as_ref().is_none_or(|r| r.errors() == 0)
     }
 
     /// Median requests/s of `series` over the baseline's.
@@ -217,6 +226,7 @@ impl Report {
         self.render_targets(&mut out);
         self.render_sqlite(&mut out);
         self.render_postgres(&mut out);
+        self.render_latency(&mut out);
         self.render_errors(&mut out);
         out
     }
@@ -447,6 +457,9 @@ impl Report {
             all.push(("stored, SQLite", r.stored.memory.first_error.as_deref()));
         }
         all.extend(self.postgres_errors());
+        if let Some(r) = &self.latency {
+            all.push(("open-loop latency", r.first_error()));
+        }
         let firsts: Vec<(&str, &str)> = all
             .into_iter()
             .filter_map(|(name, error)| error.map(|e| (name, e)))

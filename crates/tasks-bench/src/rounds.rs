@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use crate::cli::Row;
-use crate::conn::{Connection, Endpoint};
+use crate::conn::Endpoint;
 use crate::durable::Synchronous;
 use crate::load::{self, LoadSpec, Watch};
 use crate::mcp::{self, Call, Expect};
@@ -39,6 +39,7 @@ fn series_of(report: &mut Report, row: Row) -> Option<&mut Series> {
         Row::GetPostgres => Some(&mut report.get_postgres),
         Row::CreatePostgres => Some(&mut report.create_postgres),
         Row::Lifecycle
+        | Row::Latency
         | Row::Stored
         | Row::Parked
         | Row::StoredSqlite
@@ -76,9 +77,7 @@ pub(crate) async fn interleaved(
         None
     };
     let baseline = if args.runs(Row::Baseline) {
-        let body_file = servers.logs.join("baseline-body.json");
-        std::fs::write(&body_file, &body).map_err(|e| format!("{}: {e}", body_file.display()))?;
-        let server = servers.baseline(&body_file)?;
+        let server = servers.baseline("baseline", &body)?;
         let endpoint = Endpoint::parse(server.url())?;
         Some((server, endpoint))
     } else {
@@ -160,6 +159,7 @@ pub(crate) async fn interleaved(
                         .await?
                 }
                 Row::Lifecycle
+                | Row::Latency
                 | Row::Stored
                 | Row::Parked
                 | Row::StoredSqlite
@@ -176,7 +176,7 @@ pub(crate) async fn interleaved(
 
 /// Creates a `slow_compute` task with `seconds: 0`, waits until it is completed, and returns
 /// the `tasks/get` call of it.
-async fn completed_task(endpoint: &Endpoint) -> Result<Call, String> {
+pub(crate) async fn completed_task(endpoint: &Endpoint) -> Result<Call, String> {
     let pool = Pool::open(endpoint, 1).await?;
     let created = pool
         .call(&Call::tools_call("slow_compute", json!({"seconds": 0}))?)
@@ -191,12 +191,8 @@ async fn completed_task(endpoint: &Endpoint) -> Result<Call, String> {
 }
 
 /// The raw body of one checked `call` response.
-async fn capture(endpoint: &Endpoint, call: &Call) -> Result<bytes::Bytes, String> {
-    let reply = Connection::open(endpoint)
+pub(crate) async fn capture(endpoint: &Endpoint, call: &Call) -> Result<bytes::Bytes, String> {
+    Ok(mcp::checked(endpoint, call, Expect::Status("completed"))
         .await?
-        .send(call.request(endpoint))
-        .await
-        .map_err(|e| e.to_string())?;
-    Expect::Status("completed").check(&mcp::summary_of(&reply)?)?;
-    Ok(reply.body)
+        .body)
 }

@@ -15,6 +15,7 @@
 //! | one PostgreSQL fixture per round | 8b creation | a fresh schema per round |
 //! | two PostgreSQL nodes | 8c cross-node resume latency | — |
 //! | two PostgreSQL nodes per round | 8d takeover (one of them is killed) | a fresh schema per kill |
+//! | fixture L, a baseline serving its response, fixture M | 9 open-loop latency (`tasks/get` on L, creation on M) | started after the rows above have stopped their servers |
 //!
 //! Every fixture runs with [`FIXTURE_LIMITS`]: capacity limits far above what a row creates, so
 //! no creation is refused, and unlimited TTL, so nothing is reaped during a row. A SQLite
@@ -40,7 +41,7 @@ use crate::pin::Pinning;
 use crate::pool::Pool;
 use crate::report::{Report, Setup};
 use crate::server::{self, ServerProcess};
-use crate::{fsync, lifecycle, memory, resume, rounds, takeover};
+use crate::{fsync, latency, lifecycle, memory, resume, rounds, takeover};
 
 /// Fixture flags of every row.
 pub(crate) const FIXTURE_LIMITS: &[&str] = &[
@@ -193,8 +194,11 @@ impl Servers<'_> {
         run
     }
 
-    /// The bare hyper baseline, answering with the bytes of `body_file`.
-    pub(crate) fn baseline(&self, body_file: &std::path::Path) -> Result<ServerProcess, String> {
+    /// The bare hyper baseline named `name`, answering every request with `body` (written to
+    /// `<name>-body.json` in the log folder).
+    pub(crate) fn baseline(&self, name: &str, body: &[u8]) -> Result<ServerProcess, String> {
+        let body_file = self.logs.join(format!("{name}-body.json"));
+        std::fs::write(&body_file, body).map_err(|e| format!("{}: {e}", body_file.display()))?;
         let exe = std::env::current_exe().map_err(|e| format!("own path: {e}"))?;
         let mut command = self.pinning.server_command(&exe);
         command
@@ -207,7 +211,7 @@ impl Servers<'_> {
             .arg(self.args.server_threads.to_string())
             .arg("--body-file")
             .arg(body_file);
-        ServerProcess::start("baseline", command, &self.logs.join("baseline.log"))
+        ServerProcess::start(name, command, &self.logs.join(format!("{name}.log")))
     }
 }
 
@@ -226,6 +230,29 @@ pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, Str
     let args = if skipped.is_some() {
         without_postgres = args.without_postgres();
         &without_postgres
+    } else {
+        args
+    };
+    // Row 9 needs oha; by default it is left out, with the reason, when oha does not run.
+    let oha_version = crate::oha::version(&args.oha);
+    let latency_skipped = match &oha_version {
+        None if args.runs(Row::Latency) => {
+            let reason = format!(
+                "{} does not run (install it with `cargo install oha --locked --version {}`, or pass --oha PATH)",
+                args.oha.display(),
+                crate::oha::VERSION
+            );
+            if args.rows.contains(&Row::Latency) {
+                return Err(reason);
+            }
+            Some(reason)
+        }
+        _ => None,
+    };
+    let without_latency;
+    let args = if latency_skipped.is_some() {
+        without_latency = args.without_latency();
+        &without_latency
     } else {
         args
     };
@@ -262,6 +289,10 @@ pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, Str
     if let Some(reason) = skipped {
         eprintln!("rows 8a–8d skipped: {reason}");
         report.postgres_skipped = Some(reason);
+    }
+    if let Some(reason) = latency_skipped {
+        eprintln!("row 9 skipped: {reason}");
+        report.latency_skipped = Some(reason);
     }
     if let Some(database) = &servers.database {
         report.postgres_version = Some(database.version().await?);
@@ -317,6 +348,11 @@ pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, Str
     if args.runs(Row::TakeoverPostgres) {
         eprintln!("row 8d: takeover, PostgreSQL");
         report.takeover = Some(takeover::run(&servers).await?);
+    }
+    if let (true, Some(version)) = (args.runs(Row::Latency), oha_version) {
+        eprintln!("row 9: open-loop latency (oha)");
+        let rates = &args.latency_rates;
+        report.latency = Some(latency::run(&servers, &args.oha, version, rates, spec).await?);
     }
     Ok(report)
 }

@@ -16,10 +16,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::Full;
-
-use crate::conn::{Connection, Endpoint};
+use crate::conn::Endpoint;
+use crate::counted::Counts;
 use crate::load::{CpuReading, LoadResult, LoadSpec, Watch};
 use crate::mcp::{self, Call, Expect};
 use crate::procfs;
@@ -107,46 +105,6 @@ async fn wrk(
     Ok((parse(&stdout)?, cpu))
 }
 
-/// The `mcp_requests_total` counters of `method` on a fixture: (`ok`, every other code);
-/// `None` for a server without them (the baseline).
-async fn counters(endpoint: &Endpoint, method: &str) -> Result<Option<(u64, u64)>, String> {
-    let mut request = http::Request::new(Full::new(Bytes::new()));
-    *request.uri_mut() = "/metrics".parse().map_err(|e| format!("{e}"))?;
-    request
-        .headers_mut()
-        .insert(http::header::HOST, endpoint.host.clone());
-    let reply = Connection::open(endpoint)
-        .await?
-        .send(request)
-        .await
-        .map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&reply.body);
-    if !text.contains("mcp_requests_total") {
-        return Ok(None);
-    }
-    let label = format!("method=\"{method}\"");
-    let (mut ok, mut other) = (0, 0);
-    for line in text
-        .lines()
-        .filter(|l| l.starts_with("mcp_requests_total{"))
-    {
-        if !line.contains(&label) {
-            continue;
-        }
-        let count: u64 = line
-            .rsplit(' ')
-            .next()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0);
-        if line.contains("code=\"ok\"") {
-            ok += count;
-        } else {
-            other += count;
-        }
-    }
-    Ok(Some((ok, other)))
-}
-
 /// Sends `call` to `endpoint` with wrk under `spec`: first one response checked in full
 /// against `expect`, then the runs, checking the server's request counters when it has them;
 /// reads the CPU clocks of what `watch` names. The script goes to `logs`.
@@ -158,19 +116,14 @@ pub(crate) async fn run(
     watch: Watch<'_>,
     logs: &Path,
 ) -> Result<LoadResult, String> {
-    let reply = Connection::open(endpoint)
-        .await?
-        .send(call.request(endpoint))
-        .await
-        .map_err(|e| e.to_string())?;
-    expect.check(&mcp::summary_of(&reply)?)?;
+    mcp::checked(endpoint, call, expect).await?;
     let url = format!("http://{}{}", endpoint.addr, endpoint.path);
     let script = logs.join(format!("wrk-{}.lua", call.method().replace('/', "-")));
     std::fs::write(&script, call.wrk_script()).map_err(|e| format!("{}: {e}", script.display()))?;
     if !spec.warmup.is_zero() {
         wrk(&url, &script, spec.connections, spec.warmup).await?;
     }
-    let counted_before = counters(endpoint, call.method()).await?;
+    let counted_before = Counts::read(endpoint, call.method()).await?;
     let sessions = match watch.database {
         Some((database, name)) => Some(database.sessions(name).await?),
         None => None,
@@ -182,19 +135,15 @@ pub(crate) async fn run(
     let after = CpuReading::take(watch.server_pid, sessions.as_deref())?;
     let mut errors = printed.errors;
     let mut first_error = (errors > 0).then(|| format!("wrk counted {errors} failed requests"));
-    if let Some((ok_before, other_before)) = counted_before {
-        let (ok, other) = counters(endpoint, call.method())
+    if let Some(before) = counted_before {
+        let after = Counts::read(endpoint, call.method())
             .await?
-            .unwrap_or((ok_before, other_before));
-        let (ok, other) = (ok - ok_before, other - other_before);
+            .unwrap_or(before);
         // wrk's count includes requests cut off when the run ends.
         let cut_off = u64::try_from(spec.connections).unwrap_or(u64::MAX);
-        if other > 0 || ok.saturating_add(cut_off) < printed.requests {
-            errors += other.max(1);
-            first_error.get_or_insert(format!(
-                "the server counted {ok} ok and {other} failed of wrk's {} requests",
-                printed.requests
-            ));
+        if let Some((failed, message)) = before.failures_until(after, printed.requests, cut_off) {
+            errors += failed;
+            first_error.get_or_insert(message);
         }
     }
     Ok(LoadResult {

@@ -5,7 +5,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 
 use async_trait::async_trait;
-use dashmap::DashMap;
 use tasks_core::{apply, Event, InputRequest, InputResponse, McpError, ReduceError, Task, TaskId};
 use tokio::sync::{broadcast, oneshot, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -17,6 +16,7 @@ use crate::events::StatusEvent;
 use crate::port::TaskPort;
 use crate::registry::ToolRegistry;
 use crate::scope::Scope;
+use crate::store::task_map::TaskMap;
 use crate::store::{Authority, CasOutcome, Lease, NodeId, Store, StoreError};
 
 /// The live part of a running worker: its lease, its cancellation and its parked input
@@ -45,10 +45,10 @@ pub(crate) struct Inner {
     pub(crate) config: RuntimeConfig,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) slots: Arc<Semaphore>,
-    pub(crate) workers: DashMap<TaskId, Arc<WorkerHandle>>,
+    pub(crate) workers: TaskMap<Arc<WorkerHandle>>,
     pub(crate) events: broadcast::Sender<StatusEvent>,
     /// The last state published per task (entries leave when the task expires).
-    pub(crate) published: DashMap<TaskId, Published>,
+    pub(crate) published: TaskMap<Published>,
     /// When the next entry of `published` expires: [`Inner::reap`] scans it only then.
     pub(crate) published_expiry: crate::expiry::NextExpiry,
     /// This process's current node id (a new one after the lease was lost).

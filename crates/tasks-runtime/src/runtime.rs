@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock, Weak};
 
-use dashmap::DashMap;
 use futures_util::FutureExt as _;
 use serde_json::Value;
 use tasks_core::id::TASK_ID_RANDOM_BYTES;
@@ -17,6 +16,7 @@ use crate::events::StatusEvent;
 use crate::inner::{store_error, Inner, WorkerHandle};
 use crate::registry::ToolRegistry;
 use crate::scope::Scope;
+use crate::store::task_map::task_map;
 use crate::store::{CreateLimits, NodeId, Store, StoreError};
 use crate::work::Work;
 use crate::worker;
@@ -69,9 +69,9 @@ impl TaskRuntime {
                 config,
                 clock,
                 slots,
-                workers: DashMap::new(),
+                workers: task_map(),
                 events,
-                published: DashMap::new(),
+                published: task_map(),
                 published_expiry: Default::default(),
                 node: RwLock::new(NodeId::random().expect("the OS random source is unavailable")),
                 metrics,

@@ -4,8 +4,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use dashmap::DashMap;
 use tasks_core::{Task, TaskId, Timestamp};
+use tasks_runtime::store::task_map::{task_map, TaskMap};
 use tasks_runtime::{Scope, Snapshot, Work};
 
 /// One stored task as readers see it.
@@ -31,10 +31,18 @@ pub(crate) enum Effect {
 }
 
 /// The committed tasks, sharded by id ([`DashMap`]), and the committed task count.
-#[derive(Default)]
 pub(crate) struct Model {
-    tasks: DashMap<TaskId, Entry>,
+    tasks: TaskMap<Entry>,
     total: AtomicUsize,
+}
+
+impl Default for Model {
+    fn default() -> Self {
+        Model {
+            tasks: task_map(),
+            total: AtomicUsize::new(0),
+        }
+    }
 }
 
 impl Model {

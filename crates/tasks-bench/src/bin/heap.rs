@@ -6,13 +6,14 @@
 //! "text": "Completed"}]}`). After 1 000 warm-up tasks, it creates `--tasks` more (default
 //! 100 000), waits until every one is `completed`, and prints the net heap bytes (allocated
 //! minus freed) per task, with the in-memory sizes of the types a stored task is made of and
-//! the serialized size of its parts, for the byte budget in docs/benchmarks.md.
+//! the serialized size of its parts, for the byte budget in docs/benchmarks.md. It also prints
+//! the slowest single creation, which shows a stall such as a large table growing at once.
 //!
 //! `cargo run --release -p tasks-bench --bin tasks-heap -- --tasks 100000`
 
 use std::alloc::System;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 use serde_json::json;
@@ -45,17 +46,33 @@ fn work(arguments: &JsonObject) -> Work {
     }
 }
 
-async fn store_tasks(runtime: &TaskRuntime, count: usize) -> Result<Vec<Arc<Task>>, String> {
+/// How long single creations took: the slowest, and how many took over a millisecond (a
+/// stall: the typical creation here takes a few microseconds).
+#[derive(Debug, Default)]
+struct Stalls {
+    slowest: Duration,
+    over_1_ms: usize,
+}
+
+async fn store_tasks(
+    runtime: &TaskRuntime,
+    count: usize,
+) -> Result<(Vec<Arc<Task>>, Stalls), String> {
     let arguments = json!({"seconds": 0})
         .as_object()
         .cloned()
         .unwrap_or_default();
     let mut ids = Vec::with_capacity(count);
+    let mut stalls = Stalls::default();
     for _ in 0..count {
+        let started = Instant::now();
         let task = runtime
             .create_task(work(&arguments))
             .await
             .map_err(|e| format!("create: {e:?}"))?;
+        let took = started.elapsed();
+        stalls.slowest = stalls.slowest.max(took);
+        stalls.over_1_ms += usize::from(took > Duration::from_millis(1));
         ids.push(task.id().clone());
     }
     let mut last = Vec::with_capacity(count);
@@ -72,7 +89,7 @@ async fn store_tasks(runtime: &TaskRuntime, count: usize) -> Result<Vec<Arc<Task
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
     }
-    Ok(last)
+    Ok((last, stalls))
 }
 
 /// Heap bytes one value made by `make` keeps (the mean of 1 000, the containers excluded).
@@ -109,7 +126,7 @@ fn main() -> Result<(), String> {
         let tasks = TaskRuntime::new(Arc::new(MemoryStore::new()), registry, config);
         drop(store_tasks(&tasks, 1_000).await?);
         let region = Region::new(GLOBAL);
-        let stored = store_tasks(&tasks, args.tasks).await?;
+        let (stored, stalls) = store_tasks(&tasks, args.tasks).await?;
         let sample = stored.first().cloned();
         drop(stored);
         // Let finished workers and their wake-ups go before counting.
@@ -124,6 +141,11 @@ fn main() -> Result<(), String> {
             "allocations per task: {:.1} (frees: {:.1})",
             change.allocations as f64 / args.tasks as f64,
             change.deallocations as f64 / args.tasks as f64
+        );
+        println!(
+            "slowest single creation: {:.3} ms; creations over 1 ms: {}",
+            stalls.slowest.as_secs_f64() * 1000.0,
+            stalls.over_1_ms
         );
         println!("size_of::<Task>(): {}", std::mem::size_of::<Task>());
         println!("size_of::<Work>(): {}", std::mem::size_of::<Work>());

@@ -18,6 +18,7 @@ use dashmap::mapref::entry::Entry as MapEntry;
 use dashmap::DashMap;
 use tasks_core::{CapacityLimit, NewTask, Task, TaskId, TaskUpdate, Timestamp};
 
+use super::task_map::{task_map, TaskMap};
 use super::{
     Authority, CasOutcome, Claimed, CreateLimits, Created, Lease, Liveness, NodeId, Snapshot,
     StatusCounts, Store, StoreError,
@@ -55,9 +56,8 @@ impl Entry {
 /// Leases are modelled faithfully (nodes, owners, generations, claims), so recovery and
 /// fencing can be tested without a database: several runtimes sharing one `MemoryStore` behave
 /// like several nodes sharing a database.
-#[derive(Default)]
 pub struct MemoryStore {
-    tasks: DashMap<TaskId, Entry>,
+    tasks: TaskMap<Entry>,
     /// When the next stored task expires: [`Store::reap`] scans only once one may have.
     next_expiry: NextExpiry,
     total: AtomicUsize,
@@ -72,6 +72,18 @@ impl std::fmt::Debug for MemoryStore {
         f.debug_struct("MemoryStore")
             .field("tasks", &self.tasks.len())
             .finish_non_exhaustive()
+    }
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        MemoryStore {
+            tasks: task_map(),
+            next_expiry: NextExpiry::default(),
+            total: AtomicUsize::new(0),
+            active: DashMap::new(),
+            nodes: Mutex::default(),
+        }
     }
 }
 

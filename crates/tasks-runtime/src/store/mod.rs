@@ -39,6 +39,7 @@ pub mod contract;
 pub mod memory;
 pub(crate) mod metered;
 mod node;
+pub mod task_map;
 
 use std::sync::Arc;
 

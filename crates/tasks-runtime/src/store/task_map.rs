@@ -1,0 +1,45 @@
+//! The concurrent map from task ids that the stores and the runtime keep their per-task
+//! entries in.
+//!
+//! A hash table grows by doubling: it allocates the larger table and moves every entry, on
+//! the thread whose insert filled it, while every request waiting on that thread waits too.
+//! With dashmap's default of a few shards, a map of 1 000 000 tasks moves over 100 000
+//! entries at once: storing 1 000 000 tasks one after another, the slowest single creation
+//! took 40–48 ms (`tasks-heap --tasks 1000000`, see `docs/benchmarks.md`). With
+//! [`TASK_MAP_SHARDS`] shards each move is a few thousand entries and the slowest creation
+//! took under 7 ms; the total work and the memory per entry are the same.
+
+use dashmap::DashMap;
+use tasks_core::TaskId;
+
+/// Shards of a [`TaskMap`]: 1 000 000 tasks are about 4 000 per shard. An empty map costs one
+/// cache-line-padded lock and an empty table per shard (32 KiB in all).
+pub const TASK_MAP_SHARDS: usize = 256;
+
+/// A concurrent map from task ids to `V`, sharded by [`TASK_MAP_SHARDS`].
+pub type TaskMap<V> = DashMap<TaskId, V>;
+
+/// An empty [`TaskMap`].
+pub fn task_map<V>() -> TaskMap<V> {
+    DashMap::with_shard_amount(TASK_MAP_SHARDS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_map_has_the_documented_shards() {
+        let map: TaskMap<u8> = task_map();
+        assert_eq!(map.shards().len(), TASK_MAP_SHARDS);
+        for i in 0..10_000u32 {
+            map.insert(TaskId::parse(&format!("t{i}")).unwrap(), 1);
+        }
+        // Entries spread over every shard, so no one table holds more than a small share.
+        let largest = map.shards().iter().map(|s| s.read().len()).max().unwrap();
+        assert!(
+            largest < 10_000 / TASK_MAP_SHARDS * 3,
+            "largest shard {largest}"
+        );
+    }
+}

@@ -3,18 +3,21 @@
 //!
 //! A hash table grows by doubling: it allocates the larger table and moves every entry, on
 //! the thread whose insert filled it, while every request waiting on that thread waits too.
-//! With dashmap's default of a few shards, a map of 1 000 000 tasks moves over 100 000
-//! entries at once: storing 1 000 000 tasks one after another, the slowest single creation
-//! took 40–48 ms (`tasks-heap --tasks 1000000`, see `docs/benchmarks.md`). With
-//! [`TASK_MAP_SHARDS`] shards each move is a few thousand entries and the slowest creation
-//! took under 7 ms; the total work and the memory per entry are the same.
+//! With dashmap's default shards (four per CPU: 8 on 2 CPUs), a map of 1 000 000 tasks moves
+//! over 100 000 entries at once: storing 1 000 000 tasks one after another, the slowest single
+//! creation took 40–48 ms (`tasks-heap --tasks 1000000`, see `docs/benchmarks.md`). With
+//! [`TASK_MAP_SHARDS`] shards each move is at most about 16 000 entries and the slowest
+//! creation took about 9 ms, which is this machine's noise floor (128 and 256 shards did no
+//! better). More shards are not free: each growth frees the previous table, and the allocator
+//! keeps more of those smaller blocks (RSS per stored task at 1 000 000 tasks: 483 bytes with
+//! 8 shards, 489 with 64, 504 with 128, 519 with 256).
 
 use dashmap::DashMap;
 use tasks_core::TaskId;
 
-/// Shards of a [`TaskMap`]: 1 000 000 tasks are about 4 000 per shard. An empty map costs one
-/// cache-line-padded lock and an empty table per shard (32 KiB in all).
-pub const TASK_MAP_SHARDS: usize = 256;
+/// Shards of a [`TaskMap`]: 1 000 000 tasks are about 16 000 per shard. An empty map costs one
+/// cache-line-padded lock and an empty table per shard (8 KiB in all).
+pub const TASK_MAP_SHARDS: usize = 64;
 
 /// A concurrent map from task ids to `V`, sharded by [`TASK_MAP_SHARDS`].
 pub type TaskMap<V> = DashMap<TaskId, V>;

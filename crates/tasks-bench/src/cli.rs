@@ -5,8 +5,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::load::Generator;
-
 /// Loopback benchmark of the MCP Tasks fixture server against a bare hyper baseline (run on
 /// demand; see docs/benchmarks.md).
 #[derive(Debug, Parser)]
@@ -82,10 +80,6 @@ impl Row {
 /// Settings of `run`.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct RunArgs {
-    /// The load generator of the throughput rows: wrk (Debian's package; one thread on the
-    /// client CPU) or the in-process one.
-    #[arg(long, value_enum, default_value_t = Generator::Wrk)]
-    pub generator: Generator,
     /// Keep-alive connections of the load generator (one request in flight on each).
     #[arg(long, default_value_t = 64)]
     pub connections: usize,
@@ -105,7 +99,8 @@ pub(crate) struct RunArgs {
     /// `taskset` CPU list of the servers.
     #[arg(long, default_value = "0")]
     pub server_cpus: String,
-    /// `taskset` CPU list of the load generator (this process).
+    /// `taskset` CPU list of the load generators (this process, and wrk and oha, which it
+    /// starts).
     #[arg(long, default_value = "1")]
     pub client_cpus: String,
     /// Do not pin anything.

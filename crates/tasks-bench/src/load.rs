@@ -1,36 +1,22 @@
-//! The load generator every throughput row uses: a fixed number of keep-alive connections,
-//! each sending the same prepared request back to back (closed loop); a warm-up, then a fixed
-//! measurement window. Latencies go into an HDR histogram (microseconds); every response is
-//! checked, and any failure counts as an error.
+//! A throughput run: its shape (connections, warm-up, window), what it measured, and the CPU
+//! clocks read around it. wrk sends the requests (see [`crate::wrk`]); rows that need what no
+//! load generator does (creating tasks and following each to its end: the lifecycle, memory
+//! and parked rows) use the harness's own connection pool instead (see [`crate::pool`]).
 
 use std::time::Duration;
 
-use hdrhistogram::Histogram;
-use tokio::time::Instant;
-
-use crate::conn::{Connection, Endpoint};
+use crate::conn::Endpoint;
 use crate::database::Database;
-use crate::mcp::{self, Call, Expect};
+use crate::mcp::{Call, Expect};
 use crate::procfs;
 
 /// The name (`comm`, cut to 15 bytes) of the SQLite store's writer thread,
 /// `tasks-sqlite-writer`.
 pub(crate) const WRITER_THREAD: &str = "tasks-sqlite-wr";
 
-/// Which load generator drives the throughput rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Generator {
-    /// wrk from Debian's package (see [`crate::wrk`]).
-    Wrk,
-    /// The in-process generator of this module.
-    Builtin,
-}
-
 /// Shape of one run.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LoadSpec {
-    /// The load generator.
-    pub generator: Generator,
     /// Keep-alive connections, each with one request in flight.
     pub connections: usize,
     /// Time before measuring (not counted).
@@ -50,13 +36,11 @@ pub(crate) struct LoadResult {
     pub first_error: Option<String>,
     /// The measurement window.
     pub window: Duration,
-    /// Latency of the counted requests, in microseconds (in-process generator).
-    pub latency: Histogram<u64>,
-    /// Latency quantiles `(q, µs)` as wrk reports them, when wrk drove the run.
-    pub latency_quantiles: Option<Vec<(f64, f64)>>,
+    /// Latency quantiles `(q, µs)` as wrk reports them.
+    pub latency_quantiles: Vec<(f64, f64)>,
     /// CPU time the server used during the window.
     pub server_cpu: Duration,
-    /// CPU time this process (the load generator) used during the window.
+    /// CPU time the load generator (wrk) used during the window.
     pub client_cpu: Duration,
     /// CPU time the server's SQLite writer thread used during the window (`None` without one).
     pub writer_cpu: Option<Duration>,
@@ -74,18 +58,14 @@ impl LoadResult {
         self.requests as f64 / self.window.as_secs_f64()
     }
 
-    /// Latency quantile `q` (0..=1) in milliseconds.
+    /// Latency quantile `q` (0..=1) in milliseconds: the smallest reported quantile at or
+    /// above `q` (wrk reports the ones the report asks for).
     pub(crate) fn latency_ms(&self, q: f64) -> f64 {
-        if let Some(quantiles) = &self.latency_quantiles {
-            // The smallest reported quantile at or above q (wrk reports the ones the report
-            // asks for).
-            return quantiles
-                .iter()
-                .find(|(at, _)| *at >= q - 1e-9)
-                .or(quantiles.last())
-                .map_or(0.0, |(_, micros)| micros / 1000.0);
-        }
-        self.latency.value_at_quantile(q) as f64 / 1000.0
+        self.latency_quantiles
+            .iter()
+            .find(|(at, _)| *at >= q - 1e-9)
+            .or(self.latency_quantiles.last())
+            .map_or(0.0, |(_, micros)| micros / 1000.0)
     }
 
     /// Server CPU use during the window, in percent of one core.
@@ -99,7 +79,7 @@ impl LoadResult {
     }
 
     /// CPU time, in percent of one core, that the pinned cores were busy beyond what the server
-    /// (on `server_cpus`), this process (on `client_cpus`) and the fixture's database sessions
+    /// (on `server_cpus`), the load generator (on `client_cpus`) and the fixture's database sessions
     /// (unpinned: on either) used: other processes' work. `None` when unpinned.
     pub(crate) fn foreign_cpu_percent(
         &self,
@@ -165,18 +145,6 @@ impl Watch<'_> {
     }
 }
 
-struct WorkerStats {
-    requests: u64,
-    errors: u64,
-    first_error: Option<String>,
-    latency: Histogram<u64>,
-}
-
-pub(crate) fn histogram() -> Histogram<u64> {
-    // 1 µs to 60 s at 3 significant digits.
-    Histogram::new_with_bounds(1, 60_000_000, 3).expect("valid histogram bounds")
-}
-
 /// Sends `call` to `endpoint` under `spec`, checking each result against `expect`; reads the
 /// CPU time of process `server_pid` around the window.
 pub(crate) async fn run(
@@ -197,80 +165,23 @@ pub(crate) async fn run_watched(
     spec: LoadSpec,
     watch: Watch<'_>,
 ) -> Result<LoadResult, String> {
-    if spec.generator == Generator::Wrk {
-        return crate::wrk::run(
-            endpoint,
-            call,
-            expect,
-            spec,
-            watch,
-            &crate::server::log_dir(),
-        )
-        .await;
-    }
-    let mut connections = Vec::with_capacity(spec.connections);
-    for _ in 0..spec.connections {
-        connections.push(Connection::open(endpoint).await?);
-    }
-    let measure_from = Instant::now() + spec.warmup;
-    let until = measure_from + spec.duration;
-    let workers: Vec<_> = connections
-        .into_iter()
-        .map(|connection| {
-            let (endpoint, call) = (endpoint.clone(), call.clone());
-            tokio::spawn(worker(
-                connection,
-                endpoint,
-                call,
-                expect,
-                measure_from,
-                until,
-            ))
-        })
-        .collect();
-    tokio::time::sleep_until(measure_from).await;
-    let sessions = match watch.database {
-        Some((database, name)) => Some(database.sessions(name).await?),
-        None => None,
-    };
-    let before = CpuReading::take(watch.server_pid, sessions.as_deref())?;
-    tokio::time::sleep_until(until).await;
-    let after = CpuReading::take(watch.server_pid, sessions.as_deref())?;
-    let mut result = LoadResult {
-        requests: 0,
-        errors: 0,
-        first_error: None,
-        window: spec.duration,
-        latency: histogram(),
-        latency_quantiles: None,
-        server_cpu: after.server.saturating_sub(before.server),
-        client_cpu: after.client.saturating_sub(before.client),
-        writer_cpu: after.writer_since(&before),
-        database_cpu: after.database_since(&before),
-        cores: after.cores_since(&before),
-    };
-    for worker in workers {
-        let stats = worker.await.map_err(|e| format!("load worker: {e}"))?;
-        result.requests += stats.requests;
-        result.errors += stats.errors;
-        if result.first_error.is_none() {
-            result.first_error = stats.first_error;
-        }
-        result
-            .latency
-            .add(&stats.latency)
-            .map_err(|e| format!("histogram: {e}"))?;
-    }
-    Ok(result)
+    crate::wrk::run(
+        endpoint,
+        call,
+        expect,
+        spec,
+        watch,
+        &crate::server::log_dir(),
+    )
+    .await
 }
 
-/// CPU times at one instant: the server's, this process's, and each CPU's busy time.
+/// CPU times at one instant: the server's, its SQLite writer's and database sessions', and each
+/// CPU's busy time.
 #[derive(Debug, Clone)]
 pub(crate) struct CpuReading {
     /// The server process.
     pub server: Duration,
-    /// This process (the load generator).
-    pub client: Duration,
     /// The server's SQLite writer thread, if it has one.
     pub writer: Option<Duration>,
     /// Each database session of the server, if it has a database.
@@ -284,7 +195,6 @@ impl CpuReading {
     pub(crate) fn take(server_pid: u32, sessions: Option<&[u32]>) -> Result<Self, String> {
         Ok(CpuReading {
             server: procfs::cpu_time(server_pid).map_err(|e| format!("server CPU time: {e}"))?,
-            client: procfs::own_cpu_time().map_err(|e| format!("own CPU time: {e}"))?,
             writer: procfs::thread_cpu_time(server_pid, WRITER_THREAD)
                 .map_err(|e| format!("writer thread CPU time: {e}"))?,
             database: sessions.map(procfs::cpu_times),
@@ -317,63 +227,6 @@ impl CpuReading {
     }
 }
 
-async fn worker(
-    mut connection: Connection,
-    endpoint: Endpoint,
-    call: Call,
-    expect: Expect,
-    measure_from: Instant,
-    until: Instant,
-) -> WorkerStats {
-    let mut stats = WorkerStats {
-        requests: 0,
-        errors: 0,
-        first_error: None,
-        latency: histogram(),
-    };
-    loop {
-        let sent = Instant::now();
-        if sent >= until {
-            break;
-        }
-        let reply = connection
-            .send_or_reconnect(&endpoint, || call.request(&endpoint))
-            .await
-            .map_err(|e| e.to_string());
-        let outcome = match reply {
-            Ok(reply) => mcp::summary_of(&reply).and_then(|summary| expect.check(&summary)),
-            Err(error) => {
-                // The connection is gone: count it, then carry on over a new one.
-                match Connection::open(&endpoint).await {
-                    Ok(fresh) => connection = fresh,
-                    Err(reopen) => {
-                        stats.errors += 1;
-                        stats
-                            .first_error
-                            .get_or_insert(format!("{error}; {reopen}"));
-                        break;
-                    }
-                }
-                Err(error)
-            }
-        };
-        let done = Instant::now();
-        match outcome {
-            Ok(()) if done >= measure_from && done <= until => {
-                stats.requests += 1;
-                let micros = u64::try_from((done - sent).as_micros()).unwrap_or(u64::MAX);
-                stats.latency.saturating_record(micros.max(1));
-            }
-            Ok(()) => {}
-            Err(error) => {
-                stats.errors += 1;
-                stats.first_error.get_or_insert(error);
-            }
-        }
-    }
-    stats
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,8 +239,7 @@ mod tests {
             errors: 0,
             first_error: None,
             window: secs(1.0),
-            latency: histogram(),
-            latency_quantiles: None,
+            latency_quantiles: Vec::new(),
             server_cpu: secs(0.5),
             client_cpu: secs(0.3),
             writer_cpu: None,

@@ -1,9 +1,10 @@
 //! `tasks-bench`: the on-demand loopback benchmark of the MCP Tasks fixture server (issue #6).
 //!
 //! `tasks-bench run` starts a bare hyper baseline and the real `tasks-fixture` binary as child
-//! processes pinned to one CPU, drives every row with the same in-process load generator pinned
-//! to the other, and prints a markdown report. Not part of the test command; no timed assertion.
-//! See docs/benchmarks.md.
+//! processes pinned to one CPU, drives the throughput rows with wrk and the open-loop latency
+//! row with oha on the other (and the lifecycle, memory and parked rows with its own
+//! connections, since no load generator follows tasks to their end), and prints a markdown
+//! report. Not part of the test command; no timed assertion. See docs/benchmarks.md.
 
 mod baseline;
 mod cli;

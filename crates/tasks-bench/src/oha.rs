@@ -217,7 +217,7 @@ async fn oha(oha: &Path, args: &[String]) -> Result<(Summary, Duration), String>
 pub(crate) struct Oha<'a> {
     /// The oha binary.
     pub binary: &'a Path,
-    /// Connections, warm-up and window of each run (the generator field is not used).
+    /// Connections, warm-up and window of each run.
     pub spec: LoadSpec,
     /// Where the request body files go.
     pub logs: &'a Path,
@@ -314,7 +314,6 @@ mod tests {
     fn the_arguments_fix_the_rate_and_correct_latency() {
         let call = Call::tasks_get("abc").unwrap();
         let spec = LoadSpec {
-            generator: crate::load::Generator::Wrk,
             connections: 64,
             warmup: Duration::ZERO,
             duration: Duration::from_millis(4500),

@@ -59,11 +59,6 @@ pub(crate) fn thread_cpu_time(pid: u32, name: &str) -> io::Result<Option<Duratio
     Ok(None)
 }
 
-/// CPU time of this process.
-pub(crate) fn own_cpu_time() -> io::Result<Duration> {
-    cpu_time(std::process::id())
-}
-
 /// Busy time of each CPU (index = CPU number) from the `cpuN` lines of `/proc/stat`: every
 /// state but idle and IO wait. It includes the kernel's network work (softirq), which on
 /// loopback is a large part of each request and is not always charged to a process, and the
@@ -186,7 +181,7 @@ mod tests {
     #[test]
     fn reads_this_machine() {
         assert!(rss_bytes(std::process::id()).unwrap() > 0);
-        assert!(own_cpu_time().is_ok());
+        assert!(cpu_time(std::process::id()).is_ok());
         assert!(thread_cpu_time(std::process::id(), "no such thread")
             .unwrap()
             .is_none());

@@ -57,20 +57,14 @@ impl Setup {
             ),
             format!(
                 "load: {}, {} keep-alive HTTP/1.1 connections, one request in flight on each, {} ms warm-up, {} ms window, interleaved rounds until {} clean runs per row (at most {}; a run is disturbed when other processes took over {:.0} % of a core on the pinned CPUs), median of the clean runs shown; {}",
-                match spec.generator {
-                    crate::load::Generator::Wrk => "wrk (one thread; its CPU is the generator column)",
-                    crate::load::Generator::Builtin => "the in-process generator",
-                },
+                "wrk (one thread; its CPU is the generator column)",
                 spec.connections,
                 spec.warmup.as_millis(),
                 spec.duration.as_millis(),
                 args.rounds,
                 2 * args.rounds,
                 crate::series::DISTURBED_PERCENT,
-                match spec.generator {
-                    crate::load::Generator::Wrk => "wrk reads no bodies: one response checked in full before each wrk run, then wrk's non-2xx and socket errors and the fixture's request counters by JSON-RPC code",
-                    crate::load::Generator::Builtin => "every response parsed and checked",
-                }
+                "wrk reads no bodies: one response checked in full before each wrk run, then wrk's non-2xx and socket errors and the fixture's request counters by JSON-RPC code"
             ),
             format!("fixture flags: `{}`", FIXTURE_LIMITS.join(" ")),
         ];

@@ -34,7 +34,6 @@ use crate::cluster::{Cluster, Node};
 use crate::conn::Endpoint;
 use crate::database::Database;
 use crate::durable::{self, SqliteFixture, Synchronous, TempDb};
-use crate::load::Generator;
 use crate::load::{self, LoadResult, LoadSpec, Watch};
 use crate::mcp::{Call, Expect};
 use crate::pin::Pinning;
@@ -273,14 +272,10 @@ pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, Str
         sqlite_dir,
         database,
     };
-    if args.generator == Generator::Wrk && !crate::wrk::available() {
-        return Err(
-            "wrk is not installed: install Debian's wrk package, or pass --generator builtin"
-                .into(),
-        );
+    if !crate::wrk::available() {
+        return Err("wrk is not installed: install Debian's wrk package".into());
     }
     let spec = LoadSpec {
-        generator: args.generator,
         connections: args.connections,
         warmup: Duration::from_millis(args.warmup_ms),
         duration: Duration::from_millis(args.duration_ms),

@@ -1,6 +1,6 @@
 //! Throughput rows driven by wrk (issue #20): the closed-loop load generator from Debian's
-//! `wrk` package, one thread on the client CPU, instead of the in-process generator, which
-//! saturates before the baseline does.
+//! `wrk` package, one thread on the client CPU. It replaced the harness's own generator, which
+//! saturated before the baseline did.
 //!
 //! wrk reads no bodies, so correctness is checked apart from it: one response of the run's
 //! call checked in full before wrk starts, wrk's own count of non-2xx
@@ -151,8 +151,7 @@ pub(crate) async fn run(
         errors,
         first_error,
         window,
-        latency: crate::load::histogram(),
-        latency_quantiles: Some(printed.quantiles),
+        latency_quantiles: printed.quantiles,
         server_cpu: after.server.saturating_sub(before.server),
         client_cpu: wrk_cpu,
         writer_cpu: after.writer_since(&before),

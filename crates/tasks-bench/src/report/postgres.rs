@@ -309,7 +309,6 @@ mod tests {
             panic!("run");
         };
         let spec = crate::load::LoadSpec {
-            generator: crate::load::Generator::Builtin,
             connections: 1,
             warmup: Duration::ZERO,
             duration: Duration::from_secs(1),

@@ -178,24 +178,13 @@ fn arguments(
 
 /// One oha run; its summary and its own CPU time (sampled every 20 ms while it runs).
 async fn oha(oha: &Path, args: &[String]) -> Result<(Summary, Duration), String> {
-    let mut child = Command::new(oha)
+    let child = Command::new(oha)
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("{}: {e}", oha.display()))?;
-    let pid = child.id();
-    let mut cpu = Duration::ZERO;
-    loop {
-        if let Ok(now) = procfs::cpu_time(pid) {
-            cpu = now;
-        }
-        match child.try_wait().map_err(|e| format!("oha: {e}"))? {
-            Some(_) => break,
-            None => tokio::time::sleep(Duration::from_millis(20)).await,
-        }
-    }
-    let output = child.wait_with_output().map_err(|e| format!("oha: {e}"))?;
+    let (output, cpu) = procfs::wait_timing_cpu(child, "oha").await?;
     if !output.status.success() {
         return Err(format!(
             "oha failed ({}): {}",

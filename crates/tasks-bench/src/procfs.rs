@@ -59,6 +59,30 @@ pub(crate) fn thread_cpu_time(pid: u32, name: &str) -> io::Result<Option<Duratio
     Ok(None)
 }
 
+/// Waits for `child` (named `name` in errors) to exit, reading its CPU time every 20 ms while
+/// it runs (the last reading counts: once it has exited, `/proc` no longer has it); its output
+/// and that CPU time.
+pub(crate) async fn wait_timing_cpu(
+    mut child: std::process::Child,
+    name: &str,
+) -> Result<(std::process::Output, Duration), String> {
+    let pid = child.id();
+    let mut cpu = Duration::ZERO;
+    loop {
+        if let Ok(now) = cpu_time(pid) {
+            cpu = now;
+        }
+        match child.try_wait().map_err(|e| format!("{name}: {e}"))? {
+            Some(_) => break,
+            None => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+    let output = child
+        .wait_with_output()
+        .map_err(|e| format!("{name}: {e}"))?;
+    Ok((output, cpu))
+}
+
 /// Busy time of each CPU (index = CPU number) from the `cpuN` lines of `/proc/stat`: every
 /// state but idle and IO wait. It includes the kernel's network work (softirq), which on
 /// loopback is a large part of each request and is not always charged to a process, and the

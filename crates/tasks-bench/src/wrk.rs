@@ -75,7 +75,7 @@ async fn wrk(
     duration: Duration,
 ) -> Result<(Printed, Duration), String> {
     let seconds = duration.as_secs_f64().ceil().max(1.0);
-    let mut child = Command::new(WRK)
+    let child = Command::new(WRK)
         .args(["-t1", "-c"])
         .arg(connections.to_string())
         .arg("-d")
@@ -87,20 +87,7 @@ async fn wrk(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("{WRK}: {e} (install Debian's wrk package)"))?;
-    let pid = child.id();
-    let mut cpu = Duration::ZERO;
-    loop {
-        if let Ok(now) = procfs::cpu_time(pid) {
-            cpu = now;
-        }
-        match child.try_wait().map_err(|e| format!("{WRK}: {e}"))? {
-            Some(_) => break,
-            None => tokio::time::sleep(Duration::from_millis(20)).await,
-        }
-    }
-    let output = child
-        .wait_with_output()
-        .map_err(|e| format!("{WRK}: {e}"))?;
+    let (output, cpu) = procfs::wait_timing_cpu(child, WRK).await?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     Ok((parse(&stdout)?, cpu))
 }

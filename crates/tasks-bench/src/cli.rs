@@ -83,10 +83,12 @@ pub(crate) struct RunArgs {
     /// Keep-alive connections of the load generator (one request in flight on each).
     #[arg(long, default_value_t = 64)]
     pub connections: usize,
-    /// Warm-up before each throughput measurement, in milliseconds.
+    /// Warm-up before each throughput run and each latency run (row 9, at that run's rate),
+    /// in milliseconds.
     #[arg(long, default_value_t = 2000)]
     pub warmup_ms: u64,
-    /// Measurement window of each throughput row, in milliseconds.
+    /// Measurement window of each throughput run and each latency run (row 9), in
+    /// milliseconds.
     #[arg(long, default_value_t = 10_000)]
     pub duration_ms: u64,
     /// Clean runs wanted of each throughput row (rounds are interleaved, and repeated up to
@@ -151,8 +153,9 @@ pub(crate) struct RunArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [5_000, 20_000],
           value_parser = clap::value_parser!(u32).range(1..))]
     pub latency_rates: Vec<u32>,
-    /// The oha binary of row 9 (`cargo install oha --locked --version 1.16.0`). Without
-    /// `--rows`, row 9 is left out, with the reason in the report, when it does not run.
+    /// The oha binary of row 9 (`cargo install oha --locked --version 1.16.0`). When it does
+    /// not run, a run without `--rows` leaves row 9 out, with the reason in the report, and
+    /// `--rows latency` fails.
     #[arg(long, default_value = "oha")]
     pub oha: PathBuf,
     /// The fixture binary; default: `tasks-fixture` next to this binary.

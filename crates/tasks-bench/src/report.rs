@@ -56,7 +56,7 @@ impl Setup {
                 args.server_threads
             ),
             format!(
-                "load: {}, {} keep-alive HTTP/1.1 connections, one request in flight on each, {} ms warm-up, {} ms window, interleaved rounds until {} clean runs per row (at most {}; a run is disturbed when other processes took over {:.0} % of a core on the pinned CPUs), median of the clean runs shown; {}",
+                "throughput rows: {}, {} keep-alive HTTP/1.1 connections, one request in flight on each, {} ms warm-up, {} ms window, interleaved rounds until {} clean runs per row (at most {}; a run is disturbed when other processes took over {:.0} % of a core on the pinned CPUs), median of the clean runs shown; {}",
                 "wrk (one thread; its CPU is the generator column)",
                 spec.connections,
                 spec.warmup.as_millis(),

@@ -19,7 +19,7 @@ impl Report {
         let Some(r) = &self.latency else { return };
         let _ = writeln!(
             out,
-            "- generator: {}, `-q <rate> --latency-correction -c {}`, on the load generator's CPU; one run per rate and server after a warm-up at that rate; a request's latency counts from when it was due to be sent",
+            "- generator: {}, `-q <rate> --latency-correction -c {}`, on the load generator's CPU; one run per rate and server after a warm-up at that rate (`--warmup-ms`, then a `--duration-ms` window); a request's latency counts from when it was due to be sent; no disturbance check (one run each)\n- answered/s: HTTP 200 answers in the window over its length; server CPU: share of one core; µs/request: the server's CPU time (10 ms ticks of `/proc`) over the answers",
             r.oha_version, r.connections
         );
         let _ = writeln!(

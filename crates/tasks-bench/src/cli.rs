@@ -81,7 +81,7 @@ impl Row {
 #[derive(Debug, Clone, Args)]
 pub(crate) struct RunArgs {
     /// Keep-alive connections of the load generator (one request in flight on each).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub connections: usize,
     /// Warm-up before each throughput run and each latency run (row 9, at that run's rate),
     /// in milliseconds.

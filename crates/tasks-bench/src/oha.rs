@@ -32,17 +32,15 @@ const QUANTILES: [(f64, &str); 4] = [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), 
 /// oha's name for the requests still in flight when its `-z` deadline ends a run.
 const DEADLINE: &str = "aborted due to deadline";
 
-/// Whether `oha` runs, and which version it is (its `--version` line).
+/// Whether `oha` runs, and which version it is (its `--version` line, which must name oha).
 pub(crate) fn version(oha: &Path) -> Option<String> {
     let output = Command::new(oha)
         .arg("--version")
         .stderr(Stdio::null())
         .output()
         .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    let line = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    (output.status.success() && line.starts_with("oha ")).then_some(line)
 }
 
 /// One open-loop run at a fixed rate.
@@ -74,6 +72,13 @@ impl RateRun {
         self.answered as f64 / self.window.as_secs_f64().max(1e-9)
     }
 
+    /// Whether the server kept up with the rate (answered at least 95 % of it). When it did
+    /// not, requests due but never sent before the window closed are in no quantile, so the
+    /// upper quantiles are capped near the window's length.
+    pub(crate) fn kept_rate(&self) -> bool {
+        self.achieved() >= 0.95 * f64::from(self.rate)
+    }
+
     /// Latency quantile `q` in milliseconds (one of [`QUANTILES`]).
     pub(crate) fn latency_ms(&self, q: f64) -> f64 {
         self.quantiles
@@ -103,7 +108,8 @@ impl RateRun {
 #[serde(rename_all = "camelCase")]
 struct Summary {
     summary: Totals,
-    latency_percentiles: BTreeMap<String, f64>,
+    /// `null` values when nothing was answered.
+    latency_percentiles: BTreeMap<String, Option<f64>>,
     status_code_distribution: BTreeMap<String, u64>,
     error_distribution: BTreeMap<String, u64>,
 }
@@ -134,6 +140,23 @@ fn outcome(summary: &Summary) -> (u64, u64, Option<String>) {
         }
     }
     (answered, failed, first)
+}
+
+/// Why a summary cannot be a real run's, if it cannot: nothing answered, a quantile the report
+/// shows missing, or no window.
+fn implausible(summary: &Summary, answered: u64, quantiles: &[(f64, f64)]) -> Option<String> {
+    if answered == 0 {
+        Some("oha counted no answer with HTTP 200".into())
+    } else if let Some((q, _)) = quantiles.iter().find(|(_, ms)| !ms.is_finite()) {
+        Some(format!("oha's summary has no {} quantile", q * 100.0))
+    } else if summary.summary.total <= 0.0 || !summary.summary.total.is_finite() {
+        Some(format!(
+            "oha's summary gives a window of {} s",
+            summary.summary.total
+        ))
+    } else {
+        None
+    }
 }
 
 /// oha's arguments for `call` to `url` at `rate` for `duration`, the body read from
@@ -176,15 +199,16 @@ fn arguments(
     args
 }
 
-/// One oha run; its summary and its own CPU time (sampled every 20 ms while it runs).
-async fn oha(oha: &Path, args: &[String]) -> Result<(Summary, Duration), String> {
-    let child = Command::new(oha)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("{}: {e}", oha.display()))?;
-    let (output, cpu) = procfs::wait_timing_cpu(child, "oha").await?;
+/// Time an oha or wrk run may take beyond its window before it is killed.
+pub(crate) const GRACE: Duration = Duration::from_secs(60);
+
+/// One oha run of `window`; its summary and its own CPU time (sampled every 20 ms while it
+/// runs).
+async fn oha(oha: &Path, args: &[String], window: Duration) -> Result<(Summary, Duration), String> {
+    let mut command = tokio::process::Command::new(oha);
+    command.args(args);
+    let name = oha.display().to_string();
+    let (output, cpu) = procfs::run_timing_cpu(command, &name, window + GRACE).await?;
     if !output.status.success() {
         return Err(format!(
             "oha failed ({}): {}",
@@ -232,12 +256,12 @@ impl Oha<'_> {
             .map_err(|e| format!("{}: {e}", body_file.display()))?;
         if !spec.warmup.is_zero() {
             let args = arguments(call, &url, &body_file, rate, spec, spec.warmup);
-            oha(binary, &args).await?;
+            oha(binary, &args, spec.warmup).await?;
         }
         let counted_before = Counts::read(endpoint, call.method()).await?;
         let before = procfs::cpu_time(server_pid).map_err(|e| format!("server CPU time: {e}"))?;
         let args = arguments(call, &url, &body_file, rate, spec, spec.duration);
-        let (summary, client_cpu) = oha(binary, &args).await?;
+        let (summary, client_cpu) = oha(binary, &args, spec.duration).await?;
         let after = procfs::cpu_time(server_pid).map_err(|e| format!("server CPU time: {e}"))?;
         let (answered, mut errors, mut first_error) = outcome(&summary);
         if let Some(before) = counted_before {
@@ -247,17 +271,22 @@ impl Oha<'_> {
             // The requests oha's deadline cut off may have been answered after it stopped counting.
             let cut_off = u64::try_from(spec.connections).unwrap_or(u64::MAX);
             if let Some((failed, message)) = before.failures_until(now, answered, cut_off) {
-                errors += failed;
+                // The same failed requests may be in both counts.
+                errors = errors.max(failed);
                 first_error.get_or_insert(message);
             }
         }
-        let quantiles = QUANTILES
+        let quantiles: Vec<(f64, f64)> = QUANTILES
             .iter()
             .map(|&(q, name)| {
-                let seconds = summary.latency_percentiles.get(name).copied();
+                let seconds = summary.latency_percentiles.get(name).copied().flatten();
                 (q, seconds.map_or(f64::NAN, |s| s * 1000.0))
             })
             .collect();
+        if let Some(why) = implausible(&summary, answered, &quantiles) {
+            errors = errors.max(1);
+            first_error.get_or_insert(why);
+        }
         Ok(RateRun {
             rate,
             answered,
@@ -295,8 +324,51 @@ mod tests {
         // Two 503s and one closed connection; the deadline's cut-offs are not failures.
         assert_eq!(failed, 3);
         assert_eq!(first.as_deref(), Some("oha got HTTP 503 2 times"));
-        assert_eq!(summary.latency_percentiles["p99.9"], 0.0093);
+        assert_eq!(summary.latency_percentiles["p99.9"], Some(0.0093));
+        let quantiles = [(0.5, 0.41), (0.9, 0.7), (0.99, 2.1), (0.999, 9.3)];
+        assert_eq!(implausible(&summary, answered, &quantiles), None);
         assert!((summary.summary.total - 5.0012).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_rate_the_server_did_not_keep_is_marked() {
+        let run = |answered| RateRun {
+            rate: 1_000,
+            answered,
+            window: Duration::from_secs(2),
+            quantiles: Vec::new(),
+            max_ms: 1.0,
+            errors: 0,
+            first_error: None,
+            server_cpu: Duration::ZERO,
+            client_cpu: Duration::ZERO,
+        };
+        assert!(run(1_990).kept_rate());
+        assert!(run(1_900).kept_rate());
+        assert!(!run(1_899).kept_rate());
+    }
+
+    #[test]
+    fn a_summary_of_nothing_is_an_error() {
+        // What oha prints when no request was answered (and shapes that are not a real run).
+        let empty: Summary = serde_json::from_str(
+            r#"{"summary": {"total": 1.0, "slowest": null},
+                "latencyPercentiles": {"p50": null, "p99": null},
+                "statusCodeDistribution": {}, "errorDistribution": {}}"#,
+        )
+        .unwrap();
+        let (answered, failed, _) = outcome(&empty);
+        assert_eq!((answered, failed), (0, 0));
+        let missing = [(0.5, f64::NAN)];
+        assert!(implausible(&empty, answered, &missing)
+            .unwrap()
+            .contains("no answer"));
+        assert!(implausible(&empty, 10, &missing).unwrap().contains("50"));
+        let mut no_window = empty;
+        no_window.summary.total = -5.0;
+        assert!(implausible(&no_window, 10, &[(0.5, 1.0)])
+            .unwrap()
+            .contains("-5"));
     }
 
     #[test]

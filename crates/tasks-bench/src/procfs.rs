@@ -59,28 +59,47 @@ pub(crate) fn thread_cpu_time(pid: u32, name: &str) -> io::Result<Option<Duratio
     Ok(None)
 }
 
-/// Waits for `child` (named `name` in errors) to exit, reading its CPU time every 20 ms while
-/// it runs (the last reading counts: once it has exited, `/proc` no longer has it); its output
-/// and that CPU time.
-pub(crate) async fn wait_timing_cpu(
-    mut child: std::process::Child,
+/// Runs `command` (named `name` in errors) to its end with its output captured, reading its
+/// CPU time every 20 ms while it runs (the last reading counts: once it has exited, `/proc` no
+/// longer has it); its output and that CPU time. Both pipes are read while it runs, so a
+/// talkative child cannot block on a full pipe; one still running after `deadline` is killed
+/// and the run fails.
+pub(crate) async fn run_timing_cpu(
+    mut command: tokio::process::Command,
     name: &str,
+    deadline: Duration,
 ) -> Result<(std::process::Output, Duration), String> {
-    let pid = child.id();
+    let child = command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("{name}: {e}"))?;
+    let pid = child.id().unwrap_or(0);
+    let output = child.wait_with_output();
+    tokio::pin!(output);
     let mut cpu = Duration::ZERO;
+    let mut tick = tokio::time::interval(Duration::from_millis(20));
+    let give_up = tokio::time::sleep(deadline);
+    tokio::pin!(give_up);
     loop {
-        if let Ok(now) = cpu_time(pid) {
-            cpu = now;
-        }
-        match child.try_wait().map_err(|e| format!("{name}: {e}"))? {
-            Some(_) => break,
-            None => tokio::time::sleep(Duration::from_millis(20)).await,
+        tokio::select! {
+            done = &mut output => {
+                let output = done.map_err(|e| format!("{name}: {e}"))?;
+                return Ok((output, cpu));
+            }
+            _ = tick.tick() => {
+                if let Ok(now) = cpu_time(pid) {
+                    cpu = now;
+                }
+            }
+            () = &mut give_up => {
+                // Dropping the output future drops the child, which kills it.
+                return Err(format!("{name} still ran after {} s: killed", deadline.as_secs()));
+            }
         }
     }
-    let output = child
-        .wait_with_output()
-        .map_err(|e| format!("{name}: {e}"))?;
-    Ok((output, cpu))
 }
 
 /// Busy time of each CPU (index = CPU number) from the `cpuN` lines of `/proc/stat`: every
@@ -210,5 +229,25 @@ mod tests {
             .unwrap()
             .is_none());
         assert!(!per_cpu_busy().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_talkative_child_is_read_while_it_runs_and_a_stuck_one_is_killed() {
+        // 200 000 bytes on stderr fill a pipe that nobody reads while waiting.
+        let mut command = tokio::process::Command::new("sh");
+        command.args(["-c", "head -c 200000 /dev/zero >&2; echo done"]);
+        let (output, _) = run_timing_cpu(command, "sh", Duration::from_secs(30))
+            .await
+            .unwrap();
+        assert_eq!(output.stderr.len(), 200_000);
+        assert_eq!(output.stdout, b"done\n");
+        let mut command = tokio::process::Command::new("sleep");
+        command.arg("30");
+        let started = std::time::Instant::now();
+        let error = run_timing_cpu(command, "sleep", Duration::from_millis(300))
+            .await
+            .unwrap_err();
+        assert!(error.contains("killed"), "{error}");
+        assert!(started.elapsed() < Duration::from_secs(10));
     }
 }

@@ -75,19 +75,17 @@ async fn wrk(
     duration: Duration,
 ) -> Result<(Printed, Duration), String> {
     let seconds = duration.as_secs_f64().ceil().max(1.0);
-    let child = Command::new(WRK)
+    let mut command = tokio::process::Command::new(WRK);
+    command
         .args(["-t1", "-c"])
         .arg(connections.to_string())
         .arg("-d")
         .arg(format!("{seconds}s"))
         .arg("-s")
         .arg(script)
-        .arg(url)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("{WRK}: {e} (install Debian's wrk package)"))?;
-    let (output, cpu) = procfs::wait_timing_cpu(child, WRK).await?;
+        .arg(url);
+    let deadline = duration + crate::oha::GRACE;
+    let (output, cpu) = procfs::run_timing_cpu(command, WRK, deadline).await?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     Ok((parse(&stdout)?, cpu))
 }
@@ -129,7 +127,8 @@ pub(crate) async fn run(
         // wrk's count includes requests cut off when the run ends.
         let cut_off = u64::try_from(spec.connections).unwrap_or(u64::MAX);
         if let Some((failed, message)) = before.failures_until(after, printed.requests, cut_off) {
-            errors += failed;
+            // The same failed requests may be in both counts.
+            errors = errors.max(failed);
             first_error.get_or_insert(message);
         }
     }

@@ -30,11 +30,14 @@ impl Report {
             out,
             "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         );
+        let mut saturated = false;
         for runs in &r.runs {
             for (name, run) in TARGETS.iter().zip(runs) {
+                let mark = if run.kept_rate() { "" } else { " ‡" };
+                saturated |= !run.kept_rate();
                 let _ = writeln!(
                     out,
-                    "| {} | {name} | {:.0} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.0} % | {:.1} | {:.0} % | {} |",
+                    "| {} | {name} | {:.0}{mark} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.0} % | {:.1} | {:.0} % | {} |",
                     run.rate,
                     run.achieved(),
                     run.latency_ms(0.5),
@@ -48,6 +51,12 @@ impl Report {
                     run.errors
                 );
             }
+        }
+        if saturated {
+            let _ = writeln!(
+                out,
+                "\n‡ below 95 % of the rate: the server did not keep up, and requests that were due but never sent before the window closed are in no quantile, so the upper quantiles are capped near the window's length"
+            );
         }
     }
 }

@@ -28,6 +28,9 @@
 //! capabilities, params) follow per method. The request head comes in as plain data
 //! ([`HeaderSource`]), so the whole order is testable without a network.
 
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use crate::error::McpError;
@@ -132,17 +135,19 @@ pub fn parse_envelope(body: &[u8]) -> Result<Envelope, EnvelopeError> {
 /// request, notification, or response (an object with a valid `id`, no `method`, and exactly
 /// one of `result` and `error`, the error an object).
 ///
+/// The top-level object is read member by member into [`Members`] rather than into a map:
+/// only the values are built, each a [`Value`] as before. Every other member is parsed as a
+/// [`Value`] too and dropped, so the same bodies are JSON (invalid UTF-8 and lone surrogate
+/// escapes are -32700 wherever they are), and a repeated member keeps its last value, as a map
+/// does.
+///
 /// # Errors
 /// As [`parse_envelope`], except that a well-formed response is a [`Message::Response`].
 pub fn parse_message(body: &[u8]) -> Result<Message, EnvelopeError> {
     let fail = |id: Option<Value>, error: McpError| Err(EnvelopeError { id, error });
-    let value: Value = match serde_json::from_slice(body) {
-        Ok(value) => value,
-        Err(_) => return fail(None, McpError::Parse),
-    };
-    let mut object = match value {
-        Value::Object(object) => object,
-        Value::Array(_) => {
+    let members = match serde_json::from_slice::<TopLevel>(body) {
+        Ok(TopLevel::Object(members)) => members,
+        Ok(TopLevel::Array) => {
             return fail(
                 None,
                 McpError::InvalidRequest(
@@ -150,14 +155,23 @@ pub fn parse_message(body: &[u8]) -> Result<Message, EnvelopeError> {
                 ),
             )
         }
-        _ => {
+        Ok(TopLevel::Other) => {
             return fail(
                 None,
                 McpError::InvalidRequest("Expected a JSON-RPC request object"),
             )
         }
+        Err(_) => return fail(None, McpError::Parse),
     };
-    let id = match object.remove("id") {
+    let Members {
+        jsonrpc,
+        id,
+        method,
+        params,
+        result,
+        error,
+    } = members;
+    let id = match id {
         None => None,
         Some(id @ Value::String(_)) => Some(id),
         Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Some(Value::Number(n)),
@@ -168,14 +182,13 @@ pub fn parse_message(body: &[u8]) -> Result<Message, EnvelopeError> {
             )
         }
     };
-    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    if jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
         return fail(id, McpError::InvalidRequest("jsonrpc must be \"2.0\""));
     }
-    let method = match object.remove("method") {
+    let method = match method {
         Some(Value::String(method)) => method,
         None => {
-            let result = object.remove("result");
-            let error = object.remove("error").filter(Value::is_object);
+            let error = error.filter(Value::is_object);
             return match (id, result, error) {
                 (Some(id), Some(result), None) => Ok(Message::Response(Response {
                     id,
@@ -194,11 +207,120 @@ pub fn parse_message(body: &[u8]) -> Result<Message, EnvelopeError> {
         }
         _ => return fail(id, McpError::InvalidRequest("method must be a string")),
     };
-    Ok(Message::Envelope(Envelope {
-        id,
-        method,
-        params: object.remove("params"),
-    }))
+    Ok(Message::Envelope(Envelope { id, method, params }))
+}
+
+/// The body's top-level JSON value, as far as step 3 needs it.
+enum TopLevel {
+    /// An object, with the members a JSON-RPC message may have.
+    Object(Members),
+    /// An array (a batch).
+    Array,
+    /// A string, number, boolean or null.
+    Other,
+}
+
+/// The members of a top-level object that step 3 reads; each is the member's last value.
+#[derive(Default)]
+struct Members {
+    jsonrpc: Option<Value>,
+    id: Option<Value>,
+    method: Option<Value>,
+    params: Option<Value>,
+    result: Option<Value>,
+    error: Option<Value>,
+}
+
+/// A member name of the top-level object.
+enum Member {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl Visitor<'_> for Name {
+            type Value = Member;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<Member, E> {
+                Ok(match name {
+                    "jsonrpc" => Member::Jsonrpc,
+                    "id" => Member::Id,
+                    "method" => Member::Method,
+                    "params" => Member::Params,
+                    "result" => Member::Result,
+                    "error" => Member::Error,
+                    _ => Member::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(Name)
+    }
+}
+
+impl<'de> Deserialize<'de> for TopLevel {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Top;
+        impl<'de> Visitor<'de> for Top {
+            type Value = TopLevel;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TopLevel, A::Error> {
+                let mut members = Members::default();
+                while let Some(name) = map.next_key::<Member>()? {
+                    let value = Some(map.next_value::<Value>()?);
+                    match name {
+                        Member::Jsonrpc => members.jsonrpc = value,
+                        Member::Id => members.id = value,
+                        Member::Method => members.method = value,
+                        Member::Params => members.params = value,
+                        Member::Result => members.result = value,
+                        Member::Error => members.error = value,
+                        Member::Other => {}
+                    }
+                }
+                Ok(TopLevel::Object(members))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TopLevel, A::Error> {
+                while seq.next_element::<Value>()?.is_some() {}
+                Ok(TopLevel::Array)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other)
+            }
+            fn visit_i128<E: de::Error>(self, _: i128) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other)
+            }
+            fn visit_u128<E: de::Error>(self, _: u128) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other)
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other)
+            }
+        }
+        deserializer.deserialize_any(Top)
+    }
 }
 
 fn one<H: HeaderSource + ?Sized>(

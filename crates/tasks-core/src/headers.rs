@@ -47,7 +47,7 @@ pub enum MirroredHeader {
 
 impl MirroredHeader {
     /// The canonical header name.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             MirroredHeader::ProtocolVersion => "MCP-Protocol-Version",
             MirroredHeader::Method => "Mcp-Method",

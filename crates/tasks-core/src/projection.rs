@@ -14,7 +14,8 @@
 //! `sep-2663-cancel-ack-empty-result`.
 //!
 //! Each projection may carry a result `_meta` object (the HTTP layer passes the serverInfo
-//! `_meta`); the notification's `_meta` always holds `io.modelcontextprotocol/subscriptionId`.
+//! `_meta`, prepared once as a [`ResultMeta`] so that its text is written unchanged); the
+//! notification's `_meta` always holds `io.modelcontextprotocol/subscriptionId`.
 //! No projection ever writes `requestState`, `ttl`, `pollInterval`, a nested `task` or
 //! `io.modelcontextprotocol/related-task`.
 
@@ -22,8 +23,45 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
 use crate::protocol::META_SUBSCRIPTION_ID;
+use crate::raw::RawObject;
 use crate::task::{Task, TaskState};
 use crate::JsonObject;
+
+/// A result `_meta` object that many answers carry unchanged (the server's
+/// `{"io.modelcontextprotocol/serverInfo": {"name": …, "version": …}}`), with its compact text
+/// written once: a projection given it with [`TaskView::with_result_meta`] copies the text
+/// instead of serializing the object again. Dereferences to the object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultMeta {
+    object: JsonObject,
+    text: RawObject,
+}
+
+impl ResultMeta {
+    /// Prepares `object`.
+    pub fn new(object: JsonObject) -> Self {
+        let text = RawObject::from(&object);
+        ResultMeta { object, text }
+    }
+
+    /// The object.
+    pub fn object(&self) -> &JsonObject {
+        &self.object
+    }
+
+    /// Its compact text, e.g. `{"io.modelcontextprotocol/serverInfo":{"name":"x","version":"1"}}`.
+    pub fn text(&self) -> &RawObject {
+        &self.text
+    }
+}
+
+impl std::ops::Deref for ResultMeta {
+    type Target = JsonObject;
+
+    fn deref(&self) -> &JsonObject {
+        &self.object
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -39,6 +77,8 @@ pub struct TaskView<'a> {
     task: &'a Task,
     kind: Kind,
     meta: Option<&'a JsonObject>,
+    /// The text of `meta`, when prepared ([`TaskView::with_result_meta`]).
+    meta_text: Option<&'a RawObject>,
     subscription_id: Option<&'a Value>,
 }
 
@@ -46,6 +86,15 @@ impl<'a> TaskView<'a> {
     /// Adds a result `_meta` object (e.g. `{"io.modelcontextprotocol/serverInfo": …}`).
     pub fn with_meta(mut self, meta: &'a JsonObject) -> Self {
         self.meta = Some(meta);
+        self.meta_text = None;
+        self
+    }
+
+    /// Adds a prepared result `_meta` ([`ResultMeta`]): the same answer as
+    /// [`TaskView::with_meta`] with its object, written from its text.
+    pub fn with_result_meta(mut self, meta: &'a ResultMeta) -> Self {
+        self.meta = Some(&meta.object);
+        self.meta_text = Some(&meta.text);
         self
     }
 
@@ -61,6 +110,7 @@ pub fn creation(task: &Task) -> TaskView<'_> {
         task,
         kind: Kind::Creation,
         meta: None,
+        meta_text: None,
         subscription_id: None,
     }
 }
@@ -71,6 +121,7 @@ pub fn detailed(task: &Task) -> TaskView<'_> {
         task,
         kind: Kind::Detailed,
         meta: None,
+        meta_text: None,
         subscription_id: None,
     }
 }
@@ -83,6 +134,7 @@ pub fn notification<'a>(task: &'a Task, subscription_id: &'a Value) -> TaskView<
         task,
         kind: Kind::Notification,
         meta: None,
+        meta_text: None,
         subscription_id: Some(subscription_id),
     }
 }
@@ -154,11 +206,11 @@ impl Serialize for TaskView<'_> {
                     subscription_id,
                 },
             )?,
-            None => {
-                if let Some(meta) = self.meta {
-                    map.serialize_entry("_meta", meta)?;
-                }
-            }
+            None => match (self.meta_text, self.meta) {
+                (Some(text), _) => map.serialize_entry("_meta", text)?,
+                (None, Some(meta)) => map.serialize_entry("_meta", meta)?,
+                (None, None) => {}
+            },
         }
         map.end()
     }

@@ -18,6 +18,7 @@ use tasks_core::admission::{parse_message, Message};
 use tasks_core::legacy::{route, Era};
 use tasks_core::mrtr::StateKey;
 use tasks_core::plan::{plan_envelope, Action, Plan, Planned};
+use tasks_core::projection::ResultMeta;
 use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::{JsonObject, McpError, Timestamp};
 use tasks_runtime::{Scope, ScopeKey, TaskRuntime, ToolRegistry};
@@ -95,7 +96,7 @@ impl Dispatcher {
             shared: Shared {
                 runtime,
                 config,
-                server_meta: Arc::new(server_meta),
+                server_meta: Arc::new(ResultMeta::new(server_meta)),
                 state_key,
                 tools_list: ArcSwap::from_pointee(ToolsList {
                     tools,
@@ -254,7 +255,18 @@ impl Dispatcher {
         };
         let envelope = match (&self.shared.sessions, route(&Head(headers), &message)) {
             (Some(sessions), Era::Legacy) => {
-                return legacy::post(&self.shared, sessions, headers, message, scope, &view).await
+                // Boxed, like every large branch below: the dispatch future is as large as its
+                // largest branch, and is moved as a whole (into its box, into the span's
+                // wrapper) on every request, whichever branch it takes.
+                return Box::pin(legacy::post(
+                    &self.shared,
+                    sessions,
+                    headers,
+                    message,
+                    scope,
+                    &view,
+                ))
+                .await;
             }
             (_, _) => match message {
                 Message::Envelope(envelope) => envelope,
@@ -313,11 +325,18 @@ impl Dispatcher {
                     arguments,
                     now,
                 };
-                methods::tools::call(&self.shared, call, plan, headers, scope).await
+                Box::pin(methods::tools::call(
+                    &self.shared,
+                    call,
+                    plan,
+                    headers,
+                    scope,
+                ))
+                .await
             }
             Action::Task(action) => methods::tasks::handle(&self.shared, &id, action, scope).await,
             Action::Listen(filter) => {
-                methods::listen::handle(&self.shared, &id, filter, scope).await
+                Box::pin(methods::listen::handle(&self.shared, &id, filter, scope)).await
             }
         }
     }

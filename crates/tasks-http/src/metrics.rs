@@ -53,7 +53,7 @@ const METHODS: usize = Method::ALL.len() + 1;
 /// (which admission checks against the body), at its place in [`Method::ALL`], else `other`.
 pub(crate) fn method_index(headers: &http::HeaderMap) -> usize {
     headers
-        .get("mcp-method")
+        .get(crate::head::mcp_method())
         .and_then(|value| value.to_str().ok())
         .and_then(Method::parse)
         .and_then(|method| Method::ALL.iter().position(|served| *served == method))

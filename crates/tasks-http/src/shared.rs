@@ -8,6 +8,7 @@ use tasks_core::call::ToolRules;
 use tasks_core::jsonrpc::with_server_meta;
 use tasks_core::mrtr::StateKey;
 use tasks_core::plan::ServerView;
+use tasks_core::projection::ResultMeta;
 use tasks_core::wire::{CacheScope, ResultType, ToolEntry, ToolsListResult};
 use tasks_core::JsonObject;
 use tasks_runtime::{TaskRuntime, ToolRegistry};
@@ -23,7 +24,7 @@ pub(crate) struct Shared {
     pub(crate) config: DispatchConfig,
     /// `{"io.modelcontextprotocol/serverInfo": {name, version}}`, shared with streaming
     /// responses that outlive a dispatch call.
-    pub(crate) server_meta: Arc<JsonObject>,
+    pub(crate) server_meta: Arc<ResultMeta>,
     pub(crate) state_key: StateKey,
     /// The `tools/list` result of the newest tool snapshot asked for.
     pub(crate) tools_list: ArcSwap<ToolsList>,

@@ -31,6 +31,7 @@ use tokio::task::{AbortHandle, JoinHandle};
 use tokio_util::sync::DropGuard;
 
 use tasks_core::jsonrpc::with_server_meta;
+use tasks_core::projection::ResultMeta;
 
 use crate::response::{notification_bytes, McpResponse, ResponseBody};
 use tasks_core::mrtr::{self, Binding, RequestState, StateKey, NONCE_BYTES};
@@ -39,7 +40,7 @@ use tasks_core::mrtr::{self, Binding, RequestState, StateKey, NONCE_BYTES};
 /// outlive the dispatcher call when the response streams.
 pub(crate) struct Finish {
     pub(crate) id: Value,
-    pub(crate) server_meta: Arc<JsonObject>,
+    pub(crate) server_meta: Arc<ResultMeta>,
     pub(crate) state_key: StateKey,
     /// How long the issued `requestState` lives (never longer than the tasks).
     pub(crate) state_lifetime_ms: u64,

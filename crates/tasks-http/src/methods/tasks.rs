@@ -25,7 +25,7 @@ pub(crate) async fn handle(
     match action {
         TaskAction::Get(target) => {
             let task = d.runtime.get(scope, &target.task_id).await?;
-            let view = projection::detailed(&task).with_meta(&d.server_meta);
+            let view = projection::detailed(&task).with_result_meta(&d.server_meta);
             Ok(McpResponse::result(id, &view))
         }
         TaskAction::Update(update) => {

@@ -66,7 +66,7 @@ pub(crate) async fn call(
                 Some(task_id) => d.runtime.create_task_with_id(work, task_id).await?,
                 None => d.runtime.create_task(work).await?,
             };
-            let view = projection::creation(&task).with_meta(&d.server_meta);
+            let view = projection::creation(&task).with_result_meta(&d.server_meta);
             Ok(McpResponse::result(&id, &view))
         }
         CallPlan::RunSync { answers, previous } => {

@@ -21,7 +21,7 @@ fn reducer(c: &mut Criterion) {
             "working + completed",
             &working,
             Event::Completed {
-                result: support::small_result(),
+                result: support::small_result().into(),
             },
         ),
         (

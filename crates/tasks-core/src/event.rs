@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::JsonRpcError;
+use crate::raw::RawObject;
 use crate::task::InputRequest;
-use crate::JsonObject;
 
 /// One thing that happened to a task, fed to [`crate::apply`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,8 +40,11 @@ pub enum Event {
     },
     /// The work finished with a result object (a `CallToolResult`, `isError: true` included).
     Completed {
-        /// The result object stored and inlined by `tasks/get`.
-        result: JsonObject,
+        /// The result object stored and inlined by `tasks/get`, as its compact text
+        /// (`RawObject::from(object)`): the form the task keeps, so that the event is cheap to
+        /// clone (a commit that loses a race applies it again) and the object is serialized
+        /// once. Its `io.modelcontextprotocol/related-task` `_meta` key is dropped when stored.
+        result: RawObject,
     },
     /// The work failed with a JSON-RPC error.
     Failed {

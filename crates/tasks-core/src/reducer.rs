@@ -23,6 +23,7 @@ use serde_json::Value;
 
 use crate::event::Event;
 use crate::input::{InputResponse, InvalidResponse};
+use crate::raw::RawObject;
 use crate::task::{
     Answered, InputRequests, Task, TaskState, MESSAGE_CANCELLED, MESSAGE_INPUT_RECEIVED,
 };
@@ -185,10 +186,9 @@ pub fn apply(task: &Task, event: Event, now: Timestamp) -> Result<Transition, Re
             }
             next.status_message = Some(message.into());
         }
-        Event::Completed { mut result } => {
-            strip_related_task(&mut result);
+        Event::Completed { result } => {
             next.state = TaskState::Completed {
-                result: result.into(),
+                result: without_related_task(result),
             };
             next.status_message = None;
         }
@@ -218,10 +218,17 @@ pub fn apply(task: &Task, event: Event, now: Timestamp) -> Result<Transition, Re
 /// Removes the 2025-11-25 `io.modelcontextprotocol/related-task` key from a result's `_meta`:
 /// the root `taskId` already names the task (runner check
 /// `tasks-no-related-task-meta-on-inlined-result`).
-fn strip_related_task(result: &mut crate::JsonObject) {
-    if let Some(Value::Object(meta)) = result.get_mut("_meta") {
+fn without_related_task(result: RawObject) -> RawObject {
+    // The key can only be in the object if its text is (a `RawObject` is what `serde_json`
+    // writes, which never escapes these characters), so most results are kept as they are.
+    if !result.as_str().contains(RELATED_TASK_META) {
+        return result;
+    }
+    let mut object = result.to_object();
+    if let Some(Value::Object(meta)) = object.get_mut("_meta") {
         meta.remove(RELATED_TASK_META);
     }
+    RawObject::from(object)
 }
 
 /// The 2025-11-25 result `_meta` key that must never appear on a 2026-07-28 task result.

@@ -295,7 +295,7 @@ proptest! {
                 }
                 Op::Complete(i) => {
                     let Some(id) = pick(i) else { continue };
-                    let result = server.event(&id, Event::Completed { result: JsonObject::new() });
+                    let result = server.event(&id, Event::Completed { result: JsonObject::new().into() });
                     let model = models.get_mut(&id).unwrap();
                     if expired(model, server.now) {
                         prop_assert_eq!(result.unwrap_err(), McpError::UnknownTask);

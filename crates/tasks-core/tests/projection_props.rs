@@ -225,7 +225,7 @@ proptest! {
         );
         result.insert("_meta".into(), Value::Object(result_meta.clone()));
         let now = task.last_updated_at().plus_millis(delta);
-        let done = apply(&task, Event::Completed { result }, now).unwrap().task;
+        let done = apply(&task, Event::Completed { result: result.into() }, now).unwrap().task;
         if !task.is_terminal() {
             let inlined = detailed(&done).to_value();
             result_meta.remove(tasks_core::reducer::RELATED_TASK_META);

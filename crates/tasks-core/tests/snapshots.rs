@@ -64,7 +64,8 @@ fn tasks() -> Vec<(&'static str, Task)> {
                     "io.modelcontextprotocol/serverInfo": {"name": "snodo-conformance", "version": "0.1.0"},
                     RELATED_TASK_META: {"taskId": "pS3xq0cLrM7f2n1kHf8WbQZ7uD0aYt4e"}
                 }
-            })),
+            }))
+            .into(),
         },
         T0 + 2_007,
     );

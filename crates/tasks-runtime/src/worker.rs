@@ -49,7 +49,9 @@ pub(crate) fn outcome_event(
                     )),
                 });
             }
-            Some(Event::Completed { result })
+            Some(Event::Completed {
+                result: result.into(),
+            })
         }
         Ok(_) => Some(Event::Failed {
             error: JsonRpcError::internal(MESSAGE_NOT_OBJECT),

@@ -232,10 +232,16 @@ async fn run(store: &Arc<PostgresStore>, args: &Args) -> Result<(), Box<dyn std:
 fn completed(task: &Task, i: usize) -> Result<TaskUpdate, String> {
     let result = json!({"content": [], "isError": false});
     let result = result.as_object().cloned().unwrap_or_default();
-    apply(task, Event::Completed { result }, T0)
-        .map_err(|e| e.to_string())?
-        .into_update()
-        .ok_or(format!("completing task {i} changed nothing"))
+    apply(
+        task,
+        Event::Completed {
+            result: result.into(),
+        },
+        T0,
+    )
+    .map_err(|e| e.to_string())?
+    .into_update()
+    .ok_or(format!("completing task {i} changed nothing"))
 }
 
 fn id(i: usize) -> Result<TaskId, String> {

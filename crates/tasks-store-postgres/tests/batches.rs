@@ -106,7 +106,13 @@ async fn big_results_completed_at_once_all_commit() {
         .into_iter()
         .map(|created| {
             let result = object(json!({"content": [{"type": "text", "text": text}]}));
-            let done = next(&created.snapshot.task, Event::Completed { result }, at(5));
+            let done = next(
+                &created.snapshot.task,
+                Event::Completed {
+                    result: result.into(),
+                },
+                at(5),
+            );
             let store = store.clone();
             tokio::spawn(async move {
                 store

@@ -120,7 +120,7 @@ async fn a_claim_by_one_instance_fences_the_others_worker() {
     let progress = next(
         &claimed[0].snapshot.task,
         Event::Completed {
-            result: object(serde_json::json!({"content": [], "isError": false})),
+            result: object(serde_json::json!({"content": [], "isError": false})).into(),
         },
         at(2 * LEASE + 2),
     );

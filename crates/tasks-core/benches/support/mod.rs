@@ -64,7 +64,7 @@ pub(crate) fn completed() -> Task {
     apply(
         &working(),
         Event::Completed {
-            result: small_result(),
+            result: small_result().into(),
         },
         now(),
     )

@@ -246,7 +246,7 @@ pub(crate) fn arb_event() -> impl Strategy<Value = Event> {
             .prop_map(|(key, request)| Event::InputRequested { key, request }),
         6 => prop::collection::btree_map(response_key, arb_response(), 0..4)
             .prop_map(|responses| Event::InputResponsesAccepted { responses }),
-        1 => arb_result().prop_map(|result| Event::Completed { result }),
+        1 => arb_result().prop_map(|result| Event::Completed { result: result.into() }),
         1 => arb_error().prop_map(|error| Event::Failed { error }),
         1 => Just(Event::Cancelled),
         2 => prop::sample::select(TOOL_MESSAGES.to_vec())

@@ -170,7 +170,13 @@ fn completed(task: &Task, now: Timestamp) -> TaskUpdate {
     let Value::Object(result) = result else {
         unreachable!()
     };
-    next(task, Event::Completed { result }, now)
+    next(
+        task,
+        Event::Completed {
+            result: result.into(),
+        },
+        now,
+    )
 }
 
 /// `store.create` by [`NODE_A`], as the snapshot.

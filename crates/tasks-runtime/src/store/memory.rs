@@ -433,10 +433,16 @@ mod tests {
         );
 
         let result = object(json!({"content": [], "isError": false}));
-        let done = apply(&created.task, Event::Completed { result }, now)
-            .expect("completes")
-            .into_update()
-            .expect("a change");
+        let done = apply(
+            &created.task,
+            Event::Completed {
+                result: result.into(),
+            },
+            now,
+        )
+        .expect("completes")
+        .into_update()
+        .expect("a change");
         let outcome = store
             .transition(Authority::Request(&scope), done, now)
             .await

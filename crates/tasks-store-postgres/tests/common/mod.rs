@@ -157,5 +157,11 @@ impl Drop for Database {
 
 pub(crate) fn complete_with(task: &Task, text: &str, now: Timestamp) -> TaskUpdate {
     let result = object(json!({"content": [{"type": "text", "text": text}], "isError": false}));
-    next(task, Event::Completed { result }, now)
+    next(
+        task,
+        Event::Completed {
+            result: result.into(),
+        },
+        now,
+    )
 }

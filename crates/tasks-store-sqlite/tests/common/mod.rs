@@ -37,7 +37,13 @@ pub(crate) fn answer(task: &Task, key: &str, now: Timestamp) -> TaskUpdate {
 
 pub(crate) fn complete(task: &Task, now: Timestamp) -> TaskUpdate {
     let result = object(json!({"content": [{"type": "text", "text": "done ✓"}], "isError": false}));
-    next(task, Event::Completed { result }, now)
+    next(
+        task,
+        Event::Completed {
+            result: result.into(),
+        },
+        now,
+    )
 }
 
 pub(crate) fn cancel(task: &Task, now: Timestamp) -> TaskUpdate {

@@ -1,16 +1,26 @@
 //! The fixture's HTTP application: an axum `Router` with the MCP service at [`ENDPOINT_PATH`],
 //! `GET /healthz` and `GET /metrics`, as a server author would mount it next to their own
-//! routes.
+//! routes ([`router`]), and the [`App`] the binary serves: the same router, with requests for
+//! the endpoint handed to the MCP service directly when no layer wraps it.
+
+use std::convert::Infallible;
+use std::error::Error as StdError;
+use std::task::{Context, Poll};
 
 use axum::middleware::Next;
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
-use http::{HeaderName, HeaderValue, Method};
+use bytes::Bytes;
+use futures_util::future::{Either as EitherFuture, FutureExt as _, Map};
+use http::{HeaderName, HeaderValue, Method, Request};
+use http_body_util::Either;
 use tasks_core::McpError;
+use tasks_http::service::{HttpBody, ResponseFuture};
 use tasks_http::McpService;
 use tasks_http::{McpResponse, Principal};
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
+use tower_service::Service;
 
 use crate::Settings;
 
@@ -59,6 +69,71 @@ pub fn router(mcp: McpService, settings: &Settings) -> Router {
         )
         .merge(endpoint)
         .fallback(|| async { tasks_http::service::not_found(ENDPOINT_PATH) })
+}
+
+/// The body of an [`App`] response: the MCP service's own, or the router's.
+pub type AppBody = Either<HttpBody, axum::body::Body>;
+
+/// What an [`App`] answers.
+type Answer = Result<http::Response<AppBody>, Infallible>;
+
+/// The fixture's HTTP service, as the `tasks-fixture` binary serves it: the [`router`], except
+/// that a request for [`ENDPOINT_PATH`] goes to the MCP service directly when nothing wraps the
+/// endpoint (no `--bearer-scope`, no `--cors-origin`). The answers are the same (the router's
+/// route hands the request to the same service unchanged); skipping it saves the router's path
+/// lookup, its boxed services and futures, and boxing the request and response bodies, about
+/// 9 % of the instructions of a `tasks/get` served in process (docs/benchmarks.md, round 3).
+#[derive(Clone, Debug)]
+pub struct App {
+    endpoint: Option<McpService>,
+    router: Router,
+}
+
+/// The [`App`] of `mcp` with `settings`.
+pub fn app(mcp: McpService, settings: &Settings) -> App {
+    let wrapped = settings.bearer_scope || cors(&settings.cors_origins).is_some();
+    App {
+        endpoint: (!wrapped).then(|| mcp.clone()),
+        router: router(mcp, settings),
+    }
+}
+
+fn from_endpoint(answer: Result<http::Response<HttpBody>, Infallible>) -> Answer {
+    answer.map(|response| response.map(Either::Left))
+}
+
+fn from_router(answer: Result<Response, Infallible>) -> Answer {
+    answer.map(|response| response.map(Either::Right))
+}
+
+impl<B> Service<Request<B>> for App
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn StdError + Send + Sync>>,
+{
+    type Response = http::Response<AppBody>;
+    type Error = Infallible;
+    type Future = EitherFuture<
+        Map<ResponseFuture, fn(Result<http::Response<HttpBody>, Infallible>) -> Answer>,
+        Map<<Router as Service<Request<B>>>::Future, fn(Result<Response, Infallible>) -> Answer>,
+    >;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // Both the service and the router are always ready.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        match &mut self.endpoint {
+            Some(endpoint) if request.uri().path() == ENDPOINT_PATH => {
+                EitherFuture::Left(endpoint.call(request).map(from_endpoint as fn(_) -> Answer))
+            }
+            _ => EitherFuture::Right(
+                Service::<Request<B>>::call(&mut self.router, request)
+                    .map(from_router as fn(_) -> Answer),
+            ),
+        }
+    }
 }
 
 /// `--bearer-scope`: the request's bearer token becomes its [`Principal`] (tasks are scoped

@@ -88,7 +88,7 @@ async fn run(settings: Settings) -> std::process::ExitCode {
         handle.runtime().clone(),
         settings.limits().reap_interval,
     );
-    let app = tasks_fixture::app::router(mcp, &settings);
+    let app = tasks_fixture::app::app(mcp, &settings);
     let store = settings.store.describe();
     tracing::info!(%url, %store, "serving MCP 2026-07-28 with the Tasks extension, and 2025-11-25 and 2025-06-18 sessions");
     // The one line a harness waits for.

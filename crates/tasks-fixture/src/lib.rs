@@ -8,7 +8,8 @@
 //! [`server`] builds an in-memory server from [`Settings`]; [`open_server`] applies the store
 //! and the secret file as well, as the `tasks-fixture` binary does with the settings of its
 //! command line; [`app::router`] mounts the MCP service in the fixture's axum application
-//! (`/mcp` and `GET /healthz`).
+//! (`/mcp`, `GET /healthz` and `GET /metrics`), and [`app::App`], which the binary serves, hands
+//! requests for `/mcp` to the service without the router when no layer wraps the endpoint.
 
 pub mod app;
 pub mod memory;

@@ -98,7 +98,11 @@ async fn the_app_answers_as_the_router_does() {
         .await
         .unwrap();
     let stop = handle.shutdown_token();
-    let routed = serve(tasks_fixture::app::router(mcp.clone(), &settings), stop.clone()).await;
+    let routed = serve(
+        tasks_fixture::app::router(mcp.clone(), &settings),
+        stop.clone(),
+    )
+    .await;
     let direct = serve(tasks_fixture::app::app(mcp, &settings), stop.clone()).await;
     let client = reqwest::Client::new();
 
@@ -109,7 +113,12 @@ async fn the_app_answers_as_the_router_does() {
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}}).to_string();
     let cases: Vec<(&str, &str, Vec<(&str, &str)>, &str)> = vec![
         ("POST", "/mcp", with(&[("mcp-method", "tools/list")]), &list),
-        ("POST", "/mcp?x=1", with(&[("mcp-method", "tools/list")]), &list),
+        (
+            "POST",
+            "/mcp?x=1",
+            with(&[("mcp-method", "tools/list")]),
+            &list,
+        ),
         (
             "POST",
             "/mcp",
@@ -123,14 +132,24 @@ async fn the_app_answers_as_the_router_does() {
             &unknown,
         ),
         ("POST", "/mcp", with(&[]), &notification),
-        ("POST", "/mcp", with(&[("mcp-method", "tools/list")]), "{not json"),
+        (
+            "POST",
+            "/mcp",
+            with(&[("mcp-method", "tools/list")]),
+            "{not json",
+        ),
         ("POST", "/mcp", vec![("content-type", "text/plain")], &list),
         ("POST", "/mcp", with(&[("host", "evil.example")]), &list),
         ("GET", "/mcp", vec![], ""),
         ("DELETE", "/mcp", vec![], ""),
         ("PUT", "/mcp", with(&[]), &list),
         ("HEAD", "/mcp", vec![], ""),
-        ("POST", "/mcp/", with(&[("mcp-method", "tools/list")]), &list),
+        (
+            "POST",
+            "/mcp/",
+            with(&[("mcp-method", "tools/list")]),
+            &list,
+        ),
         ("POST", "/MCP", with(&[("mcp-method", "tools/list")]), &list),
         ("GET", "/healthz", vec![], ""),
         ("GET", "/elsewhere", vec![], ""),
@@ -144,7 +163,11 @@ async fn the_app_answers_as_the_router_does() {
     let statuses: Vec<u16> = {
         let mut statuses = Vec::new();
         for (method, path, headers, body) in &cases {
-            statuses.push(send(&client, direct, method, path, headers, body).await.status);
+            statuses.push(
+                send(&client, direct, method, path, headers, body)
+                    .await
+                    .status,
+            );
         }
         statuses
     };
@@ -187,7 +210,10 @@ async fn with_bearer_scope_the_endpoint_keeps_its_layer() {
         direct,
         "POST",
         "/mcp",
-        &with(&[("mcp-method", "tools/list"), ("authorization", "Bearer t-1")]),
+        &with(&[
+            ("mcp-method", "tools/list"),
+            ("authorization", "Bearer t-1"),
+        ]),
         &list,
     )
     .await;

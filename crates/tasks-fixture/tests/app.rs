@@ -69,6 +69,9 @@ async fn send(
     }
 }
 
+/// One request: method, path, headers and body.
+type Case<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>, &'a str);
+
 const MCP: [(&str, &str); 3] = [
     ("content-type", "application/json"),
     ("accept", "application/json, text/event-stream"),
@@ -111,7 +114,7 @@ async fn the_app_answers_as_the_router_does() {
     let unknown = message("tasks/get", json!({"taskId": "no-such-task"}));
     let notification =
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}}).to_string();
-    let cases: Vec<(&str, &str, Vec<(&str, &str)>, &str)> = vec![
+    let cases: Vec<Case> = vec![
         ("POST", "/mcp", with(&[("mcp-method", "tools/list")]), &list),
         (
             "POST",

@@ -135,7 +135,7 @@ pub fn parse_envelope(body: &[u8]) -> Result<Envelope, EnvelopeError> {
 /// request, notification, or response (an object with a valid `id`, no `method`, and exactly
 /// one of `result` and `error`, the error an object).
 ///
-/// The top-level object is read member by member into [`Members`] rather than into a map:
+/// The top-level object is read member by member rather than into a map:
 /// only the values are built, each a [`Value`] as before. Every other member is parsed as a
 /// [`Value`] too and dropped, so the same bodies are JSON (invalid UTF-8 and lone surrogate
 /// escapes are -32700 wherever they are), and a repeated member keeps its last value, as a map

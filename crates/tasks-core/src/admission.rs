@@ -139,7 +139,10 @@ pub fn parse_envelope(body: &[u8]) -> Result<Envelope, EnvelopeError> {
 /// only the values are built, each a [`Value`] as before. Every other member is parsed as a
 /// [`Value`] too and dropped, so the same bodies are JSON (invalid UTF-8 and lone surrogate
 /// escapes are -32700 wherever they are), and a repeated member keeps its last value, as a map
-/// does.
+/// does. One difference from parsing the whole body as a [`Value`]: with serde_json's
+/// `raw_value` feature, a top-level object whose first member is named
+/// `$serde_json::private::RawValue` (serde_json's internal marker) was read as the JSON text in
+/// that member's value; here it is an ordinary unknown member, so such a body is -32600.
 ///
 /// # Errors
 /// As [`parse_envelope`], except that a well-formed response is a [`Message::Response`].

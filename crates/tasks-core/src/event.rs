@@ -1,6 +1,6 @@
 //! Events: everything that can happen to a task.
 //!
-//! Events are plain data with a stable serde form, so that a durable store can log them and a
+//! Events are plain data with a stable serde form in JSON (`serde_json`: the completed result is a `RawObject`, which other formats see as serde_json's raw-value wrapper), so that a durable store can log them and a
 //! runtime can replay them. The event set is this server's design; input rounds follow SEP-2663
 //! "Task Update Requests"
 //! (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).

@@ -224,7 +224,11 @@ fn without_related_task(result: RawObject) -> RawObject {
     if !result.as_str().contains(RELATED_TASK_META) {
         return result;
     }
-    let mut object = result.to_object();
+    // A text the parser cannot read back (nested beyond its 128 levels) is kept as it is rather
+    // than lost; the worker never stores a result deeper than `MAX_RESULT_DEPTH`.
+    let Ok(mut object) = serde_json::from_str::<crate::JsonObject>(result.as_str()) else {
+        return result;
+    };
     if let Some(Value::Object(meta)) = object.get_mut("_meta") {
         meta.remove(RELATED_TASK_META);
     }

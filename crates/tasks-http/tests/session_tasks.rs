@@ -336,6 +336,13 @@ async fn without_a_tasks_result_the_get_stream_carries_the_input_requests() {
     let mut stream = get().send(&d).await.into_stream();
     let task = create(&d, &session, "park", json!({})).await;
     let id = task["taskId"].clone();
+    // The client names the task (it read the CreateTaskResult) by polling it; from then on
+    // the GET stream may ask the task's questions.
+    let mut events = d.runtime().subscribe();
+    if status_of(&d, &session, &id).await == "working" {
+        wait_status(&mut events, id.as_str().unwrap(), TaskStatus::InputRequired).await;
+        assert_eq!(status_of(&d, &session, &id).await, "input_required");
+    }
     let request = next_request(&mut stream).await;
     assert_eq!(request["method"], "elicitation/create");
     assert_eq!(

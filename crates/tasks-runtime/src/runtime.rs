@@ -297,6 +297,34 @@ impl TaskRuntime {
         self.create(work, Some(id), self.inner.config.ttl_ms).await
     }
 
+    /// A fresh task id, drawn as [`TaskRuntime::create_task`] draws one, for a caller that must
+    /// know the id before the task exists: a 2025-11-25 session records the task as its own
+    /// before the worker can publish anything, so no status change or input request of the
+    /// task is ever unattributed ([`TaskRuntime::create_minted`]).
+    ///
+    /// # Errors
+    /// -32603 `No randomness available` when the system's random source fails.
+    pub fn mint_task_id(&self) -> Result<TaskId, McpError> {
+        let mut random = [0u8; TASK_ID_RANDOM_BYTES];
+        getrandom::fill(&mut random).map_err(|_| McpError::Internal("No randomness available"))?;
+        Ok(TaskId::from_random_bytes(random))
+    }
+
+    /// Creates a task under `id`, an id from [`TaskRuntime::mint_task_id`], kept `ttl_ms` from
+    /// creation (`None`: until deleted otherwise). Unlike [`TaskRuntime::create_task_with_id`]
+    /// it does not look for an existing task first: a minted id is new.
+    ///
+    /// # Errors
+    /// As [`TaskRuntime::create_task`].
+    pub async fn create_minted(
+        &self,
+        work: Work,
+        id: TaskId,
+        ttl_ms: Option<u64>,
+    ) -> Result<Arc<Task>, McpError> {
+        self.create(work, Some(id), ttl_ms).await
+    }
+
     async fn create(
         &self,
         work: Work,
@@ -322,12 +350,7 @@ impl TaskRuntime {
         })?;
         let id = match id {
             Some(id) => id,
-            None => {
-                let mut random = [0u8; TASK_ID_RANDOM_BYTES];
-                getrandom::fill(&mut random)
-                    .map_err(|_| McpError::Internal("No randomness available"))?;
-                TaskId::from_random_bytes(random)
-            }
+            None => self.mint_task_id()?,
         };
         let task = NewTask::new(
             id.clone(),

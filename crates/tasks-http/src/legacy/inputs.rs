@@ -4,6 +4,10 @@
 //! clients should expect them on any stream), and the answers handed to the task as its input
 //! responses.
 //!
+//! A delivery reads the task again once it holds the session's claim on it, and asks only the
+//! requests outstanding then: a snapshot taken before another delivery was answered would ask
+//! the same question twice.
+//!
 //! An answer that is a JSON-RPC error declines an elicitation and cancels the task for any
 //! other request (this server's choice: the task's input responses have no error form).
 
@@ -41,12 +45,22 @@ pub(crate) async fn deliver(
     tx: &mpsc::Sender<Frame>,
     stop: &CancellationToken,
 ) -> Delivered {
-    let TaskState::InputRequired { input_requests } = task.state() else {
+    if !matches!(task.state(), TaskState::InputRequired { .. }) {
         return Delivered::Done;
-    };
+    }
     let id = task.id();
     let Some(_claim) = session.deliver(id) else {
         return Delivered::Busy;
+    };
+    // `task` may be stale: another delivery may have asked, been answered and released its
+    // claim since it was read. Only what is outstanding now is asked, so no question is put to
+    // the client twice.
+    let current = match runtime.get(&session.scope, id).await {
+        Ok(current) => current,
+        Err(error) => return Delivered::Failed(error),
+    };
+    let TaskState::InputRequired { input_requests } = current.state() else {
+        return Delivered::Done;
     };
     let asked = input_requests.as_map().clone();
     let methods: Vec<(String, String)> = asked

@@ -193,7 +193,7 @@ async fn run(
                 Err(error) => Err(error),
             },
         },
-        LegacyAction::GetTask(task) => tasks::get(d, &scope, &id, &task).await,
+        LegacyAction::GetTask(task) => tasks::get(d, &session, &id, &task).await,
         LegacyAction::CancelTask(task) => tasks::cancel(d, &scope, &id, &task).await,
         LegacyAction::ListTasks(after) => tasks::list(d, &scope, &id, after.as_ref()).await,
         LegacyAction::TaskResult(task) => match session.serve(&id) {
@@ -282,6 +282,13 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
 /// this session created changes; and the input requests of those tasks while no `tasks/result`
 /// delivers them ([`inputs`]), so a client that polls `tasks/get` until the task ends is asked
 /// too. Ends with the session, a newer GET stream, or the server.
+///
+/// A task's questions go out here only once the client has named the task in a request
+/// (`tasks/get` or `tasks/result`, [`Session::named`]): a question sent as soon as the task
+/// asks could reach the client before the `CreateTaskResult` that tells it the task exists, and
+/// a client cannot match it to anything (the official Tasks client library answers it with an
+/// error). A poll that finds its task waiting for input asks this stream to deliver
+/// ([`Session::nudge`]).
 struct GetStream {
     claim: StreamClaim,
     changes: Option<broadcast::Receiver<ListKind>>,
@@ -346,6 +353,9 @@ impl GetStream {
                 if stop.is_cancelled() {
                     return;
                 }
+                if !session.knows(&id) {
+                    continue;
+                }
                 if let Ok(task) = runtime.get(&session.scope, &id).await {
                     if matches!(task.state(), TaskState::InputRequired { .. }) {
                         spawn_delivery(
@@ -382,9 +392,12 @@ impl GetStream {
                 Some(frame) = self.frames.recv() => match frame {
                     Frame::Message(bytes) | Frame::Final(bytes) => return Some(bytes),
                 },
+                Some(task) = self.claim.nudges.recv() => self.deliver(task),
                 event = next_of(&mut self.events) => match event {
                     Ok(event) if event.scope == session.scope && session.announces(event.task.id()) => {
-                        if matches!(event.task.state(), TaskState::InputRequired { .. }) {
+                        if matches!(event.task.state(), TaskState::InputRequired { .. })
+                            && session.knows(event.task.id())
+                        {
                             self.deliver(event.task.clone());
                         }
                         return Some(notification_bytes(

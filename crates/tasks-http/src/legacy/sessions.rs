@@ -10,9 +10,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tasks_core::legacy::{serves_tasks, Phase, SessionId, SESSION_ID_RANDOM_BYTES};
+use tasks_core::Task;
 use tasks_core::{JsonObject, LogLevel, McpError, TaskId};
 use tasks_runtime::Scope;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -53,8 +54,15 @@ struct State {
     /// Tasks this session created, whose status changes go out on its GET stream (at most
     /// [`MAX_SESSION_TASKS`]; later ones are not announced: the notifications are optional).
     created: HashSet<TaskId>,
+    /// Tasks of [`State::created`] the client has named in a request (`tasks/get`,
+    /// `tasks/result`): it has read their `CreateTaskResult`, so their questions can go out on
+    /// the GET stream and be matched to the task (at most [`MAX_SESSION_TASKS`]).
+    named: HashSet<TaskId>,
     /// Tasks whose input requests a `tasks/result` of this session is delivering.
     delivering: HashSet<TaskId>,
+    /// Where a poll that found its task waiting for input asks the newest GET stream to
+    /// deliver the task's questions.
+    nudge: Option<mpsc::Sender<Arc<Task>>>,
     /// The token of the newest GET stream, which a newer one cancels.
     stream: Option<CancellationToken>,
     /// GET streams not yet dropped (a replaced one counts until its response is dropped).
@@ -63,6 +71,9 @@ struct State {
 
 /// At most this many tasks per session are announced with `notifications/tasks/status`.
 pub(crate) const MAX_SESSION_TASKS: usize = 10_000;
+
+/// At most this many delivery requests wait for a GET stream ([`Session::nudge`]).
+const NUDGES: usize = 16;
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
@@ -164,6 +175,36 @@ impl Session {
         }
     }
 
+    /// The client named `task` in a request: it knows the task, so the GET stream may ask it
+    /// the task's questions from now on.
+    pub(crate) fn named(&self, task: &TaskId) {
+        let mut state = self.state();
+        if state.named.len() < MAX_SESSION_TASKS && state.created.contains(task) {
+            state.named.insert(task.clone());
+        }
+    }
+
+    /// Whether the client has named `task`, one this session created ([`Session::named`]).
+    pub(crate) fn knows(&self, task: &TaskId) -> bool {
+        self.state().named.contains(task)
+    }
+
+    /// Asks the open GET stream, if any, to deliver the questions of `task` (which a request
+    /// just found waiting for input). A stream with many nudges queued drops this one: the
+    /// client's next poll nudges again.
+    pub(crate) fn nudge(&self, task: Arc<Task>) {
+        if let Some(nudge) = &self.state().nudge {
+            let _ = nudge.try_send(task);
+        }
+    }
+
+    /// Forgets `task` recorded by [`Session::created`] whose creation was refused.
+    pub(crate) fn forget_created(&self, task: &TaskId) {
+        let mut state = self.state();
+        state.created.remove(task);
+        state.named.remove(task);
+    }
+
     /// Up to `limit` of the tasks this session created.
     pub(crate) fn created_tasks(&self, limit: usize) -> Vec<TaskId> {
         self.state().created.iter().take(limit).cloned().collect()
@@ -192,14 +233,17 @@ impl Session {
     /// server noticed its old connection is gone is not refused.
     pub(crate) fn open_stream(self: &Arc<Self>) -> StreamClaim {
         let token = self.ended.child_token();
+        let (nudge, nudges) = mpsc::channel(NUDGES);
         let mut state = self.state();
         if let Some(previous) = state.stream.replace(token.clone()) {
             previous.cancel();
         }
+        state.nudge = Some(nudge);
         state.streams += 1;
         StreamClaim {
             session: self.clone(),
             token,
+            nudges,
         }
     }
 
@@ -243,6 +287,8 @@ pub(crate) struct StreamClaim {
     session: Arc<Session>,
     /// Fires when the session ends or a newer GET stream replaces this one.
     pub(crate) token: CancellationToken,
+    /// Tasks whose questions a poll asked this stream to deliver ([`Session::nudge`]).
+    pub(crate) nudges: mpsc::Receiver<Arc<Task>>,
 }
 
 impl StreamClaim {
@@ -307,7 +353,9 @@ impl Sessions {
                 next_request_id: 0,
                 in_flight: HashMap::new(),
                 created: HashSet::new(),
+                named: HashSet::new(),
                 delivering: HashSet::new(),
+                nudge: None,
                 stream: None,
                 streams: 0,
             }),

@@ -54,19 +54,33 @@ pub(crate) async fn create(
         trace_parent: None,
     };
     let ttl = hint.ttl(d.runtime.config().ttl_ms);
-    let task = d.runtime.create_task_with_ttl(work, ttl).await?;
-    session.created(task.id());
-    Ok(McpResponse::result(id, &creation(&task)))
+    // The session learns the task before it exists: its worker may ask for input in its first
+    // step, and the GET stream announces and delivers only what the session has recorded as
+    // its own, so recording it after creation left a window in which that request was lost.
+    let task_id = d.runtime.mint_task_id()?;
+    session.created(&task_id);
+    match d.runtime.create_minted(work, task_id.clone(), ttl).await {
+        Ok(task) => Ok(McpResponse::result(id, &creation(&task))),
+        Err(error) => {
+            session.forget_created(&task_id);
+            Err(error)
+        }
+    }
 }
 
-/// `tasks/get`.
+/// `tasks/get`. The client has named the task, so the session's GET stream may ask its
+/// questions; when it waits for input, the stream is asked to deliver them now.
 pub(crate) async fn get(
     d: &Shared,
-    scope: &Scope,
+    session: &Session,
     id: &Value,
     task: &TaskId,
 ) -> Result<McpResponse, McpError> {
-    let task = d.runtime.get(scope, task).await?;
+    session.named(task);
+    let task = d.runtime.get(&session.scope, task).await?;
+    if matches!(task.state(), TaskState::InputRequired { .. }) {
+        session.nudge(task.clone());
+    }
     Ok(McpResponse::result(id, &LegacyTaskView(&task)))
 }
 
@@ -118,6 +132,7 @@ pub(crate) async fn result(
     task: TaskId,
     in_flight: InFlight,
 ) -> Result<McpResponse, McpError> {
+    session.named(&task);
     // Subscribed before the first read, so no change between the two is missed.
     let events = d.runtime.subscribe();
     let first = d.runtime.get(&session.scope, &task).await?;

@@ -570,3 +570,40 @@ fn a_session_keeps_only_the_capabilities_it_checks() {
         LegacyPlan::Initialize { .. }
     ));
 }
+
+/// The request labels of the session path name exactly the methods its planner serves: each is
+/// planned in a session offered tasks and `tasks/list` (never -32601), and a method with no
+/// label of its own is -32601.
+#[test]
+fn session_labels_name_the_methods_the_planner_serves() {
+    use tasks_core::legacy::{session_label_index, SESSION_LABELS};
+    let params = |method: &str| match method {
+        "tools/call" => json!({"name": "t"}),
+        "logging/setLevel" => json!({"level": "info"}),
+        "tasks/get" | "tasks/result" | "tasks/cancel" => json!({"taskId": "abc"}),
+        "initialize" => json!({"protocolVersion": "2025-11-25"}),
+        _ => json!({}),
+    };
+    let requests = SESSION_LABELS
+        .iter()
+        .take_while(|label| **label != "session/notification");
+    for label in requests.chain([&"session/resources/list"]) {
+        let method = &label["session/".len()..];
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params(method)});
+        let message = parse_message(body.to_string().as_bytes()).expect("a message");
+        let own_label = SESSION_LABELS[session_label_index(&message)] == *label;
+        let session = if method == "initialize" {
+            SessionView::Absent
+        } else {
+            LISTING
+        };
+        let not_found = matches!(
+            planned(body, session),
+            LegacyPlan::Error {
+                error: McpError::MethodNotFound,
+                ..
+            }
+        );
+        assert_eq!(own_label, !not_found, "{label}");
+    }
+}

@@ -29,7 +29,7 @@ use crate::config::DispatchConfig;
 use crate::head::Head;
 use crate::legacy::{self, sessions::Sessions};
 use crate::methods;
-use crate::metrics::{code_label, method_index, method_name, Metrics};
+use crate::metrics::{code_label, method_index, method_name, session_method_index, Metrics};
 use crate::principal::Principal;
 use crate::response::BodyError;
 use crate::response::McpResponse;
@@ -203,8 +203,11 @@ impl Dispatcher {
             tool = tracing::field::Empty,
             trace_id = tracing::field::Empty,
         );
-        let (response, code) = self.answer(headers, body, scope).instrument(span).await;
+        let (response, code, session_method) =
+            self.answer(headers, body, scope).instrument(span).await;
         let took = started.elapsed();
+        let method_at = session_method.unwrap_or(method_at);
+        let method = method_name(method_at);
         tracing::debug!(
             method,
             code = code_label(code),
@@ -230,14 +233,15 @@ impl Dispatcher {
         self.shared.metrics.encode(&self.shared.runtime)
     }
 
-    /// [`Dispatcher::dispatch`] and the JSON-RPC error code of the answer (`None` for a
-    /// result or an accepted notification).
+    /// [`Dispatcher::dispatch`], the JSON-RPC error code of the answer (`None` for a result or
+    /// an accepted notification), and for a message of a 2025 session its `method` label
+    /// ([`session_method_index`]).
     async fn answer(
         &self,
         headers: &HeaderMap,
         body: &[u8],
         scope: Scope,
-    ) -> (McpResponse, Option<i64>) {
+    ) -> (McpResponse, Option<i64>, Option<usize>) {
         let now = self.shared.runtime.now();
         let view = View {
             tools: self.shared.runtime.tools(),
@@ -250,6 +254,7 @@ impl Dispatcher {
                 return (
                     McpResponse::error(failure.id.as_ref(), &failure.error),
                     Some(code),
+                    None,
                 );
             }
         };
@@ -258,7 +263,8 @@ impl Dispatcher {
                 // Boxed, like every large branch below: the dispatch future is as large as its
                 // largest branch, and is moved as a whole (into its box, into the span's
                 // wrapper) on every request, whichever branch it takes.
-                return Box::pin(legacy::post(
+                let label = session_method_index(&message);
+                let (response, code) = Box::pin(legacy::post(
                     &self.shared,
                     sessions,
                     headers,
@@ -267,6 +273,7 @@ impl Dispatcher {
                     &view,
                 ))
                 .await;
+                return (response, code, Some(label));
             }
             (_, _) => match message {
                 Message::Envelope(envelope) => envelope,
@@ -275,23 +282,26 @@ impl Dispatcher {
                     return (
                         McpResponse::error(Some(&response.id), &error),
                         Some(error.code()),
+                        None,
                     );
                 }
             },
         };
-        match plan_envelope(&Head(headers), envelope, &view, scope.as_str(), now) {
-            Plan::Accepted => (McpResponse::accepted(), None),
-            Plan::Reject { id, error } => {
-                (McpResponse::error(id.as_ref(), &error), Some(error.code()))
-            }
-            Plan::Run(planned) => {
-                let id = planned.id.clone();
-                match self.run(planned, headers, &scope, now, view.tools).await {
-                    Ok(response) => (response, None),
-                    Err(error) => (McpResponse::error(Some(&id), &error), Some(error.code())),
+        let (response, code) =
+            match plan_envelope(&Head(headers), envelope, &view, scope.as_str(), now) {
+                Plan::Accepted => (McpResponse::accepted(), None),
+                Plan::Reject { id, error } => {
+                    (McpResponse::error(id.as_ref(), &error), Some(error.code()))
                 }
-            }
-        }
+                Plan::Run(planned) => {
+                    let id = planned.id.clone();
+                    match self.run(planned, headers, &scope, now, view.tools).await {
+                        Ok(response) => (response, None),
+                        Err(error) => (McpResponse::error(Some(&id), &error), Some(error.code())),
+                    }
+                }
+            };
+        (response, code, None)
     }
 
     async fn run(

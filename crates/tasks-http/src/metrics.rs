@@ -2,8 +2,9 @@
 //! ([`tasks_runtime::RuntimeMetrics`]) and these, in one `prometheus-client` registry the
 //! server owns (prefix `mcp`), encoded as OpenMetrics text by [`Metrics::encode`].
 //!
-//! Label values are bounded: the method is one of the served methods or `other` (the client
-//! chooses it), the code is `ok` or a JSON-RPC error code this server answers with.
+//! Label values are bounded: the method is one of the served methods, a `session/…` label of
+//! a 2025 session message, or `other` (the client chooses it), the code is `ok` or a JSON-RPC
+//! error code this server answers with.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +15,8 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::{Registry, Unit};
+use tasks_core::admission::Message;
+use tasks_core::legacy::{session_label_index, SESSION_LABELS};
 use tasks_core::method::Method;
 use tasks_runtime::TaskRuntime;
 
@@ -45,9 +48,9 @@ const CODES: [(&str, Option<i64>); 10] = [
     ("other", Some(0)),
 ];
 
-/// How many `method` label values there are: the served methods ([`Method::ALL`]), then
-/// `other`.
-const METHODS: usize = Method::ALL.len() + 1;
+/// How many `method` label values there are: the served methods ([`Method::ALL`]), the labels
+/// of 2025 session messages ([`SESSION_LABELS`]), then `other`.
+const METHODS: usize = Method::ALL.len() + SESSION_LABELS.len() + 1;
 
 /// The index of a request's `method` label: the served method named by its `Mcp-Method` header
 /// (which admission checks against the body), at its place in [`Method::ALL`], else `other`.
@@ -57,14 +60,24 @@ pub(crate) fn method_index(headers: &http::HeaderMap) -> usize {
         .and_then(|value| value.to_str().ok())
         .and_then(Method::parse)
         .and_then(|method| Method::ALL.iter().position(|served| *served == method))
-        .unwrap_or(Method::ALL.len())
+        .unwrap_or(METHODS - 1)
 }
 
-/// The label of the method at `index` ([`method_index`]).
+/// The index of the `method` label of a message of a 2025 session, which carries no
+/// `Mcp-Method` header: `session/<method>` and the like ([`SESSION_LABELS`]).
+pub(crate) fn session_method_index(message: &Message) -> usize {
+    Method::ALL.len() + session_label_index(message)
+}
+
+/// The label of the method at `index` ([`method_index`], [`session_method_index`]).
 pub(crate) fn method_name(index: usize) -> &'static str {
-    Method::ALL
-        .get(index)
-        .map_or("other", |method| method.as_str())
+    match Method::ALL.get(index) {
+        Some(method) => method.as_str(),
+        None => SESSION_LABELS
+            .get(index - Method::ALL.len())
+            .copied()
+            .unwrap_or("other"),
+    }
 }
 
 /// The index in [`CODES`] of a JSON-RPC outcome (`None` for a result).
@@ -252,6 +265,10 @@ mod tests {
                 method.as_str()
             );
         }
+        for (index, label) in SESSION_LABELS.iter().enumerate() {
+            assert_eq!(method_name(Method::ALL.len() + index), *label);
+        }
+        assert_eq!(method_name(METHODS - 1), "other");
         assert_eq!(code_label(None), "ok");
         assert_eq!(code_label(Some(-32602)), "-32602");
         assert_eq!(code_label(Some(-1)), "other");

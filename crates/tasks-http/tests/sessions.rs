@@ -676,3 +676,50 @@ async fn with_the_session_path_off_a_2025_initialize_is_refused() {
         json!({"supported": ["2026-07-28"], "requested": V2025})
     );
 }
+
+/// The count `mcp_requests_total` shows for `method` and `code`.
+async fn requests_counted(d: &tasks_http::Dispatcher, method: &str, code: &str) -> u64 {
+    let series = format!("mcp_requests_total{{method=\"{method}\",code=\"{code}\"}} ");
+    let text = d.encode_metrics().await;
+    text.lines()
+        .find_map(|line| line.strip_prefix(&series))
+        .unwrap_or_else(|| panic!("no series {series} in:\n{text}"))
+        .parse()
+        .expect("a count")
+}
+
+#[tokio::test]
+async fn session_messages_are_counted_under_their_own_method_labels() {
+    let (d, _) = dispatcher();
+    let session = open(&d).await;
+    let ping = in_session(&session, "ping").id(json!(1)).send(&d).await;
+    assert_eq!(ping.status, 200);
+    for n in 0..2 {
+        let list = in_session(&session, "tools/list")
+            .id(json!(10 + n))
+            .send(&d)
+            .await;
+        assert_eq!(list.status, 200);
+    }
+    let unknown = in_session(&session, "resources/list")
+        .id(json!(3))
+        .send(&d)
+        .await;
+    assert_eq!(unknown.json()["error"]["code"], -32601);
+    for (method, code, count) in [
+        ("session/initialize", "ok", 1),
+        ("session/notification", "ok", 1),
+        ("session/ping", "ok", 1),
+        ("session/tools/list", "ok", 2),
+        ("session/other", "-32601", 1),
+        // The 2026 label of the same method is untouched.
+        ("tools/list", "ok", 0),
+        ("other", "ok", 0),
+    ] {
+        assert_eq!(
+            requests_counted(&d, method, code).await,
+            count,
+            "{method} {code}"
+        );
+    }
+}

@@ -21,6 +21,7 @@
 //! | [`version`] | the revisions served on the session path and `initialize` negotiation |
 //! | [`session`] | [`SessionId`] and the session's [`Phase`] machine |
 //! | [`plan`] | [`plan_legacy`]: one message of a session in, a [`LegacyPlan`] out |
+//! | [`label`] | the bounded label a session message is counted and logged under |
 //! | [`tasks`] | 2025-11-25 tasks: the hint and `taskSupport` table, the task view, `tasks/result` |
 //! | [`wire`] | `InitializeResult`, server capabilities, the 2025 `tools/list` entry |
 //!
@@ -29,6 +30,7 @@
 //! ([`crate::plan`]).
 
 pub mod era;
+pub mod label;
 pub mod plan;
 pub mod session;
 pub mod tasks;
@@ -36,6 +38,7 @@ pub mod version;
 pub mod wire;
 
 pub use era::{route, Era, SESSION_HEADER};
+pub use label::{session_label_index, SESSION_LABELS};
 pub use plan::{plan_legacy, LegacyAction, LegacyCall, LegacyPlan, SessionView};
 pub use session::{Phase, SessionId, SESSION_ID_RANDOM_BYTES};
 pub use version::{negotiate, serves_tasks, LEGACY_VERSIONS};

@@ -47,7 +47,8 @@ Exit codes:
   4    the task was cancelled
   5    input is needed and cannot be given (stdin is not a terminal and no --answer fits)
   6    the server refused a request (a JSON-RPC or HTTP error)
-  7    the server cannot be reached, or does not serve MCP 2026-07-28
+  7    the server cannot be reached, has no MCP endpoint at the URL, or does not serve
+       MCP 2026-07-28
   8    --timeout passed (a task keeps running on the server), or a cancelled task had not
        ended 30 s after the cancel
   130  interrupted: Ctrl-C where nothing is left to cancel (tools, get, watch, before the

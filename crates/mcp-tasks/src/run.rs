@@ -169,8 +169,26 @@ async fn connect(
     }
     match builder.connect().await {
         Ok(client) => Ok((client, terminal)),
-        Err(error) => Err(Exit::report(&error)),
+        Err(error) => {
+            let exit = Exit::report(&error);
+            if let Some(suggested) = error.endpoint_hint().and_then(|path| with_path(url, path)) {
+                crate::say!(
+                    "hint: the server's MCP endpoint is {}",
+                    shown_url(&suggested)
+                );
+            }
+            Err(exit)
+        }
     }
+}
+
+/// `url` with its path replaced by `path` (no query or fragment).
+fn with_path(url: &str, path: &str) -> Option<String> {
+    let mut url = reqwest::Url::parse(url).ok()?;
+    url.set_path(path);
+    url.set_query(None);
+    url.set_fragment(None);
+    Some(url.into())
 }
 
 async fn task(

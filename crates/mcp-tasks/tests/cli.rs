@@ -55,6 +55,21 @@ async fn exit_codes_follow_the_outcome() {
     let (code, _, err) = run(&["call", "http://127.0.0.1:9/mcp", "greet"]).await;
     assert_eq!(code, 7);
     assert!(err.contains("cannot reach the server"), "{err}");
+    // A URL without the endpoint's path: the server's 404 is reported, with the endpoint.
+    let root = url.trim_end_matches("/mcp");
+    let (code, _, err) = run(&["tools", root]).await;
+    assert_eq!(code, 7, "{err}");
+    assert!(
+        err.contains(
+            "no MCP endpoint at this URL: the server answered HTTP 404: Not found: the MCP \
+             endpoint is /mcp"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("hint: the server's MCP endpoint is {root}/mcp")),
+        "{err}"
+    );
     let (code, _, _) = run(&["call", url]).await;
     assert_eq!(code, 2, "clap's usage error");
     let (code, out, _) = run(&[

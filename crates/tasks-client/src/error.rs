@@ -12,10 +12,27 @@ pub enum ClientError {
     #[error("cannot reach the server: {}", chain(.0))]
     Transport(#[source] reqwest::Error),
     /// An HTTP error status without a JSON-RPC error body, e.g. 401, 404 or 502.
-    #[error("the server answered HTTP {status}")]
+    #[error("the server answered HTTP {status}{}", quote(body))]
     Http {
         /// The HTTP status.
         status: u16,
+        /// What the body said, when it was text: its first line, at most
+        /// [`MAX_BODY_CHARS`] characters (empty otherwise).
+        body: String,
+    },
+    /// [`crate::Client::discover`] (so also `connect`) found no MCP endpoint at the URL: the
+    /// server answered HTTP 404 without a JSON-RPC body, as a web server does for a path it
+    /// does not serve. [`ClientError::endpoint_hint`] names the endpoint when the server said
+    /// where it is.
+    #[error(
+        "no MCP endpoint at this URL: the server answered HTTP {status}{}",
+        quote(body)
+    )]
+    NoEndpoint {
+        /// The HTTP status (404).
+        status: u16,
+        /// What the body said, as in [`ClientError::Http`].
+        body: String,
     },
     /// A JSON-RPC error from the server: `error.code` is the JSON-RPC code (e.g. -32602
     /// invalid params, -32021 missing client capability), `http_status` the HTTP status it
@@ -75,6 +92,32 @@ fn chain(error: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+/// The most characters of an HTTP error body kept in [`ClientError::Http`] and
+/// [`ClientError::NoEndpoint`].
+pub const MAX_BODY_CHARS: usize = 200;
+
+/// `body` as the end of an error message: `: body`, or nothing when empty.
+fn quote(body: &str) -> String {
+    if body.is_empty() {
+        String::new()
+    } else {
+        format!(": {body}")
+    }
+}
+
+/// The first non-empty line of a text body, at most [`MAX_BODY_CHARS`] characters; empty for
+/// a body that is not UTF-8.
+pub(crate) fn body_line(bytes: &[u8]) -> String {
+    std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|text| text.lines().map(str::trim).find(|line| !line.is_empty()))
+        .map(|line| line.chars().take(MAX_BODY_CHARS).collect())
+        .unwrap_or_default()
+}
+
+/// The text by which this project's servers name their endpoint in a 404 for another path.
+const ENDPOINT_IS: &str = "the MCP endpoint is ";
+
 fn describe(supported: &[String]) -> String {
     if supported.is_empty() {
         String::new()
@@ -92,12 +135,24 @@ impl ClientError {
         }
     }
 
+    /// For [`ClientError::NoEndpoint`] from a server that said where its endpoint is (this
+    /// project's servers answer a 404 for another path with `Not found: the MCP endpoint is
+    /// /mcp`): that path, e.g. `/mcp`.
+    pub fn endpoint_hint(&self) -> Option<&str> {
+        let ClientError::NoEndpoint { body, .. } = self else {
+            return None;
+        };
+        let (_, path) = body.split_once(ENDPOINT_IS)?;
+        let path = path.trim();
+        (path.starts_with('/') && !path.contains(char::is_whitespace)).then_some(path)
+    }
+
     /// Whether trying again later may succeed: a transport failure, or HTTP 429, 502, 503
     /// or 504 (with or without a JSON-RPC body, e.g. the server's -32603 "Too many tasks").
     pub fn is_retryable(&self) -> bool {
         match self {
             ClientError::Transport(error) => !error.is_builder() && !error.is_decode(),
-            ClientError::Http { status } => retryable_status(*status),
+            ClientError::Http { status, .. } => retryable_status(*status),
             ClientError::Rpc { http_status, .. } => retryable_status(*http_status),
             _ => false,
         }

@@ -85,7 +85,7 @@ mod transport;
 pub use client::{
     Client, ClientBuilder, CONNECT_TIMEOUT, MAX_INPUT_ROUNDS, MAX_TOOLS, MAX_TOOL_PAGES,
 };
-pub use error::ClientError;
+pub use error::{ClientError, MAX_BODY_CHARS};
 pub use execution::Execution;
 pub use handler::{Elicitation, ElicitationMode, InputHandler};
 pub use outcome::{Outcome, ToolResult};

@@ -20,7 +20,7 @@ use tasks_core::protocol::{
 };
 use tasks_core::{JsonObject, JsonRpcError, Method};
 
-use crate::error::ClientError;
+use crate::error::{body_line, ClientError};
 
 /// The JSON-RPC messages of an SSE response, in order.
 pub(crate) type MessageStream = Pin<Box<dyn Stream<Item = Result<Value, ClientError>> + Send>>;
@@ -143,7 +143,10 @@ impl Connection {
         let bytes = read_body(response).await?;
         match serde_json::from_slice::<Value>(&bytes) {
             Ok(message) if message.get("jsonrpc").is_some() => answer(message, status),
-            _ if !(200..300).contains(&status) => Err(ClientError::Http { status }),
+            _ if !(200..300).contains(&status) => Err(ClientError::Http {
+                status,
+                body: body_line(&bytes),
+            }),
             _ => Err(ClientError::malformed(
                 "the answer is not a JSON-RPC message",
             )),
@@ -167,7 +170,10 @@ impl Connection {
                 answer(message, status)?;
                 Err(ClientError::malformed("expected a stream, got one message"))
             }
-            _ if !(200..300).contains(&status) => Err(ClientError::Http { status }),
+            _ if !(200..300).contains(&status) => Err(ClientError::Http {
+                status,
+                body: body_line(&bytes),
+            }),
             _ => Err(ClientError::malformed("the answer is not a stream")),
         }
     }
@@ -267,6 +273,7 @@ fn answer(mut message: Value, http_status: u16) -> Result<JsonObject, ClientErro
         Some(Value::Object(result)) if (200..300).contains(&http_status) => Ok(result),
         _ if !(200..300).contains(&http_status) => Err(ClientError::Http {
             status: http_status,
+            body: String::new(),
         }),
         _ => Err(ClientError::malformed("a response without a result object")),
     }

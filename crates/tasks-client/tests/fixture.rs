@@ -481,6 +481,37 @@ async fn a_server_of_another_era_is_a_typed_error() {
     assert!(error.to_string().contains("2025-11-25"), "{error}");
 }
 
+#[tokio::test]
+async fn a_url_without_the_endpoint_says_what_the_server_said_and_where_the_endpoint_is() {
+    let server = fixture(100).await;
+    let root = server.url().trim_end_matches("/mcp").to_owned();
+    let error = Client::connect(&format!("{root}/"))
+        .await
+        .expect_err("no endpoint at /");
+    assert!(
+        matches!(&error, ClientError::NoEndpoint { status: 404, body }
+            if body == "Not found: the MCP endpoint is /mcp"),
+        "{error:?}"
+    );
+    assert_eq!(error.endpoint_hint(), Some("/mcp"));
+    assert_eq!(
+        error.to_string(),
+        "no MCP endpoint at this URL: the server answered HTTP 404: Not found: the MCP endpoint \
+         is /mcp"
+    );
+    // Another web server's 404 keeps its first line, and names no endpoint.
+    let other =
+        serve(axum::Router::new().route("/elsewhere", axum::routing::get(|| async { "unused" })))
+            .await;
+    let error = Client::connect(&other).await.expect_err("no endpoint");
+    assert!(
+        matches!(&error, ClientError::NoEndpoint { status: 404, .. }),
+        "{error:?}"
+    );
+    assert_eq!(error.endpoint_hint(), None);
+    assert!(!error.is_retryable());
+}
+
 /// Answers everything: forms as [`Forms`] does, sampling with a fixed text, two roots.
 struct Everything(Forms);
 
@@ -712,7 +743,7 @@ async fn retrying_gives_up_after_retry_for_and_huge_deadlines_are_none() {
     assert!(
         matches!(
             error,
-            ClientError::Http { status: 503 }
+            ClientError::Http { status: 503, .. }
                 | ClientError::Rpc {
                     http_status: 503,
                     ..

@@ -147,3 +147,30 @@ async fn nothing_secret_is_logged_at_trace_level() {
         assert!(!logs.contains(secret), "{secret:?} was logged:\n{logs}");
     }
 }
+
+/// A server bound with `ServerBuilder::bind` says once, at INFO, where it serves and on what
+/// store (a library server was silent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bound_server_logs_its_url_and_store_at_info() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    tracing_subscriber::fmt()
+        .with_env_filter("info")
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .init();
+    let server = start(settings()).await;
+    let node = server.dispatcher().runtime().node();
+    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("serving MCP")).collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    for field in [
+        format!("url={}", server.url()),
+        "store=\"memory\"".to_owned(),
+        format!("node={node}"),
+        " INFO ".to_owned(),
+    ] {
+        assert!(lines[0].contains(&field), "{field} in {}", lines[0]);
+    }
+    server.shutdown().await;
+}

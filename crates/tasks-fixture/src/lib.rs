@@ -13,7 +13,6 @@
 
 pub mod app;
 pub mod memory;
-pub mod secret;
 pub mod settings;
 pub mod store;
 pub mod tools;
@@ -61,7 +60,7 @@ pub async fn open_server(settings: &Settings) -> Result<ServerBuilder, String> {
     .await?;
     let mut builder = server(settings).store(store);
     if let Some(path) = settings.secret_path() {
-        let secret = secret::load_or_create(&path)
+        let secret = tasks_runtime::load_or_create_secret(&path)
             .map_err(|error| format!("cannot use secret file {}: {error}", path.display()))?;
         builder = builder.secret(&secret);
     } else if matches!(settings.store, store::StoreSpec::Postgres(_)) {

@@ -326,7 +326,9 @@ impl ServerBuilder {
     }
 
     /// Binds `addr` and serves the endpoint at [`ServerBuilder::path`] (default `/mcp`) with
-    /// [`serve`](crate::serve): [`ServerBuilder::into_service`] with its own HTTP server.
+    /// [`serve`](crate::serve): [`ServerBuilder::into_service`] with its own HTTP server. Logs
+    /// one INFO line through `tracing` once it listens: `serving MCP` with the URL, the kind
+    /// of store and the node id (nothing is printed without a `tracing` subscriber).
     ///
     /// # Errors
     /// When the address cannot be bound, or the store fails during recovery.
@@ -335,6 +337,13 @@ impl ServerBuilder {
         let listener = TcpListener::bind(addr).await?;
         let local_addr = listener.local_addr()?;
         let (service, handle) = self.into_service().await?;
+        let runtime = handle.dispatcher().runtime();
+        tracing::info!(
+            url = %format!("http://{local_addr}{path}"),
+            store = runtime.store_kind(),
+            node = %runtime.node(),
+            "serving MCP"
+        );
         let serving = tokio::spawn(crate::server::serve(
             listener,
             AtPath {

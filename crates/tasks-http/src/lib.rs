@@ -136,7 +136,9 @@ pub mod prelude {
     pub use schemars::JsonSchema;
     pub use serde::Deserialize;
     pub use tasks_core::{ClientCapability, ElicitAnswer, TaskPolicy};
-    pub use tasks_runtime::{error_result, text_result, Recovery, Tool, ToolContext, ToolError};
+    pub use tasks_runtime::{
+        error_result, load_or_create_secret, text_result, Recovery, Tool, ToolContext, ToolError,
+    };
 }
 
 /// The README's library example, compiled as a doctest.

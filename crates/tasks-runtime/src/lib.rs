@@ -75,7 +75,7 @@
 //! | `registry` ([`Tool`]) | `context` |
 //! | `context` ([`ToolContext`]) | `port`, `status`, `notify`, `error`, `work`, `scope` |
 //! | `status` | `port` |
-//! | `port`, `error`, `notify`, `store`, `work`, `scope`, `clock`, `config`, `events` | the leaves |
+//! | `port`, `error`, `notify`, `store`, `work`, `scope`, `clock`, `config`, `events`, `secret` | the leaves |
 //!
 //! ## Cargo features
 //!
@@ -109,6 +109,7 @@ pub mod recovery;
 pub mod registry;
 pub mod runtime;
 pub mod scope;
+mod secret;
 mod status;
 pub mod store;
 pub mod sync;
@@ -128,6 +129,7 @@ pub use registry::{
 };
 pub use runtime::TaskRuntime;
 pub use scope::{Scope, ScopeKey};
+pub use secret::{load_or_create_secret, MIN_SECRET_BYTES, SECRET_BYTES};
 pub use store::memory::MemoryStore;
 pub use store::{
     Authority, CasOutcome, Change, Claimed, Created, Lease, Liveness, NodeId, Snapshot,

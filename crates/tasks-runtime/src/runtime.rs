@@ -81,6 +81,12 @@ impl TaskRuntime {
         }
     }
 
+    /// What kind of store the runtime keeps its tasks in ([`Store::kind`]): `memory`, `sqlite`,
+    /// `postgresql` or `custom`.
+    pub fn store_kind(&self) -> &'static str {
+        self.inner.store.kind()
+    }
+
     /// Whether the store accepted this node's last lease renewal, a write made every
     /// [`LeaseConfig::tick`](crate::LeaseConfig::tick) by the liveness loop
     /// ([`TaskRuntime::spawn_liveness`]): `false` while the store cannot be written (a durable

@@ -238,4 +238,8 @@ impl Store for PostgresStore {
     fn clock(&self) -> Option<Arc<dyn Clock>> {
         Some(self.db.clock.clone())
     }
+
+    fn kind(&self) -> &'static str {
+        "postgresql"
+    }
 }

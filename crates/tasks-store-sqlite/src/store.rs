@@ -177,6 +177,10 @@ fn encoding(error: serde_json::Error) -> StoreError {
 
 #[async_trait]
 impl Store for SqliteStore {
+    fn kind(&self) -> &'static str {
+        "sqlite"
+    }
+
     async fn create(
         &self,
         task: NewTask,

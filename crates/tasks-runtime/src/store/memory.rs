@@ -133,6 +133,10 @@ impl MemoryStore {
 
 #[async_trait]
 impl Store for MemoryStore {
+    fn kind(&self) -> &'static str {
+        "memory"
+    }
+
     async fn create(
         &self,
         task: NewTask,

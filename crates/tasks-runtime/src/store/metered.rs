@@ -153,4 +153,8 @@ impl Store for Metered {
     fn clock(&self) -> Option<Arc<dyn Clock>> {
         self.inner.clock()
     }
+
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
 }

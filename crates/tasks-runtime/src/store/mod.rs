@@ -339,4 +339,10 @@ pub trait Store: Send + Sync + 'static {
     fn clock(&self) -> Option<Arc<dyn Clock>> {
         None
     }
+
+    /// What kind of store this is, for logs and diagnostics: `memory`, `sqlite`, `postgresql`,
+    /// or (the default) `custom`.
+    fn kind(&self) -> &'static str {
+        "custom"
+    }
 }

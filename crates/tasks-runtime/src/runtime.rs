@@ -537,6 +537,7 @@ async fn store_and_start(
         snapshot.task.id().clone(),
         work,
         handle,
+        created.lease,
         permit,
     ));
     // The worker's first step runs here, before the answer: work that finishes at once (and

@@ -99,7 +99,11 @@ async fn a_claim_by_one_instance_fences_the_others_worker() {
         .expect("claim on b");
     assert_eq!(claimed.len(), 1, "a's expired lease orphaned its task");
     let lease_b = claimed[0].lease;
-    assert_eq!((lease_b.generation, lease_b.attempt), (2, 2));
+    assert_eq!(
+        (lease_b.generation, lease_b.attempt),
+        (2, 1),
+        "a claim raises the generation; the attempt is charged when the re-run starts"
+    );
     assert_eq!(*claimed[0].work, work(&scope, "orphan"));
 
     // A wakes up late: its heartbeat is lost and its worker's write is fenced.

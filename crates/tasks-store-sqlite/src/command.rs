@@ -51,6 +51,11 @@ pub(crate) enum Op {
         now: Timestamp,
         max: usize,
     },
+    ChargeAttempt {
+        id: TaskId,
+        lease: Lease,
+        now: Timestamp,
+    },
     /// Test support: sets `PRAGMA max_page_count` (so a write can fail for want of space).
     MaxPageCount {
         pages: u64,
@@ -91,5 +96,6 @@ pub(crate) enum Answer {
     Done,
     Liveness(Liveness),
     Claimed(Vec<Claimed>),
+    Charged(Option<Lease>),
     Pages(u64),
 }

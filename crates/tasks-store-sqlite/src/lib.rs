@@ -44,7 +44,9 @@
 //! deletes every node lease, so the previous process's unfinished tasks are orphans at once
 //! and the runtime's recovery (`TaskRuntime::recover`, which calls
 //! [`claim_orphans`](tasks_runtime::Store::claim_orphans)) takes them over with a raised
-//! generation and attempt. The store never fails or re-runs a task by itself.
+//! generation; a re-run's attempt is charged when it starts
+//! ([`charge_attempt`](tasks_runtime::Store::charge_attempt)), never by the claim. The store
+//! never fails or re-runs a task by itself.
 //!
 //! # Reads
 //!

@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::store::CreateLimits;
 use tasks_runtime::{
-    Authority, CasOutcome, Claimed, Created, Liveness, NodeId, Scope, Snapshot, Store, StoreError,
-    Work,
+    Authority, CasOutcome, Claimed, Created, Lease, Liveness, NodeId, Scope, Snapshot, Store,
+    StoreError, Work,
 };
 use tokio::sync::oneshot;
 
@@ -320,6 +320,23 @@ impl Store for SqliteStore {
         };
         match self.call(op).await? {
             Answer::Claimed(claimed) => Ok(claimed),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn charge_attempt(
+        &self,
+        id: &TaskId,
+        lease: &Lease,
+        now: Timestamp,
+    ) -> Result<Option<Lease>, StoreError> {
+        let op = Op::ChargeAttempt {
+            id: id.clone(),
+            lease: *lease,
+            now,
+        };
+        match self.call(op).await? {
+            Answer::Charged(charged) => Ok(charged),
             other => Err(unexpected(other)),
         }
     }

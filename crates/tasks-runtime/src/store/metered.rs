@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
 
 use super::{
-    Authority, CasOutcome, Change, Claimed, CreateLimits, Created, Liveness, NodeId, Snapshot,
-    StatusCounts, Store, StoreError,
+    Authority, CasOutcome, Change, Claimed, CreateLimits, Created, Lease, Liveness, NodeId,
+    Snapshot, StatusCounts, Store, StoreError,
 };
 use crate::clock::Clock;
 use crate::metrics::RuntimeMetrics;
@@ -138,6 +138,16 @@ impl Store for Metered {
         max: usize,
     ) -> Result<Vec<Claimed>, StoreError> {
         self.timed("claim_orphans", self.inner.claim_orphans(node, now, max))
+            .await
+    }
+
+    async fn charge_attempt(
+        &self,
+        id: &TaskId,
+        lease: &Lease,
+        now: Timestamp,
+    ) -> Result<Option<Lease>, StoreError> {
+        self.timed("charge_attempt", self.inner.charge_attempt(id, lease, now))
             .await
     }
 

@@ -36,6 +36,7 @@ pub(crate) enum Op {
     },
     Register {
         node: NodeId,
+        now: Timestamp,
         expires: Timestamp,
     },
     Heartbeat {
@@ -60,6 +61,23 @@ pub(crate) enum Op {
     MaxPageCount {
         pages: u64,
     },
+}
+
+impl Op {
+    /// The time the write acts at, if it has one: the batch raises the clock's high-water
+    /// mark to the latest.
+    pub(crate) fn time(&self) -> Option<Timestamp> {
+        match self {
+            Op::Create(new) => Some(new.task.created_at()),
+            Op::Transition(cas) => Some(cas.now),
+            Op::Reap { now }
+            | Op::Register { now, .. }
+            | Op::Heartbeat { now, .. }
+            | Op::Claim { now, .. }
+            | Op::ChargeAttempt { now, .. } => Some(*now),
+            Op::Retire { .. } | Op::MaxPageCount { .. } => None,
+        }
+    }
 }
 
 /// A task to create.

@@ -72,7 +72,7 @@ pub(crate) fn execute(
         Op::Create(new) => create(conn, counters, new),
         Op::Transition(cas) => transition(conn, counters, cas),
         Op::Reap { now } => reap(conn, counters, now),
-        Op::Register { node, expires } => {
+        Op::Register { node, expires, .. } => {
             conn.prepare_cached(sql::REGISTER_NODE)?
                 .execute(params![sql::node(&node), sql::ms(expires)])?;
             Ok(Outcome::kept(Answer::Done, None))

@@ -90,6 +90,14 @@ WHERE id = ?1 AND owner_node = ?2 AND generation = ?3 \
   AND (expires_at_ms IS NULL OR expires_at_ms > ?4) \
 RETURNING attempt";
 
+/// The clock's high-water mark (ms), read at open.
+pub(crate) const HIGH_WATER: &str = "SELECT high_water_ms FROM clock WHERE id = 1";
+
+/// Raises the clock's high-water mark to `?1` (never lowers it).
+pub(crate) const RAISE_HIGH_WATER: &str = "\
+INSERT INTO clock (id, high_water_ms) VALUES (1, ?1) \
+ON CONFLICT (id) DO UPDATE SET high_water_ms = max(high_water_ms, excluded.high_water_ms)";
+
 /// Every stored task, for the read model at start-up.
 pub(crate) const LOAD: &str = "SELECT id, scope, revision, status, task, work FROM tasks";
 

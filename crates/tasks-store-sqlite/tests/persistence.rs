@@ -282,7 +282,7 @@ async fn the_file_passes_the_integrity_check_after_a_workload() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .expect("user_version");
-    assert_eq!(version, 1);
+    assert_eq!(version, 2);
     let rows: i64 = conn
         .query_row("SELECT count(*) FROM tasks", [], |row| row.get(0))
         .expect("count");

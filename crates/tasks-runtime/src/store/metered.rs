@@ -163,4 +163,8 @@ impl Store for Metered {
     fn clock(&self) -> Option<Arc<dyn Clock>> {
         self.inner.clock()
     }
+
+    fn time_floor(&self) -> Timestamp {
+        self.inner.time_floor()
+    }
 }

@@ -26,7 +26,8 @@
 //! overwrite what its successor wrote.
 //!
 //! Times are passed in (`now`, milliseconds since the Unix epoch) so the contract is testable
-//! without a clock. A store shared by several processes offers its own [`Store::clock`] (for
+//! without a clock; the runtime never passes a `now` below an earlier one, nor below the
+//! store's [`Store::time_floor`]. A store shared by several processes offers its own [`Store::clock`] (for
 //! example the database server's time), which the runtime then uses for every `now`, so that
 //! task timestamps, TTL and leases agree across nodes.
 //!
@@ -358,5 +359,15 @@ pub trait Store: Send + Sync + 'static {
     /// to let the runtime use the local wall clock.
     fn clock(&self) -> Option<Arc<dyn Clock>> {
         None
+    }
+
+    /// The highest time (ms since the Unix epoch) this store had acted on when it was opened:
+    /// a durable store keeps the highest `now` (and creation time) of the writes it committed.
+    /// A runtime over a store without a [`Store::clock`] never reads its clock below it
+    /// ([`crate::clock::Monotonic`]), so a host clock set back across a restart neither
+    /// brings back a task that had expired nor shortens a TTL or a lease. The Unix epoch (the
+    /// default) for a store that remembers nothing.
+    fn time_floor(&self) -> Timestamp {
+        Timestamp::from_unix_millis(0)
     }
 }

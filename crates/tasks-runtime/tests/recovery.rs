@@ -463,7 +463,8 @@ async fn a_parked_task_survives_more_restarts_than_max_attempts() {
     );
 }
 
-/// A [`MemoryStore`] whose next `failures` worker writes fail with a backend error.
+/// A [`MemoryStore`] whose next `failures` worker writes (transitions under a lease, attempt
+/// charges) fail with a backend error.
 struct FlakyStore {
     inner: MemoryStore,
     failures: AtomicU32,
@@ -555,6 +556,13 @@ impl Store for FlakyStore {
         lease: &tasks_runtime::Lease,
         now: tasks_core::Timestamp,
     ) -> Result<Option<tasks_runtime::Lease>, tasks_runtime::StoreError> {
+        if self
+            .failures
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            return Err(tasks_runtime::StoreError::Backend("disk full".into()));
+        }
         self.inner.charge_attempt(id, lease, now).await
     }
 
@@ -604,6 +612,42 @@ async fn outcomes_are_retried_while_the_store_fails() {
     runs.gate.notify_waiters();
     let done = wait_terminal(&c, &scope, &id).await;
     assert_eq!(done.status(), TaskStatus::Completed);
+    assert_eq!(
+        store.failures.load(Ordering::SeqCst),
+        0,
+        "the failures happened"
+    );
+}
+
+/// A re-run's attempt charge meets a failing store twice: it is retried, and the re-run then
+/// starts as attempt 2 (a re-run given up on would leave the task `working` under a live node
+/// with nothing running it).
+#[tokio::test(start_paused = true)]
+async fn a_rerun_charges_its_attempt_through_a_failing_store() {
+    let store = Arc::new(FlakyStore {
+        inner: MemoryStore::new(),
+        failures: AtomicU32::new(0),
+    });
+    let cluster = Cluster {
+        store: store.clone(),
+        clock: Arc::new(TokioClock::starting_at(T0)),
+    };
+    let runs = Arc::new(Runs::default());
+    let a = cluster.node(vec![job(runs.clone(), Recovery::rerun(), false)]);
+    a.recover().await.unwrap();
+    let scope = Scope::shared();
+    let id = a.create_task(work("job")).await.unwrap().id().clone();
+    past_the_lease().await;
+
+    store.failures.store(2, Ordering::SeqCst);
+    let b = cluster.node(vec![job(runs.clone(), Recovery::rerun(), false)]);
+    assert_eq!(b.recover().await.unwrap(), 1);
+    let done = wait_terminal(&b, &scope, &id).await;
+    assert_eq!(result_text(&done).as_deref(), Some("attempt 2 answer null"));
+    assert_eq!(
+        runs.seen().iter().map(|r| r.0).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
     assert_eq!(
         store.failures.load(Ordering::SeqCst),
         0,

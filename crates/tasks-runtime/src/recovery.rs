@@ -36,7 +36,7 @@ use tasks_core::{Event, McpError, TaskStatus};
 use tokio::task::JoinHandle;
 
 use crate::config::LeaseConfig;
-use crate::inner::{store_error, Inner, WorkerHandle};
+use crate::inner::{patiently, store_error, Inner, WorkerHandle};
 use crate::registry::{Recovery, Tool};
 use crate::store::{Claimed, Lease, Liveness, NodeId};
 use crate::worker;
@@ -172,28 +172,23 @@ async fn take_over(inner: &Arc<Inner>, claimed: Claimed) {
 
 /// Charges the re-run of `id` its attempt, right before its tool starts; the lease with the
 /// new attempt, or `None` when the task is no longer this worker's (finished, cancelled,
-/// expired, taken over) or the worker was stopped. Retries while the store fails (backing off
-/// from 100 ms to 5 s): a re-run that never starts would leave the task `working` under a live
+/// expired, taken over) or the worker was stopped. Retries while the store fails
+/// ([`patiently`]): a re-run that never starts would leave the task `working` under a live
 /// node with nothing running it.
 async fn charge(inner: &Inner, id: &tasks_core::TaskId, handle: &WorkerHandle) -> Option<Lease> {
-    let mut backoff = std::time::Duration::from_millis(100);
-    loop {
-        if handle.cancel.is_cancelled() {
-            return None;
-        }
-        let now = inner.clock.now();
-        match inner.store.charge_attempt(id, &handle.lease, now).await {
-            Ok(charged) => return charged,
-            Err(error) => {
-                tracing::warn!(%error, task = %id.as_str(), "charging a re-run's attempt failed; retrying");
-                tokio::select! {
-                    () = tokio::time::sleep(backoff) => {}
-                    () = handle.cancel.cancelled() => return None,
-                }
-                backoff = (backoff * 2).min(std::time::Duration::from_secs(5));
-            }
-        }
+    if handle.cancel.is_cancelled() {
+        return None;
     }
+    let charged = patiently(&handle.cancel, || async {
+        let now = inner.clock.now();
+        inner
+            .store
+            .charge_attempt(id, &handle.lease, now)
+            .await
+            .map_err(store_error)
+    })
+    .await?;
+    charged.ok().flatten()
 }
 
 /// Stops every local worker and registers again under a new node id.

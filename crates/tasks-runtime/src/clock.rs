@@ -52,3 +52,82 @@ impl Clock for TokioClock {
         Timestamp::from_unix_millis(self.base_ms.saturating_add(elapsed))
     }
 }
+
+/// A clock that never goes back and never reads below a floor: the highest time the store has
+/// acted on ([`crate::Store::time_floor`]). [`crate::TaskRuntime`] wraps its clock in one unless
+/// the store brings its own ([`crate::Store::clock`]).
+///
+/// When the wrapped clock steps back (the host's clock was set back, before a restart or
+/// while running), readings stand still at the highest one handed out until the wrapped clock
+/// passes it again: TTLs, leases and task timestamps then last longer by up to the step, never
+/// shorter, and a task that was expired at some reading stays expired (this server's choice,
+/// see docs/durability.md, "When the clock moves").
+#[derive(Debug)]
+pub struct Monotonic<C: ?Sized> {
+    high_ms: std::sync::atomic::AtomicU64,
+    /// Whether the last reading was held (for one warning per step back).
+    held: std::sync::atomic::AtomicBool,
+    inner: std::sync::Arc<C>,
+}
+
+impl<C: Clock + ?Sized> Monotonic<C> {
+    /// `inner`, never read below `floor` nor below an earlier reading.
+    pub fn new(inner: std::sync::Arc<C>, floor: Timestamp) -> Self {
+        Monotonic {
+            high_ms: std::sync::atomic::AtomicU64::new(floor.unix_millis()),
+            held: std::sync::atomic::AtomicBool::new(false),
+            inner,
+        }
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for Monotonic<C> {
+    fn now(&self) -> Timestamp {
+        use std::sync::atomic::Ordering;
+        let read = self.inner.now().unix_millis();
+        let before = self.high_ms.fetch_max(read, Ordering::AcqRel);
+        let held = before > read;
+        if held != self.held.swap(held, Ordering::Relaxed) && held {
+            tracing::warn!(
+                behind_ms = before - read,
+                "the wall clock is behind the highest time this server has acted on; \
+                 time stands still until it catches up"
+            );
+        }
+        Timestamp::from_unix_millis(before.max(read))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// A clock a test sets by hand.
+    struct Manual(AtomicU64);
+
+    impl Clock for Manual {
+        fn now(&self) -> Timestamp {
+            Timestamp::from_unix_millis(self.0.load(Ordering::Relaxed))
+        }
+    }
+
+    #[test]
+    fn monotonic_holds_at_the_floor_and_at_the_highest_reading() {
+        let manual = Arc::new(Manual(AtomicU64::new(5_000)));
+        let clock = Monotonic::new(manual.clone(), Timestamp::from_unix_millis(7_000));
+        assert_eq!(clock.now().unix_millis(), 7_000, "never below the floor");
+        manual.0.store(8_000, Ordering::Relaxed);
+        assert_eq!(clock.now().unix_millis(), 8_000, "follows once past it");
+        manual.0.store(2_000, Ordering::Relaxed);
+        assert_eq!(clock.now().unix_millis(), 8_000, "a step back stands still");
+        manual.0.store(8_001, Ordering::Relaxed);
+        assert_eq!(
+            clock.now().unix_millis(),
+            8_001,
+            "and moves on once caught up"
+        );
+    }
+}

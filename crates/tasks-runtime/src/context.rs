@@ -274,9 +274,10 @@ impl ToolContext {
         }
     }
 
-    /// Which run of the task this is: 1 for the first, one more for each take-over after its
-    /// worker died or its node stopped ([`Recovery::Rerun`](crate::Recovery)), a restart while
-    /// the task was parked for input included. Always 1 in a synchronous call.
+    /// Which run of the task this is: 1 for the first, one more for each re-run that started
+    /// after its worker died or its node stopped ([`Recovery::Rerun`](crate::Recovery)), a
+    /// restart while the task was parked for input included; a take-over that never started
+    /// the tool (its node stopped first) does not count. Always 1 in a synchronous call.
     pub fn attempt(&self) -> u32 {
         match &self.mode {
             InputMode::Task(task) => task.lease.attempt,

@@ -145,9 +145,10 @@ pub(crate) fn store_error(error: StoreError) -> McpError {
 
 /// Runs `step` until it succeeds or fails otherwise than by a store failure, backing off from
 /// 100 ms to 5 s between tries, or until `cancel` fires (then `None`). A worker asking for
-/// input uses it: a store that is briefly unreachable (a database failover, a terminated
-/// connection) must not fail a task that was only waiting for its user.
-async fn patiently<T, F, Fut>(
+/// input uses it (a store that is briefly unreachable, a database failover or a terminated
+/// connection, must not fail a task that was only waiting for its user), and so does a re-run
+/// charging its attempt.
+pub(crate) async fn patiently<T, F, Fut>(
     cancel: &CancellationToken,
     mut step: F,
 ) -> Option<Result<T, McpError>>
@@ -159,7 +160,7 @@ where
     loop {
         match step().await {
             Err(McpError::Internal(STORE_FAILURE)) => {
-                tracing::warn!("the store failed while a task asked for input; retrying");
+                tracing::warn!("the store failed while a task's worker wrote; retrying");
                 tokio::select! {
                     () = tokio::time::sleep(backoff) => {}
                     () = cancel.cancelled() => return None,

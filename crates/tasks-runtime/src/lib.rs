@@ -116,7 +116,7 @@ pub mod sync;
 pub mod work;
 mod worker;
 
-pub use clock::{Clock, TokioClock};
+pub use clock::{Clock, Monotonic, TokioClock};
 pub use config::{LeaseConfig, Limits, RuntimeConfig};
 pub use context::ToolContext;
 pub use error::ToolError;

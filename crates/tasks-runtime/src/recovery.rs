@@ -24,6 +24,10 @@
 //!   before it runs (it holds none while it waits), and a task failed by policy needs none.
 //!   Claiming only as many as there are free slots would leave a crashed node's parked tasks
 //!   (which hold no slot) unrecovered for a long time.
+//! * An attempt is a run: a claim charges none. A re-run charges its attempt
+//!   ([`crate::Store::charge_attempt`]) once it has its slot, right before the tool starts, so a
+//!   node that claims tasks and dies before it had slots for them uses up none of their
+//!   attempts. `max_attempts` is checked at the claim against the runs already started.
 //! * No per-task expiry timers: the reaper stops the local worker of an expired task, as before.
 
 use std::sync::{Arc, Weak};
@@ -32,9 +36,9 @@ use tasks_core::{Event, McpError, TaskStatus};
 use tokio::task::JoinHandle;
 
 use crate::config::LeaseConfig;
-use crate::inner::{store_error, Inner, WorkerHandle};
+use crate::inner::{patiently, store_error, Inner, WorkerHandle};
 use crate::registry::{Recovery, Tool};
-use crate::store::{Claimed, Liveness, NodeId};
+use crate::store::{Claimed, Lease, Liveness, NodeId};
 use crate::worker;
 
 /// `error.message` of a task failed by recovery under [`Recovery::Fail`] (or whose tool is no
@@ -100,7 +104,8 @@ fn failure(tool: Option<&Arc<Tool>>, claimed: &Claimed) -> Option<String> {
         Recovery::Rerun { .. } if claimed.snapshot.task.status() == TaskStatus::InputRequired => {
             None
         }
-        Recovery::Rerun { max_attempts } if claimed.lease.attempt > max_attempts => {
+        // `lease.attempt` counts the runs started so far (a claim charges none).
+        Recovery::Rerun { max_attempts } if claimed.lease.attempt >= max_attempts => {
             Some(message_exhausted(max_attempts))
         }
         Recovery::Rerun { .. } => None,
@@ -157,8 +162,33 @@ async fn take_over(inner: &Arc<Inner>, claimed: Claimed) {
             }
         };
         let Ok(permit) = permit else { return };
-        worker::run(inner, tool, id, work, handle, permit).await;
+        let Some(lease) = charge(&inner, &id, &handle).await else {
+            inner.forget_worker(&id, &handle);
+            return;
+        };
+        worker::run(inner, tool, id, work, handle, lease, permit).await;
     });
+}
+
+/// Charges the re-run of `id` its attempt, right before its tool starts; the lease with the
+/// new attempt, or `None` when the task is no longer this worker's (finished, cancelled,
+/// expired, taken over) or the worker was stopped. Retries while the store fails
+/// ([`patiently`]): a re-run that never starts would leave the task `working` under a live
+/// node with nothing running it.
+async fn charge(inner: &Inner, id: &tasks_core::TaskId, handle: &WorkerHandle) -> Option<Lease> {
+    if handle.cancel.is_cancelled() {
+        return None;
+    }
+    let charged = patiently(&handle.cancel, || async {
+        let now = inner.clock.now();
+        inner
+            .store
+            .charge_attempt(id, &handle.lease, now)
+            .await
+            .map_err(store_error)
+    })
+    .await?;
+    charged.ok().flatten()
 }
 
 /// Stops every local worker and registers again under a new node id.

@@ -122,9 +122,10 @@ pub enum Recovery {
     #[default]
     Fail,
     /// The tool runs again from the start, at least once. A task interrupted while working is
-    /// re-run while its attempt number is at most `max_attempts` (then it fails with -32603
+    /// re-run while it has run fewer than `max_attempts` times (then it fails with -32603
     /// `Task interrupted: the server stopped while it ran, and it had already run
-    /// <max_attempts> times`); a task interrupted while parked for input is always re-run (its
+    /// <max_attempts> times`). Only runs that started count: a node that took the task over
+    /// and stopped before a worker slot was free for it used up none; a task interrupted while parked for input is always re-run (its
     /// run stops at the same question, so restarts while it waits use up nothing). The re-run
     /// sees the same
     /// [`ToolContext::idempotency_key`](crate::ToolContext::idempotency_key), a higher

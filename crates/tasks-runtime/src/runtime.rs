@@ -10,7 +10,7 @@ use tasks_core::{Event, McpError, NewTask, Task, TaskId};
 use tokio::sync::{broadcast, Semaphore};
 use tokio::task::JoinHandle;
 
-use crate::clock::{Clock, TokioClock};
+use crate::clock::{Clock, Monotonic, TokioClock};
 use crate::config::RuntimeConfig;
 use crate::events::StatusEvent;
 use crate::inner::{store_error, Inner, WorkerHandle};
@@ -51,12 +51,21 @@ impl TaskRuntime {
     }
 
     /// A runtime with an explicit clock (tests drive [`TokioClock`] with tokio's paused time).
+    ///
+    /// Unless the store brings its own clock ([`Store::clock`], whose readings it answers
+    /// for), the clock is made [`Monotonic`] from the store's [`Store::time_floor`]: the
+    /// runtime's time never goes back, across restarts of a durable store included.
     pub fn with_clock(
         store: Arc<dyn Store>,
         tools: ToolRegistry,
         config: RuntimeConfig,
         clock: Arc<dyn Clock>,
     ) -> Self {
+        let clock: Arc<dyn Clock> = if store.clock().is_some() {
+            clock
+        } else {
+            Arc::new(Monotonic::new(clock, store.time_floor()))
+        };
         let (events, _) = broadcast::channel(EVENT_CHANNEL_CAPACITY);
         let slots = Arc::new(Semaphore::new(config.limits.max_workers));
         let metrics = crate::metrics::RuntimeMetrics::default();
@@ -566,6 +575,7 @@ async fn store_and_start(
         snapshot.task.id().clone(),
         work,
         handle,
+        created.lease,
         permit,
     ));
     // The worker's first step runs here, before the answer: work that finishes at once (and

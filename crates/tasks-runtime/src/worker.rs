@@ -17,6 +17,7 @@ use crate::error::MESSAGE_PANIC;
 use crate::inner::{Inner, WorkerHandle};
 use crate::registry::Tool;
 use crate::status::StatusCoalescer;
+use crate::store::Lease;
 use crate::work::{encoded_len, Work};
 
 /// `error.message` of a task whose tool returned something other than a JSON object.
@@ -80,12 +81,14 @@ fn status_interval(inner: &Inner) -> Duration {
 /// the principal; empty for the shared scope), `node`, `attempt` and `trace_id` (of the creating
 /// request's W3C `traceparent`, when it had one). Events inside (status
 /// transitions, warnings) carry these fields. Arguments, answers and results are never recorded.
+/// `lease` is this run's: the handle's, with the attempt charged for the run.
 pub(crate) async fn run(
     inner: Arc<Inner>,
     tool: Arc<Tool>,
     task_id: TaskId,
     work: Arc<Work>,
     handle: Arc<WorkerHandle>,
+    lease: Lease,
     permit: OwnedSemaphorePermit,
 ) {
     let scope_tag: String = work.scope.as_str().chars().take(8).collect();
@@ -97,8 +100,8 @@ pub(crate) async fn run(
         task_id = task_id.as_str(),
         tool = tool.name(),
         scope = scope_tag.as_str(),
-        node = %handle.lease.node,
-        attempt = handle.lease.attempt,
+        node = %lease.node,
+        attempt = lease.attempt,
         trace_id = tracing::field::Empty,
     );
     // The creating request's trace, on every run of the task (a re-run, a takeover).
@@ -109,7 +112,7 @@ pub(crate) async fn run(
     {
         span.record("trace_id", trace.trace_id());
     }
-    run_tool(inner, tool, task_id, work, handle, permit)
+    run_tool(inner, tool, task_id, work, handle, lease, permit)
         .instrument(span)
         .await;
 }
@@ -120,6 +123,7 @@ async fn run_tool(
     task_id: TaskId,
     work: Arc<Work>,
     handle: Arc<WorkerHandle>,
+    lease: Lease,
     permit: OwnedSemaphorePermit,
 ) {
     tracing::debug!("task worker started");
@@ -131,7 +135,7 @@ async fn run_tool(
         port: inner.clone(),
         task_id: task_id.clone(),
         scope: scope.clone(),
-        lease: handle.lease,
+        lease,
         permit: tokio::sync::Mutex::new(Some(permit)),
         slots: inner.slots.clone(),
         parked: AtomicUsize::new(0),
@@ -163,9 +167,7 @@ async fn run_tool(
     let released = input.permit.lock().await.take();
     drop((released, input));
     if let Some(event) = event {
-        inner
-            .commit_final(&scope, &task_id, event, &handle.lease)
-            .await;
+        inner.commit_final(&scope, &task_id, event, &lease).await;
     }
     inner.forget_worker(&task_id, &handle);
     cancel.cancel();

@@ -115,6 +115,15 @@ impl Store for Hinting {
     async fn retire_node(&self, node: &NodeId) -> Result<(), StoreError> {
         self.inner.retire_node(node).await
     }
+    async fn charge_attempt(
+        &self,
+        id: &tasks_core::TaskId,
+        lease: &tasks_runtime::Lease,
+        now: tasks_core::Timestamp,
+    ) -> Result<Option<tasks_runtime::Lease>, tasks_runtime::StoreError> {
+        self.inner.charge_attempt(id, lease, now).await
+    }
+
     async fn claim_orphans(
         &self,
         node: &NodeId,

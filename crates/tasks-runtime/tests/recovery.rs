@@ -45,11 +45,16 @@ impl Cluster {
 
     /// A node serving `tools`.
     fn node(&self, tools: Vec<Tool>) -> TaskRuntime {
+        self.node_with(tools, config())
+    }
+
+    /// A node serving `tools` with `config`.
+    fn node_with(&self, tools: Vec<Tool>, config: RuntimeConfig) -> TaskRuntime {
         let mut registry = ToolRegistry::new();
         for tool in tools {
             registry.register(tool);
         }
-        TaskRuntime::with_clock(self.store.clone(), registry, config(), self.clock.clone())
+        TaskRuntime::with_clock(self.store.clone(), registry, config, self.clock.clone())
     }
 }
 
@@ -289,6 +294,83 @@ async fn reruns_stop_after_max_attempts() {
     );
 }
 
+/// A busy node restarts twice: the first restart has one worker slot for three recovered
+/// tasks, so it starts one re-run and dies with two claimed but never started. Those two have
+/// run once, not twice: the next node re-runs them (attempt 2), and fails only the one that
+/// did run twice (`max_attempts` 2).
+#[tokio::test(start_paused = true)]
+async fn a_claim_without_a_free_slot_charges_no_attempt() {
+    let cluster = Cluster::new();
+    let runs = Arc::new(Runs::default());
+    let policy = Recovery::Rerun { max_attempts: 2 };
+    let forever = |runs: Arc<Runs>| {
+        Tool::new("job", "Never finishes", move |ctx| {
+            let runs = runs.clone();
+            async move {
+                runs.record(&ctx);
+                std::future::pending::<()>().await;
+                Ok(Value::Null)
+            }
+        })
+        .with_recovery(policy)
+    };
+    let slots = |max_workers: usize| {
+        config().with_limits(tasks_runtime::Limits::default().with_max_workers(max_workers))
+    };
+    let a = cluster.node_with(vec![forever(runs.clone())], slots(3));
+    a.recover().await.unwrap();
+    let scope = Scope::shared();
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(a.create_task(work("job")).await.unwrap().id().clone());
+    }
+    assert_eq!(runs.seen().len(), 3);
+
+    past_the_lease().await;
+    let busy = cluster.node_with(vec![forever(runs.clone())], slots(1));
+    assert_eq!(busy.recover().await.unwrap(), 3, "all three are claimed");
+    // Under the paused clock a sleep returns once every spawned task is idle: the re-runs
+    // have started or wait for a slot (a failing wait here fails instead of spinning).
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(
+        runs.seen().len(),
+        4,
+        "one slot: one re-run starts, two wait"
+    );
+    assert_eq!(busy.busy_workers(), 1);
+
+    past_the_lease().await;
+    let next = cluster.node_with(vec![forever(runs.clone())], slots(3));
+    assert_eq!(next.recover().await.unwrap(), 3);
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let mut statuses = Vec::new();
+    for id in &ids {
+        let task = next.get(&scope, id).await.unwrap();
+        statuses.push((task.status(), error_message(&task)));
+    }
+    statuses.sort_by_key(|(status, _)| status.as_str());
+    assert_eq!(
+        statuses,
+        vec![
+            (
+                TaskStatus::Failed,
+                Some(
+                    "Task interrupted: the server stopped while it ran, and it had already run 2 times"
+                        .to_owned()
+                )
+            ),
+            (TaskStatus::Working, None),
+            (TaskStatus::Working, None),
+        ],
+        "only the task that ran twice is failed"
+    );
+    assert_eq!(
+        runs.seen().iter().map(|r| r.0).collect::<Vec<_>>(),
+        vec![1, 1, 1, 2, 2, 2],
+        "every re-run is attempt 2: an unstarted claim charged nothing"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_node_that_lost_its_lease_stops_its_workers_and_re_registers() {
     let cluster = Cluster::new();
@@ -381,7 +463,8 @@ async fn a_parked_task_survives_more_restarts_than_max_attempts() {
     );
 }
 
-/// A [`MemoryStore`] whose next `failures` worker writes fail with a backend error.
+/// A [`MemoryStore`] whose next `failures` worker writes (transitions under a lease, attempt
+/// charges) fail with a backend error.
 struct FlakyStore {
     inner: MemoryStore,
     failures: AtomicU32,
@@ -467,6 +550,22 @@ impl Store for FlakyStore {
     ) -> Result<(), tasks_runtime::StoreError> {
         self.inner.retire_node(node).await
     }
+    async fn charge_attempt(
+        &self,
+        id: &tasks_core::TaskId,
+        lease: &tasks_runtime::Lease,
+        now: tasks_core::Timestamp,
+    ) -> Result<Option<tasks_runtime::Lease>, tasks_runtime::StoreError> {
+        if self
+            .failures
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            return Err(tasks_runtime::StoreError::Backend("disk full".into()));
+        }
+        self.inner.charge_attempt(id, lease, now).await
+    }
+
     async fn claim_orphans(
         &self,
         node: &tasks_runtime::NodeId,
@@ -513,6 +612,42 @@ async fn outcomes_are_retried_while_the_store_fails() {
     runs.gate.notify_waiters();
     let done = wait_terminal(&c, &scope, &id).await;
     assert_eq!(done.status(), TaskStatus::Completed);
+    assert_eq!(
+        store.failures.load(Ordering::SeqCst),
+        0,
+        "the failures happened"
+    );
+}
+
+/// A re-run's attempt charge meets a failing store twice: it is retried, and the re-run then
+/// starts as attempt 2 (a re-run given up on would leave the task `working` under a live node
+/// with nothing running it).
+#[tokio::test(start_paused = true)]
+async fn a_rerun_charges_its_attempt_through_a_failing_store() {
+    let store = Arc::new(FlakyStore {
+        inner: MemoryStore::new(),
+        failures: AtomicU32::new(0),
+    });
+    let cluster = Cluster {
+        store: store.clone(),
+        clock: Arc::new(TokioClock::starting_at(T0)),
+    };
+    let runs = Arc::new(Runs::default());
+    let a = cluster.node(vec![job(runs.clone(), Recovery::rerun(), false)]);
+    a.recover().await.unwrap();
+    let scope = Scope::shared();
+    let id = a.create_task(work("job")).await.unwrap().id().clone();
+    past_the_lease().await;
+
+    store.failures.store(2, Ordering::SeqCst);
+    let b = cluster.node(vec![job(runs.clone(), Recovery::rerun(), false)]);
+    assert_eq!(b.recover().await.unwrap(), 1);
+    let done = wait_terminal(&b, &scope, &id).await;
+    assert_eq!(result_text(&done).as_deref(), Some("attempt 2 answer null"));
+    assert_eq!(
+        runs.seen().iter().map(|r| r.0).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
     assert_eq!(
         store.failures.load(Ordering::SeqCst),
         0,

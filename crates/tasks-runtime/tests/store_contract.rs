@@ -39,6 +39,9 @@ enum Flaw {
     ConflictAsNotFound,
     /// max_tasks is checked, then the insert happens later (check-then-act).
     RacyCapacity,
+    /// A claim charges an attempt (as this store did before attempts were charged at the
+    /// start of a run).
+    ChargeAtClaim,
 }
 
 struct Flawed {
@@ -160,8 +163,35 @@ impl Store for Flawed {
         now: Timestamp,
         max: usize,
     ) -> Result<Vec<Claimed>, StoreError> {
-        self.inner.claim_orphans(node, now, max).await
+        let mut claimed = self.inner.claim_orphans(node, now, max).await?;
+        if let Flaw::ChargeAtClaim = self.flaw {
+            for task in &mut claimed {
+                if let Some(lease) = self
+                    .inner
+                    .charge_attempt(task.snapshot.task.id(), &task.lease, now)
+                    .await?
+                {
+                    task.lease = lease;
+                }
+            }
+        }
+        Ok(claimed)
     }
+
+    async fn charge_attempt(
+        &self,
+        id: &TaskId,
+        lease: &Lease,
+        now: Timestamp,
+    ) -> Result<Option<Lease>, StoreError> {
+        self.inner.charge_attempt(id, lease, now).await
+    }
+}
+
+#[tokio::test]
+#[should_panic(expected = "charges no attempt")]
+async fn the_suite_catches_a_store_that_charges_attempts_at_claims() {
+    contract::run_all(flawed(Flaw::ChargeAtClaim)).await;
 }
 
 #[tokio::test]
@@ -381,7 +411,7 @@ impl Store for LeaseModel {
             *lease = Lease {
                 node: *node,
                 generation: seen.generation + 1,
-                attempt: seen.attempt + 1,
+                attempt: seen.attempt,
             };
             claimed.push(Claimed {
                 snapshot: current.unwrap_or(snapshot),
@@ -390,6 +420,27 @@ impl Store for LeaseModel {
             });
         }
         Ok(claimed)
+    }
+
+    async fn charge_attempt(
+        &self,
+        id: &TaskId,
+        lease: &Lease,
+        now: Timestamp,
+    ) -> Result<Option<Lease>, StoreError> {
+        let mut leases = self.leases();
+        let Some((scope, current, _)) = leases.tasks.get_mut(id) else {
+            return Ok(None);
+        };
+        if current.node != lease.node || current.generation != lease.generation {
+            return Ok(None);
+        }
+        let read = futures_now(self.inner.get(scope, id, now))?;
+        if read.is_none_or(|snapshot| snapshot.task.is_terminal()) {
+            return Ok(None);
+        }
+        current.attempt += 1;
+        Ok(Some(*current))
     }
 }
 

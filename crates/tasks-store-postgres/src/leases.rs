@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use tasks_core::{Task, Timestamp};
+use tasks_core::{Task, TaskId, Timestamp};
 use tasks_runtime::{Claimed, Lease, Liveness, NodeId, Scope, Snapshot, StoreError, Work};
 use tokio_postgres::types::Json;
 use tokio_postgres::Row;
@@ -118,6 +118,41 @@ pub(crate) async fn claim(
         db.hint(task.snapshot.task.id(), task.snapshot.task.revision());
     }
     Ok(claimed)
+}
+
+/// [`tasks_runtime::Store::charge_attempt`]: one statement, so the lease is checked and the
+/// attempt raised under the row's lock. Durable on return (the pool's connections commit with
+/// `synchronous_commit` on).
+pub(crate) async fn charge_attempt(
+    db: &Db,
+    id: &TaskId,
+    lease: &Lease,
+    now: Timestamp,
+) -> Result<Option<Lease>, StoreError> {
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(&db.sql.charge_attempt)
+        .await
+        .map_err(backend::sql)?;
+    let row = client
+        .query_opt(
+            &statement,
+            &[
+                &id.as_str(),
+                &lease.node.as_bytes().as_slice(),
+                &big(lease.generation),
+                &ms(now),
+            ],
+        )
+        .await
+        .map_err(backend::sql)?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let attempt: i32 = row.try_get(0).map_err(backend::sql)?;
+    let attempt =
+        u32::try_from(attempt).map_err(|_| backend::corrupt(format!("attempt {attempt}")))?;
+    Ok(Some(Lease { attempt, ..*lease }))
 }
 
 fn claimed(row: &Row, node: &NodeId) -> Result<Claimed, StoreError> {

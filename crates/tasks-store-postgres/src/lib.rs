@@ -47,7 +47,12 @@
 //!   before a revision conflict); a stale revision is `Conflict` with the current task.
 //! * **claim_orphans**: expired node rows are deleted first (so their later heartbeats answer
 //!   `Lost`), then one `UPDATE … FROM (SELECT … FOR UPDATE SKIP LOCKED LIMIT max)` takes active,
-//!   unexpired tasks whose owner is not a live node, raising generation and attempt. `FOR
+//!   unexpired tasks whose owner is not a live node, raising the generation (not the
+//!   attempt: **charge_attempt**, one guarded `UPDATE … RETURNING attempt`, raises it when the
+//!   re-run starts). Schema version 4 is unchanged by this: a node of the previous build
+//!   raises the attempt at its claim instead, and both read the column as "runs charged so
+//!   far", so the two run side by side during a rolling upgrade (a task claimed by an old node
+//!   that dies before starting it is still charged one run, as before). `FOR
 //!   UPDATE` re-checks each row's newest version, so a task completed meanwhile is skipped;
 //!   `SKIP LOCKED` lets concurrent claimers take disjoint tasks. The re-check judges the
 //!   owner's liveness with the statement's snapshot, which misses a node registered after it,

@@ -73,8 +73,13 @@ pub(crate) struct Sql {
     pub(crate) retire: String,
     /// Forgets every node whose lease expired at `$1`.
     pub(crate) expire_nodes: String,
-    /// Claims up to `$3` orphans at `$2` for node `$1`.
+    /// Claims up to `$3` orphans at `$2` for node `$1`; raises the generation, not the attempt.
     pub(crate) claim: String,
+    /// Charges a run of task `$1` to its holder (`$2` the owner, `$3` the generation) at `$4`:
+    /// raises the attempt of an active, unexpired task still held under that lease; answers
+    /// the new attempt (no row when the lease is stale or the task finished, expired or is
+    /// gone).
+    pub(crate) charge_attempt: String,
 }
 
 impl Sql {
@@ -243,9 +248,7 @@ impl Sql {
             // newest version's: a task claimed since the snapshot is skipped, to be judged by
             // the next claim.
             claim: format!(
-                "UPDATE {s}.tasks t SET owner_node = $1, generation = t.generation + 1, \
-                        attempt = CASE WHEN t.attempt < 2147483647 THEN t.attempt + 1 \
-                                       ELSE t.attempt END \
+                "UPDATE {s}.tasks t SET owner_node = $1, generation = t.generation + 1 \
                  FROM ( \
                    SELECT o.id FROM {s}.tasks o \
                    WHERE o.generation = ( \
@@ -260,6 +263,15 @@ impl Sql {
                    ORDER BY o.created_at_ms LIMIT $3 FOR UPDATE SKIP LOCKED) c \
                  WHERE t.id = c.id \
                  RETURNING t.scope, t.task, t.work, t.generation, t.attempt",
+                active = active!()
+            ),
+            charge_attempt: format!(
+                "UPDATE {s}.tasks SET attempt = CASE WHEN attempt < 2147483647 THEN attempt + 1 \
+                                                ELSE attempt END \
+                 WHERE id = $1 AND owner_node = $2 AND generation = $3 \
+                   AND status IN {active} \
+                   AND (expires_at_ms IS NULL OR expires_at_ms > $4::bigint) \
+                 RETURNING attempt",
                 active = active!()
             ),
         }

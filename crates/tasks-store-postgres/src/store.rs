@@ -8,8 +8,8 @@ use deadpool_postgres::{Object, Pool};
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::store::CreateLimits;
 use tasks_runtime::{
-    Authority, CasOutcome, Change, Claimed, Clock, Created, Liveness, NodeId, Scope, Snapshot,
-    Store, StoreError, Work,
+    Authority, CasOutcome, Change, Claimed, Clock, Created, Lease, Liveness, NodeId, Scope,
+    Snapshot, Store, StoreError, Work,
 };
 use tokio::sync::broadcast;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -224,6 +224,15 @@ impl Store for PostgresStore {
         max: usize,
     ) -> Result<Vec<Claimed>, StoreError> {
         leases::claim(&self.db, node, now, max).await
+    }
+
+    async fn charge_attempt(
+        &self,
+        id: &TaskId,
+        lease: &Lease,
+        now: Timestamp,
+    ) -> Result<Option<Lease>, StoreError> {
+        leases::charge_attempt(&self.db, id, lease, now).await
     }
 
     /// Hints about the tasks other store instances (other processes, or other

@@ -99,7 +99,11 @@ async fn a_claim_by_one_instance_fences_the_others_worker() {
         .expect("claim on b");
     assert_eq!(claimed.len(), 1, "a's expired lease orphaned its task");
     let lease_b = claimed[0].lease;
-    assert_eq!((lease_b.generation, lease_b.attempt), (2, 2));
+    assert_eq!(
+        (lease_b.generation, lease_b.attempt),
+        (2, 1),
+        "a claim raises the generation; the attempt is charged when the re-run starts"
+    );
     assert_eq!(*claimed[0].work, work(&scope, "orphan"));
 
     // A wakes up late: its heartbeat is lost and its worker's write is fenced.
@@ -180,4 +184,65 @@ async fn results_are_kept_exactly_even_with_nul_characters() {
         .await
         .expect("get")
         .is_none());
+}
+
+/// A rolling upgrade: a node of the previous build charges the attempt at its claim (the
+/// effect of its claim statement, reproduced here in SQL), a node of this build at the re-run's
+/// start. Both read the column as the runs charged so far, so each honours the other's count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attempts_charged_by_a_node_of_the_previous_build_are_honoured() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let store = db.connect(&schema).await;
+    let scope = Scope::new("alice-hash");
+    const LEASE: u64 = 1_000;
+    store
+        .register_node(&NODE_A, T0, LEASE)
+        .await
+        .expect("register a");
+    store
+        .create(
+            new_task("upgrading", Some(3_600_000)),
+            work(&scope, "upgrading"),
+            ROOMY,
+            &NODE_A,
+        )
+        .await
+        .expect("create on a");
+    // A node of the previous build claims it (and so charges its run), then dies.
+    let admin = db.admin().await;
+    let changed = admin
+        .execute(
+            &format!(
+                "UPDATE \"{schema}\".tasks SET owner_node = $1, generation = generation + 1, \
+                 attempt = attempt + 1 WHERE id = 'upgrading'"
+            ),
+            &[&NODE_B.as_bytes().as_slice()],
+        )
+        .await
+        .expect("the previous build's claim");
+    assert_eq!(changed, 1);
+    let node_c = tasks_runtime::NodeId::from_bytes([0xc; 16]);
+    store
+        .register_node(&node_c, at(2 * LEASE), LEASE)
+        .await
+        .expect("register c");
+    let claimed = store
+        .claim_orphans(&node_c, at(2 * LEASE), 10)
+        .await
+        .expect("claim on c");
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(
+        (claimed[0].lease.generation, claimed[0].lease.attempt),
+        (3, 2),
+        "the old node's charged run counts; this build's claim charges none"
+    );
+    let started = store
+        .charge_attempt(&id("upgrading"), &claimed[0].lease, at(2 * LEASE))
+        .await
+        .expect("charge")
+        .expect("c holds the task");
+    assert_eq!(started.attempt, 3, "c's re-run is the third run");
 }

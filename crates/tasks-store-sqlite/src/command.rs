@@ -36,6 +36,7 @@ pub(crate) enum Op {
     },
     Register {
         node: NodeId,
+        now: Timestamp,
         expires: Timestamp,
     },
     Heartbeat {
@@ -51,10 +52,32 @@ pub(crate) enum Op {
         now: Timestamp,
         max: usize,
     },
+    ChargeAttempt {
+        id: TaskId,
+        lease: Lease,
+        now: Timestamp,
+    },
     /// Test support: sets `PRAGMA max_page_count` (so a write can fail for want of space).
     MaxPageCount {
         pages: u64,
     },
+}
+
+impl Op {
+    /// The time the write acts at, if it has one: the batch raises the clock's high-water
+    /// mark to the latest.
+    pub(crate) fn time(&self) -> Option<Timestamp> {
+        match self {
+            Op::Create(new) => Some(new.task.created_at()),
+            Op::Transition(cas) => Some(cas.now),
+            Op::Reap { now }
+            | Op::Register { now, .. }
+            | Op::Heartbeat { now, .. }
+            | Op::Claim { now, .. }
+            | Op::ChargeAttempt { now, .. } => Some(*now),
+            Op::Retire { .. } | Op::MaxPageCount { .. } => None,
+        }
+    }
 }
 
 /// A task to create.
@@ -91,5 +114,6 @@ pub(crate) enum Answer {
     Done,
     Liveness(Liveness),
     Claimed(Vec<Claimed>),
+    Charged(Option<Lease>),
     Pages(u64),
 }

@@ -72,7 +72,7 @@ pub(crate) fn execute(
         Op::Create(new) => create(conn, counters, new),
         Op::Transition(cas) => transition(conn, counters, cas),
         Op::Reap { now } => reap(conn, counters, now),
-        Op::Register { node, expires } => {
+        Op::Register { node, expires, .. } => {
             conn.prepare_cached(sql::REGISTER_NODE)?
                 .execute(params![sql::node(&node), sql::ms(expires)])?;
             Ok(Outcome::kept(Answer::Done, None))
@@ -97,6 +97,28 @@ pub(crate) fn execute(
             Ok(Outcome::kept(Answer::Done, None))
         }
         Op::Claim { node, now, max } => claim(conn, &node, now, max),
+        Op::ChargeAttempt { id, lease, now } => {
+            let attempt: Option<i64> = conn
+                .prepare_cached(sql::CHARGE_ATTEMPT)?
+                .query_row(
+                    params![
+                        id.as_str(),
+                        sql::node(&lease.node),
+                        sql_u64(lease.generation),
+                        sql::ms(now)
+                    ],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            let charged = attempt
+                .map(|attempt| {
+                    u32::try_from(attempt)
+                        .map(|attempt| Lease { attempt, ..lease })
+                        .map_err(|_| Failure(format!("stored attempt {attempt} is out of range")))
+                })
+                .transpose()?;
+            Ok(Outcome::kept(Answer::Charged(charged), None))
+        }
         Op::MaxPageCount { pages } => {
             let pages = i64::try_from(pages).unwrap_or(i64::MAX);
             let set: i64 =

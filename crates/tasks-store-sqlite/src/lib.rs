@@ -44,7 +44,9 @@
 //! deletes every node lease, so the previous process's unfinished tasks are orphans at once
 //! and the runtime's recovery (`TaskRuntime::recover`, which calls
 //! [`claim_orphans`](tasks_runtime::Store::claim_orphans)) takes them over with a raised
-//! generation and attempt. The store never fails or re-runs a task by itself.
+//! generation; a re-run's attempt is charged when it starts
+//! ([`charge_attempt`](tasks_runtime::Store::charge_attempt)), never by the claim. The store
+//! never fails or re-runs a task by itself.
 //!
 //! # Reads
 //!
@@ -62,6 +64,8 @@
 //!   `inputResponses` and client capabilities; cleared once the task is terminal), and its
 //!   lease (owner node id, generation, attempt).
 //! * `nodes`: each running node's random 16-byte id and lease expiry.
+//! * `clock` (schema version 2): one row, the highest time the store has acted on (see
+//!   [Clock](#clock)).
 //!
 //! The scope is stored as given (`Scope::as_str`). The server hands the runtime an opaque
 //! keyed hash of the principal as the scope, never the raw principal, so no user name or
@@ -72,6 +76,24 @@
 //! ([`Store::reap`](tasks_runtime::Store::reap), run periodically by the runtime); a task
 //! without a TTL stays until the file is deleted. An expired task reads as absent even
 //! before it is reaped.
+//!
+//! # Clock
+//!
+//! Times come from the runtime's clock, the host's wall clock. Every committed batch raises
+//! the `clock` row to the latest time its writes act at (a creation's `createdAt`, a write's
+//! `now`; the runtime renews its lease every tick, 2 s by default, so the row is never more
+//! than a tick behind a running server), in the batch's own transaction.
+//! [`SqliteStore::open`] reads it back and offers it as
+//! [`Store::time_floor`](tasks_runtime::Store::time_floor): the runtime then never reads its
+//! clock below it ([`tasks_runtime::Monotonic`]). So a host clock set back across a restart
+//! makes time stand still until the clock catches up, and a task expired before the stop
+//! stays expired (it is never claimed and re-run); TTLs and leases last longer by up to the
+//! step, never shorter. A task that expired within the last tick before a crash, and was read
+//! as expired in that tick, could read as unexpired again if the clock was also set back.
+//!
+//! A database of schema version 1 is migrated at open (one transaction): the row starts at
+//! the latest task creation time (0 without tasks). An older build refuses a version-2 file
+//! (newer schema) and leaves it unchanged.
 //!
 //! # Files, space and purging
 //!

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, OpenFlags};
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 use tasks_core::{Task, TaskId};
 use tasks_runtime::{Scope, Work};
 
@@ -30,6 +30,8 @@ pub(crate) struct Opened {
     pub(crate) lock: File,
     pub(crate) model: Model,
     pub(crate) counters: Counters,
+    /// The clock's high-water mark (ms since the Unix epoch).
+    pub(crate) high_water_ms: i64,
 }
 
 /// Locks, opens, migrates and loads the database at `path`.
@@ -116,12 +118,18 @@ pub(crate) fn open(path: &Path, options: &SqliteOptions) -> Result<Opened, OpenE
         Load::Sql(error) => db(error),
         Load::Row(reason) => corrupt(reason),
     })?;
+    let high_water_ms: i64 = conn
+        .query_row(sql::HIGH_WATER, [], |row| row.get(0))
+        .optional()
+        .map_err(db)?
+        .unwrap_or(0);
     conn.set_prepared_statement_cache_capacity(32);
     Ok(Opened {
         conn,
         lock,
         model,
         counters,
+        high_water_ms,
     })
 }
 

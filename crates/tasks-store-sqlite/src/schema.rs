@@ -4,7 +4,10 @@
 use rusqlite::Connection;
 
 /// The migrations, in order; migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/0001_init.sql"),
+    include_str!("../migrations/0002_clock.sql"),
+];
 
 /// The newest schema version this build knows.
 pub(crate) const LATEST: i64 = MIGRATIONS.len() as i64;
@@ -31,6 +34,7 @@ const TABLES: &[(&str, &[&str])] = &[
         ],
     ),
     ("nodes", &["node_id", "lease_expires_at_ms"]),
+    ("clock", &["id", "high_water_ms"]),
 ];
 
 /// What an opened file holds, judged without writing to it.

@@ -65,10 +65,10 @@ pub(crate) const DELETE_NODE: &str = "DELETE FROM nodes WHERE node_id = ?1";
 pub(crate) const DELETE_EXPIRED_NODES: &str = "DELETE FROM nodes WHERE lease_expires_at_ms <= ?1";
 
 /// Claims up to `?3` orphans for node `?1` at `?2`: active, unexpired tasks whose owner is not
-/// a live node. One statement, so each task is re-checked and taken under the write lock.
+/// a live node. One statement, so each task is re-checked and taken under the write lock. The
+/// attempt is left as it is: [`CHARGE_ATTEMPT`] raises it when the re-run starts.
 pub(crate) const CLAIM: &str = "\
-UPDATE tasks SET owner_node = ?1, generation = generation + 1, \
-                 attempt = MIN(attempt + 1, 4294967295) \
+UPDATE tasks SET owner_node = ?1, generation = generation + 1 \
 WHERE id IN ( \
   SELECT id FROM tasks \
   WHERE status IN ('working', 'input_required') \
@@ -79,6 +79,24 @@ WHERE id IN ( \
     AND owner_node IS NOT ?1 \
   LIMIT ?3) \
 RETURNING id, scope, task, work, generation, attempt";
+
+/// Charges a run of task `?1` to its holder (`?2` the owner, `?3` the generation) at `?4`:
+/// raises the attempt of an active, unexpired task still held under that lease. Returns the
+/// new attempt (no row when the lease is stale or the task finished, expired or is gone).
+pub(crate) const CHARGE_ATTEMPT: &str = "\
+UPDATE tasks SET attempt = MIN(attempt + 1, 4294967295) \
+WHERE id = ?1 AND owner_node = ?2 AND generation = ?3 \
+  AND status IN ('working', 'input_required') \
+  AND (expires_at_ms IS NULL OR expires_at_ms > ?4) \
+RETURNING attempt";
+
+/// The clock's high-water mark (ms), read at open.
+pub(crate) const HIGH_WATER: &str = "SELECT high_water_ms FROM clock WHERE id = 1";
+
+/// Raises the clock's high-water mark to `?1` (never lowers it).
+pub(crate) const RAISE_HIGH_WATER: &str = "\
+INSERT INTO clock (id, high_water_ms) VALUES (1, ?1) \
+ON CONFLICT (id) DO UPDATE SET high_water_ms = max(high_water_ms, excluded.high_water_ms)";
 
 /// Every stored task, for the read model at start-up.
 pub(crate) const LOAD: &str = "SELECT id, scope, revision, status, task, work FROM tasks";

@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::store::CreateLimits;
 use tasks_runtime::{
-    Authority, CasOutcome, Claimed, Created, Liveness, NodeId, Scope, Snapshot, Store, StoreError,
-    Work,
+    Authority, CasOutcome, Claimed, Created, Lease, Liveness, NodeId, Scope, Snapshot, Store,
+    StoreError, Work,
 };
 use tokio::sync::oneshot;
 
@@ -19,7 +19,7 @@ use crate::error::OpenError;
 use crate::model::Model;
 use crate::open;
 use crate::options::SqliteOptions;
-use crate::writer::{Shared, Writer};
+use crate::writer::{Database, Shared, Writer};
 
 /// A durable [`Store`] in one SQLite file, for one process at a time.
 ///
@@ -36,6 +36,8 @@ pub struct SqliteStore {
     /// `None` only while dropping.
     commands: Option<mpsc::Sender<Command>>,
     writer: Option<JoinHandle<()>>,
+    /// The clock's high-water mark when the database was opened.
+    time_floor: Timestamp,
 }
 
 impl SqliteStore {
@@ -54,20 +56,26 @@ impl SqliteStore {
         let path = path.as_ref().to_path_buf();
         let opened = open::open(&path, &options)?;
         let model = Arc::new(opened.model);
+        let time_floor =
+            Timestamp::from_unix_millis(u64::try_from(opened.high_water_ms).unwrap_or(0));
         let shared = Arc::new(Shared::default());
         let (commands, receiver) = mpsc::channel();
         let setup = |reason: String| OpenError::Database {
             path: path.clone(),
             reason,
         };
+        let db = Database {
+            conn: opened.conn,
+            lock: opened.lock,
+            high_water_ms: opened.high_water_ms,
+        };
         let writer = Writer::new(
-            opened.conn,
+            db,
             model.clone(),
             opened.counters,
             receiver,
             shared.clone(),
             options.max_batch,
-            opened.lock,
         )
         .map_err(|e| setup(format!("installing the commit hook: {e}")))?;
         let writer = std::thread::Builder::new()
@@ -80,6 +88,7 @@ impl SqliteStore {
             shared,
             commands: Some(commands),
             writer: Some(writer),
+            time_floor,
         })
     }
 
@@ -279,6 +288,7 @@ impl Store for SqliteStore {
     ) -> Result<(), StoreError> {
         let op = Op::Register {
             node: *node,
+            now,
             expires: now.plus_millis(lease_ms),
         };
         match self.call(op).await? {
@@ -324,6 +334,29 @@ impl Store for SqliteStore {
         };
         match self.call(op).await? {
             Answer::Claimed(claimed) => Ok(claimed),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// The highest time a batch committed to this file had acted on, as read at open: see
+    /// [Clock](crate#clock).
+    fn time_floor(&self) -> Timestamp {
+        self.time_floor
+    }
+
+    async fn charge_attempt(
+        &self,
+        id: &TaskId,
+        lease: &Lease,
+        now: Timestamp,
+    ) -> Result<Option<Lease>, StoreError> {
+        let op = Op::ChargeAttempt {
+            id: id.clone(),
+            lease: *lease,
+            now,
+        };
+        match self.call(op).await? {
+            Answer::Charged(charged) => Ok(charged),
             other => Err(unexpected(other)),
         }
     }

@@ -8,6 +8,9 @@
 //! order, publish the task count, and only then answer every caller. Nothing is acknowledged
 //! before its batch has committed.
 //!
+//! Before `COMMIT`, the batch raises the clock's high-water mark (table `clock`) to the latest
+//! time its writes act at, so the mark is exactly as durable as the writes.
+//!
 //! When `BEGIN` or `COMMIT` fails, or a statement error ends the transaction, the whole batch
 //! is rolled back and every write of it is answered [`StoreError::Backend`]; the read model is
 //! left as it was and the counters are counted again from the database.
@@ -24,6 +27,7 @@ use crate::command::{Command, Op, Write};
 use crate::counters::Counters;
 use crate::exec::{self, Failure, Outcome};
 use crate::model::{Effect, Model};
+use crate::sql;
 
 /// Free pages (4 KiB each by default) above which the writer returns them to the file system
 /// after a batch that reaped tasks.
@@ -60,6 +64,18 @@ pub(crate) struct Writer {
     max_batch: usize,
     /// The single-process lock, released after the connection is closed.
     lock: File,
+    /// The clock's high-water mark as committed (ms since the Unix epoch).
+    high_water_ms: i64,
+}
+
+/// The opened database the writer takes over.
+pub(crate) struct Database {
+    /// The connection, migrated.
+    pub(crate) conn: Connection,
+    /// The single-process lock.
+    pub(crate) lock: File,
+    /// The clock's high-water mark as read at open (ms since the Unix epoch).
+    pub(crate) high_water_ms: i64,
 }
 
 /// How a write inside the batch went wrong.
@@ -72,14 +88,18 @@ enum Step {
 
 impl Writer {
     pub(crate) fn new(
-        mut conn: Connection,
+        db: Database,
         model: Arc<Model>,
         counters: Counters,
         commands: Receiver<Command>,
         shared: Arc<Shared>,
         max_batch: usize,
-        lock: File,
     ) -> rusqlite::Result<Self> {
+        let Database {
+            mut conn,
+            lock,
+            high_water_ms,
+        } = db;
         let hook = shared.clone();
         conn.commit_hook(Some(move || hook.take_commit_failure()))?;
         Ok(Writer {
@@ -91,6 +111,7 @@ impl Writer {
             shared,
             max_batch: max_batch.max(1),
             lock,
+            high_water_ms,
         })
     }
 
@@ -149,7 +170,11 @@ impl Writer {
         let mut deleted = 0;
         let mut writes = batch.into_iter();
         let mut abort = None;
+        let mut latest = self.high_water_ms;
         for write in writes.by_ref() {
+            if let Some(time) = write.op.time() {
+                latest = latest.max(sql::ms(time));
+            }
             match self.write(write.op) {
                 Ok(outcome) => {
                     effects.extend(outcome.effect);
@@ -169,7 +194,9 @@ impl Writer {
         }
         let commit = match abort {
             Some(reason) => Err(reason),
-            None => self.run_sql("COMMIT"),
+            None => self
+                .raise_high_water(latest)
+                .and_then(|()| self.run_sql("COMMIT")),
         };
         if let Err(reason) = commit {
             tracing::error!(%reason, "task store batch rolled back");
@@ -181,6 +208,7 @@ impl Writer {
             return;
         }
         self.shared.commits.fetch_add(1, Ordering::AcqRel);
+        self.high_water_ms = latest;
         for effect in effects {
             self.model.apply(effect);
         }
@@ -219,6 +247,19 @@ impl Writer {
                 Err(Step::Failed(reason))
             }
         }
+    }
+
+    /// Raises the clock's high-water mark to `latest` inside the batch's transaction (a
+    /// batch whose writes carry no later time writes nothing).
+    fn raise_high_water(&self, latest: i64) -> Result<(), String> {
+        if latest <= self.high_water_ms {
+            return Ok(());
+        }
+        self.conn
+            .prepare_cached(sql::RAISE_HIGH_WATER)
+            .and_then(|mut s| s.execute([latest]))
+            .map(|_| ())
+            .map_err(|error| format!("raising the clock's high-water mark failed: {error}"))
     }
 
     fn run_sql(&self, statement: &str) -> Result<(), String> {

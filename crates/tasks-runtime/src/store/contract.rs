@@ -97,6 +97,7 @@ where
     request_writes_ignore_leases(&make().await).await;
     retire_makes_tasks_claimable_at_once(&make().await).await;
     a_node_never_claims_its_own_tasks(&make().await).await;
+    attempts_are_charged_by_starts_never_by_claims(&make().await).await;
     concurrent_claimers_take_each_orphan_once(Arc::new(make().await)).await;
     a_completion_racing_a_claim_is_never_overwritten(Arc::new(make().await)).await;
 }
@@ -1170,7 +1171,7 @@ pub async fn status_counts_count_unexpired_tasks_by_status<S: Store>(store: &S) 
 }
 
 /// `claim_orphans` takes exactly the non-terminal, unexpired tasks of dead nodes, raising
-/// generation and attempt, up to `max`; live nodes' tasks, terminal and expired tasks stay.
+/// the generation (not the attempt), up to `max`; live nodes' tasks, terminal and expired tasks stay.
 pub async fn claim_takes_exactly_the_orphans<S: Store>(store: &S) {
     register(store, &NODE_A, T0, LEASE_MS).await;
     register(store, &NODE_B, T0, 100 * LEASE_MS).await;
@@ -1226,9 +1227,9 @@ pub async fn claim_takes_exactly_the_orphans<S: Store>(store: &S) {
             Lease {
                 node: node_c,
                 generation: 2,
-                attempt: 2
+                attempt: 1
             },
-            "a claim raises generation and attempt by one"
+            "a claim raises the generation by one and charges no attempt"
         );
         assert_eq!(*claim.snapshot.task, *created.snapshot.task);
         assert_eq!(claim.snapshot.scope, alice());
@@ -1489,5 +1490,145 @@ pub async fn a_node_never_claims_its_own_tasks<S: Store>(store: &S) {
         claim(store, &NODE_B, late, 10).await.len(),
         1,
         "another node claims them"
+    );
+}
+
+/// An attempt is a run: claims charge none (two nodes that claimed a task and died before
+/// starting it leave its attempt at 1); `charge_attempt` raises it by one for the task's
+/// current holder only, and the next claim hands the charged count on. A stale lease, a
+/// finished, an expired or an unknown task is charged nothing.
+pub async fn attempts_are_charged_by_starts_never_by_claims<S: Store>(store: &S) {
+    let charge = |id: TaskId, lease: Lease, now: Timestamp| async move {
+        store
+            .charge_attempt(&id, &lease, now)
+            .await
+            .expect("charge_attempt must not fail")
+    };
+    register(store, &NODE_A, T0, LEASE_MS).await;
+    let created = store
+        .create(
+            new_task("task-a", Some(100 * LEASE_MS)),
+            work(&alice(), "a"),
+            ROOMY,
+            &NODE_A,
+        )
+        .await
+        .expect("create");
+    let expiring = store
+        .create(
+            new_task("expiring", Some(LEASE_MS)),
+            work(&alice(), "expiring"),
+            ROOMY,
+            &NODE_A,
+        )
+        .await
+        .expect("create");
+    let task_a = id("task-a");
+
+    // Two nodes claim the task in turn and die before they start it.
+    let mut holder = created.lease;
+    for (round, node) in [NODE_B, NodeId::from_bytes([0xc; 16])]
+        .into_iter()
+        .enumerate()
+    {
+        let now = at((2 + 2 * round as u64) * LEASE_MS);
+        register(store, &node, now, LEASE_MS).await;
+        let claimed = claim(store, &node, now, 10).await;
+        assert_eq!(claimed.len(), 1, "round {round}: the orphan is claimed");
+        assert_eq!(
+            claimed[0].lease,
+            Lease {
+                node,
+                generation: holder.generation + 1,
+                attempt: 1
+            },
+            "a claim charges no attempt: the task has run once"
+        );
+        holder = claimed[0].lease;
+    }
+    let now = at(5 * LEASE_MS);
+    for stale in [
+        created.lease,
+        Lease {
+            node: NODE_B,
+            generation: 2,
+            attempt: 1,
+        },
+    ] {
+        assert_eq!(
+            charge(task_a.clone(), stale, now).await,
+            None,
+            "a stale lease is charged nothing"
+        );
+    }
+    let started = charge(task_a.clone(), holder, now).await;
+    assert_eq!(
+        started,
+        Some(Lease {
+            attempt: 2,
+            ..holder
+        }),
+        "the holder's start charges the second run"
+    );
+    let started = started.unwrap_or(holder);
+    assert!(
+        matches!(
+            worker_write(
+                store,
+                &started,
+                next(
+                    &created.snapshot.task,
+                    Event::StatusMessage {
+                        message: "run 2".into()
+                    },
+                    now
+                ),
+                now
+            )
+            .await,
+            CasOutcome::Committed(_)
+        ),
+        "the charged lease still writes the task"
+    );
+
+    // The holder dies after starting: the next claim hands on the two runs.
+    let node_d = NodeId::from_bytes([0xd; 16]);
+    let later = at(8 * LEASE_MS);
+    register(store, &node_d, later, LEASE_MS).await;
+    let claimed = claim(store, &node_d, later, 10).await;
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(
+        claimed[0].lease,
+        Lease {
+            node: node_d,
+            generation: holder.generation + 1,
+            attempt: 2
+        },
+        "the next claim carries the charged attempts"
+    );
+    assert_eq!(
+        charge(task_a.clone(), holder, later).await,
+        None,
+        "a claimed-away holder is charged nothing"
+    );
+    let done = completed(&claimed[0].snapshot.task, later);
+    assert!(matches!(
+        worker_write(store, &claimed[0].lease, done, later).await,
+        CasOutcome::Committed(_)
+    ));
+    assert_eq!(
+        charge(task_a.clone(), claimed[0].lease, later).await,
+        None,
+        "a finished task is charged nothing"
+    );
+    assert_eq!(
+        charge(id("expiring"), expiring.lease, at(LEASE_MS)).await,
+        None,
+        "an expired task is charged nothing"
+    );
+    assert_eq!(
+        charge(id("unknown"), holder, later).await,
+        None,
+        "an unknown task is charged nothing"
     );
 }

@@ -337,6 +337,24 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    async fn charge_attempt(
+        &self,
+        id: &TaskId,
+        lease: &Lease,
+        now: Timestamp,
+    ) -> Result<Option<Lease>, StoreError> {
+        let Some(mut entry) = self.tasks.get_mut(id) else {
+            return Ok(None);
+        };
+        if entry.task.is_terminal() || entry.task.is_expired(now) || entry.fences(lease) {
+            return Ok(None);
+        }
+        Ok(entry.running.as_mut().map(|running| {
+            running.lease.attempt = running.lease.attempt.saturating_add(1);
+            running.lease
+        }))
+    }
+
     async fn claim_orphans(
         &self,
         node: &NodeId,
@@ -375,7 +393,7 @@ impl Store for MemoryStore {
             let lease = Lease {
                 node: *node,
                 generation: running.lease.generation + 1,
-                attempt: running.lease.attempt.saturating_add(1),
+                attempt: running.lease.attempt,
             };
             running.lease = lease;
             let work = running.work.clone();

@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
 
 use super::{
-    Authority, CasOutcome, Change, Claimed, CreateLimits, Created, Liveness, NodeId, Snapshot,
-    StatusCounts, Store, StoreError,
+    Authority, CasOutcome, Change, Claimed, CreateLimits, Created, Lease, Liveness, NodeId,
+    Snapshot, StatusCounts, Store, StoreError,
 };
 use crate::clock::Clock;
 use crate::metrics::RuntimeMetrics;
@@ -141,6 +141,16 @@ impl Store for Metered {
             .await
     }
 
+    async fn charge_attempt(
+        &self,
+        id: &TaskId,
+        lease: &Lease,
+        now: Timestamp,
+    ) -> Result<Option<Lease>, StoreError> {
+        self.timed("charge_attempt", self.inner.charge_attempt(id, lease, now))
+            .await
+    }
+
     async fn status_counts(&self, now: Timestamp) -> Result<Option<StatusCounts>, StoreError> {
         self.timed("status_counts", self.inner.status_counts(now))
             .await
@@ -156,5 +166,9 @@ impl Store for Metered {
 
     fn kind(&self) -> &'static str {
         self.inner.kind()
+    }
+
+    fn time_floor(&self) -> Timestamp {
+        self.inner.time_floor()
     }
 }

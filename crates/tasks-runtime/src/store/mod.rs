@@ -9,11 +9,15 @@
 //!
 //! A running server process is a *node* ([`NodeId`], drawn at random at start-up). It registers
 //! with the store and renews a short lease ([`Store::heartbeat`]). Each non-terminal task
-//! records the node that runs it, a *generation* (the fencing token) and an *attempt* number:
-//! [`Store::create`] hands the creating node a [`Lease`] with generation 1 and attempt 1. When a
+//! records the node that runs it, a *generation* (the fencing token) and an *attempt* number
+//! (how many runs of its tool have started): [`Store::create`] hands the creating node a
+//! [`Lease`] with generation 1 and attempt 1 (the creator starts the tool at once). When a
 //! node's lease expires, its non-terminal tasks are *orphans*: [`Store::claim_orphans`] gives each
-//! to exactly one claimer, with the generation and attempt each raised by one, in one atomic step
-//! per task (never read-then-write: a completion racing a claim is never overwritten).
+//! to exactly one claimer, with the generation raised by one, in one atomic step per task (never
+//! read-then-write: a completion racing a claim is never overwritten). A claim charges no
+//! attempt: the claimer charges one with [`Store::charge_attempt`] when the re-run actually
+//! starts, so a task claimed by a node that died before it had a free worker slot has not used
+//! up a run.
 //!
 //! Writes come with an [`Authority`]. A request (`tasks/update`, `tasks/cancel`) is checked
 //! against the scope and ignores leases. A worker's write must carry the task's current lease;
@@ -22,7 +26,8 @@
 //! overwrite what its successor wrote.
 //!
 //! Times are passed in (`now`, milliseconds since the Unix epoch) so the contract is testable
-//! without a clock. A store shared by several processes offers its own [`Store::clock`] (for
+//! without a clock; the runtime never passes a `now` below an earlier one, nor below the
+//! store's [`Store::time_floor`]. A store shared by several processes offers its own [`Store::clock`] (for
 //! example the database server's time), which the runtime then uses for every `now`, so that
 //! task timestamps, TTL and leases agree across nodes.
 //!
@@ -78,7 +83,9 @@ pub struct Claimed {
     pub snapshot: Snapshot,
     /// What the task runs.
     pub work: Arc<Work>,
-    /// The claimer's lease: the generation and attempt one above the previous holder's.
+    /// The claimer's lease: the generation one above the previous holder's; the attempt as
+    /// stored (the runs started so far; [`Store::charge_attempt`] raises it when a re-run
+    /// starts).
     pub lease: Lease,
 }
 
@@ -307,9 +314,9 @@ pub trait Store: Send + Sync + 'static {
     async fn retire_node(&self, node: &NodeId) -> Result<(), StoreError>;
 
     /// Takes over up to `max` non-terminal, unexpired tasks whose owner is not a live node at
-    /// `now`, for `node`: each is claimed by exactly one caller, with generation and attempt
-    /// raised by one, atomically per task. Nodes whose lease expired are removed first, so
-    /// their later heartbeats answer [`Liveness::Lost`]. A node never claims the tasks it
+    /// `now`, for `node`: each is claimed by exactly one caller, with the generation raised by
+    /// one (the attempt is left as it is), atomically per task. Nodes whose lease expired are
+    /// removed first, so their later heartbeats answer [`Liveness::Lost`]. A node never claims the tasks it
     /// owns itself, even once its own lease has expired: it learns that from its next
     /// heartbeat, stops its workers, and claims them under its new id.
     async fn claim_orphans(
@@ -318,6 +325,20 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
         max: usize,
     ) -> Result<Vec<Claimed>, StoreError>;
+
+    /// Charges one run of task `id` to `lease`'s holder, right before its tool starts again:
+    /// raises the stored attempt by one (it stops growing at the store's maximum, at least
+    /// 2³¹−1) and answers the lease with the new attempt, if `lease` is still the task's (its
+    /// owner and generation) and the task is non-terminal and unexpired at `now`. Otherwise
+    /// (another node claimed it since, or it finished, was cancelled, expired or is gone) it
+    /// answers `None` and changes nothing. A claim ([`Store::claim_orphans`]) never charges an
+    /// attempt; this call is the only thing that does after [`Store::create`].
+    async fn charge_attempt(
+        &self,
+        id: &TaskId,
+        lease: &Lease,
+        now: Timestamp,
+    ) -> Result<Option<Lease>, StoreError>;
 
     /// How many tasks unexpired at `now` are in each status, across every scope and node
     /// (for the `mcp_tasks_stored{status}` gauge; asked every 15 s by each node). `None` when
@@ -344,5 +365,15 @@ pub trait Store: Send + Sync + 'static {
     /// or (the default) `custom`.
     fn kind(&self) -> &'static str {
         "custom"
+    }
+
+    /// The highest time (ms since the Unix epoch) this store had acted on when it was opened:
+    /// a durable store keeps the highest `now` (and creation time) of the writes it committed.
+    /// A runtime over a store without a [`Store::clock`] never reads its clock below it
+    /// ([`crate::clock::Monotonic`]), so a host clock set back across a restart neither
+    /// brings back a task that had expired nor shortens a TTL or a lease. The Unix epoch (the
+    /// default) for a store that remembers nothing.
+    fn time_floor(&self) -> Timestamp {
+        Timestamp::from_unix_millis(0)
     }
 }

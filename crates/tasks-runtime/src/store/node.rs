@@ -43,14 +43,16 @@ impl fmt::Debug for NodeId {
 
 /// A worker's right to write one task: the task's owner and generation as of the claim (or the
 /// creation). `generation` is the fencing token: it grows by one at every takeover, so a write
-/// carrying an older one is refused. `attempt` is 1-based and counts runs of the task.
+/// carrying an older one is refused. `attempt` counts the runs of the task's tool that have
+/// started (1 for the first run; a claim leaves it, the re-run's start raises it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lease {
     /// The node that holds the task.
     pub node: NodeId,
     /// The fencing token.
     pub generation: u64,
-    /// Which run of the task this is (1 for the first).
+    /// Which run of the task this is (1 for the first); for a claim not yet started, the last
+    /// run's.
     pub attempt: u32,
 }
 

@@ -195,6 +195,16 @@ impl Store for YieldingStore {
         self.0.retire_node(node).await
     }
 
+    async fn charge_attempt(
+        &self,
+        id: &tasks_core::TaskId,
+        lease: &tasks_runtime::Lease,
+        now: tasks_core::Timestamp,
+    ) -> Result<Option<tasks_runtime::Lease>, tasks_runtime::StoreError> {
+        tokio::task::yield_now().await;
+        self.0.charge_attempt(id, lease, now).await
+    }
+
     async fn claim_orphans(
         &self,
         node: &NodeId,

@@ -53,6 +53,15 @@ impl From<InquireError> for Stop {
     }
 }
 
+/// Makes a prompt left with Esc show `<declined>`, what it does (inquire's default says
+/// `<canceled>`, which reads like cancelling the task).
+pub(crate) fn mark_declines() {
+    let config = inquire::ui::RenderConfig::default();
+    let declined = inquire::ui::Styled::new("<declined>")
+        .with_style_sheet(config.canceled_prompt_indicator.style);
+    inquire::set_global_render_config(config.with_canceled_prompt_indicator(declined));
+}
+
 impl Terminal {
     fn not_interactive(&self, key: &str, what: &str) -> ClientError {
         ClientError::Input(format!(

@@ -140,6 +140,7 @@ fn terminal((answers, status, keys): Input<'_>) -> Result<Terminal, Exit> {
         .into_iter()
         .map(|uri| Root { uri, name: None })
         .collect();
+    crate::prompt::mark_declines();
     Ok(Terminal {
         interactive: std::io::stdin().is_terminal(),
         answers: parsed,

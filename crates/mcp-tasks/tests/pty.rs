@@ -98,6 +98,9 @@ async fn escape_at_the_prompt_declines() {
         session.exp_string("Delete b.txt?").expect("the question");
         type_keys(&mut session, "\x1b");
         session
+            .exp_string("<declined>")
+            .expect("the prompt says what Esc did");
+        session
             .exp_string("Delete declined: nothing deleted")
             .expect("the result");
         exit_code(session)

@@ -38,7 +38,7 @@ pub fn server(settings: &Settings) -> ServerBuilder {
         .allowed_origins(settings.cors_origins.clone());
     let changes = ListChanges::new();
     builder = builder.list_changes(changes.clone());
-    for tool in tools::all(&changes) {
+    for tool in tools::all(&changes, settings.run_log.as_deref()) {
         builder = builder.tool(tool);
     }
     builder

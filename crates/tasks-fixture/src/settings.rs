@@ -101,6 +101,11 @@ pub struct Settings {
     /// with the span fields, for log shippers).
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// Appends one line, `<idempotencyKey> <attempt>`, to FILE each time a `resumable_job` run
+    /// starts (on any node writing to the same file), so a fault test can count the runs of a
+    /// task across processes and restarts. Off by default.
+    #[arg(long, value_name = "FILE")]
+    pub run_log: Option<PathBuf>,
     /// Worker threads of the tokio runtime (the binary only); default: tokio's default, one per
     /// core the process may run on.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]

@@ -14,135 +14,19 @@
 //! Leases are 6 s and deadlines generous: PostgreSQL, the nodes and the test share two cores.
 //! The tests run one at a time (nextest group `processes`).
 
+#[path = "support/cluster.rs"]
+mod cluster;
 #[path = "../../tasks-store-postgres/tests/common/mod.rs"]
 mod pg;
 mod support;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use cluster::*;
 use serde_json::{json, Value};
-use support::{result_text, Fixture};
-
-/// The lease of the test nodes, in milliseconds.
-const LEASE_MS: u64 = 6_000;
-/// How long an outcome that needs a takeover may take: the lease, a claim tick, the re-run,
-/// and a wide margin for two loaded cores.
-const TAKEOVER: Duration = Duration::from_secs(45);
-/// How long an outcome that needs no takeover may take.
-const PROMPT: Duration = Duration::from_secs(20);
-
-/// One test's database schema, secret file and nodes.
-struct Cluster {
-    db: pg::Database,
-    schema: String,
-    dir: tempfile::TempDir,
-}
-
-impl Cluster {
-    /// A cluster on a fresh schema, or `None` when there is no database (skipped).
-    async fn new() -> Option<Cluster> {
-        let db = pg::Database::open().await?;
-        let schema = db.schema();
-        Some(Cluster {
-            db,
-            schema,
-            dir: tempfile::tempdir().expect("a temporary directory"),
-        })
-    }
-
-    fn secret(&self) -> PathBuf {
-        self.dir.path().join("cluster.secret")
-    }
-
-    /// Starts node `name` on the shared database with the shared secret and `extra` flags.
-    fn node(&self, name: &str, extra: &[&str]) -> Fixture {
-        let url = with_application_name(&self.db.url, name);
-        let mut args: Vec<String> = vec![
-            "--store".into(),
-            url,
-            "--postgres-schema".into(),
-            self.schema.clone(),
-            "--drain-ms".into(),
-            "0".into(),
-            "--poll-interval-ms".into(),
-            "50".into(),
-            "--ttl-ms".into(),
-            "600000".into(),
-        ];
-        if !extra.contains(&"--lease-ms") {
-            args.push("--lease-ms".into());
-            args.push(LEASE_MS.to_string());
-        }
-        if !extra.contains(&"--no-shared-secret") {
-            args.push("--secret-file".into());
-            args.push(self.secret().display().to_string());
-        }
-        args.extend(
-            extra
-                .iter()
-                .filter(|a| **a != "--no-shared-secret")
-                .map(|a| (*a).to_owned()),
-        );
-        Fixture::start(&args, &self.dir.path().join(format!("{name}.log")))
-    }
-
-    /// Terminates the database sessions whose `application_name` is `name`; how many.
-    async fn terminate(&self, name: &str) -> i64 {
-        let admin = self.db.admin().await;
-        let row = admin
-            .query_one(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
-                 WHERE application_name = $1",
-                &[&name],
-            )
-            .await
-            .expect("pg_terminate_backend runs");
-        row.get(0)
-    }
-
-    /// How many sessions named `name` are connected.
-    async fn sessions(&self, name: &str) -> i64 {
-        let admin = self.db.admin().await;
-        admin
-            .query_one(
-                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
-                &[&name],
-            )
-            .await
-            .expect("pg_stat_activity reads")
-            .get(0)
-    }
-}
-
-/// `url` with `application_name=name` (the store names its listener `<name>-listen` and its
-/// notifier `<name>-notify`), so a test can find one node's sessions.
-fn with_application_name(url: &str, name: &str) -> String {
-    let separator = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{separator}application_name={name}")
-}
-
-fn status(task: &Value) -> &str {
-    task["status"].as_str().unwrap_or_default()
-}
-
-fn is_terminal(task: &Value) -> bool {
-    matches!(status(task), "completed" | "failed" | "cancelled")
-}
-
-fn message(task: &Value) -> &str {
-    task["statusMessage"].as_str().unwrap_or_default()
-}
-
-fn parked_on(task: &Value, key: &str) -> bool {
-    status(task) == "input_required" && task["inputRequests"].get(key).is_some()
-}
-
-fn confirm(yes: bool) -> Value {
-    json!({"confirm-delete": {"action": "accept", "content": {"confirm": yes}}})
-}
+use support::result_text;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_nodes_share_tasks_answers_cancellations_and_notifications() {

@@ -17,9 +17,10 @@ use tasks_core::SamplingRequest;
 use tasks_runtime::{ListChanges, Tool, ToolContext, ToolError};
 
 /// Every fixture tool, in listing order. `changes` is the handle the
-/// `test_trigger_tool_change` tool announces on.
-pub fn all(changes: &ListChanges) -> Vec<Tool> {
-    let mut tools = tasks::all();
+/// `test_trigger_tool_change` tool announces on; `run_log` the file `resumable_job` notes its
+/// runs in (`--run-log`).
+pub fn all(changes: &ListChanges, run_log: Option<&std::path::Path>) -> Vec<Tool> {
+    let mut tools = tasks::all(run_log);
     tools.extend(content::all(changes));
     tools.extend(mrtr::all());
     tools.extend(session::all());

@@ -17,6 +17,8 @@
 //! first and act after, so they are re-run (a parked one parks again on the same keys, and answers already
 //! given are replayed); `resumable_job` is re-run; every other task fails as interrupted.
 
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -27,8 +29,9 @@ use tasks_runtime::{text_result, Recovery, Tool, ToolError};
 
 use super::{str_arg, user_name};
 
-/// The Tasks tools, in listing order (the harmless probe first).
-pub fn all() -> Vec<Tool> {
+/// The Tasks tools, in listing order (the harmless probe first); `resumable_job` notes each
+/// run it starts in `run_log` (`--run-log`).
+pub fn all(run_log: Option<&Path>) -> Vec<Tool> {
     vec![
         header_probe(),
         greet(),
@@ -38,7 +41,7 @@ pub fn all() -> Vec<Tool> {
         confirm_delete(),
         multi_input(),
         test_tool_with_task(),
-        resumable_job(),
+        resumable_job(run_log.map(Arc::from)),
         write_haiku(),
     ]
 }
@@ -249,38 +252,55 @@ fn test_tool_with_task() -> Tool {
     })
 }
 
-fn resumable_job() -> Tool {
+/// Appends `<key> <attempt>` to the run log: one short `write` to a file opened for
+/// appending, so lines of several processes never interleave.
+fn note_run(path: &Path, key: &str, attempt: u32) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)?;
+    file.write_all(format!("{key} {attempt}\n").as_bytes())
+}
+
+fn resumable_job(run_log: Option<Arc<Path>>) -> Tool {
     Tool::new(
         "resumable_job",
         "Works through `steps` steps of `stepMs` milliseconds each, reporting progress in its \
          status message. If the server stops while it runs, it is run again from the start \
          (at most 3 runs in all).",
-        |ctx| async move {
-            let number = |name: &str, default: u64| {
-                ctx.arguments()
-                    .get(name)
-                    .and_then(Value::as_u64)
-                    .unwrap_or(default)
-            };
-            let (steps, step_ms) = (number("steps", 5), number("stepMs", 200));
-            let attempt = ctx.attempt();
-            for step in 1..=steps {
-                ctx.set_status_message(format!("Step {step} of {steps} (attempt {attempt})"));
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_millis(step_ms)) => {}
-                    _ = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled),
+        move |ctx| {
+            let run_log = run_log.clone();
+            async move {
+                if let Some(path) = &run_log {
+                    note_run(path, ctx.idempotency_key().unwrap_or("sync"), ctx.attempt())?;
                 }
+                let number = |name: &str, default: u64| {
+                    ctx.arguments()
+                        .get(name)
+                        .and_then(Value::as_u64)
+                        .unwrap_or(default)
+                };
+                let (steps, step_ms) = (number("steps", 5), number("stepMs", 200));
+                let attempt = ctx.attempt();
+                for step in 1..=steps {
+                    ctx.set_status_message(format!("Step {step} of {steps} (attempt {attempt})"));
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_millis(step_ms)) => {}
+                        _ = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled),
+                    }
+                }
+                Ok(json!({
+                    "content": [{"type": "text",
+                                 "text": format!("Finished {steps} steps on attempt {attempt}")}],
+                    "structuredContent": {
+                        "steps": steps,
+                        "attempt": attempt,
+                        "idempotencyKey": ctx.idempotency_key(),
+                    },
+                    "isError": false,
+                }))
             }
-            Ok(json!({
-                "content": [{"type": "text",
-                             "text": format!("Finished {steps} steps on attempt {attempt}")}],
-                "structuredContent": {
-                    "steps": steps,
-                    "attempt": attempt,
-                    "idempotencyKey": ctx.idempotency_key(),
-                },
-                "isError": false,
-            }))
         },
     )
     .with_input_schema(json!({

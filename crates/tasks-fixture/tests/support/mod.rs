@@ -12,6 +12,8 @@ use std::time::Duration;
 use futures_util::{Stream, StreamExt as _};
 use serde_json::{json, Value};
 
+pub(crate) mod proxy;
+
 pub(crate) const VERSION: &str = "2026-07-28";
 
 /// A running fixture process; killed (SIGKILL) when dropped.
@@ -119,8 +121,14 @@ pub(crate) struct Client {
 
 impl Client {
     pub(crate) fn new(url: &str) -> Self {
+        Client::with_timeout(url, Duration::from_secs(20))
+    }
+
+    /// A client whose every request gives up after `timeout` (a node that is stopped or
+    /// stalled does not hold it longer).
+    pub(crate) fn with_timeout(url: &str, timeout: Duration) -> Self {
         let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(20))
+            .timeout(timeout)
             .build()
             .expect("a reqwest client");
         Client {

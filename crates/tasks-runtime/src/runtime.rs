@@ -433,7 +433,9 @@ impl TaskRuntime {
         Ok(())
     }
 
-    /// A receiver of every committed status change (creation included).
+    /// A receiver of every committed status change (creation included). It carries no
+    /// removals and no re-read signals: a waiter that must end follows
+    /// [`TaskRuntime::changes`] or [`TaskRuntime::wait_task`] instead.
     ///
     /// Per task, events arrive in strictly increasing revision order and nothing follows a
     /// terminal state. When commits of one task race (a worker and a request), a state that was

@@ -181,8 +181,9 @@ pub struct RuntimeConfig {
     /// How long a waiter (a 2025-11-25 `tasks/result`, a session's GET stream, a
     /// `subscriptions/listen` stream, [`TaskRuntime::wait_task`](crate::TaskRuntime::wait_task))
     /// goes without hearing of its tasks before it re-reads them anyway: the guard that ends a
-    /// wait whose notification was lost (see [`crate::wait`]). Default 5 s; this server's
-    /// choice.
+    /// wait whose notification was lost (see [`crate::wait`]). Each open waiter then costs
+    /// one store read per interval (of its unfinished tasks, 256 ids per read). Default 5 s;
+    /// this server's choice.
     pub wait_recheck: Duration,
 }
 

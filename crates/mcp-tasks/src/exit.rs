@@ -43,7 +43,9 @@ impl Exit {
     pub(crate) fn report(error: &ClientError) -> Exit {
         crate::say!("error: {}", crate::text::clean(&error.to_string()));
         match error {
-            ClientError::Rpc { .. } | ClientError::Http { .. } => Exit::Refused,
+            ClientError::Rpc { .. }
+            | ClientError::Http { .. }
+            | ClientError::UnknownTask { .. } => Exit::Refused,
             ClientError::Deadline => Exit::Timeout,
             ClientError::InvalidArgument(_) => Exit::Usage,
             ClientError::NoHandler { .. } | ClientError::Input(_) => Exit::InputNeeded,

@@ -74,6 +74,15 @@ pub enum ClientError {
     /// handle of another endpoint.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// The task waited for no longer exists: its TTL ran out and the server deleted it, or it
+    /// was never visible to this caller. `tasks/get` answered -32602 (`Unknown or
+    /// inaccessible taskId`, SEP-2663 "Error Handling") while [`crate::TaskCall::settle`] or
+    /// [`crate::TaskCall::updates`] watched it; not retryable.
+    #[error("task {task_id} is unknown or expired")]
+    UnknownTask {
+        /// The task's id.
+        task_id: String,
+    },
     /// The input handler gave up (e.g. the user interrupted the prompt), or its answer does not
     /// fit the request.
     #[error("input was not given: {0}")]

@@ -11,7 +11,9 @@
 //!   ±10 % jitter so that many clients do not poll in step.
 //! * A retryable error ([`ClientError::is_retryable`]) is retried with exponential backoff
 //!   and jitter (from 250 ms up to 10 s), for at most [`SettleOptions::retry_for`] in a row;
-//!   any other error ends the watch.
+//!   any other error ends the watch. A task that no longer exists (`tasks/get` answers -32602:
+//!   its TTL ran out) ends it with [`ClientError::UnknownTask`]; a listen stream simply stops
+//!   naming such a task, so the next check (at most [`LISTEN_RECHECK`] later) finds it gone.
 //!
 //! Sources: SEP-2663 "Task Polling" (`pollIntervalMs`) and "Task Status Notifications";
 //! MCP 2026-07-28 subscriptions
@@ -38,6 +40,8 @@ pub const MIN_POLL: Duration = Duration::from_millis(50);
 pub const MAX_POLL: Duration = Duration::from_secs(60);
 /// While listening, how often a `tasks/get` checks that no notification was lost.
 pub const LISTEN_RECHECK: Duration = Duration::from_secs(15);
+/// The JSON-RPC code `tasks/get` answers for a task that does not exist (any more).
+const INVALID_PARAMS: i64 = -32602;
 /// How long to wait for the listen stream and its acknowledgement before polling instead.
 const ACK_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -245,6 +249,12 @@ impl Watcher {
                 let delay = self.backoff.next().unwrap_or(MAX_POLL);
                 self.next_get = Instant::now() + delay;
                 Ok(None)
+            }
+            // The task is gone (expired and deleted): waiting on would never end.
+            Err(ClientError::Rpc { error, .. }) if error.code == INVALID_PARAMS => {
+                Err(ClientError::UnknownTask {
+                    task_id: self.task_id.as_str().to_owned(),
+                })
             }
             Err(error) => Err(error),
         }

@@ -171,8 +171,9 @@ impl TaskCall {
     ///
     /// # Errors
     /// [`ClientError::Deadline`]; [`ClientError::NoHandler`] when the task needs input this
-    /// client has no handler for (the task stays parked); a non-retryable error of a request
-    /// (retryable ones are retried with backoff until the deadline).
+    /// client has no handler for (the task stays parked); [`ClientError::UnknownTask`] when the
+    /// task no longer exists (its TTL ran out); a non-retryable error of a request (retryable
+    /// ones are retried with backoff until the deadline).
     pub async fn settle_with(
         &self,
         options: &SettleOptions,

@@ -831,3 +831,41 @@ async fn an_endless_tool_list_is_refused() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn settling_a_task_whose_ttl_runs_out_ends_with_unknown_task() {
+    // Tasks live 1 s and the reaper runs every 100 ms: the task expires while settle waits.
+    let settings = tasks_fixture::Settings {
+        listen: "127.0.0.1:0".parse().expect("an address"),
+        drain_ms: 0,
+        poll_interval_ms: 50,
+        ttl_ms: 1_000,
+        reap_interval_ms: 100,
+        ..Default::default()
+    };
+    let server = tasks_fixture::server(&settings)
+        .bind(settings.listen)
+        .await
+        .expect("the fixture binds");
+    let client = Client::connect(server.url()).await.expect("connects");
+    let execution = client
+        .call_tool("slow_compute", args(json!({"seconds": 60})))
+        .await
+        .expect("call");
+    let task = execution.task().expect("a task");
+    let started = std::time::Instant::now();
+    let error = task
+        .settle(&options().wait(Wait::Poll))
+        .await
+        .expect_err("a task that expires never settles");
+    match error {
+        ClientError::UnknownTask { task_id } => assert_eq!(task_id, task.id().as_str()),
+        other => panic!("expected UnknownTask, got {other:?}"),
+    }
+    // Polling every 50 ms: it ends right after the TTL, never waits on.
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}

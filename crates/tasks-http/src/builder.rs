@@ -140,6 +140,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Sets how long a waiting request or stream (a 2025-11-25 `tasks/result`, a session's GET
+    /// stream, a `subscriptions/listen` stream) goes without hearing of its tasks before it
+    /// re-reads them anyway ([`RuntimeConfig::wait_recheck`]): the bound on what a lost
+    /// notification can cost. Default 5 s.
+    pub fn wait_recheck(mut self, every: std::time::Duration) -> Self {
+        self.runtime.wait_recheck = every;
+        self
+    }
+
     /// Sets how long a graceful shutdown waits for running tasks to finish before it ends the
     /// node's lease (tasks still running then are interrupted, and recovered by policy by the
     /// next node or start). Default zero: no wait.

@@ -178,6 +178,13 @@ pub struct RuntimeConfig {
     /// tool list (`notifications/tools/list_changed`); `None` (the default) announces nothing.
     /// The HTTP server builder sets it with its own list-change handle.
     pub list_changes: Option<crate::ListChanges>,
+    /// How long a waiter (a 2025-11-25 `tasks/result`, a session's GET stream, a
+    /// `subscriptions/listen` stream, [`TaskRuntime::wait_task`](crate::TaskRuntime::wait_task))
+    /// goes without hearing of its tasks before it re-reads them anyway: the guard that ends a
+    /// wait whose notification was lost (see [`crate::wait`]). Each open waiter then costs
+    /// one store read per interval (of its unfinished tasks, 256 ids per read). Default 5 s;
+    /// this server's choice.
+    pub wait_recheck: Duration,
 }
 
 impl Default for RuntimeConfig {
@@ -188,6 +195,7 @@ impl Default for RuntimeConfig {
             poll_interval_ms: NonZeroU64::new(250),
             leases: LeaseConfig::default(),
             list_changes: None,
+            wait_recheck: Duration::from_secs(5),
         }
     }
 }
@@ -220,6 +228,14 @@ impl RuntimeConfig {
     #[must_use]
     pub fn with_leases(mut self, leases: LeaseConfig) -> Self {
         self.leases = leases;
+        self
+    }
+
+    /// Sets [`RuntimeConfig::wait_recheck`]: how often a waiter re-reads what it waits on when
+    /// it has heard nothing.
+    #[must_use]
+    pub fn with_wait_recheck(mut self, wait_recheck: Duration) -> Self {
+        self.wait_recheck = wait_recheck;
         self
     }
 

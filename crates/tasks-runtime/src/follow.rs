@@ -15,10 +15,13 @@
 //!
 //! Hints are only hints: they may be coalesced, late or lost. [`Change::Resync`] (sent by a
 //! feed after it reconnected, or when this consumer fell behind) re-reads every task this node
-//! runs or has published and that may still change; and every [`LeaseConfig::sweep`] the node
-//! re-reads the tasks of its own workers, so a lost hint delays an answer or a cancellation by
-//! at most that long. A task this node has never seen and whose hints were all lost reaches
-//! its listen streams with its next change.
+//! runs or has published and that may still change, then tells every waiter to re-read what it
+//! waits on ([`crate::TaskEvent::Resync`], counted in `mcp_change_feed_resyncs_total`); and
+//! every [`LeaseConfig::sweep`] the node re-reads the tasks of its own workers, so a lost hint
+//! delays an answer or a cancellation by at most that long. A task found gone by a re-read
+//! (expired, or reaped by another node) is announced as removed
+//! ([`crate::TaskEvent::Removed`]). Waiters also re-read on their own guard interval
+//! ([`crate::RuntimeConfig::wait_recheck`]), which bounds what any other loss can cost.
 //!
 //! Hints are read only when something here cares: a local worker, or an open status-event
 //! receiver (a listen stream). Hints arriving together are read in one [`Store::load`].
@@ -52,27 +55,36 @@ pub(crate) async fn run(weak: Weak<Inner>, mut changes: broadcast::Receiver<Chan
                     let mut ids = BTreeSet::new();
                     hinted(&inner, id, revision, &mut ids);
                     // Take what else is queued, so hints arriving together cost one read.
-                    let mut resync = false;
+                    let mut resync = None;
                     while ids.len() < LOAD_BATCH {
                         match changes.try_recv() {
                             Ok(Change::Task { id, revision }) => {
                                 hinted(&inner, id, revision, &mut ids);
                             }
-                            Ok(Change::Resync) | Err(broadcast::error::TryRecvError::Lagged(_)) => {
-                                resync = true;
+                            Ok(Change::Resync) => {
+                                resync = Some("feed");
+                                break;
+                            }
+                            Err(broadcast::error::TryRecvError::Lagged(_)) => {
+                                resync = Some("lagged");
                                 break;
                             }
                             Err(_) => break,
                         }
                     }
-                    if resync {
+                    if let Some(reason) = resync {
                         ids.extend(resync_set(&inner));
+                        resynced(&inner, reason, ids).await;
+                        continue;
                     }
                     ids
                 }
                 Ok(Change::Resync) | Err(RecvError::Lagged(_)) => {
                     let Some(inner) = weak.upgrade() else { return };
-                    resync_set(&inner)
+                    let reason = if change.is_ok() { "feed" } else { "lagged" };
+                    let ids = resync_set(&inner);
+                    resynced(&inner, reason, ids).await;
+                    continue;
                 }
                 Err(RecvError::Closed) => return,
             },
@@ -86,13 +98,22 @@ pub(crate) async fn run(weak: Weak<Inner>, mut changes: broadcast::Receiver<Chan
     }
 }
 
+/// After hints may have been lost (`reason`: `feed` or `lagged`, the metric's label): re-reads
+/// `ids` (the resync set and any hinted ids), then tells every waiter to re-read what it waits
+/// on, whether this node has published it or not.
+async fn resynced(inner: &Arc<Inner>, reason: &'static str, ids: BTreeSet<TaskId>) {
+    inner.metrics.feed_resync(reason);
+    reread(inner, ids).await;
+    inner.resync();
+}
+
 /// Adds `id` to `ids` if this node cares about it and has not published `revision` yet.
 fn hinted(inner: &Inner, id: TaskId, revision: u64, ids: &mut BTreeSet<TaskId>) {
     let seen = inner
         .published
         .get(&id)
         .is_some_and(|last| last.revision() >= revision);
-    let cares = inner.workers.contains_key(&id) || inner.events.receiver_count() > 0;
+    let cares = inner.workers.contains_key(&id) || inner.followed();
     if cares && !seen {
         ids.insert(id);
     }
@@ -119,9 +140,15 @@ async fn reread(inner: &Arc<Inner>, ids: BTreeSet<TaskId>) {
         let now = inner.clock.now();
         match inner.store.load(chunk, now).await {
             Ok(snapshots) => {
+                let mut missing: BTreeSet<&TaskId> = chunk.iter().collect();
                 for snapshot in snapshots {
+                    missing.remove(snapshot.task.id());
                     inner.publish(&snapshot.scope, &snapshot.task);
                     inner.follow(&snapshot.task);
+                }
+                // Expired or reaped (perhaps by another node): gone for every waiter too.
+                for id in missing {
+                    inner.removed(id);
                 }
             }
             Err(error) => tracing::warn!(%error, "re-reading tasks changed elsewhere failed"),

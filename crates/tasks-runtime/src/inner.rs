@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::clock::Clock;
 use crate::config::RuntimeConfig;
 use crate::error::ToolError;
-use crate::events::StatusEvent;
+use crate::events::{StatusEvent, TaskEvent};
 use crate::port::TaskPort;
 use crate::registry::ToolRegistry;
 use crate::scope::Scope;
@@ -47,6 +47,9 @@ pub(crate) struct Inner {
     pub(crate) slots: Arc<Semaphore>,
     pub(crate) workers: TaskMap<Arc<WorkerHandle>>,
     pub(crate) events: broadcast::Sender<StatusEvent>,
+    /// What waiters follow ([`crate::TaskRuntime::changes`]): the same states as `events`,
+    /// removals and resyncs, in one order.
+    pub(crate) waits: broadcast::Sender<TaskEvent>,
     /// The last state published per task (entries leave when the task expires).
     pub(crate) published: TaskMap<Published>,
     /// When the next entry of `published` expires: [`Inner::reap`] scans it only then.
@@ -196,11 +199,35 @@ impl Inner {
         }
         *last = Published::of(task);
         self.published_expiry.note(task.expires_at());
-        // No receiver is not an error.
-        let _ = self.events.send(StatusEvent {
+        let event = StatusEvent {
             scope: scope.clone(),
             task: task.clone(),
-        });
+        };
+        // No receiver is not an error.
+        if self.waits.receiver_count() > 0 {
+            let _ = self.waits.send(TaskEvent::Status(event.clone()));
+        }
+        let _ = self.events.send(event);
+    }
+
+    /// Whether anything here follows status changes (a waiter, a subscriber).
+    pub(crate) fn followed(&self) -> bool {
+        self.events.receiver_count() > 0 || self.waits.receiver_count() > 0
+    }
+
+    /// Task `id` is gone (reaped, expired, or found missing): forgets what was published for
+    /// it, stops its local worker, and tells the waiters ([`TaskEvent::Removed`]).
+    pub(crate) fn removed(&self, id: &TaskId) {
+        self.published.remove(id);
+        if let Some((_, handle)) = self.workers.remove(id) {
+            handle.cancel.cancel();
+        }
+        let _ = self.waits.send(TaskEvent::Removed(id.clone()));
+    }
+
+    /// Tells the waiters that changes may have been missed ([`TaskEvent::Resync`]).
+    pub(crate) fn resync(&self) {
+        let _ = self.waits.send(TaskEvent::Resync);
     }
 
     /// Records `task` as followed (see [`crate::TaskRuntime::watch`]): a publication entry
@@ -356,17 +383,15 @@ impl Inner {
         }
     }
 
-    /// Deletes the tasks expired now, stops their local workers, and forgets what was
-    /// published for expired tasks (including those another node reaped).
+    /// Deletes the tasks expired now, stops their local workers, forgets what was published
+    /// for expired tasks (including those another node reaped), and tells the waiters of each
+    /// ([`TaskEvent::Removed`]).
     pub(crate) async fn reap(&self) -> Result<usize, McpError> {
         let now = self.clock.now();
         let reaped = self.store.reap(now).await.map_err(store_error)?;
         self.metrics.reaped(reaped.len());
         for id in &reaped {
-            self.published.remove(id);
-            if let Some((_, handle)) = self.workers.remove(id) {
-                handle.cancel.cancel();
-            }
+            self.removed(id);
         }
         let mut expired = Vec::new();
         if self.published_expiry.sweep_due(now) {
@@ -378,11 +403,9 @@ impl Inner {
                 }
             }
         }
+        // Expired tasks another node reaped (or that no reaper has deleted yet): gone too.
         for id in expired {
-            self.published.remove(&id);
-            if let Some((_, handle)) = self.workers.remove(&id) {
-                handle.cancel.cancel();
-            }
+            self.removed(&id);
         }
         Ok(reaped.len())
     }

@@ -3,7 +3,8 @@
 //! Everything a server needs to run MCP tasks, independent of any transport: a [`Store`] trait
 //! with an in-memory implementation, the [`TaskRuntime`] that creates tasks and runs their
 //! workers, input parking (`input_required` ↔ `tasks/update`), cancellation, TTL and reaping,
-//! capacity limits, and a broadcast stream of status changes.
+//! capacity limits, a broadcast stream of status changes, and the waits built on it
+//! ([`wait`]: every wait ends, when its task changes or is gone, whatever notification is lost).
 //!
 //! The same [`ToolHandler`] serves a synchronous `tools/call` ([`run_sync`]) and a task: inside
 //! a task, [`ToolContext::input`] (and its typed forms `elicit`, `sample`, `list_roots`) parks
@@ -67,7 +68,8 @@
 //!
 //! | module | uses |
 //! |---|---|
-//! | `runtime` ([`TaskRuntime`]) | `recovery`, `inner`, `worker`, `registry`, `store`, `clock`, `config`, `events`, `work` |
+//! | `runtime` ([`TaskRuntime`]) | `recovery`, `wait`, `inner`, `worker`, `registry`, `store`, `clock`, `config`, `events`, `work` |
+//! | `wait` ([`Changes`], [`TaskWait`]: what waiters follow) | `inner`, `events`, `scope` |
 //! | `recovery` (leases, takeover) | `follow`, `inner`, `worker`, `registry`, `store`, `config` |
 //! | `follow` (commits of other nodes) | `inner`, `store` |
 //! | `worker`, `sync` | `inner` (worker), `context`, `registry`, `error`, `status`, `work` |
@@ -113,6 +115,7 @@ mod secret;
 mod status;
 pub mod store;
 pub mod sync;
+pub mod wait;
 pub mod work;
 mod worker;
 
@@ -120,7 +123,7 @@ pub use clock::{Clock, Monotonic, TokioClock};
 pub use config::{LeaseConfig, Limits, RuntimeConfig};
 pub use context::ToolContext;
 pub use error::ToolError;
-pub use events::StatusEvent;
+pub use events::{StatusEvent, TaskEvent};
 pub use list_changes::{ListChanges, ListKind};
 pub use metrics::RuntimeMetrics;
 pub use notify::{Notifier, RequestNotification};
@@ -136,4 +139,5 @@ pub use store::{
     StatusCounts, Store, StoreError,
 };
 pub use sync::{run_sync, SyncCall, SyncOutcome};
+pub use wait::{Changes, TaskWait, Wake};
 pub use work::Work;

@@ -46,6 +46,14 @@ struct OperationLabel {
     operation: &'static str,
 }
 
+/// The `reason` label of a change-feed resync: `feed` (the store's feed said hints may have
+/// been lost: its listening connection (re)connected, or a sender lost hints) or `lagged`
+/// (this node fell behind the feed).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabel {
+    reason: &'static str,
+}
+
 /// Bucket bounds of task durations, in seconds: 10 ms to about 3 hours.
 fn duration_buckets() -> impl Iterator<Item = f64> {
     prometheus_client::metrics::histogram::exponential_buckets(0.01, 4.0, 10)
@@ -69,6 +77,7 @@ pub struct RuntimeMetrics {
     store_failures: Family<OperationLabel, Counter>,
     parked: Histogram,
     stored: Family<StatusLabel, Gauge>,
+    feed_resyncs: Family<ReasonLabel, Counter>,
 }
 
 impl Default for RuntimeMetrics {
@@ -88,6 +97,9 @@ impl Default for RuntimeMetrics {
         }
         for outcome in ["ok", "lost", "failed"] {
             let _ = metrics.renewals.get_or_create(&OutcomeLabel { outcome });
+        }
+        for reason in ["feed", "lagged"] {
+            let _ = metrics.feed_resyncs.get_or_create(&ReasonLabel { reason });
         }
         metrics
     }
@@ -115,6 +127,7 @@ impl RuntimeMetrics {
             store_failures: Family::default(),
             parked: Histogram::new(duration_buckets()),
             stored: Family::default(),
+            feed_resyncs: Family::default(),
         }
     }
 
@@ -125,8 +138,9 @@ impl RuntimeMetrics {
     /// `worker_slots` (set by [`RuntimeMetrics::set_workers`] before each scrape),
     /// `lease_renewals_total{outcome}`, `task_takeovers_total`, `fenced_writes_total`,
     /// `store_operation_duration_seconds{operation}`, `store_failures_total{operation}`,
-    /// `task_input_wait_seconds` and `tasks_stored{status}` (set by
-    /// [`TaskRuntime::refresh_status_counts`](crate::TaskRuntime::refresh_status_counts)).
+    /// `task_input_wait_seconds`, `tasks_stored{status}` (set by
+    /// [`TaskRuntime::refresh_status_counts`](crate::TaskRuntime::refresh_status_counts)) and
+    /// `change_feed_resyncs_total{reason}`.
     pub fn register(&self, registry: &mut Registry) {
         registry.register(
             "tasks_created",
@@ -201,6 +215,11 @@ impl RuntimeMetrics {
             Unit::Seconds,
             self.parked.clone(),
         );
+        registry.register(
+            "change_feed_resyncs",
+            "Re-reads after the store's change feed may have lost hints, by reason (feed: its connection reconnected or a sender lost hints; lagged: this node fell behind)",
+            self.feed_resyncs.clone(),
+        );
     }
 
     /// A task of `tool` (whose policy label is `policy`) was created.
@@ -238,6 +257,13 @@ impl RuntimeMetrics {
             .get_or_create(&LimitLabel {
                 limit: limit.as_str(),
             })
+            .inc();
+    }
+
+    /// The change feed may have lost hints (`reason`: `feed` or `lagged`).
+    pub(crate) fn feed_resync(&self, reason: &'static str) {
+        self.feed_resyncs
+            .get_or_create(&ReasonLabel { reason })
             .inc();
     }
 

@@ -18,6 +18,7 @@ use crate::registry::ToolRegistry;
 use crate::scope::Scope;
 use crate::store::task_map::task_map;
 use crate::store::{CreateLimits, NodeId, Store, StoreError};
+use crate::wait::{Changes, TaskWait};
 use crate::work::Work;
 use crate::worker;
 
@@ -67,6 +68,7 @@ impl TaskRuntime {
             Arc::new(Monotonic::new(clock, store.time_floor()))
         };
         let (events, _) = broadcast::channel(EVENT_CHANNEL_CAPACITY);
+        let (waits, _) = broadcast::channel(EVENT_CHANNEL_CAPACITY);
         let slots = Arc::new(Semaphore::new(config.limits.max_workers));
         let metrics = crate::metrics::RuntimeMetrics::default();
         let store: Arc<dyn Store> =
@@ -80,6 +82,7 @@ impl TaskRuntime {
                 slots,
                 workers: task_map(),
                 events,
+                waits,
                 published: task_map(),
                 published_expiry: Default::default(),
                 node: RwLock::new(NodeId::random().expect("the OS random source is unavailable")),
@@ -468,13 +471,65 @@ impl TaskRuntime {
         Ok(())
     }
 
-    /// A receiver of every committed status change (creation included).
+    /// A receiver of every committed status change (creation included). It carries no
+    /// removals and no re-read signals: a waiter that must end follows
+    /// [`TaskRuntime::changes`] or [`TaskRuntime::wait_task`] instead.
     ///
     /// Per task, events arrive in strictly increasing revision order and nothing follows a
     /// terminal state. When commits of one task race (a worker and a request), a state that was
     /// superseded before it could be published is skipped rather than sent late.
     pub fn subscribe(&self) -> broadcast::Receiver<StatusEvent> {
         self.inner.events.subscribe()
+    }
+
+    /// The stream a waiter follows: every committed state, every removal, and a re-read signal
+    /// after a feed resync, after falling behind, and every
+    /// [`RuntimeConfig::wait_recheck`] without either (see [`crate::wait`]). Take it before the
+    /// first read of what you wait on.
+    pub fn changes(&self) -> Changes {
+        Changes::new(self.inner.waits.subscribe(), self.inner.config.wait_recheck)
+    }
+
+    /// A wait for task `id` of `scope` (subscribed now): [`TaskWait::current`] reads it,
+    /// [`TaskWait::next`] waits for each newer state and ends with -32602
+    /// `Unknown or inaccessible taskId` once the task is gone.
+    pub fn wait_task(&self, scope: &Scope, id: &TaskId) -> TaskWait {
+        TaskWait::new(
+            self.inner.clone(),
+            self.changes(),
+            scope.clone(),
+            id.clone(),
+        )
+    }
+
+    /// The tasks among `ids` that exist in `scope` now (unknown, expired and other-scope ids
+    /// are left out), in no particular order: one store read per 256 ids, for a waiter that
+    /// re-reads many tasks at once.
+    ///
+    /// # Errors
+    /// -32603 when the store fails.
+    pub async fn read_many(
+        &self,
+        scope: &Scope,
+        ids: &[TaskId],
+    ) -> Result<Vec<Arc<Task>>, McpError> {
+        let mut found = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(256) {
+            let now = self.inner.clock.now();
+            let snapshots = self
+                .inner
+                .store
+                .load(chunk, now)
+                .await
+                .map_err(store_error)?;
+            found.extend(
+                snapshots
+                    .into_iter()
+                    .filter(|snapshot| snapshot.scope == *scope)
+                    .map(|snapshot| snapshot.task),
+            );
+        }
+        Ok(found)
     }
 
     /// Marks `task` as followed by a subscriber (a `subscriptions/listen` stream naming it):

@@ -391,3 +391,53 @@ async fn a_watched_task_never_published_here_gets_its_terminal_state_on_resync()
     assert_eq!(seen.len(), 1, "the terminal state: {seen:?}");
     assert_eq!(*seen[0].task, *done);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_wait_on_another_node_re_reads_after_a_resync() {
+    let cluster = Cluster::new();
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let a = cluster.node(vec![gated_tool(&gate)]).await;
+    let b = cluster.node(vec![gated_tool(&gate)]).await;
+    let scope = Scope::shared();
+    // Every hint of A is lost, as while B's feed connection is down.
+    a.store.mute.store(true, Ordering::SeqCst);
+    let id = a.rt.create_task(work("gated")).await.unwrap().id().clone();
+    let mut wait = b.rt.wait_task(&scope, &id);
+    assert_eq!(wait.current().await.unwrap().status(), TaskStatus::Working);
+    gate.notify_one();
+    let done = wait_terminal(&a.rt, &scope, &id).await;
+    let early = tokio::time::timeout(Duration::from_secs(1), wait.next()).await;
+    assert!(early.is_err(), "B heard nothing yet: {early:?}");
+
+    // The feed reconnects: its Resync makes every waiter re-read, well before the guard (5 s).
+    cluster.resync(1);
+    let seen = tokio::time::timeout(Duration::from_millis(100), wait.next())
+        .await
+        .expect("the resync ends the wait")
+        .unwrap();
+    assert_eq!(*seen, *done);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_task_reaped_on_another_node_ends_the_waits_here() {
+    let cluster = Cluster::new();
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let a = cluster.node(vec![gated_tool(&gate)]).await;
+    let b = cluster.node(vec![gated_tool(&gate)]).await;
+    let scope = Scope::shared();
+    let id =
+        a.rt.create_task_with_ttl(work("gated"), Some(1_000))
+            .await
+            .unwrap()
+            .id()
+            .clone();
+    let mut wait = b.rt.wait_task(&scope, &id);
+    wait.current().await.unwrap();
+    tokio::time::advance(Duration::from_millis(1_100)).await;
+    assert_eq!(a.rt.reap_now().await.unwrap(), 1, "A reaps it");
+    // B hears nothing of a deletion; its wait still ends, at the latest at the task's expiry.
+    let ended = tokio::time::timeout(Duration::from_millis(100), wait.next())
+        .await
+        .expect("the wait ends");
+    assert_eq!(ended.unwrap_err(), tasks_core::McpError::UnknownTask);
+}

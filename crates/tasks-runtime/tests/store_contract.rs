@@ -17,6 +17,11 @@ async fn memory_store_passes_the_whole_contract() {
     contract::run_all(|| async { MemoryStore::new() }).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waits_on_a_memory_store_end() {
+    contract::waits::run_all(|| async { MemoryStore::new() }).await;
+}
+
 #[tokio::test]
 async fn memory_store_passes_the_contract_on_a_current_thread_runtime() {
     contract::run_all(|| async { MemoryStore::new() }).await;

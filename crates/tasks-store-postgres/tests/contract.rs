@@ -21,6 +21,14 @@ async fn postgres_store_passes_the_whole_contract() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waits_on_a_postgres_store_end() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    contract::waits::run_all(|| db.store()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_creates_respect_max_tasks_repeatedly() {
     let Some(db) = Database::open().await else {
         return;

@@ -46,6 +46,12 @@ async fn sqlite_store_passes_the_whole_contract() {
     contract::run_all(|| async { files.store(SqliteOptions::default()) }).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waits_on_a_sqlite_store_end() {
+    let files = Files::new();
+    contract::waits::run_all(|| async { files.store(SqliteOptions::default()) }).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sqlite_store_passes_the_whole_contract_with_synchronous_normal() {
     let files = Files::new();

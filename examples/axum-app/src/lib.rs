@@ -85,7 +85,7 @@ pub fn mcp_server() -> ServerBuilder {
         .poll_interval_ms(100)
         .list_changes(changes.clone())
         .tool(word_count);
-    for tool in tasks_fixture::tools::all(&changes) {
+    for tool in tasks_fixture::tools::all(&changes, None) {
         builder = builder.tool(tool);
     }
     builder

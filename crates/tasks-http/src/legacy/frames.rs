@@ -97,8 +97,9 @@ pub(crate) struct Refused {
 /// Sends each input request to the client as a JSON-RPC request of the session (with
 /// `_meta["io.modelcontextprotocol/related-task"]` when it is for task `related`) and waits
 /// for every answer, matched by id. `None` when the request stopped meanwhile (its stream
-/// closed, a cancellation, the session ended): the requests are then forgotten, so a late
-/// answer is refused. `Some(Err(_))` when the client answered one with a JSON-RPC error.
+/// closed, a cancellation, the session ended, the task no longer needs the input): the
+/// requests are then forgotten, so a late answer is refused, and withdrawn on a stream still
+/// open ([`withdraw`]). `Some(Err(_))` when the client answered one with a JSON-RPC error.
 pub(crate) async fn ask(
     session: &Arc<Session>,
     asked: BTreeMap<String, InputRequest>,
@@ -141,9 +142,16 @@ pub(crate) async fn ask(
         waiting.push((key, answer));
     }
     let mut answers = JsonObject::new();
-    for (key, answer) in waiting {
+    for (at, (key, answer)) in waiting.into_iter().enumerate() {
         let answer = tokio::select! {
-            () = cancel.cancelled() => None,
+            () = cancel.cancelled() => {
+                // A task's requests are withdrawn when the task no longer needs them (the
+                // caller stops `cancel` for that too); a call's stop only when it ended.
+                if related.is_some() {
+                    withdraw(tx, &ids.ids[at..]);
+                }
+                None
+            }
             answer = answer => answer.ok(),
         };
         match answer {
@@ -158,6 +166,22 @@ pub(crate) async fn ask(
         }
     }
     Some(Ok(answers))
+}
+
+/// Tells the client that the requests `ids` are withdrawn (`notifications/cancelled`, MCP
+/// 2025-11-25 cancellation: either side may cancel a request it sent), when their stream is
+/// still open: the call or the task they were for no longer needs them (a task gone or ended,
+/// a request answered elsewhere). Best effort: never waits for a slow stream; the requests are
+/// forgotten either way, so a late answer is refused.
+fn withdraw(tx: &mpsc::Sender<Frame>, ids: &[u64]) {
+    for id in ids {
+        let notice = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                            "params": {"requestId": id, "reason": "No longer needed"}});
+        let bytes = Bytes::from(serde_json::to_vec(&notice).unwrap_or_default());
+        if tx.try_send(Frame::Message(bytes)).is_err() {
+            return;
+        }
+    }
 }
 
 /// The ids of server-to-client requests a driver waits on.

@@ -26,6 +26,7 @@ mod inputs;
 pub(crate) mod sessions;
 mod tasks;
 
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -44,17 +45,17 @@ use tasks_core::legacy::{
     plan_legacy, LegacyAction, LegacyPlan, SessionId, SessionView, SESSION_HEADER,
 };
 use tasks_core::listen::ListKind;
-use tasks_core::{McpError, Task, TaskState};
-use tasks_runtime::{Scope, StatusEvent, TaskRuntime, ToolRegistry};
+use tasks_core::{McpError, Task, TaskId, TaskState};
+use tasks_runtime::{Changes, Scope, TaskRuntime, ToolRegistry, Wake};
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::head::Head;
 use crate::response::{notification_bytes, McpResponse};
 use crate::shared::{Shared, View};
 use frames::Frame;
-use sessions::{Session, Sessions, StreamClaim};
+use sessions::{Session, Sessions, StreamClaim, MAX_SESSION_TASKS};
 
 /// The session named by the request's `Mcp-Session-Id`, as the planner sees it.
 fn lookup(
@@ -260,16 +261,22 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
     };
     let claim = session.open_stream();
     let (frames_tx, frames) = mpsc::channel(16);
+    let deliveries = claim.token.child_token();
     let stream = GetStream {
         changes: d.config.list_changes.as_ref().map(|c| c.subscribe()),
-        events: claim.session().tasks.then(|| d.runtime.subscribe()),
+        // Subscribed before the first read of the session's tasks (in the first `next`).
+        waits: claim.session().tasks.then(|| d.runtime.changes()),
         shutdown: d.shutdown.clone(),
         runtime: d.runtime.clone(),
         frames,
         frames_tx,
         claim,
+        known: HashMap::new(),
+        queue: VecDeque::new(),
+        primed: false,
+        _deliveries: deliveries.clone().drop_guard(),
+        deliveries,
     };
-    stream.deliver_waiting();
     let messages = stream::unfold(stream, |mut stream| async move {
         let frame = stream.next().await?;
         Some((frame, stream))
@@ -281,7 +288,11 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
 /// changes; `notifications/tasks/status` (the task, flat, as 2025-11-25 shows it) when a task
 /// this session created changes; and the input requests of those tasks while no `tasks/result`
 /// delivers them ([`inputs`]), so a client that polls `tasks/get` until the task ends is asked
-/// too. Ends with the session, a newer GET stream, or the server.
+/// too. A request whose task no longer asks for it (the task is gone, ended, or answered
+/// elsewhere) is withdrawn. It follows the runtime's [`Changes`]: after a feed resync, after
+/// falling behind, and on the guard interval it re-reads the session's unfinished tasks, so no
+/// single lost notification keeps a status or an input request from it. Ends with the session,
+/// a newer GET stream, or the server.
 ///
 /// A task's questions go out here only once the client has named the task in a request
 /// (`tasks/get` or `tasks/result`, [`Session::named`]): a question sent as soon as the task
@@ -292,12 +303,32 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
 struct GetStream {
     claim: StreamClaim,
     changes: Option<broadcast::Receiver<ListKind>>,
-    events: Option<broadcast::Receiver<StatusEvent>>,
+    waits: Option<Changes>,
     shutdown: CancellationToken,
     runtime: TaskRuntime,
     /// Server-to-client requests of the deliveries this stream runs.
     frames: mpsc::Receiver<Frame>,
     frames_tx: mpsc::Sender<Frame>,
+    /// What this stream knows of the session's tasks.
+    known: HashMap<TaskId, Known>,
+    /// Notifications ready to go out.
+    queue: VecDeque<Bytes>,
+    /// Whether the session's tasks waiting for input when the stream opened were delivered.
+    primed: bool,
+    /// The parent of this stream's deliveries, stopped when the stream is dropped.
+    deliveries: CancellationToken,
+    _deliveries: DropGuard,
+}
+
+/// What a GET stream knows of one task of its session.
+#[derive(Default)]
+struct Known {
+    /// The last revision seen.
+    revision: u64,
+    /// Terminal or gone: never re-read again.
+    settled: bool,
+    /// Stops the delivery of its input requests.
+    delivery: Option<CancellationToken>,
 }
 
 /// Delivers `task`'s input requests on a GET stream (`tx`, ended by `stop`) in the background.
@@ -313,8 +344,8 @@ fn spawn_delivery(
     });
 }
 
-/// At most this many of a session's tasks are looked at for waiting input when a GET stream
-/// opens.
+/// At most this many of a session's unfinished tasks are re-read at once (when the stream
+/// opens, after a resync, on the guard interval).
 const RESCAN_LIMIT: usize = 1_000;
 
 /// The next value of an optional receiver; pending forever without one.
@@ -325,56 +356,128 @@ async fn next_of<T: Clone>(receiver: &mut Option<broadcast::Receiver<T>>) -> Res
     }
 }
 
+/// The next wake-up of optional changes; pending forever without them.
+async fn next_wake(changes: &mut Option<Changes>) -> Option<Wake> {
+    match changes {
+        Some(changes) => changes.next().await,
+        None => std::future::pending().await,
+    }
+}
+
 impl GetStream {
-    /// Starts delivering `task`'s input requests on this stream, in the background (the
-    /// delivery waits for the client's answers).
-    fn deliver(&self, task: Arc<Task>) {
+    /// A state of one of the session's tasks: announced (when `announce`) if newer than what
+    /// the stream knows; its input requests delivered while it asks, withdrawn once it does
+    /// not.
+    fn saw(&mut self, task: Arc<Task>, announce: bool) {
+        let known = self.known.entry(task.id().clone()).or_default();
+        if task.revision() <= known.revision {
+            return;
+        }
+        known.revision = task.revision();
+        known.settled = task.is_terminal();
+        if matches!(task.state(), TaskState::InputRequired { .. }) {
+            if self.claim.session().knows(task.id()) {
+                self.deliver(&task);
+            }
+        } else if let Some(stop) = known.delivery.take() {
+            stop.cancel();
+        }
+        if announce {
+            self.queue.push_back(notification_bytes(
+                "notifications/tasks/status",
+                &LegacyTaskView(&task),
+            ));
+        }
+    }
+
+    /// Delivers `task`'s input requests in the background, under the task's delivery token
+    /// (a new one when it has none running).
+    fn deliver(&mut self, task: &Arc<Task>) {
+        let known = self.known.entry(task.id().clone()).or_default();
+        let stop = match &known.delivery {
+            Some(stop) if !stop.is_cancelled() => stop.clone(),
+            _ => known.delivery.insert(self.deliveries.child_token()).clone(),
+        };
         spawn_delivery(
             self.runtime.clone(),
             self.claim.session().clone(),
-            task,
+            task.clone(),
             self.frames_tx.clone(),
-            self.claim.token.clone(),
+            stop,
         );
     }
 
-    /// Delivers the input requests of the session's tasks already waiting for input when the
-    /// stream opens (a reconnecting client's tasks stay answerable).
-    fn deliver_waiting(&self) {
+    /// When the stream opens: the changes already queued are handled (announced), then the
+    /// session's tasks are read once, their states taken as known and those waiting for input
+    /// delivered (a reconnecting client's tasks stay answerable). A change made while that
+    /// read runs may go unannounced; a status notification is optional, and the task's input
+    /// requests are delivered either way.
+    async fn prime(&mut self) {
+        use futures_util::FutureExt as _;
         let session = self.claim.session().clone();
-        if !session.tasks {
+        while let Some(Some(wake)) = self.waits.as_mut().and_then(|c| c.next().now_or_never()) {
+            match wake {
+                Wake::Status(event)
+                    if event.scope == session.scope && session.announces(event.task.id()) =>
+                {
+                    self.saw(event.task, true);
+                }
+                Wake::Removed(id) if session.announces(&id) => self.gone(&id),
+                _ => {}
+            }
+        }
+        self.reread(false).await;
+    }
+
+    /// Task `id` is gone: its input requests are withdrawn, and it is not re-read again.
+    fn gone(&mut self, id: &TaskId) {
+        let known = self.known.entry(id.clone()).or_default();
+        known.settled = true;
+        if let Some(stop) = known.delivery.take() {
+            stop.cancel();
+        }
+    }
+
+    /// Re-reads the session's tasks not known to be settled, as [`GetStream::saw`] each.
+    async fn reread(&mut self, announce: bool) {
+        let session = self.claim.session().clone();
+        let ids: Vec<TaskId> = session
+            .created_tasks(MAX_SESSION_TASKS)
+            .into_iter()
+            .filter(|id| !self.known.get(id).is_some_and(|known| known.settled))
+            .take(RESCAN_LIMIT)
+            .collect();
+        if ids.is_empty() {
             return;
         }
-        let runtime = self.runtime.clone();
-        let tx = self.frames_tx.clone();
-        let stop = self.claim.token.clone();
-        tokio::spawn(async move {
-            for id in session.created_tasks(RESCAN_LIMIT) {
-                if stop.is_cancelled() {
-                    return;
+        match self.runtime.read_many(&session.scope, &ids).await {
+            Ok(tasks) => {
+                let mut missing: HashSet<&TaskId> = ids.iter().collect();
+                for task in tasks {
+                    missing.remove(task.id());
+                    self.saw(task, announce);
                 }
-                if !session.knows(&id) {
-                    continue;
-                }
-                if let Ok(task) = runtime.get(&session.scope, &id).await {
-                    if matches!(task.state(), TaskState::InputRequired { .. }) {
-                        spawn_delivery(
-                            runtime.clone(),
-                            session.clone(),
-                            task,
-                            tx.clone(),
-                            stop.clone(),
-                        );
-                    }
+                for id in missing {
+                    self.gone(id);
                 }
             }
-        });
+            Err(error) => tracing::warn!(%error, "re-reading a session's tasks failed"),
+        }
     }
 
     async fn next(&mut self) -> Option<Bytes> {
         let session = self.claim.session().clone();
         let ended = self.claim.token.clone();
+        if !self.primed {
+            self.primed = true;
+            if session.tasks {
+                self.prime().await;
+            }
+        }
         loop {
+            if let Some(bytes) = self.queue.pop_front() {
+                return Some(bytes);
+            }
             tokio::select! {
                 () = ended.cancelled() => return None,
                 () = self.shutdown.cancelled() => return None,
@@ -392,23 +495,18 @@ impl GetStream {
                 Some(frame) = self.frames.recv() => match frame {
                     Frame::Message(bytes) | Frame::Final(bytes) => return Some(bytes),
                 },
-                Some(task) = self.claim.nudges.recv() => self.deliver(task),
-                event = next_of(&mut self.events) => match event {
-                    Ok(event) if event.scope == session.scope && session.announces(event.task.id()) => {
-                        if matches!(event.task.state(), TaskState::InputRequired { .. })
-                            && session.knows(event.task.id())
-                        {
-                            self.deliver(event.task.clone());
-                        }
-                        return Some(notification_bytes(
-                            "notifications/tasks/status",
-                            &LegacyTaskView(&event.task),
-                        ));
+                Some(task) = self.claim.nudges.recv() => self.deliver(&task),
+                wake = next_wake(&mut self.waits) => match wake {
+                    Some(Wake::Status(event))
+                        if event.scope == session.scope && session.announces(event.task.id()) =>
+                    {
+                        self.saw(event.task, true);
                     }
-                    // Missed changes stay missed: the notifications are optional, and clients
-                    // poll (2025-11-25 tasks, "Task Status Notification").
-                    Ok(_) | Err(RecvError::Lagged(_)) => {}
-                    Err(RecvError::Closed) => self.events = None,
+                    Some(Wake::Removed(id)) if session.announces(&id) => self.gone(&id),
+                    // Changes may have been missed: the unfinished tasks are read again.
+                    Some(Wake::Reread { .. }) => self.reread(true).await,
+                    Some(_) => {}
+                    None => self.waits = None,
                 },
             }
         }

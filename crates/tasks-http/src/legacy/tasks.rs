@@ -16,7 +16,11 @@
 //!   waits for input, sends each outstanding input request as a JSON-RPC request of the
 //!   session with `related-task` `_meta` ([`super::inputs`]), unless the session's GET stream
 //!   is already delivering them. Closing the stream stops only the wait: the task goes on, and
-//!   a later `tasks/result` sends what is still outstanding.
+//!   a later `tasks/result` sends what is still outstanding. A task that is gone while waited
+//!   for (its TTL ran out) ends the wait with -32602 `Unknown or inaccessible taskId`, as
+//!   `tasks/get` answers, and its input requests still outstanding are withdrawn
+//!   (`notifications/cancelled`; a late answer is refused). The wait never depends on one
+//!   notification ([`tasks_runtime::wait`]).
 
 use std::sync::Arc;
 
@@ -25,8 +29,7 @@ use tasks_core::legacy::tasks::{
     creation, list_result, payload, LegacyTaskView, TaskHint, LIST_PAGE,
 };
 use tasks_core::{JsonObject, McpError, Task, TaskId, TaskState};
-use tasks_runtime::{Scope, StatusEvent, Work};
-use tokio::sync::broadcast::error::RecvError;
+use tasks_runtime::{Scope, TaskWait, Work};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -134,8 +137,8 @@ pub(crate) async fn result(
 ) -> Result<McpResponse, McpError> {
     session.named(&task);
     // Subscribed before the first read, so no change between the two is missed.
-    let events = d.runtime.subscribe();
-    let first = d.runtime.get(&session.scope, &task).await?;
+    let mut wait = d.runtime.wait_task(&session.scope, &task);
+    let first = wait.current().await?;
     if let Some(answer) = payload(&first) {
         return Ok(final_response(&id, answer));
     }
@@ -144,14 +147,14 @@ pub(crate) async fn result(
     Ok(
         respond(cancel.clone(), Start::Stream, move |tx| async move {
             let _in_flight = in_flight;
-            let wait = Wait {
+            let waiting = Wait {
                 runtime,
                 session,
                 id,
                 tx,
                 cancel,
             };
-            wait.run(first, task, events).await;
+            waiting.run(first, wait).await;
         })
         .await,
     )
@@ -180,58 +183,68 @@ struct Wait {
 }
 
 impl Wait {
-    async fn run(
-        self,
-        mut task: Arc<Task>,
-        id: TaskId,
-        mut events: tokio::sync::broadcast::Receiver<StatusEvent>,
-    ) {
-        let scope = self.session.scope.clone();
+    /// Answers once `task` is terminal. Meanwhile delivers its input requests, withdrawing
+    /// them when the task stops waiting for them (gone, ended, answered elsewhere). Ends with
+    /// -32602 `Unknown or inaccessible taskId` when the task is gone (its TTL ran out): every
+    /// wait follows [`TaskWait`], so none depends on one notification.
+    async fn run(self, mut task: Arc<Task>, mut wait: TaskWait) {
         loop {
             if let Some(answer) = payload(&task) {
                 let _ = self.tx.send(final_frame(&self.id, answer)).await;
                 return;
             }
-            match deliver(&self.runtime, &self.session, &task, &self.tx, &self.cancel).await {
-                Delivered::Done | Delivered::Busy => {}
-                Delivered::Stopped => return,
-                Delivered::Failed(error) => {
-                    let error = error.to_error_object();
-                    let _ = self
-                        .tx
-                        .send(Frame::Final(error_bytes(Some(&self.id), &error)))
-                        .await;
-                    return;
-                }
-            }
-            // Wait for the next change of this task.
-            task = loop {
-                let event = tokio::select! {
-                    () = self.cancel.cancelled() => return,
-                    event = events.recv() => event,
-                };
-                match event {
-                    Ok(event) if event.task.id() == &id && event.scope == scope => {
-                        break event.task
-                    }
-                    Ok(_) => {}
-                    // Missed changes: read the task again.
-                    Err(RecvError::Lagged(_)) => match self.runtime.get(&scope, &id).await {
-                        Ok(task) => break task,
-                        Err(error) => {
-                            let _ = self
-                                .tx
-                                .send(Frame::Final(error_bytes(
-                                    Some(&self.id),
-                                    &error.to_error_object(),
-                                )))
-                                .await;
-                            return;
+            let stop = self.cancel.child_token();
+            let mut newer = None;
+            let delivered = {
+                let delivery = deliver(&self.runtime, &self.session, &task, &self.tx, &stop);
+                tokio::pin!(delivery);
+                loop {
+                    tokio::select! {
+                        delivered = &mut delivery => break delivered,
+                        next = wait.next(), if !matches!(newer, Some(Err(_))) => {
+                            // A delivery the task no longer needs is withdrawn.
+                            if next.as_ref().map_or(true, |t| !asks_input(t)) {
+                                stop.cancel();
+                            }
+                            newer = Some(next);
                         }
-                    },
-                    Err(RecvError::Closed) => return,
+                    }
                 }
+            };
+            let answered = match delivered {
+                Delivered::Done => asks_input(&task),
+                Delivered::Busy => false,
+                Delivered::Stopped if self.cancel.is_cancelled() => return,
+                Delivered::Stopped => false,
+                Delivered::Failed(error) => return self.fail(&error).await,
+            };
+            let next = match newer {
+                // The answers were committed: what the task asks now (if anything) is read
+                // afresh, since a state seen meanwhile may predate them; nothing is asked twice.
+                _ if answered => wait.current().await,
+                Some(next) => next,
+                None => tokio::select! {
+                    () = self.cancel.cancelled() => return,
+                    next = wait.next() => next,
+                },
+            };
+            task = match next {
+                Ok(task) => task,
+                Err(error) => return self.fail(&error).await,
             };
         }
     }
+
+    async fn fail(&self, error: &McpError) {
+        let error = error.to_error_object();
+        let _ = self
+            .tx
+            .send(Frame::Final(error_bytes(Some(&self.id), &error)))
+            .await;
+    }
+}
+
+/// Whether `task` waits for input.
+fn asks_input(task: &Task) -> bool {
+    matches!(task.state(), TaskState::InputRequired { .. })
 }

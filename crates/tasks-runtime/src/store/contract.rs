@@ -21,6 +21,8 @@
 //! it on a multi-thread runtime for the concurrency check to exercise real parallelism. A store
 //! backed by shared external state (a database) must make `make` return an empty store each time.
 
+pub mod waits;
+
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::Arc;

@@ -126,6 +126,11 @@ async fn load(index: usize, urls: Urls, ledger: Arc<Mutex<Ledger>>, stop: Arc<At
             continue;
         };
         ledger.lock().unwrap().created.insert(id.clone(), kind);
+        // An answer counts only for a task read waiting for it: one that arrives before the
+        // task parks answers nothing (keys not outstanding are ignored).
+        if kind == Kind::Parked && !parks(&there, &id).await {
+            continue;
+        }
         let (method, params) = match kind {
             Kind::Parked => (
                 "tasks/update",
@@ -134,8 +139,6 @@ async fn load(index: usize, urls: Urls, ledger: Arc<Mutex<Ledger>>, stop: Arc<At
             Kind::Long => ("tasks/cancel", json!({"taskId": id})),
             Kind::Job => ("tasks/get", json!({"taskId": id})),
         };
-        // An answer may reach the task before it parks (then it is ignored): wait a little.
-        tokio::time::sleep(Duration::from_millis(150)).await;
         let acknowledged = there
             .try_request(method, params)
             .await
@@ -150,6 +153,23 @@ async fn load(index: usize, urls: Urls, ledger: Arc<Mutex<Ledger>>, stop: Arc<At
         }
         read_some(&there, &ledger, turn).await;
     }
+}
+
+/// Whether task `id` is read parked on `confirm-delete` within 3 s.
+async fn parks(client: &Client, id: &str) -> bool {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while tokio::time::Instant::now() < deadline {
+        let body = client.try_request("tasks/get", json!({"taskId": id})).await;
+        if body
+            .as_ref()
+            .and_then(|b| b.get("result"))
+            .is_some_and(|task| parked_on(task, "confirm-delete"))
+        {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
 }
 
 /// Reads one earlier task and records its status.

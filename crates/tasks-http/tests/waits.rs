@@ -121,7 +121,14 @@ async fn a_parked_task_that_expires_withdraws_its_request_from_the_get_stream() 
         .send(&d)
         .await
         .into_stream();
-    create_2025(&d, &session, "park", 1_000).await;
+    let id = create_2025(&d, &session, "park", 1_000).await;
+    // The client names the task (it polls it), so the GET stream may ask its question.
+    let polled = in_session(&session, "tasks/get")
+        .param("taskId", id)
+        .id(json!(5))
+        .send(&d)
+        .await;
+    assert_eq!(polled.status, 200);
     let request = next_non_status(&mut stream).await;
     assert_eq!(request["method"], "elicitation/create");
 

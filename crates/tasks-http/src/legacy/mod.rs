@@ -390,6 +390,20 @@ impl GetStream {
         }
     }
 
+    /// A poll read `task` (waiting for input) after the client named it: its input requests
+    /// are delivered now, unless the stream already knows a newer state. The state counts as
+    /// seen, so an older event that arrives later cannot withdraw the delivery.
+    fn nudged(&mut self, task: Arc<Task>) {
+        let known = self.known.entry(task.id().clone()).or_default();
+        if task.revision() < known.revision {
+            return;
+        }
+        known.revision = task.revision();
+        if matches!(task.state(), TaskState::InputRequired { .. }) {
+            self.deliver(&task);
+        }
+    }
+
     /// Delivers `task`'s input requests in the background, under the task's delivery token
     /// (a new one when it has none running).
     fn deliver(&mut self, task: &Arc<Task>) {
@@ -495,7 +509,7 @@ impl GetStream {
                 Some(frame) = self.frames.recv() => match frame {
                     Frame::Message(bytes) | Frame::Final(bytes) => return Some(bytes),
                 },
-                Some(task) = self.claim.nudges.recv() => self.deliver(&task),
+                Some(task) = self.claim.nudges.recv() => self.nudged(task),
                 wake = next_wake(&mut self.waits) => match wake {
                     Some(Wake::Status(event))
                         if event.scope == session.scope && session.announces(event.task.id()) =>

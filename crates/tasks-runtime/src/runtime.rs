@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 use crate::clock::{Clock, TokioClock};
 use crate::config::RuntimeConfig;
 use crate::events::StatusEvent;
-use crate::inner::{store_error, Inner, WorkerHandle};
+use crate::inner::{store_error, write_error, Inner, WorkerHandle};
 use crate::registry::ToolRegistry;
 use crate::scope::Scope;
 use crate::store::task_map::task_map;
@@ -60,8 +60,11 @@ impl TaskRuntime {
         let (events, _) = broadcast::channel(EVENT_CHANNEL_CAPACITY);
         let slots = Arc::new(Semaphore::new(config.limits.max_workers));
         let metrics = crate::metrics::RuntimeMetrics::default();
-        let store: Arc<dyn Store> =
-            Arc::new(crate::store::metered::Metered::new(store, metrics.clone()));
+        let store: Arc<dyn Store> = Arc::new(crate::store::metered::Metered::new(
+            store,
+            metrics.clone(),
+            &config,
+        ));
         TaskRuntime {
             inner: Arc::new(Inner {
                 store,
@@ -263,6 +266,13 @@ impl TaskRuntime {
     /// * -32602 `Task input is larger than 262144 bytes` (the configured limit);
     /// * -32603 `Task capacity exhausted` with `data.limit` `max_jobs`, `max_tasks` or
     ///   `max_active_tasks_per_scope`. Nothing is stored on any refusal.
+    /// * -32603 `Task store unavailable: nothing was stored or changed` (HTTP 503,
+    ///   [`McpError::StoreUnavailable`]) when the store could not be reached;
+    /// * -32603 `Task store unavailable: whether the request took effect is unknown` (HTTP 503,
+    ///   [`McpError::StoreOutcomeUnknown`]) when the store did not answer the creation within
+    ///   [`Limits::store_deadline`](crate::Limits::store_deadline) or lost its connection
+    ///   meanwhile: the task may exist (and run). Both are counted in
+    ///   `store_unavailable_refusals_total`.
     pub async fn create_task(&self, work: Work) -> Result<Arc<Task>, McpError> {
         self.create(work, None, self.inner.config.ttl_ms).await
     }
@@ -291,10 +301,18 @@ impl TaskRuntime {
     /// # Errors
     /// As [`TaskRuntime::create_task`].
     pub async fn create_task_with_id(&self, work: Work, id: TaskId) -> Result<Arc<Task>, McpError> {
-        if let Some(existing) = existing(&self.inner, &work.scope, &id).await? {
+        if let Some(existing) = self.counted(existing(&self.inner, &work.scope, &id).await)? {
             return Ok(existing);
         }
         self.create(work, Some(id), self.inner.config.ttl_ms).await
+    }
+
+    /// `result`, with a store-unavailable refusal counted in the metrics.
+    fn counted<T>(&self, result: Result<T, McpError>) -> Result<T, McpError> {
+        if let Err(error) = &result {
+            self.inner.metrics.store_refusal(error);
+        }
+        result
     }
 
     async fn create(
@@ -352,24 +370,27 @@ impl TaskRuntime {
             create_limits,
             permit,
         ));
-        match (&mut creation).now_or_never() {
+        let created = match (&mut creation).now_or_never() {
             Some(created) => created,
             None => tokio::spawn(creation)
                 .await
                 .unwrap_or(Err(McpError::Internal("Task store failure"))),
-        }
+        };
+        self.counted(created)
     }
 
     /// The task `id` of `scope`.
     ///
     /// # Errors
-    /// -32602 `Unknown or inaccessible taskId` when unknown, expired or of another scope.
+    /// -32602 `Unknown or inaccessible taskId` when unknown, expired or of another scope;
+    /// -32603 `Task store unavailable: nothing was stored or changed` (HTTP 503) when the
+    /// store could not be read in time.
     pub async fn get(&self, scope: &Scope, id: &TaskId) -> Result<Arc<Task>, McpError> {
         let now = self.inner.clock.now();
         match self.inner.store.get(scope, id, now).await {
             Ok(Some(snapshot)) => Ok(snapshot.task),
             Ok(None) => Err(McpError::UnknownTask),
-            Err(e) => Err(store_error(e)),
+            Err(e) => self.counted(Err(store_error(e))),
         }
     }
 
@@ -385,12 +406,13 @@ impl TaskRuntime {
         limit: usize,
     ) -> Result<Option<Vec<Arc<Task>>>, McpError> {
         let now = self.inner.clock.now();
-        let page = self
-            .inner
-            .store
-            .list(scope, after, limit, now)
-            .await
-            .map_err(store_error)?;
+        let page = self.counted(
+            self.inner
+                .store
+                .list(scope, after, limit, now)
+                .await
+                .map_err(store_error),
+        )?;
         Ok(page.map(|page| page.into_iter().map(|s| s.task).collect()))
     }
 
@@ -402,17 +424,21 @@ impl TaskRuntime {
     /// * -32602 `Unknown or inaccessible taskId`;
     /// * -32602 `Invalid input response for <key>: <reason>` when a response to an outstanding
     ///   key does not fit its request ([`tasks_core::InputRequest::check_response`]); then
-    ///   nothing of the update is applied and the task is unchanged.
+    ///   nothing of the update is applied and the task is unchanged;
+    /// * -32603 `Task store unavailable: …` (HTTP 503) as for [`TaskRuntime::create_task`]:
+    ///   `nothing was stored or changed`, or `whether the request took effect is unknown`
+    ///   (sending the same update again is safe: only keys still outstanding are taken).
     pub async fn update(
         &self,
         scope: &Scope,
         id: &TaskId,
         responses: BTreeMap<String, Value>,
     ) -> Result<(), McpError> {
-        let committed = self
-            .inner
-            .commit(scope, id, Event::InputResponsesAccepted { responses }, None)
-            .await?;
+        let committed = self.counted(
+            self.inner
+                .commit(scope, id, Event::InputResponsesAccepted { responses }, None)
+                .await,
+        )?;
         self.inner.wake(id, committed.fulfilled);
         Ok(())
     }
@@ -421,9 +447,10 @@ impl TaskRuntime {
     /// finishes later cannot change the status. A terminal task is left unchanged.
     ///
     /// # Errors
-    /// -32602 `Unknown or inaccessible taskId`.
+    /// -32602 `Unknown or inaccessible taskId`; -32603 `Task store unavailable: …` (HTTP 503)
+    /// as for [`TaskRuntime::update`] (cancelling again is safe).
     pub async fn cancel(&self, scope: &Scope, id: &TaskId) -> Result<(), McpError> {
-        self.inner.commit(scope, id, Event::Cancelled, None).await?;
+        self.counted(self.inner.commit(scope, id, Event::Cancelled, None).await)?;
         if let Some((_, handle)) = self.inner.workers.remove(id) {
             handle.cancel.cancel();
         }
@@ -515,7 +542,8 @@ async fn store_and_start(
             inner.metrics.refused(limit);
             return Err(McpError::CapacityExhausted(limit));
         }
-        Err(error) => return Err(store_error(error)),
+        // A creation interrupted after it reached the store may have been committed.
+        Err(error) => return Err(write_error(error)),
     };
     let snapshot = created.snapshot;
     inner

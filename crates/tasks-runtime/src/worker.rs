@@ -164,7 +164,7 @@ async fn run_tool(
     drop((released, input));
     if let Some(event) = event {
         inner
-            .commit_final(&scope, &task_id, event, &handle.lease)
+            .commit_final(&scope, &task_id, event, &handle.lease, &cancel)
             .await;
     }
     inner.forget_worker(&task_id, &handle);

@@ -274,9 +274,10 @@ async fn renew(weak: Weak<Inner>, leases: LeaseConfig, mut registered: bool) {
             },
         };
         let Some((inner, sent, renewed)) = renewed else {
-            // The lease may have run out by now: no renewal has succeeded since `last_renewed`.
+            // No renewal has succeeded since `last_renewed`: another node may claim this
+            // node's tasks one tick from now. (A renewal cut short here is not counted: each
+            // one that ran out of its deadline already was.)
             let Some(inner) = weak.upgrade() else { return };
-            inner.metrics.renewal("failed");
             inner
                 .store_writable
                 .store(false, std::sync::atomic::Ordering::Relaxed);

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
+use tasks_runtime::StoreError;
 use tasks_runtime::{
     LeaseConfig, Limits, RuntimeConfig, Scope, Store, TaskRuntime, Tool, ToolError, ToolRegistry,
 };
@@ -196,4 +197,47 @@ async fn a_node_whose_database_stalls_reports_it_and_fences_itself() {
         .expect("the read ends");
     assert!(read.is_ok(), "the store serves again: {read:?}");
     liveness.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_finds_no_free_connection_is_refused_as_unavailable() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let (pause, paused) = watch::channel(false);
+    let port = proxy(upstream(&db.url), paused).await;
+    let store = PostgresStore::connect(
+        &through(&db.url, port),
+        Database::options(&schema).with_pool_size(1),
+    )
+    .await
+    .expect("connect through the proxy");
+    let alice = Scope::new("alice");
+    store
+        .create(new_task("t1", None), work(&alice, "t1"), ROOMY, &NODE_A)
+        .await
+        .expect("create");
+
+    // The only connection stalls under a read; the next call finds none free.
+    pause.send_replace(true);
+    let stalled = {
+        let (store, alice) = (store.clone(), alice.clone());
+        tokio::spawn(async move { store.get(&alice, &id("t1"), T0).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let refused = tokio::time::timeout(WAIT_LIMIT, store.get(&alice, &id("t1"), T0))
+        .await
+        .expect("the call waits for a connection for a bounded time");
+    assert!(
+        matches!(refused, Err(StoreError::Unavailable(_))),
+        "no connection free: {refused:?}"
+    );
+
+    pause.send_replace(false);
+    let read = tokio::time::timeout(WAIT_LIMIT, stalled)
+        .await
+        .expect("the stalled read ends once the database answers")
+        .expect("the read task");
+    assert!(read.expect("the stalled read succeeds").is_some());
 }

@@ -20,7 +20,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 /// The longest any wait of this test may take before it fails instead of hanging.
-const WAIT_LIMIT: Duration = Duration::from_secs(15);
+const WAIT_LIMIT: Duration = Duration::from_secs(20);
 
 /// Polls `cond` every 10 ms until it holds; fails the test after [`WAIT_LIMIT`], with
 /// `state()` in the message.
@@ -141,10 +141,10 @@ async fn a_node_whose_database_stalls_reports_it_and_fences_itself() {
     let config = RuntimeConfig::default()
         .with_leases(
             LeaseConfig::default()
-                .with_lease(Duration::from_secs(3))
-                .with_tick(Duration::from_secs(1)),
+                .with_lease(Duration::from_secs(6))
+                .with_tick(Duration::from_secs(2)),
         )
-        .with_limits(Limits::default().with_store_deadline(Duration::from_secs(2)));
+        .with_limits(Limits::default().with_store_deadline(Duration::from_secs(3)));
     let store: Arc<dyn Store> = Arc::new(store);
     let node = TaskRuntime::new(store, tools, config);
     node.recover().await.expect("recover");

@@ -87,8 +87,10 @@ impl TaskRuntime {
     /// Whether the store accepted this node's last lease renewal, a write made every
     /// [`LeaseConfig::tick`](crate::LeaseConfig::tick) by the liveness loop
     /// ([`TaskRuntime::spawn_liveness`]): `false` while the store cannot be written (a durable
-    /// store whose database is down or read-only). `true` before the first renewal, and always
-    /// without a liveness loop. For a health check (the fixture's `GET /healthz`).
+    /// store whose database is down or read-only) or does not answer a renewal within
+    /// [`RuntimeConfig::renewal_deadline`] (a stalled connection or writer), and from the
+    /// moment the node fences itself until a renewal succeeds again. `true` before the first
+    /// renewal, and always without a liveness loop. For a health check (the fixture's `GET /healthz`).
     pub fn store_writable(&self) -> bool {
         self.inner
             .store_writable
@@ -147,8 +149,9 @@ impl TaskRuntime {
     }
 
     /// Starts the liveness loop: every `leases.tick` it renews this node's lease and takes
-    /// over orphaned tasks; when the lease is lost it stops every local worker and registers
-    /// again under a new node id. With a store shared by several processes
+    /// over orphaned tasks; when the lease is lost, or when by this node's own clock no
+    /// renewal has succeeded for the lease minus one tick (a store that is down or stalled),
+    /// it stops every local worker and registers again under a new node id. With a store shared by several processes
     /// ([`Store::changes`]) it also follows their commits: an answer given on another node
     /// reaches the worker parked here, a cancellation stops it, and the states reach this
     /// node's [`TaskRuntime::subscribe`] receivers (each revision at most once, in order).

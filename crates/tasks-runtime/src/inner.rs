@@ -311,9 +311,9 @@ impl Inner {
     /// Commits a worker's last event (the task's outcome), retrying while the store fails
     /// (backing off from 100 ms to 5 s), until it is stored or cannot be any more (the task is
     /// gone, expired, already terminal, or taken over): an outcome lost to a transient store
-    /// error would leave the task `working` with nothing running it. Gives up, before its next
-    /// attempt, once `cancel` has fired (the task was cancelled or reaped, or the node fenced
-    /// itself: another node may run the task by now).
+    /// error would leave the task `working` with nothing running it. Stops retrying once
+    /// `cancel` has fired (the task was cancelled or reaped, or the node fenced itself: another
+    /// node may run the task by now, and will settle it).
     pub(crate) async fn commit_final(
         &self,
         scope: &Scope,
@@ -325,10 +325,9 @@ impl Inner {
         let mut backoff = std::time::Duration::from_millis(100);
         loop {
             // A commit under way is never dropped (a write the store made would go
-            // unpublished); each attempt ends by the store deadline.
-            if cancel.is_cancelled() {
-                return;
-            }
+            // unpublished); each attempt ends by the store deadline. The first attempt is made
+            // even after `cancel`: with the lease still current (no other node has claimed the
+            // task) the outcome is kept, else the store fences it.
             match self.commit(scope, id, event.clone(), Some(lease)).await {
                 Ok(_) => return,
                 Err(McpError::UnknownTask) => {

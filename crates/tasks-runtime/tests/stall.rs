@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,10 +35,11 @@ enum Mode {
     Refuse,
 }
 
-/// A [`MemoryStore`] that stalls or refuses on command.
+/// A [`MemoryStore`] that stalls or refuses on command, and counts its `get` calls.
 struct StallStore {
     inner: MemoryStore,
     mode: watch::Sender<Mode>,
+    gets: AtomicUsize,
 }
 
 impl StallStore {
@@ -45,6 +47,7 @@ impl StallStore {
         Arc::new(StallStore {
             inner: MemoryStore::new(),
             mode: watch::channel(Mode::Answer).0,
+            gets: AtomicUsize::new(0),
         })
     }
 
@@ -83,6 +86,7 @@ impl Store for StallStore {
         id: &TaskId,
         now: Timestamp,
     ) -> Result<Option<Snapshot>, StoreError> {
+        self.gets.fetch_add(1, Ordering::SeqCst);
         self.gate().await?;
         self.inner.get(scope, id, now).await
     }
@@ -150,8 +154,17 @@ fn config() -> RuntimeConfig {
         .with_limits(Limits::default().with_store_deadline(STORE_DEADLINE))
 }
 
-/// A node over `store` serving `wait` (runs until cancelled) and `echo`.
+/// A node over `store` serving `wait` (runs until cancelled), `gated` (finishes once `gate` is
+/// notified) and `echo`.
 fn node(store: &Arc<StallStore>, probe: &Arc<Probe>) -> TaskRuntime {
+    node_with_gate(store, probe, Arc::new(tokio::sync::Notify::new()))
+}
+
+fn node_with_gate(
+    store: &Arc<StallStore>,
+    probe: &Arc<Probe>,
+    gate: Arc<tokio::sync::Notify>,
+) -> TaskRuntime {
     let mut tools = ToolRegistry::new();
     let wait_probe = probe.clone();
     tools.register(tasks_runtime::Tool::new(
@@ -167,6 +180,17 @@ fn node(store: &Arc<StallStore>, probe: &Arc<Probe>) -> TaskRuntime {
         },
     ));
     tools.register(echo_tool());
+    tools.register(tasks_runtime::Tool::new(
+        "gated",
+        "Finishes when the test says so",
+        move |_ctx| {
+            let gate = gate.clone();
+            async move {
+                gate.notified().await;
+                Ok(tasks_runtime::text_result("done"))
+            }
+        },
+    ));
     TaskRuntime::with_clock(
         store.clone(),
         tools,
@@ -340,4 +364,46 @@ async fn requests_to_a_stalled_store_end_by_its_deadline_as_retryable_refusals()
     );
     store.set(Mode::Answer);
     assert_eq!(a.stored_tasks().await.unwrap(), 1, "only the first task");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fenced_worker_stops_retrying_its_outcome() {
+    let store = StallStore::new();
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let a = node_with_gate(&store, &Probe::new(), gate.clone());
+    a.recover().await.unwrap();
+    let start = Instant::now();
+    let liveness = a.spawn_liveness();
+    a.create_task(work("gated")).await.unwrap();
+    until(start, TICK * 3 + Duration::from_millis(100)).await;
+
+    // The tool finishes while the store stalls: each commit of its outcome (a read, then a
+    // write) runs out of the store deadline and is tried again.
+    store.set(Mode::Stall);
+    gate.notify_one();
+    let fence_at = TICK * 3 + LEASE - TICK;
+    until(start, fence_at - Duration::from_millis(1)).await;
+    let before_fence = store.gets.load(Ordering::SeqCst);
+    assert!(
+        before_fence >= 2,
+        "the outcome was tried again: {before_fence}"
+    );
+    assert_eq!(
+        metric(&a, "node_self_fences_total{reason=\"stalled\"}"),
+        0.0
+    );
+    // After the fence, the attempt under way runs out, and nothing more is tried.
+    until(start, fence_at + STORE_DEADLINE + Duration::from_millis(1)).await;
+    assert_eq!(
+        metric(&a, "node_self_fences_total{reason=\"stalled\"}"),
+        1.0
+    );
+    let after_fence = store.gets.load(Ordering::SeqCst);
+    until(start, fence_at + LEASE * 6).await;
+    assert_eq!(
+        store.gets.load(Ordering::SeqCst),
+        after_fence,
+        "a fenced worker does not retry its outcome"
+    );
+    liveness.abort();
 }

@@ -126,6 +126,22 @@ pub enum McpError {
     /// -32603, HTTP 500: a server fault. The message is generic and never carries exception text.
     #[error("{0}")]
     Internal(&'static str),
+    /// -32603, HTTP 503 (the HTTP adapter adds `Retry-After: 1` to every 503):
+    /// `"Task store unavailable: nothing was stored or changed"` with
+    /// `data: {"retryable": true}`. The task store could not be reached or did not answer in
+    /// time (a read, or a write that never reached it); the same request may be sent again.
+    /// This server's choice, shaped like its other retryable refusals.
+    #[error("Task store unavailable: nothing was stored or changed")]
+    StoreUnavailable,
+    /// -32603, HTTP 503 (with `Retry-After: 1`): `"Task store unavailable: whether the request
+    /// took effect is unknown"` with `data: {"retryable": true, "outcome": "unknown"}`. A
+    /// write (a task creation, `tasks/update`, `tasks/cancel`) reached the task store, which
+    /// then did not answer in time or lost its connection: it may or may not have been
+    /// committed. `tasks/update` and `tasks/cancel` may be retried as they are; a creation
+    /// is retried without creating a second task only through an idempotent path (see
+    /// `docs/durability.md`). This server's choice.
+    #[error("Task store unavailable: whether the request took effect is unknown")]
+    StoreOutcomeUnknown,
     /// -32020, HTTP 400: a required routing header is missing, differs from the body, is repeated
     /// or carries invalid characters (MCP 2026-07-28 streamable-http "Server Validation"; a
     /// repeated header is this server's choice).
@@ -222,9 +238,11 @@ impl McpError {
             McpError::InvalidParams(_)
             | McpError::UnknownTask
             | McpError::TaskInputTooLarge { .. } => -32602,
-            McpError::CapacityExhausted(_) | McpError::Internal(_) | McpError::SessionLimit => {
-                INTERNAL_ERROR
-            }
+            McpError::CapacityExhausted(_)
+            | McpError::Internal(_)
+            | McpError::SessionLimit
+            | McpError::StoreUnavailable
+            | McpError::StoreOutcomeUnknown => INTERNAL_ERROR,
             McpError::HeaderMismatch(_) => -32020,
             McpError::MissingCapability(_) => -32021,
             McpError::UnsupportedVersion { .. } | McpError::UnsupportedLegacyVersion { .. } => {
@@ -246,7 +264,9 @@ impl McpError {
             McpError::ForbiddenOrigin => 403,
             McpError::HttpMethodNotAllowed => 405,
             McpError::UnsupportedMediaType => 415,
-            McpError::SessionLimit => 503,
+            McpError::SessionLimit | McpError::StoreUnavailable | McpError::StoreOutcomeUnknown => {
+                503
+            }
             McpError::CapacityExhausted(_) | McpError::Internal(_) => 500,
             _ => 400,
         }
@@ -259,6 +279,10 @@ impl McpError {
                 Some(json!({ "retryable": true, "limit": limit.as_str() }))
             }
             McpError::SessionLimit => Some(json!({ "retryable": true, "limit": "max_sessions" })),
+            McpError::StoreUnavailable => Some(json!({ "retryable": true })),
+            McpError::StoreOutcomeUnknown => {
+                Some(json!({ "retryable": true, "outcome": "unknown" }))
+            }
             McpError::MissingCapability(required) => {
                 Some(json!({ "requiredCapabilities": required }))
             }

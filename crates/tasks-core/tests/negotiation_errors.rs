@@ -92,6 +92,8 @@ fn codes_and_http_statuses() {
             -32603,
             500,
         ),
+        (McpError::StoreUnavailable, -32603, 503),
+        (McpError::StoreOutcomeUnknown, -32603, 503),
     ];
     for (error, code, status) in table {
         assert_eq!(error.code(), code, "{error:?}");
@@ -99,6 +101,24 @@ fn codes_and_http_statuses() {
         assert_eq!(error.to_error_object().code, code);
         assert_eq!(error.to_error_object().message, error.to_string());
     }
+}
+
+/// A store that is briefly unavailable is a retryable 503, saying whether anything changed.
+#[test]
+fn store_unavailable_refusals() {
+    assert_eq!(
+        serde_json::to_value(McpError::StoreUnavailable.to_error_object()).unwrap(),
+        json!({"code": -32603, "message": "Task store unavailable: nothing was stored or changed",
+            "data": {"retryable": true}})
+    );
+    assert_eq!(
+        serde_json::to_value(McpError::StoreOutcomeUnknown.to_error_object()).unwrap(),
+        json!({"code": -32603,
+            "message": "Task store unavailable: whether the request took effect is unknown",
+            "data": {"retryable": true, "outcome": "unknown"}})
+    );
+    assert_eq!(McpError::StoreUnavailable.http_status(), 503);
+    assert_eq!(McpError::StoreOutcomeUnknown.http_status(), 503);
 }
 
 #[test]

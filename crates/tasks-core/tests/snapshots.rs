@@ -147,6 +147,8 @@ fn error_objects() {
         McpError::CapacityExhausted(CapacityLimit::MaxTasks),
         McpError::CapacityExhausted(CapacityLimit::MaxActiveTasksPerScope),
         McpError::Internal("Internal error"),
+        McpError::StoreUnavailable,
+        McpError::StoreOutcomeUnknown,
         McpError::HeaderMismatch("Mcp-Name header does not match the request params"),
         McpError::missing_tasks_capability(),
         McpError::UnsupportedVersion {

@@ -59,6 +59,11 @@ pub const DRAIN_LIMIT: usize = 8 * 1024 * 1024;
 /// How long a refused body may take to drain.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The `Retry-After` of every 503 the endpoint answers (a task store that is briefly
+/// unavailable, every 2025 session slot busy), in seconds: RFC 9110 section 10.2.3 lets a 503
+/// say when to retry. This server's choice.
+pub const RETRY_AFTER_SECS: u64 = 1;
+
 /// The background work of a server: the TTL reaper and the node's liveness loop. Stopped when
 /// the last [`McpService`] clone and the [`McpHandle`] are gone, or by
 /// [`McpHandle::shutdown`].
@@ -385,10 +390,14 @@ fn declared_length(headers: &http::HeaderMap) -> Option<usize> {
         .ok()
 }
 
-/// Converts a dispatcher response to an HTTP response.
+/// Converts a dispatcher response to an HTTP response; a 503 gets
+/// `Retry-After: `[`RETRY_AFTER_SECS`].
 pub fn into_http(response: McpResponse) -> Response<HttpBody> {
     let status = StatusCode::from_u16(response.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut builder = Response::builder().status(status);
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        builder = builder.header(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
+    }
     if let Some(id) = response
         .session_id
         .as_deref()

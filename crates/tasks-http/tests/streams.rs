@@ -1,6 +1,7 @@
 //! Stream lifecycle: graceful closure of `subscriptions/listen` on shutdown
 //! (MCP 2026-07-28 subscriptions, "Graceful Closure") and SSE keep-alive comments in the HTTP
-//! adapter (streamable-http "Receiving Messages", the keep-alive note).
+//! adapter (streamable-http "Receiving Messages", the keep-alive note), and the `Retry-After` of
+//! a 503.
 
 mod common;
 
@@ -11,6 +12,7 @@ use common::*;
 use futures_util::{stream, StreamExt as _};
 use http_body_util::BodyExt as _;
 use serde_json::json;
+use tasks_core::McpError;
 use tasks_http::response::McpResponse;
 use tasks_http::service::{into_http, KEEP_ALIVE, KEEP_ALIVE_COMMENT};
 
@@ -73,4 +75,21 @@ async fn idle_sse_streams_get_keep_alive_comments_and_messages_stay_framed() {
     assert_eq!(again, Bytes::from_static(KEEP_ALIVE_COMMENT));
     assert_eq!(started.elapsed(), KEEP_ALIVE * 2);
     assert!(KEEP_ALIVE >= Duration::from_secs(5));
+}
+
+/// A task store that is briefly unavailable is answered 503 with `Retry-After`, like any
+/// retryable refusal; other errors carry no `Retry-After`.
+#[test]
+fn store_unavailable_answers_are_503_with_retry_after() {
+    for error in [McpError::StoreUnavailable, McpError::StoreOutcomeUnknown] {
+        let http = into_http(McpResponse::error(Some(&json!(1)), &error));
+        assert_eq!(http.status().as_u16(), 503, "{error:?}");
+        assert_eq!(http.headers()["retry-after"], "1", "{error:?}");
+    }
+    let http = into_http(McpResponse::error(
+        Some(&json!(1)),
+        &McpError::Internal("Task store failure"),
+    ));
+    assert_eq!(http.status().as_u16(), 500);
+    assert!(http.headers().get("retry-after").is_none());
 }

@@ -40,6 +40,12 @@ pub struct Limits {
     pub max_result_bytes: usize,
     /// How often the reaper deletes expired tasks. Default 60 s.
     pub reap_interval: Duration,
+    /// Longest one task store call may take (a stalled database connection, a pool with no
+    /// free connection): a call still unanswered then counts as failed
+    /// ([`StoreError::Interrupted`](crate::StoreError::Interrupted)); a request is answered
+    /// -32603 `Task store unavailable: …` (HTTP 503). A lease renewal gets at most half a
+    /// [`LeaseConfig::tick`] instead ([`RuntimeConfig::renewal_deadline`]). Default 10 s.
+    pub store_deadline: Duration,
 }
 
 impl Default for Limits {
@@ -52,6 +58,7 @@ impl Default for Limits {
             max_input_bytes: 262_144,
             max_result_bytes: 4 * 1024 * 1024,
             reap_interval: Duration::from_secs(60),
+            store_deadline: Duration::from_secs(10),
         }
     }
 }
@@ -103,6 +110,13 @@ impl Limits {
     #[must_use]
     pub fn with_reap_interval(mut self, reap_interval: Duration) -> Self {
         self.reap_interval = reap_interval;
+        self
+    }
+
+    /// Sets [`Limits::store_deadline`].
+    #[must_use]
+    pub fn with_store_deadline(mut self, store_deadline: Duration) -> Self {
+        self.store_deadline = store_deadline;
         self
     }
 }
@@ -237,6 +251,14 @@ impl RuntimeConfig {
     pub fn with_wait_recheck(mut self, wait_recheck: Duration) -> Self {
         self.wait_recheck = wait_recheck;
         self
+    }
+
+    /// Longest a lease renewal may take before it counts as failed: half a
+    /// [`LeaseConfig::tick`], or [`Limits::store_deadline`] when that is shorter. A renewal
+    /// that does not answer in time never delays the next one, and the node reports the store
+    /// unwritable ([`TaskRuntime::store_writable`](crate::TaskRuntime::store_writable)).
+    pub fn renewal_deadline(&self) -> Duration {
+        (self.leases.tick / 2).min(self.limits.store_deadline)
     }
 
     /// Sets [`RuntimeConfig::list_changes`]: where tool-list changes are announced.

@@ -139,11 +139,37 @@ pub(crate) const STORE_FAILURE: &str = "Task store failure";
 pub(crate) fn store_error(error: StoreError) -> McpError {
     match error {
         StoreError::Capacity(limit) => McpError::CapacityExhausted(limit),
+        StoreError::Unavailable(_) | StoreError::Interrupted(_) => {
+            tracing::warn!(%error, "task store unavailable");
+            McpError::StoreUnavailable
+        }
         StoreError::Duplicate | StoreError::Backend(_) => {
             tracing::error!(%error, "task store failure");
             McpError::Internal(STORE_FAILURE)
         }
     }
+}
+
+/// [`store_error`] for a write a request made: one interrupted after it reached the store may
+/// have taken effect, and the answer says so.
+pub(crate) fn write_error(error: StoreError) -> McpError {
+    match error {
+        StoreError::Interrupted(_) => {
+            tracing::warn!(%error, "task store unavailable during a write");
+            McpError::StoreOutcomeUnknown
+        }
+        other => store_error(other),
+    }
+}
+
+/// Whether `error` is the store failing (for good or briefly) rather than an answer.
+pub(crate) fn store_fault(error: &McpError) -> bool {
+    matches!(
+        error,
+        McpError::Internal(STORE_FAILURE)
+            | McpError::StoreUnavailable
+            | McpError::StoreOutcomeUnknown
+    )
 }
 
 /// Runs `step` until it succeeds or fails otherwise than by a store failure, backing off from
@@ -162,8 +188,8 @@ where
     let mut backoff = std::time::Duration::from_millis(100);
     loop {
         match step().await {
-            Err(McpError::Internal(STORE_FAILURE)) => {
-                tracing::warn!("the store failed while a task's worker wrote; retrying");
+            Err(error) if store_fault(&error) => {
+                tracing::warn!(%error, "the store failed while a task's worker wrote; retrying");
                 tokio::select! {
                     () = tokio::time::sleep(backoff) => {}
                     () = cancel.cancelled() => return None,
@@ -282,7 +308,7 @@ impl Inner {
                 .store
                 .transition(who, update, now)
                 .await
-                .map_err(store_error)?
+                .map_err(write_error)?
             {
                 CasOutcome::Committed(committed) => {
                     tracing::debug!(
@@ -313,16 +339,23 @@ impl Inner {
     /// Commits a worker's last event (the task's outcome), retrying while the store fails
     /// (backing off from 100 ms to 5 s), until it is stored or cannot be any more (the task is
     /// gone, expired, already terminal, or taken over): an outcome lost to a transient store
-    /// error would leave the task `working` with nothing running it.
+    /// error would leave the task `working` with nothing running it. Stops retrying once
+    /// `cancel` has fired (the task was cancelled or reaped, or the node fenced itself: another
+    /// node may run the task by now, and will settle it).
     pub(crate) async fn commit_final(
         &self,
         scope: &Scope,
         id: &TaskId,
         event: Event,
         lease: &Lease,
+        cancel: &CancellationToken,
     ) {
         let mut backoff = std::time::Duration::from_millis(100);
         loop {
+            // A commit under way is never dropped (a write the store made would go
+            // unpublished); each attempt ends by the store deadline. The first attempt is made
+            // even after `cancel`: with the lease still current (no other node has claimed the
+            // task) the outcome is kept, else the store fences it.
             match self.commit(scope, id, event.clone(), Some(lease)).await {
                 Ok(_) => return,
                 Err(McpError::UnknownTask) => {
@@ -331,7 +364,10 @@ impl Inner {
                 }
                 Err(error) => {
                     tracing::warn!(%error, task = %id.as_str(), "committing a task outcome failed; retrying");
-                    tokio::time::sleep(backoff).await;
+                    tokio::select! {
+                        () = tokio::time::sleep(backoff) => {}
+                        () = cancel.cancelled() => return,
+                    }
                     backoff = (backoff * 2).min(std::time::Duration::from_secs(5));
                 }
             }

@@ -34,7 +34,8 @@ struct LimitLabel {
 }
 
 /// The `outcome` label of a lease renewal: `ok`, `lost` (another node took the lease over) or
-/// `failed` (the store did not answer).
+/// `failed` (the store did not answer); of a store-unavailable refusal: `unchanged` or
+/// `unknown`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabel {
     outcome: &'static str,
@@ -46,9 +47,11 @@ struct OperationLabel {
     operation: &'static str,
 }
 
-/// The `reason` label of a change-feed resync: `feed` (the store's feed said hints may have
-/// been lost: its listening connection (re)connected, or a sender lost hints) or `lagged`
-/// (this node fell behind the feed).
+/// The `reason` label of a change-feed resync (`feed`: the store's feed said hints may have
+/// been lost, its listening connection (re)connected or a sender lost hints; `lagged`: this
+/// node fell behind the feed) and of a self-fence (`lost`: the store said the lease had
+/// expired; `stalled`: no renewal had succeeded for the lease minus one tick, by the node's
+/// own clock).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReasonLabel {
     reason: &'static str,
@@ -75,6 +78,9 @@ pub struct RuntimeMetrics {
     fenced: Counter,
     store_latency: Family<OperationLabel, Histogram>,
     store_failures: Family<OperationLabel, Counter>,
+    store_deadlines: Family<OperationLabel, Counter>,
+    store_refusals: Family<OutcomeLabel, Counter>,
+    self_fences: Family<ReasonLabel, Counter>,
     parked: Histogram,
     stored: Family<StatusLabel, Gauge>,
     feed_resyncs: Family<ReasonLabel, Counter>,
@@ -101,6 +107,14 @@ impl Default for RuntimeMetrics {
         for reason in ["feed", "lagged"] {
             let _ = metrics.feed_resyncs.get_or_create(&ReasonLabel { reason });
         }
+        for outcome in ["unchanged", "unknown"] {
+            let _ = metrics
+                .store_refusals
+                .get_or_create(&OutcomeLabel { outcome });
+        }
+        for reason in ["lost", "stalled"] {
+            let _ = metrics.self_fences.get_or_create(&ReasonLabel { reason });
+        }
         metrics
     }
 }
@@ -125,6 +139,9 @@ impl RuntimeMetrics {
                 ))
             }),
             store_failures: Family::default(),
+            store_deadlines: Family::default(),
+            store_refusals: Family::default(),
+            self_fences: Family::default(),
             parked: Histogram::new(duration_buckets()),
             stored: Family::default(),
             feed_resyncs: Family::default(),
@@ -138,9 +155,10 @@ impl RuntimeMetrics {
     /// `worker_slots` (set by [`RuntimeMetrics::set_workers`] before each scrape),
     /// `lease_renewals_total{outcome}`, `task_takeovers_total`, `fenced_writes_total`,
     /// `store_operation_duration_seconds{operation}`, `store_failures_total{operation}`,
-    /// `task_input_wait_seconds`, `tasks_stored{status}` (set by
-    /// [`TaskRuntime::refresh_status_counts`](crate::TaskRuntime::refresh_status_counts)) and
-    /// `change_feed_resyncs_total{reason}`.
+    /// `store_deadline_exceeded_total{operation}`, `store_unavailable_refusals_total{outcome}`,
+    /// `node_self_fences_total{reason}`, `task_input_wait_seconds`, `tasks_stored{status}` (set
+    /// by [`TaskRuntime::refresh_status_counts`](crate::TaskRuntime::refresh_status_counts))
+    /// and `change_feed_resyncs_total{reason}`.
     pub fn register(&self, registry: &mut Registry) {
         registry.register(
             "tasks_created",
@@ -203,6 +221,21 @@ impl RuntimeMetrics {
             "store_failures",
             "Task store calls that failed in the backend, by operation",
             self.store_failures.clone(),
+        );
+        registry.register(
+            "store_deadline_exceeded",
+            "Task store calls that did not answer within their deadline (Limits::store_deadline; half a tick for a lease renewal), by operation",
+            self.store_deadlines.clone(),
+        );
+        registry.register(
+            "store_unavailable_refusals",
+            "Requests refused with 503 because the task store was briefly unavailable, by outcome (unchanged: nothing was stored or changed; unknown: a write may have taken effect)",
+            self.store_refusals.clone(),
+        );
+        registry.register(
+            "node_self_fences",
+            "Times this process stopped every local worker and re-registered under a new node id, by reason (lost: the store said the lease had expired; stalled: no renewal had succeeded for the lease minus one tick)",
+            self.self_fences.clone(),
         );
         registry.register(
             "tasks_stored",
@@ -286,6 +319,33 @@ impl RuntimeMetrics {
         if failed {
             self.store_failures.get_or_create(&label).inc();
         }
+    }
+
+    /// A store call of `operation` did not answer within its deadline.
+    pub(crate) fn deadline_exceeded(&self, operation: &'static str) {
+        self.store_deadlines
+            .get_or_create(&OperationLabel { operation })
+            .inc();
+    }
+
+    /// A request was refused because the store was briefly unavailable: `error` is the answer
+    /// (other errors are not counted).
+    pub(crate) fn store_refusal(&self, error: &tasks_core::McpError) {
+        let outcome = match error {
+            tasks_core::McpError::StoreUnavailable => "unchanged",
+            tasks_core::McpError::StoreOutcomeUnknown => "unknown",
+            _ => return,
+        };
+        self.store_refusals
+            .get_or_create(&OutcomeLabel { outcome })
+            .inc();
+    }
+
+    /// The node fenced itself for `reason` (`lost` or `stalled`).
+    pub(crate) fn self_fenced(&self, reason: &'static str) {
+        self.self_fences
+            .get_or_create(&ReasonLabel { reason })
+            .inc();
     }
 
     /// `task` left `input_required` (it was `before`): the time it waited, measured from the

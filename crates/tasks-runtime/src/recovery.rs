@@ -6,8 +6,9 @@
 //! tasks orphans at start-up, so the same claim path recovers them. Each claimed task is then
 //! failed or re-run according to its tool's [`Recovery`] policy.
 //!
-//! A node that finds its own lease lost (the store says so, or no renewal has succeeded for
-//! longer than the lease minus one tick) stops every local worker at once and registers again
+//! A node that finds its own lease lost (the store says so, or, by the node's own clock, no
+//! renewal has succeeded for the lease minus one tick, even while a renewal still waits on a
+//! stalled store) stops every local worker at once and registers again
 //! under a new id: its tasks may already run elsewhere, and the fencing tokens make any late
 //! write of the old workers fail.
 //!
@@ -142,7 +143,7 @@ async fn take_over(inner: &Arc<Inner>, claimed: Claimed) {
                 let inner = inner.clone();
                 tokio::spawn(async move {
                     inner
-                        .commit_final(&snapshot.scope, &id, event, &lease)
+                        .commit_final(&snapshot.scope, &id, event, &lease, &Default::default())
                         .await;
                 });
             }
@@ -191,10 +192,12 @@ async fn charge(inner: &Inner, id: &tasks_core::TaskId, handle: &WorkerHandle) -
     charged.ok().flatten()
 }
 
-/// Stops every local worker and registers again under a new node id.
-async fn self_fence(inner: &Arc<Inner>) {
+/// Stops every local worker and registers again under a new node id (`reason`: `lost` or
+/// `stalled`, see [`renew`]); answers whether the new id is registered.
+async fn self_fence(inner: &Arc<Inner>, reason: &'static str) -> bool {
     let old = inner.node();
-    tracing::warn!(node = %old, "node lease lost: stopping local workers and re-registering");
+    inner.metrics.self_fenced(reason);
+    tracing::warn!(node = %old, reason, "node lease lost: stopping local workers and re-registering");
     let ids: Vec<_> = inner.workers.iter().map(|e| e.key().clone()).collect();
     for id in ids {
         if let Some((_, handle)) = inner.workers.remove(&id) {
@@ -207,8 +210,12 @@ async fn self_fence(inner: &Arc<Inner>) {
         }
         Err(error) => tracing::error!(%error, "no randomness for a new node id"),
     }
-    if let Err(error) = register(inner).await {
-        tracing::warn!(%error, "re-registering the node failed");
+    match register(inner).await {
+        Ok(()) => true,
+        Err(error) => {
+            tracing::warn!(%error, "re-registering the node failed; retrying every tick");
+            false
+        }
     }
 }
 
@@ -222,9 +229,13 @@ pub(crate) fn spawn(weak: Weak<Inner>) -> JoinHandle<()> {
     tokio::spawn(async move {
         let Some(inner) = weak.upgrade() else { return };
         let leases = inner.config.leases.clone();
-        if let Err(error) = register(&inner).await {
-            tracing::warn!(%error, "registering the node failed");
-        }
+        let registered = match register(&inner).await {
+            Ok(()) => true,
+            Err(error) => {
+                tracing::warn!(%error, "registering the node failed; retrying every tick");
+                false
+            }
+        };
         drop(inner);
         let follow = async {
             if let Some(changes) = changes {
@@ -232,7 +243,7 @@ pub(crate) fn spawn(weak: Weak<Inner>) -> JoinHandle<()> {
             }
         };
         tokio::join!(
-            renew(weak.clone(), leases.clone()),
+            renew(weak.clone(), leases.clone(), registered),
             claim(weak.clone(), leases),
             follow
         );
@@ -246,17 +257,64 @@ fn ticks(period: std::time::Duration) -> tokio::time::Interval {
 }
 
 /// Renews the lease every tick; self-fences when it is lost, or when no renewal has succeeded
-/// for the lease minus one tick (the store failing).
-async fn renew(weak: Weak<Inner>, leases: LeaseConfig) {
+/// for the lease minus one tick (the store failing or stalled).
+///
+/// That second fence is driven by this node's own clock, counted from when the last successful
+/// renewal was sent: it fires at that moment even while a renewal is still waiting for the
+/// store, never later when one finally answers. Each renewal is also bounded by
+/// [`RuntimeConfig::renewal_deadline`](crate::RuntimeConfig::renewal_deadline), so one that does
+/// not answer in time counts as failed and marks the store unwritable
+/// ([`crate::TaskRuntime::store_writable`]). After a fence whose registration failed, each tick
+/// registers again instead of renewing (no worker runs under the new id meanwhile).
+async fn renew(weak: Weak<Inner>, leases: LeaseConfig, mut registered: bool) {
+    let grace = leases.lease.saturating_sub(leases.tick);
     let mut last_renewed = tokio::time::Instant::now();
     let mut interval = ticks(leases.tick);
     loop {
-        interval.tick().await;
-        let Some(inner) = weak.upgrade() else { return };
-        let sent = tokio::time::Instant::now();
-        let now = inner.clock.now();
-        let node = inner.node();
-        let renewed = inner.store.heartbeat(&node, now, leases.lease_ms()).await;
+        let is_registered = registered;
+        let renewal = async {
+            interval.tick().await;
+            let inner = weak.upgrade()?;
+            let sent = tokio::time::Instant::now();
+            let now = inner.clock.now();
+            let renewed = if is_registered {
+                inner
+                    .store
+                    .heartbeat(&inner.node(), now, leases.lease_ms())
+                    .await
+            } else {
+                register_again(&inner, now, &leases).await
+            };
+            Some((inner, sent, renewed))
+        };
+        let fence_at = last_renewed + grace;
+        let fence = async {
+            if is_registered {
+                tokio::time::sleep_until(fence_at).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        let renewed = tokio::select! {
+            biased;
+            () = fence => None,
+            renewed = renewal => match renewed {
+                Some(renewed) => Some(renewed),
+                None => return,
+            },
+        };
+        let Some((inner, sent, renewed)) = renewed else {
+            // No renewal has succeeded since `last_renewed`: another node may claim this
+            // node's tasks one tick from now. (A renewal cut short here is not counted: each
+            // one that ran out of its deadline already was.)
+            let Some(inner) = weak.upgrade() else { return };
+            inner
+                .store_writable
+                .store(false, std::sync::atomic::Ordering::Relaxed);
+            registered = self_fence(&inner, "stalled").await;
+            last_renewed = tokio::time::Instant::now();
+            continue;
+        };
         inner
             .store_writable
             .store(renewed.is_ok(), std::sync::atomic::Ordering::Relaxed);
@@ -264,22 +322,33 @@ async fn renew(weak: Weak<Inner>, leases: LeaseConfig) {
             Ok(Liveness::Alive) => {
                 inner.metrics.renewal("ok");
                 last_renewed = sent;
+                registered = true;
             }
             Ok(Liveness::Lost) => {
                 inner.metrics.renewal("lost");
-                self_fence(&inner).await;
+                registered = self_fence(&inner, "lost").await;
                 last_renewed = tokio::time::Instant::now();
             }
             Err(error) => {
                 inner.metrics.renewal("failed");
                 tracing::warn!(%error, "node heartbeat failed");
-                if sent.duration_since(last_renewed) + leases.tick >= leases.lease {
-                    self_fence(&inner).await;
-                    last_renewed = tokio::time::Instant::now();
-                }
             }
         }
     }
+}
+
+/// Registers this node (under the id a fence gave it) once more: a registration that
+/// succeeds counts as a renewal.
+async fn register_again(
+    inner: &Inner,
+    now: tasks_core::Timestamp,
+    leases: &LeaseConfig,
+) -> Result<Liveness, crate::store::StoreError> {
+    inner
+        .store
+        .register_node(&inner.node(), now, leases.lease_ms())
+        .await
+        .map(|()| Liveness::Alive)
 }
 
 /// Takes over orphaned tasks every tick.

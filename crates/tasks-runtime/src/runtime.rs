@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 use crate::clock::{Clock, Monotonic, TokioClock};
 use crate::config::RuntimeConfig;
 use crate::events::StatusEvent;
-use crate::inner::{store_error, Inner, WorkerHandle};
+use crate::inner::{store_error, write_error, Inner, WorkerHandle};
 use crate::registry::ToolRegistry;
 use crate::scope::Scope;
 use crate::store::task_map::task_map;
@@ -71,8 +71,11 @@ impl TaskRuntime {
         let (waits, _) = broadcast::channel(EVENT_CHANNEL_CAPACITY);
         let slots = Arc::new(Semaphore::new(config.limits.max_workers));
         let metrics = crate::metrics::RuntimeMetrics::default();
-        let store: Arc<dyn Store> =
-            Arc::new(crate::store::metered::Metered::new(store, metrics.clone()));
+        let store: Arc<dyn Store> = Arc::new(crate::store::metered::Metered::new(
+            store,
+            metrics.clone(),
+            &config,
+        ));
         TaskRuntime {
             inner: Arc::new(Inner {
                 store,
@@ -102,8 +105,10 @@ impl TaskRuntime {
     /// Whether the store accepted this node's last lease renewal, a write made every
     /// [`LeaseConfig::tick`](crate::LeaseConfig::tick) by the liveness loop
     /// ([`TaskRuntime::spawn_liveness`]): `false` while the store cannot be written (a durable
-    /// store whose database is down or read-only). `true` before the first renewal, and always
-    /// without a liveness loop. For a health check (the fixture's `GET /healthz`).
+    /// store whose database is down or read-only) or does not answer a renewal within
+    /// [`RuntimeConfig::renewal_deadline`] (a stalled connection or writer), and from the
+    /// moment the node fences itself until a renewal succeeds again. `true` before the first
+    /// renewal, and always without a liveness loop. For a health check (the fixture's `GET /healthz`).
     pub fn store_writable(&self) -> bool {
         self.inner
             .store_writable
@@ -162,8 +167,9 @@ impl TaskRuntime {
     }
 
     /// Starts the liveness loop: every `leases.tick` it renews this node's lease and takes
-    /// over orphaned tasks; when the lease is lost it stops every local worker and registers
-    /// again under a new node id. With a store shared by several processes
+    /// over orphaned tasks; when the lease is lost, or when by this node's own clock no
+    /// renewal has succeeded for the lease minus one tick (a store that is down or stalled),
+    /// it stops every local worker and registers again under a new node id. With a store shared by several processes
     /// ([`Store::changes`]) it also follows their commits: an answer given on another node
     /// reaches the worker parked here, a cancellation stops it, and the states reach this
     /// node's [`TaskRuntime::subscribe`] receivers (each revision at most once, in order).
@@ -281,6 +287,13 @@ impl TaskRuntime {
     /// * -32602 `Task input is larger than 262144 bytes` (the configured limit);
     /// * -32603 `Task capacity exhausted` with `data.limit` `max_jobs`, `max_tasks` or
     ///   `max_active_tasks_per_scope`. Nothing is stored on any refusal.
+    /// * -32603 `Task store unavailable: nothing was stored or changed` (HTTP 503,
+    ///   [`McpError::StoreUnavailable`]) when the store could not be reached;
+    /// * -32603 `Task store unavailable: whether the request took effect is unknown` (HTTP 503,
+    ///   [`McpError::StoreOutcomeUnknown`]) when the store did not answer the creation within
+    ///   [`Limits::store_deadline`](crate::Limits::store_deadline) or lost its connection
+    ///   meanwhile: the task may exist (and run). Both are counted in
+    ///   `store_unavailable_refusals_total`.
     pub async fn create_task(&self, work: Work) -> Result<Arc<Task>, McpError> {
         self.create(work, None, self.inner.config.ttl_ms).await
     }
@@ -309,7 +322,7 @@ impl TaskRuntime {
     /// # Errors
     /// As [`TaskRuntime::create_task`].
     pub async fn create_task_with_id(&self, work: Work, id: TaskId) -> Result<Arc<Task>, McpError> {
-        if let Some(existing) = existing(&self.inner, &work.scope, &id).await? {
+        if let Some(existing) = self.counted(existing(&self.inner, &work.scope, &id).await)? {
             return Ok(existing);
         }
         self.create(work, Some(id), self.inner.config.ttl_ms).await
@@ -341,6 +354,14 @@ impl TaskRuntime {
         ttl_ms: Option<u64>,
     ) -> Result<Arc<Task>, McpError> {
         self.create(work, Some(id), ttl_ms).await
+    }
+
+    /// `result`, with a store-unavailable refusal counted in the metrics.
+    fn counted<T>(&self, result: Result<T, McpError>) -> Result<T, McpError> {
+        if let Err(error) = &result {
+            self.inner.metrics.store_refusal(error);
+        }
+        result
     }
 
     async fn create(
@@ -393,24 +414,27 @@ impl TaskRuntime {
             create_limits,
             permit,
         ));
-        match (&mut creation).now_or_never() {
+        let created = match (&mut creation).now_or_never() {
             Some(created) => created,
             None => tokio::spawn(creation)
                 .await
                 .unwrap_or(Err(McpError::Internal("Task store failure"))),
-        }
+        };
+        self.counted(created)
     }
 
     /// The task `id` of `scope`.
     ///
     /// # Errors
-    /// -32602 `Unknown or inaccessible taskId` when unknown, expired or of another scope.
+    /// -32602 `Unknown or inaccessible taskId` when unknown, expired or of another scope;
+    /// -32603 `Task store unavailable: nothing was stored or changed` (HTTP 503) when the
+    /// store could not be read in time.
     pub async fn get(&self, scope: &Scope, id: &TaskId) -> Result<Arc<Task>, McpError> {
         let now = self.inner.clock.now();
         match self.inner.store.get(scope, id, now).await {
             Ok(Some(snapshot)) => Ok(snapshot.task),
             Ok(None) => Err(McpError::UnknownTask),
-            Err(e) => Err(store_error(e)),
+            Err(e) => self.counted(Err(store_error(e))),
         }
     }
 
@@ -426,12 +450,13 @@ impl TaskRuntime {
         limit: usize,
     ) -> Result<Option<Vec<Arc<Task>>>, McpError> {
         let now = self.inner.clock.now();
-        let page = self
-            .inner
-            .store
-            .list(scope, after, limit, now)
-            .await
-            .map_err(store_error)?;
+        let page = self.counted(
+            self.inner
+                .store
+                .list(scope, after, limit, now)
+                .await
+                .map_err(store_error),
+        )?;
         Ok(page.map(|page| page.into_iter().map(|s| s.task).collect()))
     }
 
@@ -443,17 +468,21 @@ impl TaskRuntime {
     /// * -32602 `Unknown or inaccessible taskId`;
     /// * -32602 `Invalid input response for <key>: <reason>` when a response to an outstanding
     ///   key does not fit its request ([`tasks_core::InputRequest::check_response`]); then
-    ///   nothing of the update is applied and the task is unchanged.
+    ///   nothing of the update is applied and the task is unchanged;
+    /// * -32603 `Task store unavailable: …` (HTTP 503) as for [`TaskRuntime::create_task`]:
+    ///   `nothing was stored or changed`, or `whether the request took effect is unknown`
+    ///   (sending the same update again is safe: only keys still outstanding are taken).
     pub async fn update(
         &self,
         scope: &Scope,
         id: &TaskId,
         responses: BTreeMap<String, Value>,
     ) -> Result<(), McpError> {
-        let committed = self
-            .inner
-            .commit(scope, id, Event::InputResponsesAccepted { responses }, None)
-            .await?;
+        let committed = self.counted(
+            self.inner
+                .commit(scope, id, Event::InputResponsesAccepted { responses }, None)
+                .await,
+        )?;
         self.inner.wake(id, committed.fulfilled);
         Ok(())
     }
@@ -462,9 +491,10 @@ impl TaskRuntime {
     /// finishes later cannot change the status. A terminal task is left unchanged.
     ///
     /// # Errors
-    /// -32602 `Unknown or inaccessible taskId`.
+    /// -32602 `Unknown or inaccessible taskId`; -32603 `Task store unavailable: …` (HTTP 503)
+    /// as for [`TaskRuntime::update`] (cancelling again is safe).
     pub async fn cancel(&self, scope: &Scope, id: &TaskId) -> Result<(), McpError> {
-        self.inner.commit(scope, id, Event::Cancelled, None).await?;
+        self.counted(self.inner.commit(scope, id, Event::Cancelled, None).await)?;
         if let Some((_, handle)) = self.inner.workers.remove(id) {
             handle.cancel.cancel();
         }
@@ -608,7 +638,8 @@ async fn store_and_start(
             inner.metrics.refused(limit);
             return Err(McpError::CapacityExhausted(limit));
         }
-        Err(error) => return Err(store_error(error)),
+        // A creation interrupted after it reached the store may have been committed.
+        Err(error) => return Err(write_error(error)),
     };
     let snapshot = created.snapshot;
     inner

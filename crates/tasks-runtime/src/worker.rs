@@ -167,7 +167,9 @@ async fn run_tool(
     let released = input.permit.lock().await.take();
     drop((released, input));
     if let Some(event) = event {
-        inner.commit_final(&scope, &task_id, event, &lease).await;
+        inner
+            .commit_final(&scope, &task_id, event, &lease, &cancel)
+            .await;
     }
     inner.forget_worker(&task_id, &handle);
     cancel.cancel();

@@ -20,6 +20,12 @@ use crate::target::describe;
 /// How long opening one connection may take, when the connection string does not say.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a call may wait for a free pooled connection (every one busy, or stalled) before
+/// it is refused with [`tasks_runtime::StoreError::Unavailable`]: nothing was sent, so a
+/// request is told that nothing changed. Shorter than the runtime's default store deadline
+/// (10 s), which would answer a write "outcome unknown".
+const POOL_WAIT: Duration = Duration::from_secs(5);
+
 /// Server settings for every connection: commits are durable (`synchronous_commit=on`, even
 /// if the server's default is lower), and no statement or lock wait blocks a caller for long.
 const SESSION_OPTIONS: &str = "-c synchronous_commit=on -c statement_timeout=5000 \
@@ -44,6 +50,7 @@ pub(crate) async fn connect(
     let pool = Pool::builder(connector.manager(config.clone()))
         .max_size(options.pool_size.max(1))
         .runtime(Runtime::Tokio1)
+        .wait_timeout(Some(POOL_WAIT))
         .create_timeout(Some(CONNECT_TIMEOUT))
         .recycle_timeout(Some(CONNECT_TIMEOUT))
         .build()

@@ -139,8 +139,7 @@
 //! database refuses because of one call's value (SQLSTATE classes 22, 23 and 54: a data
 //! exception, a constraint, a size limit) is run again one call at a time, so only that
 //! call fails; any other failure (a lost connection, a timeout) fails every call of the
-//! batch with [`StoreError::Backend`](tasks_runtime::StoreError::Backend), as it would have
-//! failed each call alone. A call whose caller went away (its future was dropped) before its
+//! batch with the same error, as it would have failed each call alone. A call whose caller went away (its future was dropped) before its
 //! batch was taken is not made at all; once taken, it is made, and hinted to the other nodes
 //! by the batch itself (see [Change feed](#change-feed)), like every call of the batch. The
 //! batching tasks run on the tokio runtime that connected the store; should that runtime shut
@@ -168,11 +167,18 @@
 //! flushed after it; a settlement lost in a crash leaves its `pending_counts` row, which a
 //! reap settles (see [Capacity counters](#capacity-counters)). Sessions also set `statement_timeout=5s` and
 //! `lock_timeout=2s`, so a stuck statement or lock fails the call
-//! ([`StoreError::Backend`](tasks_runtime::StoreError::Backend)) instead of hanging it, and
+//! ([`StoreError::Unavailable`](tasks_runtime::StoreError::Unavailable): it was rolled back)
+//! instead of hanging it, and
 //! `idle_in_transaction_session_timeout=10s`, so a node paused (SIGSTOP, a frozen VM) between
 //! two statements of a transaction cannot hold its row locks for longer.
-//! Connection and SQL failures are `StoreError::Backend`, whose text is for logs only and
-//! never contains the connection password.
+//! No connection to be had from the pool is
+//! [`StoreError::Unavailable`](tasks_runtime::StoreError::Unavailable) (nothing was sent); a
+//! connection lost while a call ran (terminated, reset) is
+//! [`StoreError::Interrupted`](tasks_runtime::StoreError::Interrupted) (a write may have
+//! committed), except for a read, which runs once more on a fresh connection first; other SQL
+//! failures are `StoreError::Backend`. Their text is for logs only and never contains the
+//! connection password. A server that accepts but never answers is bounded by the runtime's
+//! store deadline (`Limits::store_deadline`), not here.
 //!
 //! # Clock
 //!

@@ -1,12 +1,46 @@
 //! Reads: each one primary-key (or single-row) `SELECT` through a cached prepared statement,
 //! except `list`, one range scan of the `(scope, id)` index. There is no cache in the store;
-//! every read sees every committed write of every node.
+//! every read sees every committed write of every node. A read whose connection dies under it
+//! (the server terminated it, a reset) runs once more on a fresh connection ([`rows`]).
 
 use std::sync::Arc;
 
+use deadpool_postgres::Object;
 use tasks_core::{Task, TaskId, Timestamp};
 use tasks_runtime::{Scope, Snapshot, StoreError, Work};
-use tokio_postgres::types::Json;
+use tokio_postgres::types::{Json, ToSql};
+use tokio_postgres::Row;
+
+/// The rows of `statement` (one of [`crate::sql::Sql`]'s) with `params`, on a pooled
+/// connection. When that connection dies under it ([`backend::connection_lost`]), the
+/// connection leaves the pool and the read runs once more on a fresh one: a read changes
+/// nothing, so running it again is safe, and one dead connection does not fail a request.
+pub(crate) async fn rows(
+    db: &Db,
+    statement: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<Row>, StoreError> {
+    let mut retried = false;
+    loop {
+        let client = db.client().await?;
+        let read = async {
+            let prepared = client.prepare_cached(statement).await?;
+            client.query(&prepared, params).await
+        };
+        match read.await {
+            Ok(rows) => return Ok(rows),
+            Err(error) if !retried && backend::connection_lost(&error) => {
+                tracing::debug!(
+                    error = %backend::describe(&error),
+                    "a read lost its connection; reading again on a fresh one"
+                );
+                drop(Object::take(client));
+                retried = true;
+            }
+            Err(error) => return Err(backend::sql(error)),
+        }
+    }
+}
 
 use crate::backend;
 use crate::sql::ms;
@@ -23,16 +57,8 @@ pub(crate) async fn get(
     if !storable(id.as_str()) || !storable(scope.as_str()) {
         return Ok(None);
     }
-    let client = db.client().await?;
-    let statement = client
-        .prepare_cached(&db.sql.get)
-        .await
-        .map_err(backend::sql)?;
-    let row = client
-        .query_opt(&statement, &[&id.as_str(), &scope.as_str(), &ms(now)])
-        .await
-        .map_err(backend::sql)?;
-    let Some(row) = row else {
+    let rows = rows(db, &db.sql.get, &[&id.as_str(), &scope.as_str(), &ms(now)]).await?;
+    let Some(row) = rows.first() else {
         return Ok(None);
     };
     let Json(task): Json<Task> = row.try_get(0).map_err(backend::corrupt)?;
@@ -53,17 +79,14 @@ pub(crate) async fn list(
     if !storable(scope.as_str()) || after.is_some_and(|id| !storable(id.as_str())) {
         return Ok(Vec::new());
     }
-    let client = db.client().await?;
-    let statement = client
-        .prepare_cached(&db.sql.list)
-        .await
-        .map_err(backend::sql)?;
     let after = after.map_or("", TaskId::as_str);
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let rows = client
-        .query(&statement, &[&scope.as_str(), &after, &ms(now), &limit])
-        .await
-        .map_err(backend::sql)?;
+    let rows = rows(
+        db,
+        &db.sql.list,
+        &[&scope.as_str(), &after, &ms(now), &limit],
+    )
+    .await?;
     rows.iter()
         .map(|row| {
             let Json(task): Json<Task> = row.try_get(0).map_err(backend::corrupt)?;
@@ -89,15 +112,7 @@ pub(crate) async fn load(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let client = db.client().await?;
-    let statement = client
-        .prepare_cached(&db.sql.load)
-        .await
-        .map_err(backend::sql)?;
-    let rows = client
-        .query(&statement, &[&ids, &ms(now)])
-        .await
-        .map_err(backend::sql)?;
+    let rows = rows(db, &db.sql.load, &[&ids, &ms(now)]).await?;
     rows.iter()
         .map(|row| {
             let Json(task): Json<Task> = row.try_get(0).map_err(backend::corrupt)?;
@@ -119,16 +134,8 @@ pub(crate) async fn work(
     if !storable(id.as_str()) || !storable(scope.as_str()) {
         return Ok(None);
     }
-    let client = db.client().await?;
-    let statement = client
-        .prepare_cached(&db.sql.work)
-        .await
-        .map_err(backend::sql)?;
-    let row = client
-        .query_opt(&statement, &[&id.as_str(), &scope.as_str()])
-        .await
-        .map_err(backend::sql)?;
-    let Some(row) = row else {
+    let rows = rows(db, &db.sql.work, &[&id.as_str(), &scope.as_str()]).await?;
+    let Some(row) = rows.first() else {
         return Ok(None);
     };
     let work: Option<Json<Work>> = row.try_get(0).map_err(backend::corrupt)?;
@@ -142,18 +149,9 @@ pub(crate) async fn status_counts(
     db: &Db,
     now: Timestamp,
 ) -> Result<tasks_runtime::StatusCounts, StoreError> {
-    let client = db.client().await?;
-    let statement = client
-        .prepare_cached(&db.sql.status_counts)
-        .await
-        .map_err(backend::sql)?;
     let now = ms(now);
     let mut counts = tasks_runtime::StatusCounts::default();
-    for row in client
-        .query(&statement, &[&now])
-        .await
-        .map_err(backend::sql)?
-    {
+    for row in rows(db, &db.sql.status_counts, &[&now]).await? {
         let status: String = row.try_get(0).map_err(backend::sql)?;
         let count: i64 = row.try_get(1).map_err(backend::sql)?;
         let status = tasks_core::TaskStatus::ALL
@@ -166,16 +164,10 @@ pub(crate) async fn status_counts(
 }
 
 pub(crate) async fn count(db: &Db) -> Result<usize, StoreError> {
-    let client = db.client().await?;
-    let statement = client
-        .prepare_cached(&db.sql.count)
-        .await
-        .map_err(backend::sql)?;
-    let total: i64 = client
-        .query_one(&statement, &[])
-        .await
-        .map_err(backend::sql)?
-        .try_get(0)
-        .map_err(backend::sql)?;
+    let rows = rows(db, &db.sql.count, &[]).await?;
+    let row = rows
+        .first()
+        .ok_or_else(|| backend::corrupt("the counts row is missing"))?;
+    let total: i64 = row.try_get(0).map_err(backend::sql)?;
     usize::try_from(total).map_err(|_| backend::corrupt(format!("task count {total}")))
 }

@@ -1,11 +1,15 @@
-//! A [`Store`] decorator that times every call: the runtime wraps its store in one, so each
-//! store reports `store_operation_duration_seconds{operation}` and
+//! A [`Store`] decorator that times every call and bounds it by a deadline: the runtime wraps
+//! its store in one, so each store reports `store_operation_duration_seconds{operation}`,
 //! `store_failures_total{operation}` (backend failures only: a capacity refusal or a duplicate
-//! id is an answer, not a failure) without instrumenting itself.
+//! id is an answer, not a failure) and `store_deadline_exceeded_total{operation}` without
+//! instrumenting itself, and no call waits on a stalled store for longer than its deadline
+//! ([`crate::Limits::store_deadline`]; a lease renewal gets
+//! [`crate::RuntimeConfig::renewal_deadline`]). A call past its deadline is dropped and
+//! answers [`StoreError::Interrupted`]: a write it carried may still take effect.
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
@@ -19,15 +23,27 @@ use crate::metrics::RuntimeMetrics;
 use crate::scope::Scope;
 use crate::work::Work;
 
-/// `inner`, timed into `metrics`.
+/// `inner`, timed into `metrics`, each call bounded by `deadline` (a heartbeat by
+/// `renewal_deadline`).
 pub(crate) struct Metered {
     inner: Arc<dyn Store>,
     metrics: RuntimeMetrics,
+    deadline: Duration,
+    renewal_deadline: Duration,
 }
 
 impl Metered {
-    pub(crate) fn new(inner: Arc<dyn Store>, metrics: RuntimeMetrics) -> Self {
-        Metered { inner, metrics }
+    pub(crate) fn new(
+        inner: Arc<dyn Store>,
+        metrics: RuntimeMetrics,
+        config: &crate::RuntimeConfig,
+    ) -> Self {
+        Metered {
+            inner,
+            metrics,
+            deadline: config.limits.store_deadline,
+            renewal_deadline: config.renewal_deadline(),
+        }
     }
 
     async fn timed<T>(
@@ -35,9 +51,30 @@ impl Metered {
         operation: &'static str,
         call: impl Future<Output = Result<T, StoreError>>,
     ) -> Result<T, StoreError> {
+        self.bounded(operation, self.deadline, call).await
+    }
+
+    async fn bounded<T>(
+        &self,
+        operation: &'static str,
+        deadline: Duration,
+        call: impl Future<Output = Result<T, StoreError>>,
+    ) -> Result<T, StoreError> {
         let started = Instant::now();
-        let outcome = call.await;
-        let failed = matches!(outcome, Err(StoreError::Backend(_)));
+        let outcome = match tokio::time::timeout(deadline, call).await {
+            Ok(outcome) => outcome,
+            Err(_elapsed) => {
+                self.metrics.deadline_exceeded(operation);
+                Err(StoreError::Interrupted(format!(
+                    "{operation}: no answer within {} ms",
+                    deadline.as_millis()
+                )))
+            }
+        };
+        let failed = matches!(
+            outcome,
+            Err(StoreError::Backend(_) | StoreError::Unavailable(_) | StoreError::Interrupted(_))
+        );
         self.metrics
             .store_call(operation, started.elapsed(), failed);
         outcome
@@ -122,8 +159,8 @@ impl Store for Metered {
         now: Timestamp,
         lease_ms: u64,
     ) -> Result<Liveness, StoreError> {
-        self.timed("heartbeat", self.inner.heartbeat(node, now, lease_ms))
-            .await
+        let call = self.inner.heartbeat(node, now, lease_ms);
+        self.bounded("heartbeat", self.renewal_deadline, call).await
     }
 
     async fn retire_node(&self, node: &NodeId) -> Result<(), StoreError> {

@@ -163,6 +163,29 @@ pub enum StoreError {
     /// The backend failed. The text is for logs only and never reaches a client.
     #[error("store backend failure: {0}")]
     Backend(String),
+    /// The store could not be reached (no connection could be had): nothing was read or
+    /// written, and the same call may succeed shortly. A client is answered -32603 `Task store
+    /// unavailable: nothing was stored or changed` (HTTP 503). The text is for logs only.
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    /// The call did not finish: it ran out of its deadline
+    /// ([`Limits::store_deadline`](crate::Limits::store_deadline)), or its connection broke
+    /// while it ran. A read read nothing; a write may or may not have taken effect, so a
+    /// request that wrote is answered -32603 `Task store unavailable: whether the request took
+    /// effect is unknown` (HTTP 503). The text is for logs only.
+    #[error("store call interrupted: {0}")]
+    Interrupted(String),
+}
+
+impl StoreError {
+    /// Whether the store is briefly unavailable ([`StoreError::Unavailable`],
+    /// [`StoreError::Interrupted`]) rather than failing or answering.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Unavailable(_) | StoreError::Interrupted(_)
+        )
+    }
 }
 
 /// How many stored tasks are in each status, counting only tasks unexpired at the time asked

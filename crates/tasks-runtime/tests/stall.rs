@@ -1,0 +1,418 @@
+//! A store that stalls (its database accepts but never answers) or is briefly unreachable:
+//! every store call ends by its deadline, the node reports the store unwritable within a tick,
+//! fences itself by its own clock once no renewal has succeeded for the lease minus one tick,
+//! and requests are refused as retryable (503) with what is known about their outcome.
+//! Everything runs under tokio's paused clock.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use tasks_core::{McpError, NewTask, TaskId, TaskUpdate, Timestamp};
+use tasks_runtime::store::CreateLimits;
+use tasks_runtime::{
+    Authority, CasOutcome, Claimed, Created, LeaseConfig, Limits, Liveness, MemoryStore, NodeId,
+    RuntimeConfig, Scope, Snapshot, Store, StoreError, TaskRuntime, TokioClock, ToolRegistry, Work,
+};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+const LEASE: Duration = Duration::from_secs(10);
+const TICK: Duration = Duration::from_secs(1);
+const STORE_DEADLINE: Duration = Duration::from_secs(3);
+
+/// How the [`StallStore`] answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Like the memory store.
+    Answer,
+    /// Every call waits until the mode changes (a connection that never answers).
+    Stall,
+    /// Every call fails at once with [`StoreError::Unavailable`] (no connection to be had).
+    Refuse,
+}
+
+/// A [`MemoryStore`] that stalls or refuses on command, and counts its `get` calls.
+struct StallStore {
+    inner: MemoryStore,
+    mode: watch::Sender<Mode>,
+    gets: AtomicUsize,
+}
+
+impl StallStore {
+    fn new() -> Arc<Self> {
+        Arc::new(StallStore {
+            inner: MemoryStore::new(),
+            mode: watch::channel(Mode::Answer).0,
+            gets: AtomicUsize::new(0),
+        })
+    }
+
+    fn set(&self, mode: Mode) {
+        self.mode.send_replace(mode);
+    }
+
+    async fn gate(&self) -> Result<(), StoreError> {
+        let mut mode = self.mode.subscribe();
+        let now = *mode
+            .wait_for(|mode| *mode != Mode::Stall)
+            .await
+            .expect("the sender lives in self");
+        match now {
+            Mode::Refuse => Err(StoreError::Unavailable("connection refused".into())),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Store for StallStore {
+    async fn create(
+        &self,
+        task: NewTask,
+        work: Work,
+        limits: CreateLimits,
+        owner: &NodeId,
+    ) -> Result<Created, StoreError> {
+        self.gate().await?;
+        self.inner.create(task, work, limits, owner).await
+    }
+    async fn get(
+        &self,
+        scope: &Scope,
+        id: &TaskId,
+        now: Timestamp,
+    ) -> Result<Option<Snapshot>, StoreError> {
+        self.gets.fetch_add(1, Ordering::SeqCst);
+        self.gate().await?;
+        self.inner.get(scope, id, now).await
+    }
+    async fn load(&self, ids: &[TaskId], now: Timestamp) -> Result<Vec<Snapshot>, StoreError> {
+        self.gate().await?;
+        self.inner.load(ids, now).await
+    }
+    async fn work(&self, scope: &Scope, id: &TaskId) -> Result<Option<Arc<Work>>, StoreError> {
+        self.gate().await?;
+        self.inner.work(scope, id).await
+    }
+    async fn transition(
+        &self,
+        who: Authority<'_>,
+        update: TaskUpdate,
+        now: Timestamp,
+    ) -> Result<CasOutcome, StoreError> {
+        self.gate().await?;
+        self.inner.transition(who, update, now).await
+    }
+    async fn reap(&self, now: Timestamp) -> Result<Vec<TaskId>, StoreError> {
+        self.gate().await?;
+        self.inner.reap(now).await
+    }
+    async fn task_count(&self) -> Result<usize, StoreError> {
+        self.gate().await?;
+        self.inner.task_count().await
+    }
+    async fn register_node(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<(), StoreError> {
+        self.gate().await?;
+        self.inner.register_node(node, now, lease_ms).await
+    }
+    async fn heartbeat(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        lease_ms: u64,
+    ) -> Result<Liveness, StoreError> {
+        self.gate().await?;
+        self.inner.heartbeat(node, now, lease_ms).await
+    }
+    async fn retire_node(&self, node: &NodeId) -> Result<(), StoreError> {
+        self.gate().await?;
+        self.inner.retire_node(node).await
+    }
+    async fn charge_attempt(
+        &self,
+        id: &TaskId,
+        lease: &tasks_runtime::Lease,
+        now: Timestamp,
+    ) -> Result<Option<tasks_runtime::Lease>, StoreError> {
+        self.gate().await?;
+        self.inner.charge_attempt(id, lease, now).await
+    }
+    async fn claim_orphans(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        max: usize,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        self.gate().await?;
+        self.inner.claim_orphans(node, now, max).await
+    }
+}
+
+fn config() -> RuntimeConfig {
+    RuntimeConfig::default()
+        .with_leases(LeaseConfig::default().with_lease(LEASE).with_tick(TICK))
+        .with_limits(Limits::default().with_store_deadline(STORE_DEADLINE))
+}
+
+/// A node over `store` serving `wait` (runs until cancelled), `gated` (finishes once `gate` is
+/// notified) and `echo`.
+fn node(store: &Arc<StallStore>, probe: &Arc<Probe>) -> TaskRuntime {
+    node_with_gate(store, probe, Arc::new(tokio::sync::Notify::new()))
+}
+
+fn node_with_gate(
+    store: &Arc<StallStore>,
+    probe: &Arc<Probe>,
+    gate: Arc<tokio::sync::Notify>,
+) -> TaskRuntime {
+    let mut tools = ToolRegistry::new();
+    let wait_probe = probe.clone();
+    tools.register(tasks_runtime::Tool::new(
+        "wait",
+        "Runs until cancelled",
+        move |ctx| {
+            let probe = wait_probe.clone();
+            async move {
+                let _guard = probe.enter();
+                ctx.cancellation().cancelled().await;
+                Err::<serde_json::Value, _>(tasks_runtime::ToolError::Cancelled)
+            }
+        },
+    ));
+    tools.register(echo_tool());
+    tools.register(tasks_runtime::Tool::new(
+        "gated",
+        "Finishes when the test says so",
+        move |_ctx| {
+            let gate = gate.clone();
+            async move {
+                gate.notified().await;
+                Ok(tasks_runtime::text_result("done"))
+            }
+        },
+    ));
+    TaskRuntime::with_clock(
+        store.clone(),
+        tools,
+        config(),
+        Arc::new(TokioClock::starting_at(T0)),
+    )
+}
+
+/// The value of the metric sample `series` (name and labels as encoded), or 0 when absent.
+fn metric(runtime: &TaskRuntime, series: &str) -> f64 {
+    let mut registry = prometheus_client::registry::Registry::default();
+    runtime.metrics().register(&mut registry);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// `call`'s output; fails the test when it takes longer than [`WAIT_LIMIT`].
+async fn bounded<T>(call: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(WAIT_LIMIT, call)
+        .await
+        .expect("the call ended by the store deadline")
+}
+
+/// Sleeps until `start + at` (tokio's paused time).
+async fn until(start: Instant, at: Duration) {
+    tokio::time::sleep_until(start + at).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stalled_store_is_reported_unwritable_within_a_tick() {
+    let store = StallStore::new();
+    let a = node(&store, &Probe::new());
+    a.recover().await.unwrap();
+    let start = Instant::now();
+    let liveness = a.spawn_liveness();
+    until(start, TICK + Duration::from_millis(100)).await;
+    assert!(a.store_writable(), "the first renewal succeeded");
+
+    store.set(Mode::Stall);
+    // The renewal sent at 2 s gets half a tick to answer.
+    let renewal_deadline = a.config().renewal_deadline();
+    assert_eq!(renewal_deadline, TICK / 2);
+    until(
+        start,
+        TICK * 2 + renewal_deadline - Duration::from_millis(1),
+    )
+    .await;
+    assert!(a.store_writable(), "still within the renewal's deadline");
+    until(
+        start,
+        TICK * 2 + renewal_deadline + Duration::from_millis(1),
+    )
+    .await;
+    assert!(
+        !a.store_writable(),
+        "a renewal that does not answer in time counts as failed"
+    );
+    assert_eq!(
+        metric(&a, "store_deadline_exceeded_total{operation=\"heartbeat\"}"),
+        1.0
+    );
+    assert_eq!(metric(&a, "lease_renewals_total{outcome=\"failed\"}"), 1.0);
+
+    store.set(Mode::Answer);
+    until(start, TICK * 3 + Duration::from_millis(1)).await;
+    assert!(a.store_writable(), "the next renewal succeeded");
+    liveness.abort();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_node_fences_itself_on_its_own_clock_while_its_store_stalls() {
+    let store = StallStore::new();
+    let probe = Probe::new();
+    let a = node(&store, &probe);
+    a.recover().await.unwrap();
+    let start = Instant::now();
+    let liveness = a.spawn_liveness();
+    a.create_task(work("wait")).await.unwrap();
+    until(start, TICK * 3 + Duration::from_millis(100)).await;
+    assert_eq!(probe.started(), 1);
+    let first = a.node();
+
+    // The last renewal that succeeds is the one sent at 3 s.
+    store.set(Mode::Stall);
+    let fence_at = TICK * 3 + LEASE - TICK;
+    until(start, fence_at - Duration::from_millis(1)).await;
+    assert_eq!(
+        probe.stopped(),
+        0,
+        "the lease minus one tick has not passed"
+    );
+    assert_eq!(a.node(), first);
+    until(start, fence_at + Duration::from_millis(1)).await;
+    assert_eq!(
+        probe.stopped(),
+        1,
+        "the worker stopped once the lease minus one tick passed, the store still stalled"
+    );
+    assert_ne!(a.node(), first, "the node took a new id");
+    assert!(!a.store_writable());
+    assert_eq!(
+        metric(&a, "node_self_fences_total{reason=\"stalled\"}"),
+        1.0
+    );
+
+    // The store answers again: the new id gets registered and renewed.
+    store.set(Mode::Answer);
+    until(start, fence_at + STORE_DEADLINE + TICK * 2).await;
+    assert!(a.store_writable());
+    assert_eq!(
+        metric(&a, "node_self_fences_total{reason=\"stalled\"}"),
+        1.0,
+        "no second fence"
+    );
+    liveness.abort();
+}
+
+#[tokio::test(start_paused = true)]
+async fn requests_to_a_stalled_store_end_by_its_deadline_as_retryable_refusals() {
+    let store = StallStore::new();
+    let a = node(&store, &Probe::new());
+    a.recover().await.unwrap();
+    let scope = Scope::shared();
+    let done = a.create_task(work("echo")).await.unwrap().id().clone();
+
+    store.set(Mode::Stall);
+    let started = Instant::now();
+    assert_eq!(
+        bounded(a.get(&scope, &done)).await.unwrap_err(),
+        McpError::StoreUnavailable
+    );
+    assert_eq!(started.elapsed(), STORE_DEADLINE);
+    assert_eq!(
+        bounded(a.cancel(&scope, &done)).await.unwrap_err(),
+        McpError::StoreUnavailable,
+        "the cancel's read did not answer: nothing was changed"
+    );
+    assert_eq!(
+        bounded(a.create_task(work("echo"))).await.unwrap_err(),
+        McpError::StoreOutcomeUnknown,
+        "a creation sent to the store that did not answer may have been stored"
+    );
+    assert_eq!(
+        metric(&a, "store_deadline_exceeded_total{operation=\"create\"}"),
+        1.0
+    );
+    assert_eq!(
+        metric(
+            &a,
+            "store_unavailable_refusals_total{outcome=\"unchanged\"}"
+        ),
+        2.0
+    );
+    assert_eq!(
+        metric(&a, "store_unavailable_refusals_total{outcome=\"unknown\"}"),
+        1.0
+    );
+
+    // Unreachable: refused at once, nothing stored.
+    store.set(Mode::Refuse);
+    assert_eq!(
+        a.create_task(work("echo")).await.unwrap_err(),
+        McpError::StoreUnavailable
+    );
+    assert_eq!(
+        a.get(&scope, &done).await.unwrap_err(),
+        McpError::StoreUnavailable
+    );
+    store.set(Mode::Answer);
+    assert_eq!(a.stored_tasks().await.unwrap(), 1, "only the first task");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fenced_worker_stops_retrying_its_outcome() {
+    let store = StallStore::new();
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let a = node_with_gate(&store, &Probe::new(), gate.clone());
+    a.recover().await.unwrap();
+    let start = Instant::now();
+    let liveness = a.spawn_liveness();
+    a.create_task(work("gated")).await.unwrap();
+    until(start, TICK * 3 + Duration::from_millis(100)).await;
+
+    // The tool finishes while the store stalls: each commit of its outcome (a read, then a
+    // write) runs out of the store deadline and is tried again.
+    store.set(Mode::Stall);
+    gate.notify_one();
+    let fence_at = TICK * 3 + LEASE - TICK;
+    until(start, fence_at - Duration::from_millis(1)).await;
+    let before_fence = store.gets.load(Ordering::SeqCst);
+    assert!(
+        before_fence >= 2,
+        "the outcome was tried again: {before_fence}"
+    );
+    assert_eq!(
+        metric(&a, "node_self_fences_total{reason=\"stalled\"}"),
+        0.0
+    );
+    // After the fence, the attempt under way runs out, and nothing more is tried.
+    until(start, fence_at + STORE_DEADLINE + Duration::from_millis(1)).await;
+    assert_eq!(
+        metric(&a, "node_self_fences_total{reason=\"stalled\"}"),
+        1.0
+    );
+    let after_fence = store.gets.load(Ordering::SeqCst);
+    until(start, fence_at + LEASE * 6).await;
+    assert_eq!(
+        store.gets.load(Ordering::SeqCst),
+        after_fence,
+        "a fenced worker does not retry its outcome"
+    );
+    liveness.abort();
+}

@@ -1,5 +1,5 @@
 //! Faults under load on three fixture nodes sharing one PostgreSQL database: a seeded
-//! schedule of `kill -9` (and a restart), `SIGSTOP` past the lease then `SIGCONT`, the change
+//! schedule of `kill -9` of two nodes in turn (each started again), `SIGSTOP` past the lease then `SIGCONT`, the change
 //! feed's connection terminated, and one node's database stalled (a proxy that stops moving
 //! bytes, as a server that accepts and never answers), while clients create, answer, cancel
 //! and read tasks on every node. Afterwards:
@@ -8,7 +8,9 @@
 //!   acknowledged cancellation left its task `cancelled`;
 //! * no status read went backwards: once a task was read terminal, every later read of it (on
 //!   any node) shows the same terminal status;
-//! * nothing that may be re-run is left `working` once the lease and a claim have passed;
+//! * nothing is left `working` without a live owner once the lease and a claim have passed:
+//!   every `resumable_job` ends, and the `slow_compute` tasks of a killed node fail as
+//!   interrupted (or were cancelled);
 //! * no task ran more often than its recovery policy allows (3 runs of `resumable_job`),
 //!   counted by the runs the nodes note in a shared `--run-log`.
 //!
@@ -55,6 +57,8 @@ enum Kind {
 #[derive(Debug, Default)]
 struct Ledger {
     created: HashMap<String, Kind>,
+    /// The URL of the node that acknowledged each creation.
+    created_on: HashMap<String, String>,
     answered: Vec<String>,
     cancelled: Vec<String>,
     /// Per task, each status read, in order.
@@ -72,6 +76,8 @@ enum Fault {
     FeedA,
     /// Node C's database stalled past its lease, then moving again.
     StallC,
+    /// `kill -9` of node C, then C started again.
+    KillC,
 }
 
 /// A small deterministic generator (SplitMix64) for the schedule.
@@ -125,7 +131,11 @@ async fn load(index: usize, urls: Urls, ledger: Arc<Mutex<Ledger>>, stop: Arc<At
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
-        ledger.lock().unwrap().created.insert(id.clone(), kind);
+        {
+            let mut ledger = ledger.lock().unwrap();
+            ledger.created.insert(id.clone(), kind);
+            ledger.created_on.insert(id.clone(), here.url().to_owned());
+        }
         // An answer counts only for a task read waiting for it: one that arrives before the
         // task parks answers nothing (keys not outstanding are ignored).
         if kind == Kind::Parked && !parks(&there, &id).await {
@@ -229,7 +239,13 @@ async fn faults_under_load_lose_nothing_and_run_nothing_too_often() {
                 .map_or(1, |d| d.as_nanos() as u64)
         });
     let mut random = Seeded(seed);
-    let mut faults = vec![Fault::KillA, Fault::PauseB, Fault::FeedA, Fault::StallC];
+    let mut faults = vec![
+        Fault::KillA,
+        Fault::PauseB,
+        Fault::FeedA,
+        Fault::StallC,
+        Fault::KillC,
+    ];
     for i in (1..faults.len()).rev() {
         faults.swap(i, random.below(i as u64 + 1) as usize);
     }
@@ -242,7 +258,8 @@ async fn faults_under_load_lose_nothing_and_run_nothing_too_often() {
     let proxy = StallProxy::start(database_addr(&cluster.db.url)).await;
     let mut a = cluster.node("ft-a", &flags);
     let b = cluster.node("ft-b", &flags);
-    let c = cluster.node_at(&through(&cluster.db.url, proxy.addr), "ft-c", &flags);
+    let c_db = through(&cluster.db.url, proxy.addr);
+    let mut c = cluster.node_at(&c_db, "ft-c", &flags);
     let urls: Urls = Arc::new(Mutex::new([a.url.clone(), b.url.clone(), c.url.clone()]));
 
     let ledger: Arc<Mutex<Ledger>> = Arc::default();
@@ -250,6 +267,7 @@ async fn faults_under_load_lose_nothing_and_run_nothing_too_often() {
     let clients: Vec<_> = (0..3)
         .map(|i| tokio::spawn(load(i, urls.clone(), ledger.clone(), stop.clone())))
         .collect();
+    let mut killed = Vec::new();
     let settle = |random: &mut Seeded| Duration::from_millis(1_000 + random.below(1_000));
     let past_lease = Duration::from_millis(LEASE + 2_000);
     for fault in &faults {
@@ -258,6 +276,7 @@ async fn faults_under_load_lose_nothing_and_run_nothing_too_often() {
             Fault::KillA => {
                 a.signal("KILL");
                 assert!(a.wait_exit(Duration::from_secs(10)), "A died");
+                killed.push(a.url.clone());
                 tokio::time::sleep(Duration::from_millis(500)).await;
                 a = cluster.node("ft-a", &flags);
                 urls.lock().unwrap()[0] = a.url.clone();
@@ -278,6 +297,14 @@ async fn faults_under_load_lose_nothing_and_run_nothing_too_often() {
                 tokio::time::sleep(past_lease).await;
                 proxy.resume();
             }
+            Fault::KillC => {
+                c.signal("KILL");
+                assert!(c.wait_exit(Duration::from_secs(10)), "C died");
+                killed.push(c.url.clone());
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                c = cluster.node_at(&c_db, "ft-c", &flags);
+                urls.lock().unwrap()[2] = c.url.clone();
+            }
         }
     }
     tokio::time::sleep(settle(&mut random)).await;
@@ -286,11 +313,11 @@ async fn faults_under_load_lose_nothing_and_run_nothing_too_often() {
         client.await.expect("a load loop");
     }
     let ledger = std::mem::take(&mut *ledger.lock().unwrap());
-    check(&ledger, &[&a, &b, &c], &runs).await;
+    check(&ledger, &[&a, &b, &c], &runs, &killed).await;
 }
 
 /// The checks of the module docs, on the nodes' answers after the faults.
-async fn check(ledger: &Ledger, nodes: &[&Fixture], runs: &std::path::Path) {
+async fn check(ledger: &Ledger, nodes: &[&Fixture], runs: &std::path::Path, killed: &[String]) {
     let count = |kind| ledger.created.values().filter(|k| **k == kind).count();
     println!(
         "acknowledged: {} jobs, {} parked ({} answered), {} long ({} cancelled); {} reads",
@@ -310,12 +337,15 @@ async fn check(ledger: &Ledger, nodes: &[&Fixture], runs: &std::path::Path) {
     for (id, kind) in &ledger.created {
         let answered = ledger.answered.contains(id);
         let cancelled = ledger.cancelled.contains(id);
+        // Work of a killed node is not left `working` without an owner: `slow_compute` is
+        // not re-run, so it fails as interrupted once a live node takes it over.
+        let orphaned = killed.contains(&ledger.created_on[id]);
         let task = reader
             .wait_until(id, TAKEOVER, "the task settles", |t| match kind {
                 Kind::Job => is_terminal(t),
                 Kind::Parked if answered => is_terminal(t),
                 Kind::Parked => is_terminal(t) || parked_on(t, "confirm-delete"),
-                Kind::Long if cancelled => is_terminal(t),
+                Kind::Long if cancelled || orphaned => is_terminal(t),
                 Kind::Long => true,
             })
             .await;
@@ -333,6 +363,14 @@ async fn check(ledger: &Ledger, nodes: &[&Fixture], runs: &std::path::Path) {
                 assert_eq!(result_text(&task), "Delete confirmed: true", "{id}: {task}")
             }
             Kind::Long if cancelled => assert_eq!(status(&task), "cancelled", "{id}: {task}"),
+            Kind::Long if orphaned => assert!(
+                status(&task) == "failed"
+                    && task["error"]["message"]
+                        .as_str()
+                        .is_some_and(|m| m.starts_with("Task interrupted"))
+                    || status(&task) == "cancelled",
+                "{id} of a killed node: {task}"
+            ),
             _ => {}
         }
         finals.insert(id, task);

@@ -163,6 +163,11 @@ impl Client {
         request
     }
 
+    /// The node's endpoint URL.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
     /// The whole JSON-RPC response body, or `None` when no answer came (the node is down).
     pub(crate) async fn try_request(&self, method: &str, params: Value) -> Option<Value> {
         let response = self.post(method, params).send().await.ok()?;

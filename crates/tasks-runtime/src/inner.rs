@@ -299,6 +299,12 @@ impl Inner {
             })?;
             let (update, fulfilled) = transition.split();
             let Some(update) = update else {
+                // Nothing to write: the stored state already has what the event would bring
+                // (a terminal task, answers already stored). It may have been committed by an
+                // earlier call that ran out of its deadline after writing, which neither
+                // published it nor woke the worker: both happen here, idempotently.
+                self.publish(scope, &snapshot.task);
+                self.follow(&snapshot.task);
                 return Ok(Committed {
                     task: snapshot.task,
                     fulfilled,

@@ -31,6 +31,7 @@
 //!   attempts. `max_attempts` is checked at the claim against the runs already started.
 //! * No per-task expiry timers: the reaper stops the local worker of an expired task, as before.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
 use tasks_core::{Event, McpError, TaskStatus};
@@ -237,14 +238,18 @@ pub(crate) fn spawn(weak: Weak<Inner>) -> JoinHandle<()> {
             }
         };
         drop(inner);
+        // Whether the node's current id is registered: claims are made only under a
+        // registered id (after a fence whose registration failed, the new id is nobody's, and
+        // another node would take what it claimed).
+        let live = Arc::new(AtomicBool::new(registered));
         let follow = async {
             if let Some(changes) = changes {
                 crate::follow::run(weak.clone(), changes).await;
             }
         };
         tokio::join!(
-            renew(weak.clone(), leases.clone(), registered),
-            claim(weak.clone(), leases),
+            renew(weak.clone(), leases.clone(), live.clone()),
+            claim(weak.clone(), leases, live),
             follow
         );
     })
@@ -265,12 +270,15 @@ fn ticks(period: std::time::Duration) -> tokio::time::Interval {
 /// [`RuntimeConfig::renewal_deadline`](crate::RuntimeConfig::renewal_deadline), so one that does
 /// not answer in time counts as failed and marks the store unwritable
 /// ([`crate::TaskRuntime::store_writable`]). After a fence whose registration failed, each tick
-/// registers again instead of renewing (no worker runs under the new id meanwhile).
-async fn renew(weak: Weak<Inner>, leases: LeaseConfig, mut registered: bool) {
-    let grace = leases.lease.saturating_sub(leases.tick);
+/// registers again instead of renewing, and nothing is claimed under the new id meanwhile.
+async fn renew(weak: Weak<Inner>, leases: LeaseConfig, live: Arc<AtomicBool>) {
+    let mut registered = live.load(Ordering::SeqCst);
+    // At least one tick, so a lease not longer than the tick cannot fence on every loop.
+    let grace = leases.lease.saturating_sub(leases.tick).max(leases.tick);
     let mut last_renewed = tokio::time::Instant::now();
     let mut interval = ticks(leases.tick);
     loop {
+        live.store(registered, Ordering::SeqCst);
         let is_registered = registered;
         let renewal = async {
             interval.tick().await;
@@ -311,6 +319,7 @@ async fn renew(weak: Weak<Inner>, leases: LeaseConfig, mut registered: bool) {
             inner
                 .store_writable
                 .store(false, std::sync::atomic::Ordering::Relaxed);
+            live.store(false, Ordering::SeqCst);
             registered = self_fence(&inner, "stalled").await;
             last_renewed = tokio::time::Instant::now();
             continue;
@@ -326,6 +335,7 @@ async fn renew(weak: Weak<Inner>, leases: LeaseConfig, mut registered: bool) {
             }
             Ok(Liveness::Lost) => {
                 inner.metrics.renewal("lost");
+                live.store(false, Ordering::SeqCst);
                 registered = self_fence(&inner, "lost").await;
                 last_renewed = tokio::time::Instant::now();
             }
@@ -351,11 +361,14 @@ async fn register_again(
         .map(|()| Liveness::Alive)
 }
 
-/// Takes over orphaned tasks every tick.
-async fn claim(weak: Weak<Inner>, leases: LeaseConfig) {
+/// Takes over orphaned tasks every tick, while the node's id is registered (`live`).
+async fn claim(weak: Weak<Inner>, leases: LeaseConfig, live: Arc<AtomicBool>) {
     let mut interval = ticks(leases.tick);
     loop {
         interval.tick().await;
+        if !live.load(Ordering::SeqCst) {
+            continue;
+        }
         let Some(inner) = weak.upgrade() else { return };
         if let Err(error) = claim_pass(&inner).await {
             tracing::warn!(%error, "claiming orphaned tasks failed");

@@ -33,6 +33,9 @@ enum Mode {
     Stall,
     /// Every call fails at once with [`StoreError::Unavailable`] (no connection to be had).
     Refuse,
+    /// A transition is committed, then its answer is lost ([`StoreError::Interrupted`], as
+    /// when the connection dies or the deadline passes after the commit); other calls answer.
+    LoseCommit,
 }
 
 /// A [`MemoryStore`] that stalls or refuses on command, and counts its `get` calls.
@@ -63,7 +66,7 @@ impl StallStore {
             .expect("the sender lives in self");
         match now {
             Mode::Refuse => Err(StoreError::Unavailable("connection refused".into())),
-            _ => Ok(()),
+            Mode::Answer | Mode::LoseCommit | Mode::Stall => Ok(()),
         }
     }
 }
@@ -104,6 +107,10 @@ impl Store for StallStore {
         update: TaskUpdate,
         now: Timestamp,
     ) -> Result<CasOutcome, StoreError> {
+        if *self.mode.borrow() == Mode::LoseCommit {
+            self.inner.transition(who, update, now).await?;
+            return Err(StoreError::Interrupted("the answer was lost".into()));
+        }
         self.gate().await?;
         self.inner.transition(who, update, now).await
     }
@@ -415,4 +422,42 @@ async fn a_fenced_worker_stops_retrying_its_outcome() {
         "a fenced worker does not retry its outcome"
     );
     liveness.abort();
+}
+
+/// An answer whose commit succeeded but whose acknowledgement was lost (the client got "outcome
+/// unknown") still reaches the parked worker: the client's retry finds the answer stored, and
+/// the runtime hands it to the worker and publishes the state it missed.
+#[tokio::test(start_paused = true)]
+async fn an_answer_committed_after_its_acknowledgement_was_lost_reaches_the_worker() {
+    let store = StallStore::new();
+    let probe = Probe::new();
+    let mut tools = ToolRegistry::new();
+    tools.register(ask_tool(probe.clone()));
+    let a = TaskRuntime::with_clock(
+        store.clone(),
+        tools,
+        config(),
+        Arc::new(TokioClock::starting_at(T0)),
+    );
+    a.recover().await.unwrap();
+    let scope = Scope::shared();
+    let id = a.create_task(work("ask")).await.unwrap().id().clone();
+    wait_input_keys(&a, &scope, &id, &["confirm"]).await;
+
+    store.set(Mode::LoseCommit);
+    let answer = responses([("confirm", accept(serde_json::json!({"ok": true})))]);
+    assert_eq!(
+        a.update(&scope, &id, answer.clone()).await.unwrap_err(),
+        McpError::StoreOutcomeUnknown
+    );
+    store.set(Mode::Answer);
+    // The client sends the same answer again, as the error tells it to.
+    a.update(&scope, &id, answer).await.unwrap();
+    let done = bounded(wait_terminal(&a, &scope, &id)).await;
+    assert_eq!(done.status(), tasks_core::TaskStatus::Completed, "{done:?}");
+    assert_eq!(
+        probe.answers().len(),
+        1,
+        "the worker got the stored answer once"
+    );
 }

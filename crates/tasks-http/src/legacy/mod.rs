@@ -471,8 +471,12 @@ impl GetStream {
                     missing.remove(task.id());
                     self.saw(task, announce);
                 }
+                // A task never seen may be one whose creation is still being stored (the
+                // session records a task before it exists): only one seen before is gone.
                 for id in missing {
-                    self.gone(id);
+                    if self.known.get(id).is_some_and(|known| known.revision > 0) {
+                        self.gone(id);
+                    }
                 }
             }
             Err(error) => tracing::warn!(%error, "re-reading a session's tasks failed"),

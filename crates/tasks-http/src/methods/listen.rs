@@ -91,10 +91,17 @@ pub(crate) async fn handle(
     let mut accepted: Vec<TaskId> = Vec::new();
     let mut ids = HashMap::new();
     for id in filter.task_ids.into_iter().flatten() {
-        if let Ok(task) = d.runtime.get(scope, &id).await {
-            d.runtime.watch(&task);
-            ids.insert(id.clone(), Seen::of(&task));
-            accepted.push(id);
+        // An unknown (or inaccessible) id is left out of the acknowledgement; a store that
+        // cannot answer refuses the request (HTTP 503, retryable) rather than leave out a
+        // task that exists.
+        match d.runtime.get(scope, &id).await {
+            Ok(task) => {
+                d.runtime.watch(&task);
+                ids.insert(id.clone(), Seen::of(&task));
+                accepted.push(id);
+            }
+            Err(McpError::UnknownTask) => {}
+            Err(error) => return Err(error),
         }
     }
     let list_changes = match &d.config.list_changes {

@@ -444,7 +444,11 @@ impl Store for LeaseModel {
         if read.is_none_or(|snapshot| snapshot.task.is_terminal()) {
             return Ok(None);
         }
-        current.attempt += 1;
+        let charged = lease.attempt + 1;
+        if current.attempt != lease.attempt && current.attempt != charged {
+            return Ok(None);
+        }
+        current.attempt = charged;
         Ok(Some(*current))
     }
 }

@@ -142,6 +142,7 @@ pub(crate) async fn charge_attempt(
                 &lease.node.as_bytes().as_slice(),
                 &big(lease.generation),
                 &ms(now),
+                &i64::from(lease.attempt),
             ],
         )
         .await

@@ -266,9 +266,9 @@ impl Sql {
                 active = active!()
             ),
             charge_attempt: format!(
-                "UPDATE {s}.tasks SET attempt = CASE WHEN attempt < 2147483647 THEN attempt + 1 \
-                                                ELSE attempt END \
+                "UPDATE {s}.tasks SET attempt = LEAST($5::bigint + 1, 2147483647)::integer \
                  WHERE id = $1 AND owner_node = $2 AND generation = $3 \
+                   AND attempt IN ($5::bigint, LEAST($5::bigint + 1, 2147483647)) \
                    AND status IN {active} \
                    AND (expires_at_ms IS NULL OR expires_at_ms > $4::bigint) \
                  RETURNING attempt",

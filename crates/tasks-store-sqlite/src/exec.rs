@@ -105,7 +105,8 @@ pub(crate) fn execute(
                         id.as_str(),
                         sql::node(&lease.node),
                         sql_u64(lease.generation),
-                        sql::ms(now)
+                        sql::ms(now),
+                        i64::from(lease.attempt)
                     ],
                     |row| row.get(0),
                 )

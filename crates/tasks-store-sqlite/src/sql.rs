@@ -80,12 +80,14 @@ WHERE id IN ( \
   LIMIT ?3) \
 RETURNING id, scope, task, work, generation, attempt";
 
-/// Charges a run of task `?1` to its holder (`?2` the owner, `?3` the generation) at `?4`:
-/// raises the attempt of an active, unexpired task still held under that lease. Returns the
-/// new attempt (no row when the lease is stale or the task finished, expired or is gone).
+/// Charges a run of task `?1` to its holder (`?2` the owner, `?3` the generation, `?5` the
+/// attempt it holds) at `?4`: sets the attempt of an active, unexpired task still held under
+/// that lease to `?5 + 1`, where it is `?5` or already that (a retry). Returns the new attempt
+/// (no row when the lease is stale or the task finished, expired or is gone).
 pub(crate) const CHARGE_ATTEMPT: &str = "\
-UPDATE tasks SET attempt = MIN(attempt + 1, 4294967295) \
+UPDATE tasks SET attempt = MIN(?5 + 1, 4294967295) \
 WHERE id = ?1 AND owner_node = ?2 AND generation = ?3 \
+  AND attempt IN (?5, MIN(?5 + 1, 4294967295)) \
   AND status IN ('working', 'input_required') \
   AND (expires_at_ms IS NULL OR expires_at_ms > ?4) \
 RETURNING attempt";

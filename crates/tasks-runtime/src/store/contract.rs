@@ -1572,6 +1572,11 @@ pub async fn attempts_are_charged_by_starts_never_by_claims<S: Store>(store: &S)
         }),
         "the holder's start charges the second run"
     );
+    assert_eq!(
+        charge(task_a.clone(), holder, now).await,
+        started,
+        "a retry of a charge already stored (its answer lost) charges nothing more"
+    );
     let started = started.unwrap_or(holder);
     assert!(
         matches!(

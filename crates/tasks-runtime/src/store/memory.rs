@@ -349,9 +349,15 @@ impl Store for MemoryStore {
         if entry.task.is_terminal() || entry.task.is_expired(now) || entry.fences(lease) {
             return Ok(None);
         }
-        Ok(entry.running.as_mut().map(|running| {
-            running.lease.attempt = running.lease.attempt.saturating_add(1);
-            running.lease
+        let charged = lease.attempt.saturating_add(1);
+        Ok(entry.running.as_mut().and_then(|running| {
+            // Idempotent: a retry of a charge already stored answers the same lease.
+            (running.lease.attempt == lease.attempt || running.lease.attempt == charged).then(
+                || {
+                    running.lease.attempt = charged;
+                    running.lease
+                },
+            )
         }))
     }
 

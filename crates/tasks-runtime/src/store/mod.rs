@@ -355,7 +355,10 @@ pub trait Store: Send + Sync + 'static {
     /// owner and generation) and the task is non-terminal and unexpired at `now`. Otherwise
     /// (another node claimed it since, or it finished, was cancelled, expired or is gone) it
     /// answers `None` and changes nothing. A claim ([`Store::claim_orphans`]) never charges an
-    /// attempt; this call is the only thing that does after [`Store::create`].
+    /// attempt; this call is the only thing that does after [`Store::create`]. It is
+    /// idempotent: it sets the attempt to `lease.attempt + 1` where the stored attempt is
+    /// `lease.attempt` or already that, so a retry after an answer that was lost (the charge
+    /// committed, the connection died) charges nothing more.
     async fn charge_attempt(
         &self,
         id: &TaskId,

@@ -638,10 +638,74 @@ async fn store_and_start(
             inner.metrics.refused(limit);
             return Err(McpError::CapacityExhausted(limit));
         }
-        // A creation interrupted after it reached the store may have been committed.
+        // A creation interrupted after it reached the store may have been committed: the
+        // client hears that the outcome is unknown, and the task, if it was stored, still runs.
+        Err(StoreError::Interrupted(reason)) => {
+            tokio::spawn(adopt_if_stored(inner.clone(), tool, id, work, permit));
+            return Err(write_error(StoreError::Interrupted(reason)));
+        }
         Err(error) => return Err(write_error(error)),
     };
-    let snapshot = created.snapshot;
+    Ok(start(
+        inner,
+        tool,
+        created.snapshot,
+        work,
+        created.lease,
+        permit,
+    ))
+}
+
+/// After a creation whose outcome is unknown (its store call was interrupted after it was
+/// sent): reads the task until the store answers, and starts its worker if it was stored and
+/// nothing has happened to it since (revision 1, `working`), so a task the client was told
+/// might exist does not stay `working` with nothing running it. Releases the worker slot
+/// otherwise.
+async fn adopt_if_stored(
+    inner: Arc<Inner>,
+    tool: Arc<crate::registry::Tool>,
+    id: TaskId,
+    work: Arc<Work>,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) {
+    let forever = tokio_util::sync::CancellationToken::new();
+    let read = crate::inner::patiently(&forever, || async {
+        inner
+            .store
+            .get(&work.scope, &id, inner.clock.now())
+            .await
+            .map_err(store_error)
+    })
+    .await;
+    let Some(Ok(Some(snapshot))) = read else {
+        return;
+    };
+    if snapshot.task.revision() != 1 || snapshot.task.is_terminal() {
+        return;
+    }
+    tracing::info!(
+        task_id = id.as_str(),
+        "a creation whose outcome was unknown was stored: its worker starts"
+    );
+    let lease = crate::store::Lease {
+        node: inner.node(),
+        generation: 1,
+        attempt: 1,
+    };
+    start(inner, tool, snapshot, work, lease, permit);
+}
+
+/// Starts the worker of `snapshot`, a task this node just stored under `lease`, and answers
+/// the task as stored.
+fn start(
+    inner: Arc<Inner>,
+    tool: Arc<crate::registry::Tool>,
+    snapshot: crate::store::Snapshot,
+    work: Arc<Work>,
+    lease: crate::store::Lease,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) -> Arc<Task> {
+    let scope = work.scope.clone();
     inner
         .metrics
         .created(tool.name(), tool.policy_label(), &snapshot.task);
@@ -650,7 +714,7 @@ async fn store_and_start(
         tool = tool.name(),
         "task created"
     );
-    let handle = Arc::new(WorkerHandle::new(created.lease));
+    let handle = Arc::new(WorkerHandle::new(lease));
     inner
         .workers
         .insert(snapshot.task.id().clone(), handle.clone());
@@ -661,7 +725,7 @@ async fn store_and_start(
         snapshot.task.id().clone(),
         work,
         handle,
-        created.lease,
+        lease,
         permit,
     ));
     // The worker's first step runs here, before the answer: work that finishes at once (and
@@ -671,5 +735,5 @@ async fn store_and_start(
     if (&mut worker).now_or_never().is_none() {
         tokio::spawn(worker);
     }
-    Ok(snapshot.task)
+    snapshot.task
 }

@@ -33,8 +33,9 @@ enum Mode {
     Stall,
     /// Every call fails at once with [`StoreError::Unavailable`] (no connection to be had).
     Refuse,
-    /// A transition is committed, then its answer is lost ([`StoreError::Interrupted`], as
-    /// when the connection dies or the deadline passes after the commit); other calls answer.
+    /// A creation or transition is committed, then its answer is lost
+    /// ([`StoreError::Interrupted`], as when the connection dies or the deadline passes after
+    /// the commit); other calls answer.
     LoseCommit,
 }
 
@@ -80,6 +81,10 @@ impl Store for StallStore {
         limits: CreateLimits,
         owner: &NodeId,
     ) -> Result<Created, StoreError> {
+        if *self.mode.borrow() == Mode::LoseCommit {
+            self.inner.create(task, work, limits, owner).await?;
+            return Err(StoreError::Interrupted("the answer was lost".into()));
+        }
         self.gate().await?;
         self.inner.create(task, work, limits, owner).await
     }
@@ -460,4 +465,31 @@ async fn an_answer_committed_after_its_acknowledgement_was_lost_reaches_the_work
         1,
         "the worker got the stored answer once"
     );
+}
+
+/// A creation stored although its call was interrupted (the client was told the outcome is
+/// unknown) still runs: the runtime reads it back once the store answers and starts its worker,
+/// instead of leaving it `working` under a live node with nothing running it.
+#[tokio::test(start_paused = true)]
+async fn a_creation_stored_after_its_answer_was_lost_still_runs() {
+    let store = StallStore::new();
+    let a = node(&store, &Probe::new());
+    a.recover().await.unwrap();
+    store.set(Mode::LoseCommit);
+    assert_eq!(
+        a.create_task(work("echo")).await.unwrap_err(),
+        McpError::StoreOutcomeUnknown
+    );
+    store.set(Mode::Answer);
+    let scope = Scope::shared();
+    let listed = store
+        .inner
+        .list(&scope, None, 10, T0)
+        .await
+        .unwrap()
+        .expect("the memory store lists");
+    assert_eq!(listed.len(), 1, "the creation was stored");
+    let id = listed[0].task.id().clone();
+    let done = bounded(wait_terminal(&a, &scope, &id)).await;
+    assert_eq!(done.status(), tasks_core::TaskStatus::Completed, "{done:?}");
 }

@@ -125,8 +125,10 @@ pub enum Recovery {
     /// re-run while it has run fewer than `max_attempts` times (then it fails with -32603
     /// `Task interrupted: the server stopped while it ran, and it had already run
     /// <max_attempts> times`). Only runs that started count: a node that took the task over
-    /// and stopped before a worker slot was free for it used up none; a task interrupted while parked for input is always re-run (its
-    /// run stops at the same question, so restarts while it waits use up nothing). The re-run
+    /// and stopped before a worker slot was free for it used up none. A task interrupted while
+    /// parked for input is always re-run, whatever its count (its run stops at the same
+    /// question); each such re-run still counts as a run, so should the task later be
+    /// interrupted while working, those runs count toward `max_attempts`. The re-run
     /// sees the same
     /// [`ToolContext::idempotency_key`](crate::ToolContext::idempotency_key), a higher
     /// [`attempt`](crate::ToolContext::attempt) and

@@ -545,3 +545,43 @@ async fn the_2026_task_methods_reach_a_task_created_in_a_session() {
         .await
         .error(400, -32021, "Missing required client capability");
 }
+
+#[tokio::test]
+async fn a_tasks_result_takes_over_the_questions_when_the_get_stream_that_asked_them_closes() {
+    let (d, _) = dispatcher();
+    let session = open(&d).await;
+    let mut stream = in_session(&session, "x")
+        .http_method(Method::GET)
+        .send(&d)
+        .await
+        .into_stream();
+    let task = create(&d, &session, "park", json!({})).await;
+    let id = task["taskId"].clone();
+    let mut events = d.runtime().subscribe();
+    if status_of(&d, &session, &id).await == "working" {
+        wait_status(&mut events, id.as_str().unwrap(), TaskStatus::InputRequired).await;
+        assert_eq!(status_of(&d, &session, &id).await, "input_required");
+    }
+    let asked = next_request(&mut stream).await;
+    assert_eq!(asked["method"], "elicitation/create");
+    // The GET stream holds the delivery: a tasks/result opened now waits without asking...
+    let mut result = task_method(&session, "tasks/result", &id)
+        .send(&d)
+        .await
+        .into_stream();
+    tokio::task::yield_now().await;
+    // ...until that stream closes with the question unanswered: then it asks it itself.
+    drop(stream);
+    let again = next_message(&mut result).await;
+    assert_eq!(again["method"], "elicitation/create", "{again}");
+    assert_ne!(again["id"], asked["id"]);
+    let reply = answer(
+        &session,
+        json!({"jsonrpc": "2.0", "id": again["id"], "result": accept(json!({"answer": "yes"}))}),
+    )
+    .send(&d)
+    .await;
+    assert_eq!(reply.status, 202);
+    let done = next_message(&mut result).await;
+    assert_eq!(done["result"]["content"][0]["text"], "confirmed: yes");
+}

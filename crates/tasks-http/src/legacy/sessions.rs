@@ -38,6 +38,9 @@ pub(crate) struct Session {
     /// Fires when the session ends (DELETE, idle timeout): its streams close and its running
     /// requests stop.
     pub(crate) ended: CancellationToken,
+    /// Notified when a delivery of a task's input requests ends ([`Delivery`] dropped), so a
+    /// `tasks/result` that found another stream delivering can take over.
+    pub(crate) released: tokio::sync::Notify,
     state: Mutex<State>,
 }
 
@@ -279,6 +282,7 @@ pub(crate) struct Delivery {
 impl Drop for Delivery {
     fn drop(&mut self) {
         self.session.state().delivering.remove(&self.task);
+        self.session.released.notify_waiters();
     }
 }
 
@@ -345,6 +349,7 @@ impl Sessions {
             tasks: serves_tasks(version),
             list: serves_tasks(version) && identified,
             ended: self.shutdown.child_token(),
+            released: tokio::sync::Notify::new(),
             state: Mutex::new(State {
                 phase: Phase::Initializing,
                 log_level: None,

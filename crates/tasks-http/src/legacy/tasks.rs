@@ -195,6 +195,11 @@ impl Wait {
             }
             let stop = self.cancel.child_token();
             let mut newer = None;
+            // Armed before the delivery is tried: a delivery of another stream that ends
+            // after this one found it busy still wakes this wait.
+            let released = self.session.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
             let delivered = {
                 let delivery = deliver(&self.runtime, &self.session, &task, &self.tx, &stop);
                 tokio::pin!(delivery);
@@ -211,6 +216,7 @@ impl Wait {
                     }
                 }
             };
+            let busy = matches!(delivered, Delivered::Busy);
             let answered = match delivered {
                 Delivered::Done => asks_input(&task),
                 Delivered::Busy => false,
@@ -226,6 +232,9 @@ impl Wait {
                 None => tokio::select! {
                     () = self.cancel.cancelled() => return,
                     next = wait.next() => next,
+                    // The stream that held the delivery let it go (it closed, or was
+                    // answered): this wait delivers what is still outstanding.
+                    () = &mut released, if busy => wait.current().await,
                 },
             };
             task = match next {

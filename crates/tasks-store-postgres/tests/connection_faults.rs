@@ -136,9 +136,12 @@ async fn a_store_with_no_connection_to_be_had_is_unavailable() {
         .expect("refuse the role's logins");
     let deadline = tokio::time::Instant::now() + DEADLINE;
     loop {
+        // Terminated again each time: a connection that was logging in while the role lost
+        // its login (a pool or feed reconnect) can appear after the first termination.
         let left: i64 = admin
             .query_one(
-                "SELECT count(*) FROM pg_stat_activity WHERE usename = $1",
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE usename = $1",
                 &[&role],
             )
             .await

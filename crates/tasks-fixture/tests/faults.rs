@@ -30,8 +30,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cluster::*;
+use pg::proxy::{through, upstream, StallProxy};
 use serde_json::{json, Value};
-use support::proxy::StallProxy;
 use support::{result_text, Client, Fixture};
 
 /// The lease of the nodes in this test, in milliseconds: short, so faults past it fit in the
@@ -206,25 +206,6 @@ async fn read_some(client: &Client, ledger: &Mutex<Ledger>, turn: usize) {
     }
 }
 
-/// `db_url` with its host and port replaced by `addr`.
-fn through(db_url: &str, addr: std::net::SocketAddr) -> String {
-    let mut url = reqwest::Url::parse(db_url).expect("a database URL");
-    url.set_host(Some(&addr.ip().to_string())).expect("a host");
-    url.set_port(Some(addr.port())).expect("a port");
-    url.into()
-}
-
-/// The database's address, from its URL.
-fn database_addr(db_url: &str) -> std::net::SocketAddr {
-    let url = reqwest::Url::parse(db_url).expect("a database URL");
-    let host = url.host_str().unwrap_or("127.0.0.1");
-    let port = url.port().unwrap_or(5432);
-    std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
-        .expect("the database host resolves")
-        .next()
-        .expect("an address")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_under_load_lose_nothing_and_run_nothing_too_often() {
     let Some(cluster) = Cluster::new().await else {
@@ -255,7 +236,7 @@ async fn faults_under_load_lose_nothing_and_run_nothing_too_often() {
     let lease = LEASE.to_string();
     let runs_arg = runs.display().to_string();
     let flags = ["--lease-ms", &lease, "--run-log", &runs_arg];
-    let proxy = StallProxy::start(database_addr(&cluster.db.url)).await;
+    let proxy = StallProxy::start(upstream(&cluster.db.url)).await;
     let mut a = cluster.node("ft-a", &flags);
     let b = cluster.node("ft-b", &flags);
     let c_db = through(&cluster.db.url, proxy.addr);

@@ -318,6 +318,16 @@ async fn tasks_are_scoped_to_the_caller_not_the_session() {
     assert_eq!(legacy_result(&cancelled)["status"], "cancelled");
 }
 
+/// Polls task `id` until `tasks/get` shows it `input_required`: the client names the task
+/// (it read the `CreateTaskResult`), so from then on the GET stream may ask its questions.
+async fn poll_until_parked(d: &Dispatcher, session: &str, id: &Value) {
+    let mut events = d.runtime().subscribe();
+    if status_of(d, session, id).await == "working" {
+        wait_status(&mut events, id.as_str().unwrap(), TaskStatus::InputRequired).await;
+        assert_eq!(status_of(d, session, id).await, "input_required");
+    }
+}
+
 /// The next message of `stream` that is not a status notification.
 async fn next_request(stream: &mut tasks_http::response::MessageStream) -> Value {
     loop {
@@ -336,13 +346,7 @@ async fn without_a_tasks_result_the_get_stream_carries_the_input_requests() {
     let mut stream = get().send(&d).await.into_stream();
     let task = create(&d, &session, "park", json!({})).await;
     let id = task["taskId"].clone();
-    // The client names the task (it read the CreateTaskResult) by polling it; from then on
-    // the GET stream may ask the task's questions.
-    let mut events = d.runtime().subscribe();
-    if status_of(&d, &session, &id).await == "working" {
-        wait_status(&mut events, id.as_str().unwrap(), TaskStatus::InputRequired).await;
-        assert_eq!(status_of(&d, &session, &id).await, "input_required");
-    }
+    poll_until_parked(&d, &session, &id).await;
     let request = next_request(&mut stream).await;
     assert_eq!(request["method"], "elicitation/create");
     assert_eq!(
@@ -557,11 +561,7 @@ async fn a_tasks_result_takes_over_the_questions_when_the_get_stream_that_asked_
         .into_stream();
     let task = create(&d, &session, "park", json!({})).await;
     let id = task["taskId"].clone();
-    let mut events = d.runtime().subscribe();
-    if status_of(&d, &session, &id).await == "working" {
-        wait_status(&mut events, id.as_str().unwrap(), TaskStatus::InputRequired).await;
-        assert_eq!(status_of(&d, &session, &id).await, "input_required");
-    }
+    poll_until_parked(&d, &session, &id).await;
     let asked = next_request(&mut stream).await;
     assert_eq!(asked["method"], "elicitation/create");
     // The GET stream holds the delivery: a tasks/result opened now waits without asking...

@@ -9,15 +9,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::proxy::{through, upstream, StallProxy};
 use common::*;
 use tasks_runtime::StoreError;
 use tasks_runtime::{
     LeaseConfig, Limits, RuntimeConfig, Scope, Store, TaskRuntime, Tool, ToolError, ToolRegistry,
 };
 use tasks_store_postgres::PostgresStore;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
 
 /// The longest any wait of this test may take before it fails instead of hanging.
 const WAIT_LIMIT: Duration = Duration::from_secs(20);
@@ -44,82 +42,15 @@ impl Drop for Stop {
     }
 }
 
-/// Copies `from` to `to`, holding each chunk while `paused` says so.
-async fn pump(
-    mut from: tokio::net::tcp::OwnedReadHalf,
-    mut to: tokio::net::tcp::OwnedWriteHalf,
-    mut paused: watch::Receiver<bool>,
-) {
-    let mut buffer = vec![0u8; 16 * 1024];
-    loop {
-        let Ok(read) = from.read(&mut buffer).await else {
-            return;
-        };
-        if read == 0 || paused.wait_for(|paused| !paused).await.is_err() {
-            return;
-        }
-        if to.write_all(&buffer[..read]).await.is_err() {
-            return;
-        }
-    }
-}
-
-/// A TCP proxy on 127.0.0.1 to `upstream` that forwards nothing while paused (connections
-/// stay open: a server that accepts and never answers). Returns its port.
-async fn proxy(upstream: String, paused: watch::Receiver<bool>) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let port = listener.local_addr().expect("address").port();
-    tokio::spawn(async move {
-        while let Ok((client, _)) = listener.accept().await {
-            let Ok(server) = TcpStream::connect(&upstream).await else {
-                continue;
-            };
-            let (client_read, client_write) = client.into_split();
-            let (server_read, server_write) = server.into_split();
-            tokio::spawn(pump(client_read, server_write, paused.clone()));
-            tokio::spawn(pump(server_read, client_write, paused.clone()));
-        }
-    });
-    port
-}
-
-/// The test database's `host:port`.
-fn upstream(url: &str) -> String {
-    let config: tokio_postgres::Config = url.parse().expect("a valid DATABASE_URL");
-    let host = match config.get_hosts().first() {
-        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
-        _ => "127.0.0.1".to_owned(),
-    };
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    format!("{host}:{port}")
-}
-
-/// The libpq connection string of the test database, through 127.0.0.1:`port`.
-fn through(url: &str, port: u16) -> String {
-    let config: tokio_postgres::Config = url.parse().expect("a valid DATABASE_URL");
-    let mut proxied = format!("host=127.0.0.1 port={port}");
-    if let Some(user) = config.get_user() {
-        proxied.push_str(&format!(" user={user}"));
-    }
-    if let Some(dbname) = config.get_dbname() {
-        proxied.push_str(&format!(" dbname={dbname}"));
-    }
-    if let Some(password) = config.get_password() {
-        proxied.push_str(&format!(" password={}", String::from_utf8_lossy(password)));
-    }
-    proxied
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_whose_database_stalls_reports_it_and_fences_itself() {
     let Some(db) = Database::open().await else {
         return;
     };
     let schema = db.schema();
-    let (pause, paused) = watch::channel(false);
-    let port = proxy(upstream(&db.url), paused).await;
+    let proxy = StallProxy::start(upstream(&db.url)).await;
     let store = PostgresStore::connect(
-        &through(&db.url, port),
+        &through(&db.url, proxy.addr),
         Database::options(&schema).with_pool_size(4),
     )
     .await
@@ -170,7 +101,7 @@ async fn a_node_whose_database_stalls_reports_it_and_fences_itself() {
     .await;
     let first = node.node();
 
-    pause.send_replace(true);
+    proxy.stall();
     until(
         "the node reports the store unwritable",
         || !node.store_writable(),
@@ -185,7 +116,7 @@ async fn a_node_whose_database_stalls_reports_it_and_fences_itself() {
     .await;
     assert_ne!(node.node(), first, "the node took a new id");
 
-    pause.send_replace(false);
+    proxy.resume();
     until(
         "the store is writable again",
         || node.store_writable(),
@@ -205,10 +136,9 @@ async fn a_call_that_finds_no_free_connection_is_refused_as_unavailable() {
         return;
     };
     let schema = db.schema();
-    let (pause, paused) = watch::channel(false);
-    let port = proxy(upstream(&db.url), paused).await;
+    let proxy = StallProxy::start(upstream(&db.url)).await;
     let store = PostgresStore::connect(
-        &through(&db.url, port),
+        &through(&db.url, proxy.addr),
         Database::options(&schema).with_pool_size(1),
     )
     .await
@@ -220,7 +150,7 @@ async fn a_call_that_finds_no_free_connection_is_refused_as_unavailable() {
         .expect("create");
 
     // The only connection stalls under a read; the next call finds none free.
-    pause.send_replace(true);
+    proxy.stall();
     let stalled = {
         let (store, alice) = (store.clone(), alice.clone());
         tokio::spawn(async move { store.get(&alice, &id("t1"), T0).await })
@@ -234,7 +164,7 @@ async fn a_call_that_finds_no_free_connection_is_refused_as_unavailable() {
         "no connection free: {refused:?}"
     );
 
-    pause.send_replace(false);
+    proxy.resume();
     let read = tokio::time::timeout(WAIT_LIMIT, stalled)
         .await
         .expect("the stalled read ends once the database answers")

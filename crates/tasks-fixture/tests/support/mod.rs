@@ -12,8 +12,6 @@ use std::time::Duration;
 use futures_util::{Stream, StreamExt as _};
 use serde_json::{json, Value};
 
-pub(crate) mod proxy;
-
 pub(crate) const VERSION: &str = "2026-07-28";
 
 /// A running fixture process; killed (SIGKILL) when dropped.

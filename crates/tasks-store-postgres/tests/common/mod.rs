@@ -2,6 +2,8 @@
 //! dropped when the test ends (also when it panics), and tasks, work and reducer updates.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub(crate) mod proxy;
+
 use std::sync::Mutex;
 #[allow(unused_imports)] // each test binary uses a different subset
 pub(crate) use tasks_runtime::store::contract::{

@@ -1,9 +1,9 @@
 //! A TCP proxy on loopback that can stall: while stalled it keeps every connection open and
 //! accepts new ones, but moves no byte in either direction, as a database server that accepts
-//! and never answers (or a network path that black-holes) does. A node pointed at it sees its
-//! store calls hang, not fail.
+//! and never answers (or a network path that black-holes) does. A store or node pointed at it
+//! ([`through`]) sees its calls hang, not fail.
 
-use std::net::SocketAddr;
+use std::net::{SocketAddr, ToSocketAddrs as _};
 
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
@@ -69,4 +69,32 @@ async fn pipe(
             return;
         }
     }
+}
+
+/// The address of the database at `url` (a `postgres://` URL).
+pub(crate) fn upstream(url: &str) -> SocketAddr {
+    let config: tokio_postgres::Config = url.parse().expect("a valid DATABASE_URL");
+    let host = match config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
+        _ => "127.0.0.1".to_owned(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    (host.as_str(), port)
+        .to_socket_addrs()
+        .expect("the database host resolves")
+        .next()
+        .expect("an address")
+}
+
+/// `url` (a `postgres://` URL) reaching the database through `addr` instead: same user,
+/// password and database.
+pub(crate) fn through(url: &str, addr: SocketAddr) -> String {
+    let config: tokio_postgres::Config = url.parse().expect("a valid DATABASE_URL");
+    let user = config.get_user().unwrap_or("postgres");
+    let password = config
+        .get_password()
+        .map(|p| format!(":{}", String::from_utf8_lossy(p)))
+        .unwrap_or_default();
+    let dbname = config.get_dbname().unwrap_or(user);
+    format!("postgres://{user}{password}@{addr}/{dbname}")
 }

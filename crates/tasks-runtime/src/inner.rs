@@ -63,6 +63,9 @@ pub(crate) struct Inner {
     pub(crate) store_writable: std::sync::atomic::AtomicBool,
     /// When the store's tasks were last counted for the metrics.
     pub(crate) last_count: tokio::sync::Mutex<Option<tokio::time::Instant>>,
+    /// Held by every claim pass and adoption, one at a time ([`crate::recovery`]); `true`
+    /// while a claim's outcome is unknown and its tasks may be held with nothing running them.
+    pub(crate) claims: tokio::sync::Mutex<bool>,
 }
 
 /// What [`Inner::publish`] last sent for a task: enough to drop stale or repeated states,

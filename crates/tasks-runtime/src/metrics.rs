@@ -341,7 +341,7 @@ impl RuntimeMetrics {
             .inc();
     }
 
-    /// The node fenced itself for `reason` (`lost` or `stalled`).
+    /// The node fenced itself for `reason` (`lost`, `stalled` or `claim_unknown`).
     pub(crate) fn self_fenced(&self, reason: &'static str) {
         self.self_fences
             .get_or_create(&ReasonLabel { reason })

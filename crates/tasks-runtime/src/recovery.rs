@@ -35,12 +35,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
 use tasks_core::{Event, McpError, TaskStatus};
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use crate::config::LeaseConfig;
 use crate::inner::{patiently, store_error, Inner, WorkerHandle};
 use crate::registry::{Recovery, Tool};
-use crate::store::{Claimed, Lease, Liveness, NodeId};
+use crate::store::{Claimed, Lease, Liveness, NodeId, StoreError};
 use crate::worker;
 
 /// `error.message` of a task failed by recovery under [`Recovery::Fail`] (or whose tool is no
@@ -74,15 +75,25 @@ async fn register(inner: &Inner) -> Result<(), McpError> {
 
 /// Claims orphans in batches until none is left; returns how many were taken over. The tasks
 /// of a batch are taken over concurrently (a durable store commits their failures together).
+/// A claim whose answer was lost ([`StoreError::Interrupted`]) may have committed: the tasks
+/// it took are this node's, and nothing runs them, so it leaves an adoption owed
+/// ([`adopt_held`], made on the next tick).
 pub(crate) async fn claim_pass(inner: &Arc<Inner>) -> Result<usize, McpError> {
+    let mut owed = inner.claims.lock().await;
     let mut taken = 0;
     loop {
         let now = inner.clock.now();
-        let batch = inner
+        let batch = match inner
             .store
             .claim_orphans(&inner.node(), now, CLAIM_BATCH)
             .await
-            .map_err(store_error)?;
+        {
+            Ok(batch) => batch,
+            Err(error) => {
+                *owed |= matches!(error, StoreError::Interrupted(_));
+                return Err(store_error(error));
+            }
+        };
         let len = batch.len();
         inner.metrics.took_over(len);
         futures_util::future::join_all(batch.into_iter().map(|claimed| take_over(inner, claimed)))
@@ -90,6 +101,61 @@ pub(crate) async fn claim_pass(inner: &Arc<Inner>) -> Result<usize, McpError> {
         taken += len;
         if len < CLAIM_BATCH {
             return Ok(taken);
+        }
+    }
+}
+
+/// What [`adopt_held`] found.
+#[derive(Debug, PartialEq, Eq)]
+enum Adopted {
+    /// Every task this node held under a claim has a worker now; this many were started.
+    All(usize),
+    /// The store cannot list what a node holds ([`crate::Store::held`] answered `None`).
+    Unknowable,
+}
+
+/// Makes good an owed adoption (a claim whose outcome was unknown, see [`claim_pass`]): takes
+/// over every task this node holds under a claim (generation above 1) that no local worker
+/// runs, exactly as the claim would have. A task this node created (generation 1) is left
+/// alone: its creation starts its worker, or adopts it after an interrupted create. Nothing
+/// when no adoption is owed.
+async fn adopt_held(inner: &Arc<Inner>) -> Result<Adopted, StoreError> {
+    let mut owed = inner.claims.lock().await;
+    if !*owed {
+        return Ok(Adopted::All(0));
+    }
+    let node = inner.node();
+    let mut after: Option<tasks_core::TaskId> = None;
+    let mut adopted = 0;
+    loop {
+        let now = inner.clock.now();
+        let Some(batch) = inner
+            .store
+            .held(&node, now, after.as_ref(), CLAIM_BATCH)
+            .await?
+        else {
+            return Ok(Adopted::Unknowable);
+        };
+        let len = batch.len();
+        after = batch.last().map(|held| held.snapshot.task.id().clone());
+        let unrun: Vec<Claimed> = batch
+            .into_iter()
+            .filter(|held| {
+                held.lease.generation > 1 && !inner.workers.contains_key(held.snapshot.task.id())
+            })
+            .collect();
+        if !unrun.is_empty() {
+            tracing::warn!(
+                tasks = unrun.len(),
+                "a claim whose answer was lost had taken tasks: taking them over now"
+            );
+        }
+        adopted += unrun.len();
+        inner.metrics.took_over(unrun.len());
+        futures_util::future::join_all(unrun.into_iter().map(|held| take_over(inner, held))).await;
+        if len < CLAIM_BATCH {
+            *owed = false;
+            return Ok(Adopted::All(adopted));
         }
     }
 }
@@ -242,14 +308,17 @@ pub(crate) fn spawn(weak: Weak<Inner>) -> JoinHandle<()> {
         // registered id (after a fence whose registration failed, the new id is nobody's, and
         // another node would take what it claimed).
         let live = Arc::new(AtomicBool::new(registered));
+        // Asked by the claim loop when a claim's outcome is unknown and the store cannot say
+        // what this node holds: fencing hands whatever that claim took to the next claim.
+        let fence = Arc::new(Notify::new());
         let follow = async {
             if let Some(changes) = changes {
                 crate::follow::run(weak.clone(), changes).await;
             }
         };
         tokio::join!(
-            renew(weak.clone(), leases.clone(), live.clone()),
-            claim(weak.clone(), leases, live),
+            renew(weak.clone(), leases.clone(), live.clone(), fence.clone()),
+            claim(weak.clone(), leases, live, fence),
             follow
         );
     })
@@ -271,7 +340,13 @@ fn ticks(period: std::time::Duration) -> tokio::time::Interval {
 /// not answer in time counts as failed and marks the store unwritable
 /// ([`crate::TaskRuntime::store_writable`]). After a fence whose registration failed, each tick
 /// registers again instead of renewing, and nothing is claimed under the new id meanwhile.
-async fn renew(weak: Weak<Inner>, leases: LeaseConfig, live: Arc<AtomicBool>) {
+/// `fence_request` asks for a fence at once (reason `claim_unknown`, see [`claim`]).
+async fn renew(
+    weak: Weak<Inner>,
+    leases: LeaseConfig,
+    live: Arc<AtomicBool>,
+    fence_request: Arc<Notify>,
+) {
     let mut registered = live.load(Ordering::SeqCst);
     // At least one tick, so a lease not longer than the tick cannot fence on every loop.
     let grace = leases.lease.saturating_sub(leases.tick).max(leases.tick);
@@ -305,24 +380,30 @@ async fn renew(weak: Weak<Inner>, leases: LeaseConfig, live: Arc<AtomicBool>) {
         };
         let renewed = tokio::select! {
             biased;
-            () = fence => None,
+            () = fence => Err("stalled"),
+            () = fence_request.notified() => Err("claim_unknown"),
             renewed = renewal => match renewed {
-                Some(renewed) => Some(renewed),
+                Some(renewed) => Ok(renewed),
                 None => return,
             },
         };
-        let Some((inner, sent, renewed)) = renewed else {
-            // No renewal has succeeded since `last_renewed`: another node may claim this
-            // node's tasks one tick from now. (A renewal cut short here is not counted: each
-            // one that ran out of its deadline already was.)
-            let Some(inner) = weak.upgrade() else { return };
-            inner
-                .store_writable
-                .store(false, std::sync::atomic::Ordering::Relaxed);
-            live.store(false, Ordering::SeqCst);
-            registered = self_fence(&inner, "stalled").await;
-            last_renewed = tokio::time::Instant::now();
-            continue;
+        let (inner, sent, renewed) = match renewed {
+            Ok(renewed) => renewed,
+            Err(reason) => {
+                let Some(inner) = weak.upgrade() else { return };
+                if reason == "stalled" {
+                    // No renewal has succeeded since `last_renewed`: another node may claim
+                    // this node's tasks one tick from now. (A renewal cut short here is not
+                    // counted: each one that ran out of its deadline already was.)
+                    inner
+                        .store_writable
+                        .store(false, std::sync::atomic::Ordering::Relaxed);
+                }
+                live.store(false, Ordering::SeqCst);
+                registered = self_fence(&inner, reason).await;
+                last_renewed = tokio::time::Instant::now();
+                continue;
+            }
         };
         inner
             .store_writable
@@ -361,8 +442,10 @@ async fn register_again(
         .map(|()| Liveness::Alive)
 }
 
-/// Takes over orphaned tasks every tick, while the node's id is registered (`live`).
-async fn claim(weak: Weak<Inner>, leases: LeaseConfig, live: Arc<AtomicBool>) {
+/// Takes over orphaned tasks every tick, while the node's id is registered (`live`); first
+/// makes good an owed adoption ([`adopt_held`]), or, when the store cannot list what a node
+/// holds, asks the liveness loop to fence the node (`fence`).
+async fn claim(weak: Weak<Inner>, leases: LeaseConfig, live: Arc<AtomicBool>, fence: Arc<Notify>) {
     let mut interval = ticks(leases.tick);
     loop {
         interval.tick().await;
@@ -370,6 +453,18 @@ async fn claim(weak: Weak<Inner>, leases: LeaseConfig, live: Arc<AtomicBool>) {
             continue;
         }
         let Some(inner) = weak.upgrade() else { return };
+        match adopt_held(&inner).await {
+            Ok(Adopted::All(_)) => {}
+            Ok(Adopted::Unknowable) => {
+                *inner.claims.lock().await = false;
+                fence.notify_one();
+                continue;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "listing the tasks this node holds failed; retrying next tick");
+                continue;
+            }
+        }
         if let Err(error) = claim_pass(&inner).await {
             tracing::warn!(%error, "claiming orphaned tasks failed");
         }

@@ -92,6 +92,7 @@ impl TaskRuntime {
                 metrics,
                 store_writable: std::sync::atomic::AtomicBool::new(true),
                 last_count: tokio::sync::Mutex::new(None),
+                claims: tokio::sync::Mutex::new(false),
             }),
         }
     }

@@ -106,6 +106,10 @@ pub struct TaskWait {
     seen: u64,
     /// A re-read at the task's expiry, while that is ahead.
     expiry: Option<Pin<Box<Sleep>>>,
+    /// A wake asked for a re-read that has not finished: set before the read and cleared
+    /// after it, so a [`TaskWait::next`] dropped during the read (inside a `select!`) re-reads
+    /// first on its next call instead of losing the wake.
+    reread_pending: bool,
 }
 
 impl std::fmt::Debug for TaskWait {
@@ -126,6 +130,7 @@ impl TaskWait {
             id,
             seen: 0,
             expiry: None,
+            reread_pending: false,
         }
     }
 
@@ -139,7 +144,9 @@ impl TaskWait {
         Ok(self.saw(task))
     }
 
-    /// Waits for a state newer than the last one returned and returns it.
+    /// Waits for a state newer than the last one returned and returns it. Cancel-safe:
+    /// dropping the future (a `select!` branch that lost) loses no wake-up, and the next call
+    /// finishes a re-read the dropped one had started.
     ///
     /// # Errors
     /// -32602 `Unknown or inaccessible taskId` once the task is gone (its TTL ran out, it was
@@ -147,6 +154,19 @@ impl TaskWait {
     /// next signal re-reads again.
     pub async fn next(&mut self) -> Result<Arc<Task>, McpError> {
         loop {
+            if self.reread_pending {
+                let read = self.read().await;
+                // Finished (not dropped): the wake that asked for it is spent.
+                self.reread_pending = false;
+                match read {
+                    Ok(task) if task.revision() > self.seen => return Ok(self.saw(task)),
+                    Ok(_) => {}
+                    Err(McpError::UnknownTask) => return Err(McpError::UnknownTask),
+                    Err(error) => {
+                        tracing::warn!(%error, task = %self.id.as_str(), "re-reading a waited-for task failed; waiting on");
+                    }
+                }
+            }
             let expiry = self.expiry.as_mut();
             let timer = async move {
                 match expiry {
@@ -179,17 +199,8 @@ impl TaskWait {
                 // wait holds it, but never spin on it).
                 Some(None) => return Err(McpError::Internal("Task runtime stopped")),
             };
-            if !reread {
-                continue;
-            }
-            match self.read().await {
-                Ok(task) if task.revision() > self.seen => return Ok(self.saw(task)),
-                Ok(_) => {}
-                Err(McpError::UnknownTask) => return Err(McpError::UnknownTask),
-                Err(error) => {
-                    tracing::warn!(%error, task = %self.id.as_str(), "re-reading a waited-for task failed; waiting on");
-                }
-            }
+            // Read at the top of the loop: a future dropped during that read leaves it owed.
+            self.reread_pending = reread;
         }
     }
 

@@ -33,7 +33,7 @@ enum Mode {
     Stall,
     /// Every call fails at once with [`StoreError::Unavailable`] (no connection to be had).
     Refuse,
-    /// A creation or transition is committed, then its answer is lost
+    /// A creation, transition or claim is committed, then its answer is lost
     /// ([`StoreError::Interrupted`], as when the connection dies or the deadline passes after
     /// the commit); other calls answer.
     LoseCommit,
@@ -164,8 +164,22 @@ impl Store for StallStore {
         now: Timestamp,
         max: usize,
     ) -> Result<Vec<Claimed>, StoreError> {
+        if *self.mode.borrow() == Mode::LoseCommit {
+            self.inner.claim_orphans(node, now, max).await?;
+            return Err(StoreError::Interrupted("the answer was lost".into()));
+        }
         self.gate().await?;
         self.inner.claim_orphans(node, now, max).await
+    }
+    async fn held(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        after: Option<&TaskId>,
+        max: usize,
+    ) -> Result<Option<Vec<Claimed>>, StoreError> {
+        self.gate().await?;
+        self.inner.held(node, now, after, max).await
     }
 }
 
@@ -492,4 +506,112 @@ async fn a_creation_stored_after_its_answer_was_lost_still_runs() {
     let id = listed[0].task.id().clone();
     let done = bounded(wait_terminal(&a, &scope, &id)).await;
     assert_eq!(done.status(), tasks_core::TaskStatus::Completed, "{done:?}");
+}
+
+/// A `TaskWait::next` dropped while its re-read waits on the store (a `select!` branch that
+/// lost) keeps the re-read owed: the next call makes it at once. The wake here is the task's
+/// own expiry, and the guard is an hour away, so nothing else could end the second call.
+#[tokio::test(start_paused = true)]
+async fn a_wait_dropped_during_its_re_read_re_reads_on_the_next_call() {
+    let store = StallStore::new();
+    let mut tools = ToolRegistry::new();
+    tools.register(tasks_runtime::Tool::new(
+        "wait",
+        "Runs until cancelled",
+        |ctx| async move {
+            ctx.cancellation().cancelled().await;
+            Err::<serde_json::Value, _>(tasks_runtime::ToolError::Cancelled)
+        },
+    ));
+    let rt = TaskRuntime::with_clock(
+        store.clone(),
+        tools,
+        config().with_wait_recheck(Duration::from_secs(3600)),
+        Arc::new(TokioClock::starting_at(T0)),
+    );
+    let scope = Scope::shared();
+    let task = rt
+        .create_task_with_ttl(work("wait"), Some(2_000))
+        .await
+        .unwrap();
+    let mut wait = rt.wait_task(&scope, task.id());
+    assert_eq!(wait.current().await.unwrap().revision(), 1);
+
+    // The expiry (2 s) wakes the wait; its re-read stalls and is dropped at 2.5 s, before
+    // the store deadline (3 s) would end it.
+    store.set(Mode::Stall);
+    let dropped = tokio::time::timeout(Duration::from_millis(2_500), wait.next()).await;
+    assert!(
+        dropped.is_err(),
+        "the re-read was still waiting: {dropped:?}"
+    );
+    store.set(Mode::Answer);
+
+    let next = tokio::time::timeout(Duration::from_millis(100), wait.next())
+        .await
+        .expect("the owed re-read is made at once");
+    assert!(matches!(next, Err(McpError::UnknownTask)), "{next:?}");
+}
+
+/// A claim that committed but whose answer was lost (the deadline passed, the connection died)
+/// leaves tasks held by this live node with nothing running them; on the next tick the node
+/// lists what it holds and takes those over as the claim would have (here: a re-run).
+#[tokio::test(start_paused = true)]
+async fn tasks_claimed_by_a_claim_whose_answer_was_lost_are_taken_over_next_tick() {
+    let store = StallStore::new();
+    let probe = Probe::new();
+    let rerun_node = || {
+        let mut tools = ToolRegistry::new();
+        let probe = probe.clone();
+        tools.register(
+            tasks_runtime::Tool::new("wait", "Runs until cancelled", move |ctx| {
+                let probe = probe.clone();
+                async move {
+                    let _guard = probe.enter();
+                    ctx.cancellation().cancelled().await;
+                    Err::<serde_json::Value, _>(tasks_runtime::ToolError::Cancelled)
+                }
+            })
+            .with_recovery(tasks_runtime::Recovery::rerun()),
+        );
+        TaskRuntime::with_clock(
+            store.clone(),
+            tools,
+            config(),
+            Arc::new(TokioClock::starting_at(T0)),
+        )
+    };
+    let start = Instant::now();
+    // Node A creates the task and dies (it never renews its lease).
+    let a = rerun_node();
+    a.recover().await.unwrap();
+    let scope = Scope::shared();
+    let id = a.create_task(work("wait")).await.unwrap().id().clone();
+    let b = rerun_node();
+    b.recover().await.unwrap();
+    let liveness = b.spawn_liveness();
+    until(start, Duration::from_millis(10)).await;
+    assert_eq!(probe.started(), 1, "A runs the task");
+
+    // B's first claim after A's lease ran out (on its tick at 10 s) commits, and its answer
+    // is lost.
+    store.set(Mode::LoseCommit);
+    until(start, LEASE + Duration::from_millis(500)).await;
+    assert_eq!(probe.started(), 1, "the lost claim started nothing");
+    store.set(Mode::Answer);
+
+    until(start, LEASE + TICK + Duration::from_millis(500)).await;
+    assert_eq!(
+        probe.started(),
+        2,
+        "the next tick takes the held task over: a re-run on B"
+    );
+    let task = b.get(&scope, &id).await.unwrap();
+    assert_eq!(task.status(), tasks_core::TaskStatus::Working);
+    assert_eq!(
+        metric(&b, "node_self_fences_total{reason=\"claim_unknown\"}"),
+        0.0,
+        "a store that lists what a node holds needs no fence"
+    );
+    liveness.abort();
 }

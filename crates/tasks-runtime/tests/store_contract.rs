@@ -191,6 +191,16 @@ impl Store for Flawed {
     ) -> Result<Option<Lease>, StoreError> {
         self.inner.charge_attempt(id, lease, now).await
     }
+
+    async fn held(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        after: Option<&TaskId>,
+        max: usize,
+    ) -> Result<Option<Vec<Claimed>>, StoreError> {
+        self.inner.held(node, now, after, max).await
+    }
 }
 
 #[tokio::test]
@@ -450,6 +460,39 @@ impl Store for LeaseModel {
         }
         current.attempt = charged;
         Ok(Some(*current))
+    }
+
+    async fn held(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        after: Option<&TaskId>,
+        max: usize,
+    ) -> Result<Option<Vec<Claimed>>, StoreError> {
+        let mut mine: Vec<(TaskId, Scope, Lease, Arc<Work>)> = self
+            .leases()
+            .tasks
+            .iter()
+            .filter(|(id, (_, lease, _))| lease.node == *node && after.is_none_or(|a| *id > a))
+            .map(|(id, (scope, lease, work))| (id.clone(), scope.clone(), *lease, work.clone()))
+            .collect();
+        mine.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut held = Vec::new();
+        for (id, scope, lease, work) in mine {
+            if held.len() == max {
+                break;
+            }
+            if let Some(snapshot) = self.inner.get(&scope, &id, now).await? {
+                if !snapshot.task.is_terminal() {
+                    held.push(Claimed {
+                        snapshot,
+                        work,
+                        lease,
+                    });
+                }
+            }
+        }
+        Ok(Some(held))
     }
 }
 

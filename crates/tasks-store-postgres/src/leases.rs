@@ -120,6 +120,30 @@ pub(crate) async fn claim(
     Ok(claimed)
 }
 
+/// [`tasks_runtime::Store::held`]: one read.
+pub(crate) async fn held(
+    db: &Db,
+    node: &NodeId,
+    now: Timestamp,
+    after: Option<&TaskId>,
+    max: usize,
+) -> Result<Vec<Claimed>, StoreError> {
+    let client = db.client().await?;
+    let statement = client
+        .prepare_cached(&db.sql.held)
+        .await
+        .map_err(backend::sql)?;
+    let after = after.map_or("", TaskId::as_str);
+    let rows = client
+        .query(
+            &statement,
+            &[&node.as_bytes().as_slice(), &ms(now), &after, &big(max)],
+        )
+        .await
+        .map_err(backend::sql)?;
+    rows.iter().map(|row| claimed(row, node)).collect()
+}
+
 /// [`tasks_runtime::Store::charge_attempt`]: one statement, so the lease is checked and the
 /// attempt raised under the row's lock. Durable on return (the pool's connections commit with
 /// `synchronous_commit` on).

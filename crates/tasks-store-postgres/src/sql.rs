@@ -75,6 +75,10 @@ pub(crate) struct Sql {
     pub(crate) expire_nodes: String,
     /// Claims up to `$3` orphans at `$2` for node `$1`; raises the generation, not the attempt.
     pub(crate) claim: String,
+    /// The active, unexpired tasks node `$1` holds at `$2`, in id order (bytewise) after `$3`
+    /// (the empty string: from the start), at most `$4`; the columns of `claim`'s answer. A
+    /// scan of the table: it is asked only after a claim whose outcome is unknown.
+    pub(crate) held: String,
     /// Charges a run of task `$1` to its holder (`$2` the owner, `$3` the generation) at `$4`:
     /// raises the attempt of an active, unexpired task still held under that lease; answers
     /// the new attempt (no row when the lease is stale or the task finished, expired or is
@@ -263,6 +267,14 @@ impl Sql {
                    ORDER BY o.created_at_ms LIMIT $3 FOR UPDATE SKIP LOCKED) c \
                  WHERE t.id = c.id \
                  RETURNING t.scope, t.task, t.work, t.generation, t.attempt",
+                active = active!()
+            ),
+            held: format!(
+                "SELECT scope, task, work, generation, attempt FROM {s}.tasks \
+                 WHERE owner_node = $1 AND status IN {active} AND work IS NOT NULL \
+                   AND (expires_at_ms IS NULL OR expires_at_ms > $2::bigint) \
+                   AND id COLLATE \"C\" > $3 \
+                 ORDER BY id COLLATE \"C\" LIMIT $4",
                 active = active!()
             ),
             charge_attempt: format!(

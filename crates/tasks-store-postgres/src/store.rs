@@ -226,6 +226,18 @@ impl Store for PostgresStore {
         leases::claim(&self.db, node, now, max).await
     }
 
+    async fn held(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        after: Option<&TaskId>,
+        max: usize,
+    ) -> Result<Option<Vec<Claimed>>, StoreError> {
+        leases::held(&self.db, node, now, after, max)
+            .await
+            .map(Some)
+    }
+
     async fn charge_attempt(
         &self,
         id: &TaskId,

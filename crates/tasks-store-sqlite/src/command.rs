@@ -52,6 +52,13 @@ pub(crate) enum Op {
         now: Timestamp,
         max: usize,
     },
+    /// A read of the tasks a node holds, made on the writer's connection (it is rare).
+    Held {
+        node: NodeId,
+        now: Timestamp,
+        after: Option<TaskId>,
+        max: usize,
+    },
     ChargeAttempt {
         id: TaskId,
         lease: Lease,
@@ -75,7 +82,7 @@ impl Op {
             | Op::Heartbeat { now, .. }
             | Op::Claim { now, .. }
             | Op::ChargeAttempt { now, .. } => Some(*now),
-            Op::Retire { .. } | Op::MaxPageCount { .. } => None,
+            Op::Retire { .. } | Op::Held { .. } | Op::MaxPageCount { .. } => None,
         }
     }
 }

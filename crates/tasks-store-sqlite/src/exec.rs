@@ -97,6 +97,12 @@ pub(crate) fn execute(
             Ok(Outcome::kept(Answer::Done, None))
         }
         Op::Claim { node, now, max } => claim(conn, &node, now, max),
+        Op::Held {
+            node,
+            now,
+            after,
+            max,
+        } => held(conn, &node, now, after.as_ref(), max),
         Op::ChargeAttempt { id, lease, now } => {
             let attempt: Option<i64> = conn
                 .prepare_cached(sql::CHARGE_ATTEMPT)?
@@ -350,16 +356,48 @@ fn claim(conn: &Connection, node: &NodeId, now: Timestamp, max: usize) -> Result
     let mut statement = conn.prepare_cached(sql::CLAIM)?;
     let rows = statement.query_map(
         params![sql::node(node), sql::ms(now), sql::int(max)],
-        |row| {
-            Ok((
-                row.get::<_, String>(1)?,
-                row.get::<_, String>(2)?,
-                row.get::<_, String>(3)?,
-                row.get::<_, i64>(4)?,
-                row.get::<_, i64>(5)?,
-            ))
-        },
+        claimed_row,
     )?;
+    let claimed = decode_claimed(rows, node)?;
+    Ok(Outcome::kept(Answer::Claimed(claimed), None))
+}
+
+/// [`tasks_runtime::Store::held`]: a read, answered like a claim.
+fn held(
+    conn: &Connection,
+    node: &NodeId,
+    now: Timestamp,
+    after: Option<&TaskId>,
+    max: usize,
+) -> Result<Outcome, Failure> {
+    let mut statement = conn.prepare_cached(sql::HELD)?;
+    let after = after.map_or("", TaskId::as_str);
+    let rows = statement.query_map(
+        params![sql::node(node), sql::ms(now), after, sql::int(max)],
+        claimed_row,
+    )?;
+    let held = decode_claimed(rows, node)?;
+    Ok(Outcome::kept(Answer::Claimed(held), None))
+}
+
+/// The columns `scope, task, work, generation, attempt` of a row of [`sql::CLAIM`] or
+/// [`sql::HELD`] (after the id).
+type ClaimedRow = (String, String, String, i64, i64);
+
+fn claimed_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ClaimedRow> {
+    Ok((
+        row.get(1)?,
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+        row.get(5)?,
+    ))
+}
+
+fn decode_claimed(
+    rows: impl Iterator<Item = rusqlite::Result<ClaimedRow>>,
+    node: &NodeId,
+) -> Result<Vec<Claimed>, Failure> {
     let mut claimed = Vec::new();
     for row in rows {
         let (scope, task, work, generation, attempt) = row?;
@@ -381,7 +419,7 @@ fn claim(conn: &Connection, node: &NodeId, now: Timestamp, max: usize) -> Result
             lease,
         });
     }
-    Ok(Outcome::kept(Answer::Claimed(claimed), None))
+    Ok(claimed)
 }
 
 fn revision(task: &Task) -> i64 {

@@ -80,6 +80,17 @@ WHERE id IN ( \
   LIMIT ?3) \
 RETURNING id, scope, task, work, generation, attempt";
 
+/// The active, unexpired tasks node `?1` holds at `?2`, in id order after `?3` (the empty
+/// string: from the start), at most `?4`; the columns of [`CLAIM`]'s answer.
+pub(crate) const HELD: &str = "\
+SELECT id, scope, task, work, generation, attempt FROM tasks \
+WHERE owner_node = ?1 \
+  AND status IN ('working', 'input_required') \
+  AND work IS NOT NULL \
+  AND (expires_at_ms IS NULL OR expires_at_ms > ?2) \
+  AND id > ?3 \
+ORDER BY id LIMIT ?4";
+
 /// Charges a run of task `?1` to its holder (`?2` the owner, `?3` the generation, `?5` the
 /// attempt it holds) at `?4`: sets the attempt of an active, unexpired task still held under
 /// that lease to `?5 + 1`, where it is `?5` or already that (a retry). Returns the new attempt

@@ -338,6 +338,25 @@ impl Store for SqliteStore {
         }
     }
 
+    async fn held(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        after: Option<&TaskId>,
+        max: usize,
+    ) -> Result<Option<Vec<Claimed>>, StoreError> {
+        let op = Op::Held {
+            node: *node,
+            now,
+            after: after.cloned(),
+            max,
+        };
+        match self.call(op).await? {
+            Answer::Claimed(held) => Ok(Some(held)),
+            other => Err(unexpected(other)),
+        }
+    }
+
     /// The highest time a batch committed to this file had acted on, as read at open: see
     /// [Clock](crate#clock).
     fn time_floor(&self) -> Timestamp {

@@ -100,6 +100,7 @@ where
     retire_makes_tasks_claimable_at_once(&make().await).await;
     a_node_never_claims_its_own_tasks(&make().await).await;
     attempts_are_charged_by_starts_never_by_claims(&make().await).await;
+    held_lists_a_nodes_active_tasks_in_id_order(&make().await).await;
     concurrent_claimers_take_each_orphan_once(Arc::new(make().await)).await;
     a_completion_racing_a_claim_is_never_overwritten(Arc::new(make().await)).await;
 }
@@ -1253,6 +1254,112 @@ pub async fn claim_takes_exactly_the_orphans<S: Store>(store: &S) {
             .expect("heartbeat"),
         Liveness::Lost,
         "the dead node is Lost after the claim"
+    );
+}
+
+async fn held<S: Store + ?Sized>(
+    store: &S,
+    node: &NodeId,
+    now: Timestamp,
+    after: Option<&str>,
+    max: usize,
+) -> Vec<Claimed> {
+    let after = after.map(id);
+    store
+        .held(node, now, after.as_ref(), max)
+        .await
+        .expect("held must not fail")
+        .expect("held answers Some: the runtime relies on it after a claim whose answer was lost")
+}
+
+fn ids_of(claimed: &[Claimed]) -> Vec<&str> {
+    claimed
+        .iter()
+        .map(|c| c.snapshot.task.id().as_str())
+        .collect()
+}
+
+/// `held` lists the active, unexpired tasks a node holds (none of another node's, none
+/// finished), in id order after the cursor, at most `max`, each with its work and lease; a
+/// claim moves tasks from the dead node's list to the claimer's, with the raised generation.
+pub async fn held_lists_a_nodes_active_tasks_in_id_order<S: Store>(store: &S) {
+    register(store, &NODE_A, T0, LEASE_MS).await;
+    register(store, &NODE_B, T0, 100 * LEASE_MS).await;
+    let by = |name: &'static str, node: NodeId, ttl: u64| async move {
+        store
+            .create(
+                new_task(name, Some(ttl)),
+                work(&alice(), name),
+                ROOMY,
+                &node,
+            )
+            .await
+            .expect("create")
+    };
+    // Created out of id order: the answer is in id order all the same.
+    by("held-3", NODE_A, TTL_MS).await;
+    let first = by("held-1", NODE_A, TTL_MS).await;
+    let finished = by("held-2", NODE_A, TTL_MS).await;
+    by("held-4", NODE_A, 2 * LEASE_MS).await;
+    by("other-1", NODE_B, TTL_MS).await;
+    let done = completed(&finished.snapshot.task, at(10));
+    assert!(matches!(
+        worker_write(store, &finished.lease, done, at(10)).await,
+        CasOutcome::Committed(_)
+    ));
+
+    let now = at(10);
+    let all = held(store, &NODE_A, now, None, 10).await;
+    assert_eq!(
+        ids_of(&all),
+        ["held-1", "held-3", "held-4"],
+        "held: the node's active tasks, in id order"
+    );
+    assert_eq!(all[0].lease, first.lease, "held answers each task's lease");
+    assert_eq!(
+        *all[0].work,
+        work(&alice(), "held-1"),
+        "held answers the work"
+    );
+    assert_eq!(all[0].snapshot.scope, alice());
+    assert_eq!(*all[0].snapshot.task, *first.snapshot.task);
+    assert_eq!(
+        ids_of(&held(store, &NODE_A, now, None, 1).await),
+        ["held-1"],
+        "held answers at most max tasks"
+    );
+    assert_eq!(
+        ids_of(&held(store, &NODE_A, now, Some("held-1"), 10).await),
+        ["held-3", "held-4"],
+        "held pages after the cursor"
+    );
+
+    // NODE_A's lease has run out, and held-4 with it; NODE_C claims the rest.
+    let later = at(2 * LEASE_MS);
+    assert_eq!(
+        ids_of(&held(store, &NODE_A, later, None, 10).await),
+        ["held-1", "held-3"],
+        "held skips an expired task"
+    );
+    let node_c = NodeId::from_bytes([0xc; 16]);
+    register(store, &node_c, later, LEASE_MS).await;
+    assert_eq!(claim(store, &node_c, later, 10).await.len(), 2);
+    assert!(
+        held(store, &NODE_A, later, None, 10).await.is_empty(),
+        "a claimed task is no longer held by its old node"
+    );
+    let moved = held(store, &node_c, later, None, 10).await;
+    assert_eq!(ids_of(&moved), ["held-1", "held-3"]);
+    assert!(
+        moved
+            .iter()
+            .all(|c| c.lease.node == node_c && c.lease.generation == 2),
+        "the claimer holds them under the raised generation: {:?}",
+        moved.iter().map(|c| c.lease).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        ids_of(&held(store, &NODE_B, later, None, 10).await),
+        ["other-1"]
     );
 }
 

@@ -411,6 +411,35 @@ impl Store for MemoryStore {
         }
         Ok(claimed)
     }
+
+    async fn held(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        after: Option<&TaskId>,
+        max: usize,
+    ) -> Result<Option<Vec<Claimed>>, StoreError> {
+        let mut held: Vec<Claimed> = self
+            .tasks
+            .iter()
+            .filter(|entry| {
+                !entry.task.is_terminal()
+                    && !entry.task.is_expired(now)
+                    && after.is_none_or(|after| entry.key() > after)
+            })
+            .filter_map(|entry| {
+                let running = entry.running.as_ref()?;
+                (running.lease.node == *node).then(|| Claimed {
+                    snapshot: Self::snapshot(&entry),
+                    work: running.work.clone(),
+                    lease: running.lease,
+                })
+            })
+            .collect();
+        held.sort_by(|a, b| a.snapshot.task.id().cmp(b.snapshot.task.id()));
+        held.truncate(max);
+        Ok(Some(held))
+    }
 }
 
 #[cfg(test)]

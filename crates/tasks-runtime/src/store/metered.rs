@@ -178,6 +178,17 @@ impl Store for Metered {
             .await
     }
 
+    async fn held(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        after: Option<&TaskId>,
+        max: usize,
+    ) -> Result<Option<Vec<Claimed>>, StoreError> {
+        self.timed("held", self.inner.held(node, now, after, max))
+            .await
+    }
+
     async fn charge_attempt(
         &self,
         id: &TaskId,

@@ -366,6 +366,27 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
     ) -> Result<Option<Lease>, StoreError>;
 
+    /// The tasks `node` holds: non-terminal, unexpired at `now`, their lease `node`'s, in
+    /// task id order after `after` (from the start when `None`), at most `max`, each with its
+    /// work and lease as [`Store::claim_orphans`] answers them. Changes nothing.
+    ///
+    /// The runtime asks this after a claim whose outcome is unknown
+    /// ([`StoreError::Interrupted`]: the claim may have committed, and its answer was lost), to
+    /// find the tasks that claim gave it and start those nothing runs. `Ok(None)` (the
+    /// default): the store cannot tell; the runtime then fences itself instead (stops its local
+    /// workers and registers under a new node id), so whatever the claim gave the old id is
+    /// claimed again once that id's lease runs out.
+    async fn held(
+        &self,
+        node: &NodeId,
+        now: Timestamp,
+        after: Option<&TaskId>,
+        max: usize,
+    ) -> Result<Option<Vec<Claimed>>, StoreError> {
+        let _ = (node, now, after, max);
+        Ok(None)
+    }
+
     /// How many tasks unexpired at `now` are in each status, across every scope and node
     /// (for the `mcp_tasks_stored{status}` gauge; asked every 15 s by each node). `None` when
     /// the store does not count (the default).

@@ -276,29 +276,24 @@ impl ServerBuilder {
 
     /// Builds the dispatcher without binding (for in-process use and tests). Unlike
     /// [`ServerBuilder::into_service`] and [`ServerBuilder::bind`], nothing runs in the
-    /// background: with a durable store, call
-    /// [`TaskRuntime::recover`], [`TaskRuntime::spawn_liveness`] and
-    /// [`TaskRuntime::spawn_reaper`] on `dispatcher.runtime()` yourself.
+    /// background: with a durable store, start the node yourself with
+    /// [`TaskRuntime::start`] on `dispatcher.runtime()`.
     pub fn build(self) -> Dispatcher {
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let runtime = TaskRuntime::new(store, self.tools, self.runtime);
+        let state_key = self
+            .state_key
+            .unwrap_or_else(|| StateKey::from_bytes(random_key(&runtime)));
         let scope_key = self
             .scope_key
-            .unwrap_or_else(|| ScopeKey::from_bytes(random_bytes()));
+            .unwrap_or_else(|| ScopeKey::from_bytes(random_key(&runtime)));
         let scope_fn = self.scope_fn.map(|principal_of| -> Arc<ScopeFn> {
             let key = scope_key.clone();
             Arc::new(move |parts: &Parts| {
                 principal_of(parts).map(|principal| key.scope_of(&principal))
             })
         });
-        Dispatcher::new(
-            runtime,
-            self.dispatch,
-            self.state_key
-                .unwrap_or_else(|| StateKey::from_bytes(random_bytes())),
-            scope_key,
-            scope_fn,
-        )
+        Dispatcher::new(runtime, self.dispatch, state_key, scope_key, scope_fn)
     }
 
     /// Builds the MCP endpoint as a tower service to mount in a host application (an axum
@@ -453,12 +448,13 @@ impl RunningServer {
     }
 }
 
-/// 32 random bytes from the OS CSPRNG, for a key.
+/// 32 random bytes from the runtime's entropy source, for a key.
 ///
 /// # Panics
-/// When the OS has no randomness to give (at server start, never per request).
-fn random_bytes() -> [u8; 32] {
-    let mut key = [0u8; 32];
-    getrandom::fill(&mut key).expect("the OS random source is unavailable");
-    key
+/// When the source has no randomness to give (at server start, never per request).
+fn random_key(runtime: &TaskRuntime) -> [u8; 32] {
+    runtime
+        .entropy()
+        .bytes()
+        .expect("the runtime's entropy source gives a key")
 }

@@ -91,7 +91,7 @@ impl Dispatcher {
         let shutdown = CancellationToken::new();
         let sessions = config
             .sessions
-            .map(|limits| Sessions::new(limits, shutdown.clone()));
+            .map(|limits| Sessions::new(limits, shutdown.clone(), runtime.entropy().clone()));
         Dispatcher {
             shared: Shared {
                 runtime,

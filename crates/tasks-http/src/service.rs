@@ -31,8 +31,7 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt as _, Empty, Full, StreamBody};
 use hyper::body::Frame;
 use tasks_core::legacy::SESSION_HEADER;
-use tasks_runtime::TaskRuntime;
-use tokio::task::JoinHandle;
+use tasks_runtime::{Node, TaskRuntime};
 use tokio_util::sync::CancellationToken;
 
 use crate::dispatcher::Dispatcher;
@@ -64,22 +63,6 @@ pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 /// say when to retry. This server's choice.
 pub const RETRY_AFTER_SECS: u64 = 1;
 
-/// The background work of a server: the TTL reaper and the node's liveness loop. Stopped when
-/// the last [`McpService`] clone and the [`McpHandle`] are gone, or by
-/// [`McpHandle::shutdown`].
-#[derive(Debug)]
-struct Background {
-    reaper: JoinHandle<()>,
-    liveness: JoinHandle<()>,
-}
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        self.reaper.abort();
-        self.liveness.abort();
-    }
-}
-
 /// The MCP endpoint as a `tower::Service<http::Request<B>>`, for any request body `B`
 /// (hyper's `Incoming`, `axum::body::Body`, …). Cheap to clone; every clone serves the same
 /// tasks. Never fails (`Error = Infallible`): every problem is an HTTP response (403 for a
@@ -94,7 +77,8 @@ pub struct McpService {
     dispatcher: Arc<Dispatcher>,
     max_body_bytes: usize,
     challenge: Option<HeaderValue>,
-    _background: Arc<Background>,
+    /// The node (liveness loop, reaper), kept running by every clone.
+    _node: Arc<Node>,
 }
 
 /// What [`McpService`] returns for every request.
@@ -208,7 +192,7 @@ impl McpService {
 #[must_use = "dropping the handle gives up graceful shutdown (listen streams, the node lease)"]
 pub struct McpHandle {
     dispatcher: Arc<Dispatcher>,
-    background: Arc<Background>,
+    node: Arc<Node>,
     drain_timeout: Duration,
 }
 
@@ -248,31 +232,12 @@ impl McpHandle {
     /// their tasks any more.
     pub async fn shutdown(self) {
         self.dispatcher.close_streams();
-        let runtime = self.dispatcher.runtime();
-        let running = runtime.busy_workers();
-        if !self.drain_timeout.is_zero() && running > 0 {
-            tracing::info!(
-                running,
-                wait_ms = u64::try_from(self.drain_timeout.as_millis()).unwrap_or(u64::MAX),
-                "waiting for running tasks to finish"
-            );
-        }
-        if !self.drain_timeout.is_zero() && !runtime.drain(self.drain_timeout).await {
-            tracing::warn!(
-                running = runtime.busy_workers(),
-                "tasks still running after the drain timeout are interrupted"
-            );
-        }
-        self.background.reaper.abort();
-        self.background.liveness.abort();
-        if let Err(error) = runtime.retire().await {
-            tracing::warn!(%error, "ending the node lease failed");
-        }
+        self.node.shutdown(self.drain_timeout).await;
     }
 }
 
-/// Takes over the tasks a previous process left unfinished ([`TaskRuntime::recover`]), starts
-/// the reaper and the liveness loop, and returns the service and its handle.
+/// Starts the runtime's node ([`TaskRuntime::start`]: recovery, the liveness loop, the
+/// reaper) and returns the service and its handle.
 pub(crate) async fn start(
     dispatcher: Dispatcher,
     max_body_bytes: usize,
@@ -280,34 +245,21 @@ pub(crate) async fn start(
     drain_timeout: Duration,
 ) -> std::io::Result<(McpService, McpHandle)> {
     let dispatcher = Arc::new(dispatcher);
-    let runtime = dispatcher.runtime();
-    // Renewing the lease from the start: taking over many tasks may outlast it.
-    let liveness = runtime.spawn_liveness();
-    let recovered = match runtime.recover().await {
-        Ok(recovered) => recovered,
-        Err(error) => {
-            liveness.abort();
-            return Err(std::io::Error::other(format!(
-                "task recovery failed: {error}"
-            )));
-        }
-    };
-    if recovered > 0 {
-        tracing::info!(recovered, "took over unfinished tasks");
-    }
-    let background = Arc::new(Background {
-        reaper: runtime.spawn_reaper(),
-        liveness,
-    });
+    let node = dispatcher
+        .runtime()
+        .start()
+        .await
+        .map_err(|error| std::io::Error::other(format!("task recovery failed: {error}")))?;
+    let node = Arc::new(node);
     let service = McpService {
         dispatcher: dispatcher.clone(),
         max_body_bytes,
         challenge,
-        _background: background.clone(),
+        _node: node.clone(),
     };
     let handle = McpHandle {
         dispatcher,
-        background,
+        node,
         drain_timeout,
     };
     Ok((service, handle))

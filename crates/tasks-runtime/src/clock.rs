@@ -10,6 +10,32 @@ pub trait Clock: Send + Sync + 'static {
     fn now(&self) -> Timestamp;
 }
 
+/// A shared handle on a [`Clock`], for [`RuntimeConfig::clock`](crate::RuntimeConfig::clock):
+/// cheap to clone, equal to its clones (two handles are equal when they share one clock).
+#[derive(Clone)]
+pub struct SharedClock(pub(crate) std::sync::Arc<dyn Clock>);
+
+impl SharedClock {
+    /// A handle on `clock`.
+    pub fn new(clock: std::sync::Arc<dyn Clock>) -> Self {
+        SharedClock(clock)
+    }
+}
+
+impl PartialEq for SharedClock {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for SharedClock {}
+
+impl std::fmt::Debug for SharedClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedClock({})", self.0.now().unix_millis())
+    }
+}
+
 /// Wall-clock time that advances with tokio's clock.
 ///
 /// It reads the system clock once, at construction, and then adds the elapsed

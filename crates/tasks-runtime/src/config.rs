@@ -199,6 +199,15 @@ pub struct RuntimeConfig {
     /// one store read per interval (of its unfinished tasks, 256 ids per read). Default 5 s;
     /// this server's choice.
     pub wait_recheck: Duration,
+    /// Where the runtime draws every task id, node id, key, nonce and session id, its own
+    /// and its transport's ([`crate::entropy`]). Default: the operating system's CSPRNG.
+    pub entropy: crate::entropy::Randomness,
+    /// The clock the runtime reads, when set; `None` (the default): the store's clock
+    /// ([`Store::clock`](crate::Store::clock)) when it has one, else the wall clock
+    /// ([`TokioClock`](crate::TokioClock)). Unless the store brings its own clock, the runtime
+    /// makes it [`Monotonic`](crate::Monotonic) from the store's
+    /// [`Store::time_floor`](crate::Store::time_floor).
+    pub clock: Option<crate::clock::SharedClock>,
 }
 
 impl Default for RuntimeConfig {
@@ -210,6 +219,8 @@ impl Default for RuntimeConfig {
             leases: LeaseConfig::default(),
             list_changes: None,
             wait_recheck: Duration::from_secs(5),
+            entropy: crate::entropy::Randomness::default(),
+            clock: None,
         }
     }
 }
@@ -250,6 +261,22 @@ impl RuntimeConfig {
     #[must_use]
     pub fn with_wait_recheck(mut self, wait_recheck: Duration) -> Self {
         self.wait_recheck = wait_recheck;
+        self
+    }
+
+    /// Sets [`RuntimeConfig::entropy`]: where ids, keys and nonces are drawn (a
+    /// [`SeededEntropy`](crate::entropy::SeededEntropy) makes a test repeatable).
+    #[must_use]
+    pub fn with_entropy(mut self, entropy: impl crate::entropy::Entropy) -> Self {
+        self.entropy = crate::entropy::Randomness::new(entropy);
+        self
+    }
+
+    /// Sets [`RuntimeConfig::clock`]: the clock the runtime reads (tests drive a
+    /// [`TokioClock`](crate::TokioClock) with tokio's paused time).
+    #[must_use]
+    pub fn with_clock(mut self, clock: std::sync::Arc<dyn crate::Clock>) -> Self {
+        self.clock = Some(crate::clock::SharedClock::new(clock));
         self
     }
 

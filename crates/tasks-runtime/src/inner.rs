@@ -211,6 +211,17 @@ impl Inner {
 
     /// Removes the worker entry of `id` if it is still `handle` (a newer worker of the same
     /// task, after a takeover by this node, keeps its own).
+    /// Stops every local worker: each one's cancellation fires, and a worker stopped that way
+    /// commits nothing (its task stays as stored, for the next holder of its lease).
+    pub(crate) fn stop_workers(&self) {
+        let ids: Vec<_> = self.workers.iter().map(|e| e.key().clone()).collect();
+        for id in ids {
+            if let Some((_, handle)) = self.workers.remove(&id) {
+                handle.cancel.cancel();
+            }
+        }
+    }
+
     pub(crate) fn forget_worker(&self, id: &TaskId, handle: &Arc<WorkerHandle>) {
         self.workers
             .remove_if(id, |_, current| Arc::ptr_eq(current, handle));

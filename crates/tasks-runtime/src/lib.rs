@@ -68,6 +68,7 @@
 //!
 //! | module | uses |
 //! |---|---|
+//! | `lifecycle` ([`Node`]: start and shutdown) | `runtime` |
 //! | `runtime` ([`TaskRuntime`]) | `recovery`, `wait`, `inner`, `worker`, `registry`, `store`, `clock`, `config`, `events`, `work` |
 //! | `wait` ([`Changes`], [`TaskWait`]: what waiters follow) | `inner`, `events`, `scope` |
 //! | `recovery` (leases, takeover) | `follow`, `inner`, `worker`, `registry`, `store`, `config` |
@@ -77,7 +78,7 @@
 //! | `registry` ([`Tool`]) | `context` |
 //! | `context` ([`ToolContext`]) | `port`, `status`, `notify`, `error`, `work`, `scope` |
 //! | `status` | `port` |
-//! | `port`, `error`, `notify`, `store`, `work`, `scope`, `clock`, `config`, `events`, `secret` | the leaves |
+//! | `port`, `error`, `notify`, `store`, `work`, `scope`, `clock`, `config` (uses `entropy`, `clock`), `events`, `secret`, `entropy` | the leaves |
 //!
 //! ## Cargo features
 //!
@@ -97,6 +98,7 @@
 pub mod clock;
 pub mod config;
 pub mod context;
+pub mod entropy;
 mod error;
 pub mod events;
 mod expiry;
@@ -105,6 +107,7 @@ mod inner;
 pub mod list_changes;
 mod lock;
 pub mod metrics;
+pub mod lifecycle;
 pub mod notify;
 mod port;
 pub mod recovery;
@@ -119,13 +122,15 @@ pub mod wait;
 pub mod work;
 mod worker;
 
-pub use clock::{Clock, Monotonic, TokioClock};
+pub use clock::{Clock, Monotonic, SharedClock, TokioClock};
 pub use config::{LeaseConfig, Limits, RuntimeConfig};
 pub use context::ToolContext;
+pub use entropy::{Entropy, EntropyError, OsEntropy, Randomness, SeededEntropy};
 pub use error::ToolError;
 pub use events::{StatusEvent, TaskEvent};
 pub use list_changes::{ListChanges, ListKind};
 pub use metrics::RuntimeMetrics;
+pub use lifecycle::Node;
 pub use notify::{Notifier, RequestNotification};
 pub use registry::{
     error_result, text_result, Recovery, Tool, ToolHandler, ToolPolicy, ToolRegistry,

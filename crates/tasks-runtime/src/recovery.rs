@@ -265,15 +265,10 @@ async fn self_fence(inner: &Arc<Inner>, reason: &'static str) -> bool {
     let old = inner.node();
     inner.metrics.self_fenced(reason);
     tracing::warn!(node = %old, reason, "node lease lost: stopping local workers and re-registering");
-    let ids: Vec<_> = inner.workers.iter().map(|e| e.key().clone()).collect();
-    for id in ids {
-        if let Some((_, handle)) = inner.workers.remove(&id) {
-            handle.cancel.cancel();
-        }
-    }
-    match NodeId::random() {
-        Ok(node) => {
-            *crate::lock::write(&inner.node) = node;
+    inner.stop_workers();
+    match inner.config.entropy.bytes() {
+        Ok(bytes) => {
+            *crate::lock::write(&inner.node) = NodeId::from_bytes(bytes);
         }
         Err(error) => tracing::error!(%error, "no randomness for a new node id"),
     }

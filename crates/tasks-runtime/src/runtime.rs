@@ -44,29 +44,33 @@ impl std::fmt::Debug for TaskRuntime {
 }
 
 impl TaskRuntime {
-    /// A runtime over `store` serving `tools`, with the store's clock when it has one
-    /// ([`Store::clock`], a store shared by several processes), else the wall clock.
-    pub fn new(store: Arc<dyn Store>, tools: ToolRegistry, config: RuntimeConfig) -> Self {
-        let clock = store.clock().unwrap_or_else(|| Arc::new(TokioClock::new()));
-        Self::with_clock(store, tools, config, clock)
-    }
-
-    /// A runtime with an explicit clock (tests drive [`TokioClock`] with tokio's paused time).
+    /// A runtime over `store` serving `tools`, reading [`RuntimeConfig::clock`] when set, else
+    /// the store's clock when it has one ([`Store::clock`], a store shared by several
+    /// processes), else the wall clock.
     ///
     /// Unless the store brings its own clock ([`Store::clock`], whose readings it answers
     /// for), the clock is made [`Monotonic`] from the store's [`Store::time_floor`]: the
     /// runtime's time never goes back, across restarts of a durable store included.
-    pub fn with_clock(
-        store: Arc<dyn Store>,
-        tools: ToolRegistry,
-        config: RuntimeConfig,
-        clock: Arc<dyn Clock>,
-    ) -> Self {
+    ///
+    /// # Panics
+    /// When [`RuntimeConfig::entropy`] cannot give the node its id (an operating system
+    /// without a random source).
+    pub fn new(store: Arc<dyn Store>, tools: ToolRegistry, config: RuntimeConfig) -> Self {
+        let clock = match &config.clock {
+            Some(clock) => clock.0.clone(),
+            None => store.clock().unwrap_or_else(|| Arc::new(TokioClock::new())),
+        };
         let clock: Arc<dyn Clock> = if store.clock().is_some() {
             clock
         } else {
             Arc::new(Monotonic::new(clock, store.time_floor()))
         };
+        let node = NodeId::from_bytes(
+            config
+                .entropy
+                .bytes()
+                .expect("the runtime's entropy source gives a node id"),
+        );
         let (events, _) = broadcast::channel(EVENT_CHANNEL_CAPACITY);
         let (waits, _) = broadcast::channel(EVENT_CHANNEL_CAPACITY);
         let slots = Arc::new(Semaphore::new(config.limits.max_workers));
@@ -88,13 +92,30 @@ impl TaskRuntime {
                 waits,
                 published: task_map(),
                 published_expiry: Default::default(),
-                node: RwLock::new(NodeId::random().expect("the OS random source is unavailable")),
+                node: RwLock::new(node),
                 metrics,
                 store_writable: std::sync::atomic::AtomicBool::new(true),
                 last_count: tokio::sync::Mutex::new(None),
                 claims: tokio::sync::Mutex::new(false),
             }),
         }
+    }
+
+    /// [`TaskRuntime::new`] with `clock` as [`RuntimeConfig::clock`] (tests drive a
+    /// [`TokioClock`] with tokio's paused time).
+    pub fn with_clock(
+        store: Arc<dyn Store>,
+        tools: ToolRegistry,
+        config: RuntimeConfig,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Self::new(store, tools, config.with_clock(clock))
+    }
+
+    /// The runtime's source of randomness ([`RuntimeConfig::entropy`]): a transport draws its
+    /// keys, nonces and session ids from it too.
+    pub fn entropy(&self) -> &crate::entropy::Randomness {
+        &self.inner.config.entropy
     }
 
     /// What kind of store the runtime keeps its tasks in ([`Store::kind`]): `memory`, `sqlite`,
@@ -253,6 +274,12 @@ impl TaskRuntime {
         self.inner.config.limits.max_workers - self.inner.slots.available_permits()
     }
 
+    /// Stops every local worker (running or parked) without committing anything for its task:
+    /// the task stays as stored, for the next holder of its lease to take over.
+    pub(crate) fn stop_workers(&self) {
+        self.inner.stop_workers();
+    }
+
     /// Waits until no worker is running (tasks parked for input do not count) or `timeout`
     /// has passed; returns whether every worker finished. A graceful shutdown calls it before
     /// [`TaskRuntime::retire`], so short work finishes instead of being interrupted.
@@ -337,8 +364,12 @@ impl TaskRuntime {
     /// # Errors
     /// -32603 `No randomness available` when the system's random source fails.
     pub fn mint_task_id(&self) -> Result<TaskId, McpError> {
-        let mut random = [0u8; TASK_ID_RANDOM_BYTES];
-        getrandom::fill(&mut random).map_err(|_| McpError::Internal("No randomness available"))?;
+        let random: [u8; TASK_ID_RANDOM_BYTES] = self
+            .inner
+            .config
+            .entropy
+            .bytes()
+            .map_err(|_| McpError::Internal("No randomness available"))?;
         Ok(TaskId::from_random_bytes(random))
     }
 

@@ -33,6 +33,19 @@ pub struct Work {
 }
 
 impl Work {
+    /// Work for `tool` with `arguments`, in `scope`: no `inputResponses`, no declared client
+    /// capabilities (so the tool cannot ask for input), no trace context.
+    pub fn new(scope: Scope, tool: impl Into<String>, arguments: JsonObject) -> Self {
+        Work {
+            tool: tool.into(),
+            arguments,
+            input_responses: None,
+            client_capabilities: JsonObject::new(),
+            scope,
+            trace_parent: None,
+        }
+    }
+
     /// The size of the serialized descriptor in bytes (what the input limit measures).
     pub fn encoded_len(&self) -> usize {
         encoded_len(self)

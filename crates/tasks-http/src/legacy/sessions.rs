@@ -315,14 +315,21 @@ pub(crate) struct Sessions {
     live: Mutex<HashMap<SessionId, Arc<Session>>>,
     /// The server's shutdown: every session ends with it (its calls stop, its streams close).
     shutdown: CancellationToken,
+    /// Where session ids are drawn: the runtime's randomness.
+    entropy: tasks_runtime::Randomness,
 }
 
 impl Sessions {
-    pub(crate) fn new(config: SessionConfig, shutdown: CancellationToken) -> Self {
+    pub(crate) fn new(
+        config: SessionConfig,
+        shutdown: CancellationToken,
+        entropy: tasks_runtime::Randomness,
+    ) -> Self {
         Sessions {
             config,
             live: Mutex::new(HashMap::new()),
             shutdown,
+            entropy,
         }
     }
 
@@ -337,8 +344,9 @@ impl Sessions {
         scope: Scope,
         client_capabilities: JsonObject,
     ) -> Result<Arc<Session>, McpError> {
-        let mut bytes = [0u8; SESSION_ID_RANDOM_BYTES];
-        getrandom::fill(&mut bytes)
+        let bytes: [u8; SESSION_ID_RANDOM_BYTES] = self
+            .entropy
+            .bytes()
             .map_err(|_| McpError::Internal("Could not draw a session id"))?;
         let identified = scope != Scope::shared();
         let session = Arc::new(Session {

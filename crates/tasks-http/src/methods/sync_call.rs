@@ -44,6 +44,8 @@ pub(crate) struct Finish {
     pub(crate) state_key: StateKey,
     /// How long the issued `requestState` lives (never longer than the tasks).
     pub(crate) state_lifetime_ms: u64,
+    /// The runtime's randomness, for the state's nonce.
+    pub(crate) entropy: tasks_runtime::Randomness,
     pub(crate) name: String,
     pub(crate) arguments: JsonObject,
     pub(crate) scope: Scope,
@@ -86,9 +88,8 @@ impl Finish {
             answers: self.answers.clone().unwrap_or_default(),
             asked: asked.clone(),
         };
-        let mut nonce = [0u8; NONCE_BYTES];
         // A failed draw leaves zeros; the round number still makes the state change.
-        let _ = getrandom::fill(&mut nonce);
+        let nonce = self.entropy.bytes().unwrap_or([0u8; NONCE_BYTES]);
         let request_state = mrtr::issue(
             &self.state_key,
             binding,

@@ -82,6 +82,7 @@ pub(crate) async fn call(
                 server_meta: d.server_meta.clone(),
                 state_key: d.state_key.clone(),
                 state_lifetime_ms: mrtr::state_lifetime_ms(d.runtime.config().ttl_ms),
+                entropy: d.runtime.entropy().clone(),
                 name,
                 arguments,
                 scope: scope.clone(),

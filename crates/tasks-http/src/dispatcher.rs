@@ -203,19 +203,22 @@ impl Dispatcher {
             tool = tracing::field::Empty,
             trace_id = tracing::field::Empty,
         );
-        let (response, code, session_method) =
+        let (response, error, session_method) =
             self.answer(headers, body, scope).instrument(span).await;
         let took = started.elapsed();
         let method_at = session_method.unwrap_or(method_at);
         let method = method_name(method_at);
         tracing::debug!(
             method,
-            code = code_label(code),
+            code = code_label(error.as_ref().map(McpError::code)),
             status = response.status,
             duration_us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
             "mcp request answered"
         );
-        self.shared.metrics.answered(method_at, code, took);
+        // Where every request's answer is counted: its code, and a store-unavailable refusal.
+        self.shared
+            .metrics
+            .answered(method_at, error.as_ref(), took);
         response
     }
 
@@ -233,15 +236,15 @@ impl Dispatcher {
         self.shared.metrics.encode(&self.shared.runtime)
     }
 
-    /// [`Dispatcher::dispatch`], the JSON-RPC error code of the answer (`None` for a result or
-    /// an accepted notification), and for a message of a 2025 session its `method` label
-    /// ([`session_method_index`]).
+    /// [`Dispatcher::dispatch`], the error the request was answered with (`None` for a result,
+    /// an accepted notification or a stream), and for a message of a 2025 session its `method`
+    /// label ([`session_method_index`]).
     async fn answer(
         &self,
         headers: &HeaderMap,
         body: &[u8],
         scope: Scope,
-    ) -> (McpResponse, Option<i64>, Option<usize>) {
+    ) -> (McpResponse, Option<McpError>, Option<usize>) {
         let now = self.shared.runtime.now();
         let view = View {
             tools: self.shared.runtime.tools(),
@@ -250,10 +253,9 @@ impl Dispatcher {
         let message = match parse_message(body) {
             Ok(message) => message,
             Err(failure) => {
-                let code = failure.error.code();
                 return (
                     McpResponse::error(failure.id.as_ref(), &failure.error),
-                    Some(code),
+                    Some(failure.error),
                     None,
                 );
             }
@@ -264,7 +266,7 @@ impl Dispatcher {
                 // largest branch, and is moved as a whole (into its box, into the span's
                 // wrapper) on every request, whichever branch it takes.
                 let label = session_method_index(&message);
-                let (response, code) = Box::pin(legacy::post(
+                let (response, error) = Box::pin(legacy::post(
                     &self.shared,
                     sessions,
                     headers,
@@ -273,7 +275,7 @@ impl Dispatcher {
                     &view,
                 ))
                 .await;
-                return (response, code, Some(label));
+                return (response, error, Some(label));
             }
             (_, _) => match message {
                 Message::Envelope(envelope) => envelope,
@@ -281,27 +283,27 @@ impl Dispatcher {
                     let error = McpError::InvalidRequest("method must be a string");
                     return (
                         McpResponse::error(Some(&response.id), &error),
-                        Some(error.code()),
+                        Some(error),
                         None,
                     );
                 }
             },
         };
-        let (response, code) =
+        let (response, error) =
             match plan_envelope(&Head(headers), envelope, &view, scope.as_str(), now) {
                 Plan::Accepted => (McpResponse::accepted(), None),
                 Plan::Reject { id, error } => {
-                    (McpResponse::error(id.as_ref(), &error), Some(error.code()))
+                    (McpResponse::error(id.as_ref(), &error), Some(error))
                 }
                 Plan::Run(planned) => {
                     let id = planned.id.clone();
                     match self.run(planned, headers, &scope, now, view.tools).await {
                         Ok(response) => (response, None),
-                        Err(error) => (McpResponse::error(Some(&id), &error), Some(error.code())),
+                        Err(error) => (McpResponse::error(Some(&id), &error), Some(error)),
                     }
                 }
             };
-        (response, code, None)
+        (response, error, None)
     }
 
     async fn run(

@@ -5,6 +5,11 @@
 //! Label values are bounded: the method is one of the served methods, a `session/…` label of
 //! a 2025 session message, or `other` (the client chooses it), the code is `ok` or a JSON-RPC
 //! error code this server answers with.
+//!
+//! A store-unavailable refusal (`mcp_store_unavailable_refusals_total{outcome}`) is counted
+//! where an error becomes a client's answer (with the request's code, once every answer is
+//! made, or when a 2025 `tasks/result` stream ends with it), never where the runtime reads: a
+//! read made for a stream's own bookkeeping that fails answers no one.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +23,7 @@ use prometheus_client::registry::{Registry, Unit};
 use tasks_core::admission::Message;
 use tasks_core::legacy::{session_label_index, SESSION_LABELS};
 use tasks_core::method::Method;
+use tasks_core::McpError;
 use tasks_runtime::TaskRuntime;
 
 /// The content type of [`Metrics::encode`]'s text.
@@ -98,6 +104,24 @@ struct NotificationLabel {
     method: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabel {
+    outcome: &'static str,
+}
+
+/// The `outcome` label values of a store-unavailable refusal: [`McpError::StoreUnavailable`]
+/// (`unchanged`), then [`McpError::StoreOutcomeUnknown`] (`unknown`).
+const REFUSAL_OUTCOMES: [&str; 2] = ["unchanged", "unknown"];
+
+/// The index in [`REFUSAL_OUTCOMES`] of `error`, when it is a store-unavailable refusal.
+fn refusal_index(error: &McpError) -> Option<usize> {
+    match error {
+        McpError::StoreUnavailable => Some(0),
+        McpError::StoreOutcomeUnknown => Some(1),
+        _ => None,
+    }
+}
+
 /// The server's metrics: request counters and latencies, open listen streams, and the
 /// runtime's task-lifecycle metrics, in one registry.
 #[derive(Debug)]
@@ -110,6 +134,8 @@ pub struct Metrics {
     listen_streams: Gauge,
     notifications: Family<NotificationLabel, Counter>,
     skipped: Counter,
+    /// One handle per [`REFUSAL_OUTCOMES`] value.
+    store_refusals: [Counter; 2],
 }
 
 impl Metrics {
@@ -117,8 +143,9 @@ impl Metrics {
     /// `mcp_requests_total{method,code}`, `mcp_request_duration_seconds{method}` (until the
     /// response head: a stream's first byte), `mcp_listen_streams` (open
     /// `subscriptions/listen` streams), `mcp_listen_notifications_total{method}`,
-    /// `mcp_listen_events_skipped_total` and the runtime's
-    /// ([`RuntimeMetrics::register`](tasks_runtime::RuntimeMetrics::register)).
+    /// `mcp_listen_events_skipped_total`, `mcp_store_unavailable_refusals_total{outcome}`
+    /// (requests answered -32603 `Task store unavailable: …`: `unchanged` or `unknown`) and
+    /// the runtime's ([`RuntimeMetrics::register`](tasks_runtime::RuntimeMetrics::register)).
     pub fn new(runtime: &TaskRuntime) -> Self {
         let mut registry = Registry::with_prefix("mcp");
         let requests = Family::<RequestLabels, Counter>::default();
@@ -179,6 +206,16 @@ impl Metrics {
              counts every event it missed, of any task)",
             skipped.clone(),
         );
+        let refusals = Family::<OutcomeLabel, Counter>::default();
+        registry.register(
+            "store_unavailable_refusals",
+            "Requests answered -32603 Task store unavailable (HTTP 503) because the task store \
+             was briefly unavailable, by outcome (unchanged: nothing was stored or changed; \
+             unknown: a write may have taken effect)",
+            refusals.clone(),
+        );
+        let store_refusals = REFUSAL_OUTCOMES
+            .map(|outcome| refusals.get_or_create(&OutcomeLabel { outcome }).clone());
         runtime.metrics().register(&mut registry);
         Metrics {
             registry,
@@ -187,14 +224,33 @@ impl Metrics {
             listen_streams,
             notifications,
             skipped,
+            store_refusals,
         }
     }
 
-    /// Counts one answered request of the method at `method` ([`method_index`]).
-    pub(crate) fn answered(&self, method: usize, code: Option<i64>, took: Duration) {
+    /// Counts one answered request of the method at `method` ([`method_index`]): `error` is
+    /// the error it was answered with (`None` for a result, an accepted notification, or a
+    /// stream, counted when it starts), which gives the `code` label and, for a
+    /// store-unavailable refusal, counts it ([`Metrics::store_refusal`]).
+    pub(crate) fn answered(&self, method: usize, error: Option<&McpError>, took: Duration) {
         let method = method.min(METHODS - 1);
+        let code = error.map(McpError::code);
         self.requests[method * CODES.len() + code_index(code)].inc();
         self.latency[method].observe(took.as_secs_f64());
+        if let Some(error) = error {
+            self.store_refusal(error);
+        }
+    }
+
+    /// A client was answered with `error`: counted in `mcp_store_unavailable_refusals_total`
+    /// when it is a store-unavailable refusal ([`McpError::StoreUnavailable`],
+    /// [`McpError::StoreOutcomeUnknown`]); other errors are not. [`Metrics::answered`] calls
+    /// it for every request's answer; call it directly only for an answer that ends a stream
+    /// (a 2025 `tasks/result`), which `answered` counted when the stream started.
+    pub(crate) fn store_refusal(&self, error: &McpError) {
+        if let Some(index) = refusal_index(error) {
+            self.store_refusals[index].inc();
+        }
     }
 
     /// A listen stream sent a notification of `method`.

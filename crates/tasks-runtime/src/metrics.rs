@@ -34,8 +34,7 @@ struct LimitLabel {
 }
 
 /// The `outcome` label of a lease renewal: `ok`, `lost` (another node took the lease over) or
-/// `failed` (the store did not answer); of a store-unavailable refusal: `unchanged` or
-/// `unknown`.
+/// `failed` (the store did not answer).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabel {
     outcome: &'static str,
@@ -79,7 +78,6 @@ pub struct RuntimeMetrics {
     store_latency: Family<OperationLabel, Histogram>,
     store_failures: Family<OperationLabel, Counter>,
     store_deadlines: Family<OperationLabel, Counter>,
-    store_refusals: Family<OutcomeLabel, Counter>,
     self_fences: Family<ReasonLabel, Counter>,
     parked: Histogram,
     stored: Family<StatusLabel, Gauge>,
@@ -106,11 +104,6 @@ impl Default for RuntimeMetrics {
         }
         for reason in ["feed", "lagged"] {
             let _ = metrics.feed_resyncs.get_or_create(&ReasonLabel { reason });
-        }
-        for outcome in ["unchanged", "unknown"] {
-            let _ = metrics
-                .store_refusals
-                .get_or_create(&OutcomeLabel { outcome });
         }
         for reason in ["lost", "stalled"] {
             let _ = metrics.self_fences.get_or_create(&ReasonLabel { reason });
@@ -140,7 +133,6 @@ impl RuntimeMetrics {
             }),
             store_failures: Family::default(),
             store_deadlines: Family::default(),
-            store_refusals: Family::default(),
             self_fences: Family::default(),
             parked: Histogram::new(duration_buckets()),
             stored: Family::default(),
@@ -155,10 +147,12 @@ impl RuntimeMetrics {
     /// `worker_slots` (set by [`RuntimeMetrics::set_workers`] before each scrape),
     /// `lease_renewals_total{outcome}`, `task_takeovers_total`, `fenced_writes_total`,
     /// `store_operation_duration_seconds{operation}`, `store_failures_total{operation}`,
-    /// `store_deadline_exceeded_total{operation}`, `store_unavailable_refusals_total{outcome}`,
-    /// `node_self_fences_total{reason}`, `task_input_wait_seconds`, `tasks_stored{status}` (set
-    /// by [`TaskRuntime::refresh_status_counts`](crate::TaskRuntime::refresh_status_counts))
-    /// and `change_feed_resyncs_total{reason}`.
+    /// `store_deadline_exceeded_total{operation}`, `node_self_fences_total{reason}`,
+    /// `task_input_wait_seconds`, `tasks_stored{status}` (set by
+    /// [`TaskRuntime::refresh_status_counts`](crate::TaskRuntime::refresh_status_counts)) and
+    /// `change_feed_resyncs_total{reason}`. Refusals answered because the store was briefly
+    /// unavailable are a request metric, counted where an error becomes a client's answer
+    /// (`tasks_http`'s `mcp_store_unavailable_refusals_total{outcome}`).
     pub fn register(&self, registry: &mut Registry) {
         registry.register(
             "tasks_created",
@@ -226,11 +220,6 @@ impl RuntimeMetrics {
             "store_deadline_exceeded",
             "Task store calls that did not answer within their deadline (Limits::store_deadline; half a tick for a lease renewal), by operation",
             self.store_deadlines.clone(),
-        );
-        registry.register(
-            "store_unavailable_refusals",
-            "Requests refused with 503 because the task store was briefly unavailable, by outcome (unchanged: nothing was stored or changed; unknown: a write may have taken effect)",
-            self.store_refusals.clone(),
         );
         registry.register(
             "node_self_fences",
@@ -325,19 +314,6 @@ impl RuntimeMetrics {
     pub(crate) fn deadline_exceeded(&self, operation: &'static str) {
         self.store_deadlines
             .get_or_create(&OperationLabel { operation })
-            .inc();
-    }
-
-    /// A request was refused because the store was briefly unavailable: `error` is the answer
-    /// (other errors are not counted).
-    pub(crate) fn store_refusal(&self, error: &tasks_core::McpError) {
-        let outcome = match error {
-            tasks_core::McpError::StoreUnavailable => "unchanged",
-            tasks_core::McpError::StoreOutcomeUnknown => "unknown",
-            _ => return,
-        };
-        self.store_refusals
-            .get_or_create(&OutcomeLabel { outcome })
             .inc();
     }
 

@@ -320,8 +320,9 @@ impl TaskRuntime {
     /// * -32603 `Task store unavailable: whether the request took effect is unknown` (HTTP 503,
     ///   [`McpError::StoreOutcomeUnknown`]) when the store did not answer the creation within
     ///   [`Limits::store_deadline`](crate::Limits::store_deadline) or lost its connection
-    ///   meanwhile: the task may exist (and run). Both are counted in
-    ///   `store_unavailable_refusals_total`.
+    ///   meanwhile: the task may exist (and run). A server counts those it answers in
+    ///   `mcp_store_unavailable_refusals_total` (`tasks_http::metrics`), where an error
+    ///   becomes a client's answer.
     pub async fn create_task(&self, work: Work) -> Result<Arc<Task>, McpError> {
         self.create(work, None, self.inner.config.ttl_ms).await
     }
@@ -350,7 +351,7 @@ impl TaskRuntime {
     /// # Errors
     /// As [`TaskRuntime::create_task`].
     pub async fn create_task_with_id(&self, work: Work, id: TaskId) -> Result<Arc<Task>, McpError> {
-        if let Some(existing) = self.counted(existing(&self.inner, &work.scope, &id).await)? {
+        if let Some(existing) = existing(&self.inner, &work.scope, &id).await? {
             return Ok(existing);
         }
         self.create(work, Some(id), self.inner.config.ttl_ms).await
@@ -386,14 +387,6 @@ impl TaskRuntime {
         ttl_ms: Option<u64>,
     ) -> Result<Arc<Task>, McpError> {
         self.create(work, Some(id), ttl_ms).await
-    }
-
-    /// `result`, with a store-unavailable refusal counted in the metrics.
-    fn counted<T>(&self, result: Result<T, McpError>) -> Result<T, McpError> {
-        if let Err(error) = &result {
-            self.inner.metrics.store_refusal(error);
-        }
-        result
     }
 
     async fn create(
@@ -446,13 +439,12 @@ impl TaskRuntime {
             create_limits,
             permit,
         ));
-        let created = match (&mut creation).now_or_never() {
+        match (&mut creation).now_or_never() {
             Some(created) => created,
             None => tokio::spawn(creation)
                 .await
                 .unwrap_or(Err(McpError::Internal("Task store failure"))),
-        };
-        self.counted(created)
+        }
     }
 
     /// The task `id` of `scope`.
@@ -466,7 +458,7 @@ impl TaskRuntime {
         match self.inner.store.get(scope, id, now).await {
             Ok(Some(snapshot)) => Ok(snapshot.task),
             Ok(None) => Err(McpError::UnknownTask),
-            Err(e) => self.counted(Err(store_error(e))),
+            Err(e) => Err(store_error(e)),
         }
     }
 
@@ -482,13 +474,12 @@ impl TaskRuntime {
         limit: usize,
     ) -> Result<Option<Vec<Arc<Task>>>, McpError> {
         let now = self.inner.clock.now();
-        let page = self.counted(
-            self.inner
-                .store
-                .list(scope, after, limit, now)
-                .await
-                .map_err(store_error),
-        )?;
+        let page = self
+            .inner
+            .store
+            .list(scope, after, limit, now)
+            .await
+            .map_err(store_error)?;
         Ok(page.map(|page| page.into_iter().map(|s| s.task).collect()))
     }
 
@@ -510,11 +501,10 @@ impl TaskRuntime {
         id: &TaskId,
         responses: BTreeMap<String, Value>,
     ) -> Result<(), McpError> {
-        let committed = self.counted(
-            self.inner
-                .commit(scope, id, Event::InputResponsesAccepted { responses }, None)
-                .await,
-        )?;
+        let committed = self
+            .inner
+            .commit(scope, id, Event::InputResponsesAccepted { responses }, None)
+            .await?;
         self.inner.wake(id, committed.fulfilled);
         Ok(())
     }
@@ -526,7 +516,7 @@ impl TaskRuntime {
     /// -32602 `Unknown or inaccessible taskId`; -32603 `Task store unavailable: …` (HTTP 503)
     /// as for [`TaskRuntime::update`] (cancelling again is safe).
     pub async fn cancel(&self, scope: &Scope, id: &TaskId) -> Result<(), McpError> {
-        self.counted(self.inner.commit(scope, id, Event::Cancelled, None).await)?;
+        self.inner.commit(scope, id, Event::Cancelled, None).await?;
         if let Some((_, handle)) = self.inner.workers.remove(id) {
             handle.cancel.cancel();
         }

@@ -80,7 +80,8 @@ fn lookup(
     }
 }
 
-/// Serves one POSTed message of the session path.
+/// Serves one POSTed message of the session path: the response, and the error it answers
+/// (`None` for a result, an accepted message or a stream).
 pub(crate) async fn post(
     d: &Shared,
     sessions: &Sessions,
@@ -88,12 +89,9 @@ pub(crate) async fn post(
     message: Message,
     scope: Scope,
     view: &View<'_>,
-) -> (McpResponse, Option<i64>) {
+) -> (McpResponse, Option<McpError>) {
     let (found, session) = lookup(sessions, headers, &scope);
-    let fail = |id: Option<&Value>, error: McpError| {
-        let code = error.code();
-        (McpResponse::error(id, &error), Some(code))
-    };
+    let fail = |id: Option<&Value>, error: McpError| (McpResponse::error(id, &error), Some(error));
     match plan_legacy(&Head(headers), message, found, view) {
         LegacyPlan::Initialize {
             id,
@@ -121,13 +119,10 @@ pub(crate) async fn post(
             Err(error) => fail(Some(&id), error),
         },
         LegacyPlan::Reject { id, error } => fail(id.as_ref(), error),
-        LegacyPlan::Error { id, error } => {
-            let code = error.code();
-            (
-                McpResponse::session_error(&id, &error.to_error_object()),
-                Some(code),
-            )
-        }
+        LegacyPlan::Error { id, error } => (
+            McpResponse::session_error(&id, &error.to_error_object()),
+            Some(error),
+        ),
         LegacyPlan::Initialized => {
             if let Some(session) = session {
                 session.initialized();
@@ -156,19 +151,20 @@ pub(crate) async fn post(
             let Some(session) = session else {
                 return fail(Some(&id), McpError::SessionNotFound);
             };
-            let response = run(d, session, id, action, &view.tools).await;
-            (response, None)
+            run(d, session, id, action, &view.tools).await
         }
     }
 }
 
+/// Runs a planned session request: its response, and the error it answers (in the body of an
+/// HTTP 200, as a 2025 session answers errors).
 async fn run(
     d: &Shared,
     session: Arc<Session>,
     id: Value,
     action: LegacyAction,
     tools: &Arc<ToolRegistry>,
-) -> McpResponse {
+) -> (McpResponse, Option<McpError>) {
     let scope = session.scope.clone();
     let answer = match action {
         LegacyAction::Ping => Ok(McpResponse::result(&id, &empty_result())),
@@ -202,7 +198,13 @@ async fn run(
             Err(error) => Err(error),
         },
     };
-    answer.unwrap_or_else(|error| McpResponse::session_error(&id, &error.to_error_object()))
+    match answer {
+        Ok(response) => (response, None),
+        Err(error) => (
+            McpResponse::session_error(&id, &error.to_error_object()),
+            Some(error),
+        ),
+    }
 }
 
 /// The 2025 `tools/list` result: every tool, in registration order, with

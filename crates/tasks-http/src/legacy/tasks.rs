@@ -143,12 +143,14 @@ pub(crate) async fn result(
         return Ok(final_response(&id, answer));
     }
     let runtime = d.runtime.clone();
+    let metrics = d.metrics.clone();
     let cancel = in_flight.token.clone();
     Ok(
         respond(cancel.clone(), Start::Stream, move |tx| async move {
             let _in_flight = in_flight;
             let waiting = Wait {
                 runtime,
+                metrics,
                 session,
                 id,
                 tx,
@@ -176,6 +178,8 @@ fn final_response(id: &Value, answer: Result<JsonObject, tasks_core::JsonRpcErro
 /// A `tasks/result` waiting for its task.
 struct Wait {
     runtime: tasks_runtime::TaskRuntime,
+    /// Counts the answer that ends the stream when it is a store-unavailable refusal.
+    metrics: Arc<crate::metrics::Metrics>,
     session: Arc<Session>,
     id: Value,
     tx: mpsc::Sender<Frame>,
@@ -244,12 +248,13 @@ impl Wait {
         }
     }
 
+    /// Ends the stream with `error` as the request's answer. The request was counted when its
+    /// stream started; a store-unavailable refusal is counted here, once it is on its way.
     async fn fail(&self, error: &McpError) {
-        let error = error.to_error_object();
-        let _ = self
-            .tx
-            .send(Frame::Final(error_bytes(Some(&self.id), &error)))
-            .await;
+        let answer = error_bytes(Some(&self.id), &error.to_error_object());
+        if self.tx.send(Frame::Final(answer)).await.is_ok() {
+            self.metrics.store_refusal(error);
+        }
     }
 }
 

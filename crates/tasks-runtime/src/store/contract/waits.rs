@@ -82,17 +82,21 @@ fn gated(gate: &Arc<Notify>) -> ToolRegistry {
     tools
 }
 
-/// A task with a 1 s TTL is reaped while a wait follows it: the waiters hear
+/// A task with a 1 h TTL is reaped while a wait follows it: the waiters hear
 /// [`Wake::Removed`], the wait ends with -32602 `Unknown or inaccessible taskId`, and the
-/// task's worker is stopped. The guard is an hour away: only the removal ends the wait.
+/// task's worker is stopped. The runtime's clock (the one the store is given as `now`) jumps
+/// past the expiry, tokio's timers do not move: the wait's own re-read at the task's expiry
+/// and the guard are both an hour away, so only the removal can end the wait within
+/// [`PROMPT`].
 pub async fn reaping_ends_the_waits_of_a_task<S: Store>(store: Arc<S>) {
+    const TTL_MS: u64 = 3_600_000;
     let clock = Manual::at(0);
     let gate = Arc::new(Notify::new());
     let config = RuntimeConfig::default().with_wait_recheck(Duration::from_secs(3600));
     let rt = TaskRuntime::with_clock(store, gated(&gate), config, clock.clone());
     let scope = Scope::shared();
     let task = rt
-        .create_task_with_ttl(work(&scope, "gated"), Some(1_000))
+        .create_task_with_ttl(work(&scope, "gated"), Some(TTL_MS))
         .await
         .expect("created");
     let id = task.id().clone();
@@ -103,7 +107,7 @@ pub async fn reaping_ends_the_waits_of_a_task<S: Store>(store: Arc<S>) {
         TaskStatus::Working
     );
 
-    clock.set(2_000);
+    clock.set(2 * TTL_MS);
     assert_eq!(rt.reap_now().await.expect("reaped"), 1, "the task expired");
     let removed = tokio::time::timeout(PROMPT, async {
         loop {

@@ -44,9 +44,9 @@ set -euo pipefail
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 cd "$HERE/.."
 
-# What a first run needs on a 2-core machine, from a fresh clone (update both figures, and the
-# README's line "A first run takes ...", from the `[test] total` and `[test] disk` lines of a
-# measured run):
+# What a first run needs on a 2-core machine, from a fresh clone: update this line and the
+# README's "A first run needs ..." from the `[test] total` and `[test] disk at the end` lines of
+# a measured run (replacing "estimate, not yet measured" with "measured YYYY-MM-DD"):
 NEEDS="about 15 minutes and 7 GB of disk (estimate, not yet measured)"
 # Pinned: a new cargo-deny release may change its checks or its config format. 0.20.2 builds
 # with Rust 1.88 or newer.

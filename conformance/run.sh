@@ -11,7 +11,7 @@
 #                  or the workspace's target/)
 #   --fixture-args ARGS  more arguments for the fixture, split on spaces
 #                  (e.g. "--store sqlite:/tmp/conformance.db")
-#   --no-build     skip `cargo build -p tasks-fixture` (use the existing binary)
+#   --no-build     skip `cargo build --bin tasks-fixture` (use the existing binary)
 #   --verbose      also print each scenario's full runner output
 # Each (revision, scenario) pair is checked against its revision's baseline:
 # baseline.yml for the 2026-07-28 and extension scenarios, baseline-<VERSION>.yml
@@ -175,8 +175,10 @@ if [ -z "$URL" ]; then
     case "$target_dir" in /*) ;; *) target_dir="$START_DIR/$target_dir" ;; esac
     FIXTURE="$target_dir/debug/tasks-fixture"
     if [ "$BUILD" -eq 1 ]; then
-      log "building: cargo build -p tasks-fixture"
-      (cd "$REPO_ROOT" && cargo build -p tasks-fixture) || die "cargo build -p tasks-fixture failed"
+      # --bin, not -p: features resolved for the whole workspace, as for the tests and the
+      # README's `cargo run --bin …`, so the three share one build (tests/Cargo.toml).
+      log "building: cargo build --bin tasks-fixture"
+      (cd "$REPO_ROOT" && cargo build --bin tasks-fixture) || die "cargo build --bin tasks-fixture failed"
     fi
   fi
   [ -x "$FIXTURE" ] || die "fixture binary not found or not executable: $FIXTURE"

@@ -28,7 +28,7 @@ done
 if [ ${#SCRIPTS[@]} -eq 0 ]; then
   for script in "$HERE"/*.mjs; do SCRIPTS+=("$(basename "$script")"); done
 fi
-[ -x "$FIXTURE" ] || die "fixture binary not found: $FIXTURE (cargo build -p tasks-fixture)"
+[ -x "$FIXTURE" ] || die "fixture binary not found: $FIXTURE (cargo build --bin tasks-fixture)"
 
 want="$(cat "$HERE/package.json" "$HERE/package-lock.json" | sha256sum | cut -d' ' -f1)"
 if [ ! -x "$NODE_BIN" ] || [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The on-demand benchmark of issue #6 (docs/benchmarks.md); not part of scripts/test.sh and
+# The on-demand benchmark (docs/benchmarks.md); not part of scripts/test.sh and
 # with no timed assertion. Builds the fixture and the harness in release, runs the loopback
 # rows (tasks-bench run, extra arguments are passed to it, e.g. --rows get,create --rounds 1),
 # then the tasks-core criterion micro-benchmarks (skip them with BENCH_MICRO=0).

@@ -1,37 +1,61 @@
 #!/usr/bin/env bash
-# Runs every check and test: formatting (`cargo fmt --check`), lints (`cargo clippy
-# --all-targets -D warnings`), the API docs (`cargo doc` with warnings as errors, so every
-# intra-doc link resolves), the dependency policy of deny.toml (`cargo deny check licenses bans
-# sources`, then `advisories` when the RustSec advisory database on GitHub can be reached, else
-# a line saying it was skipped), the Rust workspace tests with cargo-nextest (the store contract
-# on every store, the kill -9 cycles of the fixture on SQLite), the doctests with `cargo test --doc`
-# (nextest does not run doctests; the README's example is one), then the official MCP
-# conformance runner against the fixture on the in-memory store, its Tasks scenarios against
-# examples/axum-app (the endpoint mounted at /api/mcp in an axum app), real clients pinned in
-# interop/ (the TypeScript SDK 1.x tasks client on the 2025-11-25 path), then the runner against
-# the fixture on a fresh SQLite database and on PostgreSQL (conformance/run.sh installs Node 22 and the pinned runner from the npm registry).
+# Runs every check and test: formatting (`cargo fmt --check`), that the tests and `cargo run`
+# share one build (the features of every dependency are the same with and without the tests'
+# dev-dependencies; tests/Cargo.toml), lints (`cargo clippy --all-targets -D warnings`), the API
+# docs (`cargo doc` with warnings as errors, so every intra-doc link resolves), the dependency
+# policy of deny.toml (`cargo deny check licenses bans sources`, then `advisories` when the
+# RustSec advisory database on GitHub can be reached, else a line saying it was skipped), the
+# Rust workspace tests with cargo-nextest (the store contract on every store, the kill -9
+# cycles of the fixture on SQLite), the doctests with `cargo test --doc` (nextest does not run
+# doctests; the README's example is one), then the official MCP conformance runner against the
+# fixture on the in-memory store, its Tasks scenarios against examples/axum-app (the endpoint
+# mounted at /api/mcp in an axum app), real clients pinned in interop/ (the TypeScript SDK 1.x
+# tasks client on the 2025-11-25 path), then the runner against the fixture on a fresh SQLite
+# database and on PostgreSQL.
 #
 # Usage: scripts/test.sh [--quick] [--help]
 #   --quick   the Rust tests and doctests only: no formatting, lints, docs, dependency policy
 #             or conformance runner (for iterating)
 #   --help    print this help
-# Needs cargo-nextest (`cargo install cargo-nextest --locked`) and, without --quick, cargo-deny
-# (`cargo install cargo-deny --locked`); .ci/run installs both when missing.
-# Configuration: .config/nextest.toml, deny.toml. A test still running after 180 s (60 s in CI; 360 s for
-# the kill -9 test) is killed and fails.
+# Installs what it needs and is missing: cargo-nextest (`cargo install cargo-nextest
+# --locked`) and, without --quick, cargo-deny at the version this script pins
+# (CARGO_DENY_VERSION; `cargo install cargo-deny --locked --version ...`, about 4 minutes on
+# 2 cores); where cargo-deny cannot be installed (no network) the dependency policy is skipped
+# with a line saying so, except in CI.
+# conformance/run.sh and interop/run.sh install Node 22, the pinned runner and the pinned
+# clients from the npm registry (`npm`, any version, must be on PATH).
+# Uses a PostgreSQL at DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) for the
+# PostgreSQL tests and conformance run; without one they are skipped, and say so.
+# Builds with the workspace's [profile.dev] (Cargo.toml: line tables only, no incremental
+# caches), the profile `cargo run` uses too; CARGO_PROFILE_DEV_* and CARGO_INCREMENTAL in the
+# environment override it, for every cargo command alike.
+# Configuration: .config/nextest.toml, deny.toml. A test still running after 180 s (60 s in CI;
+# longer for the tests that start processes) is killed and fails.
 # Environment:
 #   CI   when set (and not "false" or "0"): nextest's `ci` profile (no fail-fast, no retries,
 #        failure output repeated at the end), a 60 s per-scenario kill for the conformance
-#        runner (CONFORMANCE_KILL_AFTER_S, unless already set), and no PostgreSQL is a failure.
-#   DATABASE_URL  the PostgreSQL of the PostgreSQL tests and conformance run (default
-#        postgres://postgres@127.0.0.1:5432/test); without one they are skipped, and say so.
-# Prints `[test] phase NAME: N s` after each phase and `[test] total: N s` at the end.
+#        runner (CONFORMANCE_KILL_AFTER_S, unless already set), and no PostgreSQL or no
+#        cargo-deny is a failure.
+#   DATABASE_URL  the PostgreSQL of the PostgreSQL tests and conformance run.
+# Prints what it needs at the start, `[test] phase NAME: N s` after each phase, the disk used
+# and `[test] total: N s` at the end.
 # Exit status: 0 when everything passed, non-zero otherwise.
 set -euo pipefail
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 cd "$HERE/.."
 
-usage() { sed -n '2,29p' "$HERE/test.sh" | sed 's/^# \{0,1\}//'; }
+# What a first run needs on a 2-core machine, from a fresh clone: update this line and the
+# README's "A first run needs ..." from the `[test] total` and `[test] disk at the end` lines of
+# a measured run (replacing "estimate, not yet measured" with "measured YYYY-MM-DD"):
+NEEDS="about 15 minutes and 7 GB of disk (estimate, not yet measured)"
+# Pinned: a new cargo-deny release may change its checks or its config format. 0.20.2 builds
+# with Rust 1.88 or newer.
+CARGO_DENY_VERSION=0.20.2
+
+usage() {
+  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$HERE/test.sh"
+  printf 'A first run needs %s. cargo-deny is pinned to %s.\n' "$NEEDS" "$CARGO_DENY_VERSION"
+}
 
 QUICK=0
 while [ $# -gt 0 ]; do
@@ -47,17 +71,6 @@ case "${CI:-}" in
   *) IN_CI=1 ;;
 esac
 
-if ! cargo nextest --version >/dev/null 2>&1; then
-  printf 'scripts/test.sh: cargo-nextest is not installed; install it with:\n' >&2
-  printf '  cargo install cargo-nextest --locked\n' >&2
-  exit 2
-fi
-if [ "$QUICK" -eq 0 ] && ! cargo deny --version >/dev/null 2>&1; then
-  printf 'scripts/test.sh: cargo-deny is not installed; install it with (or run --quick):\n' >&2
-  printf '  cargo install cargo-deny --locked\n' >&2
-  exit 2
-fi
-
 PROFILE=default
 if [ "$IN_CI" -eq 1 ]; then
   PROFILE=ci
@@ -66,6 +79,51 @@ if [ "$IN_CI" -eq 1 ]; then
   # run of 37 hung scenarios to about 43 minutes (60 s + 10 s grace each).
   export CONFORMANCE_KILL_AFTER_S="${CONFORMANCE_KILL_AFTER_S:-60}"
 fi
+
+TARGET_DIR="${CARGO_TARGET_DIR:-target}"
+PG_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
+# The URL as it may be printed: without a password.
+PG_SHOWN="$(printf '%s' "$PG_URL" | sed -E 's#^([a-z]+://[^:/@]*):[^@]*@#\1:***@#')"
+pg_up() {
+  pg_isready -q -d "$PG_URL" 2>/dev/null || (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null
+}
+
+# disk WHEN: the free space where the build goes, and the size of the target folder (in MB).
+free_mb() { df -Pk "$(dirname -- "$TARGET_DIR")" 2>/dev/null | awk 'NR == 2 { print int($4 / 1024) }'; }
+FREE_AT_START="$(free_mb)" || true
+disk() {
+  local free target
+  free="$(free_mb)" || true
+  target="$(du -sk "$TARGET_DIR" 2>/dev/null | awk '{ print int($1 / 1024) }')" || true
+  printf '[test] disk %s: %s MB free' "$1" "${free:-?}"
+  if [ -n "$free" ] && [ -n "$FREE_AT_START" ] && [ "$free" -lt "$FREE_AT_START" ]; then
+    printf ' (%d MB less than at the start)' "$((FREE_AT_START - free))"
+  fi
+  printf ', target %s MB\n' "${target:-0}"
+}
+
+# What the run needs, before it starts.
+if [ "$QUICK" -eq 1 ]; then
+  printf '[test] --quick: the Rust tests and doctests only\n'
+else
+  printf '[test] a first run needs %s; later runs rebuild only what changed\n' "$NEEDS"
+fi
+if pg_up; then
+  printf '[test] PostgreSQL at %s: reachable\n' "$PG_SHOWN"
+elif [ "$IN_CI" -eq 1 ]; then
+  printf '[test] PostgreSQL at %s: NOT reachable; its tests and conformance run fail in CI\n' "$PG_SHOWN"
+else
+  printf '[test] PostgreSQL at %s: not reachable; its tests and conformance run are skipped (set DATABASE_URL)\n' "$PG_SHOWN"
+fi
+if [ "$QUICK" -eq 0 ]; then
+  if command -v npm >/dev/null 2>&1; then
+    printf '[test] npm %s: installs Node 22, the conformance runner and the interop clients from the npm registry when missing\n' \
+      "$(npm --version 2>/dev/null || echo '?')"
+  else
+    printf '[test] npm not found: the conformance phases need it unless conformance/node_modules and interop/node_modules are installed\n' >&2
+  fi
+fi
+disk "at the start"
 
 START=$SECONDS
 CURRENT=""
@@ -77,6 +135,7 @@ finish() {
   if [ -n "$CURRENT" ]; then
     printf '[test] phase %s: %d s (failed)\n' "$CURRENT" "$((SECONDS - PHASE_START))"
   fi
+  disk "at the end"
   if [ "$rc" -eq 0 ]; then
     printf '[test] total: %d s, all passed\n' "$((SECONDS - START))"
   else
@@ -95,6 +154,77 @@ phase() {
   CURRENT=""
 }
 
+# cargo installs into $CARGO_INSTALL_ROOT/bin or $CARGO_HOME/bin; cargo finds its subcommands in
+# the latter by itself, and in the former only through PATH.
+CARGO_BIN="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin"
+case ":$PATH:" in *":$CARGO_BIN:"*) ;; *) export PATH="$PATH:$CARGO_BIN" ;; esac
+
+# The cargo subcommands the run needs: installed with `cargo install` when missing.
+DENY=1
+tools() {
+  if ! cargo nextest --version >/dev/null 2>&1; then
+    printf '[test] cargo-nextest is missing: cargo install cargo-nextest --locked\n'
+    if ! cargo install cargo-nextest --locked; then
+      printf 'scripts/test.sh: cargo-nextest could not be installed (is crates.io reachable?); install it with:\n' >&2
+      printf '  cargo install cargo-nextest --locked\n' >&2
+      exit 2
+    fi
+  fi
+  cargo nextest --version | sed -n 1p
+  [ "$QUICK" -eq 0 ] || return 0
+  if ! cargo deny --version >/dev/null 2>&1; then
+    printf '[test] cargo-deny is missing: cargo install cargo-deny --locked --version %s (about 4 minutes on 2 cores)\n' \
+      "$CARGO_DENY_VERSION"
+    if ! cargo install cargo-deny --locked --version "$CARGO_DENY_VERSION"; then
+      if [ "$IN_CI" -eq 1 ]; then
+        printf 'scripts/test.sh: cargo-deny could not be installed\n' >&2
+        exit 2
+      fi
+      printf '[test] deny: skipped (cargo-deny is not installed and could not be installed; the dependency policy of deny.toml is NOT checked)\n'
+      DENY=0
+      return 0
+    fi
+  fi
+  local version
+  version="$(cargo deny --version)"
+  case "$version" in
+    *" $CARGO_DENY_VERSION") printf '%s\n' "$version" ;;
+    *) printf '%s (the pinned version is %s)\n' "$version" "$CARGO_DENY_VERSION" ;;
+  esac
+}
+
+# One build for the tests and `cargo run --bin ...`: every crate that both the tests and the
+# binaries build is built with the same features either way (cargo resolves features per
+# command, and dev-dependencies add some), else `cargo run` recompiles most dependencies after
+# the tests. tests/Cargo.toml lists the features only dev-dependencies turn on.
+same_features() {
+  local normal all
+  normal="$(cargo tree --workspace --locked -e normal,build --prefix none -f '{p}|{f}')"
+  all="$(cargo tree --workspace --locked --prefix none -f '{p}|{f}')"
+  if ! awk -F'|' '
+      FNR == 1 { file++ }
+      { sub(/ \(\*\)$/, ""); key = $1; features = $2 }
+      file == 1 && !((key SUBSEP features) in normal) {
+        normal[key SUBSEP features] = 1; without[key] = without[key] " [" features "]"
+      }
+      file == 1 { next }
+      key in without { all[key SUBSEP features] = 1 }
+      END {
+        for (k in all) if (!(k in normal)) {
+          split(k, part, SUBSEP)
+          printf "  %s: [%s] for the tests,%s without them\n", part[1], part[2], without[part[1]]
+          bad = 1
+        }
+        exit bad
+      }' <(printf '%s\n' "$normal") <(printf '%s\n' "$all"); then
+    printf 'scripts/test.sh: dev-dependencies turn on features the binaries are built without, so\n' >&2
+    printf '`cargo run --bin ...` would recompile after the tests: add them to [dependencies] in\n' >&2
+    printf 'tests/Cargo.toml (see its comment; `cargo tree --workspace -e features -i CRATE` shows who\n' >&2
+    printf 'turns them on)\n' >&2
+    return 1
+  fi
+}
+
 # The dependency policy (deny.toml). The advisories check needs the RustSec advisory database,
 # which cargo-deny fetches from GitHub; where GitHub cannot be reached (a sandbox, an offline
 # machine) it is skipped with a message instead of failing on the fetch.
@@ -108,20 +238,25 @@ deny_checks() {
   fi
 }
 
+phase tools tools
 if [ "$QUICK" -eq 0 ]; then
   phase fmt cargo fmt --all -- --check
+  phase features same_features
   phase clippy cargo clippy --workspace --all-targets --locked -- -D warnings
   phase docs env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
-  phase deny deny_checks
+  if [ "$DENY" -eq 1 ]; then
+    phase deny deny_checks
+  fi
 fi
 phase rust-tests cargo nextest run --workspace --locked --profile "$PROFILE"
 phase doctests cargo test --doc --workspace --locked
 if [ "$QUICK" -eq 0 ]; then
   phase conformance bash conformance/run.sh
   # The runner's Tasks scenarios through examples/axum-app: the MCP service mounted at
-  # /api/mcp in an axum application with its own routes and middleware.
-  EXAMPLE_BIN="${CARGO_TARGET_DIR:-target}/debug/axum-app"
-  phase conformance-example bash -c 'cargo build -p tasks-example-axum --locked --quiet &&
+  # /api/mcp in an axum application with its own routes and middleware. (--bin: the
+  # workspace's features, the build the tests made.)
+  EXAMPLE_BIN="$TARGET_DIR/debug/axum-app"
+  phase conformance-example bash -c 'cargo build --bin axum-app --locked --quiet &&
     bash conformance/run.sh --no-build --fixture "$1" $(grep "^tasks-" conformance/scenarios.txt)' \
     _ "$EXAMPLE_BIN"
   # Real clients, pinned in interop/package-lock.json: the official TypeScript SDK 1.x
@@ -130,12 +265,11 @@ if [ "$QUICK" -eq 0 ]; then
   SQLITE_DIR="$(mktemp -d)"
   phase conformance-sqlite bash conformance/run.sh --no-build \
     --fixture-args "--store sqlite:$SQLITE_DIR/conformance.db"
-  PG_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
-  if pg_isready -q -d "$PG_URL" 2>/dev/null || (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then
+  if pg_up; then
     phase conformance-postgres bash conformance/run.sh --no-build \
       --fixture-args "--store $PG_URL --postgres-schema mcp_tasks_conformance"
   elif [ "$IN_CI" -eq 1 ]; then
-    printf '[test] no PostgreSQL at %s: the PostgreSQL conformance run cannot run\n' "${PG_URL%%@*}@…" >&2
+    printf '[test] no PostgreSQL at %s: the PostgreSQL conformance run cannot run\n' "$PG_SHOWN" >&2
     exit 1
   else
     printf '[test] phase conformance-postgres: skipped (no PostgreSQL; set DATABASE_URL)\n'

@@ -1,8 +1,9 @@
-//! Hostile and sloppy clients over real loopback HTTP against the fixture (issue #7): malformed
-//! requests keep the server up and stored tasks intact (item 1), header hygiene including what
-//! hyper refuses before our code and what response headers may carry (item 2), oversized task
-//! input and results (item 3), and scope isolation by bearer token on every task method and on
-//! the `subscriptions/listen` filter (item 6). Choices are described in `docs/hardening.md`.
+//! Hostile and sloppy clients over real loopback HTTP against the fixture: malformed requests
+//! keep the server up and stored tasks intact, header hygiene including what hyper refuses
+//! before our code and what response headers may carry, oversized task input and results, and
+//! scope isolation by bearer token on every task method and on the `subscriptions/listen`
+//! filter. Choices are described in `docs/hardening.md`, under the same headings (Malformed
+//! requests, Headers, Oversized work, Scopes).
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
@@ -72,8 +73,8 @@ async fn snapshot(server: &tasks_http::RunningServer, client: &Client, ids: &[&s
     views
 }
 
-/// Item 1 over HTTP: every malformed request gets its status and code as JSON, the server stays
-/// up, and the stored tasks (completed, parked, working) read exactly as before.
+/// Malformed requests over HTTP: each gets its status and code as JSON, the server stays up,
+/// and the stored tasks (completed, parked, working) read exactly as before.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_requests_keep_the_server_up_and_stored_tasks_intact() {
     let server = start(settings()).await;
@@ -340,7 +341,7 @@ async fn malformed_requests_keep_the_server_up_and_stored_tasks_intact() {
     server.shutdown().await;
 }
 
-/// Item 2 over HTTP: what hyper refuses before the dispatcher, what reaches it, repeated
+/// Headers over HTTP: what hyper refuses before the dispatcher, what reaches it, repeated
 /// `Mcp-Name` lines, and response headers that never carry client input.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn header_hygiene_over_http() {
@@ -473,7 +474,7 @@ async fn client_execute(http: &reqwest::Client, request: reqwest::Request) -> Re
     }
 }
 
-/// Item 3: task input over 262 144 bytes is refused and stores nothing; a 200 000-character
+/// Oversized work: task input over 262 144 bytes is refused and stores nothing; a 200 000-character
 /// result is returned whole by every `tasks/get`; a result over `--max-result-bytes` fails the
 /// task with -32603 instead of being truncated.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -555,7 +556,7 @@ async fn oversized_task_input_and_results() {
     server.shutdown().await;
 }
 
-/// Item 6 over HTTP: with a scope per bearer token, Alice's tasks are unknown to Bob on
+/// Scopes over HTTP: with a scope per bearer token, Alice's tasks are unknown to Bob on
 /// `tasks/get`, `tasks/update` and `tasks/cancel`, and silently dropped from Bob's
 /// `subscriptions/listen` filter and stream; no credentials is HTTP 401.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

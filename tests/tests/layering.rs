@@ -1,5 +1,5 @@
-//! The module graph of each library crate has no cycles (issue #13: "checked by a tool rather
-//! than by eye"). An edge `a → b` is a `crate::b…` (or `super::…`) path in the code of module
+//! The module graph of each library crate has no cycles, checked by a tool rather
+//! than by eye. An edge `a → b` is a `crate::b…` (or `super::…`) path in the code of module
 //! `a` (or a path through a module it imported, `m::x::Item`), comments left out; the
 //! layering each crate documents follows from these edges.
 

@@ -1,4 +1,4 @@
-//! Nothing secret reaches the logs, even at TRACE level (issue #17): arguments, answers,
+//! Nothing secret reaches the logs, even at TRACE level: arguments, answers,
 //! results, bearer tokens, principals and MRTR `requestState` are never recorded, while the
 //! request and task events themselves are.
 

@@ -1,4 +1,4 @@
-//! The MCP endpoint as a tower service mounted in an axum application (issue #16): the
+//! The MCP endpoint as a tower service mounted in an axum application: the
 //! fixture's own router (`/mcp`, `/healthz`, a 404 naming the endpoint, CORS), a mount under a
 //! prefix, principals from the request extensions, and shutdown through the handle.
 

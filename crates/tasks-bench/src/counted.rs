@@ -1,4 +1,4 @@
-//! The fixture's own count of the requests an external load generator sent (issue #20).
+//! The fixture's own count of the requests an external load generator sent.
 //!
 //! wrk reads no bodies and oha only reads status codes, so neither can tell a JSON-RPC error
 //! from a result. The fixture counts every request by method and outcome in

@@ -1,4 +1,4 @@
-//! Row 9: open-loop latency at fixed request rates (issue #20), driven by oha (see
+//! Row 9: open-loop latency at fixed request rates, driven by oha (see
 //! [`crate::oha`]).
 //!
 //! For each rate of `--latency-rates`, in that order: the baseline, `tasks/get` on a completed

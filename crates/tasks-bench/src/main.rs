@@ -1,4 +1,5 @@
-//! `tasks-bench`: the on-demand loopback benchmark of the MCP Tasks fixture server (issue #6).
+//! `tasks-bench`: the on-demand loopback benchmark of the MCP Tasks fixture server
+//! (docs/benchmarks.md).
 //!
 //! `tasks-bench run` starts a bare hyper baseline and the real `tasks-fixture` binary as child
 //! processes pinned to one CPU, drives the throughput rows with wrk and the open-loop latency

@@ -1,4 +1,4 @@
-//! Open-loop runs driven by oha (issue #20): requests sent at a fixed rate whatever the server's
+//! Open-loop runs driven by oha: requests sent at a fixed rate whatever the server's
 //! answers do, with oha's latency correction, so a request's latency counts from when it was
 //! due to be sent, not from when a free connection got round to it. A closed-loop generator
 //! (wrk) waits for each answer before the next request on that connection, so a stall delays

@@ -1,6 +1,6 @@
-//! Throughput rows driven by wrk (issue #20): the closed-loop load generator from Debian's
-//! `wrk` package, one thread on the client CPU. It replaced the harness's own generator, which
-//! saturated before the baseline did.
+//! Throughput rows driven by wrk: the closed-loop load generator from Debian's `wrk` package,
+//! one thread on the client CPU. It replaced the harness's own generator, which saturated
+//! before the baseline did (docs/benchmarks.md, round 2).
 //!
 //! wrk reads no bodies, so correctness is checked apart from it: one response of the run's
 //! call checked in full before wrk starts, wrk's own count of non-2xx

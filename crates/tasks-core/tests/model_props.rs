@@ -1,7 +1,7 @@
 //! Model-based sequences over the planner and the reducer together, without a runtime: random
 //! creations, reads, answers, cancellations, work steps and clock advances go through
 //! `plan()` and `apply()` into a small in-memory table, and every reply is checked against a
-//! simple reference model (issue #13 item 3).
+//! simple reference model.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -160,6 +160,16 @@ impl Settings {
         })
     }
 
+    /// The PostgreSQL schema holding the tables (`--postgres-schema`) when the store is
+    /// PostgreSQL, else none: the start-up line names it, since nodes share tasks only within
+    /// one schema.
+    pub fn postgres_schema_in_use(&self) -> Option<&str> {
+        match self.store {
+            StoreSpec::Postgres(_) => Some(&self.postgres_schema),
+            StoreSpec::Memory | StoreSpec::Sqlite(_) => None,
+        }
+    }
+
     /// The node lease these settings describe (`--lease-ms`).
     pub fn leases(&self) -> LeaseConfig {
         let lease = Duration::from_millis(self.lease_ms);
@@ -182,7 +192,30 @@ impl Settings {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_origin;
+    use clap::Parser as _;
+
+    use super::{parse_origin, Settings};
+
+    #[test]
+    fn only_a_postgres_store_has_a_schema() {
+        let parse = |args: &[&str]| {
+            Settings::try_parse_from(["tasks-fixture"].iter().chain(args)).expect("valid arguments")
+        };
+        let pg = "postgres://postgres@127.0.0.1:5432/test";
+        assert_eq!(
+            parse(&["--store", pg]).postgres_schema_in_use(),
+            Some("mcp_tasks")
+        );
+        assert_eq!(
+            parse(&["--store", pg, "--postgres-schema", "node_a"]).postgres_schema_in_use(),
+            Some("node_a")
+        );
+        assert_eq!(parse(&[]).postgres_schema_in_use(), None);
+        assert_eq!(
+            parse(&["--store", "sqlite:t.db", "--postgres-schema", "x"]).postgres_schema_in_use(),
+            None
+        );
+    }
 
     #[test]
     fn origins_are_checked_and_lowercased() {

@@ -1,9 +1,9 @@
-//! A wait never depends on one notification, on PostgreSQL (issue 31, item 2): node B serves a
-//! 2025-11-25 `tasks/result` for a task that node A runs; B's change-feed connection is
-//! terminated (`pg_terminate_backend`, each new one again, in a loop) while A completes the
-//! task, so the hint of the completion never reaches B. The feed reconnects and sends `Resync`; the
-//! waiting request re-reads its task and answers. B's guard re-read is ten minutes away, so
-//! only the resync can end the wait within the test's bound.
+//! A wait never depends on one notification, on PostgreSQL (docs/durability.md, promise 9):
+//! node B serves a 2025-11-25 `tasks/result` for a task that node A runs; B's change-feed
+//! connection is terminated (`pg_terminate_backend`, each new one again, in a loop) while A
+//! completes the task, so the hint of the completion never reaches B. The feed reconnects and
+//! sends `Resync`; the waiting request re-reads its task and answers. B's guard re-read is ten
+//! minutes away, so only the resync can end the wait within the test's bound.
 //!
 //! Nodes run in process (a `TaskRuntime` for A, an HTTP server for B), each with its own
 //! `PostgresStore` on one fresh schema. The database is `DATABASE_URL` (default

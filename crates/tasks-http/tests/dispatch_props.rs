@@ -1,4 +1,4 @@
-//! Property test (issue #7 item 7): arbitrary bodies and headers through
+//! Property test (docs/fuzzing.md): arbitrary bodies and headers through
 //! `Dispatcher::dispatch` never panic and always get a well-formed answer.
 //!
 //! Inputs range from random bytes and arbitrary JSON to well-formed-looking JSON-RPC envelopes

@@ -1,8 +1,8 @@
-//! Hostile and sloppy clients against the in-process dispatcher (issue #7): malformed requests
-//! leave every stored task as it was (item 1), `Mcp-Name` hygiene on the task methods (item 2),
-//! tools that panic, hang or return a non-result (item 5), and the races of item 4 driven
-//! through the whole dispatcher thousands of times. Behaviour chosen where the references are
-//! silent is described in `docs/hardening.md`.
+//! Hostile and sloppy clients against the in-process dispatcher: malformed requests leave
+//! every stored task as it was, `Mcp-Name` hygiene on the task methods, tools that panic, hang
+//! or return a non-result, and races driven through the whole dispatcher thousands of times
+//! (the sections Malformed requests, Headers, Tool failures and Races of `docs/hardening.md`,
+//! which also describes the behaviour chosen where the references are silent).
 
 mod common;
 
@@ -89,8 +89,8 @@ const NO_ID: &str = "A non-empty taskId is required";
 const NEEDS_RESPONSES: &str = "tasks/update requires an inputResponses object";
 const BAD_RESPONSES: &str = "inputResponses is invalid";
 
-/// Item 1: each malformed request gets its code and HTTP status, and afterwards every stored
-/// task reads exactly as before (nothing cancelled, answered, lost or added).
+/// Malformed requests: each gets its code and HTTP status, and afterwards every stored task
+/// reads exactly as before (nothing cancelled, answered, lost or added).
 #[tokio::test]
 async fn malformed_requests_get_their_error_and_change_nothing_stored() {
     let (d, runs) = dispatcher();
@@ -553,7 +553,7 @@ async fn duplicate_json_keys_take_the_last_value_and_must_match_the_headers() {
     Req::cancel(&working).tasks().send(&d).await.result();
 }
 
-/// Item 2: `Mcp-Name` on the task methods, with `T` a working task.
+/// Headers: `Mcp-Name` on the task methods, with `T` a working task.
 #[tokio::test]
 async fn mcp_name_hygiene_on_task_methods() {
     let (d, _) = dispatcher();
@@ -648,7 +648,7 @@ async fn mcp_name_hygiene_on_task_methods() {
     Req::cancel(&t).tasks().send(&d).await.result();
 }
 
-/// Item 2: hostile task ids are rejected or unknown, and no error ever echoes them.
+/// Headers: hostile task ids are rejected or unknown, and no error ever echoes them.
 #[tokio::test]
 async fn hostile_task_ids_are_unknown_and_never_echoed() {
     let (d, _) = dispatcher();
@@ -719,7 +719,7 @@ async fn hostile_task_ids_are_unknown_and_never_echoed() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Item 5: failures inside tools, through the dispatcher, with one worker slot.
+// Tool failures: failures inside tools, through the dispatcher, with one worker slot.
 // ---------------------------------------------------------------------------------------------
 
 /// Tools that fail in every way a tool can, on a server with a single worker slot.
@@ -862,7 +862,7 @@ async fn a_tool_that_never_returns_fails_at_its_maximum_runtime() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Item 4: races through the whole dispatcher, on a multi-thread runtime.
+// Races: races through the whole dispatcher, on a multi-thread runtime.
 // ---------------------------------------------------------------------------------------------
 
 /// A dispatcher with a roomy worker pool and `ask_once`, which parks on `confirm` and counts

@@ -1,4 +1,4 @@
-//! Replaying the final MRTR round of a call that creates a task (issue #12 item 4): the same
+//! Replaying the final MRTR round of a call that creates a task: the same
 //! retry answers with the same task, and no state outlives the tasks it could replay.
 
 mod common;

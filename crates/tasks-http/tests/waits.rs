@@ -1,4 +1,4 @@
-//! Every wait ends (issue 31, items 1 and 2), in process, under tokio's paused clock:
+//! Every wait ends (docs/durability.md, promise 9), in process, under tokio's paused clock:
 //!
 //! * a 2025-11-25 `tasks/result` waiting on a task reaped after its TTL ran out ends with
 //!   -32602, as `tasks/get` answers, and the task's input request outstanding on it is

@@ -1,4 +1,4 @@
-//! On-demand soak test of the fixture server (issue #7 item 8; not run by `cargo test` or CI).
+//! On-demand soak test of the fixture server (docs/soak.md; not run by `cargo test` or CI).
 //!
 //! Starts the release fixture (or targets `--url`) with a short TTL and reaper interval, runs
 //! `--clients` concurrent clients for `--duration-secs`, each looping over task scenarios

@@ -1,5 +1,6 @@
 //! `tasks-heap`: heap bytes per stored task in the memory store, counted by an instrumented
-//! allocator (issue #20, part 3: "checked with a counting allocator as well as RSS").
+//! allocator: the per-task memory target is checked with a counting allocator as well as RSS
+//! (docs/benchmarks.md, round 2).
 //!
 //! In one process, without HTTP: a `TaskRuntime` on a `MemoryStore` with one tool that
 //! completes at once with the fixture's `slow_compute` result (`{"content": [{"type": "text",

@@ -104,10 +104,10 @@ pub mod events;
 mod expiry;
 mod follow;
 mod inner;
+pub mod lifecycle;
 pub mod list_changes;
 mod lock;
 pub mod metrics;
-pub mod lifecycle;
 pub mod notify;
 mod port;
 pub mod recovery;
@@ -128,9 +128,9 @@ pub use context::ToolContext;
 pub use entropy::{Entropy, EntropyError, OsEntropy, Randomness, SeededEntropy};
 pub use error::ToolError;
 pub use events::{StatusEvent, TaskEvent};
+pub use lifecycle::Node;
 pub use list_changes::{ListChanges, ListKind};
 pub use metrics::RuntimeMetrics;
-pub use lifecycle::Node;
 pub use notify::{Notifier, RequestNotification};
 pub use registry::{
     error_result, text_result, Recovery, Tool, ToolHandler, ToolPolicy, ToolRegistry,

@@ -126,7 +126,8 @@ impl Limits {
 #[non_exhaustive]
 pub struct LeaseConfig {
     /// How long a node's lease lasts without renewal. Once it has expired, the node's
-    /// unfinished tasks may be taken over. Default 30 s.
+    /// unfinished tasks may be taken over. Default 30 s; at least two ticks are taken
+    /// ([`LeaseConfig::effective_lease`]).
     pub lease: Duration,
     /// How often the node renews its lease and looks for orphaned tasks to take over.
     /// Default 2 s; keep it well under `lease`.
@@ -169,9 +170,16 @@ impl LeaseConfig {
         self
     }
 
-    /// The lease in milliseconds, as the store takes it.
+    /// The lease a node takes: [`LeaseConfig::lease`], raised to two ticks when it is shorter
+    /// (a lease must outlast the tick between two renewals, or it would run out before the
+    /// next renewal is sent).
+    pub fn effective_lease(&self) -> Duration {
+        self.lease.max(self.tick.saturating_mul(2))
+    }
+
+    /// [`LeaseConfig::effective_lease`] in milliseconds, as the store takes it.
     pub fn lease_ms(&self) -> u64 {
-        u64::try_from(self.lease.as_millis()).unwrap_or(u64::MAX)
+        u64::try_from(self.effective_lease().as_millis()).unwrap_or(u64::MAX)
     }
 }
 

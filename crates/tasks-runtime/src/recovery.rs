@@ -343,8 +343,15 @@ async fn renew(
     fence_request: Arc<Notify>,
 ) {
     let mut registered = live.load(Ordering::SeqCst);
-    // At least one tick, so a lease not longer than the tick cannot fence on every loop.
-    let grace = leases.lease.saturating_sub(leases.tick).max(leases.tick);
+    let Some(renewal_deadline) = weak.upgrade().map(|inner| inner.config.renewal_deadline()) else {
+        return;
+    };
+    // The lease minus one tick, but never before the renewal due one tick after the last
+    // success has had its deadline to answer: a short lease must not fence a healthy node.
+    let grace = leases
+        .effective_lease()
+        .saturating_sub(leases.tick)
+        .max(leases.tick + renewal_deadline);
     let mut last_renewed = tokio::time::Instant::now();
     let mut interval = ticks(leases.tick);
     loop {

@@ -44,6 +44,8 @@ struct StallStore {
     inner: MemoryStore,
     mode: watch::Sender<Mode>,
     gets: AtomicUsize,
+    /// While set, `register_node` fails at once (the other calls answer as `mode` says).
+    refuse_register: std::sync::atomic::AtomicBool,
 }
 
 impl StallStore {
@@ -52,6 +54,7 @@ impl StallStore {
             inner: MemoryStore::new(),
             mode: watch::channel(Mode::Answer).0,
             gets: AtomicUsize::new(0),
+            refuse_register: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -134,6 +137,9 @@ impl Store for StallStore {
         lease_ms: u64,
     ) -> Result<(), StoreError> {
         self.gate().await?;
+        if self.refuse_register.load(Ordering::SeqCst) {
+            return Err(StoreError::Unavailable("registration refused".into()));
+        }
         self.inner.register_node(node, now, lease_ms).await
     }
     async fn heartbeat(
@@ -604,5 +610,80 @@ async fn tasks_claimed_by_a_claim_whose_answer_was_lost_are_taken_over_next_tick
         0.0,
         "a store that lists what a node holds needs no fence"
     );
+    liveness.abort();
+}
+
+/// After a fence whose registration failed, the node's new id is nobody's: it claims nothing
+/// under it (another node would take whatever it claimed) until a registration succeeds.
+#[tokio::test(start_paused = true)]
+async fn a_node_whose_registration_failed_claims_nothing_until_it_registers() {
+    let store = StallStore::new();
+    let probe = Probe::new();
+    let a = node(&store, &probe);
+    a.recover().await.unwrap();
+    let scope = Scope::shared();
+    let id = a.create_task(work("wait")).await.unwrap().id().clone();
+    // A dies: it never renews. B renews until the store stalls at 0.5 s.
+    let b = node(&store, &probe);
+    b.recover().await.unwrap();
+    let start = Instant::now();
+    let liveness = b.spawn_liveness();
+    until(start, Duration::from_millis(500)).await;
+    store.refuse_register.store(true, Ordering::SeqCst);
+    store.set(Mode::Stall);
+    // B fences by its own clock at the lease minus one tick; its new id cannot register.
+    until(start, LEASE + Duration::from_millis(500)).await;
+    assert_eq!(
+        metric(&b, "node_self_fences_total{reason=\"stalled\"}"),
+        1.0
+    );
+    store.set(Mode::Answer);
+    // A's lease has run out, so its task is an orphan; B, unregistered, leaves it alone.
+    until(start, LEASE + TICK * 4).await;
+    assert_eq!(
+        a.get(&scope, &id).await.unwrap().status(),
+        tasks_core::TaskStatus::Working,
+        "nothing claimed the orphan under an unregistered id"
+    );
+    assert_eq!(metric(&b, "task_takeovers_total"), 0.0);
+
+    store.refuse_register.store(false, Ordering::SeqCst);
+    until(start, LEASE + TICK * 6).await;
+    // Registered again, B claims the orphan (the `wait` tool's policy fails it).
+    let task = a.get(&scope, &id).await.unwrap();
+    assert_eq!(task.status(), tasks_core::TaskStatus::Failed);
+    liveness.abort();
+}
+
+/// A lease not longer than the tick still gives the node a full tick before it fences itself
+/// by its own clock: with a healthy store it never fences.
+#[tokio::test(start_paused = true)]
+async fn a_lease_as_short_as_the_tick_never_fences_a_healthy_node() {
+    let store = StallStore::new();
+    let mut tools = ToolRegistry::new();
+    tools.register(echo_tool());
+    let config = RuntimeConfig::default()
+        .with_leases(LeaseConfig::default().with_lease(TICK).with_tick(TICK));
+    let a = TaskRuntime::with_clock(
+        store.clone(),
+        tools,
+        config,
+        Arc::new(TokioClock::starting_at(T0)),
+    );
+    a.recover().await.unwrap();
+    let start = Instant::now();
+    let liveness = a.spawn_liveness();
+    until(start, TICK * 20 + Duration::from_millis(100)).await;
+    for reason in ["stalled", "lost"] {
+        assert_eq!(
+            metric(
+                &a,
+                &format!("node_self_fences_total{{reason=\"{reason}\"}}")
+            ),
+            0.0,
+            "{reason}"
+        );
+    }
+    assert!(metric(&a, "lease_renewals_total{outcome=\"ok\"}") >= 19.0);
     liveness.abort();
 }

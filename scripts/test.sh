@@ -7,7 +7,7 @@
 # RustSec advisory database on GitHub can be reached, else a line saying it was skipped), the
 # Rust workspace tests with cargo-nextest (the store contract on every store, the kill -9
 # cycles of the fixture on SQLite), the doctests with `cargo test --doc` (nextest does not run
-# doctests; the README's example is one), then the official MCP conformance runner against the
+# doctests; the embedding guide's examples are among them), then the official MCP conformance runner against the
 # fixture on the in-memory store, its Tasks scenarios against examples/axum-app (the endpoint
 # mounted at /api/mcp in an axum app), real clients pinned in interop/ (the TypeScript SDK 1.x
 # tasks client on the 2025-11-25 path), then the runner against the fixture on a fresh SQLite

@@ -130,7 +130,7 @@ pub use schemars;
 /// and their context, errors and results, task policies, client input, and the derives for
 /// typed arguments. The derives expand to paths into `serde` and `schemars`, so a crate
 /// deriving them also lists `serde = { version = "1", features = ["derive"] }` and
-/// `schemars = "1"` in its `[dependencies]` (the README shows them).
+/// `schemars = "1"` in its `[dependencies]` (the embedding guide, `docs/guides/embed.md`, shows them).
 pub mod prelude {
     pub use crate::ServerBuilder;
     pub use schemars::JsonSchema;
@@ -141,7 +141,12 @@ pub mod prelude {
     };
 }
 
-/// The README's library example, compiled as a doctest.
+/// The README, whose code blocks are doctested (it has no Rust example of its own now).
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 mod readme {}
+
+/// The embedding guide's examples (`docs/guides/embed.md`), compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guides/embed.md")]
+mod guide_embed {}

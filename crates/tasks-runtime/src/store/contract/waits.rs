@@ -87,7 +87,7 @@ fn gated(gate: &Arc<Notify>) -> ToolRegistry {
 /// task's worker is stopped. The runtime's clock (the one the store is given as `now`) jumps
 /// past the expiry, tokio's timers do not move: the wait's own re-read at the task's expiry
 /// and the guard are both an hour away, so only the removal can end the wait within
-/// [`PROMPT`].
+/// 5 s.
 pub async fn reaping_ends_the_waits_of_a_task<S: Store>(store: Arc<S>) {
     const TTL_MS: u64 = 3_600_000;
     let clock = Manual::at(0);

@@ -121,6 +121,17 @@ impl Limits {
     }
 }
 
+/// `duration` in whole milliseconds, as the wire's `*Ms` fields carry it: a non-zero duration
+/// shorter than a millisecond is 1 ms (never 0, which some fields read as "unlimited" or
+/// "absent"), and one beyond `u64::MAX` ms is `u64::MAX`.
+pub fn duration_ms(duration: Duration) -> u64 {
+    match u64::try_from(duration.as_millis()) {
+        Ok(0) if !duration.is_zero() => 1,
+        Ok(ms) => ms,
+        Err(_) => u64::MAX,
+    }
+}
+
 /// Node leases and recovery timing (see [`crate::store`] and `docs/durability.md`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -249,6 +260,20 @@ impl RuntimeConfig {
         self
     }
 
+    /// [`RuntimeConfig::with_ttl_ms`] as a [`Duration`] (rounded to whole milliseconds, a
+    /// non-zero duration to at least 1 ms): `None` for unlimited.
+    #[must_use]
+    pub fn with_ttl(self, ttl: Option<Duration>) -> Self {
+        self.with_ttl_ms(ttl.map(duration_ms))
+    }
+
+    /// [`RuntimeConfig::with_poll_interval_ms`] as a [`Duration`] (rounded as
+    /// [`duration_ms`] does): `None` or zero leaves `pollIntervalMs` out of new tasks.
+    #[must_use]
+    pub fn with_poll_interval(self, poll_interval: Option<Duration>) -> Self {
+        self.with_poll_interval_ms(poll_interval.and_then(|d| NonZeroU64::new(duration_ms(d))))
+    }
+
     /// Sets [`RuntimeConfig::poll_interval_ms`]: the `pollIntervalMs` of new tasks in
     /// milliseconds, `None` to leave it out of new tasks.
     #[must_use]
@@ -301,5 +326,33 @@ impl RuntimeConfig {
     pub fn with_list_changes(mut self, list_changes: crate::ListChanges) -> Self {
         self.list_changes = Some(list_changes);
         self
+    }
+}
+
+#[cfg(test)]
+mod duration_tests {
+    use super::*;
+
+    #[test]
+    fn durations_become_whole_milliseconds_never_zero_unless_zero() {
+        assert_eq!(duration_ms(Duration::ZERO), 0);
+        assert_eq!(duration_ms(Duration::from_micros(1)), 1);
+        assert_eq!(duration_ms(Duration::from_micros(2_500)), 2);
+        assert_eq!(duration_ms(Duration::from_secs(90)), 90_000);
+        assert_eq!(duration_ms(Duration::MAX), u64::MAX);
+    }
+
+    #[test]
+    fn duration_setters_set_the_millisecond_fields() {
+        let config = RuntimeConfig::default()
+            .with_ttl(Some(Duration::from_secs(60)))
+            .with_poll_interval(Some(Duration::from_millis(750)));
+        assert_eq!(config.ttl_ms, Some(60_000));
+        assert_eq!(config.poll_interval_ms, NonZeroU64::new(750));
+        let config = config
+            .with_ttl(None)
+            .with_poll_interval(Some(Duration::ZERO));
+        assert_eq!(config.ttl_ms, None);
+        assert_eq!(config.poll_interval_ms, None);
     }
 }

@@ -224,6 +224,15 @@ fn tools_list(tools: &ToolRegistry, tasks: bool) -> LegacyToolsList {
     }
 }
 
+/// The session table, when the session path is on (`limits`).
+pub(crate) fn table(
+    limits: Option<crate::config::SessionConfig>,
+    shutdown: &CancellationToken,
+    entropy: &tasks_runtime::Randomness,
+) -> Option<Sessions> {
+    limits.map(|limits| Sessions::new(limits, shutdown.clone(), entropy.clone()))
+}
+
 /// Whether a GET or DELETE may be for the session path: the path is on and the request
 /// carries `Mcp-Session-Id` (checked before the caller's scope is known).
 pub(crate) fn may_name_session(d: &Shared, parts: &Parts) -> bool {

@@ -34,7 +34,7 @@
 //! | [`jsonrpc`] | JSON-RPC framing of results, errors and notifications; the serverInfo `_meta` |
 //! | [`logging`] | [`LogLevel`] of `notifications/message` |
 //! | [`wire`] | typed base-protocol shapes: discover, `tools/list`, `input_required`, progress, log; `resultType` |
-//! | [`legacy`] | the 2025 session path on the same endpoint: era routing, sessions, its planner and wire shapes |
+//! | [`legacy`] | the 2025 session path on the same endpoint: era routing, sessions and their machines (table, request ids, re-delivery), its planner and wire shapes |
 //! | [`error`] | [`McpError`]: every JSON-RPC error the server sends, with its HTTP status |
 //!
 //! ## Design notes

@@ -27,7 +27,7 @@ use tracing::Instrument as _;
 
 use crate::config::DispatchConfig;
 use crate::head::Head;
-use crate::legacy::{self, sessions::Sessions};
+use crate::legacy;
 use crate::methods;
 use crate::metrics::{code_label, method_index, method_name, session_method_index, Metrics};
 use crate::principal::Principal;
@@ -89,9 +89,7 @@ impl Dispatcher {
         let tools_list = crate::shared::list_result(&tools, &config, &server_meta);
         let metrics = Arc::new(Metrics::new(&runtime));
         let shutdown = CancellationToken::new();
-        let sessions = config
-            .sessions
-            .map(|limits| Sessions::new(limits, shutdown.clone(), runtime.entropy().clone()));
+        let sessions = legacy::table(config.sessions, &shutdown, runtime.entropy());
         Dispatcher {
             shared: Shared {
                 runtime,

@@ -74,7 +74,7 @@
 //! | `builder` | `service`, `server`, `dispatcher`, `config` |
 //! | `service` | `dispatcher`, `response` |
 //! | `dispatcher` | `legacy`, `methods`, `shared`, `head`, `config`, `origin`, `principal`, `metrics`, `response` |
-//! | `legacy` (the 2025 session path) | `methods::sync_call`, `shared`, `config`, `head`, `response` |
+//! | `legacy` (the 2025 session path; `legacy_off.rs` without the feature) | `methods::sync_call`, `shared`, `config`, `head`, `response` |
 //! | `methods::*` | `shared`, `config`, `metrics`, `response`, `head`, `methods::sync_call` |
 //! | `shared` | `config`, `metrics`, `legacy::sessions` |
 //! | `config`, `origin`, `principal`, `metrics`, `response`, `head`, `server` | nothing of this crate |
@@ -93,12 +93,21 @@
 //! stream, the client's answers POSTed back), `logging/setLevel`, the standalone GET stream and
 //! DELETE. Requests carrying the 2026 `_meta` are served statelessly whatever session id they
 //! carry. Sessions live in the process that opened them.
+//!
+//! The session path is the cargo feature `legacy-sessions`, on by default. Without it the
+//! crate serves 2026-07-28 only, as with `sessions(None)`: a 2025 `initialize` gets -32022
+//! naming the supported versions, and a GET or DELETE is HTTP 405. Its decisions are the
+//! core's session machines ([`tasks_core::legacy::session`]); the `legacy` module drives them.
 #![forbid(unsafe_code)]
 
 mod builder;
 mod config;
 mod dispatcher;
 mod head;
+#[cfg(feature = "legacy-sessions")]
+mod legacy;
+#[cfg(not(feature = "legacy-sessions"))]
+#[path = "legacy_off.rs"]
 mod legacy;
 mod methods;
 pub mod metrics;

@@ -19,15 +19,15 @@
 //! |---|---|
 //! | [`era`] | [`route`]: which era a message belongs to, before any session lookup |
 //! | [`version`] | the revisions served on the session path and `initialize` negotiation |
-//! | [`session`] | [`SessionId`] and the session's [`Phase`] machine |
+//! | [`session`] | [`SessionId`], the session's [`Phase`] machine, and the machines of what outlives a message: the session table, request ids and input rounds, GET-stream re-delivery |
 //! | [`plan`] | [`plan_legacy`]: one message of a session in, a [`LegacyPlan`] out |
 //! | [`label`] | the bounded label a session message is counted and logged under |
 //! | [`tasks`] | 2025-11-25 tasks: the hint and `taskSupport` table, the task view, `tasks/result` |
 //! | [`wire`] | `InitializeResult`, server capabilities, the 2025 `tools/list` entry |
 //!
-//! The state of a session (its stream, its outstanding server-to-client requests) lives in the
-//! transport; what the protocol decides about a message lives here, like the 2026 planner
-//! ([`crate::plan`]).
+//! What the protocol decides about a message lives here, like the 2026 planner
+//! ([`crate::plan`]), and so do the decisions about what outlives a message ([`session`]); the
+//! transport keeps only the async part (streams, tokens, channels).
 
 pub mod era;
 pub mod label;

@@ -8,10 +8,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_util::stream;
-use serde_json::{json, Value};
-use tasks_core::input::METHOD_ELICIT;
-use tasks_core::legacy::tasks::{related_task, META_RELATED_TASK};
-use tasks_core::{InputRequest, JsonObject};
+use tasks_core::legacy::session::{Resolution, RoundId};
+use tasks_core::{InputRequest, JsonObject, TaskId};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
@@ -94,104 +92,54 @@ pub(crate) struct Refused {
     pub(crate) code: i64,
 }
 
-/// Sends each input request to the client as a JSON-RPC request of the session (with
-/// `_meta["io.modelcontextprotocol/related-task"]` when it is for task `related`) and waits
-/// for every answer, matched by id. `None` when the request stopped meanwhile (its stream
-/// closed, a cancellation, the session ended, the task no longer needs the input): the
-/// requests are then forgotten, so a late answer is refused, and withdrawn on a stream still
-/// open ([`withdraw`]). `Some(Err(_))` when the client answered one with a JSON-RPC error.
+/// Asks the client the input requests `asked` (of task `related`, if any) as one round of
+/// the session ([`Session::ask`]) on `tx`, and waits for the round to resolve. `None` when
+/// the request stopped meanwhile (its stream closed, a cancellation, the session ended, the
+/// task no longer needs the input): the round is closed, so a late answer is refused, and a
+/// task's requests are withdrawn on a stream still open (`notifications/cancelled`, MCP
+/// 2025-11-25 cancellation; best effort: never waits for a slow stream). `Some(Err(_))` when
+/// the client answered one with a JSON-RPC error.
 pub(crate) async fn ask(
     session: &Arc<Session>,
     asked: BTreeMap<String, InputRequest>,
-    related: Option<&str>,
+    related: Option<&TaskId>,
     tx: &mpsc::Sender<Frame>,
     cancel: &CancellationToken,
 ) -> Option<Result<JsonObject, Refused>> {
-    let mut waiting = Vec::with_capacity(asked.len());
-    // Forgets every request still outstanding when this returns or is dropped (the stream
-    // closed, the driver aborted), so a late answer is refused rather than lost.
-    let mut ids = Outstanding {
-        session,
-        ids: Vec::with_capacity(asked.len()),
-    };
-    for (key, request) in asked {
-        let (request_id, answer) = session.ask(cancel);
-        ids.ids.push(request_id);
-        let mut params = request.params.unwrap_or_default();
-        // `mode` exists from 2025-11-25 on; an older session gets the form request without it.
-        if !session.tasks
-            && request.method == METHOD_ELICIT
-            && params.get("mode").and_then(Value::as_str) == Some("form")
-        {
-            params.remove("mode");
-        }
-        if let Some(task_id) = related {
-            let mut meta = match params.remove("_meta") {
-                Some(Value::Object(meta)) => meta,
-                _ => JsonObject::new(),
-            };
-            meta.insert(META_RELATED_TASK.into(), related_task(task_id));
-            params.insert("_meta".into(), Value::Object(meta));
-        }
-        let message = json!({"jsonrpc": "2.0", "id": request_id, "method": request.method,
-                             "params": params});
-        let bytes = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
-        if tx.send(Frame::Message(bytes)).await.is_err() {
+    let (round, messages, resolution) = session.ask(asked, related, cancel);
+    // Closes the round when this returns or is dropped (the stream closed, the driver
+    // aborted), so a late answer is refused rather than lost.
+    let _open = OpenRound { session, round };
+    for message in messages {
+        if tx.send(Frame::Message(message)).await.is_err() {
             return None;
         }
-        waiting.push((key, answer));
     }
-    let mut answers = JsonObject::new();
-    for (at, (key, answer)) in waiting.into_iter().enumerate() {
-        let answer = tokio::select! {
-            () = cancel.cancelled() => {
-                // A task's requests are withdrawn when the task no longer needs them (the
-                // caller stops `cancel` for that too); a call's stop only when it ended.
-                if related.is_some() {
-                    withdraw(tx, &ids.ids[at..]);
+    tokio::select! {
+        () = cancel.cancelled() => {
+            for notice in session.close(round, true) {
+                if tx.try_send(Frame::Message(notice)).is_err() {
+                    break;
                 }
-                None
             }
-            answer = answer => answer.ok(),
-        };
-        match answer {
-            None => return None,
-            Some(Ok(result)) => {
-                answers.insert(key, result);
-            }
-            Some(Err(error)) => {
-                let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
-                return Some(Err(Refused { key, code }));
-            }
+            None
         }
-    }
-    Some(Ok(answers))
-}
-
-/// Tells the client that the requests `ids` are withdrawn (`notifications/cancelled`, MCP
-/// 2025-11-25 cancellation: either side may cancel a request it sent), when their stream is
-/// still open: the call or the task they were for no longer needs them (a task gone or ended,
-/// a request answered elsewhere). Best effort: never waits for a slow stream; the requests are
-/// forgotten either way, so a late answer is refused.
-fn withdraw(tx: &mpsc::Sender<Frame>, ids: &[u64]) {
-    for id in ids {
-        let notice = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                            "params": {"requestId": id, "reason": "No longer needed"}});
-        let bytes = Bytes::from(serde_json::to_vec(&notice).unwrap_or_default());
-        if tx.try_send(Frame::Message(bytes)).is_err() {
-            return;
-        }
+        resolution = resolution => match resolution.ok()? {
+            Resolution::Answered(answers) => Some(Ok(answers)),
+            Resolution::Refused { key, code } => Some(Err(Refused { key, code })),
+            Resolution::Waiting => None,
+        },
     }
 }
 
-/// The ids of server-to-client requests a driver waits on.
-struct Outstanding<'a> {
+/// A round a driver waits on.
+struct OpenRound<'a> {
     session: &'a Arc<Session>,
-    ids: Vec<u64>,
+    round: RoundId,
 }
 
-impl Drop for Outstanding<'_> {
+impl Drop for OpenRound<'_> {
     fn drop(&mut self) {
-        self.session.forget(&self.ids);
+        self.session.close(self.round, false);
     }
 }

@@ -68,7 +68,7 @@ pub(crate) async fn deliver(
         .map(|(key, request)| (key.clone(), request.method.clone()))
         .collect();
     let scope = &session.scope;
-    let outcome = match ask(session, asked, Some(id.as_str()), tx, stop).await {
+    let outcome = match ask(session, asked, Some(id), tx, stop).await {
         None => return Delivered::Stopped,
         Some(Ok(answers)) => {
             runtime

@@ -45,7 +45,7 @@ use tasks_core::legacy::{
     plan_legacy, LegacyAction, LegacyPlan, SessionId, SessionView, SESSION_HEADER,
 };
 use tasks_core::listen::ListKind;
-use tasks_core::{McpError, Task, TaskId, TaskState};
+use tasks_core::{McpError, Task, TaskId};
 use tasks_runtime::{Changes, Scope, TaskRuntime, ToolRegistry, Wake};
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::mpsc;
@@ -55,7 +55,8 @@ use crate::head::Head;
 use crate::response::{notification_bytes, McpResponse};
 use crate::shared::{Shared, View};
 use frames::Frame;
-use sessions::{Session, Sessions, StreamClaim, MAX_SESSION_TASKS};
+use sessions::{Session, Sessions, StreamClaim};
+use tasks_core::legacy::session::{self, Seen, Step, MAX_SESSION_TASKS};
 
 /// The session named by the request's `Mcp-Session-Id`, as the planner sees it.
 fn lookup(
@@ -137,14 +138,10 @@ pub(crate) async fn post(
         }
         LegacyPlan::Accepted => (McpResponse::accepted(), None),
         LegacyPlan::Answer(answer) => {
-            let taken = session.is_some_and(|s| s.answer(&answer.id, answer.outcome));
-            if taken {
-                (McpResponse::accepted(), None)
-            } else {
-                fail(
-                    None,
-                    McpError::InvalidRequest("No outstanding request has this id"),
-                )
+            let refused = McpError::InvalidRequest("No outstanding request has this id");
+            match session.map_or(Err(refused), |s| s.answer(&answer.id, answer.outcome)) {
+                Ok(()) => (McpResponse::accepted(), None),
+                Err(error) => fail(None, error),
             }
         }
         LegacyPlan::Run { id, action } => {
@@ -227,6 +224,15 @@ fn tools_list(tools: &ToolRegistry, tasks: bool) -> LegacyToolsList {
     }
 }
 
+/// The session table, when the session path is on (`limits`).
+pub(crate) fn table(
+    limits: Option<crate::config::SessionConfig>,
+    shutdown: &CancellationToken,
+    entropy: &tasks_runtime::Randomness,
+) -> Option<Sessions> {
+    limits.map(|limits| Sessions::new(limits, shutdown.clone(), entropy.clone()))
+}
+
 /// Whether a GET or DELETE may be for the session path: the path is on and the request
 /// carries `Mcp-Session-Id` (checked before the caller's scope is known).
 pub(crate) fn may_name_session(d: &Shared, parts: &Parts) -> bool {
@@ -263,7 +269,7 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
     };
     let claim = session.open_stream();
     let (frames_tx, frames) = mpsc::channel(16);
-    let deliveries = claim.token.child_token();
+    let stop = claim.token.child_token();
     let stream = GetStream {
         changes: d.config.list_changes.as_ref().map(|c| c.subscribe()),
         // Subscribed before the first read of the session's tasks (in the first `next`).
@@ -273,11 +279,12 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
         frames,
         frames_tx,
         claim,
-        known: HashMap::new(),
+        known: session::GetStream::new(),
+        deliveries: HashMap::new(),
         queue: VecDeque::new(),
         primed: false,
-        _deliveries: deliveries.clone().drop_guard(),
-        deliveries,
+        _stop: stop.clone().drop_guard(),
+        stop,
     };
     let messages = stream::unfold(stream, |mut stream| async move {
         let frame = stream.next().await?;
@@ -297,7 +304,7 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
 /// a newer GET stream, or the server.
 ///
 /// A task's questions go out here only once the client has named the task in a request
-/// (`tasks/get` or `tasks/result`, [`Session::named`]): a question sent as soon as the task
+/// (`tasks/get` or `tasks/result`, [`TaskBook::named`](tasks_core::legacy::session::TaskBook::named)): a question sent as soon as the task
 /// asks could reach the client before the `CreateTaskResult` that tells it the task exists, and
 /// a client cannot match it to anything (the official Tasks client library answers it with an
 /// error). A poll that finds its task waiting for input asks this stream to deliver
@@ -311,44 +318,18 @@ struct GetStream {
     /// Server-to-client requests of the deliveries this stream runs.
     frames: mpsc::Receiver<Frame>,
     frames_tx: mpsc::Sender<Frame>,
-    /// What this stream knows of the session's tasks.
-    known: HashMap<TaskId, Known>,
+    /// What this stream knows of the session's tasks: the core's re-delivery decisions.
+    known: session::GetStream,
+    /// The token stopping each task's delivery on this stream.
+    deliveries: HashMap<TaskId, CancellationToken>,
     /// Notifications ready to go out.
     queue: VecDeque<Bytes>,
     /// Whether the session's tasks waiting for input when the stream opened were delivered.
     primed: bool,
     /// The parent of this stream's deliveries, stopped when the stream is dropped.
-    deliveries: CancellationToken,
-    _deliveries: DropGuard,
-}
-
-/// What a GET stream knows of one task of its session.
-#[derive(Default)]
-struct Known {
-    /// The last revision seen.
-    revision: u64,
-    /// Terminal or gone: never re-read again.
-    settled: bool,
-    /// Stops the delivery of its input requests.
-    delivery: Option<CancellationToken>,
-}
-
-/// Delivers `task`'s input requests on a GET stream (`tx`, ended by `stop`) in the background.
-fn spawn_delivery(
-    runtime: TaskRuntime,
-    session: Arc<Session>,
-    task: Arc<Task>,
-    tx: mpsc::Sender<Frame>,
     stop: CancellationToken,
-) {
-    tokio::spawn(async move {
-        inputs::deliver(&runtime, &session, &task, &tx, &stop).await;
-    });
+    _stop: DropGuard,
 }
-
-/// At most this many of a session's unfinished tasks are re-read at once (when the stream
-/// opens, after a resync, on the guard interval).
-const RESCAN_LIMIT: usize = 1_000;
 
 /// The next value of an optional receiver; pending forever without one.
 async fn next_of<T: Clone>(receiver: &mut Option<broadcast::Receiver<T>>) -> Result<T, RecvError> {
@@ -367,23 +348,30 @@ async fn next_wake(changes: &mut Option<Changes>) -> Option<Wake> {
 }
 
 impl GetStream {
+    /// Carries out what the core decided about `task` on this stream.
+    fn step(&mut self, step: Step, task: Option<&Arc<Task>>) {
+        match (step, task) {
+            (Step::Deliver, Some(task)) => self.deliver(task),
+            (Step::Withdraw, _) => {
+                if let Some(id) = task.map(|t| t.id().clone()) {
+                    if let Some(stop) = self.deliveries.remove(&id) {
+                        stop.cancel();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// A state of one of the session's tasks: announced (when `announce`) if newer than what
     /// the stream knows; its input requests delivered while it asks, withdrawn once it does
     /// not.
     fn saw(&mut self, task: Arc<Task>, announce: bool) {
-        let known = self.known.entry(task.id().clone()).or_default();
-        if task.revision() <= known.revision {
+        let knows = self.claim.session().book(|book| book.knows(task.id()));
+        let Some(step) = self.known.saw(Seen::of(&task), knows) else {
             return;
-        }
-        known.revision = task.revision();
-        known.settled = task.is_terminal();
-        if matches!(task.state(), TaskState::InputRequired { .. }) {
-            if self.claim.session().knows(task.id()) {
-                self.deliver(&task);
-            }
-        } else if let Some(stop) = known.delivery.take() {
-            stop.cancel();
-        }
+        };
+        self.step(step, Some(&task));
         if announce {
             self.queue.push_back(notification_bytes(
                 "notifications/tasks/status",
@@ -392,35 +380,49 @@ impl GetStream {
         }
     }
 
-    /// A poll read `task` (waiting for input) after the client named it: its input requests
-    /// are delivered now, unless the stream already knows a newer state. The state counts as
-    /// seen, so an older event that arrives later cannot withdraw the delivery.
-    fn nudged(&mut self, task: Arc<Task>) {
-        let known = self.known.entry(task.id().clone()).or_default();
-        if task.revision() < known.revision {
-            return;
-        }
-        known.revision = task.revision();
-        if matches!(task.state(), TaskState::InputRequired { .. }) {
-            self.deliver(&task);
+    /// Task `id` is gone: its input requests are withdrawn, and it is not re-read again.
+    fn gone(&mut self, id: &TaskId, step: Step) {
+        if step == Step::Withdraw {
+            if let Some(stop) = self.deliveries.remove(id) {
+                stop.cancel();
+            }
         }
     }
 
     /// Delivers `task`'s input requests in the background, under the task's delivery token
     /// (a new one when it has none running).
     fn deliver(&mut self, task: &Arc<Task>) {
-        let known = self.known.entry(task.id().clone()).or_default();
-        let stop = match &known.delivery {
+        let stop = match self.deliveries.get(task.id()) {
             Some(stop) if !stop.is_cancelled() => stop.clone(),
-            _ => known.delivery.insert(self.deliveries.child_token()).clone(),
+            _ => {
+                let stop = self.stop.child_token();
+                self.deliveries.insert(task.id().clone(), stop.clone());
+                stop
+            }
         };
-        spawn_delivery(
-            self.runtime.clone(),
-            self.claim.session().clone(),
-            task.clone(),
-            self.frames_tx.clone(),
-            stop,
-        );
+        let (runtime, session) = (self.runtime.clone(), self.claim.session().clone());
+        let (task, tx) = (task.clone(), self.frames_tx.clone());
+        tokio::spawn(async move {
+            inputs::deliver(&runtime, &session, &task, &tx, &stop).await;
+        });
+    }
+
+    /// A status event or a removal from the runtime's changes.
+    async fn wake(&mut self, wake: Wake) {
+        let session = self.claim.session().clone();
+        let ours = |id: &TaskId| session.book(|book| book.announces(id));
+        match wake {
+            Wake::Status(event) if event.scope == session.scope && ours(event.task.id()) => {
+                self.saw(event.task, true);
+            }
+            Wake::Removed(id) if ours(&id) => {
+                let step = self.known.gone(&id);
+                self.gone(&id, step);
+            }
+            // Changes may have been missed: the unfinished tasks are read again.
+            Wake::Reread { .. } => self.reread(true).await,
+            _ => {}
+        }
     }
 
     /// When the stream opens: the changes already queued are handled (announced), then the
@@ -430,39 +432,19 @@ impl GetStream {
     /// requests are delivered either way.
     async fn prime(&mut self) {
         use futures_util::FutureExt as _;
-        let session = self.claim.session().clone();
         while let Some(Some(wake)) = self.waits.as_mut().and_then(|c| c.next().now_or_never()) {
-            match wake {
-                Wake::Status(event)
-                    if event.scope == session.scope && session.announces(event.task.id()) =>
-                {
-                    self.saw(event.task, true);
-                }
-                Wake::Removed(id) if session.announces(&id) => self.gone(&id),
-                _ => {}
+            if !matches!(wake, Wake::Reread { .. }) {
+                self.wake(wake).await;
             }
         }
         self.reread(false).await;
     }
 
-    /// Task `id` is gone: its input requests are withdrawn, and it is not re-read again.
-    fn gone(&mut self, id: &TaskId) {
-        let known = self.known.entry(id.clone()).or_default();
-        known.settled = true;
-        if let Some(stop) = known.delivery.take() {
-            stop.cancel();
-        }
-    }
-
     /// Re-reads the session's tasks not known to be settled, as [`GetStream::saw`] each.
     async fn reread(&mut self, announce: bool) {
         let session = self.claim.session().clone();
-        let ids: Vec<TaskId> = session
-            .created_tasks(MAX_SESSION_TASKS)
-            .into_iter()
-            .filter(|id| !self.known.get(id).is_some_and(|known| known.settled))
-            .take(RESCAN_LIMIT)
-            .collect();
+        let created = session.book(|book| book.created_tasks(MAX_SESSION_TASKS));
+        let ids = self.known.to_reread(created);
         if ids.is_empty() {
             return;
         }
@@ -473,12 +455,9 @@ impl GetStream {
                     missing.remove(task.id());
                     self.saw(task, announce);
                 }
-                // A task never seen may be one whose creation is still being stored (the
-                // session records a task before it exists): only one seen before is gone.
                 for id in missing {
-                    if self.known.get(id).is_some_and(|known| known.revision > 0) {
-                        self.gone(id);
-                    }
+                    let step = self.known.missing(id);
+                    self.gone(id, step);
                 }
             }
             Err(error) => tracing::warn!(%error, "re-reading a session's tasks failed"),
@@ -486,11 +465,10 @@ impl GetStream {
     }
 
     async fn next(&mut self) -> Option<Bytes> {
-        let session = self.claim.session().clone();
         let ended = self.claim.token.clone();
         if !self.primed {
             self.primed = true;
-            if session.tasks {
+            if self.claim.session().tasks {
                 self.prime().await;
             }
         }
@@ -515,17 +493,13 @@ impl GetStream {
                 Some(frame) = self.frames.recv() => match frame {
                     Frame::Message(bytes) | Frame::Final(bytes) => return Some(bytes),
                 },
-                Some(task) = self.claim.nudges.recv() => self.nudged(task),
+                // A poll read the task (waiting for input) after the client named it.
+                Some(task) = self.claim.nudges.recv() => {
+                    let step = self.known.nudged(Seen::of(&task));
+                    self.step(step, Some(&task));
+                }
                 wake = next_wake(&mut self.waits) => match wake {
-                    Some(Wake::Status(event))
-                        if event.scope == session.scope && session.announces(event.task.id()) =>
-                    {
-                        self.saw(event.task, true);
-                    }
-                    Some(Wake::Removed(id)) if session.announces(&id) => self.gone(&id),
-                    // Changes may have been missed: the unfinished tasks are read again.
-                    Some(Wake::Reread { .. }) => self.reread(true).await,
-                    Some(_) => {}
+                    Some(wake) => self.wake(wake).await,
                     None => self.waits = None,
                 },
             }

@@ -1,17 +1,24 @@
-//! The live 2025 sessions of this process: a bounded table with an idle timeout.
+//! The live 2025 sessions of this process: the driver of the core's session machines
+//! ([`tasks_core::legacy::session`]): the table ([`SessionTable`]), each session's request-id
+//! space ([`RequestSpace`]) and task book ([`TaskBook`]), with the tokens and channels that
+//! carry their decisions out.
 //!
 //! A session belongs to the caller that opened it: looked up under another scope it does not
 //! exist (HTTP 404), so a leaked session id is useless to another principal. Sessions live in
 //! memory only: with several nodes, a load balancer must send every request of a session to
 //! the node that opened it (affinity on the `Mcp-Session-Id` header; `docs/deployment.md`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use bytes::Bytes;
 use serde_json::Value;
+use tasks_core::legacy::session::{
+    Activity, Idle, Lookup, RequestSpace, Resolution, RoundId, SessionTable, TaskBook,
+};
 use tasks_core::legacy::{serves_tasks, Phase, SessionId, SESSION_ID_RANDOM_BYTES};
-use tasks_core::Task;
-use tasks_core::{JsonObject, LogLevel, McpError, TaskId};
+use tasks_core::{InputRequest, JsonObject, LogLevel, McpError, Task, TaskId};
 use tasks_runtime::Scope;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
@@ -41,39 +48,30 @@ pub(crate) struct Session {
     /// Notified when a delivery of a task's input requests ends ([`Delivery`] dropped), so a
     /// `tasks/result` that found another stream delivering can take over.
     pub(crate) released: tokio::sync::Notify,
+    /// The table's time origin.
+    origin: Instant,
     state: Mutex<State>,
 }
 
 struct State {
     phase: Phase,
     log_level: Option<LogLevel>,
-    last_seen: Instant,
-    /// Server-to-client requests awaiting the client's answer, by JSON-RPC id.
-    pending: HashMap<u64, (oneshot::Sender<Answer>, CancellationToken)>,
-    next_request_id: u64,
+    activity: Activity,
+    /// Server-to-client requests and their rounds.
+    requests: RequestSpace,
+    /// Where each open round's resolution goes, and the token of the stream it was asked on.
+    rounds: HashMap<RoundId, (oneshot::Sender<Resolution>, CancellationToken)>,
     /// The client's requests being served, by their id (as JSON text), for
     /// `notifications/cancelled`.
     in_flight: HashMap<String, CancellationToken>,
-    /// Tasks this session created, whose status changes go out on its GET stream (at most
-    /// [`MAX_SESSION_TASKS`]; later ones are not announced: the notifications are optional).
-    created: HashSet<TaskId>,
-    /// Tasks of [`State::created`] the client has named in a request (`tasks/get`,
-    /// `tasks/result`): it has read their `CreateTaskResult`, so their questions can go out on
-    /// the GET stream and be matched to the task (at most [`MAX_SESSION_TASKS`]).
-    named: HashSet<TaskId>,
-    /// Tasks whose input requests a `tasks/result` of this session is delivering.
-    delivering: HashSet<TaskId>,
+    /// The tasks this session created and named, and which are being delivered.
+    book: TaskBook,
     /// Where a poll that found its task waiting for input asks the newest GET stream to
     /// deliver the task's questions.
     nudge: Option<mpsc::Sender<Arc<Task>>>,
     /// The token of the newest GET stream, which a newer one cancels.
     stream: Option<CancellationToken>,
-    /// GET streams not yet dropped (a replaced one counts until its response is dropped).
-    streams: usize,
 }
-
-/// At most this many tasks per session are announced with `notifications/tasks/status`.
-pub(crate) const MAX_SESSION_TASKS: usize = 10_000;
 
 /// At most this many delivery requests wait for a GET stream ([`Session::nudge`]).
 const NUDGES: usize = 16;
@@ -84,9 +82,17 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+fn bytes(message: &Value) -> Bytes {
+    Bytes::from(serde_json::to_vec(message).unwrap_or_default())
+}
+
 impl Session {
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         lock(&self.state)
+    }
+
+    fn now(&self) -> Duration {
+        Instant::now().saturating_duration_since(self.origin)
     }
 
     /// The phase of its lifecycle.
@@ -109,35 +115,61 @@ impl Session {
         self.state().log_level = Some(level);
     }
 
-    /// Registers a server-to-client request of a request whose stream `open` guards (fired
-    /// when that stream closes): its fresh id and where its answer arrives.
-    pub(crate) fn ask(&self, open: &CancellationToken) -> (u64, oneshot::Receiver<Answer>) {
+    /// Opens a round asking `questions` (for `task`, if any) on a stream that `open` guards
+    /// (fired when that stream closes): the round, the requests to send, and where its
+    /// resolution arrives.
+    pub(crate) fn ask(
+        &self,
+        questions: BTreeMap<String, InputRequest>,
+        task: Option<&TaskId>,
+        open: &CancellationToken,
+    ) -> (RoundId, Vec<Bytes>, oneshot::Receiver<Resolution>) {
         let (tx, rx) = oneshot::channel();
         let mut state = self.state();
-        let id = state.next_request_id;
-        state.next_request_id += 1;
-        state.pending.insert(id, (tx, open.clone()));
-        (id, rx)
+        let (round, messages) = state.requests.ask(questions, task, self.tasks);
+        state.rounds.insert(round, (tx, open.clone()));
+        (round, messages.iter().map(bytes).collect(), rx)
     }
 
-    /// Forgets outstanding requests (their call ended without the answers).
-    pub(crate) fn forget(&self, ids: &[u64]) {
+    /// Ends `round` before it resolved: its requests are forgotten (a late answer is
+    /// refused); with `withdraw`, the `notifications/cancelled` to send for a task's.
+    pub(crate) fn close(&self, round: RoundId, withdraw: bool) -> Vec<Bytes> {
         let mut state = self.state();
-        for id in ids {
-            state.pending.remove(id);
-        }
+        state.rounds.remove(&round);
+        state
+            .requests
+            .close(round, withdraw)
+            .iter()
+            .map(bytes)
+            .collect()
     }
 
-    /// Hands the client's answer to the request `id`; `false` when no such request is
-    /// outstanding (never sent, already answered, or its call ended).
-    pub(crate) fn answer(&self, id: &Value, answer: Answer) -> bool {
-        let Some(id) = id.as_u64() else {
-            return false;
-        };
-        let pending = self.state().pending.remove(&id);
+    /// Hands the client's answer to the request `id` to its round.
+    ///
+    /// # Errors
+    /// -32600 when no such request is outstanding (never sent, already answered, or its
+    /// round ended, its stream closed).
+    pub(crate) fn answer(&self, id: &Value, answer: Answer) -> Result<(), McpError> {
+        let mut state = self.state();
         // A request whose stream closed is no longer outstanding, even before its driver
         // stopped (the stream's token fires when it is dropped).
-        pending.is_some_and(|(sender, open)| !open.is_cancelled() && sender.send(answer).is_ok())
+        if let Some(round) = state.requests.round_of(id) {
+            if state
+                .rounds
+                .get(&round)
+                .is_none_or(|(tx, open)| open.is_cancelled() || tx.is_closed())
+            {
+                state.rounds.remove(&round);
+                state.requests.close(round, false);
+            }
+        }
+        let (round, resolution) = state.requests.answer(id, answer)?;
+        if resolution != Resolution::Waiting {
+            if let Some((tx, _)) = state.rounds.remove(&round) {
+                let _ = tx.send(resolution);
+            }
+        }
+        Ok(())
     }
 
     /// Registers a client request being served; the token fires on `notifications/cancelled`
@@ -156,6 +188,7 @@ impl Session {
             ));
         }
         state.in_flight.insert(key.clone(), token.clone());
+        state.activity.begin();
         Ok(InFlight {
             session: self.clone(),
             key,
@@ -170,26 +203,9 @@ impl Session {
         }
     }
 
-    /// Remembers a task this session created, for its status notifications.
-    pub(crate) fn created(&self, task: &TaskId) {
-        let mut state = self.state();
-        if state.created.len() < MAX_SESSION_TASKS {
-            state.created.insert(task.clone());
-        }
-    }
-
-    /// The client named `task` in a request: it knows the task, so the GET stream may ask it
-    /// the task's questions from now on.
-    pub(crate) fn named(&self, task: &TaskId) {
-        let mut state = self.state();
-        if state.named.len() < MAX_SESSION_TASKS && state.created.contains(task) {
-            state.named.insert(task.clone());
-        }
-    }
-
-    /// Whether the client has named `task`, one this session created ([`Session::named`]).
-    pub(crate) fn knows(&self, task: &TaskId) -> bool {
-        self.state().named.contains(task)
+    /// Runs `f` on the session's task book ([`TaskBook`]).
+    pub(crate) fn book<R>(&self, f: impl FnOnce(&mut TaskBook) -> R) -> R {
+        f(&mut self.state().book)
     }
 
     /// Asks the open GET stream, if any, to deliver the questions of `task` (which a request
@@ -201,34 +217,13 @@ impl Session {
         }
     }
 
-    /// Forgets `task` recorded by [`Session::created`] whose creation was refused.
-    pub(crate) fn forget_created(&self, task: &TaskId) {
-        let mut state = self.state();
-        state.created.remove(task);
-        state.named.remove(task);
-    }
-
-    /// Up to `limit` of the tasks this session created.
-    pub(crate) fn created_tasks(&self, limit: usize) -> Vec<TaskId> {
-        self.state().created.iter().take(limit).cloned().collect()
-    }
-
-    /// Whether this session created `task` (and announces its changes).
-    pub(crate) fn announces(&self, task: &TaskId) -> bool {
-        self.state().created.contains(task)
-    }
-
-    /// Claims the delivery of `task`'s input requests to this session (one `tasks/result` at a
-    /// time delivers them, so no request goes out on two streams); `None` when another
-    /// `tasks/result` holds it.
+    /// Claims the delivery of `task`'s input requests to this session (one delivery at a
+    /// time, so no request goes out on two streams); `None` when another holds it.
     pub(crate) fn deliver(self: &Arc<Self>, task: &TaskId) -> Option<Delivery> {
-        self.state()
-            .delivering
-            .insert(task.clone())
-            .then(|| Delivery {
-                session: self.clone(),
-                task: task.clone(),
-            })
+        self.state().book.claim(task).then(|| Delivery {
+            session: self.clone(),
+            task: task.clone(),
+        })
     }
 
     /// Claims the standalone GET stream. A stream still open is replaced: it ends (its token
@@ -242,7 +237,7 @@ impl Session {
             previous.cancel();
         }
         state.nudge = Some(nudge);
-        state.streams += 1;
+        state.activity.begin();
         StreamClaim {
             session: self.clone(),
             token,
@@ -250,10 +245,18 @@ impl Session {
         }
     }
 
-    fn idle_since(&self) -> Option<Instant> {
-        let state = self.state();
-        let busy = state.streams > 0 || !state.in_flight.is_empty();
-        (!busy).then_some(state.last_seen)
+    fn finish(&self) {
+        let now = self.now();
+        self.state().activity.finish(now);
+    }
+}
+
+/// A session in the table.
+struct Entry(Arc<Session>);
+
+impl Idle for Entry {
+    fn idle_since(&self) -> Option<Duration> {
+        self.0.state().activity.idle_since()
     }
 }
 
@@ -267,9 +270,8 @@ pub(crate) struct InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        let mut state = self.session.state();
-        state.in_flight.remove(&self.key);
-        state.last_seen = Instant::now();
+        self.session.state().in_flight.remove(&self.key);
+        self.session.finish();
     }
 }
 
@@ -281,7 +283,7 @@ pub(crate) struct Delivery {
 
 impl Drop for Delivery {
     fn drop(&mut self) {
-        self.session.state().delivering.remove(&self.task);
+        self.session.state().book.release(&self.task);
         self.session.released.notify_waiters();
     }
 }
@@ -303,20 +305,19 @@ impl StreamClaim {
 
 impl Drop for StreamClaim {
     fn drop(&mut self) {
-        let mut state = self.session.state();
-        state.streams -= 1;
-        state.last_seen = Instant::now();
+        self.session.finish();
     }
 }
 
 /// The table of live sessions.
 pub(crate) struct Sessions {
-    config: SessionConfig,
-    live: Mutex<HashMap<SessionId, Arc<Session>>>,
+    table: Mutex<SessionTable<Scope, Entry>>,
     /// The server's shutdown: every session ends with it (its calls stop, its streams close).
     shutdown: CancellationToken,
     /// Where session ids are drawn: the runtime's randomness.
     entropy: tasks_runtime::Randomness,
+    /// The origin of the table's time.
+    origin: Instant,
 }
 
 impl Sessions {
@@ -326,11 +327,15 @@ impl Sessions {
         entropy: tasks_runtime::Randomness,
     ) -> Self {
         Sessions {
-            config,
-            live: Mutex::new(HashMap::new()),
+            table: Mutex::new(SessionTable::new(config.max_sessions, config.idle_timeout)),
             shutdown,
             entropy,
+            origin: Instant::now(),
         }
+    }
+
+    fn now(&self) -> Duration {
+        Instant::now().saturating_duration_since(self.origin)
     }
 
     /// Opens a session for `scope`.
@@ -349,52 +354,37 @@ impl Sessions {
             .bytes()
             .map_err(|_| McpError::Internal("Could not draw a session id"))?;
         let identified = scope != Scope::shared();
+        let now = self.now();
         let session = Arc::new(Session {
             id: SessionId::from_random_bytes(bytes),
             version,
-            scope,
+            scope: scope.clone(),
             client_capabilities,
             tasks: serves_tasks(version),
             list: serves_tasks(version) && identified,
             ended: self.shutdown.child_token(),
             released: tokio::sync::Notify::new(),
+            origin: self.origin,
             state: Mutex::new(State {
                 phase: Phase::Initializing,
                 log_level: None,
-                last_seen: Instant::now(),
-                pending: HashMap::new(),
-                next_request_id: 0,
+                activity: Activity::new(now),
+                requests: RequestSpace::new(),
+                rounds: HashMap::new(),
                 in_flight: HashMap::new(),
-                created: HashSet::new(),
-                named: HashSet::new(),
-                delivering: HashSet::new(),
+                book: TaskBook::new(),
                 nudge: None,
                 stream: None,
-                streams: 0,
             }),
         });
-        let mut live = lock(&self.live);
-        if live.len() >= self.config.max_sessions {
-            self.end_idle(&mut live);
+        let mut table = lock(&self.table);
+        let ended = table.open(session.id.clone(), scope, Entry(session.clone()), now)?;
+        for Entry(ended) in ended {
+            ended.ended.cancel();
         }
-        if live.len() >= self.config.max_sessions {
-            // Full of sessions within their idle time: the one idle longest makes room (its
-            // client gets 404 and starts a new session), so a flood of `initialize` cannot
-            // lock new clients out; only when every session is busy is the newcomer refused.
-            let oldest = live
-                .iter()
-                .filter_map(|(id, session)| Some((session.idle_since()?, id.clone())))
-                .min_by_key(|(since, _)| *since)
-                .map(|(_, id)| id);
-            match oldest.and_then(|id| live.remove(&id)) {
-                Some(evicted) => evicted.ended.cancel(),
-                None => return Err(McpError::SessionLimit),
-            }
-        }
-        live.insert(session.id.clone(), session.clone());
         tracing::debug!(
             version = session.version,
-            live = live.len(),
+            live = table.len(),
             "2025 session opened"
         );
         Ok(session)
@@ -403,46 +393,23 @@ impl Sessions {
     /// The live session `id` of `scope`; `None` when unknown, idle too long (it ends now), or
     /// opened by another scope.
     pub(crate) fn get(&self, id: &SessionId, scope: &Scope) -> Option<Arc<Session>> {
-        let mut live = lock(&self.live);
-        let session = live.get(id)?.clone();
-        if session.scope != *scope {
-            return None;
+        let now = self.now();
+        match lock(&self.table).get(id, scope, now) {
+            Lookup::Live(Entry(session)) => {
+                session.state().activity.touch(now);
+                Some(session.clone())
+            }
+            Lookup::Expired(Entry(session)) => {
+                session.ended.cancel();
+                None
+            }
+            Lookup::Unknown => None,
         }
-        if session
-            .idle_since()
-            .is_some_and(|since| since.elapsed() >= self.config.idle_timeout)
-        {
-            live.remove(id);
-            session.ended.cancel();
-            return None;
-        }
-        session.state().last_seen = Instant::now();
-        Some(session)
     }
 
     /// Ends session `id` of `scope` (DELETE); `false` when there is none.
     pub(crate) fn end(&self, id: &SessionId, scope: &Scope) -> bool {
-        let mut live = lock(&self.live);
-        match live.get(id) {
-            Some(session) if session.scope == *scope => {
-                session.ended.cancel();
-                live.remove(id);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    fn end_idle(&self, live: &mut HashMap<SessionId, Arc<Session>>) {
-        let timeout = self.config.idle_timeout;
-        live.retain(|_, session| {
-            let expired = session
-                .idle_since()
-                .is_some_and(|since| since.elapsed() >= timeout);
-            if expired {
-                session.ended.cancel();
-            }
-            !expired
-        });
+        let ended = lock(&self.table).end(id, scope);
+        ended.map(|Entry(session)| session.ended.cancel()).is_some()
     }
 }

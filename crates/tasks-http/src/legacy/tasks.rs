@@ -61,11 +61,11 @@ pub(crate) async fn create(
     // step, and the GET stream announces and delivers only what the session has recorded as
     // its own, so recording it after creation left a window in which that request was lost.
     let task_id = d.runtime.mint_task_id()?;
-    session.created(&task_id);
+    session.book(|book| book.created(&task_id));
     match d.runtime.create_minted(work, task_id.clone(), ttl).await {
         Ok(task) => Ok(McpResponse::result(id, &creation(&task))),
         Err(error) => {
-            session.forget_created(&task_id);
+            session.book(|book| book.forget_created(&task_id));
             Err(error)
         }
     }
@@ -79,7 +79,7 @@ pub(crate) async fn get(
     id: &Value,
     task: &TaskId,
 ) -> Result<McpResponse, McpError> {
-    session.named(task);
+    session.book(|book| book.named(task));
     let task = d.runtime.get(&session.scope, task).await?;
     if matches!(task.state(), TaskState::InputRequired { .. }) {
         session.nudge(task.clone());
@@ -135,7 +135,7 @@ pub(crate) async fn result(
     task: TaskId,
     in_flight: InFlight,
 ) -> Result<McpResponse, McpError> {
-    session.named(&task);
+    session.book(|book| book.named(&task));
     // Subscribed before the first read, so no change between the two is missed.
     let mut wait = d.runtime.wait_task(&session.scope, &task);
     let first = wait.current().await?;

@@ -1,4 +1,15 @@
-//! A 2025 session: its id and the phase machine of its lifecycle.
+//! A 2025 session: its id, the phase machine of its lifecycle, and the pure state machines of
+//! what outlives one message of it.
+//!
+//! | module | concept |
+//! |---|---|
+//! | [`table`] | [`SessionTable`]: the live sessions, their owners, idle expiry and the limit |
+//! | [`requests`] | [`RequestSpace`]: server-to-client request ids and input rounds, answers matched or refused |
+//! | [`delivery`] | [`TaskBook`] and [`GetStream`]: which stream delivers a task's questions, and GET-stream re-delivery |
+//!
+//! Each is events in, decisions out: no IO, no clock (time is an argument), no randomness (the
+//! session id comes from the caller's random bytes). The transport keeps the async part: the
+//! streams, the tokens that stop them, and the channels the answers travel on.
 //!
 //! MCP 2025-11-25 transports, "Session Management": the server assigns `Mcp-Session-Id` on the
 //! response carrying the `InitializeResult`; the id is visible ASCII and cryptographically
@@ -15,6 +26,14 @@
 //! unknown (HTTP 404).
 
 use std::fmt;
+
+pub mod delivery;
+pub mod requests;
+pub mod table;
+
+pub use delivery::{GetStream, Seen, Step, TaskBook, MAX_SESSION_TASKS, RESCAN_LIMIT};
+pub use requests::{RequestSpace, Resolution, RoundId};
+pub use table::{Activity, Idle, Lookup, SessionTable};
 
 /// Random bytes in a session id: 128 bits, written as 32 lowercase hex digits.
 pub const SESSION_ID_RANDOM_BYTES: usize = 16;

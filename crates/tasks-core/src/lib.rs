@@ -31,6 +31,7 @@
 //! | [`headers`] | `Mcp-Method` / `Mcp-Name` routing-header rules and `=?base64?…?=` decoding |
 //! | [`param_headers`] | `x-mcp-header` tool parameters mirrored in `Mcp-Param-*` headers |
 //! | [`listen`] | `subscriptions/listen` filters, acknowledgement, closing; [`listen::ListKind`] |
+//! | [`exchange`] | what outlives a message, as state machines (events in, frames out): the listen stream, a request answered now with its notifications and next MRTR round |
 //! | [`jsonrpc`] | JSON-RPC framing of results, errors and notifications; the serverInfo `_meta` |
 //! | [`logging`] | [`LogLevel`] of `notifications/message` |
 //! | [`wire`] | typed base-protocol shapes: discover, `tools/list`, `input_required`, progress, log; `resultType` |
@@ -78,6 +79,7 @@ pub mod call;
 pub mod canonical;
 pub mod error;
 pub mod event;
+pub mod exchange;
 pub mod headers;
 pub mod id;
 pub mod input;

@@ -3,8 +3,10 @@
 //! MCP 2026-07-28 over Streamable HTTP with the Tasks extension (`io.modelcontextprotocol/tasks`).
 //!
 //! Layers, as in h2: every protocol rule and decision lives in `tasks-core` (the planner,
-//! [`tasks_core::plan`], turns a message into a rejection or an action); the transport-agnostic
-//! [`Dispatcher`] only carries plans out on the runtime (request head + body + scope in,
+//! [`tasks_core::plan`], turns a message into a rejection or an action; the exchanges,
+//! [`tasks_core::exchange`], decide the frames of what outlives a message: a listen stream, a
+//! synchronous call's notifications and next MRTR round); the transport-agnostic
+//! [`Dispatcher`] only carries plans out on the runtime and drives the exchanges (request head + body + scope in,
 //! status + JSON or SSE messages out, testable in process); [`McpService`] is the thin HTTP
 //! adapter, a `tower::Service` that only moves bytes; [`serve`] runs connections for any tower
 //! service; [`ServerBuilder`] is the API a server author uses.

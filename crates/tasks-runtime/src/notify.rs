@@ -22,29 +22,9 @@ use tokio::sync::mpsc;
 /// How many notifications may wait for a slow client before newer ones are dropped.
 pub const NOTIFICATION_BUFFER: usize = 256;
 
-/// One notification for the request's stream, before the transport adds the progress token.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RequestNotification {
-    /// `notifications/progress`: `progress` (strictly increasing), optional `total` and
-    /// `message`.
-    Progress {
-        /// Work done so far, in the tool's own unit.
-        progress: f64,
-        /// Total work, in the same unit, when known.
-        total: Option<f64>,
-        /// A human-readable status line.
-        message: Option<String>,
-    },
-    /// `notifications/message`: a log entry.
-    Log {
-        /// Severity.
-        level: LogLevel,
-        /// The logger name, if any.
-        logger: Option<String>,
-        /// Any JSON value.
-        data: Value,
-    },
-}
+/// One notification for the request's stream, before the transport adds the progress token
+/// (defined in tasks-core, whose exchange frames it).
+pub use tasks_core::exchange::RequestNotification;
 
 /// Sends a run's notifications to the transport, filtered by what the request opted into.
 #[derive(Debug, Clone)]

@@ -1,12 +1,11 @@
 //! Running a tool synchronously (no task), turning its input requests into MRTR rounds.
 
-use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures_util::FutureExt as _;
 use serde_json::Value;
-use tasks_core::{InputRequest, JsonObject, JsonRpcError};
+use tasks_core::{JsonObject, JsonRpcError};
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{CallInputs, InputMode, SyncInput, ToolContext, ToolError};
@@ -15,17 +14,9 @@ use crate::notify::Notifier;
 use crate::registry::Tool;
 use crate::worker::MESSAGE_NOT_OBJECT;
 
-/// How a synchronous call ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SyncOutcome {
-    /// A `CallToolResult` object (with `resultType: "complete"` added when missing).
-    Complete(JsonObject),
-    /// The tool needs input: answer with an MRTR `input_required` result carrying these
-    /// requests (every request asked in this round, by key).
-    InputRequired(BTreeMap<String, InputRequest>),
-    /// A JSON-RPC error to answer with.
-    Error(JsonRpcError),
-}
+/// How a synchronous call ended (defined in tasks-core, whose exchange turns it into the
+/// response).
+pub use tasks_core::exchange::SyncOutcome;
 
 fn internal(message: &str) -> SyncOutcome {
     SyncOutcome::Error(JsonRpcError::internal(message))

@@ -15,11 +15,12 @@ use std::sync::Arc;
 use tasks_core::call::CallPlan;
 use tasks_core::mrtr;
 
-use tasks_core::{projection, JsonObject, McpError, RequestMeta, Timestamp};
+use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest};
+use tasks_core::{projection, JsonObject, McpError, Method, RequestMeta, Timestamp};
 
 use tasks_runtime::{Scope, SyncCall, ToolRegistry, Work};
 
-use crate::methods::sync_call::{self, Finish};
+use crate::methods::sync_call;
 use crate::response::McpResponse;
 use crate::shared::Shared;
 
@@ -76,22 +77,26 @@ pub(crate) async fn call(
                 .ok_or_else(|| McpError::invalid_params("Unknown tool"))?;
             let sync = SyncCall::new(arguments.clone())
                 .with_input_responses(answers.clone())
-                .with_client_capabilities(meta.client_capabilities.clone());
-            let finish = Finish {
+                .with_client_capabilities(meta.client_capabilities);
+            let request = SyncRequest {
                 id,
-                server_meta: d.server_meta.clone(),
-                state_key: d.state_key.clone(),
-                state_lifetime_ms: mrtr::state_lifetime_ms(d.runtime.config().ttl_ms),
-                entropy: d.runtime.entropy().clone(),
+                method: Method::ToolsCall,
                 name,
                 arguments,
-                scope: scope.clone(),
-                meta,
-                previous,
+                scope: scope.as_str().to_owned(),
+                progress_token: meta.progress_token,
+                log_level: meta.log_level,
+                previous_round: previous.map(|state| state.round),
                 answers,
+            };
+            let issuer = StateIssuer {
+                key: d.state_key.clone(),
+                lifetime_ms: mrtr::state_lifetime_ms(d.runtime.config().ttl_ms),
                 now,
             };
-            Ok(sync_call::run(tool, sync, headers, finish).await)
+            let exchange = SyncExchange::new(request, issuer, d.server_meta.clone());
+            let entropy = d.runtime.entropy().clone();
+            Ok(sync_call::run(tool, sync, headers, exchange, entropy).await)
         }
     }
 }

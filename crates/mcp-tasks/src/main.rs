@@ -117,14 +117,16 @@ enum Command {
     Get {
         /// The MCP endpoint.
         url: String,
-        /// The task id.
+        /// The task id (it may start with `-`, as server-minted ids can).
+        #[arg(allow_hyphen_values = true)]
         task_id: String,
     },
     /// Cancel a task and wait for its final status.
     Cancel {
         /// The MCP endpoint.
         url: String,
-        /// The task id.
+        /// The task id (it may start with `-`, as server-minted ids can).
+        #[arg(allow_hyphen_values = true)]
         task_id: String,
     },
     /// Follow a task until it ends, answering its questions; Ctrl-C stops watching (the task
@@ -132,7 +134,8 @@ enum Command {
     Watch {
         /// The MCP endpoint.
         url: String,
-        /// The task id.
+        /// The task id (it may start with `-`, as server-minted ids can).
+        #[arg(allow_hyphen_values = true)]
         task_id: String,
         #[command(flatten)]
         answers: Answers,
@@ -175,4 +178,50 @@ fn main() -> ExitCode {
     // Do not wait for a prompt thread still blocked on the terminal.
     runtime.shutdown_background();
     ExitCode::from(code as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Server-minted task ids may start with `-` (base64url): such an id is the id, while the
+    /// options around it are still options.
+    #[test]
+    fn a_task_id_may_start_with_a_hyphen() {
+        for words in [
+            vec!["mcp-tasks", "get", "http://h/mcp", "-dAbC"],
+            vec![
+                "mcp-tasks",
+                "get",
+                "http://h/mcp",
+                "--timeout",
+                "5",
+                "-dAbC",
+            ],
+            vec![
+                "mcp-tasks",
+                "get",
+                "http://h/mcp",
+                "-dAbC",
+                "--timeout",
+                "5",
+            ],
+        ] {
+            let cli = Cli::try_parse_from(&words).expect("parses");
+            let Command::Get { task_id, .. } = cli.command else {
+                panic!("a get: {words:?}");
+            };
+            assert_eq!(task_id, "-dAbC", "{words:?}");
+        }
+        let cli = Cli::try_parse_from([
+            "mcp-tasks",
+            "watch",
+            "http://h/mcp",
+            "-_x",
+            "--answer",
+            "k={}",
+        ])
+        .expect("parses");
+        assert!(matches!(cli.command, Command::Watch { ref task_id, .. } if task_id == "-_x"));
+    }
 }

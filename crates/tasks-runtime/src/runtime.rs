@@ -646,7 +646,7 @@ async fn store_and_start(
     let scope = work.scope.clone();
     let created = match inner
         .store
-        .create(task, Work::clone(&work), limits, &inner.node())
+        .create(task, work.clone(), limits, &inner.node())
         .await
     {
         Ok(created) => created,

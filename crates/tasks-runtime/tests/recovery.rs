@@ -475,7 +475,7 @@ impl Store for FlakyStore {
     async fn create(
         &self,
         task: tasks_core::NewTask,
-        work: tasks_runtime::Work,
+        work: Arc<tasks_runtime::Work>,
         limits: tasks_runtime::store::CreateLimits,
         owner: &tasks_runtime::NodeId,
     ) -> Result<tasks_runtime::Created, tasks_runtime::StoreError> {

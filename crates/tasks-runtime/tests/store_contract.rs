@@ -68,7 +68,7 @@ impl Store for Flawed {
     async fn create(
         &self,
         task: NewTask,
-        work: Work,
+        work: Arc<Work>,
         limits: CreateLimits,
         owner: &NodeId,
     ) -> Result<Created, StoreError> {
@@ -276,14 +276,14 @@ impl Store for LeaseModel {
     async fn create(
         &self,
         task: NewTask,
-        work: Work,
+        work: Arc<Work>,
         limits: CreateLimits,
         owner: &NodeId,
     ) -> Result<Created, StoreError> {
         let created = self.inner.create(task, work.clone(), limits, owner).await?;
         self.leases().tasks.insert(
             created.snapshot.task.id().clone(),
-            (work.scope.clone(), created.lease, Arc::new(work)),
+            (work.scope.clone(), created.lease, work),
         );
         Ok(created)
     }

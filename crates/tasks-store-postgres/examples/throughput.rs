@@ -161,7 +161,7 @@ async fn run(store: &Arc<PostgresStore>, args: &Args) -> Result<(), Box<dyn std:
             };
             let task = NewTask::new(id(i)?, T0, Some(3_600_000), None);
             let created = store
-                .create(task, work, limits, &node)
+                .create(task, work.into(), limits, &node)
                 .await
                 .map_err(|e| e.to_string())?;
             if !mixed {

@@ -55,7 +55,7 @@ impl Verdict {
 pub(crate) async fn create(
     db: &Db,
     task: NewTask,
-    work: Work,
+    work: Arc<Work>,
     limits: CreateLimits,
     owner: &NodeId,
 ) -> Result<Created, StoreError> {
@@ -66,8 +66,8 @@ pub(crate) async fn create(
         ));
     }
     let task = Arc::new(task);
-    let (task_json, work_json) = (to_json(&*task)?, to_json(&work)?);
-    let scope = work.scope;
+    let (task_json, work_json) = (to_json(&*task)?, to_json(&*work)?);
+    let scope = work.scope.clone();
     let (reply, verdict) = oneshot::channel();
     let item = Item {
         task: task.clone(),

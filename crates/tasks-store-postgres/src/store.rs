@@ -135,7 +135,7 @@ impl Store for PostgresStore {
     async fn create(
         &self,
         task: NewTask,
-        work: Work,
+        work: Arc<Work>,
         limits: CreateLimits,
         owner: &NodeId,
     ) -> Result<Created, StoreError> {

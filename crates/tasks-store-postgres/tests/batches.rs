@@ -39,7 +39,12 @@ async fn a_call_whose_caller_went_away_is_either_not_made_or_made_and_hinted() {
     for round in 0..6 {
         let name = format!("t{round}");
         let created = a
-            .create(new_task(&name, None), work(&scope, &name), ROOMY, &NODE_A)
+            .create(
+                new_task(&name, None),
+                work(&scope, &name).into(),
+                ROOMY,
+                &NODE_A,
+            )
             .await
             .expect("create");
         let done = complete_with(&created.snapshot.task, "done", at(5));
@@ -47,8 +52,13 @@ async fn a_call_whose_caller_went_away_is_either_not_made_or_made_and_hinted() {
         // finished within that one poll. Either way, what was made must be hinted.
         poll_once_then_drop(a.transition(Authority::Request(&scope), done, at(5))).await;
         let late = format!("late{round}");
-        poll_once_then_drop(a.create(new_task(&late, None), work(&scope, &late), ROOMY, &NODE_A))
-            .await;
+        poll_once_then_drop(a.create(
+            new_task(&late, None),
+            work(&scope, &late).into(),
+            ROOMY,
+            &NODE_A,
+        ))
+        .await;
         // Whatever was made is hinted to the other instance (the hint may trail the commit).
         tokio::time::sleep(Duration::from_millis(1500)).await;
         let heard = heard(&mut changes);
@@ -96,7 +106,12 @@ async fn big_results_completed_at_once_all_commit() {
         let name = format!("big{i}");
         created.push(
             store
-                .create(new_task(&name, None), work(&scope, &name), ROOMY, &NODE_A)
+                .create(
+                    new_task(&name, None),
+                    work(&scope, &name).into(),
+                    ROOMY,
+                    &NODE_A,
+                )
                 .await
                 .expect("create"),
         );
@@ -146,7 +161,12 @@ fn a_store_outlives_the_runtime_that_connected_it() {
     runtime.block_on(async {
         let scope = Scope::new("alice");
         let created = store
-            .create(new_task("x", None), work(&scope, "x"), ROOMY, &NODE_A)
+            .create(
+                new_task("x", None),
+                work(&scope, "x").into(),
+                ROOMY,
+                &NODE_A,
+            )
             .await
             .expect("a create");
         let done = complete_with(&created.snapshot.task, "done", at(5));

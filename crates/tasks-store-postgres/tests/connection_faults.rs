@@ -60,7 +60,12 @@ async fn a_read_whose_connection_is_terminated_runs_again_on_a_fresh_one() {
     .expect("connect");
     let alice = Scope::new("alice");
     store
-        .create(new_task("t1", None), work(&alice, "t1"), ROOMY, &NODE_A)
+        .create(
+            new_task("t1", None),
+            work(&alice, "t1").into(),
+            ROOMY,
+            &NODE_A,
+        )
         .await
         .expect("create");
 
@@ -122,7 +127,12 @@ async fn a_store_with_no_connection_to_be_had_is_unavailable() {
     .expect("connect");
     let alice = Scope::new("alice");
     store
-        .create(new_task("t1", None), work(&alice, "t1"), ROOMY, &NODE_A)
+        .create(
+            new_task("t1", None),
+            work(&alice, "t1").into(),
+            ROOMY,
+            &NODE_A,
+        )
         .await
         .expect("create");
 
@@ -165,7 +175,12 @@ async fn a_store_with_no_connection_to_be_had_is_unavailable() {
     );
     let write = tokio::time::timeout(
         DEADLINE,
-        store.create(new_task("t2", None), work(&alice, "t2"), ROOMY, &NODE_A),
+        store.create(
+            new_task("t2", None),
+            work(&alice, "t2").into(),
+            ROOMY,
+            &NODE_A,
+        ),
     )
     .await
     .expect("the write ends");

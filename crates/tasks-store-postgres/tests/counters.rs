@@ -141,7 +141,12 @@ async fn refused_and_failed_creates_change_no_counter() {
     let tight = limits(2, 1);
 
     store
-        .create(new_task("a1", None), work(&alice, "a1"), tight, &NODE_A)
+        .create(
+            new_task("a1", None),
+            work(&alice, "a1").into(),
+            tight,
+            &NODE_A,
+        )
         .await
         .expect("first create");
     let one = Counts {
@@ -154,7 +159,12 @@ async fn refused_and_failed_creates_change_no_counter() {
     // A taken id.
     assert_eq!(
         store
-            .create(new_task("a1", None), work(&bob, "a1"), tight, &NODE_A)
+            .create(
+                new_task("a1", None),
+                work(&bob, "a1").into(),
+                tight,
+                &NODE_A
+            )
             .await
             .map(drop),
         Err(StoreError::Duplicate)
@@ -164,7 +174,12 @@ async fn refused_and_failed_creates_change_no_counter() {
     // The per-scope bound.
     assert_eq!(
         store
-            .create(new_task("a2", None), work(&alice, "a2"), tight, &NODE_A)
+            .create(
+                new_task("a2", None),
+                work(&alice, "a2").into(),
+                tight,
+                &NODE_A
+            )
             .await
             .map(drop),
         Err(StoreError::Capacity(CapacityLimit::MaxActiveTasksPerScope))
@@ -179,7 +194,12 @@ async fn refused_and_failed_creates_change_no_counter() {
         .await
         .expect("add a constraint");
     match store
-        .create(new_task("boom", None), work(&bob, "boom"), tight, &NODE_A)
+        .create(
+            new_task("boom", None),
+            work(&bob, "boom").into(),
+            tight,
+            &NODE_A,
+        )
         .await
     {
         Err(StoreError::Backend(message)) => assert!(message.contains("no_boom"), "{message}"),
@@ -189,14 +209,19 @@ async fn refused_and_failed_creates_change_no_counter() {
 
     // Nothing leaked: the one free slot of max_tasks = 2 is still there, and then not.
     store
-        .create(new_task("b1", None), work(&bob, "b1"), tight, &NODE_A)
+        .create(
+            new_task("b1", None),
+            work(&bob, "b1").into(),
+            tight,
+            &NODE_A,
+        )
         .await
         .expect("the refusals left max_tasks' second slot free");
     assert_eq!(
         store
             .create(
                 new_task("b2", None),
-                work(&bob, "b2"),
+                work(&bob, "b2").into(),
                 limits(2, 5),
                 &NODE_A
             )
@@ -226,7 +251,12 @@ async fn the_reaper_settles_a_stale_reservation_left_without_its_insert() {
     let tight = limits(2, 2);
 
     store
-        .create(new_task("a1", None), work(&alice, "a1"), tight, &NODE_A)
+        .create(
+            new_task("a1", None),
+            work(&alice, "a1").into(),
+            tight,
+            &NODE_A,
+        )
         .await
         .expect("first create");
     // A node reserved a slot in alice's scope, then died before its insert ran.
@@ -246,7 +276,12 @@ async fn the_reaper_settles_a_stale_reservation_left_without_its_insert() {
     );
     assert_eq!(
         store
-            .create(new_task("a2", None), work(&alice, "a2"), tight, &NODE_A)
+            .create(
+                new_task("a2", None),
+                work(&alice, "a2").into(),
+                tight,
+                &NODE_A
+            )
             .await
             .map(drop),
         Err(StoreError::Capacity(CapacityLimit::MaxTasks)),
@@ -276,7 +311,12 @@ async fn the_reaper_settles_a_stale_reservation_left_without_its_insert() {
     assert_eq!(counters(&admin, &schema).await, one);
     assert_eq!(actual(&admin, &schema).await, one);
     store
-        .create(new_task("a2", None), work(&alice, "a2"), tight, &NODE_A)
+        .create(
+            new_task("a2", None),
+            work(&alice, "a2").into(),
+            tight,
+            &NODE_A,
+        )
         .await
         .expect("the settled reservation freed its slot");
     assert_eq!(store.task_count().await.expect("count"), 2);
@@ -312,7 +352,7 @@ async fn a_create_the_database_refuses_fails_alone_and_its_batch_is_stored() {
         let alice = alice.clone();
         async move {
             store
-                .create(new_task(id, None), work(&alice, id), ROOMY, &NODE_A)
+                .create(new_task(id, None), work(&alice, id).into(), ROOMY, &NODE_A)
                 .await
         }
     });
@@ -356,7 +396,7 @@ async fn a_transition_the_database_refuses_fails_alone_and_its_batch_is_stored()
     let mut tasks = Vec::new();
     for id in &ids {
         let created = store
-            .create(new_task(id, None), work(&alice, id), ROOMY, &NODE_A)
+            .create(new_task(id, None), work(&alice, id).into(), ROOMY, &NODE_A)
             .await
             .expect("create");
         tasks.push(created.snapshot.task);
@@ -414,7 +454,12 @@ async fn terminal_transitions_release_the_active_slot_and_a_lost_release_is_sett
     let tight = limits(10, 1);
 
     let first = store
-        .create(new_task("a1", None), work(&alice, "a1"), tight, &NODE_A)
+        .create(
+            new_task("a1", None),
+            work(&alice, "a1").into(),
+            tight,
+            &NODE_A,
+        )
         .await
         .expect("first create");
     complete(&store, &alice, &first.snapshot.task).await;
@@ -427,7 +472,12 @@ async fn terminal_transitions_release_the_active_slot_and_a_lost_release_is_sett
     assert_eq!(actual(&admin, &schema).await, after_one);
 
     let second = store
-        .create(new_task("a2", None), work(&alice, "a2"), tight, &NODE_A)
+        .create(
+            new_task("a2", None),
+            work(&alice, "a2").into(),
+            tight,
+            &NODE_A,
+        )
         .await
         .expect("the completed task freed its slot");
     // A worker's terminal write releases the slot too.
@@ -459,7 +509,12 @@ async fn terminal_transitions_release_the_active_slot_and_a_lost_release_is_sett
         .expect("leave a release unapplied");
     assert_eq!(
         store
-            .create(new_task("a3", None), work(&alice, "a3"), tight, &NODE_A)
+            .create(
+                new_task("a3", None),
+                work(&alice, "a3").into(),
+                tight,
+                &NODE_A
+            )
             .await
             .map(drop),
         Err(StoreError::Capacity(CapacityLimit::MaxActiveTasksPerScope))
@@ -473,7 +528,12 @@ async fn terminal_transitions_release_the_active_slot_and_a_lost_release_is_sett
     assert_eq!(counters(&admin, &schema).await, after_two);
     assert_eq!(actual(&admin, &schema).await, after_two);
     store
-        .create(new_task("a3", None), work(&alice, "a3"), tight, &NODE_A)
+        .create(
+            new_task("a3", None),
+            work(&alice, "a3").into(),
+            tight,
+            &NODE_A,
+        )
         .await
         .expect("the settled release freed the slot");
 }
@@ -513,7 +573,12 @@ async fn counters_equal_the_tasks_after_concurrent_creates_refusals_and_completi
                 scope_of(n)
             };
             let created = store
-                .create(new_task(&name, None), work(&scope, &name), bounds, &NODE_A)
+                .create(
+                    new_task(&name, None),
+                    work(&scope, &name).into(),
+                    bounds,
+                    &NODE_A,
+                )
                 .await;
             match created {
                 Ok(created) if n.is_multiple_of(2) => {

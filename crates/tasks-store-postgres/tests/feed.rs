@@ -74,7 +74,12 @@ async fn commits_reach_the_other_instance_in_order_and_never_their_own() {
     let scope = Scope::new("alice-hash");
 
     let created = a
-        .create(new_task("fed", None), work(&scope, "fed"), ROOMY, &NODE_A)
+        .create(
+            new_task("fed", None),
+            work(&scope, "fed").into(),
+            ROOMY,
+            &NODE_A,
+        )
         .await
         .expect("create on a");
     assert_eq!(next(&mut seen_by_b).await, task("fed", 1));
@@ -95,7 +100,7 @@ async fn commits_reach_the_other_instance_in_order_and_never_their_own() {
     assert!(matches!(outcome, CasOutcome::Conflict(_)), "{outcome:?}");
     a.create(
         new_task("after", None),
-        work(&scope, "after"),
+        work(&scope, "after").into(),
         ROOMY,
         &NODE_A,
     )
@@ -106,7 +111,7 @@ async fn commits_reach_the_other_instance_in_order_and_never_their_own() {
     // a's own three commits were notified before b's, yet a's first change is b's commit.
     b.create(
         new_task("from-b", None),
-        work(&scope, "from-b"),
+        work(&scope, "from-b").into(),
         ROOMY,
         &NODE_B,
     )
@@ -116,7 +121,7 @@ async fn commits_reach_the_other_instance_in_order_and_never_their_own() {
     // And b skipped its own: its next change is a's next commit.
     a.create(
         new_task("again", None),
-        work(&scope, "again"),
+        work(&scope, "again").into(),
         ROOMY,
         &NODE_A,
     )
@@ -143,7 +148,7 @@ async fn a_claim_is_hinted_to_the_previous_owner() {
         .expect("register a");
     a.create(
         new_task("orphan", Some(3_600_000)),
-        work(&scope, "orphan"),
+        work(&scope, "orphan").into(),
         ROOMY,
         &NODE_A,
     )
@@ -188,7 +193,7 @@ async fn a_broken_listening_connection_resyncs_and_hints_follow() {
     assert_ne!(again, pid, "on a new connection");
     a.create(
         new_task("later", None),
-        work(&scope, "later"),
+        work(&scope, "later").into(),
         ROOMY,
         &NODE_A,
     )
@@ -212,7 +217,7 @@ async fn hints_lost_with_the_notifying_connection_are_followed_by_a_resync() {
 
     a.create(
         new_task("first", None),
-        work(&scope, "first"),
+        work(&scope, "first").into(),
         ROOMY,
         &NODE_A,
     )
@@ -232,13 +237,18 @@ async fn hints_lost_with_the_notifying_connection_are_followed_by_a_resync() {
     gone(&admin, &[pid]).await;
 
     // The hint of this commit is lost with the connection; b is told to resync instead.
-    a.create(new_task("lost", None), work(&scope, "lost"), ROOMY, &NODE_A)
-        .await
-        .expect("create on a");
+    a.create(
+        new_task("lost", None),
+        work(&scope, "lost").into(),
+        ROOMY,
+        &NODE_A,
+    )
+    .await
+    .expect("create on a");
     assert_eq!(next(&mut seen_by_b).await, Change::Resync);
     a.create(
         new_task("later", None),
-        work(&scope, "later"),
+        work(&scope, "later").into(),
         ROOMY,
         &NODE_A,
     )
@@ -249,7 +259,7 @@ async fn hints_lost_with_the_notifying_connection_are_followed_by_a_resync() {
     // a heard nothing of its own, its resync line included.
     b.create(
         new_task("from-b", None),
-        work(&scope, "from-b"),
+        work(&scope, "from-b").into(),
         ROOMY,
         &NODE_B,
     )
@@ -277,7 +287,7 @@ async fn many_long_ids_all_arrive() {
     assert!(ids.iter().all(|id| id.len() == 256));
     let creates = ids
         .iter()
-        .map(|id| a.create(new_task(id, None), work(&scope, id), ROOMY, &NODE_A));
+        .map(|id| a.create(new_task(id, None), work(&scope, id).into(), ROOMY, &NODE_A));
     for created in futures_util::future::join_all(creates).await {
         created.expect("create on a");
     }
@@ -304,9 +314,14 @@ async fn a_dropped_store_closes_its_feed_connections() {
     let scope = Scope::new("alice-hash");
     let admin = db.admin().await;
 
-    a.create(new_task("one", None), work(&scope, "one"), ROOMY, &NODE_A)
-        .await
-        .expect("create on a");
+    a.create(
+        new_task("one", None),
+        work(&scope, "one").into(),
+        ROOMY,
+        &NODE_A,
+    )
+    .await
+    .expect("create on a");
     // b hears a's create, so a's notifier is connected by then.
     assert_eq!(next(&mut seen_by_b).await, task("one", 1));
     let pids = [

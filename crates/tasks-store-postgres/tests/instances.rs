@@ -20,7 +20,7 @@ async fn two_instances_see_each_others_writes_at_once() {
     let created = a
         .create(
             new_task("shared", None),
-            work(&scope, "shared"),
+            work(&scope, "shared").into(),
             ROOMY,
             &NODE_A,
         )
@@ -84,7 +84,7 @@ async fn a_claim_by_one_instance_fences_the_others_worker() {
     let created = a
         .create(
             new_task("orphan", Some(3_600_000)),
-            work(&scope, "orphan"),
+            work(&scope, "orphan").into(),
             ROOMY,
             &NODE_A,
         )
@@ -157,7 +157,12 @@ async fn results_are_kept_exactly_even_with_nul_characters() {
     let store = db.store().await;
     let scope = Scope::new("alice-hash");
     let created = store
-        .create(new_task("nul", None), work(&scope, "nul"), ROOMY, &NODE_A)
+        .create(
+            new_task("nul", None),
+            work(&scope, "nul").into(),
+            ROOMY,
+            &NODE_A,
+        )
         .await
         .expect("create");
     let done = complete_with(&created.snapshot.task, "a\u{0}b ✓ \"q\" \\", at(1));
@@ -205,7 +210,7 @@ async fn attempts_charged_by_a_node_of_the_previous_build_are_honoured() {
     store
         .create(
             new_task("upgrading", Some(3_600_000)),
-            work(&scope, "upgrading"),
+            work(&scope, "upgrading").into(),
             ROOMY,
             &NODE_A,
         )

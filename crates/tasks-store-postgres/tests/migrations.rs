@@ -17,7 +17,12 @@ async fn connecting_twice_to_one_schema_keeps_its_tasks() {
     let first = db.connect(&schema).await;
     let scope = Scope::new("alice");
     first
-        .create(new_task("kept", None), work(&scope, "kept"), ROOMY, &NODE_A)
+        .create(
+            new_task("kept", None),
+            work(&scope, "kept").into(),
+            ROOMY,
+            &NODE_A,
+        )
         .await
         .expect("create");
     drop(first);
@@ -59,7 +64,7 @@ async fn a_newer_schema_is_refused_and_left_unchanged() {
     store
         .create(
             new_task("old", None),
-            work(&Scope::new("s"), "old"),
+            work(&Scope::new("s"), "old").into(),
             ROOMY,
             &NODE_A,
         )
@@ -179,7 +184,12 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
     let store = db.connect(&schema).await;
     let scope = Scope::new("s");
     store
-        .create(new_task("old", None), work(&scope, "old"), ROOMY, &NODE_A)
+        .create(
+            new_task("old", None),
+            work(&scope, "old").into(),
+            ROOMY,
+            &NODE_A,
+        )
         .await
         .expect("create");
     drop(store);
@@ -212,12 +222,22 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
         max_active_per_scope: 2,
     };
     store
-        .create(new_task("new", None), work(&scope, "new"), tight, &NODE_A)
+        .create(
+            new_task("new", None),
+            work(&scope, "new").into(),
+            tight,
+            &NODE_A,
+        )
         .await
         .expect("a create on the migrated schema");
     assert_eq!(
         store
-            .create(new_task("more", None), work(&scope, "more"), tight, &NODE_A)
+            .create(
+                new_task("more", None),
+                work(&scope, "more").into(),
+                tight,
+                &NODE_A
+            )
             .await
             .map(drop),
         Err(tasks_runtime::StoreError::Capacity(

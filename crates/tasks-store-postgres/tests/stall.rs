@@ -145,7 +145,12 @@ async fn a_call_that_finds_no_free_connection_is_refused_as_unavailable() {
     .expect("connect through the proxy");
     let alice = Scope::new("alice");
     store
-        .create(new_task("t1", None), work(&alice, "t1"), ROOMY, &NODE_A)
+        .create(
+            new_task("t1", None),
+            work(&alice, "t1").into(),
+            ROOMY,
+            &NODE_A,
+        )
         .await
         .expect("create");
 

@@ -60,7 +60,7 @@ async fn measure(dir: &std::path::Path, synchronous: Synchronous, seconds: u64) 
                 let id = TaskId::parse(&format!("w{worker}-{i}")).expect("id");
                 let task = NewTask::new(id, Timestamp::from_unix_millis(1), Some(3_600_000), None);
                 store
-                    .create(task, work(&scope), limits, &node)
+                    .create(task, work(&scope).into(), limits, &node)
                     .await
                     .expect("create");
                 done.fetch_add(1, Ordering::Relaxed);

@@ -193,16 +193,16 @@ impl Store for SqliteStore {
     async fn create(
         &self,
         task: NewTask,
-        work: Work,
+        work: Arc<Work>,
         limits: CreateLimits,
         owner: &NodeId,
     ) -> Result<Created, StoreError> {
         let task = task.into_task();
         let new = command::NewTask {
             task_json: serde_json::to_string(&task).map_err(encoding)?,
-            work_json: serde_json::to_string(&work).map_err(encoding)?,
+            work_json: serde_json::to_string(&*work).map_err(encoding)?,
             task: Arc::new(task),
-            work: Arc::new(work),
+            work,
             limits,
             owner: *owner,
         };

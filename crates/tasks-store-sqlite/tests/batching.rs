@@ -38,7 +38,7 @@ async fn writes_queued_together_commit_in_one_transaction() {
             store
                 .create(
                     new_task(&format!("t-{i}"), None),
-                    work(&scope, "x"),
+                    work(&scope, "x").into(),
                     ROOMY,
                     &NODE_A,
                 )
@@ -74,7 +74,7 @@ async fn many_concurrent_creates_complete_in_fewer_commits() {
                 store
                     .create(
                         new_task(&format!("t-{t}-{i}"), None),
-                        work(&scope, "x"),
+                        work(&scope, "x").into(),
                         ROOMY,
                         &NODE_A,
                     )
@@ -102,7 +102,12 @@ async fn a_failed_commit_fails_its_whole_batch_and_changes_nothing() {
     let store = Arc::new(open(&path, Synchronous::Normal));
     let alice = Scope::new("alice");
     let first = store
-        .create(new_task("first", None), work(&alice, "x"), ROOMY, &NODE_A)
+        .create(
+            new_task("first", None),
+            work(&alice, "x").into(),
+            ROOMY,
+            &NODE_A,
+        )
         .await
         .expect("create");
     let limits = CreateLimits {
@@ -120,7 +125,7 @@ async fn a_failed_commit_fails_its_whole_batch_and_changes_nothing() {
             store
                 .create(
                     new_task(&format!("t-{i}"), None),
-                    work(&alice, "x"),
+                    work(&alice, "x").into(),
                     limits,
                     &NODE_A,
                 )
@@ -199,7 +204,7 @@ async fn a_failed_commit_fails_its_whole_batch_and_changes_nothing() {
         store
             .create(
                 new_task(&format!("t-{i}"), None),
-                work(&alice, "x"),
+                work(&alice, "x").into(),
                 limits,
                 &NODE_A,
             )
@@ -207,7 +212,12 @@ async fn a_failed_commit_fails_its_whole_batch_and_changes_nothing() {
             .expect("the same creates succeed now");
     }
     let refused = store
-        .create(new_task("t-20", None), work(&alice, "x"), limits, &NODE_A)
+        .create(
+            new_task("t-20", None),
+            work(&alice, "x").into(),
+            limits,
+            &NODE_A,
+        )
         .await;
     assert!(
         matches!(refused, Err(StoreError::Capacity(_))),
@@ -245,7 +255,7 @@ async fn a_write_that_fails_in_sql_is_answered_backend_and_the_store_stays_consi
         store
             .create(
                 new_task(&format!("old-{i}"), None),
-                work(&alice, "x"),
+                work(&alice, "x").into(),
                 ROOMY,
                 &NODE_A,
             )
@@ -272,7 +282,7 @@ async fn a_write_that_fails_in_sql_is_answered_backend_and_the_store_stays_consi
         set.spawn(async move {
             let name = format!("new-{i}");
             let outcome = store
-                .create(new_task(&name, None), work, ROOMY, &NODE_A)
+                .create(new_task(&name, None), work.into(), ROOMY, &NODE_A)
                 .await;
             (name, outcome)
         });
@@ -303,7 +313,7 @@ async fn a_write_that_fails_in_sql_is_answered_backend_and_the_store_stays_consi
     // With room again, the store goes on, and its counters are exact.
     store.set_max_page_count(1 << 30).await.expect("unlimit");
     store
-        .create(new_task("after", None), big(&alice), ROOMY, &NODE_A)
+        .create(new_task("after", None), big(&alice).into(), ROOMY, &NODE_A)
         .await
         .expect("a large write fits now");
     let count = store.task_count().await.expect("count");

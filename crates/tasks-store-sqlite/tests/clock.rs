@@ -163,7 +163,7 @@ fn a_version_1_database_is_migrated_with_its_latest_creation_as_the_mark() {
             for (name, created) in [("older", T0), ("newer", at(5_000))] {
                 let task = tasks_core::NewTask::new(id(name), created, None, None);
                 store
-                    .create(task, work(&scope, name), ROOMY, &NODE_A)
+                    .create(task, work(&scope, name).into(), ROOMY, &NODE_A)
                     .await
                     .expect("create");
             }

@@ -54,7 +54,7 @@ async fn workload(store: &SqliteStore) -> BTreeMap<String, Expected> {
     for (name, scope, ttl) in shapes {
         let work = work(scope, name);
         let created = store
-            .create(new_task(name, ttl), work.clone(), ROOMY, &NODE_A)
+            .create(new_task(name, ttl), work.clone().into(), ROOMY, &NODE_A)
             .await
             .expect("create");
         let first = created.snapshot.task.as_ref().clone();
@@ -236,7 +236,7 @@ async fn the_file_passes_the_integrity_check_after_a_workload() {
             let created = store
                 .create(
                     new_task(&format!("load-{i}"), Some(1_000)),
-                    work(&scope, "load"),
+                    work(&scope, "load").into(),
                     ROOMY,
                     &NODE_A,
                 )
@@ -307,7 +307,7 @@ async fn a_big_reap_returns_the_space_to_the_file_system() {
             store
                 .create(
                     new_task(&format!("big-{i}"), Some(10)),
-                    work,
+                    work.into(),
                     ROOMY,
                     &NODE_A,
                 )
@@ -319,7 +319,12 @@ async fn a_big_reap_returns_the_space_to_the_file_system() {
         joined.expect("task panicked");
     }
     store
-        .create(new_task("keep", None), work(&scope, "keep"), ROOMY, &NODE_A)
+        .create(
+            new_task("keep", None),
+            work(&scope, "keep").into(),
+            ROOMY,
+            &NODE_A,
+        )
         .await
         .expect("create");
     let full = page_count(&path);

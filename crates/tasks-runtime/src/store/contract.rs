@@ -191,7 +191,7 @@ async fn create_in<S: Store + ?Sized>(
     limits: CreateLimits,
 ) -> Result<Snapshot, StoreError> {
     store
-        .create(task, work, limits, &NODE_A)
+        .create(task, work.into(), limits, &NODE_A)
         .await
         .map(|created| created.snapshot)
 }
@@ -1074,7 +1074,7 @@ pub async fn create_grants_the_creator_generation_one<S: Store>(store: &S) {
     let created = store
         .create(
             new_task("task-a", Some(TTL_MS)),
-            work(&alice(), "a"),
+            work(&alice(), "a").into(),
             ROOMY,
             &NODE_A,
         )
@@ -1139,7 +1139,7 @@ pub async fn status_counts_count_unexpired_tasks_by_status<S: Store>(store: &S) 
         store
             .create(
                 new_task(name, Some(ttl)),
-                work(&scope, name),
+                work(&scope, name).into(),
                 ROOMY,
                 &NODE_A,
             )
@@ -1182,7 +1182,7 @@ pub async fn claim_takes_exactly_the_orphans<S: Store>(store: &S) {
         store
             .create(
                 new_task(name, Some(ttl)),
-                work(&alice(), name),
+                work(&alice(), name).into(),
                 ROOMY,
                 &node,
             )
@@ -1289,7 +1289,7 @@ pub async fn held_lists_a_nodes_active_tasks_in_id_order<S: Store>(store: &S) {
         store
             .create(
                 new_task(name, Some(ttl)),
-                work(&alice(), name),
+                work(&alice(), name).into(),
                 ROOMY,
                 &node,
             )
@@ -1370,7 +1370,7 @@ pub async fn a_stale_lease_is_fenced_and_changes_nothing<S: Store>(store: &S) {
     let created = store
         .create(
             new_task("task-a", Some(TTL_MS)),
-            work(&alice(), "a"),
+            work(&alice(), "a").into(),
             ROOMY,
             &NODE_A,
         )
@@ -1516,7 +1516,7 @@ pub async fn a_completion_racing_a_claim_is_never_overwritten<S: Store>(store: A
         let made = store
             .create(
                 new_task(&format!("race-{i}"), Some(TTL_MS)),
-                work(&alice(), "race"),
+                work(&alice(), "race").into(),
                 ROOMY,
                 &NODE_A,
             )
@@ -1617,7 +1617,7 @@ pub async fn attempts_are_charged_by_starts_never_by_claims<S: Store>(store: &S)
     let created = store
         .create(
             new_task("task-a", Some(100 * LEASE_MS)),
-            work(&alice(), "a"),
+            work(&alice(), "a").into(),
             ROOMY,
             &NODE_A,
         )
@@ -1626,7 +1626,7 @@ pub async fn attempts_are_charged_by_starts_never_by_claims<S: Store>(store: &S)
     let expiring = store
         .create(
             new_task("expiring", Some(LEASE_MS)),
-            work(&alice(), "expiring"),
+            work(&alice(), "expiring").into(),
             ROOMY,
             &NODE_A,
         )

@@ -140,7 +140,7 @@ impl Store for MemoryStore {
     async fn create(
         &self,
         task: NewTask,
-        work: Work,
+        work: Arc<Work>,
         limits: CreateLimits,
         owner: &NodeId,
     ) -> Result<Created, StoreError> {
@@ -168,10 +168,7 @@ impl Store for MemoryStore {
                 let entry = Entry {
                     task: Arc::new(task),
                     scope,
-                    running: Some(Box::new(Running {
-                        work: Arc::new(work),
-                        lease,
-                    })),
+                    running: Some(Box::new(Running { work, lease })),
                 };
                 let snapshot = Self::snapshot(&entry);
                 slot.insert(entry);
@@ -475,7 +472,7 @@ mod tests {
         let created = store
             .create(
                 NewTask::new(id.clone(), now, None, None),
-                work.clone(),
+                work.clone().into(),
                 LIMITS,
                 &NodeId::from_bytes([1; 16]),
             )

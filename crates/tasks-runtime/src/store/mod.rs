@@ -253,7 +253,9 @@ pub fn list_page(
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// Stores `task` (a [`NewTask`]: revision 1, `working`) and `work` atomically, in
-    /// `work.scope`, owned by `owner` with generation 1 and attempt 1.
+    /// `work.scope`, owned by `owner` with generation 1 and attempt 1. `work` is shared with
+    /// the task's worker (a store that keeps it in memory keeps this `Arc`; nothing copies the
+    /// arguments on their way to the store).
     ///
     /// # Errors
     /// [`StoreError::Capacity`] when a bound of `limits` is reached, [`StoreError::Duplicate`]
@@ -261,7 +263,7 @@ pub trait Store: Send + Sync + 'static {
     async fn create(
         &self,
         task: NewTask,
-        work: Work,
+        work: Arc<Work>,
         limits: CreateLimits,
         owner: &NodeId,
     ) -> Result<Created, StoreError>;

@@ -118,7 +118,7 @@ impl Store for YieldingStore {
     async fn create(
         &self,
         task: NewTask,
-        work: Work,
+        work: Arc<Work>,
         limits: CreateLimits,
         owner: &NodeId,
     ) -> Result<Created, StoreError> {

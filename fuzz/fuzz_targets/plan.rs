@@ -14,6 +14,7 @@ use tasks_core::plan::{plan, Plan, ServerView};
 use tasks_core::{ClientCapability, JsonObject, Method, TaskPolicy, Timestamp};
 use tasks_http::Head;
 
+#[derive(Debug, Clone, Copy)]
 struct Tool;
 
 impl ToolRules for Tool {
@@ -34,8 +35,10 @@ impl ToolRules for Tool {
 struct View(StateKey);
 
 impl ServerView for View {
-    fn tool(&self, name: &str) -> Option<&dyn ToolRules> {
-        (name == "a_header_probe").then_some(&Tool as &dyn ToolRules)
+    type Tool = Tool;
+
+    fn tool(&self, name: &str) -> Option<Tool> {
+        (name == "a_header_probe").then_some(Tool)
     }
     fn state_key(&self) -> &StateKey {
         &self.0

@@ -20,6 +20,8 @@
 //! 8. run synchronously, or create a task (a retry's task under an id derived from its state
 //!    and answers, so a replay finds it).
 
+use std::sync::{Arc, LazyLock};
+
 use serde_json::{json, Value};
 
 use crate::admission::HeaderSource;
@@ -34,13 +36,14 @@ use crate::param_headers::{check_param_headers, ParamHeader};
 use crate::time::Timestamp;
 use crate::JsonObject;
 
-/// The validated params of a `tools/call`.
+/// The validated params of a `tools/call`, borrowed from them: nothing is copied (a planner
+/// that owns the params moves the arguments out once it is done, [`into_arguments`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallParams<'a> {
     /// The tool name.
     pub name: &'a str,
     /// The arguments (`{}` when absent or null).
-    pub arguments: JsonObject,
+    pub arguments: &'a JsonObject,
     /// `inputResponses`, when present (every value an object, no empty key).
     pub input_responses: Option<&'a JsonObject>,
     /// `requestState`, when present.
@@ -59,8 +62,8 @@ pub fn parse_call(params: &Value) -> Result<CallParams<'_>, McpError> {
         .and_then(Value::as_str)
         .ok_or_else(|| McpError::invalid_params("tools/call requires a string name"))?;
     let arguments = match params.get("arguments") {
-        None | Some(Value::Null) => JsonObject::new(),
-        Some(Value::Object(arguments)) => arguments.clone(),
+        None | Some(Value::Null) => &*NO_ARGUMENTS,
+        Some(Value::Object(arguments)) => arguments,
         Some(_) => return Err(McpError::invalid_params("arguments must be an object")),
     };
     let input_responses = match params.get("inputResponses") {
@@ -89,6 +92,21 @@ pub fn parse_call(params: &Value) -> Result<CallParams<'_>, McpError> {
     })
 }
 
+/// The arguments of a call without any (`{}`).
+static NO_ARGUMENTS: LazyLock<JsonObject> = LazyLock::new(JsonObject::new);
+
+/// The arguments of `tools/call` params that [`parse_call`] accepted, moved out of them (`{}`
+/// when absent or null): the planner's copy-free way from the request to the task's work.
+pub fn into_arguments(params: Value) -> JsonObject {
+    match params {
+        Value::Object(mut params) => match params.remove("arguments") {
+            Some(Value::Object(arguments)) => arguments,
+            _ => JsonObject::new(),
+        },
+        _ => JsonObject::new(),
+    }
+}
+
 /// The tool error result answering arguments that fail the `inputSchema` (step 7):
 /// `{"content":[{"type":"text","text":message}],"isError":true,"resultType":"complete"}`.
 pub fn invalid_arguments_result(message: String) -> JsonObject {
@@ -108,6 +126,23 @@ pub trait ToolRules {
     /// Checks the arguments against the input schema; the error is a short message naming
     /// the violated rule, never the value.
     fn validate_arguments(&self, arguments: &JsonObject) -> Result<(), String>;
+}
+
+/// A shared tool has the rules of the tool: a server hands the planner `Arc`s of its tools
+/// ([`crate::plan::ServerView::Tool`]).
+impl<T: ToolRules + ?Sized> ToolRules for Arc<T> {
+    fn param_headers(&self) -> &[ParamHeader] {
+        (**self).param_headers()
+    }
+    fn policy_for(&self, params: &JsonObject) -> TaskPolicy {
+        (**self).policy_for(params)
+    }
+    fn client_needs(&self) -> &[ClientCapability] {
+        (**self).client_needs()
+    }
+    fn validate_arguments(&self, arguments: &JsonObject) -> Result<(), String> {
+        (**self).validate_arguments(arguments)
+    }
 }
 
 /// Everything about the call that is not the tool: the request and the server's secrets.
@@ -162,14 +197,14 @@ pub fn plan_call<H: HeaderSource + ?Sized>(
     cx: CallContext<'_>,
 ) -> Result<CallPlan, McpError> {
     // 3. Arguments mirrored in Mcp-Param-* headers.
-    check_param_headers(tool.param_headers(), &call.arguments, |name| {
+    check_param_headers(tool.param_headers(), call.arguments, |name| {
         headers::single(MirroredHeader::Param, headers.values(name))
     })?;
     // 4. The state of the round this request answers.
     let binding = Binding {
         method: Method::ToolsCall,
         name: call.name,
-        arguments: &call.arguments,
+        arguments: call.arguments,
         scope: cx.scope,
     };
     let previous = match call.request_state {
@@ -191,7 +226,7 @@ pub fn plan_call<H: HeaderSource + ?Sized>(
         (None, _) => call.input_responses.cloned(),
     };
     // 7. Arguments.
-    if let Err(message) = tool.validate_arguments(&call.arguments) {
+    if let Err(message) = tool.validate_arguments(call.arguments) {
         return Ok(CallPlan::InvalidArguments(invalid_arguments_result(
             message,
         )));

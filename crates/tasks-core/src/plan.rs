@@ -9,6 +9,10 @@
 //! * [`Plan::Reject`] with the JSON-RPC error and the id to echo;
 //! * [`Plan::Run`] with the validated request and the [`Action`] to carry out.
 //!
+//! The plan carries what it resolved: a `tools/call` holds the server's handle on the tool it
+//! found ([`ServerView::Tool`]), so nothing looks the tool up again by name, and the arguments
+//! moved out of the request, never copied on their way to a task's work.
+//!
 //! Order: admission ([`crate::admission`], steps 3–11); the Tasks
 //! declaration's settings (-32602 for any setting); then per method: `tools/list` (a cursor is
 //! -32602), `tools/call` ([`crate::call`]: tool lookup, then its step order), the task methods
@@ -18,7 +22,7 @@
 use serde_json::Value;
 
 use crate::admission::{admit, parse_envelope, Envelope, HeaderSource};
-use crate::call::{parse_call, plan_call, CallContext, CallPlan, ToolRules};
+use crate::call::{into_arguments, parse_call, plan_call, CallContext, CallPlan, ToolRules};
 use crate::error::McpError;
 use crate::listen::ListenFilter;
 use crate::method::Method;
@@ -30,18 +34,21 @@ use crate::JsonObject;
 
 /// What the planner needs to know of the server: configuration, no state.
 pub trait ServerView {
-    /// The rules of tool `name`, if the server has it.
-    fn tool(&self, name: &str) -> Option<&dyn ToolRules>;
+    /// The server's handle on one of its tools (`tasks-http` uses `Arc<tasks_runtime::Tool>`):
+    /// the planner reads its rules, and a planned call carries it ([`Action::Call`]).
+    type Tool: ToolRules;
+    /// Tool `name`, if the server has it.
+    fn tool(&self, name: &str) -> Option<Self::Tool>;
     /// The key signing `requestState`.
     fn state_key(&self) -> &StateKey;
 }
 
-/// What to do with one message.
+/// What to do with one message; `T` is the server's tool handle ([`ServerView::Tool`]).
 // A plan is built and consumed once per request; boxing the large variant would add an
 // allocation to every request instead of saving one copy.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
-pub enum Plan {
+pub enum Plan<T> {
     /// A notification: accepted, nothing to answer (HTTP 202).
     Accepted,
     /// Refused: answer `error`, echoing `id` when it could be read.
@@ -52,12 +59,12 @@ pub enum Plan {
         error: McpError,
     },
     /// Carry out `action` for the request.
-    Run(Planned),
+    Run(Planned<T>),
 }
 
 /// A request that passed every check the protocol makes before doing anything.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Planned {
+pub struct Planned<T> {
     /// The request id (a string or an integer).
     pub id: Value,
     /// The validated request `_meta`.
@@ -65,21 +72,21 @@ pub struct Planned {
     /// Whether the request declared the Tasks extension.
     pub tasks_declared: bool,
     /// What to do.
-    pub action: Action,
+    pub action: Action<T>,
 }
 
 /// The work a planned request asks for.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Action {
+pub enum Action<T> {
     /// Answer the `server/discover` result.
     Discover,
     /// Answer the `tools/list` result.
     ListTools,
-    /// Call tool `name` as `plan` says.
+    /// Call `tool` as `plan` says.
     Call {
-        /// The tool.
-        name: String,
-        /// Its arguments.
+        /// The tool the request named, as the server's [`ServerView::tool`] found it.
+        tool: T,
+        /// Its arguments, moved out of the request.
         arguments: JsonObject,
         /// Run now, create a task, or answer a tool error.
         plan: CallPlan,
@@ -91,13 +98,13 @@ pub enum Action {
 }
 
 /// Plans one message: see the module docs.
-pub fn plan<H: HeaderSource + ?Sized>(
+pub fn plan<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
     headers: &H,
     body: &[u8],
-    view: &dyn ServerView,
+    view: &V,
     scope: &str,
     now: Timestamp,
-) -> Plan {
+) -> Plan<V::Tool> {
     match parse_envelope(body) {
         Ok(envelope) => plan_envelope(headers, envelope, view, scope, now),
         Err(failure) => Plan::Reject {
@@ -109,13 +116,13 @@ pub fn plan<H: HeaderSource + ?Sized>(
 
 /// [`plan`] for a message already parsed (step 3 done), e.g. by the era router
 /// ([`crate::legacy::route`]).
-pub fn plan_envelope<H: HeaderSource + ?Sized>(
+pub fn plan_envelope<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
     headers: &H,
     envelope: Envelope,
-    view: &dyn ServerView,
+    view: &V,
     scope: &str,
     now: Timestamp,
-) -> Plan {
+) -> Plan<V::Tool> {
     // Step 4: a notification is accepted without admission.
     let Some(id) = envelope.id.clone() else {
         return Plan::Accepted;
@@ -148,7 +155,7 @@ pub fn plan_envelope<H: HeaderSource + ?Sized>(
             }
         }
         Method::ToolsCall => plan_tool_call(
-            &request.params,
+            request.params,
             &request.meta,
             tasks_declared,
             headers,
@@ -174,32 +181,35 @@ pub fn plan_envelope<H: HeaderSource + ?Sized>(
     }
 }
 
-fn plan_tool_call<H: HeaderSource + ?Sized>(
-    params: &Value,
+fn plan_tool_call<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
+    params: Value,
     meta: &RequestMeta,
     tasks_declared: bool,
     headers: &H,
-    view: &dyn ServerView,
+    view: &V,
     scope: &str,
     now: Timestamp,
-) -> Result<Action, McpError> {
-    let call = parse_call(params)?;
-    let tool = view
-        .tool(call.name)
-        .ok_or_else(|| McpError::invalid_params("Unknown tool"))?;
-    let no_params = JsonObject::new();
-    let cx = CallContext {
-        params: params.as_object().unwrap_or(&no_params),
-        meta,
-        tasks_declared,
-        scope,
-        state_key: view.state_key(),
-        now,
+) -> Result<Action<V::Tool>, McpError> {
+    let (tool, plan) = {
+        let call = parse_call(&params)?;
+        let tool = view
+            .tool(call.name)
+            .ok_or_else(|| McpError::invalid_params("Unknown tool"))?;
+        let no_params = JsonObject::new();
+        let cx = CallContext {
+            params: params.as_object().unwrap_or(&no_params),
+            meta,
+            tasks_declared,
+            scope,
+            state_key: view.state_key(),
+            now,
+        };
+        let plan = plan_call(&call, &tool, headers, cx)?;
+        (tool, plan)
     };
-    let plan = plan_call(&call, tool, headers, cx)?;
     Ok(Action::Call {
-        name: call.name.to_owned(),
-        arguments: call.arguments,
+        tool,
+        arguments: into_arguments(params),
         plan,
     })
 }

@@ -22,6 +22,7 @@ use tasks_core::{
 const TTL_MS: u64 = 10_000;
 const T0: u64 = 1_800_000_000_000;
 
+#[derive(Debug, Clone, Copy)]
 struct Job;
 
 impl ToolRules for Job {
@@ -42,8 +43,10 @@ impl ToolRules for Job {
 struct View(StateKey);
 
 impl ServerView for View {
-    fn tool(&self, name: &str) -> Option<&dyn ToolRules> {
-        (name == "job").then_some(&Job as &dyn ToolRules)
+    type Tool = Job;
+
+    fn tool(&self, name: &str) -> Option<Job> {
+        (name == "job").then_some(Job)
     }
     fn state_key(&self) -> &StateKey {
         &self.0
@@ -131,7 +134,7 @@ struct Server {
 }
 
 impl Server {
-    fn plan(&self, method: &str, params: Value) -> Plan {
+    fn plan(&self, method: &str, params: Value) -> Plan<Job> {
         let (headers, body) = message(method, params);
         let pairs: Vec<(&str, &[u8])> = headers.iter().map(|(n, v)| (*n, v.as_slice())).collect();
         plan(

@@ -21,7 +21,7 @@ use tasks_core::plan::{plan_envelope, Action, Plan, Planned};
 use tasks_core::projection::ResultMeta;
 use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::{JsonObject, McpError, Timestamp};
-use tasks_runtime::{Scope, ScopeKey, TaskRuntime, ToolRegistry};
+use tasks_runtime::{Scope, ScopeKey, TaskRuntime, Tool, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
@@ -306,7 +306,7 @@ impl Dispatcher {
 
     async fn run(
         &self,
-        planned: Planned,
+        planned: Planned<Arc<Tool>>,
         headers: &HeaderMap,
         scope: &Scope,
         now: Timestamp,
@@ -322,16 +322,15 @@ impl Dispatcher {
             Action::Discover => Ok(methods::discover::handle(&self.shared, &id)),
             Action::ListTools => Ok(McpResponse::result(&id, &*self.shared.tools_list(&tools))),
             Action::Call {
-                name,
+                tool,
                 arguments,
                 plan,
             } => {
-                tracing::Span::current().record("tool", name.as_str());
+                tracing::Span::current().record("tool", tool.name());
                 let call = methods::tools::Call {
                     id,
-                    tools,
                     meta,
-                    name,
+                    tool,
                     arguments,
                     now,
                 };

@@ -4,14 +4,13 @@
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use tasks_core::call::ToolRules;
 use tasks_core::jsonrpc::with_server_meta;
 use tasks_core::mrtr::StateKey;
 use tasks_core::plan::ServerView;
 use tasks_core::projection::ResultMeta;
 use tasks_core::wire::{CacheScope, ResultType, ToolEntry, ToolsListResult};
 use tasks_core::JsonObject;
-use tasks_runtime::{TaskRuntime, ToolRegistry};
+use tasks_runtime::{TaskRuntime, Tool, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::DispatchConfig;
@@ -97,10 +96,10 @@ pub(crate) struct View<'a> {
 }
 
 impl ServerView for View<'_> {
-    fn tool(&self, name: &str) -> Option<&dyn ToolRules> {
-        self.tools
-            .get(name)
-            .map(|tool| tool.as_ref() as &dyn ToolRules)
+    type Tool = Arc<Tool>;
+
+    fn tool(&self, name: &str) -> Option<Arc<Tool>> {
+        self.tools.get(name).cloned()
     }
 
     fn state_key(&self) -> &StateKey {

@@ -14,7 +14,7 @@ use crate::clock::{Clock, Monotonic, TokioClock};
 use crate::config::RuntimeConfig;
 use crate::events::StatusEvent;
 use crate::inner::{store_error, write_error, Inner, WorkerHandle};
-use crate::registry::ToolRegistry;
+use crate::registry::{Tool, ToolRegistry};
 use crate::scope::Scope;
 use crate::store::task_map::task_map;
 use crate::store::{CreateLimits, NodeId, Store, StoreError};
@@ -327,6 +327,33 @@ impl TaskRuntime {
         self.create(work, None, self.inner.config.ttl_ms).await
     }
 
+    /// Creates a task running `tool`, the tool a request's plan already found
+    /// ([`tasks_core::plan::Action::Call`]), so it is not looked up again by name; otherwise as
+    /// [`TaskRuntime::create_task`] (`id` `None`) or, for a retry's derived id, as
+    /// [`TaskRuntime::create_task_with_id`]. `work.tool` names `tool` (it is what the stored
+    /// work keeps, and recovery looks up).
+    ///
+    /// # Errors
+    /// As [`TaskRuntime::create_task`]; -32603 `Tool does not match the work` when `work.tool`
+    /// is not `tool`'s name.
+    pub async fn create_task_with_tool(
+        &self,
+        tool: Arc<Tool>,
+        work: Work,
+        id: Option<TaskId>,
+    ) -> Result<Arc<Task>, McpError> {
+        if work.tool != tool.name() {
+            return Err(McpError::Internal("Tool does not match the work"));
+        }
+        if let Some(id) = &id {
+            if let Some(existing) = existing(&self.inner, &work.scope, id).await? {
+                return Ok(existing);
+            }
+        }
+        self.create_with(tool, work, id, self.inner.config.ttl_ms)
+            .await
+    }
+
     /// Creates a task kept `ttl_ms` from creation (`None`: until deleted otherwise) instead of
     /// the configured TTL: a 2025-11-25 client asks for a retention in its task hint, and the
     /// caller clamps it to the server's bounds first
@@ -389,20 +416,32 @@ impl TaskRuntime {
         self.create(work, Some(id), ttl_ms).await
     }
 
+    /// Creates a task running the registered tool `work.tool`.
     async fn create(
         &self,
         work: Work,
         id: Option<TaskId>,
         ttl_ms: Option<u64>,
     ) -> Result<Arc<Task>, McpError> {
-        let inner = &self.inner;
-        let limits = &inner.config.limits;
-        let tool = inner
+        let tool = self
+            .inner
             .tools
             .load()
             .get(&work.tool)
             .cloned()
             .ok_or_else(|| McpError::invalid_params("Unknown tool"))?;
+        self.create_with(tool, work, id, ttl_ms).await
+    }
+
+    async fn create_with(
+        &self,
+        tool: Arc<Tool>,
+        work: Work,
+        id: Option<TaskId>,
+        ttl_ms: Option<u64>,
+    ) -> Result<Arc<Task>, McpError> {
+        let inner = &self.inner;
+        let limits = &inner.config.limits;
         if work.encoded_len() > limits.max_input_bytes {
             return Err(McpError::TaskInputTooLarge {
                 limit: limits.max_input_bytes,

@@ -103,6 +103,41 @@ async fn create(rt: &TaskRuntime, work: tasks_runtime::Work) -> Arc<tasks_core::
 // ---- outcomes ----------------------------------------------------------------------------------
 
 #[tokio::test(start_paused = true)]
+async fn a_task_created_with_its_tool_runs_it_without_a_lookup_by_name() {
+    // The tool a request's plan found is the one that runs: it is not looked up again by name
+    // (here the runtime has no tool registered at all).
+    let rt = runtime(vec![], config());
+    let tool = Arc::new(echo_tool());
+    let work = work_in(&Scope::shared(), "echo", json!({"text": "planned"}));
+    let created = rt
+        .create_task_with_tool(tool.clone(), work, None)
+        .await
+        .expect("created with the planned tool");
+    let done = wait_terminal(&rt, &Scope::shared(), created.id()).await;
+    assert_eq!(
+        *done.state(),
+        TaskState::Completed {
+            result: expected_echo("planned").into()
+        }
+    );
+    // By name, the same work is refused: the runtime has no such tool.
+    let work = work_in(&Scope::shared(), "echo", json!({"text": "by name"}));
+    assert_eq!(
+        rt.create_task(work).await.unwrap_err(),
+        McpError::invalid_params("Unknown tool")
+    );
+    // A work naming another tool is refused before anything is stored.
+    let work = work_in(&Scope::shared(), "other", json!({}));
+    assert_eq!(
+        rt.create_task_with_tool(tool, work, None)
+            .await
+            .unwrap_err(),
+        McpError::Internal("Tool does not match the work")
+    );
+    assert_eq!(rt.stored_tasks().await.unwrap(), 1);
+}
+
+#[tokio::test(start_paused = true)]
 async fn worker_completes_with_the_tool_result() {
     let rt = runtime(vec![echo_tool()], config());
     let created = create(

@@ -25,7 +25,7 @@
 use serde_json::Value;
 
 use crate::admission::{Envelope, HeaderSource, Message, Response};
-use crate::call::{invalid_arguments_result, parse_call};
+use crate::call::{invalid_arguments_result, parse_call, ToolRules as _};
 use crate::error::McpError;
 use crate::headers::{self, MirroredHeader};
 use crate::id::TaskId;
@@ -148,11 +148,11 @@ pub struct LegacyCall {
 }
 
 /// Plans one message of the session path: see the module docs.
-pub fn plan_legacy<H: HeaderSource + ?Sized>(
+pub fn plan_legacy<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
     headers: &H,
     message: Message,
     session: SessionView,
-    view: &dyn ServerView,
+    view: &V,
 ) -> LegacyPlan {
     let envelope = match message {
         Message::Envelope(envelope) if envelope.method == METHOD_INITIALIZE => {
@@ -323,7 +323,11 @@ fn task_id(params: &Value) -> Result<TaskId, McpError> {
     parse_task_ref(params).map(|target| target.task_id)
 }
 
-fn plan_call(params: &Value, view: &dyn ServerView, tasks: bool) -> Result<LegacyCall, McpError> {
+fn plan_call<V: ServerView + ?Sized>(
+    params: &Value,
+    view: &V,
+    tasks: bool,
+) -> Result<LegacyCall, McpError> {
     if !params.is_object() {
         return Err(McpError::invalid_params("params must be an object"));
     }
@@ -345,12 +349,12 @@ fn plan_call(params: &Value, view: &dyn ServerView, tasks: bool) -> Result<Legac
         None
     };
     let invalid_arguments = tool
-        .validate_arguments(&call.arguments)
+        .validate_arguments(call.arguments)
         .err()
         .map(|message| legacy_result(invalid_arguments_result(message)));
     Ok(LegacyCall {
         name: call.name.to_owned(),
-        arguments: call.arguments,
+        arguments: call.arguments.clone(),
         progress_token,
         invalid_arguments,
         task,

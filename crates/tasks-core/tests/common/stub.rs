@@ -8,6 +8,7 @@ use tasks_core::plan::ServerView;
 use tasks_core::{ClientCapability, JsonObject, TaskPolicy};
 
 /// The tool `t`, with task policy `.0`.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct StubTool(pub(crate) TaskPolicy);
 
 impl ToolRules for StubTool {
@@ -46,8 +47,10 @@ impl StubView {
 }
 
 impl ServerView for StubView {
-    fn tool(&self, name: &str) -> Option<&dyn ToolRules> {
-        (name == "t").then_some(&self.tool as &dyn ToolRules)
+    type Tool = StubTool;
+
+    fn tool(&self, name: &str) -> Option<StubTool> {
+        (name == "t").then_some(self.tool)
     }
     fn state_key(&self) -> &StateKey {
         &self.key

@@ -18,7 +18,7 @@ use tasks_core::mrtr;
 use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest};
 use tasks_core::{projection, JsonObject, McpError, Method, RequestMeta, Timestamp};
 
-use tasks_runtime::{Scope, SyncCall, ToolRegistry, Work};
+use tasks_runtime::{Scope, SyncCall, Tool, Work};
 
 use crate::methods::sync_call;
 use crate::response::McpResponse;
@@ -27,10 +27,9 @@ use crate::shared::Shared;
 /// A planned `tools/call`: what carrying out its [`CallPlan`] needs of the request.
 pub(crate) struct Call {
     pub(crate) id: Value,
-    /// The tools as registered when the request arrived.
-    pub(crate) tools: Arc<ToolRegistry>,
     pub(crate) meta: RequestMeta,
-    pub(crate) name: String,
+    /// The tool the plan found (in the tools as registered when the request arrived).
+    pub(crate) tool: Arc<Tool>,
     pub(crate) arguments: JsonObject,
     pub(crate) now: Timestamp,
 }
@@ -44,9 +43,8 @@ pub(crate) async fn call(
 ) -> Result<McpResponse, McpError> {
     let Call {
         id,
-        tools,
         meta,
-        name,
+        tool,
         arguments,
         now,
     } = call;
@@ -56,32 +54,25 @@ pub(crate) async fn call(
         }
         CallPlan::CreateTask { answers, task_id } => {
             let work = Work {
-                tool: name,
+                tool: tool.name().to_owned(),
                 arguments,
                 input_responses: answers,
                 client_capabilities: meta.client_capabilities,
                 scope: scope.clone(),
                 trace_parent: meta.trace_parent.map(|t| t.as_str().to_owned()),
             };
-            let task = match task_id {
-                Some(task_id) => d.runtime.create_task_with_id(work, task_id).await?,
-                None => d.runtime.create_task(work).await?,
-            };
+            let task = d.runtime.create_task_with_tool(tool, work, task_id).await?;
             let view = projection::creation(&task).with_result_meta(&d.server_meta);
             Ok(McpResponse::result(&id, &view))
         }
         CallPlan::RunSync { answers, previous } => {
-            let tool = tools
-                .get(&name)
-                .cloned()
-                .ok_or_else(|| McpError::invalid_params("Unknown tool"))?;
             let sync = SyncCall::new(arguments.clone())
                 .with_input_responses(answers.clone())
                 .with_client_capabilities(meta.client_capabilities);
             let request = SyncRequest {
                 id,
                 method: Method::ToolsCall,
-                name,
+                name: tool.name().to_owned(),
                 arguments,
                 scope: scope.as_str().to_owned(),
                 progress_token: meta.progress_token,

@@ -221,6 +221,13 @@ impl McpError {
         McpError::InvalidParams(message.into())
     }
 
+    /// Every JSON-RPC code an [`McpError`] has ([`McpError::code`]), each once: the codes this
+    /// server answers with. A list outside this table (a metric's label values) derives from
+    /// it rather than copying it.
+    pub const CODES: [i64; 9] = [
+        -32700, -32600, -32601, -32602, -32603, -32020, -32021, -32022, -32001,
+    ];
+
     /// The JSON-RPC error code.
     pub fn code(&self) -> i64 {
         match self {
@@ -341,5 +348,86 @@ pub fn http_status_for_code(code: i64) -> u16 {
         -32601 => 404,
         -32700 | -32600 | -32602 | -32020 | -32021 | -32022 => 400,
         _ => 500,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use serde_json::json;
+
+    use super::{CapacityLimit, McpError};
+
+    /// One error of every variant. The match below has no wildcard, so a new variant does not
+    /// compile until it is listed here too.
+    fn one_of_each() -> Vec<McpError> {
+        let every = vec![
+            McpError::Parse,
+            McpError::InvalidRequest("x"),
+            McpError::BodyTooLarge { limit: 1 },
+            McpError::MethodNotFound,
+            McpError::InitializeNotServed,
+            McpError::InvalidParams("x".into()),
+            McpError::UnknownTask,
+            McpError::TaskInputTooLarge { limit: 1 },
+            McpError::CapacityExhausted(CapacityLimit::MaxJobs),
+            McpError::Internal("x"),
+            McpError::StoreUnavailable,
+            McpError::StoreOutcomeUnknown,
+            McpError::HeaderMismatch("x"),
+            McpError::MissingCapability(json!({})),
+            McpError::UnsupportedVersion {
+                requested: "x".into(),
+            },
+            McpError::UnsupportedLegacyVersion {
+                requested: "x".into(),
+            },
+            McpError::SessionRequired,
+            McpError::SessionNotFound,
+            McpError::TaskSupportMismatch("x"),
+            McpError::SessionLimit,
+            McpError::Unauthorized,
+            McpError::ForbiddenOrigin,
+            McpError::HttpMethodNotAllowed,
+            McpError::UnsupportedMediaType,
+        ];
+        for error in &every {
+            match error {
+                McpError::Parse
+                | McpError::InvalidRequest(_)
+                | McpError::BodyTooLarge { .. }
+                | McpError::MethodNotFound
+                | McpError::InitializeNotServed
+                | McpError::InvalidParams(_)
+                | McpError::UnknownTask
+                | McpError::TaskInputTooLarge { .. }
+                | McpError::CapacityExhausted(_)
+                | McpError::Internal(_)
+                | McpError::StoreUnavailable
+                | McpError::StoreOutcomeUnknown
+                | McpError::HeaderMismatch(_)
+                | McpError::MissingCapability(_)
+                | McpError::UnsupportedVersion { .. }
+                | McpError::UnsupportedLegacyVersion { .. }
+                | McpError::SessionRequired
+                | McpError::SessionNotFound
+                | McpError::TaskSupportMismatch(_)
+                | McpError::SessionLimit
+                | McpError::Unauthorized
+                | McpError::ForbiddenOrigin
+                | McpError::HttpMethodNotAllowed
+                | McpError::UnsupportedMediaType => {}
+            }
+        }
+        every
+    }
+
+    #[test]
+    fn codes_are_exactly_the_codes_of_the_variants() {
+        let of_variants: BTreeSet<i64> = one_of_each().iter().map(McpError::code).collect();
+        let listed: BTreeSet<i64> = McpError::CODES.into_iter().collect();
+        assert_eq!(listed.len(), McpError::CODES.len(), "each code once");
+        assert_eq!(listed, of_variants);
     }
 }

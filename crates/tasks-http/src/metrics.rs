@@ -3,15 +3,15 @@
 //! server owns (prefix `mcp`), encoded as OpenMetrics text by [`Metrics::encode`].
 //!
 //! Label values are bounded: the method is one of the served methods, a `session/…` label of
-//! a 2025 session message, or `other` (the client chooses it), the code is `ok` or a JSON-RPC
-//! error code this server answers with.
+//! a 2025 session message, or `other` (the client chooses it), the code is `ok`, a JSON-RPC
+//! error code of the core's error table ([`McpError::CODES`]), or `other`.
 //!
 //! A store-unavailable refusal (`mcp_store_unavailable_refusals_total{outcome}`) is counted
 //! where an error becomes a client's answer (with the request's code, once every answer is
 //! made, or when a 2025 `tasks/result` stream ends with it), never where the runtime reads: a
 //! read made for a stream's own bookkeeping that fails answers no one.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -40,19 +40,18 @@ struct MethodLabel {
     method: &'static str,
 }
 
-/// The `code` label values: `ok`, the JSON-RPC codes this server answers with, then `other`.
-const CODES: [(&str, Option<i64>); 10] = [
-    ("ok", None),
-    ("-32700", Some(-32700)),
-    ("-32600", Some(-32600)),
-    ("-32601", Some(-32601)),
-    ("-32602", Some(-32602)),
-    ("-32603", Some(-32603)),
-    ("-32020", Some(-32020)),
-    ("-32021", Some(-32021)),
-    ("-32022", Some(-32022)),
-    ("other", Some(0)),
-];
+/// The `code` label values: `ok` (a result), each JSON-RPC code of the core's error table
+/// ([`McpError::CODES`], the codes this server answers with), then `other` (any other code, e.g.
+/// one a tool chose). Made once per process; a label indexes it ([`code_index`]).
+static CODES: LazyLock<Vec<String>> = LazyLock::new(|| {
+    std::iter::once("ok".to_owned())
+        .chain(McpError::CODES.iter().map(i64::to_string))
+        .chain(std::iter::once("other".to_owned()))
+        .collect()
+});
+
+/// How many `code` label values there are ([`CODES`]).
+const CODE_COUNT: usize = McpError::CODES.len() + 2;
 
 /// How many `method` label values there are: the served methods ([`Method::ALL`]), the labels
 /// of 2025 session messages ([`SESSION_LABELS`]), then `other`.
@@ -88,15 +87,18 @@ pub(crate) fn method_name(index: usize) -> &'static str {
 
 /// The index in [`CODES`] of a JSON-RPC outcome (`None` for a result).
 fn code_index(code: Option<i64>) -> usize {
-    CODES
-        .iter()
-        .position(|(_, known)| *known == code)
-        .unwrap_or(CODES.len() - 1)
+    match code {
+        None => 0,
+        Some(code) => McpError::CODES
+            .iter()
+            .position(|known| *known == code)
+            .map_or(CODE_COUNT - 1, |at| at + 1),
+    }
 }
 
 /// The metric label of a JSON-RPC error code (`ok` for a result).
 pub(crate) fn code_label(code: Option<i64>) -> &'static str {
-    CODES[code_index(code)].0
+    &CODES[code_index(code)]
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -127,7 +129,7 @@ fn refusal_index(error: &McpError) -> Option<usize> {
 #[derive(Debug)]
 pub struct Metrics {
     registry: Registry,
-    /// One handle per (method, code), made up front: `requests[method * CODES.len() + code]`.
+    /// One handle per (method, code), made up front: `requests[method * CODE_COUNT + code]`.
     requests: Vec<Counter>,
     /// One handle per method.
     latency: Vec<Histogram>,
@@ -171,9 +173,9 @@ impl Metrics {
             latency.clone(),
         );
         // Every handle of the request path is made now: a request indexes, never looks up.
-        let mut request_handles = Vec::with_capacity(METHODS * CODES.len());
+        let mut request_handles = Vec::with_capacity(METHODS * CODE_COUNT);
         for method in (0..METHODS).map(method_name) {
-            for (code, _) in CODES {
+            for code in CODES.iter().map(String::as_str) {
                 request_handles.push(
                     requests
                         .get_or_create(&RequestLabels { method, code })
@@ -235,7 +237,7 @@ impl Metrics {
     pub(crate) fn answered(&self, method: usize, error: Option<&McpError>, took: Duration) {
         let method = method.min(METHODS - 1);
         let code = error.map(McpError::code);
-        self.requests[method * CODES.len() + code_index(code)].inc();
+        self.requests[method * CODE_COUNT + code_index(code)].inc();
         self.latency[method].observe(took.as_secs_f64());
         if let Some(error) = error {
             self.store_refusal(error);
@@ -328,5 +330,12 @@ mod tests {
         assert_eq!(code_label(None), "ok");
         assert_eq!(code_label(Some(-32602)), "-32602");
         assert_eq!(code_label(Some(-1)), "other");
+        // Every code of the core's error table has its own label, in the table's order.
+        assert_eq!(CODES.len(), CODE_COUNT);
+        for (at, code) in McpError::CODES.iter().enumerate() {
+            assert_eq!(code_label(Some(*code)), code.to_string());
+            assert_eq!(code_index(Some(*code)), at + 1);
+        }
+        assert_eq!(code_label(Some(-32001)), "-32001");
     }
 }

@@ -150,6 +150,30 @@ pub(crate) fn differences(
                 differences(x, y, &format!("{path}/{i}"), out, limit);
             }
         }
+        // Lists of different lengths (events, metric lines): the items only one side has.
+        (Value::Array(a), Value::Array(b)) => {
+            let only = |from: &[Value], other: &[Value]| -> Vec<Value> {
+                from.iter()
+                    .filter(|x| !other.contains(x))
+                    .cloned()
+                    .collect()
+            };
+            let (base_only, candidate_only) = (only(a, b), only(b, a));
+            out.push(format!(
+                "{path}: {} items in base, {} in candidate",
+                a.len(),
+                b.len()
+            ));
+            for (side, items) in [("base", base_only), ("candidate", candidate_only)] {
+                for item in items {
+                    if out.len() >= limit {
+                        out.push(format!("{path}: … (more)"));
+                        return;
+                    }
+                    out.push(format!("{path}: only in {side}: {}", shown(Some(&item))));
+                }
+            }
+        }
         _ => out.push(format!(
             "{path}: base {}, candidate {}",
             shown(Some(base)),

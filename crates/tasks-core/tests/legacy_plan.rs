@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::stub::StubView;
+use common::stub::{StubTool, StubView};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use tasks_core::admission::{parse_message, Message};
@@ -28,11 +28,15 @@ const LISTING: SessionView = SessionView::Live {
     list: true,
 };
 
-fn planned(body: Value, session: SessionView) -> LegacyPlan {
+fn planned(body: Value, session: SessionView) -> LegacyPlan<StubTool> {
     planned_with(&[], body, session)
 }
 
-fn planned_with(headers: &[(&str, &[u8])], body: Value, session: SessionView) -> LegacyPlan {
+fn planned_with(
+    headers: &[(&str, &[u8])],
+    body: Value,
+    session: SessionView,
+) -> LegacyPlan<StubTool> {
     let message = parse_message(body.to_string().as_bytes()).expect("a message");
     plan_legacy(
         headers,
@@ -42,14 +46,14 @@ fn planned_with(headers: &[(&str, &[u8])], body: Value, session: SessionView) ->
     )
 }
 
-fn rejected(plan: LegacyPlan) -> (Option<Value>, McpError) {
+fn rejected(plan: LegacyPlan<StubTool>) -> (Option<Value>, McpError) {
     match plan {
         LegacyPlan::Reject { id, error } => (id, error),
         other => panic!("expected a rejection, got {other:?}"),
     }
 }
 
-fn session_error(plan: LegacyPlan) -> (Value, i64, String) {
+fn session_error(plan: LegacyPlan<StubTool>) -> (Value, i64, String) {
     match plan {
         LegacyPlan::Error { id, error } => (id, error.code(), error.to_string()),
         other => panic!("expected an error in the session, got {other:?}"),

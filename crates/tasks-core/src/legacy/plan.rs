@@ -59,9 +59,10 @@ pub enum SessionView {
     },
 }
 
-/// What to do with one message of the session path.
+/// What to do with one message of the session path; `T` is the server's tool handle
+/// ([`ServerView::Tool`]).
 #[derive(Debug, Clone, PartialEq)]
-pub enum LegacyPlan {
+pub enum LegacyPlan<T> {
     /// Open a session under `version` for a client declaring `client_capabilities`, and answer
     /// request `id` with the `InitializeResult` and the new `Mcp-Session-Id`.
     Initialize {
@@ -104,13 +105,13 @@ pub enum LegacyPlan {
         /// The request id.
         id: Value,
         /// What to do.
-        action: LegacyAction,
+        action: LegacyAction<T>,
     },
 }
 
-/// The work of a request on the session path.
+/// The work of a request on the session path; `T` is the server's tool handle.
 #[derive(Debug, Clone, PartialEq)]
-pub enum LegacyAction {
+pub enum LegacyAction<T> {
     /// `ping`: the empty result.
     Ping,
     /// `tools/list`: the 2025 tool list.
@@ -118,7 +119,7 @@ pub enum LegacyAction {
     /// `logging/setLevel`: the session's log level from now on; the empty result.
     SetLevel(LogLevel),
     /// `tools/call`.
-    Call(LegacyCall),
+    Call(LegacyCall<T>),
     /// `tasks/get`: the task, flat.
     GetTask(TaskId),
     /// `tasks/result`: block until the task is terminal, then its payload; its input requests
@@ -130,11 +131,14 @@ pub enum LegacyAction {
     ListTasks(Option<TaskId>),
 }
 
-/// A planned `tools/call` on the session path.
+/// A planned `tools/call` on the session path, carrying the tool the planner found (`T`, the
+/// server's handle on it), so nothing looks it up again by name.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LegacyCall {
-    /// The tool.
+pub struct LegacyCall<T> {
+    /// The tool's name.
     pub name: String,
+    /// The tool, as [`ServerView::tool`] answered it.
+    pub tool: T,
     /// Its arguments.
     pub arguments: JsonObject,
     /// `params._meta.progressToken`, when the call asks for progress.
@@ -153,7 +157,7 @@ pub fn plan_legacy<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
     message: Message,
     session: SessionView,
     view: &V,
-) -> LegacyPlan {
+) -> LegacyPlan<V::Tool> {
     let envelope = match message {
         Message::Envelope(envelope) if envelope.method == METHOD_INITIALIZE => {
             return plan_initialize(envelope, session)
@@ -244,7 +248,7 @@ fn session_error(session: SessionView) -> Option<McpError> {
     }
 }
 
-fn plan_initialize(envelope: Envelope, session: SessionView) -> LegacyPlan {
+fn plan_initialize<T>(envelope: Envelope, session: SessionView) -> LegacyPlan<T> {
     let Some(id) = envelope.id else {
         return LegacyPlan::Reject {
             id: None,
@@ -304,7 +308,7 @@ pub fn retained_capabilities(capabilities: &JsonObject) -> Option<JsonObject> {
 /// The most bytes of client capabilities a session keeps ([`retained_capabilities`]).
 pub const MAX_CAPABILITY_BYTES: usize = 4096;
 
-fn plan_notification(method: &str, params: Option<&Value>) -> LegacyPlan {
+fn plan_notification<T>(method: &str, params: Option<&Value>) -> LegacyPlan<T> {
     match method {
         "notifications/initialized" => LegacyPlan::Initialized,
         "notifications/cancelled" => match params.and_then(|p| p.get("requestId")) {
@@ -327,7 +331,7 @@ fn plan_call<V: ServerView + ?Sized>(
     params: &Value,
     view: &V,
     tasks: bool,
-) -> Result<LegacyCall, McpError> {
+) -> Result<LegacyCall<V::Tool>, McpError> {
     if !params.is_object() {
         return Err(McpError::invalid_params("params must be an object"));
     }
@@ -354,6 +358,7 @@ fn plan_call<V: ServerView + ?Sized>(
         .map(|message| legacy_result(invalid_arguments_result(message)));
     Ok(LegacyCall {
         name: call.name.to_owned(),
+        tool,
         arguments: call.arguments.clone(),
         progress_token,
         invalid_arguments,

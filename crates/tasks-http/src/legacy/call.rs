@@ -39,7 +39,7 @@ pub(crate) async fn run(
     session: Arc<Session>,
     id: Value,
     tool: Arc<Tool>,
-    call: LegacyCall,
+    call: LegacyCall<Arc<Tool>>,
     in_flight: InFlight,
 ) -> McpResponse {
     if let Some(result) = call.invalid_arguments {
@@ -56,7 +56,7 @@ async fn drive(
     session: Arc<Session>,
     id: Value,
     tool: Arc<Tool>,
-    call: LegacyCall,
+    call: LegacyCall<Arc<Tool>>,
     tx: mpsc::Sender<Frame>,
     cancel: CancellationToken,
     _in_flight: InFlight,

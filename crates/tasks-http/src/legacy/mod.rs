@@ -159,7 +159,7 @@ async fn run(
     d: &Shared,
     session: Arc<Session>,
     id: Value,
-    action: LegacyAction,
+    action: LegacyAction<Arc<tasks_runtime::Tool>>,
     tools: &Arc<ToolRegistry>,
 ) -> (McpResponse, Option<McpError>) {
     let scope = session.scope.clone();
@@ -170,9 +170,8 @@ async fn run(
             Ok(McpResponse::result(&id, &empty_result()))
         }
         LegacyAction::ListTools => Ok(McpResponse::result(&id, &tools_list(tools, session.tasks))),
-        LegacyAction::Call(call) => match (tools.get(&call.name).cloned(), call.task) {
-            (None, _) => Err(McpError::invalid_params("Unknown tool")),
-            (Some(tool), Some(hint)) if call.invalid_arguments.is_none() => {
+        LegacyAction::Call(call) => match (call.tool.clone(), call.task) {
+            (tool, Some(hint)) if call.invalid_arguments.is_none() => {
                 // A capability the tool always needs is checked before any task exists.
                 match missing_capabilities(
                     &session.client_capabilities,
@@ -182,7 +181,7 @@ async fn run(
                     None => tasks::create(d, &session, &id, call.name, call.arguments, hint).await,
                 }
             }
-            (Some(tool), _) => match session.serve(&id) {
+            (tool, _) => match session.serve(&id) {
                 Ok(in_flight) => Ok(call::run(session, id.clone(), tool, call, in_flight).await),
                 Err(error) => Err(error),
             },

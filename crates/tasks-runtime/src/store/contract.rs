@@ -1048,6 +1048,24 @@ async fn claim<S: Store + ?Sized>(
         .expect("claim_orphans must not fail")
 }
 
+/// Creates task `name` of alice's scope for `node`, kept `ttl` ms.
+async fn create_by<S: Store + ?Sized>(
+    store: &S,
+    name: &str,
+    node: NodeId,
+    ttl: u64,
+) -> super::Created {
+    store
+        .create(
+            new_task(name, Some(ttl)),
+            work(&alice(), name).into(),
+            ROOMY,
+            &node,
+        )
+        .await
+        .expect("create")
+}
+
 async fn register<S: Store + ?Sized>(store: &S, node: &NodeId, now: Timestamp, lease_ms: u64) {
     store
         .register_node(node, now, lease_ms)
@@ -1178,17 +1196,7 @@ pub async fn status_counts_count_unexpired_tasks_by_status<S: Store>(store: &S) 
 pub async fn claim_takes_exactly_the_orphans<S: Store>(store: &S) {
     register(store, &NODE_A, T0, LEASE_MS).await;
     register(store, &NODE_B, T0, 100 * LEASE_MS).await;
-    let by = |name: &'static str, node: NodeId, ttl: u64| async move {
-        store
-            .create(
-                new_task(name, Some(ttl)),
-                work(&alice(), name).into(),
-                ROOMY,
-                &node,
-            )
-            .await
-            .expect("create")
-    };
+    let by = |name, node, ttl| create_by(store, name, node, ttl);
     let orphan_1 = by("orphan-1", NODE_A, TTL_MS).await;
     let orphan_2 = by("orphan-2", NODE_A, TTL_MS).await;
     let finished = by("finished", NODE_A, TTL_MS).await;
@@ -1285,17 +1293,7 @@ fn ids_of(claimed: &[Claimed]) -> Vec<&str> {
 pub async fn held_lists_a_nodes_active_tasks_in_id_order<S: Store>(store: &S) {
     register(store, &NODE_A, T0, LEASE_MS).await;
     register(store, &NODE_B, T0, 100 * LEASE_MS).await;
-    let by = |name: &'static str, node: NodeId, ttl: u64| async move {
-        store
-            .create(
-                new_task(name, Some(ttl)),
-                work(&alice(), name).into(),
-                ROOMY,
-                &node,
-            )
-            .await
-            .expect("create")
-    };
+    let by = |name, node, ttl| create_by(store, name, node, ttl);
     // Created out of id order: the answer is in id order all the same.
     by("held-3", NODE_A, TTL_MS).await;
     let first = by("held-1", NODE_A, TTL_MS).await;

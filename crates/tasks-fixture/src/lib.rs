@@ -14,8 +14,11 @@
 pub mod app;
 pub mod memory;
 pub mod settings;
-pub mod store;
-pub mod tools;
+
+/// The `--store` choice (memory, SQLite, PostgreSQL): [`tasks_conformance::store`].
+pub use tasks_conformance::store;
+/// The fixture's tools: [`tasks_conformance::tools`].
+pub use tasks_conformance::tools;
 
 pub use settings::Settings;
 

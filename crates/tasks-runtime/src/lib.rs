@@ -136,7 +136,7 @@ pub use registry::{
     error_result, text_result, Recovery, Tool, ToolHandler, ToolPolicy, ToolRegistry,
 };
 pub use runtime::TaskRuntime;
-pub use scope::{Scope, ScopeKey};
+pub use scope::{Principal, Scope, ScopeKey};
 pub use secret::{load_or_create_secret, MIN_SECRET_BYTES, SECRET_BYTES};
 pub use store::memory::MemoryStore;
 pub use store::{

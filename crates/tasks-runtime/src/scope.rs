@@ -57,6 +57,43 @@ impl fmt::Debug for Scope {
     }
 }
 
+/// The authenticated caller of a request, for scoping its tasks, as an authentication layer
+/// hands it to an MCP host: it inserts it into the request extensions
+/// (`request.extensions_mut().insert(Principal::new(user_id))`), and the host (tasks-http's
+/// endpoint, tasks-rmcp's bridge) reads it there. Tasks created under one principal are
+/// invisible to every other (-32602 `Unknown or inaccessible taskId`).
+///
+/// The host hashes the principal with its scope key ([`ScopeKey::scope_of`]) before anything
+/// stores or logs it; the empty principal is the shared scope. Use a stable user or client id,
+/// not a bearer token that rotates (the caller would lose its tasks at every rotation).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Principal(Arc<str>);
+
+impl Principal {
+    /// The principal named `id`.
+    pub fn new(id: impl AsRef<str>) -> Self {
+        Principal(Arc::from(id.as_ref()))
+    }
+
+    /// The principal's id.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The principal as a [`Scope`] naming it, before hashing (what [`ScopeKey::scope_of`]
+    /// takes).
+    pub fn to_scope(&self) -> Scope {
+        Scope::new(&*self.0)
+    }
+}
+
+impl fmt::Debug for Principal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A principal can identify a person: never print it.
+        write!(f, "Principal(len={})", self.0.len())
+    }
+}
+
 /// The key that turns principals into scopes: `HMAC-SHA256(key, principal)`, base64url
 /// (43 characters). The shared scope (the empty principal) stays empty.
 ///

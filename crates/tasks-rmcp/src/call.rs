@@ -1,0 +1,241 @@
+//! `tools/call` of a runtime tool: planned by [`tasks_core::call`] (the same steps, errors and
+//! order as this project's own server: params, `Mcp-Param-*` headers, `requestState`, client
+//! capabilities, answers, arguments), then run now (a synchronous result or an MRTR
+//! `input_required` round, [`SyncExchange`]) or created as a task (`CreateTaskResult`, the
+//! task durable before the answer: SEP-2663 "Task Creation",
+//! <https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
+
+use std::sync::Arc;
+
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ServerNotification};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::Value;
+use tasks_core::admission::HeaderSource;
+use tasks_core::call::{into_arguments, parse_call, plan_call, CallContext, CallPlan};
+use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest, SyncResponse};
+use tasks_core::mrtr::{self, NONCE_BYTES};
+use tasks_core::{projection, McpError, Method};
+use tasks_runtime::{run_sync, Notifier, SyncCall, Tool, Work};
+
+use crate::bridge::TasksBridge;
+use crate::convert::{self, error_value, to_rmcp};
+
+/// The request's HTTP headers (none on stdio).
+struct Headers<'a>(Option<&'a http::HeaderMap>);
+
+impl HeaderSource for Headers<'_> {
+    fn values<'a, 'n>(&'a self, name: &'n str) -> impl Iterator<Item = &'a [u8]> + 'n
+    where
+        'a: 'n,
+    {
+        self.0
+            .into_iter()
+            .flat_map(move |headers| headers.get_all(name).iter().map(|value| value.as_bytes()))
+    }
+}
+
+impl TasksBridge {
+    /// Answers a `tools/call` of one of the runtime's tools ([`TasksBridge::serves`]): a
+    /// `CreateTaskResult` when the tool runs as a task for this request (its [`TaskPolicy`]
+    /// and whether the request declared the Tasks extension), else the tool's result, or an
+    /// MRTR `input_required` round when it asks for input. `handler` is the calling handler:
+    /// its `get_info()` must advertise the Tasks extension for a task to be created.
+    ///
+    /// Progress and log notifications the tool sends while it runs synchronously go to the
+    /// request's stream (when the request asked for them with `_meta.progressToken` or
+    /// `logLevel`).
+    ///
+    /// # Errors
+    /// -32602 `Unknown tool` for a tool the runtime does not have; -32602, -32020 and -32021
+    /// in the planner's order (see [`tasks_core::call`]); -32603 when the server does not
+    /// advertise the Tasks extension but the tool must run as a task; a store failure's
+    /// -32603 (nothing is stored then).
+    ///
+    /// [`TaskPolicy`]: tasks_core::negotiation::TaskPolicy
+    pub async fn call_tool<H: ServerHandler>(
+        &self,
+        handler: &H,
+        request: CallToolRequestParams,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.try_call(handler, request, cx)
+            .await
+            .map_err(|error| match error {
+                Failure::Ours(error) => convert::error(&error),
+                Failure::Rmcp(error) => error,
+            })
+    }
+
+    async fn try_call<H: ServerHandler>(
+        &self,
+        handler: &H,
+        request: CallToolRequestParams,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, Failure> {
+        let inner = &self.inner;
+        let meta = convert::request_meta(&cx.meta)?;
+        let tasks_declared = meta.declares_tasks()?;
+        let mut params = serde_json::to_value(&request).unwrap_or(Value::Null);
+        if let Value::Object(params) = &mut params {
+            params.remove("_meta");
+        }
+        let scope = self.scope(cx);
+        let now = inner.runtime.now();
+        let tools = inner.runtime.tools();
+        let parts = cx.extensions.get::<http::request::Parts>();
+        let headers = Headers(parts.map(|parts| &parts.headers));
+        let (tool, plan) = {
+            let call = parse_call(&params)?;
+            let tool = tools
+                .get(call.name)
+                .cloned()
+                .ok_or_else(|| McpError::invalid_params("Unknown tool"))?;
+            let no_params = tasks_core::JsonObject::new();
+            let cx = CallContext {
+                params: params.as_object().unwrap_or(&no_params),
+                meta: &meta,
+                tasks_declared,
+                scope: scope.as_str(),
+                state_key: &inner.state_key,
+                now,
+            };
+            let plan = plan_call(&call, &tool, &headers, cx)?;
+            (tool, plan)
+        };
+        let arguments = into_arguments(params);
+        match plan {
+            CallPlan::InvalidArguments(result) => {
+                let result = tasks_core::jsonrpc::with_server_meta(&inner.server_meta, result);
+                Ok(CallToolResponse::Complete(to_rmcp(result)?))
+            }
+            CallPlan::CreateTask { answers, task_id } => {
+                if !handler.get_info().capabilities.supports_tasks() {
+                    tracing::error!(
+                        tool = tool.name(),
+                        "the tool runs as a task but get_info() does not advertise the Tasks extension"
+                    );
+                    return Err(McpError::Internal("Internal error").into());
+                }
+                let work = Work {
+                    tool: tool.name().to_owned(),
+                    arguments,
+                    input_responses: answers,
+                    client_capabilities: meta.client_capabilities,
+                    scope,
+                    trace_parent: meta.trace_parent.map(|t| t.as_str().to_owned()),
+                };
+                let task = inner
+                    .runtime
+                    .create_task_with_tool(tool, work, task_id)
+                    .await?;
+                let view = projection::creation(&task).with_result_meta(&inner.server_meta);
+                Ok(CallToolResponse::Task(to_rmcp(view)?))
+            }
+            CallPlan::RunSync { answers, previous } => {
+                let sync = SyncCall::new(arguments.clone())
+                    .with_input_responses(answers.clone())
+                    .with_client_capabilities(meta.client_capabilities.clone())
+                    .with_cancel(cx.ct.child_token());
+                let request = SyncRequest {
+                    id: Value::Null,
+                    method: Method::ToolsCall,
+                    name: tool.name().to_owned(),
+                    arguments,
+                    scope: scope.as_str().to_owned(),
+                    progress_token: meta.progress_token.clone(),
+                    log_level: meta.log_level,
+                    previous_round: previous.map(|state| state.round),
+                    answers,
+                };
+                let issuer = StateIssuer {
+                    key: inner.state_key.clone(),
+                    lifetime_ms: mrtr::state_lifetime_ms(inner.runtime.config().ttl_ms),
+                    now,
+                };
+                let exchange = SyncExchange::new(request, issuer, inner.server_meta.clone());
+                let response = self.run_sync(tool, sync, exchange, cx).await;
+                sync_response(&response)
+            }
+        }
+    }
+
+    /// Runs the tool now; its notifications go to the request's peer as they come.
+    async fn run_sync(
+        &self,
+        tool: Arc<Tool>,
+        call: SyncCall,
+        mut exchange: SyncExchange,
+        cx: &RequestContext<RoleServer>,
+    ) -> SyncResponse {
+        let entropy = self.inner.runtime.entropy().clone();
+        let nonce = move || -> [u8; NONCE_BYTES] { entropy.bytes().unwrap_or([0; NONCE_BYTES]) };
+        let Some(wanted) = exchange.notifications(true) else {
+            let outcome = run_sync(&tool, call).await;
+            return exchange.finish(outcome, nonce);
+        };
+        let (notifier, mut notifications) = Notifier::channel(wanted.progress, wanted.log_level);
+        let call = call.with_notifier(Some(notifier));
+        let run = run_sync(&tool, call);
+        tokio::pin!(run);
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                Some(notification) = notifications.recv() => {
+                    forward(cx, &exchange.on_notification(notification)).await;
+                }
+                outcome = &mut run => break outcome,
+            }
+        };
+        while let Ok(notification) = notifications.try_recv() {
+            forward(cx, &exchange.on_notification(notification)).await;
+        }
+        exchange.finish(outcome, nonce)
+    }
+}
+
+/// Sends one notification message of ours (`{"jsonrpc","method","params"}`) through the
+/// request's peer: on rmcp's stateless HTTP server it goes out on the request's own stream.
+async fn forward(cx: &RequestContext<RoleServer>, message: &[u8]) {
+    let Ok(notification) = serde_json::from_slice::<ServerNotification>(message) else {
+        tracing::warn!("a tool notification does not fit rmcp's model; dropped");
+        return;
+    };
+    if cx.peer.send_notification(notification).await.is_err() {
+        tracing::debug!("the client went away before a tool notification");
+    }
+}
+
+/// rmcp's answer for the JSON-RPC response our exchange wrote.
+fn sync_response(response: &SyncResponse) -> Result<CallToolResponse, Failure> {
+    let message: Value = serde_json::from_slice(&response.message)
+        .map_err(|_| Failure::Ours(McpError::Internal("Internal error")))?;
+    if let Some(error) = message.get("error") {
+        return Err(Failure::Rmcp(error_value(error)));
+    }
+    let result = message.get("result").cloned().unwrap_or(Value::Null);
+    let input_required = result.get("resultType").and_then(Value::as_str) == Some("input_required");
+    Ok(if input_required {
+        CallToolResponse::InputRequired(to_rmcp(result)?)
+    } else {
+        CallToolResponse::Complete(to_rmcp(result)?)
+    })
+}
+
+/// An error on the way: ours or already rmcp's.
+enum Failure {
+    Ours(McpError),
+    Rmcp(ErrorData),
+}
+
+impl From<McpError> for Failure {
+    fn from(error: McpError) -> Self {
+        Failure::Ours(error)
+    }
+}
+
+impl From<ErrorData> for Failure {
+    fn from(error: ErrorData) -> Self {
+        Failure::Rmcp(error)
+    }
+}

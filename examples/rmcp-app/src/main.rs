@@ -57,6 +57,8 @@ async fn serve_http(app: App, settings: &Settings) -> Result<(), String> {
     let stop = CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
+        // One JSON body for a plain answer; SSE only when notifications go first.
+        .with_json_response(true)
         .with_sse_keep_alive(None)
         .with_cancellation_token(stop.child_token());
     let mcp = StreamableHttpService::new(

@@ -12,6 +12,8 @@
 #   --fixture-args ARGS  more arguments for the fixture, split on spaces
 #                  (e.g. "--store sqlite:/tmp/conformance.db")
 #   --no-build     skip `cargo build --bin tasks-fixture` (use the existing binary)
+#   --baseline FILE  the baseline of the 2026-07-28 and extension scenarios (default
+#                  baseline.yml; baseline-rmcp.yml for examples/rmcp-app)
 #   --verbose      also print each scenario's full runner output
 # Each (revision, scenario) pair is checked against its revision's baseline:
 # baseline.yml for the 2026-07-28 and extension scenarios, baseline-<VERSION>.yml
@@ -50,7 +52,7 @@ READY_S="${CONFORMANCE_READY_S:-60}"
 
 log() { printf '[conformance] %s\n' "$*" >&2; }
 die() { printf '[conformance] ERROR: %s\n' "$*" >&2; exit 2; }
-usage() { sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 URL=""
 FIXTURE=""
@@ -69,6 +71,7 @@ while [ $# -gt 0 ]; do
       read -r -a FIXTURE_ARGS <<<"$2"; shift 2 ;;
     --fixture-args=*) read -r -a FIXTURE_ARGS <<<"${1#--fixture-args=}"; shift ;;
     --no-build) BUILD=0; shift ;;
+    --baseline) [ $# -ge 2 ] || die "--baseline needs a value"; BASELINE="$(cd -- "$(dirname -- "$2")" && pwd -P)/$(basename -- "$2")"; shift 2 ;;
     --verbose) VERBOSE=1; shift ;;
     --spec-version) [ $# -ge 2 ] || die "--spec-version needs a value"; PICKED_VERSION="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;

@@ -9,7 +9,8 @@
 # cycles of the fixture on SQLite), the doctests with `cargo test --doc` (nextest does not run
 # doctests; the embedding guide's examples are among them), then the official MCP conformance runner against the
 # fixture on the in-memory store, its Tasks scenarios against examples/axum-app (the endpoint
-# mounted at /api/mcp in an axum app), real clients pinned in interop/ (the TypeScript SDK 1.x
+# mounted at /api/mcp in an axum app) and against examples/rmcp-app (an rmcp server with tasks
+# through tasks-rmcp, on memory and SQLite), real clients pinned in interop/ (the TypeScript SDK 1.x
 # tasks client on the 2025-11-25 path), then the runner against the fixture on a fresh SQLite
 # database and on PostgreSQL.
 #
@@ -259,6 +260,18 @@ if [ "$QUICK" -eq 0 ]; then
   phase conformance-example bash -c 'cargo build --bin axum-app --locked --quiet &&
     bash conformance/run.sh --no-build --fixture "$1" $(grep "^tasks-" conformance/scenarios.txt)' \
     _ "$EXAMPLE_BIN"
+  # The runner's Tasks scenarios through examples/rmcp-app, an rmcp 3.11.0 server whose tasks
+  # run on the runtime through crates/tasks-rmcp, on memory and on a fresh SQLite database,
+  # checked against conformance/baseline-rmcp.yml (what rmcp itself blocks).
+  RMCP_BIN="$TARGET_DIR/debug/rmcp-app"
+  RMCP_DIR="$(mktemp -d)"
+  phase conformance-rmcp bash -c 'cargo build --bin rmcp-app --locked --quiet &&
+    bash conformance/run.sh --no-build --fixture "$1" --baseline conformance/baseline-rmcp.yml \
+      $(grep "^tasks-" conformance/scenarios.txt) &&
+    bash conformance/run.sh --no-build --fixture "$1" --baseline conformance/baseline-rmcp.yml \
+      --fixture-args "--store sqlite:$2/rmcp.db" $(grep "^tasks-" conformance/scenarios.txt)' \
+    _ "$RMCP_BIN" "$RMCP_DIR"
+  rm -rf "$RMCP_DIR"
   # Real clients, pinned in interop/package-lock.json: the official TypeScript SDK 1.x
   # client's experimental tasks API against the 2025-11-25 session path.
   phase interop bash interop/run.sh

@@ -8,12 +8,7 @@
 /// [`TasksBridge::task_request`](crate::TasksBridge::task_request) first, and uses
 /// `delegate_tasks!(field, without custom)` for the other three.
 ///
-/// ```ignore
-/// impl ServerHandler for Server {
-///     // get_info, list_tools, call_tool ...
-///     tasks_rmcp::delegate_tasks!(tasks);
-/// }
-/// ```
+/// The [crate docs](crate) show it in a whole handler.
 #[macro_export]
 macro_rules! delegate_tasks {
     ($field:ident) => {

@@ -12,15 +12,27 @@ use tasks_runtime::{Tool, ToolError};
 /// A runtime [`Tool`] around a function in rmcp's style: typed arguments `A` (its JSON Schema
 /// from `schemars` is the tool's `inputSchema`, and arguments that do not match it are a tool
 /// error result before anything runs), answering rmcp's `CallToolResult` or `ErrorData`.
-/// Call an rmcp `#[tool]` method from it to run that tool as a durable task:
+/// Hand it the function an rmcp `#[tool]` method calls (or a closure calling the method on a
+/// clone of the server) to run that tool as a durable task:
 ///
-/// ```ignore
-/// let server = my_server.clone();
-/// let tool = tasks_rmcp::rmcp_tool("report", "Builds the report", move |args: ReportArgs| {
-///     let server = server.clone();
-///     async move { server.report(Parameters(args)).await }
-/// })
-/// .with_policy(TaskPolicy::Required);
+/// ```
+/// use rmcp::model::{CallToolResult, ContentBlock};
+/// use rmcp::ErrorData;
+/// use tasks_core::negotiation::TaskPolicy;
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct ReportArgs {
+///     month: String,
+/// }
+///
+/// async fn report(args: ReportArgs) -> Result<CallToolResult, ErrorData> {
+///     let text = format!("report for {}", args.month);
+///     Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+/// }
+///
+/// let tool = tasks_rmcp::rmcp_tool("report", "Builds the monthly report", report)
+///     .with_policy(TaskPolicy::Required);
+/// assert_eq!(tool.input_schema()["required"], serde_json::json!(["month"]));
 /// ```
 ///
 /// The function runs without rmcp's request context: a task may run after a restart or on

@@ -164,8 +164,43 @@ fn the_checker_finds_a_cycle() {
 
 #[test]
 fn library_module_graphs_have_no_cycles() {
-    for name in ["tasks-core", "tasks-runtime", "tasks-http", "tasks-client"] {
+    for name in [
+        "tasks-core",
+        "tasks-runtime",
+        "tasks-http",
+        "tasks-client",
+        "tasks-rmcp",
+        "tasks-conformance",
+    ] {
         let edges = graph(&crate_src(name));
         assert_eq!(find_cycle(&edges), None, "{name} has a module cycle");
+    }
+}
+
+/// The crates other MCP layers build on (rmcp's bridge, the conformance tools `rmcp-app`
+/// serves) reach the runtime without this project's HTTP layer: `tasks-http` is none of their
+/// dependencies, not even through one another.
+#[test]
+fn other_hosts_do_not_depend_on_the_http_layer() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for manifest in [
+        "crates/tasks-rmcp/Cargo.toml",
+        "crates/tasks-conformance/Cargo.toml",
+        "examples/rmcp-app/Cargo.toml",
+    ] {
+        let text = fs::read_to_string(root.join(manifest)).expect("a manifest");
+        let dependencies: Vec<&str> = text
+            .lines()
+            .filter_map(|line| line.split(['=', '.', ' ']).next())
+            .filter(|name| name.starts_with("tasks-"))
+            .collect();
+        assert!(
+            !dependencies.is_empty(),
+            "{manifest}: the check reads its dependencies"
+        );
+        assert!(
+            !dependencies.contains(&"tasks-http") && !dependencies.contains(&"tasks-fixture"),
+            "{manifest} depends on the HTTP layer: {dependencies:?}"
+        );
     }
 }

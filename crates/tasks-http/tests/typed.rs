@@ -124,8 +124,10 @@ async fn arguments_that_do_not_fit_are_refused_before_the_tool_runs_or_a_task_ex
             "Invalid arguments at /: violates inputSchema rule /required (`line` is required)",
         ),
         (
-            json!({"file": "f", "line": 1, "SECRET-3": true}),
-            "Invalid arguments at /: violates inputSchema rule /additionalProperties (an argument the tool does not take)",
+            // A misspelled argument: its name (a key, never a value) and the ones the tool
+            // takes, so the caller can fix the typo.
+            json!({"file": "f", "line": 1, "lien": "SECRET-3"}),
+            "Invalid arguments at /: unknown argument `lien` (the tool takes `caller`, `file`, `line`)",
         ),
         (
             json!({"file": "f", "line": 1, "caller": "SECRET-4"}),

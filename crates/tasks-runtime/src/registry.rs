@@ -83,14 +83,52 @@ fn arguments_schema<A: JsonSchema>(tool: &str) -> Value {
     if schema.get("title").and_then(Value::as_str) == Some(&*A::schema_name()) {
         schema.remove("title");
     }
-    let schema = schema.to_value();
+    let mut schema = schema.to_value();
     if schema.get("type") != Some(&json!("object")) {
         panic!(
             "the arguments type of tool {tool} must be a struct: MCP needs an inputSchema with \
              \"type\": \"object\" at the top level"
         );
     }
+    // A misspelled argument is refused, not ignored: serde would drop it and the tool would
+    // run with a default. A type that takes other keys (a flattened map) says so already.
+    if let Value::Object(object) = &mut schema {
+        object
+            .entry("additionalProperties")
+            .or_insert(Value::Bool(false));
+    }
     schema
+}
+
+impl Tool {
+    /// The refusal of top-level arguments the schema does not take: names them (keys, never
+    /// values) and the ones it takes.
+    fn unknown_arguments(&self, unexpected: &[String]) -> String {
+        let quoted = |names: &mut dyn Iterator<Item = &str>| {
+            names
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let what = if unexpected.len() == 1 {
+            "argument"
+        } else {
+            "arguments"
+        };
+        let unknown = quoted(&mut unexpected.iter().map(String::as_str));
+        let known: Vec<&str> = self
+            .input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|properties| properties.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        if known.is_empty() {
+            format!("Invalid arguments at /: unknown {what} {unknown} (the tool takes none)")
+        } else {
+            let known = quoted(&mut known.into_iter());
+            format!("Invalid arguments at /: unknown {what} {unknown} (the tool takes {known})")
+        }
+    }
 }
 
 /// How a tool relates to tasks.
@@ -329,6 +367,11 @@ impl Tool {
     /// [`ToolContext::arguments_as`]. A [`Tool::with_input_schema`] after it replaces the
     /// generated schema and keeps the deserialization check.
     ///
+    /// The schema refuses arguments `A` does not have (`"additionalProperties": false`, unless
+    /// `A` declares what it does with other keys): a misspelled `secnds` is the tool error
+    /// result `Invalid arguments at /: unknown argument `secnds` (the tool takes `label`,
+    /// `seconds`)`, not a run with the default. [`Tool::allow_unknown_arguments`] lifts it.
+    ///
     /// # Panics
     /// As [`Tool::typed`].
     pub fn with_arguments<A: DeserializeOwned + JsonSchema>(mut self) -> Self {
@@ -336,6 +379,20 @@ impl Tool {
         self = self.with_input_schema(schema);
         self.arguments_check = Some(check_arguments::<A>);
         self
+    }
+
+    /// Accepts (and ignores) arguments the schema does not list: removes the top-level
+    /// `"additionalProperties": false` that [`Tool::with_arguments`] (and so [`Tool::typed`])
+    /// puts in the generated schema. Call it after them; it changes the listed `inputSchema`.
+    ///
+    /// # Panics
+    /// As [`Tool::with_input_schema`] (never for a schema that was accepted before).
+    pub fn allow_unknown_arguments(self) -> Self {
+        let mut schema = self.input_schema.clone();
+        if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
+            schema.remove("additionalProperties");
+        }
+        self.with_input_schema(Value::Object(schema))
     }
 
     /// Sets a fixed task policy (default [`TaskPolicy::Sync`]).
@@ -456,6 +513,13 @@ impl Tool {
                 // echoed.
                 let path = error.instance_path().to_string();
                 let location = if path.is_empty() { "/" } else { &path };
+                if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } =
+                    error.kind()
+                {
+                    if path.is_empty() {
+                        return bounded(self.unknown_arguments(unexpected));
+                    }
+                }
                 let rule = error.schema_path().to_string();
                 let hint = rule_hint(error.kind()).map_or(String::new(), |h| format!(" ({h})"));
                 bounded(format!(

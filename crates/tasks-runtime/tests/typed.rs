@@ -251,7 +251,7 @@ async fn a_valid_call_deserializes_and_runs() {
 }
 
 #[tokio::test]
-async fn invalid_arguments_are_refused_before_the_tool_runs_without_echoing_them() {
+async fn invalid_arguments_are_refused_before_the_tool_runs_without_echoing_values() {
     let (tool, runs) = report();
     let cases = [
         // Broken schema rules: the planner answers with these before running or creating.
@@ -263,9 +263,11 @@ async fn invalid_arguments_are_refused_before_the_tool_runs_without_echoing_them
             json!({"region": "eu"}),
             "Invalid arguments at /: violates inputSchema rule /required (`table` is required)",
         ),
+        // A misspelled argument is named (a key, never its value), with the ones the tool takes.
         (
-            json!({"table": "t", "region": "eu", "SECRET-2": 1}),
-            "Invalid arguments at /: violates inputSchema rule /additionalProperties (an argument the tool does not take)",
+            json!({"table": "t", "region": "eu", "limt": "SECRET-2"}),
+            "Invalid arguments at /: unknown argument `limt` (the tool takes `columns`, `format`, \
+             `host`, `limit`, `region`, `table`)",
         ),
         (
             json!({"table": "t", "region": "eu", "columns": [{"name": "a", "width": 999}]}),
@@ -433,4 +435,59 @@ fn common_errors_convert_with_question_mark() {
     );
     assert_eq!(boxed(), Err(ToolError::Tool("upstream said no".into())));
     assert_eq!(ToolError::tool("gone").to_string(), "gone");
+}
+
+/// Arguments without `deny_unknown_fields`: serde alone would drop a misspelled key.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Sleep {
+    /// How long to sleep.
+    #[allow(dead_code)]
+    seconds: Option<u64>,
+    /// What to answer.
+    #[allow(dead_code)]
+    label: Option<String>,
+}
+
+fn sleep_tool() -> Tool {
+    Tool::typed("sleep", "Sleeps", |_ctx, _args: Sleep| async {
+        Ok(text_result("ok"))
+    })
+}
+
+#[test]
+fn typed_tools_refuse_unknown_arguments_by_name_unless_allowed() {
+    let strict = sleep_tool();
+    assert_eq!(strict.input_schema()["additionalProperties"], json!(false));
+    assert_eq!(
+        strict.validate_arguments(&obj(json!({"secnds": 5}))),
+        Err(
+            "Invalid arguments at /: unknown argument `secnds` (the tool takes `label`, `seconds`)"
+                .to_owned()
+        )
+    );
+    assert_eq!(
+        strict.validate_arguments(&obj(json!({"secnds": 5, "lable": "x"}))),
+        Err("Invalid arguments at /: unknown arguments `lable`, `secnds` (the tool takes `label`, `seconds`)".to_owned())
+    );
+    assert_eq!(
+        strict.validate_arguments(&obj(json!({"seconds": 5}))),
+        Ok(())
+    );
+
+    let lenient = sleep_tool().allow_unknown_arguments();
+    assert_eq!(lenient.input_schema().get("additionalProperties"), None);
+    assert_eq!(
+        lenient.validate_arguments(&obj(json!({"secnds": 5}))),
+        Ok(())
+    );
+    // The schema's other rules stay.
+    let refused = lenient
+        .validate_arguments(&obj(json!({"seconds": "five"})))
+        .unwrap_err();
+    assert!(
+        refused.starts_with(
+            "Invalid arguments at /seconds: violates inputSchema rule /properties/seconds/type"
+        ),
+        "{refused}"
+    );
 }

@@ -34,6 +34,9 @@ use pg::proxy::{through, upstream, StallProxy};
 use serde_json::{json, Value};
 use support::{result_text, Client, Fixture};
 
+/// The binary every node runs.
+const FIXTURE: &str = env!("CARGO_BIN_EXE_tasks-fixture");
+
 /// The lease of the nodes in this test, in milliseconds: short, so faults past it fit in the
 /// test's time.
 const LEASE: u64 = 4_000;
@@ -208,7 +211,7 @@ async fn read_some(client: &Client, ledger: &Mutex<Ledger>, turn: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_under_load_lose_nothing_and_run_nothing_too_often() {
-    let Some(cluster) = Cluster::new().await else {
+    let Some(cluster) = Cluster::new(FIXTURE).await else {
         return;
     };
     let seed = std::env::var("FAULT_SEED")

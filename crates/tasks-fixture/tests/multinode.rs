@@ -28,9 +28,12 @@ use cluster::*;
 use serde_json::{json, Value};
 use support::result_text;
 
+/// The binary every node runs.
+const FIXTURE: &str = env!("CARGO_BIN_EXE_tasks-fixture");
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_nodes_share_tasks_answers_cancellations_and_notifications() {
-    let Some(cluster) = Cluster::new().await else {
+    let Some(cluster) = Cluster::new(FIXTURE).await else {
         return;
     };
     let a = cluster.node("mn-a", &["--max-workers", "1"]);
@@ -38,19 +41,7 @@ async fn two_nodes_share_tasks_answers_cancellations_and_notifications() {
     let (ca, cb) = (a.client(), b.client());
 
     // A task created on A is read on B and answered on B; A's parked worker resumes.
-    let parked = ca
-        .create("confirm_delete", json!({"filename": "a.txt"}))
-        .await;
-    cb.wait_until(&parked, PROMPT, "parked, read on B", |t| {
-        parked_on(t, "confirm-delete")
-    })
-    .await;
-    cb.update(&parked, confirm(true)).await;
-    let done = cb
-        .wait_until(&parked, PROMPT, "completed", is_terminal)
-        .await;
-    assert_eq!(status(&done), "completed", "{done}");
-    assert_eq!(result_text(&done), "Delete confirmed: true");
+    answered_across(&ca, &cb).await;
 
     // A's one worker slot is busy with a long task; a cancel on B stops it on A (A can create
     // again), and the task stays cancelled.
@@ -141,46 +132,13 @@ async fn two_nodes_share_tasks_answers_cancellations_and_notifications() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_mrtr_retry_verifies_on_a_node_sharing_the_secret_only() {
-    let Some(cluster) = Cluster::new().await else {
+    let Some(cluster) = Cluster::new(FIXTURE).await else {
         return;
     };
     let a = cluster.node("mn-a", &[]);
     let b = cluster.node("mn-b", &[]);
     let stranger = cluster.node("mn-c", &["--no-shared-secret"]);
-    let first = a
-        .client()
-        .result(
-            "tools/call",
-            json!({"name": "test_tool_with_task", "arguments": {}}),
-        )
-        .await;
-    assert_eq!(first["resultType"], "input_required", "{first}");
-    let state = first["requestState"].as_str().expect("a requestState");
-    let retry = json!({
-        "name": "test_tool_with_task",
-        "arguments": {},
-        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}}},
-        "requestState": state,
-    });
-
-    let refused = stranger
-        .client()
-        .try_request("tools/call", retry.clone())
-        .await
-        .expect("an answer");
-    assert!(
-        refused.get("error").is_some(),
-        "a node with another secret refuses the state: {refused}"
-    );
-
-    let created = b.client().result("tools/call", retry).await;
-    assert_eq!(created["resultType"], "task", "{created}");
-    let id = created["taskId"].as_str().unwrap();
-    let done = a
-        .client()
-        .wait_until(id, PROMPT, "completed, read on A", is_terminal)
-        .await;
-    assert_eq!(result_text(&done), "Hello, Ada");
+    mrtr_retry_across(&a.client(), &b.client(), &stranger.client()).await;
 }
 
 /// Which kind of task a client created, and where.
@@ -193,7 +151,7 @@ enum Kind {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_node_s_tasks_are_taken_over_and_every_acknowledged_task_is_accounted_for() {
-    let Some(cluster) = Cluster::new().await else {
+    let Some(cluster) = Cluster::new(FIXTURE).await else {
         return;
     };
     let mut a = cluster.node("mn-a", &[]);
@@ -298,7 +256,7 @@ fn attempt(task: &Value) -> Option<u64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_paused_past_its_lease_fences_itself_when_it_resumes() {
-    let Some(cluster) = Cluster::new().await else {
+    let Some(cluster) = Cluster::new(FIXTURE).await else {
         return;
     };
     let a = cluster.node("mn-a", &[]);
@@ -343,7 +301,7 @@ async fn a_node_paused_past_its_lease_fences_itself_when_it_resumes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_hands_a_node_s_tasks_over_at_once() {
-    let Some(cluster) = Cluster::new().await else {
+    let Some(cluster) = Cluster::new(FIXTURE).await else {
         return;
     };
     // A lease of a minute: a takeover well before it shows the stopping node retired.
@@ -376,7 +334,7 @@ async fn sigterm_hands_a_node_s_tasks_over_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn terminated_database_sessions_are_replaced() {
-    let Some(cluster) = Cluster::new().await else {
+    let Some(cluster) = Cluster::new(FIXTURE).await else {
         return;
     };
     let a = cluster.node("mn-a", &[]);

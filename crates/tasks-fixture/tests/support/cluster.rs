@@ -1,5 +1,6 @@
-//! A cluster for the multi-process PostgreSQL tests: fixture processes on one fresh schema
-//! with a shared secret file, and what the tests read from the tasks they serve.
+//! A cluster for the multi-process PostgreSQL tests: server processes (the fixture's, or
+//! `rmcp-app`'s) on one fresh schema with a shared secret file, and what the tests read from
+//! the tasks they serve.
 #![allow(dead_code)] // each test binary uses a different subset
 
 use std::path::PathBuf;
@@ -8,7 +9,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::pg;
-use crate::support::Fixture;
+use crate::support::{result_text, Client, Fixture};
 
 /// The lease of the test nodes, in milliseconds.
 pub(crate) const LEASE_MS: u64 = 6_000;
@@ -23,17 +24,21 @@ pub(crate) struct Cluster {
     pub(crate) db: pg::Database,
     pub(crate) schema: String,
     pub(crate) dir: tempfile::TempDir,
+    /// The server binary every node runs.
+    pub(crate) binary: &'static str,
 }
 
 impl Cluster {
-    /// A cluster on a fresh schema, or `None` when there is no database (skipped).
-    pub(crate) async fn new() -> Option<Cluster> {
+    /// A cluster of `binary` nodes on a fresh schema, or `None` when there is no database
+    /// (skipped, said on stdout; under `CI=true` a panic instead).
+    pub(crate) async fn new(binary: &'static str) -> Option<Cluster> {
         let db = pg::Database::open().await?;
         let schema = db.schema();
         Some(Cluster {
             db,
             schema,
             dir: tempfile::tempdir().expect("a temporary directory"),
+            binary,
         })
     }
 
@@ -75,7 +80,11 @@ impl Cluster {
                 .filter(|a| **a != "--no-shared-secret")
                 .map(|a| (*a).to_owned()),
         );
-        Fixture::start(&args, &self.dir.path().join(format!("{name}.log")))
+        Fixture::start(
+            self.binary,
+            &args,
+            &self.dir.path().join(format!("{name}.log")),
+        )
     }
 
     /// Terminates the database sessions whose `application_name` is `name`; how many.
@@ -131,4 +140,63 @@ pub(crate) fn parked_on(task: &Value, key: &str) -> bool {
 
 pub(crate) fn confirm(yes: bool) -> Value {
     json!({"confirm-delete": {"action": "accept", "content": {"confirm": yes}}})
+}
+
+/// A `confirm_delete` task created on `a`, read parked on `b` and answered on `b` (the answer
+/// acknowledged): it completes with the answer, wherever its worker is parked. Its id and the
+/// completed task as `b` reads it.
+pub(crate) async fn answered_across(a: &Client, b: &Client) -> (String, Value) {
+    let id = a
+        .create("confirm_delete", json!({"filename": "a.txt"}))
+        .await;
+    b.wait_until(&id, PROMPT, "parked, read on B", |t| {
+        parked_on(t, "confirm-delete")
+    })
+    .await;
+    let ack = b.update(&id, confirm(true)).await;
+    assert_eq!(ack["resultType"], "complete", "{ack}");
+    let done = b.wait_until(&id, PROMPT, "completed", is_terminal).await;
+    assert_eq!(status(&done), "completed", "{done}");
+    assert_eq!(result_text(&done), "Delete confirmed: true");
+    (id, done)
+}
+
+/// An MRTR round of `test_tool_with_task` begun on `a` (its `requestState` asks for a name),
+/// retried with the answer: `stranger` (another server secret) refuses the state, `b` (the
+/// shared secret) verifies it and creates the task, which completes with the answer as `a`
+/// reads it.
+pub(crate) async fn mrtr_retry_across(a: &Client, b: &Client, stranger: &Client) {
+    let first = a
+        .result(
+            "tools/call",
+            json!({"name": "test_tool_with_task", "arguments": {}}),
+        )
+        .await;
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    let state = first["requestState"].as_str().expect("a requestState");
+    let retry = json!({
+        "name": "test_tool_with_task",
+        "arguments": {},
+        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}}},
+        "requestState": state,
+    });
+
+    let refused = stranger
+        .try_request("tools/call", retry.clone())
+        .await
+        .expect("an answer");
+    assert_eq!(
+        (&refused["error"]["code"], &refused["error"]["message"]),
+        (&json!(-32602), &json!("Invalid requestState")),
+        "a node with another secret refuses the state: {refused}"
+    );
+
+    let created = b.result("tools/call", retry).await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    let id = created["taskId"].as_str().expect("a taskId");
+    let done = a
+        .wait_until(id, PROMPT, "completed, read on A", is_terminal)
+        .await;
+    assert_eq!(status(&done), "completed", "{done}");
+    assert_eq!(result_text(&done), "Hello, Ada");
 }

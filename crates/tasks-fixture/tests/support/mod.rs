@@ -1,6 +1,10 @@
-//! Test support for the multi-process tests: the fixture binary as a child process (its URL
+//! Test support for the multi-process tests: a server binary as a child process (its URL
 //! read from its first stdout line, signals sent with `kill`), and a small JSON-RPC client
 //! with an SSE reader for `subscriptions/listen`.
+//!
+//! Shared by the fixture's tests (`tasks-fixture`) and `examples/rmcp-app`'s (`rmcp-app`, which
+//! includes this folder with `#[path]`): each passes its binary, `env!("CARGO_BIN_EXE_…")`, to
+//! [`Fixture::start`]. Both print their URL first and take the same store flags.
 #![allow(dead_code)] // each test binary uses a different subset
 
 use std::io::{BufRead as _, BufReader};
@@ -14,7 +18,7 @@ use serde_json::{json, Value};
 
 pub(crate) const VERSION: &str = "2026-07-28";
 
-/// A running fixture process; killed (SIGKILL) when dropped.
+/// A running server process (the fixture or `rmcp-app`); killed (SIGKILL) when dropped.
 pub(crate) struct Fixture {
     pub child: Child,
     pub url: String,
@@ -22,14 +26,14 @@ pub(crate) struct Fixture {
 }
 
 impl Fixture {
-    /// Starts the fixture binary with `args` (plus `--listen 127.0.0.1:0`), its stderr into
-    /// `log`, and waits (up to 60 s) for the URL it prints.
+    /// Starts `binary` with `args` (plus `--listen 127.0.0.1:0`), its stderr into `log`, and
+    /// waits (up to 60 s) for the URL it prints.
     ///
     /// # Panics
     /// When it does not start; the panic shows its log.
-    pub(crate) fn start(args: &[String], log: &Path) -> Fixture {
+    pub(crate) fn start(binary: &str, args: &[String], log: &Path) -> Fixture {
         let stderr = std::fs::File::create(log).expect("a log file");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tasks-fixture"))
+        let mut child = Command::new(binary)
             .args(["--listen", "127.0.0.1:0"])
             .args(args)
             .env("RUST_LOG", "warn")
@@ -37,7 +41,7 @@ impl Fixture {
             .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()
-            .expect("the fixture starts");
+            .unwrap_or_else(|error| panic!("{binary} does not start: {error}"));
         let stdout = child.stdout.take().expect("stdout");
         let (sender, receiver) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -55,7 +59,7 @@ impl Fixture {
                 let _ = child.kill();
                 let _ = child.wait();
                 panic!(
-                    "the fixture printed no URL; its log:\n{}",
+                    "{binary} printed no URL; its log:\n{}",
                     std::fs::read_to_string(log).unwrap_or_default()
                 );
             }

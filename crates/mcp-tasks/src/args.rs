@@ -57,12 +57,38 @@ fn coerce(schema: &JsonObject, key: &str, value: &str) -> Result<Value, String> 
     }
 }
 
+/// Refuses `key` when the schema lists its properties, `key` is none of them, and the schema
+/// does not take other keys (`additionalProperties` absent or `false`): a typo such as
+/// `secnds=5` would otherwise reach the tool, which ignores it or refuses it.
+fn check_known(schema: &JsonObject, key: &str) -> Result<(), String> {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Ok(());
+    };
+    let open = matches!(
+        schema.get("additionalProperties"),
+        Some(Value::Bool(true) | Value::Object(_))
+    );
+    if open || properties.contains_key(key) {
+        return Ok(());
+    }
+    let known: Vec<&str> = properties.keys().map(String::as_str).collect();
+    Err(if known.is_empty() {
+        format!("unknown argument {key}: the tool takes none")
+    } else {
+        format!(
+            "unknown argument {key}: the tool takes {}",
+            known.join(", ")
+        )
+    })
+}
+
 /// The arguments object: `base` (from `--args`, a JSON object), then each `pair` in order
 /// (a later one replaces an earlier one).
 ///
 /// # Errors
-/// A message naming the argument: a pair without `=`, an empty key, JSON that does not
-/// parse, or a value that is not of the declared type.
+/// A message naming the argument: a pair without `=`, an empty key, a key the schema does not
+/// have ([`check_known`]), JSON that does not parse, or a value that is not of the declared
+/// type.
 pub(crate) fn arguments(
     base: Option<&str>,
     pairs: &[String],
@@ -79,18 +105,21 @@ pub(crate) fn arguments(
         let (key, value) = pair
             .split_once('=')
             .ok_or_else(|| format!("{pair:?}: write key=value or key:=json"))?;
-        let (key, value) = match key.strip_suffix(':') {
-            Some(key) => (
-                key,
-                serde_json::from_str(value)
-                    .map_err(|_| format!("{key}:= needs JSON (got {value:?})"))?,
-            ),
-            None => (key, coerce(schema, key, value)?),
+        let (name, raw) = match key.strip_suffix(':') {
+            Some(name) => (name, true),
+            None => (key, false),
         };
-        if key.is_empty() {
+        if name.is_empty() {
             return Err(format!("{pair:?}: the argument name is empty"));
         }
-        arguments.insert(key.to_owned(), value);
+        check_known(schema, name)?;
+        let value = if raw {
+            serde_json::from_str(value)
+                .map_err(|_| format!("{name}:= needs JSON (got {value:?})"))?
+        } else {
+            coerce(schema, name, value)?
+        };
+        arguments.insert(name.to_owned(), value);
     }
     Ok(arguments)
 }
@@ -122,11 +151,8 @@ mod tests {
     #[test]
     fn values_take_the_declared_type() {
         assert_eq!(
-            run(
-                None,
-                &["seconds=60", "count=3", "dry=yes", "label=60", "other=7"]
-            ),
-            Ok(json!({"seconds": 60, "count": 3, "dry": true, "label": "60", "other": "7"}))
+            run(None, &["seconds=60", "count=3", "dry=yes", "label=60"]),
+            Ok(json!({"seconds": 60, "count": 3, "dry": true, "label": "60"}))
         );
         assert_eq!(run(None, &["seconds=1.5"]), Ok(json!({"seconds": 1.5})));
         assert_eq!(
@@ -166,11 +192,41 @@ mod tests {
                 &["seconds"][..],
                 "\"seconds\": write key=value or key:=json",
             ),
-            (&["x:={"][..], "x:= needs JSON (got \"{\")"),
+            (&["tags:={"][..], "tags:= needs JSON (got \"{\")"),
             (&["=1"][..], "\"=1\": the argument name is empty"),
         ] {
             assert_eq!(run(None, pairs), Err(expected.to_owned()), "{pairs:?}");
         }
         assert!(run(Some("[1]"), &[]).is_err());
+    }
+
+    #[test]
+    fn a_key_the_schema_does_not_have_is_refused_unless_it_takes_others() {
+        let unknown = "unknown argument secnds: the tool takes count, dry, label, seconds, tags";
+        assert_eq!(run(None, &["secnds=5"]), Err(unknown.to_owned()));
+        assert_eq!(run(None, &["secnds:=5"]), Err(unknown.to_owned()));
+        let open = |extra: Value| {
+            let mut schema = schema();
+            schema.insert("additionalProperties".into(), extra);
+            arguments(None, &["other=7".to_owned()], &schema).map(Value::Object)
+        };
+        assert_eq!(open(json!(true)), Ok(json!({"other": "7"})));
+        assert_eq!(open(json!({"type": "string"})), Ok(json!({"other": "7"})));
+        assert_eq!(
+            open(json!(false)),
+            Err(
+                "unknown argument other: the tool takes count, dry, label, seconds, tags"
+                    .to_owned()
+            )
+        );
+        // A schema without properties says nothing about keys.
+        let bare = json!({"type": "object"})
+            .as_object()
+            .cloned()
+            .expect("object");
+        assert_eq!(
+            arguments(None, &["x=1".to_owned()], &bare).map(Value::Object),
+            Ok(json!({"x": "1"}))
+        );
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use tasks_conformance::store::{StoreParser, StoreSpec};
-use tasks_runtime::{LeaseConfig, ListChanges, RuntimeConfig};
+use tasks_runtime::{LeaseConfig, Limits, ListChanges, RuntimeConfig};
 
 /// An rmcp server (the official Rust SDK) whose long-running tools are durable MCP tasks
 /// (SEP-2663) on MCP 2026-07-28, through tasks-rmcp. Serves `/mcp` over HTTP and prints its
@@ -38,12 +38,17 @@ pub struct Settings {
     /// With `--stdio`: the principal the tasks belong to.
     #[arg(long, default_value = "stdio")]
     pub principal: String,
-    /// How long a task is kept after it was created, in milliseconds (`ttlMs`).
+    /// `ttlMs` of new tasks, in milliseconds, measured from creation; 0 means unlimited
+    /// (`null`), as the fixture's flag.
     #[arg(long, default_value_t = 3_600_000)]
     pub ttl_ms: u64,
-    /// The `pollIntervalMs` suggested to clients, in milliseconds.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    /// `pollIntervalMs` suggested to clients, in milliseconds; 0 omits it.
+    #[arg(long, default_value_t = 100)]
     pub poll_interval_ms: u64,
+    /// Workers running at once (tasks parked in `input_required` hold none); beyond it creation
+    /// is -32603 "Task capacity exhausted".
+    #[arg(long, default_value_t = 32)]
+    pub max_workers: usize,
     /// How long this node's lease lasts without renewal, in milliseconds: once it has run out
     /// (a crash, a `kill -9`), another node on the same PostgreSQL, or the next start, takes
     /// over the node's unfinished tasks.
@@ -84,7 +89,8 @@ impl Settings {
     pub fn runtime_config(&self, changes: ListChanges) -> RuntimeConfig {
         let lease = Duration::from_millis(self.lease_ms);
         RuntimeConfig::default()
-            .with_ttl_ms(Some(self.ttl_ms))
+            .with_ttl_ms((self.ttl_ms > 0).then_some(self.ttl_ms))
+            .with_limits(Limits::default().with_max_workers(self.max_workers))
             .with_poll_interval_ms(NonZeroU64::new(self.poll_interval_ms))
             .with_leases(
                 LeaseConfig::default()
@@ -97,5 +103,47 @@ impl Settings {
     /// The drain period of a graceful shutdown.
     pub fn drain(&self) -> Duration {
         Duration::from_millis(self.drain_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::Settings;
+
+    fn config(args: &[&str]) -> tasks_runtime::RuntimeConfig {
+        let settings =
+            Settings::parse_from(std::iter::once("rmcp-app").chain(args.iter().copied()));
+        settings.runtime_config(tasks_runtime::ListChanges::new())
+    }
+
+    #[test]
+    fn zero_means_unlimited_ttl_and_no_poll_interval() {
+        let defaults = config(&[]);
+        assert_eq!(defaults.ttl_ms, Some(3_600_000));
+        assert_eq!(defaults.poll_interval_ms.map(u64::from), Some(100));
+        assert_eq!(defaults.limits.max_workers, 32);
+        let zero = config(&[
+            "--ttl-ms",
+            "0",
+            "--poll-interval-ms",
+            "0",
+            "--max-workers",
+            "2",
+        ]);
+        assert_eq!(zero.ttl_ms, None);
+        assert_eq!(zero.poll_interval_ms, None);
+        assert_eq!(zero.limits.max_workers, 2);
+    }
+
+    #[test]
+    fn a_sqlite_store_keeps_its_secret_beside_it() {
+        let settings = Settings::parse_from(["rmcp-app", "--store", "sqlite:/data/t.db"]);
+        assert_eq!(
+            settings.secret_path(),
+            Some(std::path::PathBuf::from("/data/t.db.secret"))
+        );
+        assert_eq!(Settings::default().secret_path(), None);
     }
 }

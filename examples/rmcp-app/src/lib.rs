@@ -3,9 +3,12 @@
 //! tasks when the tool and the request say so, with any store).
 //!
 //! [`App`] is the `ServerHandler`; [`start`] opens the store, starts the runtime's node and
-//! builds the handler; the `rmcp-app` binary serves it over HTTP at `/mcp` or over stdio.
+//! builds the handler; [`router`] serves a handler over HTTP at [`ENDPOINT_PATH`]; the
+//! `rmcp-app` binary serves the app over HTTP or over stdio.
 
 pub mod settings;
+
+use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -15,17 +18,23 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{tool, tool_router, ErrorData, ServerHandler};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tasks_core::negotiation::TaskPolicy;
 use tasks_rmcp::{rmcp_tool, PrincipalSource, TasksBridge};
 use tasks_runtime::{ListChanges, Node, Principal, TaskRuntime, ToolRegistry};
+use tokio_util::sync::CancellationToken;
 
 pub use settings::Settings;
 
 /// The server's name in serverInfo.
 pub const SERVER_NAME: &str = "rmcp-app";
+
+/// The path [`router`] serves the MCP endpoint at.
+pub const ENDPOINT_PATH: &str = "/mcp";
 
 /// The arguments of `add`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -200,4 +209,25 @@ pub async fn start(settings: &Settings) -> Result<(App, Node), String> {
         bridge = bridge.principal(PrincipalSource::Fixed(Principal::new(&settings.principal)));
     }
     Ok((App::new(bridge.build()), node))
+}
+
+/// An axum router serving `handler` (a clone per request) at [`ENDPOINT_PATH`] with rmcp's
+/// streamable HTTP server, stateless (MCP 2026-07-28, no sessions): one JSON body for a plain
+/// answer, SSE only when notifications go first. Its open streams end when `stop` is
+/// cancelled.
+pub fn router<H>(handler: H, stop: CancellationToken) -> axum::Router
+where
+    H: ServerHandler + Clone + Send + Sync + 'static,
+{
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_cancellation_token(stop);
+    let mcp = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    axum::Router::new().nest_service(ENDPOINT_PATH, mcp)
 }

@@ -15,6 +15,7 @@ use tasks_core::admission::HeaderSource;
 use tasks_core::call::{into_arguments, parse_call, plan_call, CallContext, CallPlan};
 use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest, SyncResponse};
 use tasks_core::mrtr::{self, NONCE_BYTES};
+use tasks_core::negotiation::TaskPolicy;
 use tasks_core::{projection, McpError, Method};
 use tasks_runtime::{run_sync, Notifier, SyncCall, Tool, Work};
 
@@ -48,11 +49,10 @@ impl TasksBridge {
     ///
     /// # Errors
     /// -32602 `Unknown tool` for a tool the runtime does not have; -32602, -32020 and -32021
-    /// in the planner's order (see [`tasks_core::call`]); -32603 when the server does not
-    /// advertise the Tasks extension but the tool must run as a task; a store failure's
-    /// -32603 (nothing is stored then).
-    ///
-    /// [`TaskPolicy`]: tasks_core::negotiation::TaskPolicy
+    /// in the planner's order (see [`tasks_core::call`]); -32603 `Internal error` when the
+    /// tool runs only as a task ([`TaskPolicy::Required`]) but `handler` does not advertise the
+    /// Tasks extension (a task-capable tool then runs at once, whatever the request
+    /// declared); a store failure's -32603 (nothing is stored then).
     pub async fn call_tool<H: ServerHandler>(
         &self,
         handler: &H,
@@ -75,7 +75,10 @@ impl TasksBridge {
     ) -> Result<CallToolResponse, Failure> {
         let inner = &self.inner;
         let meta = convert::request_meta(&cx.meta)?;
-        let tasks_declared = meta.declares_tasks()?;
+        // A server that does not advertise the extension serves no tasks: a declaring client
+        // is answered as one that did not declare it (a task-capable tool runs at once).
+        let advertised = handler.get_info().capabilities.supports_tasks();
+        let tasks_declared = meta.declares_tasks()? && advertised;
         let mut params = serde_json::to_value(&request).unwrap_or(Value::Null);
         if let Value::Object(params) = &mut params {
             params.remove("_meta");
@@ -85,13 +88,22 @@ impl TasksBridge {
         let tools = inner.runtime.tools();
         let parts = cx.extensions.get::<http::request::Parts>();
         let headers = Headers(parts.map(|parts| &parts.headers));
+        let no_params = tasks_core::JsonObject::new();
         let (tool, plan) = {
             let call = parse_call(&params)?;
             let tool = tools
                 .get(call.name)
                 .cloned()
                 .ok_or_else(|| McpError::invalid_params("Unknown tool"))?;
-            let no_params = tasks_core::JsonObject::new();
+            if !advertised
+                && tool.policy_for(params.as_object().unwrap_or(&no_params)) == TaskPolicy::Required
+            {
+                tracing::error!(
+                    tool = tool.name(),
+                    "the tool runs only as a task but get_info() does not advertise the Tasks extension"
+                );
+                return Err(McpError::Internal("Internal error").into());
+            }
             let cx = CallContext {
                 params: params.as_object().unwrap_or(&no_params),
                 meta: &meta,
@@ -110,13 +122,6 @@ impl TasksBridge {
                 Ok(CallToolResponse::Complete(to_rmcp(result)?))
             }
             CallPlan::CreateTask { answers, task_id } => {
-                if !handler.get_info().capabilities.supports_tasks() {
-                    tracing::error!(
-                        tool = tool.name(),
-                        "the tool runs as a task but get_info() does not advertise the Tasks extension"
-                    );
-                    return Err(McpError::Internal("Internal error").into());
-                }
                 let work = Work {
                     tool: tool.name().to_owned(),
                     arguments,

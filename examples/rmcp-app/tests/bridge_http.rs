@@ -346,15 +346,20 @@ async fn a_handler_not_advertising_tasks_creates_none() {
         .await
         .expect("the memory store lists");
     assert_eq!(stored.map(|page| page.len()), Some(0), "no task was stored");
-    // The bridge's tools still run synchronously for a request that does not declare it.
-    let call = json!({"name": "slow_compute", "arguments": {"label": "now"}});
-    let (status, body) = send(server.post("tools/call", call, Some("slow_compute"), false)).await;
-    assert_eq!(status, 200);
-    assert_eq!(
-        body["result"]["content"],
-        json!([{"type": "text", "text": "Completed now"}]),
-        "{body}"
-    );
+    // A task-capable tool runs at once, whether or not the request declares the extension:
+    // the server serves no tasks.
+    for declared in [false, true] {
+        let call = json!({"name": "slow_compute", "arguments": {"label": "now"}});
+        let (status, body) =
+            send(server.post("tools/call", call, Some("slow_compute"), declared)).await;
+        assert_eq!(status, 200);
+        assert_eq!(
+            body["result"]["content"],
+            json!([{"type": "text", "text": "Completed now"}]),
+            "declared {declared}: {body}"
+        );
+        assert_eq!(body["result"]["resultType"], json!("complete"), "{body}");
+    }
     // The task methods are rmcp's -32601, asked before the handler.
     assert_eq!(
         error_of(server.post("tasks/get", json!({"taskId": "t"}), Some("t"), true)).await,

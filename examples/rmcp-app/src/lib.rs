@@ -3,9 +3,13 @@
 //! tasks when the tool and the request say so, with any store).
 //!
 //! [`App`] is the `ServerHandler`; [`start`] opens the store, starts the runtime's node and
-//! builds the handler; the `rmcp-app` binary serves it over HTTP at `/mcp` or over stdio.
+//! builds the handler; [`router`] is the HTTP application (rmcp's streamable HTTP service at
+//! `/mcp`, behind [`tasks_rmcp::listen_layer`]); the `rmcp-app` binary serves it over HTTP or
+//! the handler over stdio.
 
 pub mod settings;
+
+use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -15,17 +19,24 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{tool, tool_router, ErrorData, ServerHandler};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tasks_core::negotiation::TaskPolicy;
 use tasks_rmcp::{rmcp_tool, PrincipalSource, TasksBridge};
 use tasks_runtime::{ListChanges, Node, Principal, TaskRuntime, ToolRegistry};
+use tokio_util::sync::CancellationToken;
+use tower::Layer as _;
 
 pub use settings::Settings;
 
 /// The server's name in serverInfo.
 pub const SERVER_NAME: &str = "rmcp-app";
+
+/// The path the MCP endpoint is served at.
+pub const ENDPOINT_PATH: &str = "/mcp";
 
 /// The arguments of `add`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -112,6 +123,9 @@ impl ServerHandler for App {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                // The runtime announces changes of its tool list; the bridge's listen passes
+                // them on.
+                .enable_tool_list_changed()
                 .enable_tasks()
                 .build(),
         )
@@ -200,4 +214,24 @@ pub async fn start(settings: &Settings) -> Result<(App, Node), String> {
         bridge = bridge.principal(PrincipalSource::Fixed(Principal::new(&settings.principal)));
     }
     Ok((App::new(bridge.build()), node))
+}
+
+/// The HTTP application: rmcp's stateless streamable HTTP service for `app` at
+/// [`ENDPOINT_PATH`], behind [`tasks_rmcp::listen_layer`] (which carries
+/// `subscriptions/listen` `taskIds` to the handler and refuses a listener that names them
+/// without declaring the Tasks extension). Its streams end when `stop` is cancelled.
+pub fn router(app: App, stop: CancellationToken) -> axum::Router {
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        // One JSON body for a plain answer; SSE only when notifications go first.
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_cancellation_token(stop);
+    let layer = tasks_rmcp::listen_layer().max_body_bytes(config.max_request_body_bytes);
+    let mcp = StreamableHttpService::new(
+        move || Ok(app.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    axum::Router::new().nest_service(ENDPOINT_PATH, layer.layer(mcp))
 }

@@ -1,18 +1,12 @@
 //! `rmcp-app`: an rmcp server with durable tasks. See `rmcp-app --help`.
 
 use std::io::Write as _;
-use std::sync::Arc;
 
 use clap::Parser as _;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServiceExt as _;
-use rmcp_app::{App, Settings};
+use rmcp_app::{App, Settings, ENDPOINT_PATH};
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
-
-/// The path the MCP endpoint is served at.
-const ENDPOINT_PATH: &str = "/mcp";
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
@@ -55,18 +49,7 @@ async fn serve_http(app: App, settings: &Settings) -> Result<(), String> {
         .map_err(|error| format!("cannot read the bound address: {error}"))?;
     let url = format!("http://{addr}{ENDPOINT_PATH}");
     let stop = CancellationToken::new();
-    let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
-        // One JSON body for a plain answer; SSE only when notifications go first.
-        .with_json_response(true)
-        .with_sse_keep_alive(None)
-        .with_cancellation_token(stop.child_token());
-    let mcp = StreamableHttpService::new(
-        move || Ok(app.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let router = axum::Router::new().nest_service(ENDPOINT_PATH, mcp);
+    let router = rmcp_app::router(app, stop.child_token());
     tracing::info!(%url, store = %settings.store.describe(), "serving MCP 2026-07-28 with the Tasks extension (rmcp)");
     // The one line a harness waits for.
     let mut stdout = std::io::stdout().lock();

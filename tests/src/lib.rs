@@ -390,6 +390,15 @@ where
             .expect("an SSE message within the wait limit")
     }
 
+    /// The next `data:` message if one comes within `limit`; `None` when the stream stays
+    /// open and silent that long.
+    ///
+    /// # Panics
+    /// When the stream ends or fails.
+    pub async fn next_within(&mut self, limit: Duration) -> Option<Value> {
+        tokio::time::timeout(limit, self.next_data()).await.ok()
+    }
+
     async fn next_data(&mut self) -> Value {
         loop {
             while let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {

@@ -105,9 +105,9 @@ pub(crate) struct Inner {
 }
 
 /// A [`TaskRuntime`] serving the Tasks extension (SEP-2663) from an rmcp `ServerHandler`:
-/// the handler's `call_tool`, `get_task`, `update_task`, `cancel_task` and
-/// `on_custom_request` call the bridge's methods of the same names (the
-/// [`delegate_tasks!`](crate::delegate_tasks) macro writes the last four). See the
+/// the handler's `call_tool`, `get_task`, `update_task`, `cancel_task`, `on_custom_request`,
+/// `accepted_subscription_filter` and `listen` call the bridge's methods of the same names
+/// (the [`delegate_tasks!`](crate::delegate_tasks) macro writes all but `call_tool`). See the
 /// [crate docs](crate) for a whole server.
 ///
 /// Cheap to clone (an `Arc`): rmcp's stateless HTTP server builds a handler per request, so

@@ -11,7 +11,6 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, ServerNotification};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
-use tasks_core::admission::HeaderSource;
 use tasks_core::call::{into_arguments, parse_call, plan_call, CallContext, CallPlan};
 use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest, SyncResponse};
 use tasks_core::mrtr::{self, NONCE_BYTES};
@@ -20,21 +19,7 @@ use tasks_core::{projection, McpError, Method};
 use tasks_runtime::{run_sync, Notifier, SyncCall, Tool, Work};
 
 use crate::bridge::TasksBridge;
-use crate::convert::{self, error_value, to_rmcp};
-
-/// The request's HTTP headers (none on stdio).
-struct Headers<'a>(Option<&'a http::HeaderMap>);
-
-impl HeaderSource for Headers<'_> {
-    fn values<'a, 'n>(&'a self, name: &'n str) -> impl Iterator<Item = &'a [u8]> + 'n
-    where
-        'a: 'n,
-    {
-        self.0
-            .into_iter()
-            .flat_map(move |headers| headers.get_all(name).iter().map(|value| value.as_bytes()))
-    }
-}
+use crate::convert::{self, error_value, to_rmcp, Headers};
 
 impl TasksBridge {
     /// Answers a `tools/call` of one of the runtime's tools ([`TasksBridge::serves`]): a

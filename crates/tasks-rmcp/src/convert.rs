@@ -8,12 +8,27 @@ use rmcp::ErrorData;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
+use tasks_core::admission::HeaderSource;
 use tasks_core::{McpError, RequestMeta};
 use tasks_runtime::Tool;
 
 /// The message of the -32603 answered when a value does not fit rmcp's model (logged, never
 /// sent with its detail).
 const MESSAGE_CONVERT: &str = "Internal error";
+
+/// A request's HTTP headers as the core reads them (none on stdio).
+pub(crate) struct Headers<'a>(pub(crate) Option<&'a http::HeaderMap>);
+
+impl HeaderSource for Headers<'_> {
+    fn values<'a, 'n>(&'a self, name: &'n str) -> impl Iterator<Item = &'a [u8]> + 'n
+    where
+        'a: 'n,
+    {
+        self.0
+            .into_iter()
+            .flat_map(move |headers| headers.get_all(name).iter().map(|value| value.as_bytes()))
+    }
+}
 
 /// rmcp's error for one of ours: the same code, message and data.
 pub(crate) fn error(error: &McpError) -> ErrorData {

@@ -13,8 +13,12 @@
 //! * `call_tool`: a tool of the runtime ([`TasksBridge::serves`]) goes to
 //!   [`TasksBridge::call_tool`], the others to the handler's own router;
 //! * `list_tools`: the handler's tools and [`TasksBridge::tools`];
-//! * `get_task`, `update_task`, `cancel_task`, `on_custom_request`: written by
-//!   [`delegate_tasks!`].
+//! * `get_task`, `update_task`, `cancel_task`, `on_custom_request`,
+//!   `accepted_subscription_filter` and `listen`: written by [`delegate_tasks!`].
+//!
+//! On HTTP, put [`listen_layer()`] in front of rmcp's `StreamableHttpService`: it carries
+//! `subscriptions/listen` `taskIds` to [`TasksBridge::listen`] and refuses a listener that
+//! names them without declaring the Tasks extension (see [`ListenPrefilter`]).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -68,7 +72,8 @@
 //! let runtime = TaskRuntime::new(Arc::new(MemoryStore::new()), tools, RuntimeConfig::default());
 //! let node = runtime.start().await?; // recovery, lease renewal, reaping
 //! let server = Server { tasks: TasksBridge::builder(runtime).build() };
-//! // Serve `server` with rmcp's StreamableHttpService or stdio transport; at the end:
+//! // Serve `server` with rmcp's StreamableHttpService (behind `tasks_rmcp::listen_layer()`)
+//! // or stdio transport; at the end:
 //! # let _ = server;
 //! node.shutdown(std::time::Duration::from_secs(5)).await;
 //! # Ok(()) }
@@ -87,9 +92,11 @@
 //! task methods when `get_info()` does not advertise the extension, -32021 when a well-formed
 //! task request did not declare it, -32020 for a wrong `Mcp-Name` (HTTP), and it sends every
 //! error but -32020/-32021/-32022/-32601 with HTTP 200. The 2025-11-25 task path is out of
-//! scope (rmcp keeps the originating request of a session private), and
-//! `subscriptions/listen` cannot carry `taskIds` through rmcp's typed filter: the repository's
-//! README lists what that costs and the rmcp change that would lift each limit.
+//! scope (rmcp keeps the originating request of a session private). `subscriptions/listen`
+//! cannot carry `taskIds` through rmcp's typed filter: [`ListenPrefilter`] carries them past it
+//! on HTTP, but rmcp's acknowledgement still cannot echo them, rmcp's own client drops the
+//! notifications, and stdio has no such layer. The repository's `docs/guides/rmcp-limits.md`
+//! lists what works, what each limit costs and the rmcp change that would lift it.
 //!
 //! # Supported rmcp versions
 //!
@@ -101,9 +108,14 @@
 mod bridge;
 mod call;
 mod convert;
+mod layer;
+mod listen;
 mod macros;
 mod tasks;
 mod wrap;
 
 pub use bridge::{BridgeBuilder, PrincipalSource, TasksBridge};
+pub use layer::{
+    listen_layer, ListenLayer, ListenPrefilter, ListenTaskIds, DEFAULT_MAX_BODY_BYTES,
+};
 pub use wrap::rmcp_tool;

@@ -3,8 +3,9 @@
 //! tasks when the tool and the request say so, with any store).
 //!
 //! [`App`] is the `ServerHandler`; [`start`] opens the store, starts the runtime's node and
-//! builds the handler; [`router`] serves a handler over HTTP at [`ENDPOINT_PATH`]; the
-//! `rmcp-app` binary serves the app over HTTP or over stdio.
+//! builds the handler; [`router`] is the HTTP application (rmcp's streamable HTTP service at
+//! `/mcp`, behind [`tasks_rmcp::listen_layer`]); the `rmcp-app` binary serves it over HTTP or
+//! the handler over stdio.
 
 pub mod settings;
 
@@ -27,6 +28,7 @@ use tasks_core::negotiation::TaskPolicy;
 use tasks_rmcp::{rmcp_tool, PrincipalSource, TasksBridge};
 use tasks_runtime::{ListChanges, Node, Principal, TaskRuntime, ToolRegistry};
 use tokio_util::sync::CancellationToken;
+use tower::Layer as _;
 
 pub use settings::Settings;
 
@@ -121,6 +123,9 @@ impl ServerHandler for App {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                // The runtime announces changes of its tool list; the bridge's listen passes
+                // them on.
+                .enable_tool_list_changed()
                 .enable_tasks()
                 .build(),
         )
@@ -211,9 +216,11 @@ pub async fn start(settings: &Settings) -> Result<(App, Node), String> {
     Ok((App::new(bridge.build()), node))
 }
 
-/// An axum router serving `handler` (a clone per request) at [`ENDPOINT_PATH`] with rmcp's
-/// streamable HTTP server, stateless (MCP 2026-07-28, no sessions): one JSON body for a plain
-/// answer, SSE only when notifications go first. Its open streams end when `stop` is
+/// The HTTP application: rmcp's stateless streamable HTTP service (MCP 2026-07-28, no
+/// sessions) for `handler` (a clone per request) at [`ENDPOINT_PATH`], behind
+/// [`tasks_rmcp::listen_layer`] (which carries `subscriptions/listen` `taskIds` to the handler
+/// and refuses a listener that names them without declaring the Tasks extension): one JSON body
+/// for a plain answer, SSE only when notifications go first. Its streams end when `stop` is
 /// cancelled.
 pub fn router<H>(handler: H, stop: CancellationToken) -> axum::Router
 where
@@ -224,10 +231,11 @@ where
         .with_json_response(true)
         .with_sse_keep_alive(None)
         .with_cancellation_token(stop);
+    let layer = tasks_rmcp::listen_layer().max_body_bytes(config.max_request_body_bytes);
     let mcp = StreamableHttpService::new(
         move || Ok(handler.clone()),
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    axum::Router::new().nest_service(ENDPOINT_PATH, mcp)
+    axum::Router::new().nest_service(ENDPOINT_PATH, layer.layer(mcp))
 }

@@ -110,6 +110,7 @@ const FIXTURE_TOOLS: &[&str] = &[
     "test_trigger_tool_change",
     "json_schema_2020_12_tool",
     "test_custom_header",
+    "word_stats",
     "test_input_required_result_elicitation",
     "test_input_required_result_sampling",
     "test_input_required_result_list_roots",
@@ -150,6 +151,68 @@ async fn fixture_tools_are_listed_in_a_fixed_order_with_the_probe_first() {
     assert_eq!(listings[0], FIXTURE_TOOLS);
     assert_eq!(listings[0][0], "a_header_probe");
     assert!(listings.iter().all(|names| *names == listings[0]));
+    server.shutdown().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Structured output: `outputSchema` and `structuredContent` (MCP 2026-07-28 tools, "Output
+// Schema").
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_content_conforms_to_the_listed_output_schema_at_once_and_as_a_task() {
+    let server = start(settings()).await;
+    let client = Client::of(&server);
+    let tools = client
+        .request("tools/list", json!({}), json!({}))
+        .await
+        .result();
+    let listed = tools["tools"]
+        .as_array()
+        .expect("a tools array")
+        .iter()
+        .find(|tool| tool["name"] == "word_stats")
+        .expect("word_stats is listed")
+        .clone();
+    assert_eq!(listed["title"], "Word statistics");
+    let schema = &listed["outputSchema"];
+    assert_eq!(schema["type"], "object", "{schema}");
+    assert_eq!(schema["description"], "The counts of a text.", "{schema}");
+    assert_eq!(
+        schema["required"],
+        json!(["words", "characters", "lines"]),
+        "{schema}"
+    );
+    let validator = jsonschema::validator_for(schema).expect("a valid JSON Schema");
+    let text = "two lines\nof text";
+    let expected = json!({"words": 4, "characters": 17, "lines": 2});
+
+    // At once (no Tasks declared).
+    let now = client
+        .request(
+            "tools/call",
+            json!({"name": "word_stats", "arguments": {"text": text}}),
+            json!({}),
+        )
+        .await
+        .result();
+    assert_eq!(now["resultType"], "complete", "{now}");
+    assert_eq!(now["structuredContent"], expected);
+    assert!(validator.is_valid(&now["structuredContent"]), "{now}");
+    // The text copy for clients that read only `content`.
+    let copy: Value = serde_json::from_str(text_of(&now)).expect("JSON text");
+    assert_eq!(copy, expected);
+
+    // As a task: the stored result has the same shape.
+    let created = client
+        .create_task("word_stats", json!({"text": text}))
+        .await;
+    let task_id = created["taskId"].as_str().expect("a taskId");
+    let done = client.poll_until_terminal(task_id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["structuredContent"], expected);
+    assert!(validator.is_valid(&done["result"]["structuredContent"]));
+    assert_eq!(done["result"]["content"], now["content"]);
     server.shutdown().await;
 }
 

@@ -103,6 +103,13 @@ pub struct ToolEntry {
     pub input_schema: JsonObject,
     /// The tool name.
     pub name: String,
+    /// The JSON Schema (2020-12) its results' `structuredContent` conforms to, if it declares
+    /// one (MCP 2026-07-28 tools, "Output Schema").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<JsonObject>,
+    /// A human-readable name, if it has one (the `name` stays the identifier).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
 }
 
 /// The `tools/list` result. This server sends one page (no `nextCursor`); a client reads the

@@ -53,6 +53,10 @@ fn result_shapes() {
                 description: "Greets".into(),
                 input_schema: object(json!({"type": "object"})),
                 annotations: Some(object(json!({"readOnlyHint": true}))),
+                output_schema: Some(object(
+                    json!({"type": "object", "properties": {"text": {"type": "string"}}})
+                )),
+                title: Some("Greeter".into()),
             }],
             ttl_ms: 300_000,
             cache_scope: CacheScope::Public,

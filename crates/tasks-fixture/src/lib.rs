@@ -30,7 +30,7 @@ pub const SERVER_NAME: &str = "tasks-fixture";
 
 /// A [`ServerBuilder`] with every fixture tool and `settings` applied.
 pub fn server(settings: &Settings) -> ServerBuilder {
-    let mut builder = ServerBuilder::new(SERVER_NAME, env!("CARGO_PKG_VERSION"))
+    let builder = ServerBuilder::new(SERVER_NAME, env!("CARGO_PKG_VERSION"))
         .limits(settings.limits())
         .ttl_ms(Some(settings.ttl_ms))
         .poll_interval_ms(settings.poll_interval_ms)
@@ -40,11 +40,8 @@ pub fn server(settings: &Settings) -> ServerBuilder {
         .allowed_hosts(settings.allowed_hosts.clone())
         .allowed_origins(settings.cors_origins.clone());
     let changes = ListChanges::new();
-    builder = builder.list_changes(changes.clone());
-    for tool in tools::all(&changes, settings.run_log.as_deref()) {
-        builder = builder.tool(tool);
-    }
-    builder
+    let builder = builder.list_changes(changes.clone());
+    builder.tools(tools::all(&changes, settings.run_log.as_deref()))
 }
 
 /// [`server`] with the store of `settings.store` and the keys of its secret file

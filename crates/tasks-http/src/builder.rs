@@ -113,6 +113,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Registers every tool of `tools`, in order ([`ServerBuilder::tool`] for each).
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Tool>) -> Self {
+        for tool in tools {
+            self.tools.register(tool);
+        }
+        self
+    }
+
     /// Sets the runtime limits.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.runtime.limits = limits;

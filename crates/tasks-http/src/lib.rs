@@ -145,10 +145,11 @@ pub use schemars;
 pub mod prelude {
     pub use crate::ServerBuilder;
     pub use schemars::JsonSchema;
-    pub use serde::Deserialize;
+    pub use serde::{Deserialize, Serialize};
     pub use tasks_core::{ClientCapability, ElicitAnswer, TaskPolicy};
     pub use tasks_runtime::{
-        error_result, load_or_create_secret, text_result, Recovery, Tool, ToolContext, ToolError,
+        error_result, load_or_create_secret, text_result, Json, Recovery, Tool, ToolContext,
+        ToolError,
     };
 }
 

@@ -76,6 +76,8 @@ pub(crate) fn list_result(
             description: tool.description().to_owned(),
             input_schema: tool.input_schema().clone(),
             annotations: tool.annotations().cloned(),
+            output_schema: tool.output_schema().cloned(),
+            title: tool.title().map(str::to_owned),
         })
         .collect();
     ToolsListResult {

@@ -76,6 +76,12 @@ pub(crate) fn rmcp_tool(tool: &Tool) -> Result<RmcpTool, ErrorData> {
     if let Some(annotations) = tool.annotations() {
         entry["annotations"] = Value::Object(annotations.clone());
     }
+    if let Some(schema) = tool.output_schema() {
+        entry["outputSchema"] = Value::Object(schema.clone());
+    }
+    if let Some(title) = tool.title() {
+        entry["title"] = Value::from(title);
+    }
     to_rmcp(entry)
 }
 

@@ -112,6 +112,7 @@ pub mod notify;
 mod port;
 pub mod recovery;
 pub mod registry;
+pub mod result;
 pub mod runtime;
 pub mod scope;
 mod secret;
@@ -132,9 +133,8 @@ pub use lifecycle::Node;
 pub use list_changes::{ListChanges, ListKind};
 pub use metrics::RuntimeMetrics;
 pub use notify::{Notifier, RequestNotification};
-pub use registry::{
-    error_result, text_result, Recovery, Tool, ToolHandler, ToolPolicy, ToolRegistry,
-};
+pub use registry::{Recovery, Tool, ToolHandler, ToolPolicy, ToolRegistry};
+pub use result::{error_result, text_result, IntoToolResult, Json};
 pub use runtime::TaskRuntime;
 pub use scope::{Principal, Scope, ScopeKey};
 pub use secret::{load_or_create_secret, MIN_SECRET_BYTES, SECRET_BYTES};

@@ -16,6 +16,7 @@ use tasks_core::param_headers::{param_headers, ParamHeader};
 use tasks_core::{ClientCapability, JsonObject, TaskPolicy};
 
 use crate::context::{bounded, check_arguments, ToolContext, ToolError};
+use crate::result::IntoToolResult;
 
 /// The code behind a tool. Implemented for every
 /// `Fn(ToolContext) -> impl Future<Output = Result<Value, ToolError>>`.
@@ -53,15 +54,16 @@ struct Typed<A, F> {
 }
 
 #[async_trait]
-impl<A, F, Fut> ToolHandler for Typed<A, F>
+impl<A, F, Fut, R> ToolHandler for Typed<A, F>
 where
     A: DeserializeOwned + Send + 'static,
     F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+    R: IntoToolResult + Send + 'static,
 {
     async fn call(&self, ctx: ToolContext) -> Result<Value, ToolError> {
         let arguments = ctx.arguments_as::<A>()?;
-        (self.handler)(ctx, arguments).await
+        (self.handler)(ctx, arguments).await?.into_tool_result()
     }
 }
 
@@ -191,8 +193,10 @@ impl Recovery {
 /// A registered tool.
 pub struct Tool {
     name: String,
+    title: Option<String>,
     description: String,
     input_schema: JsonObject,
+    output_schema: Option<JsonObject>,
     validator: Option<jsonschema::Validator>,
     param_headers: Vec<ParamHeader>,
     policy: ToolPolicy,
@@ -210,32 +214,6 @@ impl fmt::Debug for Tool {
             .field("policy", &self.policy)
             .finish_non_exhaustive()
     }
-}
-
-/// A `CallToolResult` with one text block: `{"content":[{"type":"text","text":…}],"isError":false}`
-/// (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>).
-pub fn text_result(text: impl Into<String>) -> Value {
-    json!({"content": [{"type": "text", "text": text.into()}], "isError": false})
-}
-
-/// The `CallToolResult` of a tool's own failure, with one text block:
-/// `{"content":[{"type":"text","text":…}],"isError":true}`. The model sees the text and may
-/// try again differently; a task returning it ends `completed`, not `failed`
-/// (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>, "Error
-/// Handling"). `Err(ToolError::tool(text))` answers the same.
-pub fn error_result(text: impl Into<String>) -> Value {
-    Value::Object(error_object(text.into()))
-}
-
-/// [`error_result`] as an object.
-pub(crate) fn error_object(text: String) -> JsonObject {
-    let mut block = JsonObject::new();
-    block.insert("type".into(), Value::from("text"));
-    block.insert("text".into(), Value::from(text));
-    let mut result = JsonObject::new();
-    result.insert("content".into(), Value::Array(vec![Value::Object(block)]));
-    result.insert("isError".into(), Value::Bool(true));
-    result
 }
 
 impl Tool {
@@ -272,6 +250,10 @@ impl Tool {
     /// Handling"). The text names the argument's JSON Pointer and the rule it breaks, never the
     /// client's value.
     ///
+    /// The handler answers any [`IntoToolResult`]: a whole `CallToolResult` ([`Value`], e.g.
+    /// [`text_result`](crate::text_result)), a `String`, or [`Json<T>`](crate::Json), a
+    /// structured result whose schema the tool then lists as its `outputSchema`.
+    ///
     /// ```
     /// use schemars::JsonSchema;
     /// use serde::Deserialize;
@@ -296,7 +278,7 @@ impl Tool {
     /// # Panics
     /// When the schema of `A` does not have `"type": "object"` at the top level (`A` must be a
     /// struct or a map), or breaks the rules of [`Tool::with_input_schema`].
-    pub fn typed<A, F, Fut>(
+    pub fn typed<A, F, Fut, R>(
         name: impl Into<String>,
         description: impl Into<String>,
         handler: F,
@@ -304,13 +286,18 @@ impl Tool {
     where
         A: DeserializeOwned + JsonSchema + Send + 'static,
         F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+        R: IntoToolResult + Send + 'static,
     {
         let handler = Typed {
             handler,
             arguments: PhantomData,
         };
-        Tool::with_handler(name, description, handler).with_arguments::<A>()
+        let mut tool = Tool::with_handler(name, description, handler).with_arguments::<A>();
+        if let Some(schema) = R::output_schema() {
+            tool = tool.with_output_schema(Value::Object(schema));
+        }
+        tool
     }
 
     /// [`Tool::new`] with a handler of its own type (a struct implementing [`ToolHandler`]).
@@ -323,8 +310,10 @@ impl Tool {
         input_schema.insert("type".into(), Value::from("object"));
         Tool {
             name: name.into(),
+            title: None,
             description: description.into(),
             input_schema,
+            output_schema: None,
             validator: None,
             param_headers: Vec::new(),
             policy: ToolPolicy::Fixed(TaskPolicy::Sync),
@@ -378,6 +367,32 @@ impl Tool {
         let schema = arguments_schema::<A>(&self.name);
         self = self.with_input_schema(schema);
         self.arguments_check = Some(check_arguments::<A>);
+        self
+    }
+
+    /// Sets the `outputSchema` listed by `tools/list`: the JSON Schema (2020-12) the
+    /// `structuredContent` of the tool's results conforms to (MCP 2026-07-28 tools, "Output
+    /// Schema": <https://modelcontextprotocol.io/specification/2026-07-28/server/tools>).
+    /// [`Tool::typed`] sets it for a handler answering [`Json<T>`](crate::Json).
+    ///
+    /// # Panics
+    /// When `schema` is not a valid JSON Schema object: a programming error at registration
+    /// time.
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        if let Err(error) = jsonschema::validator_for(&schema) {
+            panic!("invalid outputSchema for tool {}: {error}", self.name);
+        }
+        let Value::Object(schema) = schema else {
+            panic!("outputSchema of tool {} must be an object", self.name);
+        };
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Sets the human-readable `title` listed by `tools/list` (the `name` stays the
+    /// identifier; MCP 2026-07-28 tools, "Tool").
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
         self
     }
 
@@ -455,9 +470,17 @@ impl Tool {
     pub fn name(&self) -> &str {
         &self.name
     }
+    /// The title, if any ([`Tool::with_title`]).
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
     /// The description.
     pub fn description(&self) -> &str {
         &self.description
+    }
+    /// The output schema, if any ([`Tool::with_output_schema`]).
+    pub fn output_schema(&self) -> Option<&JsonObject> {
+        self.output_schema.as_ref()
     }
     /// The input schema.
     pub fn input_schema(&self) -> &JsonObject {
@@ -634,6 +657,7 @@ impl ToolRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::text_result;
 
     fn named(name: &str) -> Tool {
         Tool::new(name, "test", |_ctx| async { Ok(text_result("ok")) })

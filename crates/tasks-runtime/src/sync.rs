@@ -99,7 +99,7 @@ pub async fn run_sync(tool: &Tool, call: SyncCall) -> SyncOutcome {
         Ok(Ok(Value::Object(result))) => SyncOutcome::Complete(tasks_core::wire::complete(result)),
         Ok(Ok(_)) => internal(MESSAGE_NOT_OBJECT),
         Ok(Err(ToolError::Tool(message))) => SyncOutcome::Complete(tasks_core::wire::complete(
-            crate::registry::error_object(message),
+            crate::result::error_object(message),
         )),
         Ok(Err(ToolError::Rpc(error))) => SyncOutcome::Error(error),
         Ok(Err(ToolError::InputRequired)) => {

@@ -59,7 +59,7 @@ pub(crate) fn outcome_event(
         }),
         // The tool's own failure is a result (`completed`, `isError: true`), not `failed`.
         Err(ToolError::Tool(message)) => outcome_event(
-            Ok(Value::Object(crate::registry::error_object(message))),
+            Ok(Value::Object(crate::result::error_object(message))),
             max_result_bytes,
         ),
         Err(ToolError::Rpc(error)) => Some(Event::Failed { error }),

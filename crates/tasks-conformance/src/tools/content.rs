@@ -16,12 +16,15 @@
 //! | `test_trigger_tool_change` | announces `notifications/tools/list_changed` to listen streams |
 //! | `json_schema_2020_12_tool` | publishes a JSON Schema 2020-12 `inputSchema` with `$defs`, `$anchor`, `allOf`/`anyOf`, `if`/`then`/`else` |
 //! | `test_custom_header` | `region` is mirrored in `Mcp-Param-Region` (`x-mcp-header`) |
+//! | `word_stats` | a structured result (`structuredContent` with its `outputSchema`), at once or as a task |
 
 use std::time::Duration;
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use tasks_core::{ClientCapability, LogLevel};
-use tasks_runtime::{text_result, ListChanges, ListKind, Tool, ToolError};
+use tasks_core::{ClientCapability, LogLevel, TaskPolicy};
+use tasks_runtime::{text_result, Json, ListChanges, ListKind, Tool, ToolError};
 
 use super::{sampling, str_arg, user_name};
 
@@ -108,6 +111,7 @@ pub fn all(changes: &ListChanges) -> Vec<Tool> {
         trigger_tool_change(changes.clone()),
         json_schema_tool(),
         custom_header_tool(),
+        word_stats_tool(),
     ]
 }
 
@@ -246,4 +250,39 @@ fn custom_header_tool() -> Tool {
         },
         "required": ["region"],
     }))
+}
+
+/// The arguments of `word_stats`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WordStatsArgs {
+    /// The text to count.
+    pub text: String,
+}
+
+/// The counts of a text.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WordStats {
+    /// Whitespace-separated words.
+    pub words: usize,
+    /// Unicode scalar values.
+    pub characters: usize,
+    /// Lines (a text without a line break is one line; the empty text none).
+    pub lines: usize,
+}
+
+fn word_stats_tool() -> Tool {
+    Tool::typed(
+        "word_stats",
+        "Counts the words, characters and lines of `text`, as structured content. Runs as a \
+         task when the client declares Tasks.",
+        |_ctx, args: WordStatsArgs| async move {
+            Ok(Json(WordStats {
+                words: args.text.split_whitespace().count(),
+                characters: args.text.chars().count(),
+                lines: args.text.lines().count(),
+            }))
+        },
+    )
+    .with_title("Word statistics")
+    .with_policy(TaskPolicy::Optional)
 }

@@ -114,6 +114,13 @@ pub struct LegacyTool {
     /// `{"taskSupport": …}` where the session is offered 2025-11-25 tasks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub execution: Option<ToolExecution>,
+    /// The JSON Schema of its results' `structuredContent`, if it declares one (2025-06-18
+    /// and later).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<JsonObject>,
+    /// A human-readable name, if it has one (2025-06-18 and later).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
 }
 
 /// `ToolExecution`: whether a call may or must be task-augmented.
@@ -218,10 +225,22 @@ mod tests {
             input_schema: JsonObject::new(),
             annotations: None,
             execution: None,
+            output_schema: None,
+            title: None,
         };
         assert_eq!(
-            serde_json::to_value(tool).unwrap(),
+            serde_json::to_value(&tool).unwrap(),
             json!({"name": "t", "description": "d", "inputSchema": {}})
+        );
+        let titled = LegacyTool {
+            output_schema: Some(JsonObject::new()),
+            title: Some("T".into()),
+            ..tool
+        };
+        assert_eq!(
+            serde_json::to_value(titled).unwrap(),
+            json!({"name": "t", "description": "d", "inputSchema": {}, "outputSchema": {},
+                   "title": "T"})
         );
     }
 }

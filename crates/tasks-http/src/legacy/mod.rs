@@ -218,6 +218,8 @@ fn tools_list(tools: &ToolRegistry, tasks: bool) -> LegacyToolsList {
                 execution: tasks.then(|| ToolExecution {
                     task_support: tool.policy_for(&no_params).into(),
                 }),
+                output_schema: tool.output_schema().cloned(),
+                title: tool.title().map(str::to_owned),
             })
             .collect(),
     }

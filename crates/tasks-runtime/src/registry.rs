@@ -24,7 +24,7 @@ use crate::result::IntoToolResult;
 /// Return a `CallToolResult` object (`{"content": [...], "isError"?: bool, ...}`,
 /// <https://modelcontextprotocol.io/specification/2026-07-28/server/tools>); a tool failure
 /// the model should see is a result with `isError: true` (task status `completed`): return
-/// [`error_result`] or [`ToolError::Tool`]. Return [`ToolError::Rpc`] for a protocol error
+/// [`error_result`](crate::error_result) or [`ToolError::Tool`]. Return [`ToolError::Rpc`] for a protocol error
 /// (task status `failed`).
 #[async_trait]
 pub trait ToolHandler: Send + Sync + 'static {

@@ -148,7 +148,8 @@ pub mod prelude {
     pub use serde::Deserialize;
     pub use tasks_core::{ClientCapability, ElicitAnswer, TaskPolicy};
     pub use tasks_runtime::{
-        error_result, load_or_create_secret, text_result, Recovery, Tool, ToolContext, ToolError,
+        error_result, load_or_create_secret, text_result, Elicited, Recovery, Tool, ToolContext,
+        ToolError,
     };
 }
 

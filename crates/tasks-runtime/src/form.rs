@@ -100,6 +100,22 @@ const ANNOTATIONS: [&str; 5] = [
 /// How deep `$ref`s may chain before a schema counts as one that refers to itself.
 const MAX_REFERENCES: usize = 16;
 
+/// What every refusal of a property's kind ends with.
+const ONE_PROPERTY: &str = "a form property is a string, number, integer, boolean or string enum";
+
+/// The refusal of a union (`keyword` is `oneOf`, `anyOf` or `allOf`).
+fn union(keyword: &str) -> String {
+    format!(
+        "is one of several schemas (`{keyword}`, an enum with data or an untagged union); \
+         {ONE_PROPERTY}"
+    )
+}
+
+/// The refusal of a schema that takes anything (`true`, `{}`: `serde_json::Value`).
+fn any_value() -> String {
+    format!("takes any JSON value; {ONE_PROPERTY}")
+}
+
 /// The form types a tool declared ([`Tool::asks`](crate::Tool::asks)) and their forms.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Forms {
@@ -237,15 +253,7 @@ fn property(schema: &Value, defs: &Object) -> Result<Object, String> {
         Some(kinds) => Err(format!(
             "may be any of the types {kinds}; a form property has one type"
         )),
-        None => Err(match union_keyword(&schema) {
-            Some(keyword) => format!(
-                "is one of several schemas (`{keyword}`, an enum with data or an untagged \
-                 union); a form property is a string, number, integer, boolean or string enum"
-            ),
-            None => "takes any JSON value; a form property is a string, number, integer, \
-                     boolean or string enum"
-                .to_owned(),
-        }),
+        None => Err(union_keyword(&schema).map_or_else(any_value, union)),
     }
 }
 
@@ -269,11 +277,7 @@ fn resolve(schema: &Value, defs: &Object, depth: usize) -> Result<Object, String
         return Err("refers to itself; a form has no nested objects".to_owned());
     }
     let Value::Object(schema) = schema else {
-        return Err(
-            "takes any JSON value; a form property is a string, number, integer, boolean or \
-             string enum"
-                .to_owned(),
-        );
+        return Err(any_value());
     };
     let mut schema = schema.clone();
     let mut base = Object::new();
@@ -287,12 +291,10 @@ fn resolve(schema: &Value, defs: &Object, depth: usize) -> Result<Object, String
     }
     for keyword in ["anyOf", "oneOf"] {
         let optional = match schema.get(keyword) {
-            Some(Value::Array(alternatives)) if alternatives.len() == 2 => {
-                match alternatives.iter().position(is_null) {
-                    Some(null) => Some(alternatives[1 - null].clone()),
-                    None => None,
-                }
-            }
+            Some(Value::Array(alternatives)) if alternatives.len() == 2 => alternatives
+                .iter()
+                .position(is_null)
+                .map(|null| alternatives[1 - null].clone()),
             _ => None,
         };
         if let Some(inner) = optional {
@@ -357,12 +359,7 @@ fn choices(schema: &Object, defs: &Object) -> Result<Option<Vec<Choice>>, String
     else {
         return Ok(None);
     };
-    let union = || {
-        format!(
-            "is one of several schemas (`{keyword}`, an enum with data or an untagged union); \
-             a form property is a string, number, integer, boolean or string enum"
-        )
-    };
+    let union = || union(keyword);
     let alternatives = schema[keyword].as_array().ok_or_else(union)?;
     let mut choices = Vec::with_capacity(alternatives.len());
     for alternative in alternatives {
@@ -452,7 +449,7 @@ fn select(schema: Object, choices: &[Choice]) -> Result<Object, String> {
         }
         match keyword.as_str() {
             "enum" | "const" | "oneOf" | "anyOf" => {}
-            "type" if value == Value::from("string") => {}
+            "type" if value == "string" => {}
             "default" => {
                 let known = value
                     .as_str()

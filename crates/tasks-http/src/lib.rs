@@ -148,8 +148,8 @@ pub mod prelude {
     pub use serde::{Deserialize, Serialize};
     pub use tasks_core::{ClientCapability, ElicitAnswer, TaskPolicy};
     pub use tasks_runtime::{
-        error_result, load_or_create_secret, text_result, Json, Recovery, Tool, ToolContext,
-        ToolError,
+        error_result, load_or_create_secret, text_result, Elicited, Json, Recovery, Tool,
+        ToolContext, ToolError,
     };
 }
 

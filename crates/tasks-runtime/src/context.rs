@@ -4,17 +4,19 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tasks_core::input::missing_capabilities;
 use tasks_core::{
-    ClientCapability, ElicitAnswer, InputRequest, InputResponse, JsonObject, LogLevel, Root,
-    SamplingAnswer, SamplingRequest, TaskId,
+    ClientCapability, ElicitAnswer, InputRequest, InputResponse, JsonObject, LogLevel, McpError,
+    Root, SamplingAnswer, SamplingRequest, TaskId,
 };
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 pub use crate::error::ToolError;
+use crate::form::{Elicited, Forms};
 use crate::notify::Notifier;
 use crate::port::TaskPort;
 use crate::scope::Scope;
@@ -58,25 +60,60 @@ pub(crate) fn deserialize_arguments<A: DeserializeOwned>(
     arguments: &JsonObject,
 ) -> Result<A, String> {
     serde_path_to_error::deserialize(arguments).map_err(|error| {
-        let mut location = String::new();
-        for segment in error.path().iter() {
-            use serde_path_to_error::Segment;
-            match segment {
-                Segment::Seq { index } => location.push_str(&format!("/{index}")),
-                Segment::Map { key } => pointer_token(&mut location, key),
-                Segment::Enum { variant } => pointer_token(&mut location, variant),
-                // Where serde did not say: the location is the nearest one it did.
-                Segment::Unknown => {}
-            }
-        }
-        if location.is_empty() {
-            location.push('/');
-        }
+        let location = failure_pointer(error.path());
         bounded(format!(
             "Invalid arguments at {location}: not accepted by the tool's arguments type"
         ))
     })
 }
+
+/// The JSON Pointer where deserializing failed, as serde said (`/` for the top level).
+fn failure_pointer(path: &serde_path_to_error::Path) -> String {
+    let mut location = String::new();
+    for segment in path.iter() {
+        use serde_path_to_error::Segment;
+        match segment {
+            Segment::Seq { index } => location.push_str(&format!("/{index}")),
+            Segment::Map { key } => pointer_token(&mut location, key),
+            Segment::Enum { variant } => pointer_token(&mut location, variant),
+            // Where serde did not say: the location is the nearest one it did.
+            Segment::Unknown => {}
+        }
+    }
+    if location.is_empty() {
+        location.push('/');
+    }
+    location
+}
+
+/// The accepted `content` of the answer to `key` deserialized into the form type `T`, once
+/// the keys `form` does not name are dropped (so a message only ever names the form's own
+/// properties, never a key the client made up).
+///
+/// # Errors
+/// -32602 `Invalid input response for <key>: content at <JSON Pointer> is not accepted by the
+/// form's type` (at most 512 bytes; never the client's values).
+fn deserialize_answer<T: DeserializeOwned>(
+    key: &str,
+    form: &Value,
+    mut content: JsonObject,
+) -> Result<T, ToolError> {
+    if let Some(properties) = form.get("properties").and_then(Value::as_object) {
+        content.retain(|name, _| properties.contains_key(name));
+    }
+    serde_path_to_error::deserialize(&content).map_err(|error| {
+        let location = failure_pointer(error.path());
+        McpError::invalid_params(bounded(format!(
+            "Invalid input response for {key}: content at {location} is not accepted by the \
+             form's type"
+        )))
+        .into()
+    })
+}
+
+/// `error.message` of [`ToolContext::elicit_as`] with a type the tool did not declare.
+pub(crate) const MESSAGE_UNDECLARED_FORM: &str =
+    "Tool asked with a form type it did not declare with Tool::asks";
 
 /// Appends `/token` to a JSON Pointer, escaping `~` and `/` (RFC 6901).
 fn pointer_token(pointer: &mut String, token: &str) {
@@ -168,6 +205,8 @@ pub struct ToolContext {
     pub(crate) notifier: Option<Notifier>,
     pub(crate) cancel: CancellationToken,
     pub(crate) mode: InputMode,
+    /// The form types the tool declared ([`Tool::asks`](crate::Tool::asks)).
+    pub(crate) forms: Arc<Forms>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -303,8 +342,9 @@ impl ToolContext {
 
     /// Asks the client for input under `key` and returns its checked answer.
     ///
-    /// Prefer the typed forms [`elicit`](Self::elicit), [`elicit_url`](Self::elicit_url),
-    /// [`sample`](Self::sample) and [`list_roots`](Self::list_roots).
+    /// Prefer the typed forms [`elicit_as`](Self::elicit_as), [`elicit`](Self::elicit),
+    /// [`elicit_url`](Self::elicit_url), [`sample`](Self::sample) and
+    /// [`list_roots`](Self::list_roots).
     ///
     /// If the starting request's `inputResponses` already answer `key`, that answer is checked
     /// against `request` and returned. Otherwise the request must need only capabilities the
@@ -360,6 +400,8 @@ impl ToolContext {
     /// Asks the user to fill in a form (`elicitation/create`, form mode) under `key`.
     /// `requested_schema` is the form's restricted JSON Schema; an accepted answer matches it.
     /// Needs `elicitation` (form mode) declared. Errors as for [`input`](Self::input).
+    /// [`elicit_as`](Self::elicit_as) derives the schema from a Rust type and deserializes
+    /// the answer into it.
     pub async fn elicit(
         &self,
         key: impl Into<String>,
@@ -368,6 +410,102 @@ impl ToolContext {
     ) -> Result<ElicitAnswer, ToolError> {
         let request = InputRequest::elicit_form(message, requested_schema);
         expect_elicit(self.input(key, request).await?)
+    }
+
+    /// Asks the user to fill in the form of the Rust type `T` (`elicitation/create`, form mode)
+    /// under `key`, and returns the answer with its content deserialized into `T`.
+    ///
+    /// `T` is a `#[derive(Deserialize, JsonSchema)]` struct of primitive fields that the tool
+    /// declared with [`Tool::asks::<T>()`](crate::Tool::asks): the declaration generates the
+    /// form's `requestedSchema` from `T` once, and panics when the tool is built for a type a
+    /// form cannot carry (a nested struct, a list of strings, …), so a wrong type stops the
+    /// server at start-up instead of failing a call. The module [`form`](crate::form) lists
+    /// what a form type may hold and the schema each field becomes.
+    ///
+    /// ```
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    /// use tasks_runtime::form::Elicited;
+    /// use tasks_runtime::{text_result, Tool};
+    ///
+    /// /// How to ship the order.
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Shipping {
+    ///     /// Deliver to this address.
+    ///     address: String,
+    ///     /// How fast.
+    ///     speed: Speed,
+    ///     /// Wrap it as a gift.
+    ///     #[serde(default)]
+    ///     gift: bool,
+    /// }
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// #[serde(rename_all = "lowercase")]
+    /// enum Speed { Standard, Express }
+    ///
+    /// let tool = Tool::new("ship", "Ships the order", |ctx| async move {
+    ///     // requestedSchema: {"type": "object", "properties": {
+    ///     //   "address": {"type": "string", "description": "Deliver to this address."},
+    ///     //   "gift": {"type": "boolean", "description": "Wrap it as a gift.", "default": false},
+    ///     //   "speed": {"type": "string", "description": "How fast.", "enum": ["standard", "express"]}},
+    ///     //   "required": ["address", "speed"]}
+    ///     let text = match ctx.elicit_as::<Shipping>("shipping", "Where to?").await? {
+    ///         Elicited::Accept(Shipping { address, speed: Speed::Express, .. }) => format!("Rushing to {address}"),
+    ///         Elicited::Accept(Shipping { address, .. }) => format!("Shipping to {address}"),
+    ///         Elicited::Decline | Elicited::Cancel => "Not shipped".to_owned(),
+    ///     };
+    ///     Ok(text_result(text))
+    /// })
+    /// .asks::<Shipping>();
+    /// # let _ = tool;
+    /// ```
+    ///
+    /// Everything else is as for [`elicit`](Self::elicit): needs `elicitation` (form mode)
+    /// declared, parks a task until `tasks/update` answers (an MRTR `input_required` round in a
+    /// synchronous call), replays a stored answer on a re-run, and checks an accepted answer's
+    /// content against the form before the tool sees it. Keys the form does not name are then
+    /// dropped from the content, and the rest is deserialized into `T`.
+    ///
+    /// # Errors
+    /// Those of [`input`](Self::input) (-32021 for an undeclared capability, -32602 `Invalid
+    /// input response for <key>: content does not match the requested schema` for content that
+    /// breaks the form, [`ToolError::InputRequired`], [`ToolError::Cancelled`]), and:
+    /// * -32603 `Tool asked with a form type it did not declare with Tool::asks` when the tool
+    ///   did not declare `T` (checked first, whatever the client declared; logged with the
+    ///   type's name at WARN);
+    /// * -32602 `Invalid input response for <key>: content at <JSON Pointer> is not accepted by
+    ///   the form's type` when content that fits the form does not deserialize into `T` (a
+    ///   string the form accepts but `T`'s `Deserialize` refuses, such as a `"format": "date"`
+    ///   that is no date). Never a panic, and never the client's values in the message.
+    pub async fn elicit_as<T>(
+        &self,
+        key: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Result<Elicited<T>, ToolError>
+    where
+        T: JsonSchema + DeserializeOwned + 'static,
+    {
+        let Some(form) = self.forms.get::<T>() else {
+            tracing::warn!(
+                form_type = std::any::type_name::<T>(),
+                "elicit_as with a form type the tool did not declare with Tool::asks"
+            );
+            return Err(ToolError::Rpc(tasks_core::JsonRpcError::internal(
+                MESSAGE_UNDECLARED_FORM,
+            )));
+        };
+        let key = key.into();
+        let request = InputRequest::elicit_form(message, form.clone());
+        Ok(
+            match expect_elicit(self.input(key.as_str(), request).await?)? {
+                ElicitAnswer::Accept(content) => {
+                    Elicited::Accept(deserialize_answer(&key, form, content)?)
+                }
+                ElicitAnswer::Decline => Elicited::Decline,
+                ElicitAnswer::Cancel => Elicited::Cancel,
+            },
+        )
     }
 
     /// Sends the user to `url` (`elicitation/create`, URL mode) under `key`; an accept says

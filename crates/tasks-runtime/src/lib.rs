@@ -7,16 +7,19 @@
 //! ([`wait`]: every wait ends, when its task changes or is gone, whatever notification is lost).
 //!
 //! The same [`ToolHandler`] serves a synchronous `tools/call` ([`run_sync`]) and a task: inside
-//! a task, [`ToolContext::input`] (and its typed forms `elicit`, `sample`, `list_roots`) parks
-//! the task until `tasks/update` answers; in a synchronous call it ends the call with an MRTR
-//! `input_required` result instead. Either way the client is only ever asked for input its
-//! request declared it can give, and every answer is checked against the request it answers
-//! before the tool sees it, typed ([`tasks_core::InputResponse`]).
+//! a task, [`ToolContext::input`] (and its typed forms `elicit_as`, `elicit`, `sample`,
+//! `list_roots`) parks the task until `tasks/update` answers; in a synchronous call it ends the
+//! call with an MRTR `input_required` result instead. Either way the client is only ever asked
+//! for input its request declared it can give, and every answer is checked against the request
+//! it answers before the tool sees it, typed ([`tasks_core::InputResponse`]).
 //!
 //! A tool's arguments can be a Rust type ([`Tool::typed`]): the `inputSchema` is generated
-//! from it with schemars, and arguments that do not fit are answered before the tool runs. In a
-//! tool body `?` turns the common errors (`std::io::Error`, `serde_json::Error`, …) into the
-//! tool's own failure, an `isError: true` result ([`ToolError`] lists them).
+//! from it with schemars, and arguments that do not fit are answered before the tool runs. So
+//! can its questions ([`Tool::asks`], [`ToolContext::elicit_as`]): the form is generated from
+//! the type, checked against what MCP forms allow when the tool is built, and the answer comes
+//! back deserialized ([`Elicited`]). In a tool body `?` turns the common errors
+//! (`std::io::Error`, `serde_json::Error`, …) into the tool's own failure, an `isError: true`
+//! result ([`ToolError`] lists them).
 //!
 //! ## Example: a tool that asks for confirmation
 //!
@@ -75,10 +78,10 @@
 //! | `follow` (commits of other nodes) | `inner`, `store` |
 //! | `worker`, `sync` | `inner` (worker), `context`, `registry`, `error`, `status`, `work` |
 //! | `inner` (shared state: commits, events, waiters, reaping) | `port` (implements it), `registry`, `store`, `clock`, `config`, `events`, `error` |
-//! | `registry` ([`Tool`]) | `context` |
-//! | `context` ([`ToolContext`]) | `port`, `status`, `notify`, `error`, `work`, `scope` |
+//! | `registry` ([`Tool`]) | `context`, `form` |
+//! | `context` ([`ToolContext`]) | `port`, `status`, `notify`, `error`, `work`, `scope`, `form` |
 //! | `status` | `port` |
-//! | `port`, `error`, `notify`, `store`, `work`, `scope`, `clock`, `config` (uses `entropy`, `clock`), `events`, `secret`, `entropy` | the leaves |
+//! | `port`, `error`, `notify`, `store`, `work`, `scope`, `clock`, `config` (uses `entropy`, `clock`), `events`, `secret`, `entropy`, `form` (typed questions: the forms of [`ToolContext::elicit_as`], the schema generator) | the leaves |
 //!
 //! ## Cargo features
 //!
@@ -103,6 +106,7 @@ mod error;
 pub mod events;
 mod expiry;
 mod follow;
+pub mod form;
 mod inner;
 pub mod lifecycle;
 pub mod list_changes;
@@ -129,6 +133,7 @@ pub use context::ToolContext;
 pub use entropy::{Entropy, EntropyError, OsEntropy, Randomness, SeededEntropy};
 pub use error::ToolError;
 pub use events::{StatusEvent, TaskEvent};
+pub use form::Elicited;
 pub use lifecycle::Node;
 pub use list_changes::{ListChanges, ListKind};
 pub use metrics::RuntimeMetrics;

@@ -7,7 +7,6 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
@@ -16,6 +15,7 @@ use tasks_core::param_headers::{param_headers, ParamHeader};
 use tasks_core::{ClientCapability, JsonObject, TaskPolicy};
 
 use crate::context::{bounded, check_arguments, ToolContext, ToolError};
+use crate::form::Forms;
 use crate::result::IntoToolResult;
 
 /// The code behind a tool. Implemented for every
@@ -78,10 +78,7 @@ type ArgumentsCheck = fn(&JsonObject) -> Result<(), String>;
 /// When the schema's top level is not `"type": "object"` (MCP requires it of every
 /// `inputSchema`): the arguments type must be a struct (or a map).
 fn arguments_schema<A: JsonSchema>(tool: &str) -> Value {
-    let mut schema = SchemaSettings::draft2020_12()
-        .for_deserialize()
-        .into_generator()
-        .into_root_schema_for::<A>();
+    let mut schema = crate::form::generator().into_root_schema_for::<A>();
     if schema.get("title").and_then(Value::as_str) == Some(&*A::schema_name()) {
         schema.remove("title");
     }
@@ -204,6 +201,8 @@ pub struct Tool {
     annotations: Option<JsonObject>,
     recovery: Recovery,
     arguments_check: Option<ArgumentsCheck>,
+    /// The form types the tool asks with ([`Tool::asks`]).
+    pub(crate) forms: Arc<Forms>,
     handler: Arc<dyn ToolHandler>,
 }
 
@@ -321,6 +320,7 @@ impl Tool {
             annotations: None,
             recovery: Recovery::Fail,
             arguments_check: None,
+            forms: Arc::default(),
             handler: Arc::new(handler),
         }
     }
@@ -408,6 +408,23 @@ impl Tool {
             schema.remove("additionalProperties");
         }
         self.with_input_schema(Value::Object(schema))
+    }
+
+    /// Declares a form type `T` the tool asks with
+    /// [`ToolContext::elicit_as::<T>`](crate::ToolContext::elicit_as): generates its form (the
+    /// `requestedSchema`) once, here, and refuses a type the form cannot carry. Declare every
+    /// type the tool asks with; `elicit_as` with a type not declared is -32603.
+    ///
+    /// # Panics
+    /// When `T` is outside what MCP elicitation forms allow (the [`form`](crate::form) module
+    /// lists it): a programming error found when the tool is built, at start-up, never at request
+    /// time. The message names the type, the tool and the first property the form cannot
+    /// carry, e.g. ``form type my_server::Trip of tool book_trip is not an MCP elicitation
+    /// form: property `stops` is an array of objects; a form's only arrays are multi selects,
+    /// of string enum values (…)``.
+    pub fn asks<T: JsonSchema + DeserializeOwned + 'static>(mut self) -> Self {
+        Arc::make_mut(&mut self.forms).declare::<T>(&self.name);
+        self
     }
 
     /// Sets a fixed task policy (default [`TaskPolicy::Sync`]).

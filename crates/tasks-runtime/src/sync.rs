@@ -87,6 +87,7 @@ pub async fn run_sync(tool: &Tool, call: SyncCall) -> SyncOutcome {
         notifier: call.notifier,
         cancel: call.cancel,
         mode: InputMode::Sync(asked.clone()),
+        forms: tool.forms.clone(),
     };
     let outcome = AssertUnwindSafe(tool.handler().call(ctx))
         .catch_unwind()

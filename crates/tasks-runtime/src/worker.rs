@@ -146,6 +146,7 @@ async fn run_tool(
         notifier: None,
         cancel: cancel.clone(),
         mode: InputMode::Task(input.clone()),
+        forms: tool.forms.clone(),
     };
     let limits = &inner.config.limits;
     let call = AssertUnwindSafe(tool.handler().call(ctx)).catch_unwind();

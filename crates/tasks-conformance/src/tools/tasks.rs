@@ -7,7 +7,7 @@
 //! | `slow_compute` | optional | sleeps `seconds` (rounded to ms), then `Completed <label>`; cancellable while sleeping |
 //! | `failing_job` | required | a tool error: completed with `isError: true`, `The task job failed` |
 //! | `protocol_error_job` | required | fails with -32603 |
-//! | `confirm_delete` | optional | needs form elicitation (-32021 up front without it); parks on key `confirm-delete`, then `Delete confirmed: <bool>` on accept, `Delete declined: nothing deleted` / `Delete cancelled: …` otherwise |
+//! | `confirm_delete` | optional | needs form elicitation (-32021 up front without it); parks on key `confirm-delete` (a typed question, `{"confirm": boolean}`), then `Delete confirmed: <bool>` on accept, `Delete declined: nothing deleted` / `Delete cancelled: …` otherwise |
 //! | `multi_input` | optional | needs form elicitation; parks on `first-input` and `second-input` at once, then `Inputs received: …` |
 //! | `test_tool_with_task` | sync without `inputResponses`, required with them | synchronous MRTR round for `user_name`, then a task that answers `Hello, <name>` |
 //! | `resumable_job` | optional | `steps` steps of `stepMs` each, reporting `Step i of n (attempt k)` as its status; re-run from the start if the server dies while it runs ([`Recovery::Rerun`]); answers `Finished <n> steps on attempt <k>` |
@@ -25,7 +25,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tasks_core::{ClientCapability, ElicitAnswer, JsonRpcError, TaskPolicy};
-use tasks_runtime::{text_result, Recovery, Tool, ToolError};
+use tasks_runtime::{text_result, Elicited, Recovery, Tool, ToolError};
 
 use super::{str_arg, user_name};
 
@@ -163,6 +163,17 @@ fn protocol_error_job() -> Tool {
     .with_policy(TaskPolicy::Required)
 }
 
+/// The `confirm_delete` question: a typed form ([`ToolContext::elicit_as`]), the same
+/// `{"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}`
+/// it always asked (no doc comment on the field, so no `description`: a task parked by an
+/// earlier build asks the very same request when it is re-run).
+///
+/// [`ToolContext::elicit_as`]: tasks_runtime::ToolContext::elicit_as
+#[derive(Deserialize, JsonSchema)]
+struct Confirm {
+    confirm: bool,
+}
+
 fn confirm_delete() -> Tool {
     Tool::new(
         "confirm_delete",
@@ -171,25 +182,17 @@ fn confirm_delete() -> Tool {
         |ctx| async move {
             let filename = str_arg(&ctx, "filename").unwrap_or("file").to_owned();
             let answer = ctx
-                .elicit(
-                    "confirm-delete",
-                    format!("Delete {filename}?"),
-                    json!({"type": "object",
-                           "properties": {"confirm": {"type": "boolean"}},
-                           "required": ["confirm"]}),
-                )
+                .elicit_as::<Confirm>("confirm-delete", format!("Delete {filename}?"))
                 .await?;
             let text = match answer {
-                ElicitAnswer::Accept(content) => {
-                    let confirmed = content.get("confirm") == Some(&Value::Bool(true));
-                    format!("Delete confirmed: {confirmed}")
-                }
-                ElicitAnswer::Decline => "Delete declined: nothing deleted".to_owned(),
-                ElicitAnswer::Cancel => "Delete cancelled: nothing deleted".to_owned(),
+                Elicited::Accept(Confirm { confirm }) => format!("Delete confirmed: {confirm}"),
+                Elicited::Decline => "Delete declined: nothing deleted".to_owned(),
+                Elicited::Cancel => "Delete cancelled: nothing deleted".to_owned(),
             };
             Ok(text_result(text))
         },
     )
+    .asks::<Confirm>()
     .with_input_schema(json!({
         "type": "object",
         "properties": {"filename": {"type": "string", "description": "The file to delete"}},

@@ -337,8 +337,10 @@ async fn the_runtimes_tool_list_changes_reach_a_listener_that_asked() {
     }
     assert_eq!(
         heard,
-        Some(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
-                    "params": {"_meta": {SUBSCRIPTION_ID: "tools-1"}}}))
+        Some(
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                    "params": {"_meta": {SUBSCRIPTION_ID: "tools-1"}}})
+        )
     );
 
     served.stop().await;

@@ -207,6 +207,7 @@ pub struct ToolContext {
     pub(crate) mode: InputMode,
     /// The form types the tool declared ([`Tool::asks`](crate::Tool::asks)).
     pub(crate) forms: Arc<Forms>,
+    pub(crate) state: crate::state::ToolState,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -219,6 +220,23 @@ impl std::fmt::Debug for ToolContext {
 }
 
 impl ToolContext {
+    /// The state given to the tool with [`Tool::with_state`](crate::Tool::with_state), as the
+    /// type `S` it was given as.
+    ///
+    /// # Errors
+    /// -32603 `Tool state missing` when the tool has no state of type `S` (a programming
+    /// error: the tool was built without `.with_state(…)` of that type; logged at ERROR with
+    /// the type's name). Propagate it with `?`.
+    pub fn state<S: 'static>(&self) -> Result<&S, ToolError> {
+        self.state.get::<S>().ok_or_else(|| {
+            tracing::error!(
+                state = std::any::type_name::<S>(),
+                "a tool asked for state it was not given with Tool::with_state"
+            );
+            ToolError::rpc(-32603, "Tool state missing")
+        })
+    }
+
     /// The tool arguments (`{}` when the request had none).
     pub fn arguments(&self) -> &JsonObject {
         self.inputs.arguments()

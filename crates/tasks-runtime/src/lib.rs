@@ -120,6 +120,7 @@ pub mod result;
 pub mod runtime;
 pub mod scope;
 mod secret;
+mod state;
 mod status;
 pub mod store;
 pub mod sync;

@@ -17,6 +17,7 @@ use tasks_core::{ClientCapability, JsonObject, TaskPolicy};
 use crate::context::{bounded, check_arguments, ToolContext, ToolError};
 use crate::form::Forms;
 use crate::result::IntoToolResult;
+use crate::state::ToolState;
 
 /// The code behind a tool. Implemented for every
 /// `Fn(ToolContext) -> impl Future<Output = Result<Value, ToolError>>`.
@@ -203,6 +204,7 @@ pub struct Tool {
     arguments_check: Option<ArgumentsCheck>,
     /// The form types the tool asks with ([`Tool::asks`]).
     pub(crate) forms: Arc<Forms>,
+    pub(crate) state: ToolState,
     handler: Arc<dyn ToolHandler>,
 }
 
@@ -321,6 +323,7 @@ impl Tool {
             recovery: Recovery::Fail,
             arguments_check: None,
             forms: Arc::default(),
+            state: ToolState::default(),
             handler: Arc::new(handler),
         }
     }
@@ -386,6 +389,33 @@ impl Tool {
             panic!("outputSchema of tool {} must be an object", self.name);
         };
         self.output_schema = Some(schema);
+        self
+    }
+
+    /// Gives the handler `state` (a database pool, an HTTP client, a configuration; make it
+    /// cheap to share, e.g. an `Arc` or a pool handle): every run reads it with
+    /// [`ToolContext::state`] instead of capturing a clone in its closure. Several tools share
+    /// one state by each getting a clone of it. It is the process's, not stored: a task re-run
+    /// after a restart reads what the new process gave the tool.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tasks_runtime::{text_result, Tool};
+    ///
+    /// struct Greeter {
+    ///     greeting: String,
+    /// }
+    ///
+    /// let greeter = Arc::new(Greeter { greeting: "Hello".into() });
+    /// let tool = Tool::new("greet", "Greets", |ctx| async move {
+    ///     let greeter = ctx.state::<Arc<Greeter>>()?;
+    ///     Ok(text_result(format!("{}!", greeter.greeting)))
+    /// })
+    /// .with_state(greeter.clone());
+    /// # let _ = tool;
+    /// ```
+    pub fn with_state<S: Send + Sync + 'static>(mut self, state: S) -> Self {
+        self.state = ToolState::new(state);
         self
     }
 

@@ -88,6 +88,7 @@ pub async fn run_sync(tool: &Tool, call: SyncCall) -> SyncOutcome {
         cancel: call.cancel,
         mode: InputMode::Sync(asked.clone()),
         forms: tool.forms.clone(),
+        state: tool.state.clone(),
     };
     let outcome = AssertUnwindSafe(tool.handler().call(ctx))
         .catch_unwind()

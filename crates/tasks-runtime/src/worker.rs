@@ -147,6 +147,7 @@ async fn run_tool(
         cancel: cancel.clone(),
         mode: InputMode::Task(input.clone()),
         forms: tool.forms.clone(),
+        state: tool.state.clone(),
     };
     let limits = &inner.config.limits;
     let call = AssertUnwindSafe(tool.handler().call(ctx)).catch_unwind();

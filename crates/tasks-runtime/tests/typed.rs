@@ -491,3 +491,61 @@ fn typed_tools_refuse_unknown_arguments_by_name_unless_allowed() {
         "{refused}"
     );
 }
+
+/// A counter shared by every run of the tools given it.
+#[derive(Default)]
+struct Visits(AtomicUsize);
+
+fn visit_tool(name: &str) -> Tool {
+    Tool::typed(name, "Counts a visit", |ctx, _args: Sleep| async move {
+        let visits = ctx.state::<Arc<Visits>>()?;
+        let seen = visits.0.fetch_add(1, Ordering::SeqCst) + 1;
+        Ok(format!("visit {seen}"))
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn tools_share_the_state_they_were_given_at_once_and_in_tasks() {
+    let visits = Arc::new(Visits::default());
+    let first = visit_tool("first").with_state(visits.clone());
+    assert_eq!(
+        run_sync(&first, sync_call(json!({}))).await,
+        complete(text_result("visit 1"))
+    );
+    let rt = runtime(
+        vec![first, visit_tool("second").with_state(visits.clone())],
+        RuntimeConfig::default(),
+    );
+    let created = rt
+        .create_task(work_in(&Scope::shared(), "second", json!({})))
+        .await
+        .expect("create_task");
+    let done = wait_terminal(&rt, &Scope::shared(), created.id()).await;
+    let mut expected = obj(text_result("visit 2"));
+    expected.insert("resultType".into(), json!("complete"));
+    assert_eq!(
+        *done.state(),
+        TaskState::Completed {
+            result: expected.into()
+        }
+    );
+    assert_eq!(visits.0.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_tool_without_its_state_is_an_internal_error() {
+    // Built without `.with_state(...)`, or with state of another type.
+    for tool in [
+        visit_tool("none"),
+        visit_tool("other").with_state(String::from("not visits")),
+    ] {
+        assert_eq!(
+            run_sync(&tool, sync_call(json!({}))).await,
+            SyncOutcome::Error(JsonRpcError {
+                code: -32603,
+                message: "Tool state missing".into(),
+                data: None,
+            })
+        );
+    }
+}

@@ -52,8 +52,9 @@ impl BridgeBuilder {
     }
 
     /// Puts `io.modelcontextprotocol/serverInfo` into the `_meta` of the results the bridge
-    /// builds (`CreateTaskResult`, `tasks/get`, synchronous tool results), as rmcp does on the
-    /// results it builds itself. Use the `server_info` of your `get_info()`.
+    /// builds (`CreateTaskResult`, `tasks/get`, the runtime's synchronous tool results). rmcp
+    /// 3.11.0 adds it to some results it builds itself (`server/discover`, the listen result),
+    /// not to a handler's own tool results. Use the `server_info` of your `get_info()`.
     pub fn server_info(mut self, info: Implementation) -> Self {
         self.server_info = Some(info);
         self

@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 use tasks_core::admission::HeaderSource;
+use tasks_core::protocol::META_PROTOCOL_VERSION;
 use tasks_core::{McpError, RequestMeta};
 use tasks_runtime::Tool;
 
@@ -93,5 +94,17 @@ pub(crate) fn request_meta(
     meta: &rmcp::model::RequestMetaObject,
 ) -> Result<RequestMeta, ErrorData> {
     let meta = serde_json::to_value(meta).unwrap_or(Value::Null);
+    if meta.get(META_PROTOCOL_VERSION).is_none() {
+        // A request of a 2025 session (rmcp checks 2026-07-28 requests for the key first).
+        tracing::warn!(
+            "a request without per-request _meta reached the tasks bridge: it serves MCP \
+             2026-07-28 only; return only ProtocolVersion::V_2026_07_28 from the handler's \
+             supported_protocol_versions"
+        );
+        return Err(ErrorData::invalid_params(
+            "This server's tasks are served on MCP 2026-07-28 requests only",
+            None,
+        ));
+    }
     RequestMeta::parse(Some(&serde_json::json!({ "_meta": meta }))).map_err(|e| error(&e))
 }

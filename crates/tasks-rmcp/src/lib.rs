@@ -10,29 +10,56 @@
 //!
 //! * `get_info`: advertise the Tasks extension (`ServerCapabilities::builder()
 //!   .enable_tools().enable_tasks()`);
+//! * `supported_protocol_versions`: MCP 2026-07-28 only (the bridge serves no 2025 session);
 //! * `call_tool`: a tool of the runtime ([`TasksBridge::serves`]) goes to
 //!   [`TasksBridge::call_tool`], the others to the handler's own router;
 //! * `list_tools`: the handler's tools and [`TasksBridge::tools`];
 //! * `get_task`, `update_task`, `cancel_task`, `on_custom_request`,
-//!   `accepted_subscription_filter` and `listen`: written by [`delegate_tasks!`].
+//!   `accepted_subscription_filter` and `listen`: written by [`delegate_tasks!`] (its
+//!   `without custom` / `without listen` forms leave some to the handler).
 //!
-//! On HTTP, put [`listen_layer()`] in front of rmcp's `StreamableHttpService`: it carries
-//! `subscriptions/listen` `taskIds` to [`TasksBridge::listen`] and refuses a listener that
-//! names them without declaring the Tasks extension (see [`ListenPrefilter`]).
+//! On HTTP, serve it with [`streamable_http_service`] (rmcp's Streamable HTTP server set up
+//! for the bridge, behind [`listen_layer()`], which carries `subscriptions/listen` `taskIds` to
+//! [`TasksBridge::listen`] and refuses a listener that names them without declaring the Tasks
+//! extension: [`ListenPrefilter`]).
 //!
-//! ```
+//! A whole server: one rmcp `#[tool]`, one task tool, tasks in SQLite, the endpoint at `/mcp`
+//! (the repository's `examples/rmcp-app` is a larger one):
+//!
+//! ```no_run
+//! use std::borrow::Cow;
 //! use std::sync::Arc;
-//! use rmcp::model::{CallToolRequestParams, CallToolResponse, ListToolsResult,
-//!     PaginatedRequestParams, ServerCapabilities, ServerConfig};
+//! use std::time::Duration;
+//!
+//! use rmcp::handler::server::router::tool::ToolRouter;
+//! use rmcp::handler::server::tool::ToolCallContext;
+//! use rmcp::handler::server::wrapper::Parameters;
+//! use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+//!     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig};
 //! use rmcp::service::{RequestContext, RoleServer};
-//! use rmcp::{ErrorData, ServerHandler};
-//! use tasks_rmcp::TasksBridge;
-//! use tasks_runtime::{text_result, MemoryStore, RuntimeConfig, TaskRuntime, Tool, ToolRegistry};
+//! use rmcp::{tool, tool_router, ErrorData, ServerHandler};
 //! use tasks_core::negotiation::TaskPolicy;
+//! use tasks_rmcp::TasksBridge;
+//! use tasks_runtime::{text_result, RuntimeConfig, TaskRuntime, Tool, ToolRegistry};
+//! use tasks_store_sqlite::{SqliteOptions, SqliteStore};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Echo {
+//!     text: String,
+//! }
 //!
 //! #[derive(Clone)]
 //! struct Server {
 //!     tasks: TasksBridge,
+//!     tool_router: ToolRouter<Server>,
+//! }
+//!
+//! #[tool_router]
+//! impl Server {
+//!     #[tool(description = "Echoes the text at once")]
+//!     async fn echo(&self, Parameters(args): Parameters<Echo>) -> Result<CallToolResult, ErrorData> {
+//!         Ok(CallToolResult::success(vec![ContentBlock::text(args.text)]))
+//!     }
 //! }
 //!
 //! impl ServerHandler for Server {
@@ -40,12 +67,18 @@
 //!         ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tasks().build())
 //!     }
 //!
+//!     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+//!         Cow::Borrowed(&[ProtocolVersion::V_2026_07_28])
+//!     }
+//!
 //!     async fn list_tools(
 //!         &self,
 //!         _request: Option<PaginatedRequestParams>,
 //!         _cx: RequestContext<RoleServer>,
 //!     ) -> Result<ListToolsResult, ErrorData> {
-//!         Ok(ListToolsResult::with_all_items(self.tasks.tools()))
+//!         let mut tools = self.tasks.tools();
+//!         tools.extend(self.tool_router.list_all());
+//!         Ok(ListToolsResult::with_all_items(tools))
 //!     }
 //!
 //!     async fn call_tool(
@@ -56,27 +89,40 @@
 //!         if self.tasks.serves(&request.name) {
 //!             return self.tasks.call_tool(self, request, &cx).await;
 //!         }
-//!         Err(ErrorData::invalid_params("Unknown tool", None)) // or the handler's own router
+//!         self.tool_router.call(ToolCallContext::new(self, request, cx)).await
 //!     }
 //!
 //!     tasks_rmcp::delegate_tasks!(tasks);
 //! }
 //!
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), tasks_core::McpError> {
-//! let mut tools = ToolRegistry::new();
-//! tools.register(
-//!     Tool::new("report", "Builds the report", |_ctx| async { Ok(text_result("done")) })
-//!         .with_policy(TaskPolicy::Required),
-//! );
-//! let runtime = TaskRuntime::new(Arc::new(MemoryStore::new()), tools, RuntimeConfig::default());
-//! let node = runtime.start().await?; // recovery, lease renewal, reaping
-//! let server = Server { tasks: TasksBridge::builder(runtime).build() };
-//! // Serve `server` with rmcp's StreamableHttpService (behind `tasks_rmcp::listen_layer()`)
-//! // or stdio transport; at the end:
-//! # let _ = server;
-//! node.shutdown(std::time::Duration::from_secs(5)).await;
-//! # Ok(()) }
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let mut tools = ToolRegistry::new();
+//!     tools.register(
+//!         Tool::new("report", "Builds the report", |_ctx| async { Ok(text_result("done")) })
+//!             .with_policy(TaskPolicy::Required),
+//!     );
+//!     let store = Arc::new(SqliteStore::open("tasks.db", SqliteOptions::default())?);
+//!     // The same secret on every restart (and node), or callers lose their tasks.
+//!     let secret = tasks_runtime::load_or_create_secret(std::path::Path::new("tasks.db.secret"))?;
+//!     let runtime = TaskRuntime::new(store, tools, RuntimeConfig::default());
+//!     let node = runtime.start().await?; // recovery, lease renewal, reaping
+//!     let tasks = TasksBridge::builder(runtime).secret(&secret).build();
+//!     let server = Server { tasks, tool_router: Server::tool_router() };
+//!
+//!     let stop = tokio_util::sync::CancellationToken::new();
+//!     let mcp = tasks_rmcp::streamable_http_service(server, stop.clone());
+//!     let app = axum::Router::new().nest_service("/mcp", mcp);
+//!     let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+//!     axum::serve(listener, app)
+//!         .with_graceful_shutdown(async move {
+//!             let _ = tokio::signal::ctrl_c().await;
+//!             stop.cancel(); // ends open streams, so the shutdown does not wait on them
+//!         })
+//!         .await?;
+//!     node.shutdown(Duration::from_secs(10)).await; // drain running tasks, end the lease
+//!     Ok(())
+//! }
 //! ```
 //!
 //! # The caller
@@ -108,6 +154,8 @@
 mod bridge;
 mod call;
 mod convert;
+#[cfg(feature = "http-server")]
+mod serve;
 mod layer;
 mod listen;
 mod macros;
@@ -115,6 +163,8 @@ mod tasks;
 mod wrap;
 
 pub use bridge::{BridgeBuilder, PrincipalSource, TasksBridge};
+#[cfg(feature = "http-server")]
+pub use serve::{streamable_http_service, TasksHttpService};
 pub use layer::{
     listen_layer, ListenLayer, ListenPrefilter, ListenTaskIds, DEFAULT_MAX_BODY_BYTES,
 };

@@ -9,8 +9,6 @@
 
 pub mod settings;
 
-use std::sync::Arc;
-
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
@@ -19,8 +17,6 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{tool, tool_router, ErrorData, ServerHandler};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -28,7 +24,6 @@ use tasks_core::negotiation::TaskPolicy;
 use tasks_rmcp::{rmcp_tool, PrincipalSource, TasksBridge};
 use tasks_runtime::{ListChanges, Node, Principal, TaskRuntime, ToolRegistry};
 use tokio_util::sync::CancellationToken;
-use tower::Layer as _;
 
 pub use settings::Settings;
 
@@ -216,26 +211,15 @@ pub async fn start(settings: &Settings) -> Result<(App, Node), String> {
     Ok((App::new(bridge.build()), node))
 }
 
-/// The HTTP application: rmcp's stateless streamable HTTP service (MCP 2026-07-28, no
-/// sessions) for `handler` (a clone per request) at [`ENDPOINT_PATH`], behind
-/// [`tasks_rmcp::listen_layer`] (which carries `subscriptions/listen` `taskIds` to the handler
-/// and refuses a listener that names them without declaring the Tasks extension): one JSON body
-/// for a plain answer, SSE only when notifications go first. Its streams end when `stop` is
-/// cancelled.
+/// The HTTP application: [`tasks_rmcp::streamable_http_service`] for `handler` at
+/// [`ENDPOINT_PATH`] (rmcp's stateless Streamable HTTP server behind the bridge's listen
+/// layer). Its streams end when `stop` is cancelled.
 pub fn router<H>(handler: H, stop: CancellationToken) -> axum::Router
 where
     H: ServerHandler + Clone + Send + Sync + 'static,
 {
-    let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
-        .with_json_response(true)
-        .with_sse_keep_alive(None)
-        .with_cancellation_token(stop);
-    let layer = tasks_rmcp::listen_layer().max_body_bytes(config.max_request_body_bytes);
-    let mcp = StreamableHttpService::new(
-        move || Ok(handler.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    axum::Router::new().nest_service(ENDPOINT_PATH, layer.layer(mcp))
+    axum::Router::new().nest_service(
+        ENDPOINT_PATH,
+        tasks_rmcp::streamable_http_service(handler, stop),
+    )
 }

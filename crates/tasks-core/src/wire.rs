@@ -196,6 +196,15 @@ fn whole_as_integer<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, 
     }
 }
 
+/// A number written as [`whole_as_integer`] writes it.
+pub(crate) struct Number(pub(crate) f64);
+
+impl Serialize for Number {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        whole_as_integer(&self.0, serializer)
+    }
+}
+
 fn optional_whole_as_integer<S: Serializer>(
     value: &Option<f64>,
     serializer: S,
@@ -271,4 +280,13 @@ pub struct DetailedTask {
     /// The base fields.
     #[serde(flatten)]
     pub task: TaskFields,
+}
+
+impl DetailedTask {
+    /// The progress the task's work reported, from `_meta` under
+    /// [`META_PROGRESS`](crate::progress::META_PROGRESS) (this server's experimental key; see
+    /// [`crate::progress`]): `None` when the server sent none, or sent one that is not valid.
+    pub fn progress(&self) -> Option<crate::progress::Progress> {
+        crate::progress::Progress::from_meta(&self.meta)
+    }
 }

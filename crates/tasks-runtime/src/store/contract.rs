@@ -90,6 +90,7 @@ where
     load_reads_any_scope_and_skips_missing_and_expired(&make().await).await;
     list_pages_one_scope_in_id_order(&make().await).await;
     answered_inputs_survive_the_store(&make().await).await;
+    progress_survives_the_store(&make().await).await;
     concurrent_creates_respect_max_tasks(Arc::new(make().await)).await;
     concurrent_reapers_keep_the_counts_exact(Arc::new(make().await)).await;
     create_grants_the_creator_generation_one(&make().await).await;
@@ -987,6 +988,57 @@ pub async fn answered_inputs_survive_the_store<S: Store>(store: &S) {
         *answered.task(),
         "a claim carries the answered inputs to replay"
     );
+}
+
+/// The progress a task's work reported ([`Event::Progress`]) is stored with the task and read
+/// back exactly, through `get`, through a claim (a re-run keeps it), and once the task is
+/// terminal.
+pub async fn progress_survives_the_store<S: Store>(store: &S) {
+    store
+        .register_node(&NODE_A, T0, LEASE_MS)
+        .await
+        .expect("register");
+    let created = create_ok(store, "task-a", &alice(), Some(TTL_MS)).await;
+    let progress = |done: f64, total: Option<f64>| Event::Progress {
+        progress: tasks_core::Progress::new(done, total).expect("a valid progress"),
+        message: Some(format!("{done} done")),
+    };
+    let first = next(&created.task, progress(1.0, Some(3.0)), at(10));
+    let second = next(first.task(), progress(2.5, None), at(20));
+    for update in [first, second.clone()] {
+        assert!(matches!(
+            transition(store, &alice(), update, at(20)).await,
+            CasOutcome::Committed(_)
+        ));
+    }
+    let read = get(store, &alice(), "task-a", at(20)).await.expect("found");
+    assert_eq!(*read.task, *second.task(), "the progress reads back");
+    assert_eq!(read.task.progress().map(|p| p.done()), Some(2.5));
+    store
+        .register_node(&NODE_B, at(2 * LEASE_MS), LEASE_MS)
+        .await
+        .expect("register");
+    let claimed = claim(store, &NODE_B, at(2 * LEASE_MS), 10).await;
+    assert_eq!(claimed.len(), 1, "the orphan is claimed");
+    assert_eq!(
+        *claimed[0].snapshot.task,
+        *second.task(),
+        "a claim carries the progress"
+    );
+    let done = completed(second.task(), at(2 * LEASE_MS + 10));
+    assert!(matches!(
+        transition(store, &alice(), done.clone(), at(2 * LEASE_MS + 10)).await,
+        CasOutcome::Committed(_)
+    ));
+    let read = get(store, &alice(), "task-a", at(2 * LEASE_MS + 10))
+        .await
+        .expect("found");
+    assert_eq!(
+        *read.task,
+        *done.task(),
+        "a terminal task keeps its progress"
+    );
+    assert_eq!(read.task.progress().map(|p| p.done()), Some(2.5));
 }
 
 /// Reapers running at once delete each expired task once and keep the counts exact.

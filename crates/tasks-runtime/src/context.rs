@@ -260,7 +260,8 @@ impl ToolContext {
     ///   client whose call carried a `progressToken` gets `notifications/progress` with it on
     ///   its session's GET stream. A task's progress never moves backwards: a report not ahead
     ///   of the stored one (a re-run after a crash counting from zero again) is kept out of the
-    ///   task until it passes it, and the progress is kept once the task ends. `false`, taking
+    ///   task until it passes it; the last report of a run that ends is written before its
+    ///   outcome, and the progress is kept once the task ends. `false`, taking
     ///   nothing, for a value not above this run's previous one, a negative or non-finite
     ///   `progress`, or a `total` below it or not above zero.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {

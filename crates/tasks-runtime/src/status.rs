@@ -87,6 +87,12 @@ impl StatusCoalescer {
         true
     }
 
+    /// Takes the progress waiting to be written, if any: the worker writes it before the
+    /// task's outcome, so a task ends showing the last progress its work reported.
+    pub(crate) fn take_progress(&self) -> Option<Progress> {
+        crate::lock::lock(&self.state).pending_progress.take()
+    }
+
     /// Starts a flusher unless one runs.
     fn flush_later(
         self: &Arc<Self>,

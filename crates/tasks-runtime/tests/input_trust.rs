@@ -438,6 +438,37 @@ async fn progress_is_stored_coalesced_with_the_status_message_and_only_moves_for
 }
 
 #[tokio::test(start_paused = true)]
+async fn the_last_progress_reported_is_written_before_the_outcome() {
+    let tool = Tool::new(
+        "finisher",
+        "Reports its end and returns",
+        |ctx| async move {
+            assert!(ctx.progress(1.0, Some(2.0), None));
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            // Within the interval of the first write, then done at once.
+            assert!(ctx.progress(2.0, Some(2.0), None));
+            Ok(text_result("done"))
+        },
+    );
+    let config = RuntimeConfig::default().with_poll_interval_ms(std::num::NonZeroU64::new(250));
+    let rt = runtime(vec![tool], config);
+    let mut events = rt.subscribe();
+    let task = rt.create_task(work("finisher")).await.unwrap();
+    let done = wait_terminal(&rt, &Scope::shared(), task.id()).await;
+    assert_eq!(done.status(), TaskStatus::Completed);
+    assert_eq!(
+        done.progress().map(|p| p.done()),
+        Some(2.0),
+        "ends at 2 of 2"
+    );
+    let progress: Vec<Option<f64>> = drain_for(&mut events, task.id())
+        .iter()
+        .map(|e| e.task.progress().map(|p| p.done()))
+        .collect();
+    assert_eq!(progress, [None, Some(1.0), Some(2.0), Some(2.0)]);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_half_answered_task_holds_no_worker_slot() {
     // Found by the hostile pass: answering one key of two resumed that branch with a slot while
     // the task stayed input_required, so such tasks could use up every worker.

@@ -389,19 +389,20 @@ impl GetStream {
             return;
         };
         self.step(step, Some(&task));
+        // The task's progress, when the call that created it carried a progress token and the
+        // session has not sent this far yet (also when the stream opens: a reconnecting client
+        // learns the latest); before the status, so that a client stopping at `completed` has
+        // seen the last progress.
+        let session = self.claim.session();
+        if let Some(params) = session.book(|book| book.progress_update(&task)) {
+            self.queue
+                .push_back(notification_bytes("notifications/progress", &params));
+        }
         if announce {
             self.queue.push_back(notification_bytes(
                 "notifications/tasks/status",
                 &LegacyTaskView(&task),
             ));
-        }
-        // The task's progress, when the call that created it carried a progress token and the
-        // session has not sent this far yet (also when the stream opens: a reconnecting client
-        // learns the latest).
-        let session = self.claim.session();
-        if let Some(params) = session.book(|book| book.progress_update(&task)) {
-            self.queue
-                .push_back(notification_bytes("notifications/progress", &params));
         }
     }
 

@@ -1,5 +1,6 @@
 //! What a store wrote reads back after the store is dropped and the file opened again; the
-//! file passes SQLite's integrity check; the previous process's tasks are orphans at once.
+//! file passes SQLite's integrity check; the previous process's tasks are orphans at once; a
+//! task row of the previous build takes progress without a schema change.
 
 mod common;
 
@@ -372,4 +373,99 @@ fn a_new_database_keeps_its_schema_in_the_main_file() {
         )
         .expect("schema");
     assert_eq!(tables, 1, "the tasks table is in the main file");
+}
+
+/// Progress needs no schema change: the `task` column's JSON gains an optional `progress`
+/// member. A row as the previous build wrote it (no such member) reads as a task without
+/// progress, takes progress, and keeps it across reopening; a row with a member its reader
+/// does not know still reads (which is how a build without progress reads a row with it).
+#[test]
+fn a_row_of_the_previous_build_reads_and_keeps_the_progress_it_takes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("tasks.db");
+    let scope = Scope::new("alice");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    {
+        let store = SqliteStore::open(&path, SqliteOptions::default()).expect("open");
+        rt.block_on(async {
+            for name in ["old", "unknown-member"] {
+                let task = tasks_core::NewTask::new(id(name), T0, None, None);
+                store
+                    .create(task, work(&scope, name).into(), ROOMY, &NODE_A)
+                    .await
+                    .expect("create");
+            }
+        });
+    }
+    // Exactly what the previous build stored for a new task, and the same with a member no
+    // build knows.
+    let previous = r#"{"taskId":"old","createdAt":"2026-11-03T18:04:05.123Z","lastUpdatedAt":"2026-11-03T18:04:05.123Z","ttlMs":null,"statusMessage":"Task accepted","revision":1,"status":"working"}"#;
+    let unknown = r#"{"taskId":"unknown-member","createdAt":"2026-11-03T18:04:05.123Z","lastUpdatedAt":"2026-11-03T18:04:05.123Z","ttlMs":null,"statusMessage":"Task accepted","revision":1,"status":"working","laterMember":{"x":1}}"#;
+    {
+        let conn = rusqlite::Connection::open(&path).expect("open the file");
+        for (name, row) in [("old", previous), ("unknown-member", unknown)] {
+            conn.execute("UPDATE tasks SET task = ?1 WHERE id = ?2", [row, name])
+                .expect("write the row as stored before");
+        }
+    }
+    let store = SqliteStore::open(&path, SqliteOptions::default()).expect("open");
+    let read = rt.block_on(async {
+        for name in ["old", "unknown-member"] {
+            let read = store
+                .get(&scope, &id(name), at(10))
+                .await
+                .expect("get")
+                .expect("found");
+            assert_eq!(read.task.progress(), None, "{name}");
+            assert_eq!(*read.task, Task::new(id(name), T0, None, None), "{name}");
+        }
+        store
+            .get(&scope, &id("old"), at(10))
+            .await
+            .expect("get")
+            .expect("found")
+    });
+    let progress = tasks_core::Progress::new(1.0, Some(4.0)).expect("a valid progress");
+    let update = next(
+        &read.task,
+        tasks_core::Event::Progress {
+            progress,
+            message: None,
+        },
+        at(20),
+    );
+    rt.block_on(commit(&store, &scope, update));
+    drop(store);
+    let store = SqliteStore::open(&path, SqliteOptions::default()).expect("reopen");
+    rt.block_on(async {
+        let read = store
+            .get(&scope, &id("old"), at(30))
+            .await
+            .expect("get")
+            .expect("found");
+        assert_eq!(
+            read.task.progress(),
+            Some(progress),
+            "kept across reopening"
+        );
+        assert_eq!(read.task.revision(), 2);
+    });
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).expect("open the file");
+    let stored: String = conn
+        .query_row("SELECT task FROM tasks WHERE id = 'old'", [], |row| {
+            row.get(0)
+        })
+        .expect("the row");
+    assert!(
+        stored.ends_with(r#""status":"working","progress":{"progress":1,"total":4}}"#),
+        "one optional member more: {stored}"
+    );
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .expect("user_version");
+    assert_eq!(version, 2, "no schema change");
 }

@@ -40,6 +40,18 @@ impl Legacy {
         request
     }
 
+    /// Opens the session's GET stream (checked to be one).
+    async fn get_stream(&self) -> reqwest::Response {
+        let get = self
+            .with_session(reqwest::Method::GET)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(get.status(), 200);
+        assert_eq!(get.headers()["content-type"], "text/event-stream");
+        get
+    }
+
     fn with_session(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
         self.http
             .request(method, &self.url)
@@ -52,40 +64,9 @@ impl Legacy {
 #[tokio::test]
 async fn a_2025_client_runs_a_session_with_an_elicitation_over_http() {
     let server = start(settings()).await;
-    let mut client = Legacy::new(&server);
-    let init = client
-        .post(
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": V2025, "capabilities": {"elicitation": {}},
-            "clientInfo": {"name": "e2e", "version": "1"}}}),
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(init.status(), 200);
-    let session = init.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    let body: Value = init.json().await.unwrap();
-    assert_eq!(body["result"]["protocolVersion"], V2025);
-    assert_eq!(body["result"]["serverInfo"]["name"], "tasks-fixture");
-    client.session = Some(session);
-    let initialized = client
-        .post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(initialized.status(), 202);
+    let client = open_session(&server, json!({"elicitation": {}})).await;
 
-    let get = client
-        .with_session(reqwest::Method::GET)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(get.status(), 200);
-    assert_eq!(get.headers()["content-type"], "text/event-stream");
-    let mut get_stream = get.bytes_stream();
+    let mut get_stream = client.get_stream().await.bytes_stream();
 
     let call = client
         .post(
@@ -145,13 +126,14 @@ async fn a_2025_client_runs_a_session_with_an_elicitation_over_http() {
     assert_eq!(again.headers()["allow"], "POST");
 }
 
-/// Opens a 2025-11-25 session on `server` (initialize, then initialized); no capabilities.
-async fn open_session(server: &tasks_http::RunningServer) -> Legacy {
+/// Opens a 2025-11-25 session on `server` declaring `capabilities`: `initialize` (its
+/// `Mcp-Session-Id` kept), then `notifications/initialized`.
+async fn open_session(server: &tasks_http::RunningServer, capabilities: Value) -> Legacy {
     let mut client = Legacy::new(server);
     let init = client
         .post(
             json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": V2025, "capabilities": {},
+            "protocolVersion": V2025, "capabilities": capabilities,
             "clientInfo": {"name": "e2e", "version": "1"}}}),
         )
         .send()
@@ -164,6 +146,9 @@ async fn open_session(server: &tasks_http::RunningServer) -> Legacy {
             .unwrap()
             .to_owned(),
     );
+    let body: Value = init.json().await.unwrap();
+    assert_eq!(body["result"]["protocolVersion"], V2025);
+    assert_eq!(body["result"]["serverInfo"]["name"], "tasks-fixture");
     let initialized = client
         .post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .send()
@@ -176,14 +161,8 @@ async fn open_session(server: &tasks_http::RunningServer) -> Legacy {
 #[tokio::test]
 async fn a_2025_task_sends_notifications_progress_with_the_calls_token_over_http() {
     let server = start(settings()).await;
-    let client = open_session(&server).await;
-    let get = client
-        .with_session(reqwest::Method::GET)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(get.status(), 200);
-    let mut get_stream = Sse::new(get.bytes_stream());
+    let client = open_session(&server, json!({})).await;
+    let mut get_stream = Sse::new(client.get_stream().await.bytes_stream());
     // MCP 2025-11-25 tasks, "Task Progress Notifications": the call's token stays valid for
     // the whole task.
     let created = client

@@ -6,6 +6,7 @@
 mod common;
 
 use common::*;
+use tasks_runtime::store::contract::{one_of_four, ROWS_BEFORE_PROGRESS, ROW_WITH_PROGRESS_END};
 use tasks_runtime::{Scope, Store};
 use tasks_store_postgres::{ConnectError, PostgresOptions, PostgresStore};
 
@@ -293,12 +294,8 @@ async fn a_row_of_the_previous_build_reads_and_keeps_the_progress_it_takes() {
             .expect("create");
     }
     drop(store);
-    // Exactly what the previous build stored for a new task, and the same with a member no
-    // build knows.
-    let previous = r#"{"taskId":"old","createdAt":"2026-11-03T18:04:05.123Z","lastUpdatedAt":"2026-11-03T18:04:05.123Z","ttlMs":null,"statusMessage":"Task accepted","revision":1,"status":"working"}"#;
-    let unknown = r#"{"taskId":"unknown-member","createdAt":"2026-11-03T18:04:05.123Z","lastUpdatedAt":"2026-11-03T18:04:05.123Z","ttlMs":null,"statusMessage":"Task accepted","revision":1,"status":"working","laterMember":{"x":1}}"#;
     let admin = db.admin().await;
-    for (name, row) in [("old", previous), ("unknown-member", unknown)] {
+    for (name, row) in ROWS_BEFORE_PROGRESS {
         admin
             .execute(
                 &format!("UPDATE \"{schema}\".tasks SET task = $1::text::json WHERE id = $2"),
@@ -326,15 +323,8 @@ async fn a_row_of_the_previous_build_reads_and_keeps_the_progress_it_takes() {
         .await
         .expect("get")
         .expect("found");
-    let progress = tasks_core::Progress::new(1.0, Some(4.0)).expect("a valid progress");
-    let update = next(
-        &read.task,
-        tasks_core::Event::Progress {
-            progress,
-            message: None,
-        },
-        at(20),
-    );
+    let update = one_of_four(&read.task, at(20));
+    let progress = update.task().progress();
     let committed = store
         .transition(Authority::Request(&scope), update, at(20))
         .await
@@ -350,11 +340,7 @@ async fn a_row_of_the_previous_build_reads_and_keeps_the_progress_it_takes() {
         .await
         .expect("get")
         .expect("found");
-    assert_eq!(
-        read.task.progress(),
-        Some(progress),
-        "read by a later connection"
-    );
+    assert_eq!(read.task.progress(), progress, "read by a later connection");
     let stored: String = admin
         .query_one(
             &format!("SELECT task::text FROM \"{schema}\".tasks WHERE id = 'old'"),
@@ -364,7 +350,7 @@ async fn a_row_of_the_previous_build_reads_and_keeps_the_progress_it_takes() {
         .expect("the row")
         .get(0);
     assert!(
-        stored.ends_with(r#""status":"working","progress":{"progress":1,"total":4}}"#),
+        stored.ends_with(ROW_WITH_PROGRESS_END),
         "one optional member more: {stored}"
     );
 }

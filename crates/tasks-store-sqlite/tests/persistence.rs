@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use common::*;
 use tasks_core::{Task, TaskStatus};
+use tasks_runtime::store::contract::{one_of_four, ROWS_BEFORE_PROGRESS, ROW_WITH_PROGRESS_END};
 use tasks_runtime::{Authority, CasOutcome, Lease, Liveness, NodeId, Scope, Store, Work};
 use tasks_store_sqlite::{SqliteOptions, SqliteStore};
 
@@ -400,13 +401,9 @@ fn a_row_of_the_previous_build_reads_and_keeps_the_progress_it_takes() {
             }
         });
     }
-    // Exactly what the previous build stored for a new task, and the same with a member no
-    // build knows.
-    let previous = r#"{"taskId":"old","createdAt":"2026-11-03T18:04:05.123Z","lastUpdatedAt":"2026-11-03T18:04:05.123Z","ttlMs":null,"statusMessage":"Task accepted","revision":1,"status":"working"}"#;
-    let unknown = r#"{"taskId":"unknown-member","createdAt":"2026-11-03T18:04:05.123Z","lastUpdatedAt":"2026-11-03T18:04:05.123Z","ttlMs":null,"statusMessage":"Task accepted","revision":1,"status":"working","laterMember":{"x":1}}"#;
     {
         let conn = rusqlite::Connection::open(&path).expect("open the file");
-        for (name, row) in [("old", previous), ("unknown-member", unknown)] {
+        for (name, row) in ROWS_BEFORE_PROGRESS {
             conn.execute("UPDATE tasks SET task = ?1 WHERE id = ?2", [row, name])
                 .expect("write the row as stored before");
         }
@@ -428,15 +425,8 @@ fn a_row_of_the_previous_build_reads_and_keeps_the_progress_it_takes() {
             .expect("get")
             .expect("found")
     });
-    let progress = tasks_core::Progress::new(1.0, Some(4.0)).expect("a valid progress");
-    let update = next(
-        &read.task,
-        tasks_core::Event::Progress {
-            progress,
-            message: None,
-        },
-        at(20),
-    );
+    let update = one_of_four(&read.task, at(20));
+    let progress = update.task().progress();
     rt.block_on(commit(&store, &scope, update));
     drop(store);
     let store = SqliteStore::open(&path, SqliteOptions::default()).expect("reopen");
@@ -446,11 +436,7 @@ fn a_row_of_the_previous_build_reads_and_keeps_the_progress_it_takes() {
             .await
             .expect("get")
             .expect("found");
-        assert_eq!(
-            read.task.progress(),
-            Some(progress),
-            "kept across reopening"
-        );
+        assert_eq!(read.task.progress(), progress, "kept across reopening");
         assert_eq!(read.task.revision(), 2);
     });
     drop(store);
@@ -461,7 +447,7 @@ fn a_row_of_the_previous_build_reads_and_keeps_the_progress_it_takes() {
         })
         .expect("the row");
     assert!(
-        stored.ends_with(r#""status":"working","progress":{"progress":1,"total":4}}"#),
+        stored.ends_with(ROW_WITH_PROGRESS_END),
         "one optional member more: {stored}"
     );
     let version: i64 = conn

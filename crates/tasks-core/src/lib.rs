@@ -91,6 +91,7 @@ pub mod logging;
 pub mod method;
 pub mod mrtr;
 pub mod negotiation;
+mod number;
 pub mod param_headers;
 pub mod params;
 pub mod plan;

@@ -31,6 +31,7 @@
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
+use crate::number::Number;
 use crate::JsonObject;
 
 /// The `_meta` key of a task's [`Progress`] on `tasks/get` results and `notifications/tasks`
@@ -93,9 +94,9 @@ impl Progress {
 impl Serialize for Progress {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("progress", &crate::wire::Number(self.done))?;
+        map.serialize_entry("progress", &Number(self.done))?;
         if let Some(total) = self.total {
-            map.serialize_entry("total", &crate::wire::Number(total))?;
+            map.serialize_entry("total", &Number(total))?;
         }
         map.end()
     }

@@ -187,7 +187,7 @@ pub fn related_task(task_id: &str) -> Value {
 /// whole numbers are written as integers.
 pub fn progress_notification(task: &Task, progress_token: &Value) -> Option<Value> {
     let progress = task.progress()?;
-    let number = |n: f64| serde_json::to_value(crate::wire::Number(n)).unwrap_or(Value::Null);
+    let number = |n: f64| serde_json::to_value(crate::number::Number(n)).unwrap_or(Value::Null);
     let mut params = JsonObject::new();
     params.insert("progressToken".into(), progress_token.clone());
     params.insert("progress".into(), number(progress.done()));

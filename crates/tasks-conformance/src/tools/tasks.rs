@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | `a_header_probe` | sync | no arguments; answers `ok` (header probes call the first tool with `{}`) |
 //! | `greet` | sync | `Hello, <name>!` (default `World`); never a task |
-//! | `slow_compute` | optional | sleeps `seconds` (rounded to ms), then `Completed <label>`; cancellable while sleeping; as a task, reports its progress every [`PROGRESS_TICK`]: the seconds slept of `seconds` |
+//! | `slow_compute` | optional | sleeps `seconds` (rounded to ms), then `Completed <label>`; cancellable while sleeping; as a task of more than [`PROGRESS_TICK`], reports its progress every tick: the seconds slept of `seconds` |
 //! | `failing_job` | required | a tool error: completed with `isError: true`, `The task job failed` |
 //! | `protocol_error_job` | required | fails with -32603 |
 //! | `confirm_delete` | optional | needs form elicitation (-32021 up front without it); parks on key `confirm-delete`, then `Delete confirmed: <bool>` on accept, `Delete declined: nothing deleted` / `Delete cancelled: …` otherwise |
@@ -128,8 +128,10 @@ fn slow_compute() -> Tool {
             if millis > 0 {
                 let total = Duration::from_millis(millis);
                 let start = tokio::time::Instant::now();
-                // A synchronous call reports nothing: its wire stays as it was.
-                let tick = if ctx.is_task() { PROGRESS_TICK } else { total };
+                // A synchronous call reports nothing (its wire stays as it was), nor does a
+                // task over within one tick (nothing to watch, and no write more per task).
+                let watched = ctx.is_task() && total > PROGRESS_TICK;
+                let tick = if watched { PROGRESS_TICK } else { total };
                 let mut slept = Duration::ZERO;
                 while slept < total {
                     let until = start + (slept + tick).min(total);
@@ -138,7 +140,7 @@ fn slow_compute() -> Tool {
                         () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled),
                     }
                     slept = (until - start).min(total);
-                    if ctx.is_task() {
+                    if watched {
                         let seconds = |d: Duration| d.as_millis() as f64 / 1000.0;
                         ctx.progress(seconds(slept), Some(seconds(total)), None);
                     }

@@ -1,7 +1,8 @@
 // Drives the fixture's 2025-11-25 session path with the official TypeScript SDK 1.x client
 // (@modelcontextprotocol/sdk, pinned in package.json) and its experimental tasks API
-// (client.experimental.tasks): callToolStream, getTask, getTaskResult, cancelTask, with
-// elicitation and sampling handlers and a notifications/tasks/status handler.
+// (client.experimental.tasks): callToolStream (with onprogress: a task's progress), getTask,
+// getTaskResult, cancelTask, with elicitation and sampling handlers and a
+// notifications/tasks/status handler.
 //
 // Usage: node sdk-v1-tasks.mjs <MCP endpoint URL>
 // Prints one line per check (PASS/FAIL); exits 1 when any check fails.
@@ -86,6 +87,25 @@ await check("callToolStream: an optional tool as a task, to its result", async (
   expect(text(last.result) === "Completed sdk", JSON.stringify(last.result));
   const task = await client.experimental.tasks.getTask(created.task.taskId);
   expect(task.status === "completed", `status ${task.status}`);
+});
+
+await check("callToolStream: the task's progress reaches onprogress (notifications/progress with the call's token)", async () => {
+  const progress = [];
+  const messages = await drain(
+    client.experimental.tasks.callToolStream(
+      { name: "slow_compute", arguments: { seconds: 1.5, label: "watched" } },
+      CallToolResultSchema,
+      { task: { ttl: 60000 }, onprogress: (p) => progress.push(p) },
+    ),
+  );
+  const last = messages.at(-1);
+  expect(last.type === "result", JSON.stringify(last));
+  expect(text(last.result) === "Completed watched", JSON.stringify(last.result));
+  expect(progress.length >= 3, `progress seen: ${JSON.stringify(progress)}`);
+  expect(
+    progress.every((p, i) => p.total === 1.5 && (i === 0 || p.progress > progress[i - 1].progress)),
+    `each above the last, of 1.5 s: ${JSON.stringify(progress)}`,
+  );
 });
 
 await check("callToolStream: a failing required tool ends failed; getTaskResult gives its isError result", async () => {

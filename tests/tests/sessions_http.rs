@@ -1,6 +1,7 @@
 //! A 2025-11-25 client over real HTTP: `initialize` and the `Mcp-Session-Id` header, the GET
 //! stream, an elicitation answered by a POSTed response while the call's SSE response is open,
-//! and DELETE ending the session and its stream. The rest of the session table is tested in
+//! DELETE ending the session and its stream, and a task's `notifications/progress` with its
+//! creating call's `progressToken` on the GET stream. The rest of the session table is tested in
 //! process: `crates/tasks-http/tests/sessions.rs`.
 
 use futures_util::StreamExt as _;
@@ -39,6 +40,18 @@ impl Legacy {
         request
     }
 
+    /// Opens the session's GET stream (checked to be one).
+    async fn get_stream(&self) -> reqwest::Response {
+        let get = self
+            .with_session(reqwest::Method::GET)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(get.status(), 200);
+        assert_eq!(get.headers()["content-type"], "text/event-stream");
+        get
+    }
+
     fn with_session(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
         self.http
             .request(method, &self.url)
@@ -51,40 +64,9 @@ impl Legacy {
 #[tokio::test]
 async fn a_2025_client_runs_a_session_with_an_elicitation_over_http() {
     let server = start(settings()).await;
-    let mut client = Legacy::new(&server);
-    let init = client
-        .post(
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": V2025, "capabilities": {"elicitation": {}},
-            "clientInfo": {"name": "e2e", "version": "1"}}}),
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(init.status(), 200);
-    let session = init.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    let body: Value = init.json().await.unwrap();
-    assert_eq!(body["result"]["protocolVersion"], V2025);
-    assert_eq!(body["result"]["serverInfo"]["name"], "tasks-fixture");
-    client.session = Some(session);
-    let initialized = client
-        .post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(initialized.status(), 202);
+    let client = open_session(&server, json!({"elicitation": {}})).await;
 
-    let get = client
-        .with_session(reqwest::Method::GET)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(get.status(), 200);
-    assert_eq!(get.headers()["content-type"], "text/event-stream");
-    let mut get_stream = get.bytes_stream();
+    let mut get_stream = client.get_stream().await.bytes_stream();
 
     let call = client
         .post(
@@ -142,4 +124,86 @@ async fn a_2025_client_runs_a_session_with_an_elicitation_over_http() {
         .unwrap();
     assert_eq!(again.status(), 405, "no live session: the 2026 answer");
     assert_eq!(again.headers()["allow"], "POST");
+}
+
+/// Opens a 2025-11-25 session on `server` declaring `capabilities`: `initialize` (its
+/// `Mcp-Session-Id` kept), then `notifications/initialized`.
+async fn open_session(server: &tasks_http::RunningServer, capabilities: Value) -> Legacy {
+    let mut client = Legacy::new(server);
+    let init = client
+        .post(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": V2025, "capabilities": capabilities,
+            "clientInfo": {"name": "e2e", "version": "1"}}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(init.status(), 200);
+    client.session = Some(
+        init.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned(),
+    );
+    let body: Value = init.json().await.unwrap();
+    assert_eq!(body["result"]["protocolVersion"], V2025);
+    assert_eq!(body["result"]["serverInfo"]["name"], "tasks-fixture");
+    let initialized = client
+        .post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(initialized.status(), 202);
+    client
+}
+
+#[tokio::test]
+async fn a_2025_task_sends_notifications_progress_with_the_calls_token_over_http() {
+    let server = start(settings()).await;
+    let client = open_session(&server, json!({})).await;
+    let mut get_stream = Sse::new(client.get_stream().await.bytes_stream());
+    // MCP 2025-11-25 tasks, "Task Progress Notifications": the call's token stays valid for
+    // the whole task.
+    let created = client
+        .post(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "slow_compute", "arguments": {"seconds": 1.5, "label": "watched"},
+            "task": {}, "_meta": {"progressToken": "watch-1"}}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    let created: Value = created.json().await.unwrap();
+    let task_id = created["result"]["task"]["taskId"].clone();
+    assert!(task_id.is_string(), "{created}");
+    let mut progress = Vec::new();
+    loop {
+        let message = get_stream.next().await;
+        match message["method"].as_str() {
+            Some("notifications/progress") => {
+                let params = &message["params"];
+                assert_eq!(params["progressToken"], "watch-1", "{message}");
+                assert_eq!(
+                    params["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], task_id,
+                    "{message}"
+                );
+                assert_eq!(params["total"], 1.5, "{message}");
+                progress.push(params["progress"].as_f64().unwrap());
+            }
+            Some("notifications/tasks/status") if message["params"]["status"] == "completed" => {
+                break
+            }
+            Some("notifications/tasks/status") => {}
+            other => panic!("unexpected {other:?}: {message}"),
+        }
+    }
+    assert!(
+        progress.windows(2).all(|w| w[0] < w[1]),
+        "each value above the last: {progress:?}"
+    );
+    assert!(
+        progress.len() >= 3 && progress.last() == Some(&1.5),
+        "the task's progress, to its end: {progress:?}"
+    );
 }

@@ -1,8 +1,9 @@
 //! The terminal client in a real pseudo-terminal: answering `confirm_delete` at the prompt
 //! (yes, Esc to decline, Ctrl-C to cancel the task), two forms of `multi_input` (a yes/no and
 //! an optional text field each), Ctrl-C on a running `slow_compute` ending the task
-//! `cancelled` on the server, a form the client cannot show (from a stand-in server), and
-//! Ctrl-C before anything is sent.
+//! `cancelled` on the server, the progress bar of `slow_compute` (with its rate and time
+//! left), a form the client cannot show (from a stand-in server), and Ctrl-C before anything
+//! is sent.
 //!
 //! Each test drives `mcp-tasks` with rexpect; every expectation waits up to [`EXPECT_MS`].
 //! The tests spawn processes, so nextest runs them one at a time (`.config/nextest.toml`).
@@ -144,6 +145,30 @@ async fn ctrl_c_at_the_prompt_cancels_the_task() {
 async fn ctrl_c_cancels_a_running_task() {
     // The status line shows the task running before the interrupt.
     cancel_with_ctrl_c(&["slow_compute", "seconds=60"], "working").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_reporting_progress_gets_a_bar_with_rate_and_time_left() {
+    let server = common::fixture().await;
+    let url = server.url();
+    let code = drive(move || {
+        let mut session = spawn(&["call", &url, "slow_compute", "seconds=4", "label=bar"]);
+        created(&mut session);
+        // slow_compute reports the seconds it slept: a bar of 30 cells (█ or ░; rexpect reads
+        // the output byte by byte, so each is matched as its three UTF-8 bytes) and how many
+        // of the 4 seconds, with the share.
+        session
+            .exp_regex(r"(?:\x{e2}\x{96}[\x{88}\x{91}]){30} \d+(\.\d+)?/4 \(\d+%\) ")
+            .expect("a progress bar");
+        // Once measured: how fast it goes (seconds per second) and how long is left.
+        session
+            .exp_regex(r"/4 \(\d+%\) \S+ \d+(\.\d+)?/s \S+ ETA \d+s")
+            .expect("its rate and time left");
+        session.exp_string("Completed bar").expect("the result");
+        exit_code(session)
+    })
+    .await;
+    assert_eq!(code, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

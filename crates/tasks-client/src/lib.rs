@@ -17,6 +17,10 @@
 //! * **Waiting:** [`SettleOptions`]: `subscriptions/listen` with a fallback to polling, or
 //!   polling at the server's `pollIntervalMs` with jitter; backoff on retryable errors; an
 //!   optional deadline. [`TaskCall::updates`] is the same as a `Stream` of changes.
+//! * **Progress:** [`DetailedTask::progress`] reads how far a task's work is ([`Progress`]),
+//!   which a server of this project shows under the experimental `_meta` key
+//!   `dev.mcp-tasks/progress` ([`tasks_core::progress`]); each change of it is one of
+//!   [`TaskCall::updates`].
 //! * **Resuming:** [`TaskCall::handle`] is a serializable [`TaskHandle`]; after a restart,
 //!   [`Client::resume`] finds the task again.
 //! * **Errors** ([`ClientError`]) keep the JSON-RPC code ([`ClientError::code`]) and say
@@ -95,6 +99,6 @@ pub use tasks_core::wire::{CreateTaskResult, DetailedTask, DiscoverResult, ToolE
 /// The tasks-core types a client works with, so one dependency is enough.
 pub use tasks_core::{
     input::{ClientCapability, ElicitAnswer, Role, Root, SamplingAnswer},
-    InputRequests, JsonObject, JsonRpcError, TaskId, TaskState, TaskStatus,
+    InputRequests, JsonObject, JsonRpcError, Progress, TaskId, TaskState, TaskStatus,
 };
 pub use transport::MAX_MESSAGE_BYTES;

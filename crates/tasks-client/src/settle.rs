@@ -27,7 +27,7 @@ use futures_util::StreamExt as _;
 use rand::RngExt as _;
 use serde_json::{json, Value};
 use tasks_core::wire::DetailedTask;
-use tasks_core::{JsonObject, TaskId, TaskStatus, Timestamp};
+use tasks_core::{JsonObject, Progress, TaskId, TaskStatus, Timestamp};
 use tokio::time::Instant;
 
 use crate::error::ClientError;
@@ -104,14 +104,17 @@ impl SettleOptions {
     }
 }
 
-/// What makes two views of a task different.
-type Seen = (TaskStatus, Timestamp, Option<String>);
+/// What makes two views of a task different: its status, `lastUpdatedAt`, `statusMessage` and
+/// progress ([`DetailedTask::progress`]; a change within one millisecond keeps
+/// `lastUpdatedAt`).
+type Seen = (TaskStatus, Timestamp, Option<String>, Option<Progress>);
 
 fn seen(task: &DetailedTask) -> Seen {
     (
         task.state.status(),
         task.task.last_updated_at,
         task.task.status_message.clone(),
+        task.progress(),
     )
 }
 

@@ -144,9 +144,14 @@ impl TaskCall {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Each change of the task (status, status message, `lastUpdatedAt`), ending after the
-    /// first terminal one: from `subscriptions/listen` notifications, or by polling, as
-    /// `options` says ([`SettleOptions`]). Observation only: nothing is answered.
+    /// Each change of the task (status, status message, progress, `lastUpdatedAt`), ending
+    /// after the first terminal one: from `subscriptions/listen` notifications, or by polling,
+    /// as `options` says ([`SettleOptions`]). Observation only: nothing is answered.
+    ///
+    /// A server of this project shows how far the task's work is: read it with
+    /// [`DetailedTask::progress`] ([`Progress`](crate::Progress): done of total, from the
+    /// experimental `_meta` key `dev.mcp-tasks/progress`; `None` from other servers, or before
+    /// the work reported any). Each change of it is an update, and it never moves backwards.
     pub fn updates(
         &self,
         options: &SettleOptions,

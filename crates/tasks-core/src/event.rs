@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::JsonRpcError;
+use crate::progress::Progress;
 use crate::raw::RawObject;
 use crate::task::InputRequest;
 
@@ -37,6 +38,18 @@ pub enum Event {
     StatusMessage {
         /// The new `statusMessage`.
         message: String,
+    },
+    /// The work says how far it is (this server's addition, [`crate::progress`]), and what
+    /// it is doing when `message` is set; the status does not change. The progress is taken
+    /// only when it is ahead of the task's ([`Progress::advances`]: it never moves backwards,
+    /// not even for a re-run that starts counting again); the message as
+    /// [`Event::StatusMessage`] takes it. An event of which neither is taken changes nothing.
+    Progress {
+        /// How far the work is.
+        progress: Progress,
+        /// The new `statusMessage`, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
     },
     /// The work finished with a result object (a `CallToolResult`, `isError: true` included).
     Completed {

@@ -24,6 +24,7 @@
 //! | [`input`] | input requests, the client capability each needs, typed and validated answers |
 //! | [`task`] | [`Task`] and [`TaskState`]: the status-payload table enforced by the type |
 //! | [`event`] | [`Event`]: what can happen to a task |
+//! | [`progress`] | [`Progress`]: how far a task's work is, and its experimental `_meta` key |
 //! | [`reducer`] | [`apply`]: the pure reducer; terminal states absorb every event |
 //! | [`projection`] | wire shapes: `CreateTaskResult`, `DetailedTask`, `notifications/tasks`, the ack |
 //! | [`params`] | parsing and validation of `tasks/get`, `tasks/update`, `tasks/cancel` params |
@@ -90,9 +91,11 @@ pub mod logging;
 pub mod method;
 pub mod mrtr;
 pub mod negotiation;
+mod number;
 pub mod param_headers;
 pub mod params;
 pub mod plan;
+pub mod progress;
 pub mod projection;
 pub mod protocol;
 pub mod raw;
@@ -112,6 +115,7 @@ pub use input::{
 pub use logging::LogLevel;
 pub use method::Method;
 pub use negotiation::{Decision, RequestMeta, TaskPolicy};
+pub use progress::{Progress, META_PROGRESS};
 pub use raw::RawObject;
 pub use reducer::{apply, ReduceError, TaskUpdate, Transition};
 pub use task::{Answered, InputRequests, NewTask, Task, TaskState, TaskStatus};

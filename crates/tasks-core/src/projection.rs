@@ -15,13 +15,16 @@
 //!
 //! Each projection may carry a result `_meta` object (the HTTP layer passes the serverInfo
 //! `_meta`, prepared once as a [`ResultMeta`] so that its text is written unchanged); the
-//! notification's `_meta` always holds `io.modelcontextprotocol/subscriptionId`.
+//! notification's `_meta` always holds `io.modelcontextprotocol/subscriptionId`. A task whose
+//! work reported progress carries it in the `_meta` of its [`detailed`] and [`notification`]
+//! views under [`META_PROGRESS`] (this server's experimental key, [`crate::progress`]).
 //! No projection ever writes `requestState`, `ttl`, `pollInterval`, a nested `task` or
 //! `io.modelcontextprotocol/related-task`.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
+use crate::progress::{Progress, META_PROGRESS};
 use crate::protocol::META_SUBSCRIPTION_ID;
 use crate::raw::RawObject;
 use crate::task::{Task, TaskState};
@@ -150,20 +153,31 @@ pub fn ack(meta: Option<&JsonObject>) -> Value {
     Value::Object(object)
 }
 
-struct MetaWithSubscription<'a> {
+/// A `_meta` object made of the given one and the keys the projection sets itself: the
+/// task's progress ([`META_PROGRESS`]) and the subscription id, each replacing an entry of
+/// the given object under its key.
+struct MetaWithKeys<'a> {
     meta: Option<&'a JsonObject>,
-    subscription_id: &'a Value,
+    progress: Option<Progress>,
+    subscription_id: Option<&'a Value>,
 }
 
-impl Serialize for MetaWithSubscription<'_> {
+impl Serialize for MetaWithKeys<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         for (key, value) in self.meta.into_iter().flatten() {
-            if key != META_SUBSCRIPTION_ID {
+            let replaced = (key == META_SUBSCRIPTION_ID && self.subscription_id.is_some())
+                || (key == META_PROGRESS && self.progress.is_some());
+            if !replaced {
                 map.serialize_entry(key, value)?;
             }
         }
-        map.serialize_entry(META_SUBSCRIPTION_ID, self.subscription_id)?;
+        if let Some(progress) = &self.progress {
+            map.serialize_entry(META_PROGRESS, progress)?;
+        }
+        if let Some(subscription_id) = self.subscription_id {
+            map.serialize_entry(META_SUBSCRIPTION_ID, subscription_id)?;
+        }
         map.end()
     }
 }
@@ -198,19 +212,23 @@ impl Serialize for TaskView<'_> {
                 TaskState::Failed { error } => map.serialize_entry("error", error)?,
             }
         }
-        match self.subscription_id {
-            Some(subscription_id) => map.serialize_entry(
-                "_meta",
-                &MetaWithSubscription {
-                    meta: self.meta,
-                    subscription_id,
-                },
-            )?,
-            None => match (self.meta_text, self.meta) {
+        // The work's progress, this server's experimental key (crate::progress), on the views
+        // that show a task's state (a `CreateTaskResult` shows a task just created).
+        let progress = task.progress().filter(|_| self.kind != Kind::Creation);
+        match (self.subscription_id, progress) {
+            (None, None) => match (self.meta_text, self.meta) {
                 (Some(text), _) => map.serialize_entry("_meta", text)?,
                 (None, Some(meta)) => map.serialize_entry("_meta", meta)?,
                 (None, None) => {}
             },
+            (subscription_id, progress) => map.serialize_entry(
+                "_meta",
+                &MetaWithKeys {
+                    meta: self.meta,
+                    progress,
+                    subscription_id,
+                },
+            )?,
         }
         map.end()
     }

@@ -14,6 +14,9 @@
 //! * `statusMessage` says what the task waits for: `Waiting for input: <keys>` while
 //!   `input_required`, `Input received` when it works again, and the work's own message after
 //!   [`Event::StatusMessage`] (ignored while input is outstanding);
+//! * a task's progress ([`Event::Progress`], this server's addition) only moves forward: a
+//!   progress not ahead of the task's is ignored (a re-run after a crash counting from zero
+//!   again included), and is kept once the task is terminal;
 //! * every real change increments the revision by one and sets `lastUpdatedAt` to
 //!   `max(now, lastUpdatedAt)`; a no-op changes nothing, not even the revision.
 
@@ -116,7 +119,7 @@ pub fn apply(task: &Task, event: Event, now: Timestamp) -> Result<Transition, Re
             if key.is_empty() {
                 return Err(ReduceError::EmptyKey);
             }
-            if next.answered.contains_key(&key) {
+            if next.extras.contains_key(&key) {
                 return Err(ReduceError::KeyReused(key));
             }
             match &mut next.state {
@@ -163,7 +166,7 @@ pub fn apply(task: &Task, event: Event, now: Timestamp) -> Result<Transition, Re
                 remaining = rest;
                 if let Some(request) = removed {
                     let response = answer.to_value();
-                    next.answered
+                    next.extras
                         .insert(key.clone(), Answered { request, response });
                 }
             }
@@ -179,12 +182,23 @@ pub fn apply(task: &Task, event: Event, now: Timestamp) -> Result<Transition, Re
             };
         }
         Event::StatusMessage { message } => {
-            // While input is outstanding the message says what the task waits for.
-            let waiting = matches!(task.state, TaskState::InputRequired { .. });
-            if waiting || task.status_message.as_deref() == Some(message.as_str()) {
+            if !takes_message(task, &message) {
                 return Ok(unchanged(task));
             }
             next.status_message = Some(message.into());
+        }
+        Event::Progress { progress, message } => {
+            let ahead = progress.advances(task.extras.progress());
+            let message = message.filter(|m| takes_message(task, m));
+            if !ahead && message.is_none() {
+                return Ok(unchanged(task));
+            }
+            if ahead {
+                next.extras.set_progress(progress);
+            }
+            if let Some(message) = message {
+                next.status_message = Some(message.into());
+            }
         }
         Event::Completed { result } => {
             next.state = TaskState::Completed {
@@ -204,7 +218,7 @@ pub fn apply(task: &Task, event: Event, now: Timestamp) -> Result<Transition, Re
         }
     }
     if next.is_terminal() {
-        next.answered.clear();
+        next.extras.clear_answers();
     }
     next.revision += 1;
     next.last_updated_at = now.max(task.last_updated_at);
@@ -237,6 +251,13 @@ fn without_related_task(result: RawObject) -> RawObject {
 
 /// The 2025-11-25 result `_meta` key that must never appear on a 2026-07-28 task result.
 pub use crate::protocol::META_RELATED_TASK as RELATED_TASK_META;
+
+/// Whether the work's `message` becomes the task's `statusMessage`: not while input is
+/// outstanding (the message then says what the task waits for), nor when it is the current one.
+fn takes_message(task: &Task, message: &str) -> bool {
+    let waiting = matches!(task.state, TaskState::InputRequired { .. });
+    !waiting && task.status_message.as_deref() != Some(message)
+}
 
 fn unchanged(task: &Task) -> Transition {
     Transition {

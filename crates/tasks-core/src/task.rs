@@ -14,6 +14,7 @@ use crate::error::JsonRpcError;
 use crate::id::TaskId;
 pub use crate::input::InputRequest;
 use crate::input::InputResponse;
+use crate::progress::Progress;
 use crate::raw::RawObject;
 use crate::time::Timestamp;
 
@@ -198,12 +199,10 @@ pub struct Task {
     pub(crate) revision: u64,
     #[serde(flatten)]
     pub(crate) state: TaskState,
-    /// Keys whose response was delivered, with the request they answered and the accepted
-    /// answer. Kept while the task can still ask for input, so a key is never reused and a
-    /// re-run of the work can be given the answers already accepted instead of asking again;
-    /// dropped once terminal.
-    #[serde(default, skip_serializing_if = "AnsweredKeys::is_empty")]
-    pub(crate) answered: AnsweredKeys,
+    /// The answered input keys and the progress the work reported (serialized as the members
+    /// `answered` and `progress`, each only when present).
+    #[serde(flatten)]
+    pub(crate) extras: Extras,
 }
 
 /// A time to live in milliseconds, or unlimited, in 8 bytes (so that an `Arc<Task>` fits a
@@ -236,49 +235,74 @@ impl<'de> Deserialize<'de> for Ttl {
     }
 }
 
-/// The answered keys of a task: a map boxed only while it has entries, so the many tasks
-/// that never ask for input (and every terminal task) carry one pointer-sized `None`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(
-    from = "BTreeMap<String, Answered>",
-    into = "BTreeMap<String, Answered>"
-)]
-// The box is the point: an empty `BTreeMap` is 24 bytes inline, `None` here is 8.
-#[allow(clippy::box_collection)]
-pub(crate) struct AnsweredKeys(Option<Box<BTreeMap<String, Answered>>>);
+/// What only some tasks carry, boxed together while any of it is present, so that the many
+/// tasks with none of it (every task that never asks for input or reports progress) carry one
+/// pointer-sized `None`, and an `Arc<Task>` still fits a 128-byte allocation:
+///
+/// * the keys whose response was delivered, with the request they answered and the accepted
+///   answer. Kept while the task can still ask for input, so a key is never reused and a
+///   re-run of the work can be given the answers already accepted instead of asking again;
+///   dropped once terminal;
+/// * the progress the work reported last ([`Event::Progress`](crate::Event::Progress)), kept
+///   once terminal (where the work stopped).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Extras(Option<Box<ExtrasInner>>);
 
-impl AnsweredKeys {
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_none()
+#[derive(Debug, Clone, Default, PartialEq)]
+struct ExtrasInner {
+    answered: BTreeMap<String, Answered>,
+    progress: Option<Progress>,
+}
+
+impl Extras {
+    fn new(answered: BTreeMap<String, Answered>, progress: Option<Progress>) -> Self {
+        let inner = ExtrasInner { answered, progress };
+        Extras((inner != ExtrasInner::default()).then(|| Box::new(inner)))
     }
     pub(crate) fn get(&self, key: &str) -> Option<&Answered> {
-        self.0.as_ref()?.get(key)
+        self.0.as_ref()?.answered.get(key)
     }
     pub(crate) fn contains_key(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
     pub(crate) fn keys(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().flat_map(|map| map.keys().map(String::as_str))
+        self.0
+            .iter()
+            .flat_map(|inner| inner.answered.keys().map(String::as_str))
     }
     pub(crate) fn insert(&mut self, key: String, answered: Answered) {
         self.0
             .get_or_insert_with(Default::default)
+            .answered
             .insert(key, answered);
     }
-    pub(crate) fn clear(&mut self) {
-        self.0 = None;
+    /// Drops the answered keys (the progress stays).
+    pub(crate) fn clear_answers(&mut self) {
+        if let Some(inner) = self.0.take() {
+            *self = Extras::new(BTreeMap::new(), inner.progress);
+        }
+    }
+    pub(crate) fn progress(&self) -> Option<&Progress> {
+        self.0.as_ref()?.progress.as_ref()
+    }
+    pub(crate) fn set_progress(&mut self, progress: Progress) {
+        self.0.get_or_insert_with(Default::default).progress = Some(progress);
     }
 }
 
-impl From<BTreeMap<String, Answered>> for AnsweredKeys {
-    fn from(map: BTreeMap<String, Answered>) -> Self {
-        AnsweredKeys((!map.is_empty()).then(|| Box::new(map)))
-    }
-}
-
-impl From<AnsweredKeys> for BTreeMap<String, Answered> {
-    fn from(keys: AnsweredKeys) -> Self {
-        keys.0.map(|map| *map).unwrap_or_default()
+impl Serialize for Extras {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(inner) = &self.0 {
+            if !inner.answered.is_empty() {
+                map.serialize_entry("answered", &inner.answered)?;
+            }
+            if let Some(progress) = &inner.progress {
+                map.serialize_entry("progress", progress)?;
+            }
+        }
+        map.end()
     }
 }
 
@@ -303,7 +327,7 @@ impl Task {
             status_message: Some(MESSAGE_ACCEPTED.into()),
             revision: 1,
             state: TaskState::Working,
-            answered: AnsweredKeys::default(),
+            extras: Extras::default(),
         }
     }
 
@@ -349,18 +373,23 @@ impl Task {
     }
     /// Keys already answered (empty once terminal).
     pub fn answered_keys(&self) -> impl Iterator<Item = &str> {
-        self.answered.keys()
+        self.extras.keys()
+    }
+    /// How far the work is, as it last reported ([`crate::Event::Progress`]): never behind
+    /// an earlier value of the same task, and kept once the task is terminal.
+    pub fn progress(&self) -> Option<Progress> {
+        self.extras.progress().copied()
     }
     /// The accepted answer to `key`, typed, while the task is not terminal: what a re-run of
     /// the work gets instead of asking the client again.
     pub fn answer(&self, key: &str) -> Option<InputResponse> {
-        let answered = self.answered.get(key)?;
+        let answered = self.extras.get(key)?;
         answered.request.check_response(&answered.response).ok()
     }
     /// The stored answer to `key` with the request it answered, while the task is not
     /// terminal (a re-run compares the request it asks again with the one answered).
     pub fn answered(&self, key: &str) -> Option<&Answered> {
-        self.answered.get(key)
+        self.extras.get(key)
     }
     /// The instant after which the task reads as unknown: `createdAt + ttlMs`, or `None`.
     pub fn expires_at(&self) -> Option<Timestamp> {
@@ -444,6 +473,10 @@ struct StoredTask {
     state: TaskState,
     #[serde(default)]
     answered: BTreeMap<String, Answered>,
+    /// Absent in every task a build without progress stored: such a task reads as one whose
+    /// work reported none.
+    #[serde(default)]
+    progress: Option<Progress>,
 }
 
 impl TryFrom<StoredTask> for Task {
@@ -477,7 +510,7 @@ impl TryFrom<StoredTask> for Task {
             status_message: stored.status_message.map(Into::into),
             revision: stored.revision,
             state: stored.state,
-            answered: stored.answered.into(),
+            extras: Extras::new(stored.answered, stored.progress),
         })
     }
 }

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::id::TaskId;
@@ -167,7 +167,7 @@ pub struct ProgressParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// Progress so far; grows with every notification. Written as an integer when it is one.
-    #[serde(serialize_with = "whole_as_integer")]
+    #[serde(serialize_with = "crate::number::whole_as_integer")]
     pub progress: f64,
     /// The request's `progressToken`.
     pub progress_token: Value,
@@ -175,7 +175,7 @@ pub struct ProgressParams {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        serialize_with = "optional_whole_as_integer"
+        serialize_with = "crate::number::optional_whole_as_integer"
     )]
     pub total: Option<f64>,
 }
@@ -190,27 +190,6 @@ pub struct LogParams {
     /// The logger's name, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logger: Option<String>,
-}
-
-/// The largest integer a JSON number holds exactly (2^53 − 1).
-const EXACT: f64 = 9_007_199_254_740_991.0;
-
-fn whole_as_integer<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
-    if value.fract() == 0.0 && value.abs() <= EXACT {
-        serializer.serialize_i64(*value as i64)
-    } else {
-        serializer.serialize_f64(*value)
-    }
-}
-
-fn optional_whole_as_integer<S: Serializer>(
-    value: &Option<f64>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    match value {
-        Some(value) => whole_as_integer(value, serializer),
-        None => serializer.serialize_none(),
-    }
 }
 
 /// The base fields every task shape carries (SEP-2663 "Tasks"), flattened into
@@ -278,4 +257,13 @@ pub struct DetailedTask {
     /// The base fields.
     #[serde(flatten)]
     pub task: TaskFields,
+}
+
+impl DetailedTask {
+    /// The progress the task's work reported, from `_meta` under
+    /// [`META_PROGRESS`](crate::progress::META_PROGRESS) (this server's experimental key; see
+    /// [`crate::progress`]): `None` when the server sent none, or sent one that is not valid.
+    pub fn progress(&self) -> Option<crate::progress::Progress> {
+        crate::progress::Progress::from_meta(&self.meta)
+    }
 }

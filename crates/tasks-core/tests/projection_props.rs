@@ -8,7 +8,7 @@ use proptest::test_runner::TestCaseError;
 use serde_json::{json, Value};
 use tasks_core::projection::{ack, creation, detailed, notification};
 use tasks_core::protocol::{META_SERVER_INFO, META_SUBSCRIPTION_ID};
-use tasks_core::{apply, Event, JsonObject, Task, TaskState};
+use tasks_core::{apply, Event, JsonObject, Task, TaskState, META_PROGRESS};
 
 const PAYLOADS: [&str; 3] = ["inputRequests", "result", "error"];
 const BASE_KEYS: [&str; 8] = [
@@ -155,15 +155,35 @@ fn check_all(task: &Task, sub: &Value, meta: &JsonObject) -> Result<(), TestCase
         );
     }
 
+    // The work's progress, in `_meta` of the views that show the task's state.
+    let with_progress = |mut meta: JsonObject| {
+        if let Some(progress) = task.progress() {
+            meta.insert(
+                META_PROGRESS.into(),
+                serde_json::to_value(progress).unwrap(),
+            );
+        }
+        meta
+    };
     for (view, with_meta) in [(&views[2], false), (&views[3], true)] {
         let view = as_object(view)?;
         prop_assert_eq!(&view["resultType"], &json!("complete"));
         check_base(view, task)?;
         check_payload(view, task)?;
+        let expected = with_progress(if with_meta {
+            meta.clone()
+        } else {
+            JsonObject::new()
+        });
         prop_assert_eq!(
             view.get("_meta").cloned(),
-            with_meta.then(|| Value::Object(meta.clone()))
+            (!expected.is_empty()).then_some(Value::Object(expected))
         );
+        if let Some(progress) = task.progress() {
+            let shown = &view["_meta"][META_PROGRESS];
+            prop_assert_eq!(shown["progress"].as_f64(), Some(progress.done()));
+            prop_assert_eq!(shown["total"].as_f64(), progress.total());
+        }
     }
 
     for (view, with_meta) in [(&views[4], false), (&views[5], true)] {
@@ -173,11 +193,11 @@ fn check_all(task: &Task, sub: &Value, meta: &JsonObject) -> Result<(), TestCase
         check_payload(view, task)?;
         let got_meta = as_object(&view["_meta"])?;
         prop_assert_eq!(&got_meta[META_SUBSCRIPTION_ID], sub);
-        let mut expected_meta = if with_meta {
+        let mut expected_meta = with_progress(if with_meta {
             meta.clone()
         } else {
             JsonObject::new()
-        };
+        });
         expected_meta.insert(META_SUBSCRIPTION_ID.into(), sub.clone());
         prop_assert_eq!(got_meta, &expected_meta);
         // Otherwise identical to what tasks/get returns.
@@ -185,6 +205,7 @@ fn check_all(task: &Task, sub: &Value, meta: &JsonObject) -> Result<(), TestCase
         rest.remove("_meta");
         let mut get = as_object(&views[2])?.clone();
         get.remove("resultType");
+        get.remove("_meta");
         prop_assert_eq!(rest, get);
     }
 
@@ -265,6 +286,7 @@ proptest! {
         prop_assert_eq!(read.result_type, None);
         prop_assert_eq!(&read.state, task.state());
         prop_assert_eq!(read.meta.get(META_SUBSCRIPTION_ID), Some(&sub));
+        prop_assert_eq!(read.progress(), task.progress());
         prop_assert_eq!(serde_json::to_value(&read).unwrap(), note);
     }
 }

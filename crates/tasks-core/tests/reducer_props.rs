@@ -13,8 +13,8 @@ use tasks_core::projection::detailed;
 use tasks_core::reducer::RELATED_TASK_META;
 use tasks_core::task::{MESSAGE_ACCEPTED, MESSAGE_CANCELLED, MESSAGE_INPUT_RECEIVED};
 use tasks_core::{
-    apply, ElicitAnswer, Event, InputRequests, InputResponse, ReduceError, Task, TaskState,
-    TaskStatus,
+    apply, ElicitAnswer, Event, InputRequests, InputResponse, Progress, ReduceError, Task,
+    TaskState, TaskStatus,
 };
 
 /// What the model predicts for one event.
@@ -26,6 +26,8 @@ enum Expect {
         state: TaskState,
         message: Option<String>,
         fulfilled: BTreeMap<String, InputResponse>,
+        /// `None`: as before the event.
+        progress: Option<Progress>,
     },
 }
 
@@ -81,6 +83,7 @@ fn expect(before: &Task, event: &Event, answered: &BTreeSet<String>) -> Expect {
                         message: waiting(&next),
                         state: input_required(next),
                         fulfilled: BTreeMap::new(),
+                        progress: None,
                     }
                 }
             }
@@ -119,6 +122,7 @@ fn expect(before: &Task, event: &Event, answered: &BTreeSet<String>) -> Expect {
                 state,
                 message,
                 fulfilled,
+                progress: None,
             }
         }
         Event::StatusMessage { message } => {
@@ -129,7 +133,25 @@ fn expect(before: &Task, event: &Event, answered: &BTreeSet<String>) -> Expect {
                     state: before.state().clone(),
                     message: Some(message.clone()),
                     fulfilled: BTreeMap::new(),
+                    progress: None,
                 }
+            }
+        }
+        Event::Progress { progress, message } => {
+            let ahead = before.progress().is_none_or(|p| progress.done() > p.done());
+            let message = message
+                .as_ref()
+                .filter(|m| pending.is_empty() && before.status_message() != Some(m.as_str()));
+            if !ahead && message.is_none() {
+                return Expect::Unchanged;
+            }
+            Expect::Changed {
+                state: before.state().clone(),
+                message: message
+                    .cloned()
+                    .or_else(|| before.status_message().map(str::to_owned)),
+                fulfilled: BTreeMap::new(),
+                progress: ahead.then_some(*progress),
             }
         }
         Event::Completed { result } => {
@@ -144,6 +166,7 @@ fn expect(before: &Task, event: &Event, answered: &BTreeSet<String>) -> Expect {
                 },
                 message: None,
                 fulfilled: BTreeMap::new(),
+                progress: None,
             }
         }
         Event::Failed { error } => Expect::Changed {
@@ -152,11 +175,13 @@ fn expect(before: &Task, event: &Event, answered: &BTreeSet<String>) -> Expect {
                 error: Box::new(error.clone()),
             },
             fulfilled: BTreeMap::new(),
+            progress: None,
         },
         Event::Cancelled => Expect::Changed {
             state: TaskState::Cancelled,
             message: Some(MESSAGE_CANCELLED.to_owned()),
             fulfilled: BTreeMap::new(),
+            progress: None,
         },
     }
 }
@@ -266,10 +291,11 @@ proptest! {
                     prop_assert_eq!(&t.task, &before);
                     prop_assert!(t.fulfilled.is_empty());
                 }
-                (Expect::Changed { state, message, fulfilled }, Ok(t)) => {
+                (Expect::Changed { state, message, fulfilled, progress }, Ok(t)) => {
                     prop_assert!(t.changed);
                     prop_assert_eq!(t.task.state(), &state);
                     prop_assert_eq!(t.task.status_message(), message.as_deref());
+                    prop_assert_eq!(t.task.progress(), progress.or(before.progress()));
                     prop_assert_eq!(&t.fulfilled, &fulfilled);
                     prop_assert_eq!(t.task.revision(), before.revision() + 1);
                     prop_assert_eq!(
@@ -307,6 +333,11 @@ proptest! {
             }
             prop_assert_eq!(task.revision(), 1 + changes);
             prop_assert!(task.last_updated_at() >= before.last_updated_at());
+            // Progress never moves backwards, and once reported never goes away.
+            if let Some(earlier) = before.progress() {
+                let now = task.progress().expect("progress kept");
+                prop_assert!(now.done() >= earlier.done(), "{:?} after {:?}", now, earlier);
+            }
             check_invariants(&task, &origin, &answered)?;
             match &settled {
                 Some(terminal) => prop_assert_eq!(&task, terminal),

@@ -4,10 +4,13 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use tasks_core::projection::{ack, creation, detailed, notification};
+use tasks_core::jsonrpc;
+use tasks_core::legacy::tasks::progress_notification;
+use tasks_core::projection::{ack, creation, detailed, notification, ResultMeta};
 use tasks_core::reducer::RELATED_TASK_META;
 use tasks_core::{
-    apply, CapacityLimit, Event, JsonObject, JsonRpcError, McpError, RequestMeta, Task, TaskId,
+    apply, CapacityLimit, Event, JsonObject, JsonRpcError, McpError, Progress, RequestMeta, Task,
+    TaskId,
 };
 
 /// What `value` puts on the wire, for a snapshot: its `serde_json` bytes read back in their
@@ -124,6 +127,65 @@ fn notification_of_a_completed_task() {
         "notification_completed_integer_id",
         wire(notification(&completed, &json!(7)))
     );
+}
+
+/// A working task whose work reported 40 of 100 steps with a message.
+fn in_progress() -> Task {
+    let (_, working) = tasks().swap_remove(0);
+    next(
+        &working,
+        Event::Progress {
+            progress: Progress::new(40.0, Some(100.0)).unwrap(),
+            message: Some("Indexed 40 of 100 pages".into()),
+        },
+        T0 + 1_500,
+    )
+}
+
+/// The experimental progress key (tasks_core::progress) on `tasks/get` and
+/// `notifications/tasks`, beside the server's own `_meta`.
+#[test]
+fn progress_in_meta() {
+    let task = in_progress();
+    insta::assert_json_snapshot!(
+        "detailed_working_progress",
+        wire(detailed(&task).with_result_meta(&ResultMeta::new(server_meta())))
+    );
+    insta::assert_json_snapshot!(
+        "notification_working_progress",
+        wire(notification(&task, &json!("sub-1")))
+    );
+    // A progress of unknown total, with a fraction.
+    let unknown = next(
+        &task,
+        Event::Progress {
+            progress: Progress::new(41.5, None).unwrap(),
+            message: None,
+        },
+        T0 + 1_600,
+    );
+    insta::assert_json_snapshot!(
+        "detailed_working_progress_no_total",
+        wire(detailed(&unknown))
+    );
+}
+
+/// The 2025-11-25 `notifications/progress` of a task's progress, with the creating call's
+/// token.
+#[test]
+fn progress_for_a_2025_session() {
+    let params = progress_notification(&in_progress(), &json!("call-7")).unwrap();
+    insta::assert_json_snapshot!(
+        "legacy_progress_notification",
+        Wire(String::from_utf8(jsonrpc::notification("notifications/progress", &params)).unwrap())
+    );
+}
+
+/// The storage form (the `task` column of the SQLite and PostgreSQL stores) of a task with
+/// progress: one member more than a task without.
+#[test]
+fn stored_form_with_progress() {
+    insta::assert_json_snapshot!("stored_working_progress", wire(in_progress()));
 }
 
 #[test]

@@ -154,18 +154,18 @@
 mod bridge;
 mod call;
 mod convert;
-#[cfg(feature = "http-server")]
-mod serve;
 mod layer;
 mod listen;
 mod macros;
+#[cfg(feature = "http-server")]
+mod serve;
 mod tasks;
 mod wrap;
 
 pub use bridge::{BridgeBuilder, PrincipalSource, TasksBridge};
-#[cfg(feature = "http-server")]
-pub use serve::{streamable_http_service, TasksHttpService};
 pub use layer::{
     listen_layer, ListenLayer, ListenPrefilter, ListenTaskIds, DEFAULT_MAX_BODY_BYTES,
 };
+#[cfg(feature = "http-server")]
+pub use serve::{streamable_http_service, TasksHttpService};
 pub use wrap::rmcp_tool;

@@ -10,7 +10,7 @@ use serde_json::Value;
 use tasks_core::input::missing_capabilities;
 use tasks_core::{
     ClientCapability, ElicitAnswer, InputRequest, InputResponse, JsonObject, LogLevel, McpError,
-    Root, SamplingAnswer, SamplingRequest, TaskId,
+    Progress, Root, SamplingAnswer, SamplingRequest, TaskId,
 };
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -146,7 +146,7 @@ pub(crate) struct TaskInput {
     pub(crate) slots: Arc<Semaphore>,
     /// How many inputs of this task are parked right now.
     pub(crate) parked: AtomicUsize,
-    /// Coalesces [`ToolContext::set_status_message`].
+    /// Coalesces [`ToolContext::set_status_message`] and [`ToolContext::progress`].
     pub(crate) status: Arc<StatusCoalescer>,
 }
 
@@ -199,7 +199,8 @@ pub(crate) enum InputMode {
 /// A task's context is detached from the creating request: it has no request id, progress
 /// token, log level or request cancellation; it lives as long as the worker. (SEP-2663 "Task
 /// Status Notifications" does not support progress and log notifications on tasks; the rest
-/// of the detachment is this server's choice.)
+/// of the detachment is this server's choice.) A task reports its progress with the task
+/// instead: [`ToolContext::progress`].
 pub struct ToolContext {
     pub(crate) inputs: CallInputs,
     pub(crate) notifier: Option<Notifier>,
@@ -297,14 +298,48 @@ impl ToolContext {
         capability.is_declared(self.client_capabilities())
     }
 
-    /// Reports progress to the client (`notifications/progress` on the request's SSE stream).
-    /// `progress` must grow from call to call; `total` and `message` are optional. Returns
-    /// whether the notification was queued: never in a task, nor when the request carried no
-    /// `progressToken`, nor for a value not above the previous one.
+    /// Reports how far the work is: `progress` done of `total` (when known), in the work's own
+    /// unit (steps, bytes, seconds, …), with an optional `message` saying what it is doing.
+    /// `progress` must grow from call to call; a `total` that is not a finite number is left
+    /// out. Returns whether the report was taken.
+    ///
+    /// * **In a synchronous call**: a `notifications/progress` on the request's SSE stream
+    ///   (MCP 2026-07-28 progress,
+    ///   <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/progress>).
+    ///   `false` when the request carried no `progressToken`, for a value not above the
+    ///   previous one, or when the client is not keeping up.
+    /// * **In a task**: stored with the task, throttled and coalesced with
+    ///   [`set_status_message`](Self::set_status_message) (at most one write per
+    ///   `pollIntervalMs`, the latest report winning; `message`, when given, becomes the
+    ///   `statusMessage` in the same write). Clients see it under the experimental `_meta` key
+    ///   `dev.mcp-tasks/progress` of `tasks/get` and `notifications/tasks` as
+    ///   `{"progress": progress, "total": total}` ([`tasks_core::progress`]); a 2025-11-25
+    ///   client whose call carried a `progressToken` gets `notifications/progress` with it on
+    ///   its session's GET stream. A task's progress never moves backwards: a report not ahead
+    ///   of the stored one (a re-run after a crash counting from zero again) is kept out of the
+    ///   task until it passes it; the last report of a run that ends is written before its
+    ///   outcome, and the progress is kept once the task ends. `false`, taking
+    ///   nothing, for a value not above this run's previous one, a negative or non-finite
+    ///   `progress`, or a `total` below it or not above zero.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
-        self.notifier
-            .as_ref()
-            .is_some_and(|n| n.progress(progress, total, message.map(str::to_owned)))
+        let total = total.filter(|t| t.is_finite());
+        match &self.mode {
+            InputMode::Sync(_) => self
+                .notifier
+                .as_ref()
+                .is_some_and(|n| n.progress(progress, total, message.map(str::to_owned))),
+            InputMode::Task(task) => match Progress::new(progress, total) {
+                Some(progress) => task.status.progress(
+                    &task.port,
+                    &task.scope,
+                    &task.task_id,
+                    task.lease,
+                    progress,
+                    message.map(str::to_owned),
+                ),
+                None => false,
+            },
+        }
     }
 
     /// Whether a log message at `level` would reach the client: the request carried
@@ -565,9 +600,9 @@ impl ToolContext {
     /// Sets the task's `statusMessage` (what it is doing, e.g. `"Indexed 40 of 100 pages"`).
     /// Every change is a new revision, a store write and a `notifications/tasks`, so changes
     /// are coalesced: at most one is stored per `pollIntervalMs`, the latest one winning; a
-    /// message set while another waits replaces it. Returns whether the message will be
-    /// recorded: `false` in a synchronous call, which has no status (use
-    /// [`progress`](Self::progress) there).
+    /// message set while another waits replaces it (and is written together with a progress
+    /// report waiting too). Returns whether the message will be recorded: `false` in a
+    /// synchronous call, which has no status (use [`progress`](Self::progress) there).
     pub fn set_status_message(&self, message: impl Into<String>) -> bool {
         match &self.mode {
             InputMode::Sync(_) => false,

@@ -521,16 +521,8 @@ impl TaskPort for Inner {
         }
     }
 
-    async fn set_status_message(
-        &self,
-        scope: &Scope,
-        id: &TaskId,
-        lease: &Lease,
-        message: String,
-    ) -> bool {
-        let committed = self
-            .commit(scope, id, Event::StatusMessage { message }, Some(lease))
-            .await;
+    async fn report(&self, scope: &Scope, id: &TaskId, lease: &Lease, event: Event) -> bool {
+        let committed = self.commit(scope, id, event, Some(lease)).await;
         committed.is_ok_and(|c| !c.task.is_terminal())
     }
 }

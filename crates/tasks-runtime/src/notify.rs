@@ -7,7 +7,8 @@
 //! stream (an SSE response), never on a `subscriptions/listen` stream. A task's context has no
 //! notifier: a task outlives its creating request, and SEP-2663 "Task Status Notifications"
 //! does not support progress and log notifications on tasks
-//! (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
+//! (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>);
+//! a task's progress is stored with the task instead ([`crate::ToolContext::progress`]).
 //!
 //! The transport creates a [`Notifier`] only for what the request opted into: progress when
 //! `_meta.progressToken` is present, log messages at or above

@@ -2,7 +2,7 @@
 //! runtime in the module graph and reaches it only through this port.
 
 use async_trait::async_trait;
-use tasks_core::{InputRequest, InputResponse, TaskId};
+use tasks_core::{Event, InputRequest, InputResponse, TaskId};
 use tokio::sync::oneshot;
 
 use crate::error::ToolError;
@@ -25,13 +25,8 @@ pub(crate) trait TaskPort: Send + Sync {
         sender: oneshot::Sender<InputResponse>,
     ) -> Result<Option<InputResponse>, ToolError>;
 
-    /// Stores `message` as the task's `statusMessage`; `false` once nothing more can be written
-    /// (the task is terminal, expired, taken over, or the store fails).
-    async fn set_status_message(
-        &self,
-        scope: &Scope,
-        id: &TaskId,
-        lease: &Lease,
-        message: String,
-    ) -> bool;
+    /// Commits what the work reports about itself (`event`: [`Event::StatusMessage`] or
+    /// [`Event::Progress`]); `false` once nothing more can be written (the task is terminal,
+    /// expired, taken over, or the store fails).
+    async fn report(&self, scope: &Scope, id: &TaskId, lease: &Lease, event: Event) -> bool;
 }

@@ -1,5 +1,6 @@
-//! What a tool may ask, what an answer means, idempotent creation and status messages, through
-//! the runtime (issue "input you can trust"). Tokio's paused clock throughout.
+//! What a tool may ask, what an answer means, idempotent creation, status messages and
+//! progress, through the runtime (issue "input you can trust"). Tokio's paused clock
+//! throughout.
 
 mod common;
 
@@ -352,6 +353,119 @@ async fn status_messages_are_coalesced_to_one_write_per_poll_interval() {
         result["content"][0]["text"], "false",
         "a synchronous call has no status"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn progress_is_stored_coalesced_with_the_status_message_and_only_moves_forward() {
+    let tool = Tool::new("counter", "Reports progress", |ctx| async move {
+        assert!(ctx.progress(1.0, Some(10.0), None), "written at once");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        // Within one interval: coalesced into the latest, with the latest message.
+        assert!(ctx.progress(2.0, Some(10.0), None));
+        assert!(ctx.progress(3.0, Some(10.0), Some("three")));
+        for (done, total) in [
+            (3.0, Some(10.0)),
+            (2.5, Some(10.0)),
+            (f64::NAN, None),
+            (-1.0, None),
+            (11.0, Some(10.0)),
+            (3.5, Some(0.0)),
+        ] {
+            assert!(!ctx.progress(done, total, None), "{done} of {total:?}");
+        }
+        // A total that is not a number is left out, as in a synchronous call.
+        assert!(ctx.progress(4.0, Some(f64::INFINITY), None));
+        tokio::time::sleep(Duration::from_millis(1_000)).await;
+        // A message and a progress set together are one write.
+        assert!(ctx.set_status_message("five"));
+        assert!(ctx.progress(5.0, Some(10.0), None));
+        tokio::time::sleep(Duration::from_millis(1_000)).await;
+        Ok(text_result("done"))
+    });
+    let config = RuntimeConfig::default().with_poll_interval_ms(std::num::NonZeroU64::new(250));
+    let rt = runtime(vec![tool], config);
+    let mut events = rt.subscribe();
+    let task = rt.create_task(work("counter")).await.unwrap();
+    let done = wait_terminal(&rt, &Scope::shared(), task.id()).await;
+    let history = drain_for(&mut events, task.id());
+    /// A task's progress (done, total) and status message.
+    type Seen = (Option<(f64, Option<f64>)>, Option<String>);
+    let seen: Vec<Seen> = history
+        .iter()
+        .map(|e| {
+            (
+                e.task.progress().map(|p| (p.done(), p.total())),
+                e.task.status_message().map(str::to_owned),
+            )
+        })
+        .collect();
+    let at = |i: usize| history[i].task.last_updated_at().unix_millis();
+    assert_eq!(
+        seen,
+        [
+            (None, Some("Task accepted".to_owned())),
+            (Some((1.0, Some(10.0))), Some("Task accepted".to_owned())),
+            (Some((4.0, None)), Some("three".to_owned())),
+            (Some((5.0, Some(10.0))), Some("five".to_owned())),
+            (Some((5.0, Some(10.0))), None),
+        ],
+        "one write per interval, the latest progress and message winning; kept once completed"
+    );
+    assert_eq!(
+        at(1),
+        T0.unix_millis(),
+        "the first report is written at once"
+    );
+    assert_eq!(at(2) - at(1), 250, "the next one a poll interval later");
+    assert_eq!(done.status(), TaskStatus::Completed);
+    assert_eq!(
+        detailed_json(&done)["_meta"]["dev.mcp-tasks/progress"],
+        json!({"progress": 5, "total": 10}),
+        "tasks/get shows it"
+    );
+    // A synchronous call without a progress token takes no progress.
+    let sync = run_sync(
+        &Tool::new("sync", "", |ctx| async move {
+            Ok(text_result(ctx.progress(1.0, None, None).to_string()))
+        }),
+        SyncCall::new(obj(json!({}))),
+    )
+    .await;
+    let SyncOutcome::Complete(result) = sync else {
+        panic!("{sync:?}");
+    };
+    assert_eq!(result["content"][0]["text"], "false");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_last_progress_reported_is_written_before_the_outcome() {
+    let tool = Tool::new(
+        "finisher",
+        "Reports its end and returns",
+        |ctx| async move {
+            assert!(ctx.progress(1.0, Some(2.0), None));
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            // Within the interval of the first write, then done at once.
+            assert!(ctx.progress(2.0, Some(2.0), None));
+            Ok(text_result("done"))
+        },
+    );
+    let config = RuntimeConfig::default().with_poll_interval_ms(std::num::NonZeroU64::new(250));
+    let rt = runtime(vec![tool], config);
+    let mut events = rt.subscribe();
+    let task = rt.create_task(work("finisher")).await.unwrap();
+    let done = wait_terminal(&rt, &Scope::shared(), task.id()).await;
+    assert_eq!(done.status(), TaskStatus::Completed);
+    assert_eq!(
+        done.progress().map(|p| p.done()),
+        Some(2.0),
+        "ends at 2 of 2"
+    );
+    let progress: Vec<Option<f64>> = drain_for(&mut events, task.id())
+        .iter()
+        .map(|e| e.task.progress().map(|p| p.done()))
+        .collect();
+    assert_eq!(progress, [None, Some(1.0), Some(2.0), Some(2.0)]);
 }
 
 #[tokio::test(start_paused = true)]

@@ -217,6 +217,65 @@ async fn a_rerun_tool_runs_again_with_its_answers_replayed() {
     );
 }
 
+/// `count`: reports `i` of 10 for each step `i`, a poll interval apart; the first run stops
+/// after step 6 and waits at the gate (a crash), a re-run counts from 1 again to 10.
+fn count_tool(runs: Arc<Runs>) -> Tool {
+    Tool::new("count", "Counts to ten", move |ctx| {
+        let runs = runs.clone();
+        async move {
+            runs.record(&ctx);
+            let last = if ctx.attempt() == 1 { 6 } else { 10 };
+            for step in 1..=last {
+                ctx.progress(f64::from(step), Some(10.0), None);
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+            if ctx.attempt() == 1 {
+                runs.gate.notified().await;
+            }
+            Ok(text_result("counted"))
+        }
+    })
+    .with_recovery(Recovery::rerun())
+}
+
+#[tokio::test(start_paused = true)]
+async fn progress_is_kept_across_recovery_and_a_rerun_never_moves_it_backwards() {
+    let cluster = Cluster::new();
+    let runs = Arc::new(Runs::default());
+    let a = cluster.node(vec![count_tool(runs.clone())]);
+    a.recover().await.unwrap();
+    let scope = Scope::shared();
+    let id = a.create_task(work("count")).await.unwrap().id().clone();
+    let six = wait_for(&a, &scope, &id, "six of ten", |t| {
+        t.progress().is_some_and(|p| p.done() == 6.0)
+    })
+    .await;
+    assert_eq!(six.progress().and_then(|p| p.fraction()), Some(0.6));
+
+    past_the_lease().await;
+    let b = cluster.node(vec![count_tool(runs.clone())]);
+    let mut events = b.subscribe();
+    assert_eq!(b.recover().await.unwrap(), 1);
+    let kept = b.get(&scope, &id).await.unwrap();
+    assert_eq!(kept.progress(), six.progress(), "the take-over keeps it");
+    let done = wait_terminal(&b, &scope, &id).await;
+    assert_eq!(done.status(), TaskStatus::Completed);
+    assert_eq!(done.progress().map(|p| p.done()), Some(10.0));
+    let seen: Vec<f64> = drain_for(&mut events, &id)
+        .iter()
+        .filter_map(|e| e.task.progress().map(|p| p.done()))
+        .collect();
+    assert!(
+        seen.iter().all(|&done| done >= 6.0),
+        "the re-run counting from 1 never moved it back: {seen:?}"
+    );
+    assert!(
+        seen.windows(2).all(|w| w[0] <= w[1]) && seen.contains(&7.0),
+        "it went on from where it was: {seen:?}"
+    );
+    assert_eq!(runs.seen().len(), 2);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_parked_task_survives_and_resumes_on_the_next_update() {
     let cluster = Cluster::new();

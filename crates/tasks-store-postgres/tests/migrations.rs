@@ -1,10 +1,12 @@
 //! Connecting: migrations are idempotent and safe to race, a newer schema is refused and left
-//! unchanged, a schema holding another program's tables is refused, and bad input or an
-//! unreachable server give clear errors that never show the password.
+//! unchanged, a schema holding another program's tables is refused, bad input or an
+//! unreachable server give clear errors that never show the password, and a task row of the
+//! previous build takes progress without a schema change.
 
 mod common;
 
 use common::*;
+use tasks_runtime::store::contract::{one_of_four, ROWS_BEFORE_PROGRESS, ROW_WITH_PROGRESS_END};
 use tasks_runtime::{Scope, Store};
 use tasks_store_postgres::{ConnectError, PostgresOptions, PostgresStore};
 
@@ -263,5 +265,92 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
             row.get::<_, i64>(2)
         ),
         (2, 2, 0)
+    );
+}
+
+/// Progress needs no schema change: the `task` column's JSON gains an optional `progress`
+/// member. A row as the previous build wrote it (no such member) reads as a task without
+/// progress and takes progress, which a later connection reads back; a row with a member its
+/// reader does not know still reads (which is how a node of the previous build reads a row
+/// with progress, beside nodes of this one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_of_the_previous_build_reads_and_keeps_the_progress_it_takes() {
+    use tasks_runtime::{Authority, CasOutcome};
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let scope = Scope::new("alice");
+    let store = db.connect(&schema).await;
+    for name in ["old", "unknown-member"] {
+        store
+            .create(
+                new_task(name, None),
+                work(&scope, name).into(),
+                ROOMY,
+                &NODE_A,
+            )
+            .await
+            .expect("create");
+    }
+    drop(store);
+    let admin = db.admin().await;
+    for (name, row) in ROWS_BEFORE_PROGRESS {
+        admin
+            .execute(
+                &format!("UPDATE \"{schema}\".tasks SET task = $1::text::json WHERE id = $2"),
+                &[&row, &name],
+            )
+            .await
+            .expect("write the row as stored before");
+    }
+    let store = db.connect(&schema).await;
+    for name in ["old", "unknown-member"] {
+        let read = store
+            .get(&scope, &id(name), at(10))
+            .await
+            .expect("get")
+            .expect("found");
+        assert_eq!(read.task.progress(), None, "{name}");
+        assert_eq!(
+            *read.task,
+            tasks_core::Task::new(id(name), T0, None, None),
+            "{name}"
+        );
+    }
+    let read = store
+        .get(&scope, &id("old"), at(10))
+        .await
+        .expect("get")
+        .expect("found");
+    let update = one_of_four(&read.task, at(20));
+    let progress = update.task().progress();
+    let committed = store
+        .transition(Authority::Request(&scope), update, at(20))
+        .await
+        .expect("transition");
+    assert!(
+        matches!(committed, CasOutcome::Committed(_)),
+        "{committed:?}"
+    );
+    drop(store);
+    let store = db.connect(&schema).await;
+    let read = store
+        .get(&scope, &id("old"), at(30))
+        .await
+        .expect("get")
+        .expect("found");
+    assert_eq!(read.task.progress(), progress, "read by a later connection");
+    let stored: String = admin
+        .query_one(
+            &format!("SELECT task::text FROM \"{schema}\".tasks WHERE id = 'old'"),
+            &[],
+        )
+        .await
+        .expect("the row")
+        .get(0);
+    assert!(
+        stored.ends_with(ROW_WITH_PROGRESS_END),
+        "one optional member more: {stored}"
     );
 }

@@ -1,5 +1,6 @@
 //! What a store wrote reads back after the store is dropped and the file opened again; the
-//! file passes SQLite's integrity check; the previous process's tasks are orphans at once.
+//! file passes SQLite's integrity check; the previous process's tasks are orphans at once; a
+//! task row of the previous build takes progress without a schema change.
 
 mod common;
 
@@ -8,6 +9,7 @@ use std::sync::Arc;
 
 use common::*;
 use tasks_core::{Task, TaskStatus};
+use tasks_runtime::store::contract::{one_of_four, ROWS_BEFORE_PROGRESS, ROW_WITH_PROGRESS_END};
 use tasks_runtime::{Authority, CasOutcome, Lease, Liveness, NodeId, Scope, Store, Work};
 use tasks_store_sqlite::{SqliteOptions, SqliteStore};
 
@@ -372,4 +374,84 @@ fn a_new_database_keeps_its_schema_in_the_main_file() {
         )
         .expect("schema");
     assert_eq!(tables, 1, "the tasks table is in the main file");
+}
+
+/// Progress needs no schema change: the `task` column's JSON gains an optional `progress`
+/// member. A row as the previous build wrote it (no such member) reads as a task without
+/// progress, takes progress, and keeps it across reopening; a row with a member its reader
+/// does not know still reads (which is how a build without progress reads a row with it).
+#[test]
+fn a_row_of_the_previous_build_reads_and_keeps_the_progress_it_takes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("tasks.db");
+    let scope = Scope::new("alice");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    {
+        let store = SqliteStore::open(&path, SqliteOptions::default()).expect("open");
+        rt.block_on(async {
+            for name in ["old", "unknown-member"] {
+                let task = tasks_core::NewTask::new(id(name), T0, None, None);
+                store
+                    .create(task, work(&scope, name).into(), ROOMY, &NODE_A)
+                    .await
+                    .expect("create");
+            }
+        });
+    }
+    {
+        let conn = rusqlite::Connection::open(&path).expect("open the file");
+        for (name, row) in ROWS_BEFORE_PROGRESS {
+            conn.execute("UPDATE tasks SET task = ?1 WHERE id = ?2", [row, name])
+                .expect("write the row as stored before");
+        }
+    }
+    let store = SqliteStore::open(&path, SqliteOptions::default()).expect("open");
+    let read = rt.block_on(async {
+        for name in ["old", "unknown-member"] {
+            let read = store
+                .get(&scope, &id(name), at(10))
+                .await
+                .expect("get")
+                .expect("found");
+            assert_eq!(read.task.progress(), None, "{name}");
+            assert_eq!(*read.task, Task::new(id(name), T0, None, None), "{name}");
+        }
+        store
+            .get(&scope, &id("old"), at(10))
+            .await
+            .expect("get")
+            .expect("found")
+    });
+    let update = one_of_four(&read.task, at(20));
+    let progress = update.task().progress();
+    rt.block_on(commit(&store, &scope, update));
+    drop(store);
+    let store = SqliteStore::open(&path, SqliteOptions::default()).expect("reopen");
+    rt.block_on(async {
+        let read = store
+            .get(&scope, &id("old"), at(30))
+            .await
+            .expect("get")
+            .expect("found");
+        assert_eq!(read.task.progress(), progress, "kept across reopening");
+        assert_eq!(read.task.revision(), 2);
+    });
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).expect("open the file");
+    let stored: String = conn
+        .query_row("SELECT task FROM tasks WHERE id = 'old'", [], |row| {
+            row.get(0)
+        })
+        .expect("the row");
+    assert!(
+        stored.ends_with(ROW_WITH_PROGRESS_END),
+        "one optional member more: {stored}"
+    );
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .expect("user_version");
+    assert_eq!(version, 2, "no schema change");
 }

@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | `a_header_probe` | sync | no arguments; answers `ok` (header probes call the first tool with `{}`) |
 //! | `greet` | sync | `Hello, <name>!` (default `World`); never a task |
-//! | `slow_compute` | optional | sleeps `seconds` (rounded to ms), then `Completed <label>`; cancellable while sleeping |
+//! | `slow_compute` | optional | sleeps `seconds` (rounded to ms), then `Completed <label>`; cancellable while sleeping; as a task of more than [`PROGRESS_TICK`], reports its progress every tick: the seconds slept of `seconds` |
 //! | `failing_job` | required | a tool error: completed with `isError: true`, `The task job failed` |
 //! | `protocol_error_job` | required | fails with -32603 |
 //! | `confirm_delete` | optional | needs form elicitation (-32021 up front without it); parks on key `confirm-delete` (a typed question, `{"confirm": boolean}`), then `Delete confirmed: <bool>` on accept, `Delete declined: nothing deleted` / `Delete cancelled: …` otherwise |
@@ -112,18 +112,38 @@ struct SlowCompute {
     label: String,
 }
 
+/// How often `slow_compute` reports its progress while it runs as a task (the runtime writes
+/// at most one report per `pollIntervalMs`).
+pub const PROGRESS_TICK: Duration = Duration::from_millis(100);
+
 fn slow_compute() -> Tool {
     Tool::typed(
         "slow_compute",
         "Sleeps for `seconds`, then answers \"Completed <label>\". Runs as a task when the \
-         client declares Tasks; cancellable while sleeping.",
+         client declares Tasks, reporting its progress (seconds slept of `seconds`); \
+         cancellable while sleeping.",
         |ctx, SlowCompute { seconds, label }| async move {
             // The schema bounds `seconds` to 0..=86400.
             let millis = (seconds * 1000.0).round().max(0.0) as u64;
             if millis > 0 {
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_millis(millis)) => {}
-                    _ = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled),
+                let total = Duration::from_millis(millis);
+                let start = tokio::time::Instant::now();
+                // A synchronous call reports nothing (its wire stays as it was), nor does a
+                // task over within one tick (nothing to watch, and no write more per task).
+                let watched = ctx.is_task() && total > PROGRESS_TICK;
+                let tick = if watched { PROGRESS_TICK } else { total };
+                let mut slept = Duration::ZERO;
+                while slept < total {
+                    let until = start + (slept + tick).min(total);
+                    tokio::select! {
+                        () = tokio::time::sleep_until(until) => {}
+                        () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled),
+                    }
+                    slept = (until - start).min(total);
+                    if watched {
+                        let seconds = |d: Duration| d.as_millis() as f64 / 1000.0;
+                        ctx.progress(seconds(slept), Some(seconds(total)), None);
+                    }
                 }
             }
             let text = if label.is_empty() {

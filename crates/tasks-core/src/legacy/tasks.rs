@@ -177,6 +177,33 @@ pub fn related_task(task_id: &str) -> Value {
     json!({ "taskId": task_id })
 }
 
+/// The params of a 2025-11-25 `notifications/progress` showing `task`'s progress (`None` when
+/// its work reported none): `progressToken` (the creating `tools/call`'s: MCP 2025-11-25
+/// tasks, "Task Progress Notifications", keeps it valid for the whole task), `progress`,
+/// `total` when known, the task's `statusMessage` as `message` when it has one, and
+/// `_meta["io.modelcontextprotocol/related-task"]` ("Associating Task-Related Messages":
+/// required on notifications made for a task). Progress, "Progress Flow"
+/// (<https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/progress>):
+/// whole numbers are written as integers.
+pub fn progress_notification(task: &Task, progress_token: &Value) -> Option<Value> {
+    let progress = task.progress()?;
+    let number = |n: f64| serde_json::to_value(crate::number::Number(n)).unwrap_or(Value::Null);
+    let mut params = JsonObject::new();
+    params.insert("progressToken".into(), progress_token.clone());
+    params.insert("progress".into(), number(progress.done()));
+    if let Some(total) = progress.total() {
+        params.insert("total".into(), number(total));
+    }
+    if let Some(message) = task.status_message() {
+        params.insert("message".into(), Value::from(message));
+    }
+    params.insert(
+        "_meta".into(),
+        json!({ META_RELATED_TASK: related_task(task.id().as_str()) }),
+    );
+    Some(Value::Object(params))
+}
+
 /// What `tasks/result` answers for `task`: `None` while it is not terminal (the request
 /// blocks); else the result of the underlying call with
 /// `_meta["io.modelcontextprotocol/related-task"]` added, or the error to answer with.

@@ -13,8 +13,8 @@ use serde_json::{json, Value};
 use tasks_core::input::InvalidResponse;
 use tasks_core::reducer::RELATED_TASK_META;
 use tasks_core::{
-    apply, ElicitAnswer, Event, InputRequest, InputResponse, JsonObject, JsonRpcError, Root, Task,
-    TaskId, TaskState, Timestamp,
+    apply, ElicitAnswer, Event, InputRequest, InputResponse, JsonObject, JsonRpcError, Progress,
+    Root, Task, TaskId, TaskState, Timestamp,
 };
 
 /// `2026-11-03T18:04:05.123Z`.
@@ -251,7 +251,21 @@ pub(crate) fn arb_event() -> impl Strategy<Value = Event> {
         1 => Just(Event::Cancelled),
         2 => prop::sample::select(TOOL_MESSAGES.to_vec())
             .prop_map(|message| Event::StatusMessage { message: message.to_owned() }),
+        3 => (arb_progress(), proptest::option::of(prop::sample::select(TOOL_MESSAGES.to_vec())))
+            .prop_map(|(progress, message)| Event::Progress {
+                progress,
+                message: message.map(str::to_owned),
+            }),
     ]
+}
+
+/// A valid progress: a few whole or half steps done, of a total not below them (or none).
+pub(crate) fn arb_progress() -> impl Strategy<Value = Progress> {
+    (0u8..12, proptest::option::of(0u8..6)).prop_map(|(done, more)| {
+        let done = f64::from(done) / 2.0;
+        let total = more.map(|more| (done + f64::from(more)).max(1.0));
+        Progress::new(done, total).expect("a valid progress")
+    })
 }
 
 /// Clock movement between events: mostly forward, sometimes backward.

@@ -8,7 +8,11 @@
 //! * GET with a session's id opens its standalone SSE stream (one at a time: a newer GET
 //!   replaces the open one, which ends), which carries `notifications/tools/list_changed` when
 //!   the tool list can change and, in a 2025-11-25 session, `notifications/tasks/status` for
-//!   the tasks the session created; it closes when the session ends or the server shuts down.
+//!   the tasks the session created, and `notifications/progress` for those whose creating call
+//!   carried a `progressToken` (tasks, "Task Progress Notifications": the token stays valid for
+//!   the task's lifetime; the values are the progress the task's work reports,
+//!   [`tasks_runtime::ToolContext::progress`]); it closes when the session ends or the server
+//!   shuts down.
 //!   No `Last-Event-ID` replay: streams are not resumable. A GET or DELETE naming no live
 //!   session of the caller is HTTP 405, the 2026-07-28 answer (a stale session id is ignored
 //!   there).
@@ -42,7 +46,7 @@ use tasks_core::legacy::wire::{
     ServerCapabilities, ToolExecution,
 };
 use tasks_core::legacy::{
-    plan_legacy, LegacyAction, LegacyPlan, SessionId, SessionView, SESSION_HEADER,
+    plan_legacy, LegacyAction, LegacyCall, LegacyPlan, SessionId, SessionView, SESSION_HEADER,
 };
 use tasks_core::listen::ListKind;
 use tasks_core::{McpError, Task, TaskId};
@@ -178,7 +182,21 @@ async fn run(
                     tool.client_needs().iter().copied(),
                 ) {
                     Some(error) => Err(error),
-                    None => tasks::create(d, &session, &id, call.name, call.arguments, hint).await,
+                    None => {
+                        let LegacyCall {
+                            name,
+                            arguments,
+                            progress_token,
+                            ..
+                        } = call;
+                        let creating = tasks::Creating {
+                            name,
+                            arguments,
+                            hint,
+                            progress_token,
+                        };
+                        tasks::create(d, &session, &id, creating).await
+                    }
                 }
             }
             (tool, _) => match session.serve(&id) {
@@ -373,6 +391,15 @@ impl GetStream {
             return;
         };
         self.step(step, Some(&task));
+        // The task's progress, when the call that created it carried a progress token and the
+        // session has not sent this far yet (also when the stream opens: a reconnecting client
+        // learns the latest); before the status, so that a client stopping at `completed` has
+        // seen the last progress.
+        let session = self.claim.session();
+        if let Some(params) = session.book(|book| book.progress_update(&task)) {
+            self.queue
+                .push_back(notification_bytes("notifications/progress", &params));
+        }
         if announce {
             self.queue.push_back(notification_bytes(
                 "notifications/tasks/status",

@@ -21,6 +21,9 @@
 //!   `tasks/get` answers, and its input requests still outstanding are withdrawn
 //!   (`notifications/cancelled`; a late answer is refused). The wait never depends on one
 //!   notification ([`tasks_runtime::wait`]).
+//! * "Task Progress Notifications": a hinted call's `progressToken` stays valid for the whole
+//!   task; the session records it ([`Creating::progress_token`]), and its GET stream sends
+//!   the task's progress with it as `notifications/progress`.
 
 use std::sync::Arc;
 
@@ -39,15 +42,32 @@ use super::sessions::{InFlight, Session};
 use crate::response::{error_bytes, result_bytes, McpResponse};
 use crate::shared::Shared;
 
+/// A hinted `tools/call` that creates a task.
+pub(crate) struct Creating {
+    /// The tool.
+    pub(crate) name: String,
+    /// Its arguments.
+    pub(crate) arguments: JsonObject,
+    /// The hint (its `ttl`).
+    pub(crate) hint: TaskHint,
+    /// `params._meta.progressToken`: the task's progress goes out with it on the session's GET
+    /// stream.
+    pub(crate) progress_token: Option<Value>,
+}
+
 /// Creates the task of a hinted `tools/call` and answers its `CreateTaskResult`.
 pub(crate) async fn create(
     d: &Shared,
     session: &Session,
     id: &Value,
-    name: String,
-    arguments: JsonObject,
-    hint: TaskHint,
+    creating: Creating,
 ) -> Result<McpResponse, McpError> {
+    let Creating {
+        name,
+        arguments,
+        hint,
+        progress_token,
+    } = creating;
     let work = Work {
         tool: name,
         arguments,
@@ -61,7 +81,12 @@ pub(crate) async fn create(
     // step, and the GET stream announces and delivers only what the session has recorded as
     // its own, so recording it after creation left a window in which that request was lost.
     let task_id = d.runtime.mint_task_id()?;
-    session.book(|book| book.created(&task_id));
+    session.book(|book| {
+        book.created(&task_id);
+        if let Some(token) = progress_token {
+            book.follow_progress(&task_id, token);
+        }
+    });
     match d.runtime.create_minted(work, task_id.clone(), ttl).await {
         Ok(task) => Ok(McpResponse::result(id, &creation(&task))),
         Err(error) => {

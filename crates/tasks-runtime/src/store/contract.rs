@@ -90,6 +90,7 @@ where
     load_reads_any_scope_and_skips_missing_and_expired(&make().await).await;
     list_pages_one_scope_in_id_order(&make().await).await;
     answered_inputs_survive_the_store(&make().await).await;
+    progress_survives_the_store(&make().await).await;
     concurrent_creates_respect_max_tasks(Arc::new(make().await)).await;
     concurrent_reapers_keep_the_counts_exact(Arc::new(make().await)).await;
     create_grants_the_creator_generation_one(&make().await).await;
@@ -118,6 +119,40 @@ pub fn id(text: &str) -> TaskId {
 /// A new task `name` created at [`T0`] with `ttl_ms` (milliseconds; `None`: unlimited).
 pub fn new_task(name: &str, ttl_ms: Option<u64>) -> NewTask {
     NewTask::new(id(name), T0, ttl_ms, None)
+}
+
+/// Task rows (the JSON of the `task` column of the SQLite and PostgreSQL stores) by task id,
+/// for the stores' tests on old data: `old`, exactly as the builds before progress stored a
+/// task created at [`T0`] without a TTL; `unknown-member`, the same with a member no build
+/// knows (as a build without progress sees a row with it). Both read as
+/// `Task::new(id, T0, None, None)`.
+pub const ROWS_BEFORE_PROGRESS: [(&str, &str); 2] = [
+    (
+        "old",
+        r#"{"taskId":"old","createdAt":"2026-11-03T18:04:05.123Z","lastUpdatedAt":"2026-11-03T18:04:05.123Z","ttlMs":null,"statusMessage":"Task accepted","revision":1,"status":"working"}"#,
+    ),
+    (
+        "unknown-member",
+        r#"{"taskId":"unknown-member","createdAt":"2026-11-03T18:04:05.123Z","lastUpdatedAt":"2026-11-03T18:04:05.123Z","ttlMs":null,"statusMessage":"Task accepted","revision":1,"status":"working","laterMember":{"x":1}}"#,
+    ),
+];
+
+/// The end of the `old` row of [`ROWS_BEFORE_PROGRESS`] once it took [`one_of_four`]: one
+/// optional member more.
+pub const ROW_WITH_PROGRESS_END: &str =
+    r#""status":"working","progress":{"progress":1,"total":4}}"#;
+
+/// The reducer's update giving `task` the progress 1 of 4 at `now`.
+///
+/// # Panics
+/// When `task` is terminal or already further.
+pub fn one_of_four(task: &Task, now: Timestamp) -> TaskUpdate {
+    let progress = tasks_core::Progress::new(1.0, Some(4.0)).expect("a valid progress");
+    let event = Event::Progress {
+        progress,
+        message: None,
+    };
+    next(task, event, now)
 }
 
 /// `value` as a JSON object (`{}` for anything else).
@@ -940,42 +975,30 @@ pub async fn concurrent_creates_respect_max_tasks<S: Store>(store: Arc<S>) {
     assert_eq!(count(&*store).await, MAX_TASKS);
 }
 
-/// Accepted input responses are stored with the task (so a re-run can replay them) and read
-/// back exactly, through `get` and through a claim.
-pub async fn answered_inputs_survive_the_store<S: Store>(store: &S) {
+/// Registers [`NODE_A`], creates `task-a` for alice with it, and commits the updates `make`
+/// builds from the created task, in order. Checks that the last update's task reads back
+/// through `get`, and through a claim by [`NODE_B`] once A's lease ran out (what `what` says
+/// must survive); returns that task.
+async fn survives_get_and_claim<S: Store + ?Sized>(
+    store: &S,
+    make: impl FnOnce(&Task) -> Vec<TaskUpdate>,
+    what: &str,
+) -> Arc<Task> {
     store
         .register_node(&NODE_A, T0, LEASE_MS)
         .await
         .expect("register");
     let created = create_ok(store, "task-a", &alice(), Some(TTL_MS)).await;
-    let asked = next(
-        &created.task,
-        Event::InputRequested {
-            key: "confirm".into(),
-            request: input_request(),
-        },
-        at(10),
-    );
-    let answer = json!({"action": "accept", "content": {}});
-    let mut responses = std::collections::BTreeMap::new();
-    responses.insert("confirm".to_owned(), answer);
-    let answered = next(
-        asked.task(),
-        Event::InputResponsesAccepted { responses },
-        at(20),
-    );
-    for update in [asked, answered.clone()] {
+    let updates = make(&created.task);
+    let last = updates.last().expect("updates").task().clone();
+    for update in updates {
         assert!(matches!(
             transition(store, &alice(), update, at(20)).await,
             CasOutcome::Committed(_)
         ));
     }
     let read = get(store, &alice(), "task-a", at(20)).await.expect("found");
-    assert_eq!(*read.task, *answered.task(), "the answered task reads back");
-    assert!(
-        read.task.answer("confirm").is_some(),
-        "the accepted answer is stored with the task"
-    );
+    assert_eq!(*read.task, last, "{what} reads back");
     store
         .register_node(&NODE_B, at(2 * LEASE_MS), LEASE_MS)
         .await
@@ -983,10 +1006,77 @@ pub async fn answered_inputs_survive_the_store<S: Store>(store: &S) {
     let claimed = claim(store, &NODE_B, at(2 * LEASE_MS), 10).await;
     assert_eq!(claimed.len(), 1, "the orphan is claimed");
     assert_eq!(
-        *claimed[0].snapshot.task,
-        *answered.task(),
-        "a claim carries the answered inputs to replay"
+        *claimed[0].snapshot.task, last,
+        "a claim carries {what} to the re-run"
     );
+    read.task
+}
+
+/// Accepted input responses are stored with the task (so a re-run can replay them) and read
+/// back exactly, through `get` and through a claim.
+pub async fn answered_inputs_survive_the_store<S: Store>(store: &S) {
+    let read = survives_get_and_claim(
+        store,
+        |created| {
+            let asked = next(
+                created,
+                Event::InputRequested {
+                    key: "confirm".into(),
+                    request: input_request(),
+                },
+                at(10),
+            );
+            let answer = json!({"action": "accept", "content": {}});
+            let responses = std::collections::BTreeMap::from([("confirm".to_owned(), answer)]);
+            let answered = next(
+                asked.task(),
+                Event::InputResponsesAccepted { responses },
+                at(20),
+            );
+            vec![asked, answered]
+        },
+        "the answered task",
+    )
+    .await;
+    assert!(
+        read.answer("confirm").is_some(),
+        "the accepted answer is stored with the task"
+    );
+}
+
+/// The progress a task's work reported ([`Event::Progress`]) is stored with the task and read
+/// back exactly, through `get`, through a claim (a re-run keeps it), and once the task is
+/// terminal.
+pub async fn progress_survives_the_store<S: Store>(store: &S) {
+    let progress = |done: f64, total: Option<f64>| Event::Progress {
+        progress: tasks_core::Progress::new(done, total).expect("a valid progress"),
+        message: Some(format!("{done} done")),
+    };
+    let read = survives_get_and_claim(
+        store,
+        |created| {
+            let first = next(created, progress(1.0, Some(3.0)), at(10));
+            let second = next(first.task(), progress(2.5, None), at(20));
+            vec![first, second]
+        },
+        "the progress",
+    )
+    .await;
+    assert_eq!(read.progress().map(|p| p.done()), Some(2.5));
+    let done = completed(&read, at(2 * LEASE_MS + 10));
+    assert!(matches!(
+        transition(store, &alice(), done.clone(), at(2 * LEASE_MS + 10)).await,
+        CasOutcome::Committed(_)
+    ));
+    let read = get(store, &alice(), "task-a", at(2 * LEASE_MS + 10))
+        .await
+        .expect("found");
+    assert_eq!(
+        *read.task,
+        *done.task(),
+        "a terminal task keeps its progress"
+    );
+    assert_eq!(read.task.progress().map(|p| p.done()), Some(2.5));
 }
 
 /// Reapers running at once delete each expired task once and keep the counts exact.

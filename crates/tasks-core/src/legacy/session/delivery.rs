@@ -23,10 +23,19 @@
 //!   starts knowing nothing, so what is still unanswered is asked again there; on one stream a
 //!   revision is handled once. A delivery asks only what the task asks when it holds the claim
 //!   (the driver reads the task again then), so an answered question is not asked again.
+//! * **Progress.** When the call that created a task carried a `progressToken`, the task's
+//!   progress ([`crate::progress`]) goes out on the GET stream as `notifications/progress` with
+//!   that token (tasks, "Task Progress Notifications": the token stays valid for the task's
+//!   lifetime), each ahead of the last one the session sent ([`TaskBook::progress_update`]:
+//!   progress, <https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/progress>,
+//!   requires every value to increase), a new GET stream included.
 
 use std::collections::{HashMap, HashSet};
 
-use crate::TaskId;
+use serde_json::Value;
+
+use crate::progress::Progress;
+use crate::{Task, TaskId};
 
 /// At most this many tasks per session are announced with `notifications/tasks/status` and
 /// followed by the GET stream (later ones are not: the notifications are optional).
@@ -45,6 +54,16 @@ pub struct TaskBook {
     named: HashSet<TaskId>,
     /// Tasks whose input requests a stream of this session is delivering.
     delivering: HashSet<TaskId>,
+    /// Tasks of `created` whose creating call carried a `progressToken`: the token, and the
+    /// last progress sent with it.
+    progress: HashMap<TaskId, FollowedProgress>,
+}
+
+/// A task whose progress a session's client asked for.
+#[derive(Debug)]
+struct FollowedProgress {
+    token: Value,
+    sent: Option<Progress>,
 }
 
 impl TaskBook {
@@ -65,6 +84,33 @@ impl TaskBook {
     pub fn forget_created(&mut self, task: &TaskId) {
         self.created.remove(task);
         self.named.remove(task);
+        self.progress.remove(task);
+    }
+
+    /// The call creating `task` (one this session created) carried `progress_token`: the
+    /// task's progress goes out as `notifications/progress` with it
+    /// ([`TaskBook::progress_update`]).
+    pub fn follow_progress(&mut self, task: &TaskId, progress_token: Value) {
+        if self.created.contains(task) {
+            let followed = FollowedProgress {
+                token: progress_token,
+                sent: None,
+            };
+            self.progress.insert(task.clone(), followed);
+        }
+    }
+
+    /// The `notifications/progress` params to send for this state of `task`
+    /// ([`crate::legacy::tasks::progress_notification`]), when the session follows the task's
+    /// progress and it is ahead of the last one sent; it then counts as sent. `None` otherwise.
+    pub fn progress_update(&mut self, task: &Task) -> Option<Value> {
+        let followed = self.progress.get_mut(task.id())?;
+        let progress = task.progress()?;
+        if !progress.advances(followed.sent.as_ref()) {
+            return None;
+        }
+        followed.sent = Some(progress);
+        crate::legacy::tasks::progress_notification(task, &followed.token)
     }
 
     /// The client named `task` in a request: its questions may go out on the GET stream.
@@ -385,6 +431,67 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    proptest! {
+        /// A session sends a task's progress only when the creating call carried a token, with
+        /// that token, the related-task `_meta` and the task's own progress, each value above
+        /// the last one sent (states arriving late, twice or out of order change nothing), and
+        /// forgets the token of a task whose creation was refused.
+        #[test]
+        fn progress_goes_out_with_its_token_and_only_increases(
+            ops in proptest::collection::vec((0u8..3, 0u8..8, 0usize..4), 1..80),
+        ) {
+            use crate::{apply, Event, Timestamp};
+            let mut book = TaskBook::new();
+            // Task 0 and 1 are followed, task 2 is not.
+            let mut history: Vec<Vec<crate::Task>> = (0..3)
+                .map(|n| {
+                    book.created(&task(n));
+                    vec![crate::Task::new(task(n), Timestamp::from_unix_millis(0), None, None)]
+                })
+                .collect();
+            book.follow_progress(&task(0), serde_json::json!("tok-0"));
+            book.follow_progress(&task(1), serde_json::json!(1));
+            let mut sent: Vec<Option<f64>> = vec![None; 3];
+            for (n, step, lag) in ops {
+                let states = &mut history[usize::from(n)];
+                let latest = states.last().unwrap().clone();
+                let progress = Progress::new(f64::from(step), Some(8.0)).unwrap();
+                let event = Event::Progress { progress, message: None };
+                let now = Timestamp::from_unix_millis(states.len() as u64);
+                if let Ok(t) = apply(&latest, event, now) {
+                    if t.changed {
+                        states.push(t.task);
+                    }
+                }
+                // A state as a stream sees it: the latest, or one `lag` changes older.
+                let seen = &states[states.len().saturating_sub(1 + lag)];
+                let Some(params) = book.progress_update(seen) else {
+                    continue;
+                };
+                prop_assert!(n < 2, "progress of a task nobody asked for");
+                let token = if n == 0 { serde_json::json!("tok-0") } else { serde_json::json!(1) };
+                prop_assert_eq!(&params["progressToken"], &token);
+                prop_assert_eq!(
+                    &params["_meta"][crate::protocol::META_RELATED_TASK]["taskId"],
+                    &serde_json::json!(task(n).as_str())
+                );
+                let value = params["progress"].as_f64().unwrap();
+                prop_assert_eq!(Some(value), seen.progress().map(|p| p.done()));
+                let last = &mut sent[usize::from(n)];
+                prop_assert!(last.is_none_or(|last| value > last), "{} after {:?}", value, last);
+                *last = Some(value);
+            }
+            book.forget_created(&task(0));
+            let latest = history[0].last().unwrap();
+            let ahead = apply(
+                latest,
+                Event::Progress { progress: Progress::new(100.0, None).unwrap(), message: None },
+                Timestamp::from_unix_millis(1_000),
+            ).unwrap().task;
+            prop_assert_eq!(book.progress_update(&ahead), None);
         }
     }
 

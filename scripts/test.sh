@@ -20,7 +20,7 @@
 #   --help    print this help
 # Installs what it needs and is missing: cargo-nextest (`cargo install cargo-nextest
 # --locked`) and, without --quick, cargo-deny at the version this script pins
-# (CARGO_DENY_VERSION; `cargo install cargo-deny --locked --version ...`, about 4 minutes on
+# (CARGO_DENY_VERSION; `cargo install cargo-deny --locked --version ...`, about 5 minutes on
 # 2 cores); where cargo-deny cannot be installed (no network) the dependency policy is skipped
 # with a line saying so, except in CI.
 # conformance/run.sh and interop/run.sh install Node 22, the pinned runner and the pinned
@@ -48,7 +48,7 @@ cd "$HERE/.."
 # What a first run needs on a 2-core machine, from a fresh clone: update this line and the
 # README's "A first run needs ..." from the `[test] total` and `[test] disk at the end` lines of
 # a measured run (replacing "estimate, not yet measured" with "measured YYYY-MM-DD"):
-NEEDS="about 10 minutes and 7 GB of disk on 2 cores (measured 2026-12-02: 603 s, 6.7 GB; about 4 minutes more to install cargo-deny)"
+NEEDS="about 10 minutes and 8 GB of disk on 2 cores (measured 2026-12-02: 610 s, 7.8 GB; about 5 minutes more to install cargo-deny)"
 # Pinned: a new cargo-deny release may change its checks or its config format. 0.20.2 builds
 # with Rust 1.88 or newer.
 CARGO_DENY_VERSION=0.20.2
@@ -174,7 +174,7 @@ tools() {
   cargo nextest --version | sed -n 1p
   [ "$QUICK" -eq 0 ] || return 0
   if ! cargo deny --version >/dev/null 2>&1; then
-    printf '[test] cargo-deny is missing: cargo install cargo-deny --locked --version %s (about 4 minutes on 2 cores)\n' \
+    printf '[test] cargo-deny is missing: cargo install cargo-deny --locked --version %s (about 5 minutes on 2 cores)\n' \
       "$CARGO_DENY_VERSION"
     if ! cargo install cargo-deny --locked --version "$CARGO_DENY_VERSION"; then
       if [ "$IN_CI" -eq 1 ]; then

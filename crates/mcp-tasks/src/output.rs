@@ -99,6 +99,28 @@ pub(crate) fn task(task: &DetailedTask, json: bool) {
     }
 }
 
+/// How a property's `type` reads in the tool list: `integer` for `"integer"`; a list joined with
+/// ` | ` (`string | integer`), leaving out `null` for an optional property, whose `?` already
+/// says it may be absent (`["integer", "null"]` is `integer`); `any` without a type.
+fn type_label(schema: &Value, required: bool) -> String {
+    match schema.get("type") {
+        Some(Value::String(kind)) => kind.clone(),
+        Some(Value::Array(kinds)) => {
+            let kinds: Vec<&str> = kinds
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|kind| required || *kind != "null")
+                .collect();
+            if kinds.is_empty() {
+                "any".to_owned()
+            } else {
+                kinds.join(" | ")
+            }
+        }
+        _ => "any".to_owned(),
+    }
+}
+
 /// Prints the tool list: name, description and arguments (`name: type`, `?` when optional).
 pub(crate) fn tools(tools: &[ToolEntry], json: bool) {
     if json {
@@ -120,17 +142,9 @@ pub(crate) fn tools(tools: &[ToolEntry], json: bool) {
                 properties
                     .iter()
                     .map(|(name, schema)| {
-                        let kind = match schema.get("type") {
-                            Some(Value::String(kind)) => kind.clone(),
-                            Some(other) => other.to_string(),
-                            None => "any".to_owned(),
-                        };
-                        let optional = if required.contains(&name.as_str()) {
-                            ""
-                        } else {
-                            "?"
-                        };
-                        format!("{name}{optional}: {kind}")
+                        let is_required = required.contains(&name.as_str());
+                        let optional = if is_required { "" } else { "?" };
+                        format!("{name}{optional}: {}", type_label(schema, is_required))
                     })
                     .collect()
             })
@@ -139,5 +153,31 @@ pub(crate) fn tools(tools: &[ToolEntry], json: bool) {
         if !tool.description.is_empty() {
             out!("    {}", clean(&tool.description));
         }
+    }
+}
+
+#[cfg(test)]
+mod type_label_tests {
+    use serde_json::json;
+
+    use super::type_label;
+
+    #[test]
+    fn type_lists_read_as_a_person_would() {
+        assert_eq!(type_label(&json!({"type": "integer"}), true), "integer");
+        assert_eq!(
+            type_label(&json!({"type": ["integer", "null"]}), false),
+            "integer"
+        );
+        assert_eq!(
+            type_label(&json!({"type": ["integer", "null"]}), true),
+            "integer | null"
+        );
+        assert_eq!(
+            type_label(&json!({"type": ["string", "integer"]}), false),
+            "string | integer"
+        );
+        assert_eq!(type_label(&json!({"type": ["null"]}), false), "any");
+        assert_eq!(type_label(&json!({}), true), "any");
     }
 }

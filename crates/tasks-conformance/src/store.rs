@@ -37,6 +37,20 @@ impl StoreSpec {
         }
     }
 
+    /// The secret file a server on this store uses unless told otherwise: `PATH.secret`
+    /// beside a SQLite database; none for the memory store or PostgreSQL (every node of one
+    /// PostgreSQL database must be given the same file).
+    pub fn default_secret_path(&self) -> Option<PathBuf> {
+        match self {
+            StoreSpec::Sqlite(path) => {
+                let mut name = path.as_os_str().to_owned();
+                name.push(".secret");
+                Some(PathBuf::from(name))
+            }
+            StoreSpec::Memory | StoreSpec::Postgres(_) => None,
+        }
+    }
+
     /// How the store is named in logs (a PostgreSQL URL without its password).
     pub fn describe(&self) -> String {
         match self {

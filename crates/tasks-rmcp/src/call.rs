@@ -19,7 +19,7 @@ use tasks_core::{projection, McpError, Method};
 use tasks_runtime::{run_sync, Notifier, SyncCall, Tool, Work};
 
 use crate::bridge::TasksBridge;
-use crate::convert::{self, error_value, to_rmcp, Headers};
+use crate::convert::{self, error_value, to_rmcp, Failure, Headers};
 
 impl TasksBridge {
     /// Answers a `tools/call` of one of the runtime's tools ([`TasksBridge::serves`]): a
@@ -46,10 +46,7 @@ impl TasksBridge {
     ) -> Result<CallToolResponse, ErrorData> {
         self.try_call(handler, request, cx)
             .await
-            .map_err(|error| match error {
-                Failure::Ours(error) => convert::error(&error),
-                Failure::Rmcp(error) => error,
-            })
+            .map_err(Failure::into_rmcp)
     }
 
     async fn try_call<H: ServerHandler>(
@@ -107,14 +104,7 @@ impl TasksBridge {
                 Ok(CallToolResponse::Complete(to_rmcp(result)?))
             }
             CallPlan::CreateTask { answers, task_id } => {
-                let work = Work {
-                    tool: tool.name().to_owned(),
-                    arguments,
-                    input_responses: answers,
-                    client_capabilities: meta.client_capabilities,
-                    scope,
-                    trace_parent: meta.trace_parent.map(|t| t.as_str().to_owned()),
-                };
+                let work = Work::for_call(scope, tool.name(), arguments, answers, meta);
                 let task = inner
                     .runtime
                     .create_task_with_tool(tool, work, task_id)
@@ -210,22 +200,4 @@ fn sync_response(response: &SyncResponse) -> Result<CallToolResponse, Failure> {
     } else {
         CallToolResponse::Complete(to_rmcp(result)?)
     })
-}
-
-/// An error on the way: ours or already rmcp's.
-enum Failure {
-    Ours(McpError),
-    Rmcp(ErrorData),
-}
-
-impl From<McpError> for Failure {
-    fn from(error: McpError) -> Self {
-        Failure::Ours(error)
-    }
-}
-
-impl From<ErrorData> for Failure {
-    fn from(error: ErrorData) -> Self {
-        Failure::Rmcp(error)
-    }
 }

@@ -108,3 +108,31 @@ pub(crate) fn request_meta(
     }
     RequestMeta::parse(Some(&serde_json::json!({ "_meta": meta }))).map_err(|e| error(&e))
 }
+
+/// An error on the way to an answer: ours (converted at the end) or already rmcp's.
+pub(crate) enum Failure {
+    Ours(McpError),
+    Rmcp(ErrorData),
+}
+
+impl Failure {
+    /// rmcp's error.
+    pub(crate) fn into_rmcp(self) -> ErrorData {
+        match self {
+            Failure::Ours(error) => self::error(&error),
+            Failure::Rmcp(error) => error,
+        }
+    }
+}
+
+impl From<McpError> for Failure {
+    fn from(error: McpError) -> Self {
+        Failure::Ours(error)
+    }
+}
+
+impl From<ErrorData> for Failure {
+    fn from(error: ErrorData) -> Self {
+        Failure::Rmcp(error)
+    }
+}

@@ -12,10 +12,10 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::{json, Value};
 use tasks_core::headers::{check_name, name_rule, single, MirroredHeader};
 use tasks_core::params::{plan_task_method, TaskAction};
-use tasks_core::{projection, McpError, Method};
+use tasks_core::{projection, Method};
 
 use crate::bridge::TasksBridge;
-use crate::convert::{self, to_rmcp};
+use crate::convert::{self, to_rmcp, Failure};
 
 /// What a task method answers: a `DetailedTask` or the empty ack.
 enum Answer {
@@ -168,26 +168,11 @@ impl TasksBridge {
                 }
             })
         };
-        run.await.map_err(|failure| match failure {
-            Failure::Ours(error) => convert::error(&error),
-            Failure::Rmcp(error) => error,
-        })
+        run.await.map_err(Failure::into_rmcp)
     }
 }
 
 /// rmcp's answer to a method nobody serves.
 fn method_not_found(method: &str) -> ErrorData {
     ErrorData::new(ErrorCode::METHOD_NOT_FOUND, method.to_owned(), None)
-}
-
-/// An error on the way: ours or already rmcp's.
-enum Failure {
-    Ours(McpError),
-    Rmcp(ErrorData),
-}
-
-impl From<McpError> for Failure {
-    fn from(error: McpError) -> Self {
-        Failure::Ours(error)
-    }
 }

@@ -46,6 +46,26 @@ impl Work {
         }
     }
 
+    /// The work of a task-creating `tools/call` of `tool`: its arguments, the answers the
+    /// planner passed on (`CallPlan::CreateTask`), and from its validated `_meta` the declared
+    /// client capabilities and the W3C `traceparent`; owned by `scope`.
+    pub fn for_call(
+        scope: Scope,
+        tool: impl Into<String>,
+        arguments: JsonObject,
+        answers: Option<JsonObject>,
+        meta: tasks_core::RequestMeta,
+    ) -> Self {
+        Work {
+            tool: tool.into(),
+            arguments,
+            input_responses: answers,
+            client_capabilities: meta.client_capabilities,
+            scope,
+            trace_parent: meta.trace_parent.map(|t| t.as_str().to_owned()),
+        }
+    }
+
     /// The size of the serialized descriptor in bytes (what the input limit measures).
     pub fn encoded_len(&self) -> usize {
         encoded_len(self)

@@ -74,14 +74,9 @@ impl Settings {
     /// The secret file in effect: `--secret-file`, else `PATH.secret` beside a SQLite
     /// database, else none.
     pub fn secret_path(&self) -> Option<PathBuf> {
-        self.secret_file.clone().or_else(|| match &self.store {
-            StoreSpec::Sqlite(path) => {
-                let mut name = path.as_os_str().to_owned();
-                name.push(".secret");
-                Some(PathBuf::from(name))
-            }
-            StoreSpec::Memory | StoreSpec::Postgres(_) => None,
-        })
+        self.secret_file
+            .clone()
+            .or_else(|| self.store.default_secret_path())
     }
 
     /// The runtime configuration of these settings, announcing tool-list changes on

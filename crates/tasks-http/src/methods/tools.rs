@@ -53,14 +53,7 @@ pub(crate) async fn call(
             Ok(McpResponse::result(&id, &d.with_server_meta(result)))
         }
         CallPlan::CreateTask { answers, task_id } => {
-            let work = Work {
-                tool: tool.name().to_owned(),
-                arguments,
-                input_responses: answers,
-                client_capabilities: meta.client_capabilities,
-                scope: scope.clone(),
-                trace_parent: meta.trace_parent.map(|t| t.as_str().to_owned()),
-            };
+            let work = Work::for_call(scope.clone(), tool.name(), arguments, answers, meta);
             let task = d.runtime.create_task_with_tool(tool, work, task_id).await?;
             let view = projection::creation(&task).with_result_meta(&d.server_meta);
             Ok(McpResponse::result(&id, &view))

@@ -13,9 +13,9 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 use tasks_core::call::{into_arguments, parse_call, plan_call, CallContext, CallPlan};
 use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest, SyncResponse};
-use tasks_core::mrtr::{self, NONCE_BYTES};
+use tasks_core::mrtr::NONCE_BYTES;
 use tasks_core::negotiation::TaskPolicy;
-use tasks_core::{projection, McpError, Method};
+use tasks_core::{projection, McpError};
 use tasks_runtime::{run_sync, Notifier, SyncCall, Tool, Work};
 
 use crate::bridge::TasksBridge;
@@ -117,22 +117,17 @@ impl TasksBridge {
                     .with_input_responses(answers.clone())
                     .with_client_capabilities(meta.client_capabilities.clone())
                     .with_cancel(cx.ct.child_token());
-                let request = SyncRequest {
-                    id: Value::Null,
-                    method: Method::ToolsCall,
-                    name: tool.name().to_owned(),
+                let request = SyncRequest::tools_call(
+                    Value::Null,
+                    tool.name(),
                     arguments,
-                    scope: scope.as_str().to_owned(),
-                    progress_token: meta.progress_token.clone(),
-                    log_level: meta.log_level,
-                    previous_round: previous.map(|state| state.round),
+                    scope.as_str(),
+                    &meta,
+                    previous.as_ref(),
                     answers,
-                };
-                let issuer = StateIssuer {
-                    key: inner.state_key.clone(),
-                    lifetime_ms: mrtr::state_lifetime_ms(inner.runtime.config().ttl_ms),
-                    now,
-                };
+                );
+                let issuer =
+                    StateIssuer::new(inner.state_key.clone(), inner.runtime.config().ttl_ms, now);
                 let exchange = SyncExchange::new(request, issuer, inner.server_meta.clone());
                 let response = self.run_sync(tool, sync, exchange, cx).await;
                 sync_response(&response)

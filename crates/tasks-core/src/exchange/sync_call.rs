@@ -124,6 +124,33 @@ pub struct SyncRequest {
     pub answers: Option<JsonObject>,
 }
 
+impl SyncRequest {
+    /// The request of a synchronous `tools/call` of tool `name` with `arguments` by `scope`:
+    /// the notifications its `meta` opts into, the round of the verified state it answers
+    /// (`previous`, from [`crate::call::CallPlan::RunSync`]) and the answers so far.
+    pub fn tools_call(
+        id: Value,
+        name: &str,
+        arguments: JsonObject,
+        scope: &str,
+        meta: &crate::negotiation::RequestMeta,
+        previous: Option<&RequestState>,
+        answers: Option<JsonObject>,
+    ) -> Self {
+        SyncRequest {
+            id,
+            method: Method::ToolsCall,
+            name: name.to_owned(),
+            arguments,
+            scope: scope.to_owned(),
+            progress_token: meta.progress_token.clone(),
+            log_level: meta.log_level,
+            previous_round: previous.map(|state| state.round),
+            answers,
+        }
+    }
+}
+
 /// What issuing a `requestState` needs: the key, how long the state lives, and the time now.
 #[derive(Debug, Clone)]
 pub struct StateIssuer {
@@ -134,6 +161,19 @@ pub struct StateIssuer {
     pub lifetime_ms: u64,
     /// The time the state is issued at (its expiry is `now + lifetime_ms`).
     pub now: Timestamp,
+}
+
+impl StateIssuer {
+    /// An issuer with `key` at `now`, whose states live as long as
+    /// [`crate::mrtr::state_lifetime_ms`] gives for tasks kept `task_ttl_ms` (`None`:
+    /// unlimited).
+    pub fn new(key: StateKey, task_ttl_ms: Option<u64>, now: Timestamp) -> Self {
+        StateIssuer {
+            key,
+            lifetime_ms: crate::mrtr::state_lifetime_ms(task_ttl_ms),
+            now,
+        }
+    }
 }
 
 /// The response that ends a [`SyncExchange`].

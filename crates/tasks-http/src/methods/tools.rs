@@ -13,10 +13,9 @@ use http::HeaderMap;
 use serde_json::Value;
 use std::sync::Arc;
 use tasks_core::call::CallPlan;
-use tasks_core::mrtr;
 
 use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest};
-use tasks_core::{projection, JsonObject, McpError, Method, RequestMeta, Timestamp};
+use tasks_core::{projection, JsonObject, McpError, RequestMeta, Timestamp};
 
 use tasks_runtime::{Scope, SyncCall, Tool, Work};
 
@@ -59,25 +58,18 @@ pub(crate) async fn call(
             Ok(McpResponse::result(&id, &view))
         }
         CallPlan::RunSync { answers, previous } => {
-            let sync = SyncCall::new(arguments.clone())
-                .with_input_responses(answers.clone())
-                .with_client_capabilities(meta.client_capabilities);
-            let request = SyncRequest {
+            let sync = SyncCall::new(arguments.clone()).with_input_responses(answers.clone());
+            let request = SyncRequest::tools_call(
                 id,
-                method: Method::ToolsCall,
-                name: tool.name().to_owned(),
+                tool.name(),
                 arguments,
-                scope: scope.as_str().to_owned(),
-                progress_token: meta.progress_token,
-                log_level: meta.log_level,
-                previous_round: previous.map(|state| state.round),
+                scope.as_str(),
+                &meta,
+                previous.as_ref(),
                 answers,
-            };
-            let issuer = StateIssuer {
-                key: d.state_key.clone(),
-                lifetime_ms: mrtr::state_lifetime_ms(d.runtime.config().ttl_ms),
-                now,
-            };
+            );
+            let sync = sync.with_client_capabilities(meta.client_capabilities);
+            let issuer = StateIssuer::new(d.state_key.clone(), d.runtime.config().ttl_ms, now);
             let exchange = SyncExchange::new(request, issuer, d.server_meta.clone());
             let entropy = d.runtime.entropy().clone();
             Ok(sync_call::run(tool, sync, headers, exchange, entropy).await)

@@ -61,6 +61,9 @@ pub(crate) struct Inner {
     /// Whether the store accepted the node's last lease renewal (a write): what
     /// [`crate::TaskRuntime::store_writable`] reports.
     pub(crate) store_writable: std::sync::atomic::AtomicBool,
+    /// Whether this node runs leases (set by [`crate::recovery`] once it starts): then every
+    /// create requires the owner's lease to be live ([`crate::store::CreateLimits`]).
+    pub(crate) leased: std::sync::atomic::AtomicBool,
     /// When the store's tasks were last counted for the metrics.
     pub(crate) last_count: tokio::sync::Mutex<Option<tokio::time::Instant>>,
     /// Held by every claim pass and adoption, one at a time ([`crate::recovery`]); `true`
@@ -142,7 +145,7 @@ pub(crate) const STORE_FAILURE: &str = "Task store failure";
 pub(crate) fn store_error(error: StoreError) -> McpError {
     match error {
         StoreError::Capacity(limit) => McpError::CapacityExhausted(limit),
-        StoreError::Unavailable(_) | StoreError::Interrupted(_) => {
+        StoreError::Unavailable(_) | StoreError::Interrupted(_) | StoreError::LeaseLost => {
             tracing::warn!(%error, "task store unavailable");
             McpError::StoreUnavailable
         }

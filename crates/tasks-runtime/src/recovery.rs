@@ -64,7 +64,11 @@ pub(crate) async fn start(inner: &Arc<Inner>) -> Result<usize, McpError> {
     claim_pass(inner).await
 }
 
+/// Registers this node. From the first call on, every create requires the owner's lease
+/// ([`crate::store::CreateLimits::lease_required`]): a node whose lease ran out, or whose new
+/// id after a fence is not registered yet, stores no task that another node would take over.
 async fn register(inner: &Inner) -> Result<(), McpError> {
+    inner.leased.store(true, Ordering::SeqCst);
     let now = inner.clock.now();
     inner
         .store

@@ -95,6 +95,7 @@ impl TaskRuntime {
                 node: RwLock::new(node),
                 metrics,
                 store_writable: std::sync::atomic::AtomicBool::new(true),
+                leased: std::sync::atomic::AtomicBool::new(false),
                 last_count: tokio::sync::Mutex::new(None),
                 claims: tokio::sync::Mutex::new(false),
             }),
@@ -316,7 +317,10 @@ impl TaskRuntime {
     /// * -32603 `Task capacity exhausted` with `data.limit` `max_jobs`, `max_tasks` or
     ///   `max_active_tasks_per_scope`. Nothing is stored on any refusal.
     /// * -32603 `Task store unavailable: nothing was stored or changed` (HTTP 503,
-    ///   [`McpError::StoreUnavailable`]) when the store could not be reached;
+    ///   [`McpError::StoreUnavailable`]) when the store could not be reached, or when this
+    ///   node runs leases and holds none live (it lost its lease while its store stalled or
+    ///   its process was paused, and has not registered again yet): another node would take
+    ///   such a task over at once and fail it as interrupted;
     /// * -32603 `Task store unavailable: whether the request took effect is unknown` (HTTP 503,
     ///   [`McpError::StoreOutcomeUnknown`]) when the store did not answer the creation within
     ///   [`Limits::store_deadline`](crate::Limits::store_deadline) or lost its connection
@@ -464,6 +468,7 @@ impl TaskRuntime {
         let create_limits = CreateLimits {
             max_tasks: limits.max_tasks,
             max_active_per_scope: limits.max_active_per_scope,
+            lease_required: inner.leased.load(std::sync::atomic::Ordering::SeqCst),
         };
         // Storing the task and starting its worker must not be split by the caller going away
         // (a client that disconnects drops the request's future): a task stored but never

@@ -739,3 +739,45 @@ async fn asking_for_input_waits_out_a_failing_store() {
         "the failures happened"
     );
 }
+
+/// A node whose lease ran out (a stalled store, a paused process) acknowledges no creation:
+/// another node would take such a task over at once and fail it as interrupted, though no
+/// server stopped. The create is refused as retryable (503, nothing stored) until the node
+/// holds a lease again; then its tasks are its own, and nobody takes them over.
+#[tokio::test(start_paused = true)]
+async fn a_node_whose_lease_ran_out_stores_no_task_until_it_registers_again() {
+    let cluster = Cluster::new();
+    let probe = Probe::new();
+    let a = cluster.node(vec![wait_tool(probe.clone())]);
+    a.recover().await.unwrap();
+    // A renews nothing (no liveness loop): its lease runs out, and B's claim forgets it.
+    past_the_lease().await;
+    let b = cluster.node(vec![wait_tool(probe.clone())]);
+    assert_eq!(b.recover().await.unwrap(), 0);
+
+    let refused = a.create_task(work("wait")).await;
+    assert_eq!(
+        refused.map(|task| task.status()),
+        Err(tasks_core::McpError::StoreUnavailable),
+        "refused as retryable, nothing stored"
+    );
+    assert_eq!(cluster.store.task_count().await.unwrap(), 0);
+    assert_eq!(probe.started(), 0, "no worker started");
+
+    // A's liveness loop registers it again.
+    let liveness = a.spawn_liveness();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let scope = Scope::shared();
+    let id = a.create_task(work("wait")).await.unwrap().id().clone();
+    yield_until("A's worker started", || probe.started() == 1).await;
+    assert_eq!(
+        b.recover().await.unwrap(),
+        0,
+        "B takes nothing of a live node"
+    );
+    assert_eq!(
+        a.get(&scope, &id).await.unwrap().status(),
+        TaskStatus::Working
+    );
+    liveness.abort();
+}

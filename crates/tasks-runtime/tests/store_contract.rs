@@ -280,7 +280,25 @@ impl Store for LeaseModel {
         limits: CreateLimits,
         owner: &NodeId,
     ) -> Result<Created, StoreError> {
-        let created = self.inner.create(task, work.clone(), limits, owner).await?;
+        // The owner's lease is the model's to check (the inner store knows no nodes).
+        let created_at = task.task().created_at();
+        if limits.lease_required
+            && self
+                .leases()
+                .nodes
+                .get(owner)
+                .is_none_or(|expires| *expires <= created_at)
+        {
+            return Err(StoreError::LeaseLost);
+        }
+        let unchecked = CreateLimits {
+            lease_required: false,
+            ..limits
+        };
+        let created = self
+            .inner
+            .create(task, work.clone(), unchecked, owner)
+            .await?;
         self.leases().tasks.insert(
             created.snapshot.task.id().clone(),
             (work.scope.clone(), created.lease, work),

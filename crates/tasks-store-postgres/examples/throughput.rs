@@ -139,6 +139,7 @@ async fn run(store: &Arc<PostgresStore>, args: &Args) -> Result<(), Box<dyn std:
     let limits = CreateLimits {
         max_tasks: usize::MAX / 2,
         max_active_per_scope: usize::MAX / 2,
+        lease_required: false,
     };
     let (creates, scopes) = (args.creates, args.scopes);
     let scope_of = move |i: usize| Scope::new(format!("scope-{}", i % scopes));

@@ -1,6 +1,7 @@
 //! Creating a task: checked here, then stored with the creates queued beside it, one
 //! `create_tasks` call per batch (see [`crate::batch`]). The refusal is answered in the
-//! in-memory store's order (`max_tasks` first, then the per-scope bound, then a taken id).
+//! in-memory store's order (the owner's lease first, then `max_tasks`, then the per-scope
+//! bound, then a taken id).
 
 use std::sync::Arc;
 
@@ -27,16 +28,19 @@ pub(crate) struct Item {
     owner: NodeId,
     max_tasks: i64,
     max_active: i64,
+    lease_required: bool,
     reply: oneshot::Sender<Result<Verdict, StoreError>>,
 }
 
-/// What became of one create whose batch committed: `create_tasks`'s code (migration 0003).
+/// What became of one create whose batch committed: `create_tasks`'s code (migrations 0003
+/// and 0005).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Verdict {
     Stored,
     MaxTasks,
     MaxActive,
     Taken,
+    NoLease,
 }
 
 impl Verdict {
@@ -46,6 +50,7 @@ impl Verdict {
             1 => Verdict::MaxTasks,
             2 => Verdict::MaxActive,
             3 => Verdict::Taken,
+            4 => Verdict::NoLease,
             _ => return None,
         })
     }
@@ -77,6 +82,7 @@ pub(crate) async fn create(
         owner: *owner,
         max_tasks: big(limits.max_tasks),
         max_active: big(limits.max_active_per_scope),
+        lease_required: limits.lease_required,
         reply,
     };
     if let Err(item) = db.creates.submit(item) {
@@ -89,6 +95,7 @@ pub(crate) async fn create(
             return Err(StoreError::Capacity(CapacityLimit::MaxActiveTasksPerScope))
         }
         Verdict::Taken => return Err(StoreError::Duplicate),
+        Verdict::NoLease => return Err(StoreError::LeaseLost),
     }
     Ok(Created {
         snapshot: Snapshot { task, scope },
@@ -165,7 +172,8 @@ async fn store(pool: &Pool, sql: &Sql, batch: &[Item]) -> Result<Vec<Verdict>, (
         .collect();
     let max_tasks: Vec<i64> = batch.iter().map(|i| i.max_tasks).collect();
     let max_active: Vec<i64> = batch.iter().map(|i| i.max_active).collect();
-    let params: [&(dyn ToSql + Sync); 11] = [
+    let leased: Vec<bool> = batch.iter().map(|i| i.lease_required).collect();
+    let params: [&(dyn ToSql + Sync); 12] = [
         &ids,
         &scopes,
         &revisions,
@@ -177,6 +185,7 @@ async fn store(pool: &Pool, sql: &Sql, batch: &[Item]) -> Result<Vec<Verdict>, (
         &owners,
         &max_tasks,
         &max_active,
+        &leased,
     ];
     // Pipelined: the batch commits without waiting for the WAL flush (its counter rows are
     // free at once), and the flush statement, run right after it, returns once that commit is

@@ -282,7 +282,9 @@
 //!   since timestamptz)` (schema version 2): counter changes not yet settled, one row per
 //!   create or terminal transition in flight, and none in the steady state (autovacuum after
 //!   every 1000 dead rows).
-//! * `schema_version(singleton, version)`: the schema version (currently 4: version 4 adds the `tasks_scope_id` index that `list` reads). Migrations are
+//! * `schema_version(singleton, version)`: the schema version (currently 5: version 4 adds the
+//!   `tasks_scope_id` index that `list` reads; version 5 a `create_tasks` that refuses a create
+//!   whose owner holds no live lease, `CreateLimits::lease_required`). Migrations are
 //!   embedded and run at [`PostgresStore::connect`] in one transaction under
 //!   `pg_advisory_xact_lock` (keyed on the schema name), so nodes starting together do not
 //!   race; then the tables' columns are checked. A schema of a newer version is refused

@@ -13,6 +13,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0002_pending_counts.sql"),
     include_str!("../migrations/0003_batches.sql"),
     include_str!("../migrations/0004_list_index.sql"),
+    include_str!("../migrations/0005_create_leased.sql"),
 ];
 
 /// The newest schema version this build knows.

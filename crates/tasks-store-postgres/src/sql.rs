@@ -26,9 +26,10 @@ macro_rules! active {
 /// Every statement of the store, for one schema.
 #[derive(Debug)]
 pub(crate) struct Sql {
-    /// Stores a batch of creates: `create_tasks` (migration 0003) with one array per column
-    /// (`$1` ids, `$2` scopes, `$3` revisions, `$4` statuses, `$5` created, `$6` expiries,
-    /// `$7` tasks, `$8` works, `$9` owners, `$10` max_tasks, `$11` max_active_per_scope);
+    /// Stores a batch of creates: `create_tasks` (migrations 0003 and 0005) with one array per
+    /// column (`$1` ids, `$2` scopes, `$3` revisions, `$4` statuses, `$5` created, `$6`
+    /// expiries, `$7` tasks, `$8` works, `$9` owners, `$10` max_tasks, `$11`
+    /// max_active_per_scope, `$12` whether the owner's lease is required);
     /// answers a `smallint[]` of outcome codes, one per create, in order. Commits without
     /// waiting for the WAL flush, so that the counter rows it locks are released at once;
     /// [`Sql::flush`], sent right after it, waits for that flush.
@@ -95,7 +96,7 @@ impl Sql {
             create: format!(
                 "SELECT {s}.create_tasks($1::text[], $2::text[], $3::bigint[], $4::text[], \
                  $5::bigint[], $6::bigint[], $7::text[]::json[], $8::text[]::json[], $9::bytea[], \
-                 $10::bigint[], $11::bigint[]), \
+                 $10::bigint[], $11::bigint[], $12::boolean[]), \
                  set_config('synchronous_commit', 'off', true)"
             ),
             flush: "SELECT pg_current_xact_id()".to_owned(),

@@ -181,3 +181,56 @@ fn a_store_outlives_the_runtime_that_connected_it() {
     drop(runtime);
     drop((db, schema));
 }
+
+/// Creates of a live owner and of an owner without a lease, made at once so that they share
+/// batches: each is answered by its own owner's lease (`create_tasks` of schema version 5
+/// hands the rows that pass to the version 3 function and merges the codes back in order),
+/// and the counters count exactly the stored ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creates_of_live_and_dead_owners_in_one_batch_each_get_their_own_answer() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let store = std::sync::Arc::new(db.store().await);
+    store
+        .register_node(&NODE_B, T0, 3_600_000)
+        .await
+        .expect("register B");
+    let leased = tasks_runtime::store::CreateLimits {
+        lease_required: true,
+        ..ROOMY
+    };
+    let scope = Scope::new("alice");
+    let calls: Vec<_> = (0..40)
+        .map(|i| {
+            let (store, scope) = (store.clone(), scope.clone());
+            let owner = if i % 3 == 0 { NODE_A } else { NODE_B };
+            tokio::spawn(async move {
+                let name = format!("t{i}");
+                let outcome = store
+                    .create(
+                        new_task(&name, None),
+                        work(&scope, &name).into(),
+                        leased,
+                        &owner,
+                    )
+                    .await;
+                (i, outcome.map(|created| created.lease.node))
+            })
+        })
+        .collect();
+    let mut stored = 0;
+    for call in calls {
+        let (i, outcome) = call.await.expect("a create");
+        if i % 3 == 0 {
+            assert_eq!(outcome, Err(tasks_runtime::StoreError::LeaseLost), "t{i}");
+            let found = store.get(&scope, &id(&format!("t{i}")), T0).await;
+            assert!(found.expect("get").is_none(), "t{i} was refused");
+        } else {
+            assert_eq!(outcome, Ok(NODE_B), "t{i}");
+            stored += 1;
+        }
+    }
+    assert_eq!(stored, 26);
+    assert_eq!(store.task_count().await.expect("count"), 26);
+}

@@ -113,6 +113,7 @@ fn limits(max_tasks: usize, max_active_per_scope: usize) -> CreateLimits {
     CreateLimits {
         max_tasks,
         max_active_per_scope,
+        lease_required: false,
     }
 }
 

@@ -86,7 +86,7 @@ async fn a_newer_schema_is_refused_and_left_unchanged() {
         Err(ConnectError::NewerSchema {
             schema: ref named,
             found: 99,
-            supported: 4,
+            supported: 5,
         }) if *named == schema => {}
         other => panic!("expected NewerSchema, got {other:?}"),
     }
@@ -196,12 +196,16 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
         .expect("create");
     drop(store);
     // What version 1 was: the same tables without `pending_counts` (version 2), without
-    // the batch function (version 3) and without the listing index (version 4).
+    // the batch function (version 3), without the listing index (version 4) and without the
+    // batch function that checks the owner's lease (version 5).
     let admin = db.admin().await;
     admin
         .batch_execute(&format!(
             "DROP TABLE \"{schema}\".pending_counts; \
-             DROP FUNCTION \"{schema}\".create_tasks; \
+             DROP FUNCTION \"{schema}\".create_tasks(text[], text[], bigint[], text[], \
+               bigint[], bigint[], json[], json[], bytea[], bigint[], bigint[], boolean[]); \
+             DROP FUNCTION \"{schema}\".create_tasks(text[], text[], bigint[], text[], \
+               bigint[], bigint[], json[], json[], bytea[], bigint[], bigint[]); \
              DROP INDEX \"{schema}\".tasks_scope_id; \
              UPDATE \"{schema}\".schema_version SET version = 1"
         ))
@@ -217,11 +221,12 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
         .await
         .expect("version")
         .get(0);
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
     assert_eq!(store.task_count().await.expect("count"), 1);
     let tight = tasks_runtime::store::CreateLimits {
         max_tasks: 2,
         max_active_per_scope: 2,
+        lease_required: false,
     };
     store
         .create(
@@ -246,6 +251,23 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
             tasks_core::CapacityLimit::MaxTasks
         )),
         "the old task still counts"
+    );
+    let leased = tasks_runtime::store::CreateLimits {
+        lease_required: true,
+        ..tight
+    };
+    assert_eq!(
+        store
+            .create(
+                new_task("unleased", None),
+                work(&scope, "unleased").into(),
+                leased,
+                &NODE_A
+            )
+            .await
+            .map(drop),
+        Err(tasks_runtime::StoreError::LeaseLost),
+        "version 5 checks the owner's lease, before the capacity"
     );
     let row = admin
         .query_one(

@@ -44,6 +44,7 @@ async fn measure(dir: &std::path::Path, synchronous: Synchronous, seconds: u64) 
     let limits = CreateLimits {
         max_tasks: usize::MAX,
         max_active_per_scope: usize::MAX,
+        lease_required: false,
     };
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicUsize::new(0));

@@ -140,6 +140,15 @@ pub(crate) fn execute(
 
 fn create(conn: &Connection, counters: &mut Counters, new: NewTask) -> Result<Outcome, Failure> {
     let scope = &new.work.scope;
+    if new.limits.lease_required {
+        let live: bool = conn.prepare_cached(sql::NODE_LIVE)?.query_row(
+            params![sql::node(&new.owner), sql::ms(new.task.created_at())],
+            |row| row.get(0),
+        )?;
+        if !live {
+            return Ok(Outcome::refused(Err(StoreError::LeaseLost)));
+        }
+    }
     if let Err(limit) = counters.check(scope.as_str(), new.limits) {
         return Ok(Outcome::refused(Err(StoreError::Capacity(limit))));
     }

@@ -58,6 +58,10 @@ ON CONFLICT (node_id) DO UPDATE SET lease_expires_at_ms = excluded.lease_expires
 pub(crate) const RENEW_NODE: &str = "\
 UPDATE nodes SET lease_expires_at_ms = ?2 WHERE node_id = ?1 AND lease_expires_at_ms > ?3";
 
+/// Whether node `?1` holds a lease live at `?2` (a create that requires its owner's lease).
+pub(crate) const NODE_LIVE: &str =
+    "SELECT EXISTS (SELECT 1 FROM nodes WHERE node_id = ?1 AND lease_expires_at_ms > ?2)";
+
 /// Removes one node.
 pub(crate) const DELETE_NODE: &str = "DELETE FROM nodes WHERE node_id = ?1";
 

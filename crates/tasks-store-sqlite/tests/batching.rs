@@ -113,6 +113,7 @@ async fn a_failed_commit_fails_its_whole_batch_and_changes_nothing() {
     let limits = CreateLimits {
         max_tasks: 21,
         max_active_per_scope: 21,
+        lease_required: false,
     };
 
     let pause = store.pause();

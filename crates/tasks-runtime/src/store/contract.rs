@@ -50,6 +50,7 @@ pub const TTL_MS: u64 = 60_000;
 pub const ROOMY: CreateLimits = CreateLimits {
     max_tasks: 1_000,
     max_active_per_scope: 1_000,
+    lease_required: false,
 };
 
 /// The node that creates the checks' tasks.
@@ -94,6 +95,7 @@ where
     concurrent_creates_respect_max_tasks(Arc::new(make().await)).await;
     concurrent_reapers_keep_the_counts_exact(Arc::new(make().await)).await;
     create_grants_the_creator_generation_one(&make().await).await;
+    a_create_requiring_the_lease_needs_a_live_owner(&make().await).await;
     heartbeat_extends_a_live_lease_and_never_revives_an_expired_one(&make().await).await;
     claim_takes_exactly_the_orphans(&make().await).await;
     a_stale_lease_is_fenced_and_changes_nothing(&make().await).await;
@@ -657,6 +659,7 @@ pub async fn max_tasks_refuses_and_stores_nothing<S: Store>(store: &S) {
     let limits = CreateLimits {
         max_tasks: 2,
         max_active_per_scope: 100,
+        lease_required: false,
     };
     for (name, scope) in [("t1", alice()), ("t2", bob())] {
         create_in(
@@ -702,6 +705,7 @@ pub async fn max_active_per_scope_refuses_and_stores_nothing<S: Store>(store: &S
     let limits = CreateLimits {
         max_tasks: 100,
         max_active_per_scope: 2,
+        lease_required: false,
     };
     for name in ["a1", "a2"] {
         create_in(
@@ -743,6 +747,7 @@ pub async fn terminal_tasks_do_not_count_as_active<S: Store>(store: &S) {
     let limits = CreateLimits {
         max_tasks: 100,
         max_active_per_scope: 1,
+        lease_required: false,
     };
     let first = create_in(
         store,
@@ -809,6 +814,7 @@ pub async fn reaping_frees_capacity<S: Store>(store: &S) {
     let limits = CreateLimits {
         max_tasks: 1,
         max_active_per_scope: 1,
+        lease_required: false,
     };
     create_in(
         store,
@@ -879,6 +885,7 @@ pub async fn duplicate_id_is_refused_and_changes_nothing<S: Store>(store: &S) {
     let limits = CreateLimits {
         max_tasks: 2,
         max_active_per_scope: 2,
+        lease_required: false,
     };
     create_in(
         store,
@@ -944,6 +951,7 @@ pub async fn concurrent_creates_respect_max_tasks<S: Store>(store: Arc<S>) {
     let limits = CreateLimits {
         max_tasks: MAX_TASKS,
         max_active_per_scope: ATTEMPTS,
+        lease_required: false,
     };
     let mut set = tokio::task::JoinSet::new();
     for i in 0..ATTEMPTS {
@@ -1103,6 +1111,7 @@ pub async fn concurrent_reapers_keep_the_counts_exact<S: Store>(store: Arc<S>) {
     let limits = CreateLimits {
         max_tasks: 100,
         max_active_per_scope: 6,
+        lease_required: false,
     };
     create_in(
         &*store,
@@ -1173,6 +1182,80 @@ async fn worker_write<S: Store + ?Sized>(
         .transition(Authority::Worker(lease), update, now)
         .await
         .expect("transition must not fail")
+}
+
+/// A create with [`CreateLimits::lease_required`] is refused with [`StoreError::LeaseLost`],
+/// before any capacity bound, when its owner never registered or its lease ended by the task's
+/// creation time; nothing is stored and no capacity is used. A live owner creates as before, and
+/// without the requirement nobody's lease is looked at.
+pub async fn a_create_requiring_the_lease_needs_a_live_owner<S: Store>(store: &S) {
+    let leased = CreateLimits {
+        lease_required: true,
+        ..ROOMY
+    };
+    let create = |name: &'static str, limits: CreateLimits, node: NodeId| async move {
+        store
+            .create(
+                new_task(name, Some(TTL_MS)),
+                work(&alice(), name).into(),
+                limits,
+                &node,
+            )
+            .await
+            .map(|created| created.lease)
+    };
+    assert_eq!(
+        create("never-registered", leased, NODE_A).await,
+        Err(StoreError::LeaseLost),
+        "an owner that never registered"
+    );
+    // NODE_A's lease ends exactly at T0, the tasks' creation time.
+    register(
+        store,
+        &NODE_A,
+        Timestamp::from_unix_millis(T0.unix_millis() - LEASE_MS),
+        LEASE_MS,
+    )
+    .await;
+    let full = CreateLimits {
+        max_tasks: 0,
+        ..leased
+    };
+    assert_eq!(
+        create("expired", full, NODE_A).await,
+        Err(StoreError::LeaseLost),
+        "an owner whose lease ended, refused before max_tasks"
+    );
+    assert_eq!(store.task_count().await.expect("task_count"), 0);
+    for name in ["never-registered", "expired"] {
+        assert!(
+            store
+                .get(&alice(), &id(name), T0)
+                .await
+                .expect("get")
+                .is_none(),
+            "a refused create stores nothing ({name})"
+        );
+    }
+    register(store, &NODE_B, T0, LEASE_MS).await;
+    let one = CreateLimits {
+        max_tasks: 1,
+        ..leased
+    };
+    assert_eq!(
+        create("live", one, NODE_B).await,
+        Ok(Lease {
+            node: NODE_B,
+            generation: 1,
+            attempt: 1,
+        }),
+        "a live owner creates, and the refusals used no capacity"
+    );
+    assert!(
+        create("unchecked", ROOMY, NODE_A).await.is_ok(),
+        "without the requirement, an expired owner still creates"
+    );
+    assert_eq!(store.task_count().await.expect("task_count"), 2);
 }
 
 /// `create` gives the creating node the task's first lease: generation 1, attempt 1, and a

@@ -141,13 +141,20 @@ pub enum Change {
     Resync,
 }
 
-/// Capacity bounds checked atomically by [`Store::create`].
+/// Capacity bounds, and the owner's lease, checked atomically by [`Store::create`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CreateLimits {
     /// Tasks stored at once.
     pub max_tasks: usize,
     /// Non-terminal tasks per scope.
     pub max_active_per_scope: usize,
+    /// Whether the owner must hold a lease ([`Store::register_node`]) live at the task's
+    /// creation time (`createdAt`), checked in the same atomic step as the insert. A runtime
+    /// that runs leases ([`crate::TaskRuntime::recover`], [`crate::TaskRuntime::spawn_liveness`])
+    /// sets it: a node whose lease ran out (a stalled store, a paused process) must not store
+    /// tasks under it, since other nodes take over such tasks at once and fail or re-run them.
+    /// Without leases (one process, nothing registered) it is `false`.
+    pub lease_required: bool,
 }
 
 /// Why a store call failed.
@@ -175,15 +182,23 @@ pub enum StoreError {
     /// effect is unknown` (HTTP 503). The text is for logs only.
     #[error("store call interrupted: {0}")]
     Interrupted(String),
+    /// A create with [`CreateLimits::lease_required`] named an owner that holds no lease live
+    /// at the task's creation time: its lease ran out (or it never registered), and other
+    /// nodes may be taking over its tasks. Nothing was stored. A client is answered -32603
+    /// `Task store unavailable: nothing was stored or changed` (HTTP 503); the same request
+    /// succeeds once the node has registered again.
+    #[error("the owner holds no live lease")]
+    LeaseLost,
 }
 
 impl StoreError {
     /// Whether the store is briefly unavailable ([`StoreError::Unavailable`],
-    /// [`StoreError::Interrupted`]) rather than failing or answering.
+    /// [`StoreError::Interrupted`]), or the node briefly without a lease
+    /// ([`StoreError::LeaseLost`]), rather than failing or answering.
     pub fn is_transient(&self) -> bool {
         matches!(
             self,
-            StoreError::Unavailable(_) | StoreError::Interrupted(_)
+            StoreError::Unavailable(_) | StoreError::Interrupted(_) | StoreError::LeaseLost
         )
     }
 }
@@ -258,8 +273,10 @@ pub trait Store: Send + Sync + 'static {
     /// arguments on their way to the store).
     ///
     /// # Errors
-    /// [`StoreError::Capacity`] when a bound of `limits` is reached, [`StoreError::Duplicate`]
-    /// for a taken id; nothing is stored in either case.
+    /// In this order: [`StoreError::LeaseLost`] when `limits` requires the owner's lease and
+    /// `owner` holds none live at the task's creation time; [`StoreError::Capacity`] when a
+    /// bound of `limits` is reached; [`StoreError::Duplicate`] for a taken id. Nothing is
+    /// stored in any of these cases.
     async fn create(
         &self,
         task: NewTask,

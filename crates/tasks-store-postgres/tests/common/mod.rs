@@ -22,6 +22,7 @@ pub(crate) const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 pub(crate) const ROOMY: CreateLimits = CreateLimits {
     max_tasks: 100_000,
     max_active_per_scope: 100_000,
+    lease_required: false,
 };
 
 /// `DATABASE_URL`, or [`DEFAULT_URL`].

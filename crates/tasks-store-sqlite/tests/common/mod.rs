@@ -14,6 +14,7 @@ use tasks_runtime::store::CreateLimits;
 pub(crate) const ROOMY: CreateLimits = CreateLimits {
     max_tasks: 100_000,
     max_active_per_scope: 100_000,
+    lease_required: false,
 };
 
 pub(crate) fn ask(task: &Task, key: &str, now: Timestamp) -> TaskUpdate {

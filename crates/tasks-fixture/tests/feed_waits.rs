@@ -117,6 +117,7 @@ async fn a_tasks_result_on_another_node_ends_after_its_feed_connection_is_termin
             client_capabilities: Default::default(),
             scope: Scope::shared(),
             trace_parent: None,
+            sealed_principal: None,
         })
         .await
         .expect("A creates the task");

@@ -17,6 +17,7 @@ fn work() -> Work {
         client_capabilities: Default::default(),
         scope: Scope::shared(),
         trace_parent: None,
+        sealed_principal: None,
     }
 }
 

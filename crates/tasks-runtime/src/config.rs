@@ -227,6 +227,13 @@ pub struct RuntimeConfig {
     /// makes it [`Monotonic`](crate::Monotonic) from the store's
     /// [`Store::time_floor`](crate::Store::time_floor).
     pub clock: Option<crate::clock::SharedClock>,
+    /// The key that seals each task's caller into its stored work
+    /// ([`TaskRuntime::seal_principal`](crate::TaskRuntime::seal_principal)). `None` (the
+    /// default): a key drawn at random when the runtime is made, so a task re-run by another
+    /// process (after a restart, on another node) sees no principal. Servers with a durable
+    /// store derive it from their secret ([`crate::PrincipalKey::from_secret`]); the HTTP server
+    /// builder's `secret` does so.
+    pub principal_key: Option<crate::seal::PrincipalKey>,
 }
 
 impl Default for RuntimeConfig {
@@ -240,6 +247,7 @@ impl Default for RuntimeConfig {
             wait_recheck: Duration::from_secs(5),
             entropy: crate::entropy::Randomness::default(),
             clock: None,
+            principal_key: None,
         }
     }
 }
@@ -302,6 +310,13 @@ impl RuntimeConfig {
     #[must_use]
     pub fn with_entropy(mut self, entropy: impl crate::entropy::Entropy) -> Self {
         self.entropy = crate::entropy::Randomness::new(entropy);
+        self
+    }
+
+    /// Sets [`RuntimeConfig::principal_key`].
+    #[must_use]
+    pub fn with_principal_key(mut self, key: crate::seal::PrincipalKey) -> Self {
+        self.principal_key = Some(key);
         self
     }
 

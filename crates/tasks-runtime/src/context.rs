@@ -19,6 +19,7 @@ pub use crate::error::ToolError;
 use crate::form::{Elicited, Forms};
 use crate::notify::Notifier;
 use crate::port::TaskPort;
+use crate::scope::Principal;
 use crate::scope::Scope;
 use crate::status::StatusCoalescer;
 use crate::store::Lease;
@@ -209,6 +210,9 @@ pub struct ToolContext {
     /// The form types the tool declared ([`Tool::asks`](crate::Tool::asks)).
     pub(crate) forms: Arc<Forms>,
     pub(crate) state: crate::state::ToolState,
+    /// Who called: the principal of the request that created the task (opened from its work
+    /// at each run) or made the synchronous call.
+    pub(crate) principal: Option<Principal>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -236,6 +240,16 @@ impl ToolContext {
             );
             ToolError::rpc(-32603, "Tool state missing")
         })
+    }
+
+    /// Who called: the principal an authentication layer gave the request that created this
+    /// task (or made this synchronous call), e.g. a user id; `None` for a server without
+    /// authentication (the shared scope). A task keeps it across recovery sealed in its stored
+    /// work ([`crate::seal`]): a re-run under another principal key (a rotated server secret,
+    /// or a server without a stable one) sees `None`, as does a task stored before tasks
+    /// carried their caller.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.principal.as_ref()
     }
 
     /// The tool arguments (`{}` when the request had none).

@@ -64,6 +64,8 @@ pub(crate) struct Inner {
     /// Whether this node runs leases (set by [`crate::recovery`] once it starts): then every
     /// create requires the owner's lease to be live ([`crate::store::CreateLimits`]).
     pub(crate) leased: std::sync::atomic::AtomicBool,
+    /// The key of the callers sealed into work ([`crate::seal`]).
+    pub(crate) principal_key: crate::seal::PrincipalKey,
     /// When the store's tasks were last counted for the metrics.
     pub(crate) last_count: tokio::sync::Mutex<Option<tokio::time::Instant>>,
     /// Held by every claim pass and adoption, one at a time ([`crate::recovery`]); `true`

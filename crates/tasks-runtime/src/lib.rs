@@ -81,7 +81,7 @@
 //! | `registry` ([`Tool`]) | `context`, `form` |
 //! | `context` ([`ToolContext`]) | `port`, `status`, `notify`, `error`, `work`, `scope`, `form` |
 //! | `status` | `port` |
-//! | `port`, `error`, `notify`, `store`, `work`, `scope`, `clock`, `config` (uses `entropy`, `clock`), `events`, `secret`, `entropy`, `form` (typed questions: the forms of [`ToolContext::elicit_as`], the schema generator) | the leaves |
+//! | `port`, `error`, `notify`, `store`, `work`, `scope`, `clock`, `config` (uses `entropy`, `clock`), `events`, `secret`, `seal` (a task's caller, sealed into its work), `entropy`, `form` (typed questions: the forms of [`ToolContext::elicit_as`], the schema generator) | the leaves |
 //!
 //! ## Cargo features
 //!
@@ -119,6 +119,7 @@ pub mod registry;
 pub mod result;
 pub mod runtime;
 pub mod scope;
+pub mod seal;
 mod secret;
 mod state;
 mod status;
@@ -143,6 +144,7 @@ pub use registry::{Recovery, Tool, ToolHandler, ToolPolicy, ToolRegistry};
 pub use result::{error_result, text_result, IntoToolResult, Json};
 pub use runtime::TaskRuntime;
 pub use scope::{Principal, Scope, ScopeKey};
+pub use seal::{PrincipalKey, SealedPrincipal};
 pub use secret::{load_or_create_secret, MIN_SECRET_BYTES, SECRET_BYTES};
 pub use store::memory::MemoryStore;
 pub use store::{

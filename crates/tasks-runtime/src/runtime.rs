@@ -71,6 +71,14 @@ impl TaskRuntime {
                 .bytes()
                 .expect("the runtime's entropy source gives a node id"),
         );
+        let principal_key = config.principal_key.clone().unwrap_or_else(|| {
+            crate::seal::PrincipalKey::from_bytes(
+                config
+                    .entropy
+                    .bytes()
+                    .expect("the runtime's entropy source gives a key"),
+            )
+        });
         let (events, _) = broadcast::channel(EVENT_CHANNEL_CAPACITY);
         let (waits, _) = broadcast::channel(EVENT_CHANNEL_CAPACITY);
         let slots = Arc::new(Semaphore::new(config.limits.max_workers));
@@ -96,6 +104,7 @@ impl TaskRuntime {
                 metrics,
                 store_writable: std::sync::atomic::AtomicBool::new(true),
                 leased: std::sync::atomic::AtomicBool::new(false),
+                principal_key,
                 last_count: tokio::sync::Mutex::new(None),
                 claims: tokio::sync::Mutex::new(false),
             }),
@@ -386,6 +395,30 @@ impl TaskRuntime {
             return Ok(existing);
         }
         self.create(work, Some(id), self.inner.config.ttl_ms).await
+    }
+
+    /// `principal` sealed for work owned by `scope` (set it as [`Work::sealed_principal`]), so
+    /// the task's tool reads it as [`ToolContext::principal`](crate::ToolContext::principal)
+    /// on every run, while the store keeps only the sealed text ([`crate::seal`]). `None` for
+    /// the empty principal (the shared scope): there is no caller to name.
+    ///
+    /// # Errors
+    /// -32603 `No randomness available` when the entropy source fails (the nonce).
+    pub fn seal_principal(
+        &self,
+        principal: &crate::scope::Principal,
+        scope: &Scope,
+    ) -> Result<Option<crate::seal::SealedPrincipal>, McpError> {
+        if principal.as_str().is_empty() {
+            return Ok(None);
+        }
+        let nonce = self
+            .inner
+            .config
+            .entropy
+            .bytes()
+            .map_err(|_| McpError::Internal("No randomness available"))?;
+        Ok(Some(self.inner.principal_key.seal(principal, scope, nonce)))
     }
 
     /// A fresh task id, drawn as [`TaskRuntime::create_task`] draws one, for a caller that must

@@ -35,6 +35,8 @@ pub struct SyncCall {
     pub notifier: Option<Notifier>,
     /// Fires when the client goes away.
     pub cancel: CancellationToken,
+    /// The caller ([`ToolContext::principal`]), when the request was authenticated.
+    pub principal: Option<crate::scope::Principal>,
 }
 
 impl SyncCall {
@@ -55,6 +57,13 @@ impl SyncCall {
     /// Sets the declared client capabilities.
     pub fn with_client_capabilities(mut self, capabilities: JsonObject) -> Self {
         self.client_capabilities = capabilities;
+        self
+    }
+
+    /// Sets the caller ([`SyncCall::principal`]); the empty principal (the shared scope) is
+    /// none.
+    pub fn with_principal(mut self, principal: Option<crate::scope::Principal>) -> Self {
+        self.principal = principal.filter(|principal| !principal.as_str().is_empty());
         self
     }
 
@@ -89,6 +98,7 @@ pub async fn run_sync(tool: &Tool, call: SyncCall) -> SyncOutcome {
         mode: InputMode::Sync(asked.clone()),
         forms: tool.forms.clone(),
         state: tool.state.clone(),
+        principal: call.principal,
     };
     let outcome = AssertUnwindSafe(tool.handler().call(ctx))
         .catch_unwind()

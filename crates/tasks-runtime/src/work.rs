@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use tasks_core::JsonObject;
 
 use crate::scope::Scope;
+use crate::seal::SealedPrincipal;
 
 /// What a task runs, stored atomically with the task.
 ///
@@ -30,6 +31,12 @@ pub struct Work {
     /// valid one: the task's span records its trace id, on every run of the task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_parent: Option<String>,
+    /// The creating request's caller, sealed under the server's principal key
+    /// ([`crate::TaskRuntime::seal_principal`]): what [`crate::ToolContext::principal`] shows,
+    /// on every run of the task. `None` for the shared scope and for work stored before this
+    /// member existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed_principal: Option<SealedPrincipal>,
 }
 
 impl Work {
@@ -43,6 +50,7 @@ impl Work {
             client_capabilities: JsonObject::new(),
             scope,
             trace_parent: None,
+            sealed_principal: None,
         }
     }
 
@@ -63,6 +71,7 @@ impl Work {
             client_capabilities: meta.client_capabilities,
             scope,
             trace_parent: meta.trace_parent.map(|t| t.as_str().to_owned()),
+            sealed_principal: None,
         }
     }
 
@@ -88,5 +97,21 @@ pub fn encoded_len<T: Serialize + ?Sized>(value: &T) -> usize {
     match serde_json::to_writer(&mut counter, value) {
         Ok(()) => counter.0,
         Err(_) => usize::MAX,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Work as the builds before sealed principals stored it reads with no principal, and
+    /// work without one stores no such member.
+    #[test]
+    fn work_stored_before_sealed_principals_reads_without_one() {
+        let old = r#"{"tool":"slow_compute","arguments":{"seconds":5},"scope":"s"}"#;
+        let work: Work = serde_json::from_str(old).expect("old work reads");
+        assert_eq!(work.sealed_principal, None);
+        assert_eq!(work.tool, "slow_compute");
+        assert_eq!(serde_json::to_string(&work).unwrap(), old);
     }
 }

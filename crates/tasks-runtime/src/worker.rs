@@ -148,6 +148,10 @@ async fn run_tool(
         mode: InputMode::Task(input.clone()),
         forms: tool.forms.clone(),
         state: tool.state.clone(),
+        principal: work
+            .sealed_principal
+            .as_ref()
+            .and_then(|sealed| inner.principal_key.open(sealed, &work.scope)),
     };
     let limits = &inner.config.limits;
     let call = AssertUnwindSafe(tool.handler().call(ctx)).catch_unwind();

@@ -781,3 +781,84 @@ async fn a_node_whose_lease_ran_out_stores_no_task_until_it_registers_again() {
     );
     liveness.abort();
 }
+
+/// `whoami`: the first run records its caller and waits until cancelled; a re-run finishes at
+/// once with its caller (`nobody` when it has none).
+fn whoami(seen: Arc<Mutex<Vec<Option<String>>>>) -> Tool {
+    Tool::new("whoami", "Names its caller", move |ctx| {
+        let seen = seen.clone();
+        async move {
+            let caller = ctx.principal().map(|p| p.as_str().to_owned());
+            seen.lock().unwrap().push(caller.clone());
+            if ctx.attempt() == 1 {
+                ctx.cancellation().cancelled().await;
+                return Err(ToolError::Cancelled);
+            }
+            Ok(text_result(caller.unwrap_or_else(|| "nobody".into())))
+        }
+    })
+    .with_recovery(Recovery::rerun())
+}
+
+/// A task's caller travels sealed with its work: the first run sees it, a re-run on another
+/// node with the same principal key (the same server secret) sees it too, and a re-run under
+/// another key sees none; the store never holds it in clear.
+#[tokio::test(start_paused = true)]
+async fn a_task_knows_its_caller_on_every_run_with_the_same_key_and_never_stores_it_in_clear() {
+    let cluster = Cluster::new();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let secret = b"the nodes' shared secret";
+    let keyed = |secret: &[u8]| {
+        config().with_principal_key(tasks_runtime::PrincipalKey::from_secret(secret))
+    };
+    let a = cluster.node_with(vec![whoami(seen.clone())], keyed(secret));
+    a.recover().await.unwrap();
+    let scope = Scope::new("hashed-scope");
+    let with_caller = |name: &str| {
+        let mut work = work_in(&scope, "whoami", json!({}));
+        work.sealed_principal = a
+            .seal_principal(&tasks_runtime::Principal::new(name), &scope)
+            .unwrap();
+        work
+    };
+    let (alice, bob) = (
+        with_caller("alice@example.com"),
+        with_caller("bob@example.com"),
+    );
+    let stored = serde_json::to_string(&alice).unwrap();
+    assert!(
+        !stored.contains("alice"),
+        "sealed in the stored work: {stored}"
+    );
+    assert!(stored.contains("\"sealedPrincipal\":\""), "{stored}");
+    let alice = a.create_task(alice).await.unwrap().id().clone();
+    yield_until("the first run", || seen.lock().unwrap().len() == 1).await;
+    assert_eq!(
+        seen.lock().unwrap()[0].as_deref(),
+        Some("alice@example.com"),
+        "the first run"
+    );
+
+    past_the_lease().await;
+    let b = cluster.node_with(vec![whoami(seen.clone())], keyed(secret));
+    assert_eq!(b.recover().await.unwrap(), 1);
+    let done = wait_terminal(&b, &scope, &alice).await;
+    assert_eq!(result_text(&done).as_deref(), Some("alice@example.com"));
+
+    // A node under another secret re-runs bob's task without a caller.
+    let bob = b.create_task(bob).await.unwrap().id().clone();
+    past_the_lease().await;
+    let c = cluster.node_with(vec![whoami(seen.clone())], keyed(b"a rotated secret"));
+    assert_eq!(c.recover().await.unwrap(), 1);
+    let done = wait_terminal(&c, &scope, &bob).await;
+    assert_eq!(result_text(&done).as_deref(), Some("nobody"));
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        [
+            Some("alice@example.com".to_owned()),
+            Some("alice@example.com".to_owned()),
+            Some("bob@example.com".to_owned()),
+            None
+        ]
+    );
+}

@@ -159,6 +159,7 @@ async fn run(store: &Arc<PostgresStore>, args: &Args) -> Result<(), Box<dyn std:
                 client_capabilities: JsonObject::new(),
                 scope,
                 trace_parent: None,
+                sealed_principal: None,
             };
             let task = NewTask::new(id(i)?, T0, Some(3_600_000), None);
             let created = store

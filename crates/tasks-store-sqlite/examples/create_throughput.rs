@@ -31,6 +31,7 @@ fn work(scope: &Scope) -> Work {
         client_capabilities: Default::default(),
         scope: scope.clone(),
         trace_parent: None,
+        sealed_principal: None,
     }
 }
 

@@ -80,6 +80,7 @@ async fn a_node_fences_itself_while_the_sqlite_writer_stalls() {
         client_capabilities: json!({}).as_object().cloned().unwrap(),
         scope: Scope::shared(),
         trace_parent: None,
+        sealed_principal: None,
     };
     node.create_task(work).await.unwrap();
     until("the task runs", || runs.started.load(Ordering::SeqCst) == 1).await;

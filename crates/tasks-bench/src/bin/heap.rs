@@ -44,6 +44,7 @@ fn work(arguments: &JsonObject) -> Work {
         client_capabilities: JsonObject::new(),
         scope: Scope::shared(),
         trace_parent: None,
+        sealed_principal: None,
     }
 }
 

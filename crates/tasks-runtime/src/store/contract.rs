@@ -166,7 +166,8 @@ pub fn object(value: Value) -> JsonObject {
 }
 
 /// Work for `tool` in `scope`, with every field set (arguments, `inputResponses`, client
-/// capabilities), so a store that drops or garbles one is caught.
+/// capabilities, trace context, a sealed principal), so a store that drops or garbles one is
+/// caught.
 pub fn work(scope: &Scope, tool: &str) -> Work {
     Work {
         tool: tool.to_owned(),
@@ -175,6 +176,11 @@ pub fn work(scope: &Scope, tool: &str) -> Work {
         client_capabilities: object(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})),
         scope: scope.clone(),
         trace_parent: Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".to_owned()),
+        sealed_principal: Some(crate::seal::PrincipalKey::from_bytes([9; 32]).seal(
+            &crate::scope::Principal::new("alice@example.com"),
+            scope,
+            [3; crate::seal::NONCE_BYTES],
+        )),
     }
 }
 

@@ -483,6 +483,7 @@ mod tests {
             client_capabilities: object(json!({"extensions": {}})),
             scope: scope.clone(),
             trace_parent: None,
+            sealed_principal: None,
         };
         let created = store
             .create(

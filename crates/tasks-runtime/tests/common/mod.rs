@@ -72,6 +72,7 @@ pub(crate) fn work_in(scope: &Scope, tool: &str, arguments: Value) -> Work {
         client_capabilities: obj(json!({"elicitation": {}, "sampling": {}, "roots": {}})),
         scope: scope.clone(),
         trace_parent: None,
+        sealed_principal: None,
     }
 }
 

@@ -425,26 +425,26 @@ where
 ///
 /// # Errors
 /// [`tasks_core::McpError::Unauthorized`] without a non-empty bearer token.
-pub fn bearer_scope(
+pub fn bearer_principal(
     headers: &reqwest::header::HeaderMap,
-) -> Result<tasks_runtime::Scope, tasks_core::McpError> {
+) -> Result<tasks_runtime::Principal, tasks_core::McpError> {
     headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim)
         .filter(|token| !token.is_empty())
-        .map(tasks_runtime::Scope::new)
+        .map(tasks_runtime::Principal::new)
         .ok_or(tasks_core::McpError::Unauthorized)
 }
 
-/// Starts the fixture with `settings` and a scope per bearer token ([`bearer_scope`]).
+/// Starts the fixture with `settings` and a scope per bearer token ([`bearer_principal`]).
 ///
 /// # Panics
 /// When the address cannot be bound.
 pub async fn start_scoped(settings: Settings) -> RunningServer {
     tasks_fixture::server(&settings)
-        .scope_fn(|parts| bearer_scope(&parts.headers))
+        .principal_fn(|parts| bearer_principal(&parts.headers))
         .bind(settings.listen)
         .await
         .expect("the fixture binds a loopback port")

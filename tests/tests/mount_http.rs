@@ -264,12 +264,12 @@ async fn the_shutdown_token_closes_listen_streams_with_their_response() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_scope_fn_refusal_carries_the_configured_challenge() {
+async fn a_principal_fn_refusal_carries_the_configured_challenge() {
     let challenge =
         r#"Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp""#;
     let settings = settings();
     let server = tasks_fixture::server(&settings)
-        .scope_fn(|parts| bearer_scope(&parts.headers))
+        .principal_fn(|parts| bearer_principal(&parts.headers))
         .www_authenticate(challenge.parse().unwrap())
         .bind(settings.listen)
         .await

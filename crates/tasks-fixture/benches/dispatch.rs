@@ -27,7 +27,6 @@ use tasks_core::protocol::{
     META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, PROTOCOL_VERSION, TASKS_EXTENSION,
 };
 use tasks_fixture::Settings;
-use tasks_runtime::Scope;
 use tower::ServiceExt as _;
 
 #[global_allocator]
@@ -167,7 +166,7 @@ impl Served {
                 let response = self.runtime.block_on(dispatcher.dispatch(
                     headers,
                     &call.body,
-                    Scope::shared(),
+                    tasks_runtime::Caller::shared(),
                 ));
                 response.status
             }

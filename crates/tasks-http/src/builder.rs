@@ -7,8 +7,8 @@ use std::sync::Arc;
 use http::request::Parts;
 use tasks_core::McpError;
 use tasks_runtime::{
-    LeaseConfig, Limits, ListChanges, MemoryStore, RuntimeConfig, Scope, ScopeKey, Store,
-    TaskRuntime, Tool, ToolRegistry,
+    LeaseConfig, Limits, ListChanges, MemoryStore, Principal, PrincipalKey, RuntimeConfig, Scope,
+    ScopeKey, Store, TaskRuntime, Tool, ToolRegistry,
 };
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::task::JoinHandle;
@@ -23,7 +23,7 @@ use hyper::body::Incoming;
 use crate::service::{not_found, HttpBody, McpHandle, McpService, ResponseFuture};
 
 use crate::config::{DispatchConfig, SessionConfig};
-use crate::dispatcher::{Dispatcher, ScopeFn};
+use crate::dispatcher::{Dispatcher, PrincipalFn};
 use tasks_core::mrtr::StateKey;
 
 /// Default request body limit in bytes (1 MiB).
@@ -63,7 +63,7 @@ pub struct ServerBuilder {
     max_body_bytes: usize,
     state_key: Option<StateKey>,
     scope_key: Option<ScopeKey>,
-    scope_fn: Option<Arc<ScopeFn>>,
+    principal_fn: Option<Arc<PrincipalFn>>,
     store: Option<Arc<dyn Store>>,
     drain_timeout: std::time::Duration,
     path: String,
@@ -99,7 +99,7 @@ impl ServerBuilder {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             state_key: None,
             scope_key: None,
-            scope_fn: None,
+            principal_fn: None,
             store: None,
             drain_timeout: std::time::Duration::ZERO,
             path: "/mcp".to_owned(),
@@ -212,12 +212,13 @@ impl ServerBuilder {
     /// on a command line. With a durable store, set it (the same on every restart and on every
     /// node), or authenticated clients lose their tasks at a restart and MRTR retries spanning
     /// one fail.
-    pub fn secret(self, secret: &[u8]) -> Self {
+    pub fn secret(mut self, secret: &[u8]) -> Self {
+        self.runtime.principal_key = Some(PrincipalKey::from_secret(secret));
         self.state_secret(secret).scope_secret(secret)
     }
 
-    /// Sets the secret of the key that turns each principal [`ServerBuilder::scope_fn`]
-    /// returns into the scope the runtime and the store see (`HMAC-SHA256`, [`ScopeKey`]), so
+    /// Sets the secret of the key that turns each caller's principal
+    /// ([`ServerBuilder::principal_fn`]) into the scope the runtime and the store see (`HMAC-SHA256`, [`ScopeKey`]), so
     /// no principal or bearer token is ever stored. By default every process draws a random
     /// one.
     pub fn scope_secret(mut self, secret: &[u8]) -> Self {
@@ -225,20 +226,33 @@ impl ServerBuilder {
         self
     }
 
-    /// Maps each request head to a principal (e.g. from `Authorization`), or rejects it (HTTP
-    /// 401). The principal is hashed with the scope key before it goes further
-    /// ([`ServerBuilder::scope_secret`]); the empty principal is the shared scope. Default: one
-    /// shared scope.
-    pub fn scope_fn(
+    /// Maps each request head to its caller's [`Principal`] (e.g. a user id from
+    /// `Authorization`), or rejects it (HTTP 401), for requests that carry no `Principal` in
+    /// their extensions (an authentication layer's). The principal is hashed with the scope key
+    /// into the scope its tasks live in ([`ServerBuilder::scope_secret`]), and reaches the tools
+    /// as [`ToolContext::principal`](tasks_runtime::ToolContext::principal) (a task keeps it
+    /// sealed under the [`ServerBuilder::secret`]); the empty principal is the shared scope.
+    /// Default: one shared scope.
+    pub fn principal_fn(
         mut self,
-        scope_fn: impl Fn(&Parts) -> Result<Scope, McpError> + Send + Sync + 'static,
+        principal_fn: impl Fn(&Parts) -> Result<Principal, McpError> + Send + Sync + 'static,
     ) -> Self {
-        self.scope_fn = Some(Arc::new(scope_fn));
+        self.principal_fn = Some(Arc::new(principal_fn));
         self
     }
 
+    /// [`ServerBuilder::principal_fn`] under its former name, with the principal as a
+    /// [`Scope`] naming it.
+    #[deprecated(note = "use `principal_fn`, which returns a `Principal`")]
+    pub fn scope_fn(
+        self,
+        scope_fn: impl Fn(&Parts) -> Result<Scope, McpError> + Send + Sync + 'static,
+    ) -> Self {
+        self.principal_fn(move |parts| scope_fn(parts).map(|scope| Principal::new(scope.as_str())))
+    }
+
     /// Sets the `WWW-Authenticate` header of every HTTP 401 the server sends (those of
-    /// [`ServerBuilder::scope_fn`]), which MCP authorization requires
+    /// [`ServerBuilder::principal_fn`]), which MCP authorization requires
     /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>), e.g.
     /// `Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`.
     /// An authentication layer in front of [`ServerBuilder::into_service`] sends its own.
@@ -311,13 +325,13 @@ impl ServerBuilder {
         let scope_key = self
             .scope_key
             .unwrap_or_else(|| ScopeKey::from_bytes(random_key(&runtime)));
-        let scope_fn = self.scope_fn.map(|principal_of| -> Arc<ScopeFn> {
-            let key = scope_key.clone();
-            Arc::new(move |parts: &Parts| {
-                principal_of(parts).map(|principal| key.scope_of(&principal))
-            })
-        });
-        Dispatcher::new(runtime, self.dispatch, state_key, scope_key, scope_fn)
+        Dispatcher::new(
+            runtime,
+            self.dispatch,
+            state_key,
+            scope_key,
+            self.principal_fn,
+        )
     }
 
     /// Builds the MCP endpoint as a tower service to mount in a host application (an axum

@@ -21,7 +21,7 @@ use tasks_core::plan::{plan_envelope, Action, Plan, Planned};
 use tasks_core::projection::ResultMeta;
 use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::{JsonObject, McpError, Timestamp};
-use tasks_runtime::{Scope, ScopeKey, TaskRuntime, Tool, ToolRegistry};
+use tasks_runtime::{Caller, Scope, ScopeKey, TaskRuntime, Tool, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
@@ -35,8 +35,9 @@ use crate::response::BodyError;
 use crate::response::McpResponse;
 use crate::shared::{Shared, ToolsList, View};
 
-/// Maps a request head to its scope, or rejects it (HTTP 401 with a JSON-RPC error body).
-pub type ScopeFn = dyn Fn(&Parts) -> Result<Scope, McpError> + Send + Sync;
+/// Maps a request head to its caller's [`Principal`] (e.g. from `Authorization`), or rejects it
+/// (HTTP 401 with a JSON-RPC error body). The empty principal is the shared scope.
+pub type PrincipalFn = dyn Fn(&Parts) -> Result<Principal, McpError> + Send + Sync;
 
 /// Whether the body is declared as JSON: no `Content-Type` (lenient), or exactly one whose media
 /// type is `application/json` (parameters such as `charset` allowed).
@@ -56,7 +57,7 @@ fn json_content_type(headers: &HeaderMap) -> bool {
 /// The dispatcher. Cheap to share behind an `Arc`.
 pub struct Dispatcher {
     pub(crate) shared: Shared,
-    scope_fn: Option<Arc<ScopeFn>>,
+    principal_fn: Option<Arc<PrincipalFn>>,
     scope_key: ScopeKey,
 }
 
@@ -70,15 +71,15 @@ impl std::fmt::Debug for Dispatcher {
 }
 
 impl Dispatcher {
-    /// A dispatcher serving `runtime`'s tools and tasks. `scope_key` hashes the [`Principal`]
-    /// a request carries in its extensions into its scope; `scope_fn` gives the scope of a
-    /// request without one (already hashed: it returns scopes, not principals).
+    /// A dispatcher serving `runtime`'s tools and tasks. `principal_fn` names the [`Principal`]
+    /// of a request that carries none in its extensions; `scope_key` hashes either into the
+    /// caller's scope.
     pub fn new(
         runtime: TaskRuntime,
         config: DispatchConfig,
         state_key: StateKey,
         scope_key: ScopeKey,
-        scope_fn: Option<Arc<ScopeFn>>,
+        principal_fn: Option<Arc<PrincipalFn>>,
     ) -> Self {
         let mut server_meta = JsonObject::new();
         server_meta.insert(
@@ -104,7 +105,7 @@ impl Dispatcher {
                 metrics,
                 sessions,
             },
-            scope_fn,
+            principal_fn,
             scope_key,
         }
     }
@@ -124,15 +125,15 @@ impl Dispatcher {
     /// Steps 1–2 on the request head: `Host`/`Origin` (403), POST (405; with the session path on,
     /// a GET or DELETE carrying `Mcp-Session-Id` passes, and is 405 later unless it names a
     /// live session of the caller: [`ServerBuilder::sessions`](crate::ServerBuilder::sessions)), a `Content-Type`
-    /// other than `application/json` (415; a missing one is accepted), then the caller's scope:
-    /// a [`Principal`] in the request extensions (hashed with the scope key), else the scope
-    /// function (which may refuse: 401), else the shared scope. Returns the caller's scope, or
-    /// the response to send without reading the body. The path is not checked: the dispatcher
+    /// other than `application/json` (415; a missing one is accepted), then the caller: a
+    /// [`Principal`] in the request extensions, else the principal function's (which may
+    /// refuse: 401), hashed with the scope key into its scope; else the shared scope. Returns
+    /// the caller, or the response to send without reading the body. The path is not checked: the dispatcher
     /// serves whatever path it is mounted at.
     ///
     /// # Errors
     /// The rejection response.
-    pub fn admit_head(&self, parts: &Parts) -> Result<Scope, McpResponse> {
+    pub fn admit_head(&self, parts: &Parts) -> Result<Caller, McpResponse> {
         if !self
             .shared
             .config
@@ -150,17 +151,19 @@ impl Dispatcher {
         }
         // A GET or DELETE naming no live session of the caller is the 2026 answer, 405, given
         // by [`Dispatcher::session_request`] (where the session is looked up once).
-        self.scope_of(parts)
+        self.caller_of(parts)
     }
 
-    /// The caller's scope: see [`Dispatcher::admit_head`].
-    fn scope_of(&self, parts: &Parts) -> Result<Scope, McpResponse> {
+    /// The caller: see [`Dispatcher::admit_head`].
+    fn caller_of(&self, parts: &Parts) -> Result<Caller, McpResponse> {
         if let Some(principal) = parts.extensions.get::<Principal>() {
-            return Ok(self.scope_key.scope_of(&Scope::new(principal.as_str())));
+            return Ok(self.scope_key.caller(principal));
         }
-        match &self.scope_fn {
-            None => Ok(Scope::shared()),
-            Some(scope_fn) => scope_fn(parts).map_err(|error| McpResponse::error(None, &error)),
+        match &self.principal_fn {
+            None => Ok(Caller::shared()),
+            Some(principal_of) => principal_of(parts)
+                .map(|principal| self.scope_key.caller(&principal))
+                .map_err(|error| McpResponse::error(None, &error)),
         }
     }
 
@@ -173,22 +176,23 @@ impl Dispatcher {
     /// Handles one HTTP exchange in process: `parts` is the request head, `body` the collected
     /// body (or why it could not be collected).
     pub async fn handle_http(&self, parts: &Parts, body: Result<Bytes, BodyError>) -> McpResponse {
-        let scope = match self.admit_head(parts) {
-            Ok(scope) => scope,
+        let caller = match self.admit_head(parts) {
+            Ok(caller) => caller,
             Err(response) => return response,
         };
         if parts.method != http::Method::POST {
-            return self.session_request(parts, &scope);
+            return self.session_request(parts, &caller.scope);
         }
         match body {
-            Ok(body) => self.dispatch(&parts.headers, &body, scope).await,
+            Ok(body) => self.dispatch(&parts.headers, &body, caller).await,
             Err(error) => McpResponse::body_error(error),
         }
     }
 
-    /// Handles one message (steps 3 onwards) for a caller already admitted into `scope`: the
+    /// Handles one message (steps 3 onwards) for a caller already admitted
+    /// ([`Dispatcher::admit_head`]): the
     /// core plans it ([`tasks_core::plan`]), this carries the plan out.
-    pub async fn dispatch(&self, headers: &HeaderMap, body: &[u8], scope: Scope) -> McpResponse {
+    pub async fn dispatch(&self, headers: &HeaderMap, body: &[u8], caller: Caller) -> McpResponse {
         let started = std::time::Instant::now();
         let method_at = method_index(headers);
         let method = method_name(method_at);
@@ -202,7 +206,7 @@ impl Dispatcher {
             trace_id = tracing::field::Empty,
         );
         let (response, error, session_method) =
-            self.answer(headers, body, scope).instrument(span).await;
+            self.answer(headers, body, caller).instrument(span).await;
         let took = started.elapsed();
         let method_at = session_method.unwrap_or(method_at);
         let method = method_name(method_at);
@@ -241,7 +245,7 @@ impl Dispatcher {
         &self,
         headers: &HeaderMap,
         body: &[u8],
-        scope: Scope,
+        caller: Caller,
     ) -> (McpResponse, Option<McpError>, Option<usize>) {
         let now = self.shared.runtime.now();
         let view = View {
@@ -269,7 +273,7 @@ impl Dispatcher {
                     sessions,
                     headers,
                     message,
-                    scope,
+                    caller,
                     &view,
                 ))
                 .await;
@@ -288,14 +292,14 @@ impl Dispatcher {
             },
         };
         let (response, error) =
-            match plan_envelope(&Head(headers), envelope, &view, scope.as_str(), now) {
+            match plan_envelope(&Head(headers), envelope, &view, caller.scope.as_str(), now) {
                 Plan::Accepted => (McpResponse::accepted(), None),
                 Plan::Reject { id, error } => {
                     (McpResponse::error(id.as_ref(), &error), Some(error))
                 }
                 Plan::Run(planned) => {
                     let id = planned.id.clone();
-                    match self.run(planned, headers, &scope, now, view.tools).await {
+                    match self.run(planned, headers, &caller, now, view.tools).await {
                         Ok(response) => (response, None),
                         Err(error) => (McpResponse::error(Some(&id), &error), Some(error)),
                     }
@@ -308,7 +312,7 @@ impl Dispatcher {
         &self,
         planned: Planned<Arc<Tool>>,
         headers: &HeaderMap,
-        scope: &Scope,
+        caller: &Caller,
         now: Timestamp,
         tools: Arc<ToolRegistry>,
     ) -> Result<McpResponse, McpError> {
@@ -339,13 +343,21 @@ impl Dispatcher {
                     call,
                     plan,
                     headers,
-                    scope,
+                    caller,
                 ))
                 .await
             }
-            Action::Task(action) => methods::tasks::handle(&self.shared, &id, action, scope).await,
+            Action::Task(action) => {
+                methods::tasks::handle(&self.shared, &id, action, &caller.scope).await
+            }
             Action::Listen(filter) => {
-                Box::pin(methods::listen::handle(&self.shared, &id, filter, scope)).await
+                Box::pin(methods::listen::handle(
+                    &self.shared,
+                    &id,
+                    filter,
+                    &caller.scope,
+                ))
+                .await
             }
         }
     }

@@ -122,7 +122,7 @@ mod shared;
 
 pub use builder::{RunningServer, ServerBuilder, DEFAULT_MAX_BODY_BYTES};
 pub use config::{DispatchConfig, SessionConfig};
-pub use dispatcher::{Dispatcher, ScopeFn};
+pub use dispatcher::{Dispatcher, PrincipalFn};
 pub use head::Head;
 pub use metrics::Metrics;
 pub use origin::HostPolicy;

@@ -12,7 +12,7 @@
 //! core's planner make them.
 //!
 //! The caller's scope comes from a [`Principal`](crate::Principal) in the request extensions (put there by an
-//! authentication layer), else from [`ServerBuilder::scope_fn`](crate::ServerBuilder::scope_fn),
+//! authentication layer), else from [`ServerBuilder::principal_fn`](crate::ServerBuilder::principal_fn),
 //! else the one shared scope.
 
 use std::convert::Infallible;
@@ -67,7 +67,7 @@ pub const RETRY_AFTER_SECS: u64 = 1;
 /// (hyper's `Incoming`, `axum::body::Body`, …). Cheap to clone; every clone serves the same
 /// tasks. Never fails (`Error = Infallible`): every problem is an HTTP response (403 for a
 /// foreign `Host`/`Origin`, 405 for a method other than POST, 415, 413, 401 from
-/// [`ServerBuilder::scope_fn`](crate::ServerBuilder::scope_fn), and JSON-RPC errors).
+/// [`ServerBuilder::principal_fn`](crate::ServerBuilder::principal_fn), and JSON-RPC errors).
 ///
 /// Built by [`ServerBuilder::into_service`](crate::ServerBuilder::into_service), with the
 /// [`McpHandle`] that shuts it down. The background work (reaper, liveness) runs as long as a
@@ -132,18 +132,18 @@ impl McpService {
                 refuse(body);
                 response
             }
-            Ok(scope) if parts.method != http::Method::POST => {
+            Ok(caller) if parts.method != http::Method::POST => {
                 refuse(body);
-                self.dispatcher.session_request(&parts, &scope)
+                self.dispatcher.session_request(&parts, &caller.scope)
             }
             Ok(_) if declared.is_some_and(|n| n > limit) => {
                 refuse(body);
                 McpResponse::body_error(BodyError::TooLarge(limit))
             }
-            Ok(scope) => match read_body(body, limit).await {
+            Ok(caller) => match read_body(body, limit).await {
                 Ok(bytes) => {
                     self.dispatcher
-                        .dispatch(&parts.headers, &bytes, scope)
+                        .dispatch(&parts.headers, &bytes, caller)
                         .await
                 }
                 Err(error) => McpResponse::body_error(error),

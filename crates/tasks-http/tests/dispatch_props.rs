@@ -30,7 +30,6 @@ use proptest::strategy::ValueTree as _;
 use serde_json::{json, Map, Value};
 use tasks_core::Method;
 use tasks_http::{Dispatcher, ResponseBody};
-use tasks_runtime::Scope;
 
 /// Tool names of the common test dispatcher, plus an unknown one.
 const TOOLS: &[&str] = &[
@@ -538,7 +537,7 @@ fn check(input: &Input) -> Result<(), TestCaseError> {
     let (headers, body) = materialize(input, &w.ids);
     let expect = expect(&body);
     let response =
-        w.rt.block_on(w.d.dispatch(&headers, &body, Scope::shared()));
+        w.rt.block_on(w.d.dispatch(&headers, &body, tasks_runtime::Caller::shared()));
     prop_assert!(STATUSES.contains(&response.status), "{}", response.status);
     match response.body {
         ResponseBody::Empty => {
@@ -617,7 +616,7 @@ fn generated_inputs_reach_results_errors_notifications_and_streams() {
         let input = strategy.new_tree(&mut runner).unwrap().current();
         let (headers, body) = materialize(&input, &w.ids);
         let response =
-            w.rt.block_on(w.d.dispatch(&headers, &body, Scope::shared()));
+            w.rt.block_on(w.d.dispatch(&headers, &body, tasks_runtime::Caller::shared()));
         match &response.body {
             ResponseBody::Empty => accepted += 1,
             ResponseBody::Stream(_) => streams += 1,

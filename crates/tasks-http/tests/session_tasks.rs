@@ -455,7 +455,7 @@ async fn tasks_list_pages_the_callers_tasks_and_is_offered_only_to_identified_ca
     let runs = std::sync::Arc::new(Runs::default());
     let d = builder(&runs)
         .limits(tasks_runtime::Limits::default().with_max_workers(200))
-        .scope_fn(bearer_principal)
+        .principal_fn(bearer_principal)
         .build();
     let open_as = |who: &'static str| {
         let d = &d;
@@ -584,4 +584,45 @@ async fn a_tasks_result_takes_over_the_questions_when_the_get_stream_that_asked_
     assert_eq!(reply.status, 202);
     let done = next_message(&mut result).await;
     assert_eq!(done["result"]["content"][0]["text"], "confirmed: yes");
+}
+
+/// On a 2025 session the caller's principal reaches the tool too: in a synchronous call and
+/// in a hinted call's task.
+#[tokio::test]
+async fn a_sessions_tools_see_the_principal_that_opened_it() {
+    let runs = std::sync::Arc::new(Runs::default());
+    let whoami = Tool::new("whoami", "Names its caller", |ctx| async move {
+        let caller = ctx.principal().map_or("nobody", |p| p.as_str()).to_owned();
+        Ok(tasks_runtime::text_result(caller))
+    })
+    .with_policy(TaskPolicy::Optional);
+    let d = builder(&runs)
+        .tool(whoami)
+        .principal_fn(bearer_principal)
+        .build();
+    let reply = initialize().bearer("alice").send(&d).await;
+    let session = reply.session_id.clone().expect("a session id");
+    let call = in_session(&session, "tools/call")
+        .bearer("alice")
+        .param("name", json!("whoami"))
+        .id(json!(1))
+        .send(&d)
+        .await;
+    assert_eq!(legacy_result(&call)["content"][0]["text"], "alice");
+    let task = legacy_result(
+        &in_session(&session, "tools/call")
+            .bearer("alice")
+            .param("name", json!("whoami"))
+            .param("task", json!({}))
+            .id(json!(2))
+            .send(&d)
+            .await,
+    )["task"]["taskId"]
+        .clone();
+    let result = task_method(&session, "tasks/result", &task)
+        .bearer("alice")
+        .send(&d)
+        .await
+        .json();
+    assert_eq!(result["result"]["content"][0]["text"], "alice", "{result}");
 }

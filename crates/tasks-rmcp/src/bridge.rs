@@ -9,7 +9,7 @@ use tasks_core::mrtr::StateKey;
 use tasks_core::projection::ResultMeta;
 use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::JsonObject;
-use tasks_runtime::{Principal, Scope, ScopeKey, TaskRuntime, Tool};
+use tasks_runtime::{Caller, Principal, Scope, ScopeKey, TaskRuntime, Tool};
 
 use crate::convert;
 
@@ -169,6 +169,16 @@ impl TasksBridge {
     /// The scope of the request's caller: its principal ([`PrincipalSource`]) hashed with the
     /// bridge's scope key; the shared scope when there is none.
     pub fn scope(&self, cx: &RequestContext<RoleServer>) -> Scope {
+        self.caller(cx).scope
+    }
+
+    /// The request's caller: its principal ([`PrincipalSource`]) and the scope the bridge's
+    /// scope key hashes it into; [`Caller::shared`] when there is none. The principal reaches
+    /// a tool as [`ToolContext::principal`](tasks_runtime::ToolContext::principal) (sealed in a
+    /// task's work under the runtime's [`RuntimeConfig::principal_key`](tasks_runtime::RuntimeConfig::principal_key):
+    /// give the runtime the key of the bridge's secret, `PrincipalKey::from_secret`, for a
+    /// re-run after recovery to see it).
+    pub fn caller(&self, cx: &RequestContext<RoleServer>) -> Caller {
         let principal = match &self.inner.principal {
             PrincipalSource::Fixed(principal) => Some(principal.clone()),
             PrincipalSource::FromRequest => cx
@@ -179,8 +189,8 @@ impl TasksBridge {
                 .cloned(),
         };
         match principal {
-            Some(principal) => self.inner.scope_key.scope_of(&principal.to_scope()),
-            None => Scope::shared(),
+            Some(principal) => self.inner.scope_key.caller(&principal),
+            None => Caller::shared(),
         }
     }
 }

@@ -65,7 +65,8 @@ impl TasksBridge {
         if let Value::Object(params) = &mut params {
             params.remove("_meta");
         }
-        let scope = self.scope(cx);
+        let caller = self.caller(cx);
+        let scope = caller.scope.clone();
         let now = inner.runtime.now();
         let tools = inner.runtime.tools();
         let parts = cx.extensions.get::<http::request::Parts>();
@@ -104,7 +105,10 @@ impl TasksBridge {
                 Ok(CallToolResponse::Complete(to_rmcp(result)?))
             }
             CallPlan::CreateTask { answers, task_id } => {
-                let work = Work::for_call(scope, tool.name(), arguments, answers, meta);
+                let mut work = Work::for_call(scope, tool.name(), arguments, answers, meta);
+                if let Some(principal) = &caller.principal {
+                    work.sealed_principal = inner.runtime.seal_principal(principal, &work.scope)?;
+                }
                 let task = inner
                     .runtime
                     .create_task_with_tool(tool, work, task_id)
@@ -115,6 +119,7 @@ impl TasksBridge {
             CallPlan::RunSync { answers, previous } => {
                 let sync = SyncCall::new(arguments.clone())
                     .with_input_responses(answers.clone())
+                    .with_principal(caller.principal.clone())
                     .with_client_capabilities(meta.client_capabilities.clone())
                     .with_cancel(cx.ct.child_token());
                 let request = SyncRequest::tools_call(

@@ -143,7 +143,7 @@ pub use notify::{Notifier, RequestNotification};
 pub use registry::{Recovery, Tool, ToolHandler, ToolPolicy, ToolRegistry};
 pub use result::{error_result, text_result, IntoToolResult, Json};
 pub use runtime::TaskRuntime;
-pub use scope::{Principal, Scope, ScopeKey};
+pub use scope::{Caller, Principal, Scope, ScopeKey};
 pub use seal::{PrincipalKey, SealedPrincipal};
 pub use secret::{load_or_create_secret, MIN_SECRET_BYTES, SECRET_BYTES};
 pub use store::memory::MemoryStore;

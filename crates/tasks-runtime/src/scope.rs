@@ -13,7 +13,7 @@ use sha2::Sha256;
 ///
 /// Stores persist it (a durable store writes it to disk), so a server derives it with a
 /// [`ScopeKey`] rather than passing a principal or bearer token through:
-/// `tasks_http::ServerBuilder` does so for every scope its `scope_fn` returns.
+/// `tasks_http::ServerBuilder` does so for every scope its `principal_fn` names.
 ///
 /// Every request-side store call carries one; a task created in one scope is indistinguishable
 /// from an unknown id in every other scope (-32602 `Unknown or inaccessible taskId`).
@@ -94,6 +94,25 @@ impl fmt::Debug for Principal {
     }
 }
 
+/// An admitted caller: the scope its tasks live in and, when the request was authenticated, its
+/// [`Principal`] (what [`ToolContext::principal`](crate::ToolContext::principal) shows a tool).
+/// A host makes one per request with [`ScopeKey::caller`], or [`Caller::shared`] for a server
+/// without authentication.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Caller {
+    /// The scope: the principal's keyed hash, or the shared scope.
+    pub scope: Scope,
+    /// The principal, `None` for the shared scope.
+    pub principal: Option<Principal>,
+}
+
+impl Caller {
+    /// The caller of a server without authentication: the shared scope, no principal.
+    pub fn shared() -> Self {
+        Caller::default()
+    }
+}
+
 /// The key that turns principals into scopes: `HMAC-SHA256(key, principal)`, base64url
 /// (43 characters). The shared scope (the empty principal) stays empty.
 ///
@@ -122,6 +141,18 @@ impl ScopeKey {
             .expect("HMAC takes keys of any length");
         mac.update(b"mcp-tasks scope key v1");
         ScopeKey(mac.finalize().into_bytes().into())
+    }
+
+    /// The caller `principal` is: its scope ([`ScopeKey::scope_of`]) and, unless it is the
+    /// empty principal (the shared scope), the principal itself.
+    pub fn caller(&self, principal: &Principal) -> Caller {
+        if principal.as_str().is_empty() {
+            return Caller::shared();
+        }
+        Caller {
+            scope: self.scope_of(&principal.to_scope()),
+            principal: Some(principal.clone()),
+        }
     }
 
     /// The scope of `principal` (a [`Scope`] naming the principal, e.g. from a bearer token).
@@ -160,5 +191,9 @@ mod tests {
         let other = ScopeKey::from_secret(b"other secret");
         assert_ne!(alice, other.scope_of(&Scope::new("alice")), "keyed");
         assert_eq!(key.scope_of(&Scope::shared()), Scope::shared());
+        let caller = key.caller(&Principal::new("alice"));
+        assert_eq!(caller.scope, alice);
+        assert_eq!(caller.principal, Some(Principal::new("alice")));
+        assert_eq!(key.caller(&Principal::new("")), Caller::shared());
     }
 }

@@ -193,17 +193,27 @@ pub async fn start(settings: &Settings) -> Result<(App, Node), String> {
     )
     .await?;
     let changes = ListChanges::new();
-    let config = settings.runtime_config(changes.clone());
+    let mut config = settings.runtime_config(changes.clone());
+    let secret = match settings.secret_path() {
+        Some(path) => Some(
+            tasks_runtime::load_or_create_secret(&path)
+                .map_err(|error| format!("cannot use secret file {}: {error}", path.display()))?,
+        ),
+        None => None,
+    };
+    if let Some(secret) = &secret {
+        // The key a task's caller is sealed under: the same on every restart and node, so a
+        // re-run after recovery still knows who called.
+        config = config.with_principal_key(tasks_runtime::PrincipalKey::from_secret(secret));
+    }
     let runtime = TaskRuntime::new(store, tools(&changes, settings), config);
     let node = runtime
         .start()
         .await
         .map_err(|error| format!("cannot start the node: {error}"))?;
     let mut bridge = TasksBridge::builder(runtime).server_info(server_info());
-    if let Some(path) = settings.secret_path() {
-        let secret = tasks_runtime::load_or_create_secret(&path)
-            .map_err(|error| format!("cannot use secret file {}: {error}", path.display()))?;
-        bridge = bridge.secret(&secret);
+    if let Some(secret) = &secret {
+        bridge = bridge.secret(secret);
     }
     if settings.stdio {
         bridge = bridge.principal(PrincipalSource::Fixed(Principal::new(&settings.principal)));

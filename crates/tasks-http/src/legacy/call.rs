@@ -68,6 +68,7 @@ async fn drive(
         let sync = SyncCall::new(call.arguments.clone())
             .with_input_responses((!answers.is_empty()).then(|| answers.clone()))
             .with_client_capabilities(session.client_capabilities.clone())
+            .with_principal(session.principal.clone())
             .with_notifier(Some(notifier))
             .with_cancel(cancel.clone());
         let run = run_sync(&tool, sync);

@@ -50,7 +50,7 @@ use tasks_core::legacy::{
 };
 use tasks_core::listen::ListKind;
 use tasks_core::{McpError, Task, TaskId};
-use tasks_runtime::{Changes, Scope, TaskRuntime, ToolRegistry, Wake};
+use tasks_runtime::{Caller, Changes, Scope, TaskRuntime, ToolRegistry, Wake};
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -92,17 +92,17 @@ pub(crate) async fn post(
     sessions: &Sessions,
     headers: &HeaderMap,
     message: Message,
-    scope: Scope,
+    caller: Caller,
     view: &View<'_>,
 ) -> (McpResponse, Option<McpError>) {
-    let (found, session) = lookup(sessions, headers, &scope);
+    let (found, session) = lookup(sessions, headers, &caller.scope);
     let fail = |id: Option<&Value>, error: McpError| (McpResponse::error(id, &error), Some(error));
     match plan_legacy(&Head(headers), message, found, view) {
         LegacyPlan::Initialize {
             id,
             version,
             client_capabilities,
-        } => match sessions.open(version, scope, client_capabilities) {
+        } => match sessions.open(version, caller, client_capabilities) {
             Ok(session) => {
                 let result = InitializeResult {
                     protocol_version: version,

@@ -35,6 +35,9 @@ pub(crate) struct Session {
     /// The negotiated revision.
     pub(crate) version: &'static str,
     pub(crate) scope: Scope,
+    /// The caller's principal (`None` for the shared scope): what its tools see
+    /// ([`tasks_runtime::ToolContext::principal`]). Kept in this process only, as the session.
+    pub(crate) principal: Option<tasks_runtime::Principal>,
     /// The `capabilities` the client declared in `initialize`.
     pub(crate) client_capabilities: JsonObject,
     /// Whether the session is offered tasks (2025-11-25).
@@ -346,9 +349,10 @@ impl Sessions {
     pub(crate) fn open(
         &self,
         version: &'static str,
-        scope: Scope,
+        caller: tasks_runtime::Caller,
         client_capabilities: JsonObject,
     ) -> Result<Arc<Session>, McpError> {
+        let tasks_runtime::Caller { scope, principal } = caller;
         let bytes: [u8; SESSION_ID_RANDOM_BYTES] = self
             .entropy
             .bytes()
@@ -359,6 +363,7 @@ impl Sessions {
             id: SessionId::from_random_bytes(bytes),
             version,
             scope: scope.clone(),
+            principal,
             client_capabilities,
             tasks: serves_tasks(version),
             list: serves_tasks(version) && identified,

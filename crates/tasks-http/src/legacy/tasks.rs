@@ -75,7 +75,10 @@ pub(crate) async fn create(
         client_capabilities: session.client_capabilities.clone(),
         scope: session.scope.clone(),
         trace_parent: None,
-        sealed_principal: None,
+        sealed_principal: match &session.principal {
+            Some(principal) => d.runtime.seal_principal(principal, &session.scope)?,
+            None => None,
+        },
     };
     let ttl = hint.ttl(d.runtime.config().ttl_ms);
     // The session learns the task before it exists: its worker may ask for input in its first

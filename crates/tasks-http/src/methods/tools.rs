@@ -17,7 +17,7 @@ use tasks_core::call::CallPlan;
 use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest};
 use tasks_core::{projection, JsonObject, McpError, RequestMeta, Timestamp};
 
-use tasks_runtime::{Scope, SyncCall, Tool, Work};
+use tasks_runtime::{Caller, SyncCall, Tool, Work};
 
 use crate::methods::sync_call;
 use crate::response::McpResponse;
@@ -38,8 +38,9 @@ pub(crate) async fn call(
     call: Call,
     plan: CallPlan,
     headers: &HeaderMap,
-    scope: &Scope,
+    caller: &Caller,
 ) -> Result<McpResponse, McpError> {
+    let scope = &caller.scope;
     let Call {
         id,
         meta,
@@ -52,13 +53,18 @@ pub(crate) async fn call(
             Ok(McpResponse::result(&id, &d.with_server_meta(result)))
         }
         CallPlan::CreateTask { answers, task_id } => {
-            let work = Work::for_call(scope.clone(), tool.name(), arguments, answers, meta);
+            let mut work = Work::for_call(scope.clone(), tool.name(), arguments, answers, meta);
+            if let Some(principal) = &caller.principal {
+                work.sealed_principal = d.runtime.seal_principal(principal, scope)?;
+            }
             let task = d.runtime.create_task_with_tool(tool, work, task_id).await?;
             let view = projection::creation(&task).with_result_meta(&d.server_meta);
             Ok(McpResponse::result(&id, &view))
         }
         CallPlan::RunSync { answers, previous } => {
-            let sync = SyncCall::new(arguments.clone()).with_input_responses(answers.clone());
+            let sync = SyncCall::new(arguments.clone())
+                .with_input_responses(answers.clone())
+                .with_principal(caller.principal.clone());
             let request = SyncRequest::tools_call(
                 id,
                 tool.name(),

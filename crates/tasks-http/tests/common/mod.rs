@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 use tasks_core::{InputRequest, InputResponse, JsonObject, McpError, Task, TaskPolicy, TaskStatus};
 use tasks_http::response::MessageStream;
 use tasks_http::{BodyError, Dispatcher, ResponseBody, ServerBuilder};
-use tasks_runtime::{text_result, Scope, StatusEvent, Tool, ToolContext, ToolError};
+use tasks_runtime::{text_result, StatusEvent, Tool, ToolContext, ToolError};
 use tokio::sync::broadcast::{self, error::RecvError};
 
 pub(crate) const VERSION: &str = "2026-07-28";
@@ -191,21 +191,23 @@ pub(crate) fn dispatcher() -> (Dispatcher, Arc<Runs>) {
 }
 
 /// The principal of a request: its bearer token; none (or an empty one) is HTTP 401.
-pub(crate) fn bearer_principal(parts: &http::request::Parts) -> Result<Scope, McpError> {
+pub(crate) fn bearer_principal(
+    parts: &http::request::Parts,
+) -> Result<tasks_runtime::Principal, McpError> {
     parts
         .headers
         .get(http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .filter(|token| !token.is_empty())
-        .map(Scope::new)
+        .map(tasks_runtime::Principal::new)
         .ok_or(McpError::Unauthorized)
 }
 
 /// A dispatcher whose principal is the bearer token ([`bearer_principal`]).
 pub(crate) fn scoped_dispatcher() -> Dispatcher {
     let runs = Arc::new(Runs::default());
-    builder(&runs).scope_fn(bearer_principal).build()
+    builder(&runs).principal_fn(bearer_principal).build()
 }
 
 enum HeaderOp {

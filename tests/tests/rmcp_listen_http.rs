@@ -2,7 +2,8 @@
 //! HTTP server behind `tasks_rmcp::listen_layer()`, the listen in the handler), over loopback
 //! HTTP with raw requests: a declaring listener hears its task up to terminal, a listener that
 //! names `taskIds` without declaring the Tasks extension is refused by the layer before any
-//! acknowledgement, and another caller's task is not followed. Callers are told apart by
+//! acknowledgement, and another caller's task is not followed; a tool behind the bridge sees its
+//! caller's principal (synchronously and in a task). Callers are told apart by
 //! `Authorization: Bearer <name>`, which a middleware turns into a `Principal`.
 
 use std::time::Duration;
@@ -343,5 +344,42 @@ async fn the_runtimes_tool_list_changes_reach_a_listener_that_asked() {
         )
     );
 
+    served.stop().await;
+}
+
+/// The bridge hands the caller's principal to the tool: in a synchronous call and in a task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_behind_the_bridge_sees_its_callers_principal() {
+    let served = Served::start().await;
+    let whoami = tasks_runtime::Tool::new("whoami", "Names its caller", |ctx| async move {
+        let caller = ctx.principal().map_or("nobody", |p| p.as_str()).to_owned();
+        Ok(tasks_runtime::text_result(caller))
+    })
+    .with_policy(tasks_core::TaskPolicy::Optional);
+    served.app.tasks().runtime().register_tool(whoami);
+    let call = |who: &'static str, caps: Value| {
+        let served = &served;
+        async move {
+            Client::send(served.post(
+                who,
+                served.client.next_id(),
+                "tools/call",
+                json!({"name": "whoami", "arguments": {}}),
+                caps,
+            ))
+            .await
+            .result()
+        }
+    };
+    let sync = call("alice", json!({})).await;
+    assert_eq!(sync["content"][0]["text"], "alice", "{sync}");
+
+    let mut events = served.events();
+    let created = call("bob", tasks_caps()).await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    wait_status(&mut events, &id, TaskStatus::Completed).await;
+    let task = served.get("bob", &id).await;
+    assert_eq!(task["result"]["content"][0]["text"], "bob", "{task}");
     served.stop().await;
 }

@@ -36,7 +36,7 @@ use serde_json::Value;
 use crate::error::McpError;
 use crate::headers::{self, MirroredHeader};
 use crate::method::Method;
-use crate::negotiation::{legacy_era_error, RequestMeta};
+use crate::negotiation::{session_era_error, RequestMeta};
 use crate::protocol::{METHOD_INITIALIZE, SUPPORTED_VERSIONS};
 
 /// The request headers as plain data: every value of a header, by its name (matched
@@ -97,7 +97,7 @@ pub struct EnvelopeError {
 }
 
 /// A JSON-RPC response the client POSTed: its answer to a request the server sent (only the
-/// 2025-era session path sends any; see [`crate::legacy`]).
+/// 2025-era session path sends any; see [`crate::sessions`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Response {
     /// The id of the server's request it answers.
@@ -349,7 +349,7 @@ pub fn admit<H: HeaderSource + ?Sized>(
         .values(MirroredHeader::ProtocolVersion.name())
         .next()
         .and_then(|raw| headers::decode_value(MirroredHeader::ProtocolVersion, raw).ok());
-    if let Some(error) = legacy_era_error(&method, params.as_ref(), first_version.as_deref()) {
+    if let Some(error) = session_era_error(&method, params.as_ref(), first_version.as_deref()) {
         return Err(error);
     }
     let version_header = one(headers, MirroredHeader::ProtocolVersion)?;

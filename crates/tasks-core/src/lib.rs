@@ -36,7 +36,7 @@
 //! | [`jsonrpc`] | JSON-RPC framing of results, errors and notifications; the serverInfo `_meta` |
 //! | [`logging`] | [`LogLevel`] of `notifications/message` |
 //! | [`wire`] | typed base-protocol shapes: discover, `tools/list`, `input_required`, progress, log; `resultType` |
-//! | [`legacy`] | the 2025 session path on the same endpoint: era routing, sessions and their machines (table, request ids, re-delivery), its planner and wire shapes |
+//! | [`sessions`] | the 2025 session path on the same endpoint: era routing, sessions and their machines (table, request ids, re-delivery), its planner and wire shapes |
 //! | [`error`] | [`McpError`]: every JSON-RPC error the server sends, with its HTTP status |
 //!
 //! ## Design notes
@@ -85,7 +85,6 @@ pub mod headers;
 pub mod id;
 pub mod input;
 pub mod jsonrpc;
-pub mod legacy;
 pub mod listen;
 pub mod logging;
 pub mod method;
@@ -100,6 +99,7 @@ pub mod projection;
 pub mod protocol;
 pub mod raw;
 pub mod reducer;
+pub mod sessions;
 pub mod task;
 pub mod time;
 pub mod trace;

@@ -149,7 +149,7 @@ pub fn progress_token(meta: &JsonObject) -> Result<Option<Value>, McpError> {
 /// server" (MCP 2026-07-28 versioning, "Backward Compatibility with Initialization-Based
 /// Versions"; a dual-era server would serve these requests on its legacy path instead). `None`
 /// for a 2026-07-28 request, which admission continues with.
-pub fn legacy_era_error(
+pub fn session_era_error(
     method: &str,
     params: Option<&Value>,
     header_version: Option<&str>,

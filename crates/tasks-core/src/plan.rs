@@ -115,7 +115,7 @@ pub fn plan<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
 }
 
 /// [`plan`] for a message already parsed (step 3 done), e.g. by the era router
-/// ([`crate::legacy::route`]).
+/// ([`crate::sessions::route`]).
 pub fn plan_envelope<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
     headers: &H,
     envelope: Envelope,

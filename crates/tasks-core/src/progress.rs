@@ -26,7 +26,7 @@
 //!
 //! On the 2025-11-25 session path the same progress goes out as that revision allows:
 //! `notifications/progress` with the creating request's `progressToken`
-//! ([`crate::legacy::tasks::progress_notification`]).
+//! ([`crate::sessions::tasks::progress_notification`]).
 
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};

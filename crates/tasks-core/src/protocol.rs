@@ -11,7 +11,7 @@ pub const PROTOCOL_VERSION: &str = "2026-07-28";
 /// Every revision listed in `server/discover` `supportedVersions` and in -32022 `data.supported`.
 pub const SUPPORTED_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
 
-/// The 2025 revisions served on the session path ([`crate::legacy`]), newest first. Tasks
+/// The 2025 revisions served on the session path ([`crate::sessions`]), newest first. Tasks
 /// (the 2025-11-25 design) exist only in the first.
 pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18"];
 
@@ -40,7 +40,7 @@ pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 /// Maximum length of a task id, in bytes (this server's choice: SEP-2663 sets no limit).
 pub const MAX_TASK_ID_BYTES: usize = 256;
 
-/// The 2025-era handshake method. It opens a session on the session path ([`crate::legacy`])
+/// The 2025-era handshake method. It opens a session on the session path ([`crate::sessions`])
 /// for a revision in [`LEGACY_VERSIONS`], else gets -32022 naming the supported versions; one
 /// carrying 2026-07-28 headers and `_meta` gets -32601 (the method does not exist in
 /// 2026-07-28).

@@ -1,5 +1,5 @@
 //! The client-input rules: which capability each request needs, what an answer means, and the
-//! 2025-era answer (`tasks_core::input`, `tasks_core::negotiation::legacy_era_error`).
+//! 2025-era answer (`tasks_core::input`, `tasks_core::negotiation::session_era_error`).
 
 mod common;
 
@@ -7,7 +7,7 @@ use common::{arb_any_json, object};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use tasks_core::input::{missing_capabilities, InputKind, InvalidResponse, MalformedRequest};
-use tasks_core::negotiation::legacy_era_error;
+use tasks_core::negotiation::session_era_error;
 use tasks_core::{
     ClientCapability, ElicitAnswer, InputRequest, InputResponse, McpError, Root, SamplingRequest,
 };
@@ -347,24 +347,24 @@ fn a_2025_era_request_is_told_the_supported_versions() {
     let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
                       "clientInfo": {"name": "inspector", "version": "1"}});
     assert_eq!(
-        legacy_era_error("initialize", Some(&init), None),
+        session_era_error("initialize", Some(&init), None),
         unsupported("2025-11-25")
     );
     assert_eq!(
-        legacy_era_error("initialize", Some(&init), Some("2025-06-18")),
+        session_era_error("initialize", Some(&init), Some("2025-06-18")),
         unsupported("2025-11-25"),
         "the initialize body names the version asked for"
     );
     assert_eq!(
-        legacy_era_error("initialize", None, Some("2025-06-18")),
+        session_era_error("initialize", None, Some("2025-06-18")),
         unsupported("2025-06-18")
     );
     assert_eq!(
-        legacy_era_error("initialize", None, None),
+        session_era_error("initialize", None, None),
         unsupported("unknown")
     );
     assert_eq!(
-        legacy_era_error("tools/list", Some(&json!({})), Some("2025-11-25")),
+        session_era_error("tools/list", Some(&json!({})), Some("2025-11-25")),
         unsupported("2025-11-25"),
         "a session-era request after an initialize elsewhere"
     );
@@ -372,14 +372,14 @@ fn a_2025_era_request_is_told_the_supported_versions() {
     let modern = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                                   "io.modelcontextprotocol/clientCapabilities": {}}});
     assert_eq!(
-        legacy_era_error("initialize", Some(&modern), Some("2026-07-28")),
+        session_era_error("initialize", Some(&modern), Some("2026-07-28")),
         None
     );
     assert_eq!(
-        legacy_era_error("tools/list", Some(&json!({})), Some("2026-07-28")),
+        session_era_error("tools/list", Some(&json!({})), Some("2026-07-28")),
         None
     );
-    assert_eq!(legacy_era_error("tools/list", None, None), None);
+    assert_eq!(session_era_error("tools/list", None, None), None);
     let error = unsupported("2025-11-25").unwrap();
     assert_eq!((error.code(), error.http_status()), (-32022, 400));
     assert_eq!(

@@ -1,4 +1,4 @@
-//! The session path's planner (`tasks_core::legacy`): era routing and `plan_legacy` as tables,
+//! The session path's planner (`tasks_core::sessions`): era routing and `plan_session` as tables,
 //! and properties on any message: no panic, the session check before anything but
 //! `initialize`, and errors inside a live session never refusing at the HTTP level.
 
@@ -8,8 +8,10 @@ use common::stub::{StubTool, StubView};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use tasks_core::admission::{parse_message, Message};
-use tasks_core::legacy::tasks::TaskHint;
-use tasks_core::legacy::{plan_legacy, route, Era, LegacyAction, LegacyPlan, Phase, SessionView};
+use tasks_core::sessions::tasks::TaskHint;
+use tasks_core::sessions::{
+    plan_session, route, Era, Phase, SessionAction, SessionPlan, SessionView,
+};
 use tasks_core::{LogLevel, McpError, TaskId, TaskPolicy};
 
 const LIVE: SessionView = SessionView::Live {
@@ -28,7 +30,7 @@ const LISTING: SessionView = SessionView::Live {
     list: true,
 };
 
-fn planned(body: Value, session: SessionView) -> LegacyPlan<StubTool> {
+fn planned(body: Value, session: SessionView) -> SessionPlan<StubTool> {
     planned_with(&[], body, session)
 }
 
@@ -36,9 +38,9 @@ fn planned_with(
     headers: &[(&str, &[u8])],
     body: Value,
     session: SessionView,
-) -> LegacyPlan<StubTool> {
+) -> SessionPlan<StubTool> {
     let message = parse_message(body.to_string().as_bytes()).expect("a message");
-    plan_legacy(
+    plan_session(
         headers,
         message,
         session,
@@ -46,16 +48,16 @@ fn planned_with(
     )
 }
 
-fn rejected(plan: LegacyPlan<StubTool>) -> (Option<Value>, McpError) {
+fn rejected(plan: SessionPlan<StubTool>) -> (Option<Value>, McpError) {
     match plan {
-        LegacyPlan::Reject { id, error } => (id, error),
+        SessionPlan::Reject { id, error } => (id, error),
         other => panic!("expected a rejection, got {other:?}"),
     }
 }
 
-fn session_error(plan: LegacyPlan<StubTool>) -> (Value, i64, String) {
+fn session_error(plan: SessionPlan<StubTool>) -> (Value, i64, String) {
     match plan {
-        LegacyPlan::Error { id, error } => (id, error.code(), error.to_string()),
+        SessionPlan::Error { id, error } => (id, error.code(), error.to_string()),
         other => panic!("expected an error in the session, got {other:?}"),
     }
 }
@@ -70,14 +72,14 @@ fn initialize_opens_a_session_for_served_versions_only() {
     for session in [SessionView::Absent, SessionView::Unknown] {
         assert_eq!(
             planned(init(json!("2025-11-25"), json!({"sampling": {}})), session),
-            LegacyPlan::Initialize {
+            SessionPlan::Initialize {
                 id: json!(0),
                 version: "2025-11-25",
                 client_capabilities: json!({"sampling": {}}).as_object().unwrap().clone(),
             }
         );
     }
-    let LegacyPlan::Initialize { version, .. } =
+    let SessionPlan::Initialize { version, .. } =
         planned(init(json!("2025-06-18"), Value::Null), SessionView::Absent)
     else {
         panic!("2025-06-18 is served");
@@ -162,12 +164,12 @@ fn every_other_message_needs_a_live_session() {
                 list: false
             }
         ),
-        LegacyPlan::Run {
+        SessionPlan::Run {
             id: json!(3),
-            action: LegacyAction::Ping
+            action: SessionAction::Ping
         }
     );
-    assert_eq!(planned(note, LIVE), LegacyPlan::Initialized);
+    assert_eq!(planned(note, LIVE), SessionPlan::Initialized);
 }
 
 #[test]
@@ -178,25 +180,25 @@ fn notifications_and_answers() {
     };
     assert_eq!(
         planned(cancel(json!(4)), LIVE),
-        LegacyPlan::Cancelled {
+        SessionPlan::Cancelled {
             request_id: json!(4)
         }
     );
     assert_eq!(
         planned(cancel(json!("a")), LIVE),
-        LegacyPlan::Cancelled {
+        SessionPlan::Cancelled {
             request_id: json!("a")
         }
     );
-    assert_eq!(planned(cancel(json!(1.5)), LIVE), LegacyPlan::Accepted);
+    assert_eq!(planned(cancel(json!(1.5)), LIVE), SessionPlan::Accepted);
     assert_eq!(
         planned(
             json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}),
             LIVE
         ),
-        LegacyPlan::Accepted
+        SessionPlan::Accepted
     );
-    let LegacyPlan::Answer(answer) = planned(
+    let SessionPlan::Answer(answer) = planned(
         json!({"jsonrpc": "2.0", "id": 0, "result": {"action": "decline"}}),
         LIVE,
     ) else {
@@ -206,7 +208,7 @@ fn notifications_and_answers() {
         (answer.id, answer.outcome),
         (json!(0), Ok(json!({"action": "decline"})))
     );
-    let LegacyPlan::Answer(answer) = planned(
+    let SessionPlan::Answer(answer) = planned(
         json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no"}}),
         LIVE,
     ) else {
@@ -228,16 +230,16 @@ fn requests_in_a_session() {
     };
     assert_eq!(
         request("tools/list", json!({})),
-        LegacyPlan::Run {
+        SessionPlan::Run {
             id: json!(9),
-            action: LegacyAction::ListTools
+            action: SessionAction::ListTools
         }
     );
     assert_eq!(
         request("logging/setLevel", json!({"level": "debug"})),
-        LegacyPlan::Run {
+        SessionPlan::Run {
             id: json!(9),
-            action: LegacyAction::SetLevel(LogLevel::Debug)
+            action: SessionAction::SetLevel(LogLevel::Debug)
         }
     );
     let cases = [
@@ -283,8 +285,8 @@ fn requests_in_a_session() {
             "{method}"
         );
     }
-    let LegacyPlan::Run {
-        action: LegacyAction::Call(call),
+    let SessionPlan::Run {
+        action: SessionAction::Call(call),
         ..
     } = request(
         "tools/call",
@@ -297,8 +299,8 @@ fn requests_in_a_session() {
     assert_eq!(call.name, "t");
     assert_eq!(call.progress_token, Some(json!("p")));
     assert_eq!(call.invalid_arguments, None);
-    let LegacyPlan::Run {
-        action: LegacyAction::Call(call),
+    let SessionPlan::Run {
+        action: SessionAction::Call(call),
         ..
     } = request("tools/call", json!({"name": "t", "arguments": {"bad": 1}}))
     else {
@@ -373,17 +375,17 @@ proptest! {
         let is_initialize = body["method"] == "initialize";
         let plan = planned(body.clone(), session);
         match (&plan, session) {
-            (LegacyPlan::Reject { error, .. }, SessionView::Absent) if !is_initialize => {
+            (SessionPlan::Reject { error, .. }, SessionView::Absent) if !is_initialize => {
                 prop_assert_eq!(error, &McpError::SessionRequired);
             }
-            (LegacyPlan::Reject { error, .. }, SessionView::Unknown) if !is_initialize => {
+            (SessionPlan::Reject { error, .. }, SessionView::Unknown) if !is_initialize => {
                 prop_assert_eq!(error, &McpError::SessionNotFound);
             }
-            (LegacyPlan::Reject { .. }, SessionView::Live { .. }) => {
+            (SessionPlan::Reject { .. }, SessionView::Live { .. }) => {
                 prop_assert!(is_initialize, "only initialize is refused outright in a session");
             }
-            (LegacyPlan::Reject { .. }, _) => prop_assert!(is_initialize),
-            (LegacyPlan::Initialize { .. }, session) => {
+            (SessionPlan::Reject { .. }, _) => prop_assert!(is_initialize),
+            (SessionPlan::Initialize { .. }, session) => {
                 prop_assert!(is_initialize);
                 let live = matches!(session, SessionView::Live { .. });
                 prop_assert!(!live, "initialize on a live session");
@@ -391,7 +393,7 @@ proptest! {
             (_, SessionView::Live { .. }) => {}
             (other, session) => prop_assert!(false, "{other:?} without a live session ({session:?})"),
         }
-        if let LegacyPlan::Error { id, .. } | LegacyPlan::Run { id, .. } = &plan {
+        if let SessionPlan::Error { id, .. } | SessionPlan::Run { id, .. } = &plan {
             prop_assert_eq!(Some(id), body.get("id"));
         }
     }
@@ -421,8 +423,8 @@ fn tasks_exist_only_in_sessions_offered_them() {
         )
     };
     // The test tool's policy is `required`.
-    let LegacyPlan::Run {
-        action: LegacyAction::Call(call),
+    let SessionPlan::Run {
+        action: SessionAction::Call(call),
         ..
     } = request(
         TASKS,
@@ -455,8 +457,8 @@ fn tasks_exist_only_in_sessions_offered_them() {
         (json!(2), -32602, "task must be an object".to_owned())
     );
     // Without tasks offered, the hint is ignored and the tool runs now.
-    let LegacyPlan::Run {
-        action: LegacyAction::Call(call),
+    let SessionPlan::Run {
+        action: SessionAction::Call(call),
         ..
     } = request(LIVE, "tools/call", json!({"name": "t", "task": {}}))
     else {
@@ -465,16 +467,16 @@ fn tasks_exist_only_in_sessions_offered_them() {
     assert_eq!(call.task, None);
     let id = TaskId::parse("abc").unwrap();
     for (method, action) in [
-        ("tasks/get", LegacyAction::GetTask(id.clone())),
-        ("tasks/result", LegacyAction::TaskResult(id.clone())),
-        ("tasks/cancel", LegacyAction::CancelTask(id.clone())),
+        ("tasks/get", SessionAction::GetTask(id.clone())),
+        ("tasks/result", SessionAction::TaskResult(id.clone())),
+        ("tasks/cancel", SessionAction::CancelTask(id.clone())),
     ] {
         // The related-task `_meta` of a request is ignored: `params.taskId` wins.
         let params = json!({"taskId": "abc",
             "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "zzz"}}});
         assert_eq!(
             request(TASKS, method, params.clone()),
-            LegacyPlan::Run {
+            SessionPlan::Run {
                 id: json!(2),
                 action
             }
@@ -510,7 +512,7 @@ fn session_headers_must_fit_the_message() {
                 ping.clone(),
                 LIVE
             ),
-            LegacyPlan::Run { .. }
+            SessionPlan::Run { .. }
         ));
     }
     for (header, requested) in [
@@ -538,7 +540,7 @@ fn session_headers_must_fit_the_message() {
     assert_eq!((error.code(), error.http_status()), (-32020, 400));
     assert!(matches!(
         planned_with(&[("Mcp-Method", b"ping")], ping, LIVE),
-        LegacyPlan::Run { .. }
+        SessionPlan::Run { .. }
     ));
 }
 
@@ -551,7 +553,7 @@ fn a_session_keeps_only_the_capabilities_it_checks() {
             SessionView::Absent,
         )
     };
-    let LegacyPlan::Initialize {
+    let SessionPlan::Initialize {
         client_capabilities,
         ..
     } = init(json!({
@@ -571,7 +573,7 @@ fn a_session_keeps_only_the_capabilities_it_checks() {
     // What is not kept does not count.
     assert!(matches!(
         init(json!({"experimental": {"x": "y".repeat(100_000)}})),
-        LegacyPlan::Initialize { .. }
+        SessionPlan::Initialize { .. }
     ));
 }
 
@@ -580,7 +582,7 @@ fn a_session_keeps_only_the_capabilities_it_checks() {
 /// label of its own is -32601.
 #[test]
 fn session_labels_name_the_methods_the_planner_serves() {
-    use tasks_core::legacy::{session_label_index, SESSION_LABELS};
+    use tasks_core::sessions::{session_label_index, SESSION_LABELS};
     let params = |method: &str| match method {
         "tools/call" => json!({"name": "t"}),
         "logging/setLevel" => json!({"level": "info"}),
@@ -603,7 +605,7 @@ fn session_labels_name_the_methods_the_planner_serves() {
         };
         let not_found = matches!(
             planned(body, session),
-            LegacyPlan::Error {
+            SessionPlan::Error {
                 error: McpError::MethodNotFound,
                 ..
             }

@@ -5,9 +5,9 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use tasks_core::jsonrpc;
-use tasks_core::legacy::tasks::progress_notification;
 use tasks_core::projection::{ack, creation, detailed, notification, ResultMeta};
 use tasks_core::reducer::RELATED_TASK_META;
+use tasks_core::sessions::tasks::progress_notification;
 use tasks_core::{
     apply, CapacityLimit, Event, JsonObject, JsonRpcError, McpError, Progress, RequestMeta, Task,
     TaskId,

@@ -26,7 +26,7 @@ pub struct DispatchConfig {
     /// The 2025 session path on the same endpoint ([`SessionConfig`]); `None` serves
     /// 2026-07-28 only and refuses a 2025 `initialize` with -32022 naming the supported
     /// versions. Default: on, with [`SessionConfig::default`]. Without the crate's
-    /// `legacy-sessions` feature it is ignored, as if `None`.
+    /// `sessions` feature it is ignored, as if `None`.
     pub sessions: Option<SessionConfig>,
 }
 

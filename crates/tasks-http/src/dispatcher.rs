@@ -15,11 +15,11 @@ use http::request::Parts;
 use http::HeaderMap;
 use serde_json::json;
 use tasks_core::admission::{parse_message, Message};
-use tasks_core::legacy::{route, Era};
 use tasks_core::mrtr::StateKey;
 use tasks_core::plan::{plan_envelope, Action, Plan, Planned};
 use tasks_core::projection::ResultMeta;
 use tasks_core::protocol::META_SERVER_INFO;
+use tasks_core::sessions::{route, Era};
 use tasks_core::{JsonObject, McpError, Timestamp};
 use tasks_runtime::{Caller, Scope, ScopeKey, TaskRuntime, Tool, ToolRegistry};
 use tokio_util::sync::CancellationToken;
@@ -263,7 +263,7 @@ impl Dispatcher {
             }
         };
         let envelope = match (&self.shared.sessions, route(&Head(headers), &message)) {
-            (Some(sessions), Era::Legacy) => {
+            (Some(sessions), Era::Session) => {
                 // Boxed, like every large branch below: the dispatch future is as large as its
                 // largest branch, and is moved as a whole (into its box, into the span's
                 // wrapper) on every request, whichever branch it takes.

@@ -3,7 +3,7 @@
 use http::{HeaderMap, HeaderName};
 use tasks_core::admission::HeaderSource;
 use tasks_core::headers::MirroredHeader;
-use tasks_core::legacy::SESSION_HEADER;
+use tasks_core::sessions::SESSION_HEADER;
 
 /// The headers the core asks for on every request, by the name it asks with and as a parsed
 /// [`HeaderName`]: a lookup by one of these names skips parsing and lowercasing the name (a

@@ -1,4 +1,4 @@
-//! The 2025 session path compiled out (the `legacy-sessions` feature is off): no session is
+//! The 2025 session path compiled out (the `sessions` feature is off): no session is
 //! ever opened, so a 2025 `initialize` is answered as with
 //! [`ServerBuilder::sessions(None)`](crate::ServerBuilder::sessions) (-32022 naming the
 //! supported versions), and a GET or DELETE is HTTP 405.
@@ -45,7 +45,7 @@ pub(crate) async fn post(
     sessions: &Sessions,
     _: &http::HeaderMap,
     _: Message,
-    _: Scope,
+    _: tasks_runtime::Caller,
     _: &View<'_>,
 ) -> (McpResponse, Option<McpError>) {
     match *sessions {}

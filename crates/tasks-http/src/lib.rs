@@ -96,19 +96,19 @@
 //! DELETE. Requests carrying the 2026 `_meta` are served statelessly whatever session id they
 //! carry. Sessions live in the process that opened them.
 //!
-//! The session path is the cargo feature `legacy-sessions`, on by default. Without it the
+//! The session path is the cargo feature `sessions`, on by default. Without it the
 //! crate serves 2026-07-28 only, as with `sessions(None)`: a 2025 `initialize` gets -32022
 //! naming the supported versions, and a GET or DELETE is HTTP 405. Its decisions are the
-//! core's session machines ([`tasks_core::legacy::session`]); the `legacy` module drives them.
+//! core's session machines ([`tasks_core::sessions::session`]); the `legacy` module drives them.
 #![forbid(unsafe_code)]
 
 mod builder;
 mod config;
 mod dispatcher;
 mod head;
-#[cfg(feature = "legacy-sessions")]
+#[cfg(feature = "sessions")]
 mod legacy;
-#[cfg(not(feature = "legacy-sessions"))]
+#[cfg(not(feature = "sessions"))]
 #[path = "legacy_off.rs"]
 mod legacy;
 mod methods;

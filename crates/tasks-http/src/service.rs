@@ -30,7 +30,7 @@ use http_body::Body;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt as _, Empty, Full, StreamBody};
 use hyper::body::Frame;
-use tasks_core::legacy::SESSION_HEADER;
+use tasks_core::sessions::SESSION_HEADER;
 use tasks_runtime::{Node, TaskRuntime};
 use tokio_util::sync::CancellationToken;
 

@@ -370,7 +370,7 @@ impl TaskRuntime {
     /// Creates a task kept `ttl_ms` from creation (`None`: until deleted otherwise) instead of
     /// the configured TTL: a 2025-11-25 client asks for a retention in its task hint, and the
     /// caller clamps it to the server's bounds first
-    /// ([`tasks_core::legacy::tasks::TaskHint::ttl`]).
+    /// ([`tasks_core::sessions::tasks::TaskHint::ttl`]).
     ///
     /// # Errors
     /// As [`TaskRuntime::create_task`].

@@ -18,8 +18,8 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use tasks_core::legacy::wire::legacy_result;
-use tasks_core::legacy::LegacyCall;
+use tasks_core::sessions::wire::session_result;
+use tasks_core::sessions::SessionCall;
 use tasks_core::{JsonObject, JsonRpcError};
 use tasks_runtime::{error_result, run_sync, Notifier, SyncCall, SyncOutcome, Tool};
 use tokio::sync::mpsc;
@@ -39,7 +39,7 @@ pub(crate) async fn run(
     session: Arc<Session>,
     id: Value,
     tool: Arc<Tool>,
-    call: LegacyCall<Arc<Tool>>,
+    call: SessionCall<Arc<Tool>>,
     in_flight: InFlight,
 ) -> McpResponse {
     if let Some(result) = call.invalid_arguments {
@@ -56,7 +56,7 @@ async fn drive(
     session: Arc<Session>,
     id: Value,
     tool: Arc<Tool>,
-    call: LegacyCall<Arc<Tool>>,
+    call: SessionCall<Arc<Tool>>,
     tx: mpsc::Sender<Frame>,
     cancel: CancellationToken,
     _in_flight: InFlight,
@@ -95,7 +95,7 @@ async fn drive(
         let asked = match outcome {
             SyncOutcome::Complete(result) => {
                 let _ = tx
-                    .send(Frame::Final(result_bytes(&id, &legacy_result(result))))
+                    .send(Frame::Final(result_bytes(&id, &session_result(result))))
                     .await;
                 return;
             }

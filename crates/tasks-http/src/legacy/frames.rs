@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_util::stream;
-use tasks_core::legacy::session::{Resolution, RoundId};
+use tasks_core::sessions::session::{Resolution, RoundId};
 use tasks_core::{InputRequest, JsonObject, TaskId};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};

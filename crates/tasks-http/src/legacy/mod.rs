@@ -1,5 +1,5 @@
 //! The 2025 session path of the endpoint: what the core's session planner
-//! ([`tasks_core::legacy`]) decides, carried out on the runtime and the session table.
+//! ([`tasks_core::sessions`]) decides, carried out on the runtime and the session table.
 //!
 //! * POST: `initialize` opens a session (its id in the `Mcp-Session-Id` response header);
 //!   `ping`, `tools/list`, `tools/call` ([`call`]) and `logging/setLevel` are served, and in
@@ -40,15 +40,15 @@ use http::HeaderMap;
 use serde_json::Value;
 use tasks_core::admission::Message;
 use tasks_core::input::missing_capabilities;
-use tasks_core::legacy::tasks::LegacyTaskView;
-use tasks_core::legacy::wire::{
-    empty_result, Implementation, InitializeResult, LegacyTool, LegacyToolsList,
-    ServerCapabilities, ToolExecution,
-};
-use tasks_core::legacy::{
-    plan_legacy, LegacyAction, LegacyCall, LegacyPlan, SessionId, SessionView, SESSION_HEADER,
-};
 use tasks_core::listen::ListKind;
+use tasks_core::sessions::tasks::SessionTaskView;
+use tasks_core::sessions::wire::{
+    empty_result, Implementation, InitializeResult, ServerCapabilities, SessionTool,
+    SessionToolsList, ToolExecution,
+};
+use tasks_core::sessions::{
+    plan_session, SessionAction, SessionCall, SessionId, SessionPlan, SessionView, SESSION_HEADER,
+};
 use tasks_core::{McpError, Task, TaskId};
 use tasks_runtime::{Caller, Changes, Scope, TaskRuntime, ToolRegistry, Wake};
 use tokio::sync::broadcast::{self, error::RecvError};
@@ -60,7 +60,7 @@ use crate::response::{notification_bytes, McpResponse};
 use crate::shared::{Shared, View};
 use frames::Frame;
 use sessions::{Session, Sessions, StreamClaim};
-use tasks_core::legacy::session::{self, Seen, Step, MAX_SESSION_TASKS};
+use tasks_core::sessions::session::{self, Seen, Step, MAX_SESSION_TASKS};
 
 /// The session named by the request's `Mcp-Session-Id`, as the planner sees it.
 fn lookup(
@@ -97,8 +97,8 @@ pub(crate) async fn post(
 ) -> (McpResponse, Option<McpError>) {
     let (found, session) = lookup(sessions, headers, &caller.scope);
     let fail = |id: Option<&Value>, error: McpError| (McpResponse::error(id, &error), Some(error));
-    match plan_legacy(&Head(headers), message, found, view) {
-        LegacyPlan::Initialize {
+    match plan_session(&Head(headers), message, found, view) {
+        SessionPlan::Initialize {
             id,
             version,
             client_capabilities,
@@ -123,32 +123,32 @@ pub(crate) async fn post(
             }
             Err(error) => fail(Some(&id), error),
         },
-        LegacyPlan::Reject { id, error } => fail(id.as_ref(), error),
-        LegacyPlan::Error { id, error } => (
+        SessionPlan::Reject { id, error } => fail(id.as_ref(), error),
+        SessionPlan::Error { id, error } => (
             McpResponse::session_error(&id, &error.to_error_object()),
             Some(error),
         ),
-        LegacyPlan::Initialized => {
+        SessionPlan::Initialized => {
             if let Some(session) = session {
                 session.initialized();
             }
             (McpResponse::accepted(), None)
         }
-        LegacyPlan::Cancelled { request_id } => {
+        SessionPlan::Cancelled { request_id } => {
             if let Some(session) = session {
                 session.cancel(&request_id);
             }
             (McpResponse::accepted(), None)
         }
-        LegacyPlan::Accepted => (McpResponse::accepted(), None),
-        LegacyPlan::Answer(answer) => {
+        SessionPlan::Accepted => (McpResponse::accepted(), None),
+        SessionPlan::Answer(answer) => {
             let refused = McpError::InvalidRequest("No outstanding request has this id");
             match session.map_or(Err(refused), |s| s.answer(&answer.id, answer.outcome)) {
                 Ok(()) => (McpResponse::accepted(), None),
                 Err(error) => fail(None, error),
             }
         }
-        LegacyPlan::Run { id, action } => {
+        SessionPlan::Run { id, action } => {
             let Some(session) = session else {
                 return fail(Some(&id), McpError::SessionNotFound);
             };
@@ -163,18 +163,18 @@ async fn run(
     d: &Shared,
     session: Arc<Session>,
     id: Value,
-    action: LegacyAction<Arc<tasks_runtime::Tool>>,
+    action: SessionAction<Arc<tasks_runtime::Tool>>,
     tools: &Arc<ToolRegistry>,
 ) -> (McpResponse, Option<McpError>) {
     let scope = session.scope.clone();
     let answer = match action {
-        LegacyAction::Ping => Ok(McpResponse::result(&id, &empty_result())),
-        LegacyAction::SetLevel(level) => {
+        SessionAction::Ping => Ok(McpResponse::result(&id, &empty_result())),
+        SessionAction::SetLevel(level) => {
             session.set_log_level(level);
             Ok(McpResponse::result(&id, &empty_result()))
         }
-        LegacyAction::ListTools => Ok(McpResponse::result(&id, &tools_list(tools, session.tasks))),
-        LegacyAction::Call(call) => match (call.tool.clone(), call.task) {
+        SessionAction::ListTools => Ok(McpResponse::result(&id, &tools_list(tools, session.tasks))),
+        SessionAction::Call(call) => match (call.tool.clone(), call.task) {
             (tool, Some(hint)) if call.invalid_arguments.is_none() => {
                 // A capability the tool always needs is checked before any task exists.
                 match missing_capabilities(
@@ -183,7 +183,7 @@ async fn run(
                 ) {
                     Some(error) => Err(error),
                     None => {
-                        let LegacyCall {
+                        let SessionCall {
                             name,
                             arguments,
                             progress_token,
@@ -204,10 +204,10 @@ async fn run(
                 Err(error) => Err(error),
             },
         },
-        LegacyAction::GetTask(task) => tasks::get(d, &session, &id, &task).await,
-        LegacyAction::CancelTask(task) => tasks::cancel(d, &scope, &id, &task).await,
-        LegacyAction::ListTasks(after) => tasks::list(d, &scope, &id, after.as_ref()).await,
-        LegacyAction::TaskResult(task) => match session.serve(&id) {
+        SessionAction::GetTask(task) => tasks::get(d, &session, &id, &task).await,
+        SessionAction::CancelTask(task) => tasks::cancel(d, &scope, &id, &task).await,
+        SessionAction::ListTasks(after) => tasks::list(d, &scope, &id, after.as_ref()).await,
+        SessionAction::TaskResult(task) => match session.serve(&id) {
             Ok(in_flight) => tasks::result(d, session, id.clone(), task, in_flight).await,
             Err(error) => Err(error),
         },
@@ -223,12 +223,12 @@ async fn run(
 
 /// The 2025 `tools/list` result: every tool, in registration order, with
 /// `execution.taskSupport` in sessions offered tasks.
-fn tools_list(tools: &ToolRegistry, tasks: bool) -> LegacyToolsList {
+fn tools_list(tools: &ToolRegistry, tasks: bool) -> SessionToolsList {
     let no_params = serde_json::Map::new();
-    LegacyToolsList {
+    SessionToolsList {
         tools: tools
             .iter()
-            .map(|tool| LegacyTool {
+            .map(|tool| SessionTool {
                 name: tool.name().to_owned(),
                 description: tool.description().to_owned(),
                 input_schema: tool.input_schema().clone(),
@@ -323,7 +323,7 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
 /// a newer GET stream, or the server.
 ///
 /// A task's questions go out here only once the client has named the task in a request
-/// (`tasks/get` or `tasks/result`, [`TaskBook::named`](tasks_core::legacy::session::TaskBook::named)): a question sent as soon as the task
+/// (`tasks/get` or `tasks/result`, [`TaskBook::named`](tasks_core::sessions::session::TaskBook::named)): a question sent as soon as the task
 /// asks could reach the client before the `CreateTaskResult` that tells it the task exists, and
 /// a client cannot match it to anything (the official Tasks client library answers it with an
 /// error). A poll that finds its task waiting for input asks this stream to deliver
@@ -403,7 +403,7 @@ impl GetStream {
         if announce {
             self.queue.push_back(notification_bytes(
                 "notifications/tasks/status",
-                &LegacyTaskView(&task),
+                &SessionTaskView(&task),
             ));
         }
     }

@@ -1,5 +1,5 @@
 //! The live 2025 sessions of this process: the driver of the core's session machines
-//! ([`tasks_core::legacy::session`]): the table ([`SessionTable`]), each session's request-id
+//! ([`tasks_core::sessions::session`]): the table ([`SessionTable`]), each session's request-id
 //! space ([`RequestSpace`]) and task book ([`TaskBook`]), with the tokens and channels that
 //! carry their decisions out.
 //!
@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::Value;
-use tasks_core::legacy::session::{
+use tasks_core::sessions::session::{
     Activity, Idle, Lookup, RequestSpace, Resolution, RoundId, SessionTable, TaskBook,
 };
-use tasks_core::legacy::{serves_tasks, Phase, SessionId, SESSION_ID_RANDOM_BYTES};
+use tasks_core::sessions::{serves_tasks, Phase, SessionId, SESSION_ID_RANDOM_BYTES};
 use tasks_core::{InputRequest, JsonObject, LogLevel, McpError, Task, TaskId};
 use tasks_runtime::Scope;
 use tokio::sync::{mpsc, oneshot};

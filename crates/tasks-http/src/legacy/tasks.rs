@@ -28,8 +28,8 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use tasks_core::legacy::tasks::{
-    creation, list_result, payload, LegacyTaskView, TaskHint, LIST_PAGE,
+use tasks_core::sessions::tasks::{
+    creation, list_result, payload, SessionTaskView, TaskHint, LIST_PAGE,
 };
 use tasks_core::{JsonObject, McpError, Task, TaskId, TaskState};
 use tasks_runtime::{Scope, TaskWait, Work};
@@ -113,7 +113,7 @@ pub(crate) async fn get(
     if matches!(task.state(), TaskState::InputRequired { .. }) {
         session.nudge(task.clone());
     }
-    Ok(McpResponse::result(id, &LegacyTaskView(&task)))
+    Ok(McpResponse::result(id, &SessionTaskView(&task)))
 }
 
 /// `tasks/list`: one page of the caller's tasks (scope, not session: a client finds its
@@ -151,7 +151,7 @@ pub(crate) async fn cancel(
     d.runtime.cancel(scope, task).await?;
     let now = d.runtime.get(scope, task).await?;
     match now.state() {
-        TaskState::Cancelled => Ok(McpResponse::result(id, &LegacyTaskView(&now))),
+        TaskState::Cancelled => Ok(McpResponse::result(id, &SessionTaskView(&now))),
         _ => Err(terminal()),
     }
 }

@@ -174,7 +174,8 @@ impl Live {
     }
 }
 
-/// The wire form of one request notification.
+/// The wire form of one request notification (also the 2025 session path's).
+#[cfg_attr(not(feature = "sessions"), allow(dead_code))]
 pub(crate) fn notification_frame(
     notification: RequestNotification,
     progress_token: Option<&Value>,

@@ -101,7 +101,7 @@ impl TaskBook {
     }
 
     /// The `notifications/progress` params to send for this state of `task`
-    /// ([`crate::legacy::tasks::progress_notification`]), when the session follows the task's
+    /// ([`crate::sessions::tasks::progress_notification`]), when the session follows the task's
     /// progress and it is ahead of the last one sent; it then counts as sent. `None` otherwise.
     pub fn progress_update(&mut self, task: &Task) -> Option<Value> {
         let followed = self.progress.get_mut(task.id())?;
@@ -110,7 +110,7 @@ impl TaskBook {
             return None;
         }
         followed.sent = Some(progress);
-        crate::legacy::tasks::progress_notification(task, &followed.token)
+        crate::sessions::tasks::progress_notification(task, &followed.token)
     }
 
     /// The client named `task` in a request: its questions may go out on the GET stream.

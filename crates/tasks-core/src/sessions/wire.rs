@@ -101,7 +101,7 @@ impl ServerCapabilities {
 /// A 2025 `tools/list` entry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct LegacyTool {
+pub struct SessionTool {
     /// The tool name.
     pub name: String,
     /// What it does.
@@ -158,14 +158,14 @@ impl From<TaskPolicy> for TaskSupport {
 
 /// The 2025 `tools/list` result: one page, no `nextCursor`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LegacyToolsList {
+pub struct SessionToolsList {
     /// The tools, in registration order.
-    pub tools: Vec<LegacyTool>,
+    pub tools: Vec<SessionTool>,
 }
 
 /// A result object for the session path: `result` without the 2026-only `resultType` (a
 /// tool's `CallToolResult` is stored in the 2026 shape).
-pub fn legacy_result(mut result: JsonObject) -> JsonObject {
+pub fn session_result(mut result: JsonObject) -> JsonObject {
     result.remove("resultType");
     result
 }
@@ -219,7 +219,7 @@ mod tests {
                 json!({"taskSupport": "required"})
             ]
         );
-        let tool = LegacyTool {
+        let tool = SessionTool {
             name: "t".into(),
             description: "d".into(),
             input_schema: JsonObject::new(),
@@ -232,7 +232,7 @@ mod tests {
             serde_json::to_value(&tool).unwrap(),
             json!({"name": "t", "description": "d", "inputSchema": {}})
         );
-        let titled = LegacyTool {
+        let titled = SessionTool {
             output_schema: Some(JsonObject::new()),
             title: Some("T".into()),
             ..tool

@@ -116,9 +116,9 @@ pub fn status(task: &Task) -> &'static str {
 /// `pollInterval?` (milliseconds). The `tasks/get` and `tasks/cancel` results and the
 /// `notifications/tasks/status` params are this object, flat.
 #[derive(Debug, Clone, Copy)]
-pub struct LegacyTaskView<'a>(pub &'a Task);
+pub struct SessionTaskView<'a>(pub &'a Task);
 
-impl Serialize for LegacyTaskView<'_> {
+impl Serialize for SessionTaskView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let task = self.0;
         let mut map = serializer.serialize_map(None)?;
@@ -139,7 +139,7 @@ impl Serialize for LegacyTaskView<'_> {
 
 /// The 2025-11-25 `CreateTaskResult`: `{"task": {…}}`, nested, without `resultType`.
 pub fn creation(task: &Task) -> Value {
-    json!({ "task": LegacyTaskView(task) })
+    json!({ "task": SessionTaskView(task) })
 }
 
 /// The most tasks one `tasks/list` page holds.
@@ -165,7 +165,7 @@ pub fn parse_cursor(cursor: &str) -> Result<TaskId, McpError> {
 /// The `tasks/list` result: `{"tasks": [Task…], "nextCursor"?}`; `nextCursor` is set when the
 /// page is full (more tasks may follow).
 pub fn list_result(page: &[std::sync::Arc<Task>]) -> Value {
-    let tasks: Vec<LegacyTaskView<'_>> = page.iter().map(|t| LegacyTaskView(t)).collect();
+    let tasks: Vec<SessionTaskView<'_>> = page.iter().map(|t| SessionTaskView(t)).collect();
     match page.last().filter(|_| page.len() >= LIST_PAGE) {
         Some(last) => json!({"tasks": tasks, "nextCursor": cursor_after(last.id())}),
         None => json!({ "tasks": tasks }),
@@ -211,7 +211,7 @@ pub fn payload(task: &Task) -> Option<Result<JsonObject, JsonRpcError>> {
     match task.state() {
         TaskState::Working | TaskState::InputRequired { .. } => None,
         TaskState::Completed { result } => {
-            let mut result = super::wire::legacy_result(result.to_object());
+            let mut result = super::wire::session_result(result.to_object());
             let related = related_task(task.id().as_str());
             match result.get_mut("_meta") {
                 Some(Value::Object(meta)) => {

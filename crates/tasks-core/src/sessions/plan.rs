@@ -1,4 +1,4 @@
-//! The planner of the session path: one message of a 2025 session in, a [`LegacyPlan`] out.
+//! The planner of the session path: one message of a 2025 session in, a [`SessionPlan`] out.
 //!
 //! Order (the 2025 revisions define each answer; the order is this server's):
 //!
@@ -12,7 +12,7 @@
 //!    [`Phase`], `notifications/cancelled` names a request to stop, any other is accepted.
 //! 4. A request: `ping`, `tools/list`, `tools/call`, `logging/setLevel`; any other method is
 //!    -32601. Errors from here on are JSON-RPC errors inside a session: the transport sends
-//!    them with HTTP 200 ([`LegacyPlan::Error`]), as 2025 clients read them.
+//!    them with HTTP 200 ([`SessionPlan::Error`]), as 2025 clients read them.
 //!
 //! `tools/call` (MCP 2025-11-25 tools, "Calling Tools" and "Error Handling"): -32602 for bad
 //! params or an unknown tool; in a session offered tasks, the hint against the tool's
@@ -39,7 +39,7 @@ use crate::JsonObject;
 use super::session::Phase;
 use super::tasks::{decide, parse_cursor, TaskHint};
 use super::version::negotiate;
-use super::wire::legacy_result;
+use super::wire::session_result;
 
 /// What the transport found for the message's `Mcp-Session-Id`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub enum SessionView {
 /// What to do with one message of the session path; `T` is the server's tool handle
 /// ([`ServerView::Tool`]).
 #[derive(Debug, Clone, PartialEq)]
-pub enum LegacyPlan<T> {
+pub enum SessionPlan<T> {
     /// Open a session under `version` for a client declaring `client_capabilities`, and answer
     /// request `id` with the `InitializeResult` and the new `Mcp-Session-Id`.
     Initialize {
@@ -105,13 +105,13 @@ pub enum LegacyPlan<T> {
         /// The request id.
         id: Value,
         /// What to do.
-        action: LegacyAction<T>,
+        action: SessionAction<T>,
     },
 }
 
 /// The work of a request on the session path; `T` is the server's tool handle.
 #[derive(Debug, Clone, PartialEq)]
-pub enum LegacyAction<T> {
+pub enum SessionAction<T> {
     /// `ping`: the empty result.
     Ping,
     /// `tools/list`: the 2025 tool list.
@@ -119,7 +119,7 @@ pub enum LegacyAction<T> {
     /// `logging/setLevel`: the session's log level from now on; the empty result.
     SetLevel(LogLevel),
     /// `tools/call`.
-    Call(LegacyCall<T>),
+    Call(SessionCall<T>),
     /// `tasks/get`: the task, flat.
     GetTask(TaskId),
     /// `tasks/result`: block until the task is terminal, then its payload; its input requests
@@ -134,7 +134,7 @@ pub enum LegacyAction<T> {
 /// A planned `tools/call` on the session path, carrying the tool the planner found (`T`, the
 /// server's handle on it), so nothing looks it up again by name.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LegacyCall<T> {
+pub struct SessionCall<T> {
     /// The tool's name.
     pub name: String,
     /// The tool, as [`ServerView::tool`] answered it.
@@ -152,12 +152,12 @@ pub struct LegacyCall<T> {
 }
 
 /// Plans one message of the session path: see the module docs.
-pub fn plan_legacy<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
+pub fn plan_session<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
     headers: &H,
     message: Message,
     session: SessionView,
     view: &V,
-) -> LegacyPlan<V::Tool> {
+) -> SessionPlan<V::Tool> {
     let envelope = match message {
         Message::Envelope(envelope) if envelope.method == METHOD_INITIALIZE => {
             return plan_initialize(envelope, session)
@@ -165,13 +165,13 @@ pub fn plan_legacy<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
         Message::Envelope(envelope) => envelope,
         Message::Response(response) => {
             return match session_error(session) {
-                Some(error) => LegacyPlan::Reject { id: None, error },
-                None => LegacyPlan::Answer(response),
+                Some(error) => SessionPlan::Reject { id: None, error },
+                None => SessionPlan::Answer(response),
             }
         }
     };
     if let Some(error) = session_error(session).or_else(|| header_error(headers, &envelope)) {
-        return LegacyPlan::Reject {
+        return SessionPlan::Reject {
             id: envelope.id,
             error,
         };
@@ -184,36 +184,36 @@ pub fn plan_legacy<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
     };
     let params = params.unwrap_or(Value::Null);
     let action = match method.as_str() {
-        "ping" => Ok(LegacyAction::Ping),
+        "ping" => Ok(SessionAction::Ping),
         "tools/list" => {
             if params.get("cursor").is_some_and(|c| !c.is_null()) {
                 Err(McpError::invalid_params("Invalid cursor"))
             } else {
-                Ok(LegacyAction::ListTools)
+                Ok(SessionAction::ListTools)
             }
         }
         "logging/setLevel" => params
             .get("level")
             .and_then(Value::as_str)
             .and_then(|level| level.parse::<LogLevel>().ok())
-            .map(LegacyAction::SetLevel)
+            .map(SessionAction::SetLevel)
             .ok_or_else(|| McpError::invalid_params("level must be a log level")),
-        "tools/call" => plan_call(&params, view, tasks).map(LegacyAction::Call),
-        "tasks/get" if tasks => task_id(&params).map(LegacyAction::GetTask),
-        "tasks/result" if tasks => task_id(&params).map(LegacyAction::TaskResult),
-        "tasks/cancel" if tasks => task_id(&params).map(LegacyAction::CancelTask),
+        "tools/call" => plan_call(&params, view, tasks).map(SessionAction::Call),
+        "tasks/get" if tasks => task_id(&params).map(SessionAction::GetTask),
+        "tasks/result" if tasks => task_id(&params).map(SessionAction::TaskResult),
+        "tasks/cancel" if tasks => task_id(&params).map(SessionAction::CancelTask),
         "tasks/list" if tasks && list => match params.get("cursor") {
-            None | Some(Value::Null) => Ok(LegacyAction::ListTasks(None)),
+            None | Some(Value::Null) => Ok(SessionAction::ListTasks(None)),
             Some(Value::String(cursor)) => {
-                parse_cursor(cursor).map(|after| LegacyAction::ListTasks(Some(after)))
+                parse_cursor(cursor).map(|after| SessionAction::ListTasks(Some(after)))
             }
             Some(_) => Err(McpError::invalid_params("Invalid cursor")),
         },
         _ => Err(McpError::MethodNotFound),
     };
     match action {
-        Ok(action) => LegacyPlan::Run { id, action },
-        Err(error) => LegacyPlan::Error { id, error },
+        Ok(action) => SessionPlan::Run { id, action },
+        Err(error) => SessionPlan::Error { id, error },
     }
 }
 
@@ -248,14 +248,14 @@ fn session_error(session: SessionView) -> Option<McpError> {
     }
 }
 
-fn plan_initialize<T>(envelope: Envelope, session: SessionView) -> LegacyPlan<T> {
+fn plan_initialize<T>(envelope: Envelope, session: SessionView) -> SessionPlan<T> {
     let Some(id) = envelope.id else {
-        return LegacyPlan::Reject {
+        return SessionPlan::Reject {
             id: None,
             error: McpError::InvalidRequest("initialize must be a request"),
         };
     };
-    let reject = |error| LegacyPlan::Reject {
+    let reject = |error| SessionPlan::Reject {
         id: Some(id.clone()),
         error,
     };
@@ -283,7 +283,7 @@ fn plan_initialize<T>(envelope: Envelope, session: SessionView) -> LegacyPlan<T>
         Some(_) => return reject(McpError::invalid_params("capabilities must be an object")),
     };
     match negotiate(requested) {
-        Ok(version) => LegacyPlan::Initialize {
+        Ok(version) => SessionPlan::Initialize {
             id,
             version,
             client_capabilities,
@@ -308,16 +308,16 @@ pub fn retained_capabilities(capabilities: &JsonObject) -> Option<JsonObject> {
 /// The most bytes of client capabilities a session keeps ([`retained_capabilities`]).
 pub const MAX_CAPABILITY_BYTES: usize = 4096;
 
-fn plan_notification<T>(method: &str, params: Option<&Value>) -> LegacyPlan<T> {
+fn plan_notification<T>(method: &str, params: Option<&Value>) -> SessionPlan<T> {
     match method {
-        "notifications/initialized" => LegacyPlan::Initialized,
+        "notifications/initialized" => SessionPlan::Initialized,
         "notifications/cancelled" => match params.and_then(|p| p.get("requestId")) {
-            Some(id) if id.is_string() || id.is_i64() || id.is_u64() => LegacyPlan::Cancelled {
+            Some(id) if id.is_string() || id.is_i64() || id.is_u64() => SessionPlan::Cancelled {
                 request_id: id.clone(),
             },
-            _ => LegacyPlan::Accepted,
+            _ => SessionPlan::Accepted,
         },
-        _ => LegacyPlan::Accepted,
+        _ => SessionPlan::Accepted,
     }
 }
 
@@ -331,7 +331,7 @@ fn plan_call<V: ServerView + ?Sized>(
     params: &Value,
     view: &V,
     tasks: bool,
-) -> Result<LegacyCall<V::Tool>, McpError> {
+) -> Result<SessionCall<V::Tool>, McpError> {
     if !params.is_object() {
         return Err(McpError::invalid_params("params must be an object"));
     }
@@ -355,8 +355,8 @@ fn plan_call<V: ServerView + ?Sized>(
     let invalid_arguments = tool
         .validate_arguments(call.arguments)
         .err()
-        .map(|message| legacy_result(invalid_arguments_result(message)));
-    Ok(LegacyCall {
+        .map(|message| session_result(invalid_arguments_result(message)));
+    Ok(SessionCall {
         name: call.name.to_owned(),
         tool,
         arguments: call.arguments.clone(),

@@ -29,15 +29,15 @@ pub const SESSION_HEADER: &str = "Mcp-Session-Id";
 pub enum Era {
     /// Stateless 2026-07-28: admission and [`crate::plan`].
     Modern,
-    /// A 2025 session: [`super::plan_legacy`].
-    Legacy,
+    /// A 2025 session: [`super::plan_session`].
+    Session,
 }
 
 /// The era of a POSTed `message`: see the module table.
 pub fn route<H: HeaderSource + ?Sized>(headers: &H, message: &Message) -> Era {
     let has_session = headers.values(SESSION_HEADER).next().is_some();
     let envelope = match message {
-        Message::Response(_) if has_session => return Era::Legacy,
+        Message::Response(_) if has_session => return Era::Session,
         Message::Response(_) => return Era::Modern,
         Message::Envelope(envelope) => envelope,
     };
@@ -45,7 +45,7 @@ pub fn route<H: HeaderSource + ?Sized>(headers: &H, message: &Message) -> Era {
         return Era::Modern;
     }
     if envelope.method == METHOD_INITIALIZE || has_session {
-        return Era::Legacy;
+        return Era::Session;
     }
     let legacy_header = headers
         .values(MirroredHeader::ProtocolVersion.name())
@@ -53,7 +53,7 @@ pub fn route<H: HeaderSource + ?Sized>(headers: &H, message: &Message) -> Era {
         .and_then(|raw| headers::decode_value(MirroredHeader::ProtocolVersion, raw).ok())
         .is_some_and(|v| LEGACY_VERSIONS.contains(&&*v));
     if legacy_header {
-        Era::Legacy
+        Era::Session
     } else {
         Era::Modern
     }
@@ -92,18 +92,18 @@ mod tests {
         // A 2026 request is stateless, a stale session id included.
         assert_eq!(era(&[v2026, session], MODERN_CALL), Era::Modern);
         assert_eq!(era(&[v2026], init_modern), Era::Modern);
-        assert_eq!(era(&[], init), Era::Legacy);
-        assert_eq!(era(&[v2026], init), Era::Legacy);
-        assert_eq!(era(&[session], ping), Era::Legacy);
-        assert_eq!(era(&[v2025], ping), Era::Legacy);
-        assert_eq!(era(&[v2025, session], note), Era::Legacy);
+        assert_eq!(era(&[], init), Era::Session);
+        assert_eq!(era(&[v2026], init), Era::Session);
+        assert_eq!(era(&[session], ping), Era::Session);
+        assert_eq!(era(&[v2025], ping), Era::Session);
+        assert_eq!(era(&[v2025, session], note), Era::Session);
         // Unserved or modern header versions without `_meta` stay on the modern path, which
         // answers them (-32022, -32020).
         assert_eq!(era(&[v2024], ping), Era::Modern);
         assert_eq!(era(&[v2026], ping), Era::Modern);
         assert_eq!(era(&[], ping), Era::Modern);
         assert_eq!(era(&[v2026], note), Era::Modern);
-        assert_eq!(era(&[session], answer), Era::Legacy);
+        assert_eq!(era(&[session], answer), Era::Session);
         assert_eq!(era(&[v2025], answer), Era::Modern);
     }
 }

@@ -8,7 +8,7 @@
 use crate::admission::Message;
 
 /// Every label, in a fixed order: the request methods the session planner serves
-/// ([`super::plan_legacy`]), then `session/notification` (any notification),
+/// ([`super::plan_session`]), then `session/notification` (any notification),
 /// `session/response` (the client's answer to a server request) and `session/other` (any
 /// other method, -32601).
 pub const SESSION_LABELS: [&str; 12] = [

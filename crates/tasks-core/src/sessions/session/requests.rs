@@ -94,7 +94,7 @@ fn question(
         };
         meta.insert(
             META_RELATED_TASK.into(),
-            crate::legacy::tasks::related_task(task.as_str()),
+            crate::sessions::tasks::related_task(task.as_str()),
         );
         params.insert("_meta".into(), Value::Object(meta));
     }

@@ -20,7 +20,7 @@
 //! | [`era`] | [`route`]: which era a message belongs to, before any session lookup |
 //! | [`version`] | the revisions served on the session path and `initialize` negotiation |
 //! | [`session`] | [`SessionId`], the session's [`Phase`] machine, and the machines of what outlives a message: the session table, request ids and input rounds, GET-stream re-delivery |
-//! | [`plan`] | [`plan_legacy`]: one message of a session in, a [`LegacyPlan`] out |
+//! | [`plan`] | [`plan_session`]: one message of a session in, a [`SessionPlan`] out |
 //! | [`label`] | the bounded label a session message is counted and logged under |
 //! | [`tasks`] | 2025-11-25 tasks: the hint and `taskSupport` table, the task view, `tasks/result` |
 //! | [`wire`] | `InitializeResult`, server capabilities, the 2025 `tools/list` entry |
@@ -39,6 +39,6 @@ pub mod wire;
 
 pub use era::{route, Era, SESSION_HEADER};
 pub use label::{session_label_index, SESSION_LABELS};
-pub use plan::{plan_legacy, LegacyAction, LegacyCall, LegacyPlan, SessionView};
+pub use plan::{plan_session, SessionAction, SessionCall, SessionPlan, SessionView};
 pub use session::{Phase, SessionId, SESSION_ID_RANDOM_BYTES};
 pub use version::{negotiate, serves_tasks, LEGACY_VERSIONS};

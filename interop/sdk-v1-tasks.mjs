@@ -2,7 +2,8 @@
 // (@modelcontextprotocol/sdk, pinned in package.json) and its experimental tasks API
 // (client.experimental.tasks): callToolStream (with onprogress: a task's progress), getTask,
 // getTaskResult, cancelTask, with elicitation and sampling handlers and a
-// notifications/tasks/status handler.
+// notifications/tasks/status handler; and callTool's validation of structuredContent against
+// the listed outputSchema.
 //
 // Usage: node sdk-v1-tasks.mjs <MCP endpoint URL>
 // Prints one line per check (PASS/FAIL); exits 1 when any check fails.
@@ -189,6 +190,17 @@ await check("notifications/tasks/status arrived on the GET stream", async () => 
   }
   expect(statuses.some((s) => s.status === "completed"), JSON.stringify(statuses.slice(0, 3)));
   expect(statuses.every((s) => typeof s.taskId === "string" && "ttl" in s), "flat tasks");
+});
+
+await check("callTool: word_stats' structuredContent passes the SDK's own outputSchema check (ajv)", async () => {
+  // listTools caches each tool's outputSchema; callTool then validates structuredContent
+  // against it and throws when it does not conform (or is missing).
+  const { tools } = await client.listTools();
+  const listed = tools.find((t) => t.name === "word_stats");
+  expect(listed?.outputSchema?.type === "object", `outputSchema: ${JSON.stringify(listed)}`);
+  const result = await client.callTool({ name: "word_stats", arguments: { text: "two words\nand more" } });
+  const counts = result.structuredContent;
+  expect(counts?.words === 4 && counts?.lines === 2 && counts?.characters === 18, JSON.stringify(result));
 });
 
 await transport.terminateSession();

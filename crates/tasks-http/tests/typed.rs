@@ -76,7 +76,7 @@ async fn tools_list_shows_the_generated_schema() {
             "properties": {
                 "file": {"description": "The file to read, on the server.", "type": "string"},
                 "line": {"description": "The 0-based line to return.", "type": "integer",
-                         "format": "uint16", "minimum": 0, "maximum": 65535},
+                         "minimum": 0, "maximum": 65535},
                 "caller": {
                     "description": "Only when the caller is this address.",
                     "type": ["string", "null"],

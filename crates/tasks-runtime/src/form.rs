@@ -55,12 +55,57 @@ use serde_json::{Map, Value};
 type Object = Map<String, Value>;
 
 /// The schema generator of every schema made from a Rust type: JSON Schema 2020-12, as
-/// schemars generates it for deserializing. A typed tool's `inputSchema` and a form's
-/// `requestedSchema` both come from it.
+/// schemars generates it for deserializing, with only standard `format`s
+/// ([`StandardFormats`]). A typed tool's `inputSchema` and a form's `requestedSchema` both come
+/// from it.
 pub(crate) fn generator() -> SchemaGenerator {
     SchemaSettings::draft2020_12()
         .for_deserialize()
+        .with_transform(StandardFormats)
         .into_generator()
+}
+
+/// The `format`s JSON Schema 2020-12 defines (section 7.3 of its validation vocabulary).
+const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// A schemars transform that drops every `format` JSON Schema 2020-12 does not define, such as
+/// the `uint`, `int64` or `double` schemars gives Rust's number types: a client's validator
+/// (ajv, which the TypeScript SDK uses) warns about each unknown one, and the bounds they stand
+/// for are in the schema anyway (`minimum: 0` for unsigned types).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StandardFormats;
+
+impl schemars::transform::Transform for StandardFormats {
+    fn transform(&mut self, schema: &mut schemars::Schema) {
+        let standard = schema
+            .get("format")
+            .and_then(Value::as_str)
+            .is_none_or(|format| STANDARD_FORMATS.contains(&format));
+        if !standard {
+            schema.remove("format");
+        }
+        schemars::transform::transform_subschemas(self, schema);
+    }
 }
 
 /// A user's answer to a typed question ([`ToolContext::elicit_as`](crate::ToolContext::elicit_as)):

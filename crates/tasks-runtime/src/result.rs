@@ -116,6 +116,7 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
     fn output_schema() -> Option<JsonObject> {
         let mut schema = SchemaSettings::draft2020_12()
             .for_serialize()
+            .with_transform(crate::form::StandardFormats)
             .into_generator()
             .into_root_schema_for::<T>();
         if schema.get("title").and_then(Value::as_str) == Some(&*T::schema_name()) {
@@ -183,6 +184,38 @@ mod tests {
             Json::<Vec<i32>>::output_schema().unwrap()["type"],
             json!("array")
         );
+    }
+
+    /// Counts and an address, with the formats schemars gives them.
+    #[derive(Serialize, JsonSchema)]
+    struct Counted {
+        /// Nested, so the transform reaches subschemas.
+        inner: Vec<Inner>,
+        #[schemars(email)]
+        contact: String,
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    struct Inner {
+        words: usize,
+        ratio: f64,
+        big: i64,
+    }
+
+    #[test]
+    fn schemas_keep_only_standard_formats_and_unsigned_bounds() {
+        let schema = Value::Object(Json::<Counted>::output_schema().unwrap());
+        let text = schema.to_string();
+        for format in ["uint", "double", "int64"] {
+            assert!(
+                !text.contains(&format!("\"{format}\"")),
+                "{format} left: {text}"
+            );
+        }
+        assert_eq!(schema["properties"]["contact"]["format"], json!("email"));
+        let inner = &schema["$defs"]["Inner"]["properties"];
+        assert_eq!(inner["words"], json!({"type": "integer", "minimum": 0}));
+        assert_eq!(inner["ratio"], json!({"type": "number"}));
     }
 
     #[test]

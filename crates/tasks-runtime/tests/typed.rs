@@ -147,7 +147,6 @@ fn the_input_schema_is_generated_from_the_arguments_type() {
                 "limit": {
                     "description": "At most this many rows.",
                     "type": ["integer", "null"],
-                    "format": "uint32",
                     "minimum": 0
                 },
                 "region": {
@@ -168,7 +167,6 @@ fn the_input_schema_is_generated_from_the_arguments_type() {
                         "width": {
                             "description": "Its width in characters.",
                             "type": "integer",
-                            "format": "uint8",
                             "minimum": 0,
                             "maximum": 255
                         }

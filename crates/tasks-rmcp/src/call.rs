@@ -106,9 +106,9 @@ impl TasksBridge {
             }
             CallPlan::CreateTask { answers, task_id } => {
                 let mut work = Work::for_call(scope, tool.name(), arguments, answers, meta);
-                if let Some(principal) = &caller.principal {
-                    work.sealed_principal = inner.runtime.seal_principal(principal, &work.scope)?;
-                }
+                inner
+                    .runtime
+                    .seal_principal(&mut work, caller.principal.as_ref())?;
                 let task = inner
                     .runtime
                     .create_task_with_tool(tool, work, task_id)

@@ -397,28 +397,31 @@ impl TaskRuntime {
         self.create(work, Some(id), self.inner.config.ttl_ms).await
     }
 
-    /// `principal` sealed for work owned by `scope` (set it as [`Work::sealed_principal`]), so
+    /// Seals `principal` into `work` ([`Work::sealed_principal`], bound to `work.scope`), so
     /// the task's tool reads it as [`ToolContext::principal`](crate::ToolContext::principal)
-    /// on every run, while the store keeps only the sealed text ([`crate::seal`]). `None` for
-    /// the empty principal (the shared scope): there is no caller to name.
+    /// on every run, while the store keeps only the sealed text ([`crate::seal`]). `None`, or
+    /// the empty principal (the shared scope), leaves the work without one: there is no
+    /// caller to name.
     ///
     /// # Errors
     /// -32603 `No randomness available` when the entropy source fails (the nonce).
     pub fn seal_principal(
         &self,
-        principal: &crate::scope::Principal,
-        scope: &Scope,
-    ) -> Result<Option<crate::seal::SealedPrincipal>, McpError> {
-        if principal.as_str().is_empty() {
-            return Ok(None);
-        }
+        work: &mut Work,
+        principal: Option<&crate::scope::Principal>,
+    ) -> Result<(), McpError> {
+        let Some(principal) = principal.filter(|p| !p.as_str().is_empty()) else {
+            work.sealed_principal = None;
+            return Ok(());
+        };
         let nonce = self
             .inner
             .config
             .entropy
             .bytes()
             .map_err(|_| McpError::Internal("No randomness available"))?;
-        Ok(Some(self.inner.principal_key.seal(principal, scope, nonce)))
+        work.sealed_principal = Some(self.inner.principal_key.seal(principal, &work.scope, nonce));
+        Ok(())
     }
 
     /// A fresh task id, drawn as [`TaskRuntime::create_task`] draws one, for a caller that must

@@ -816,9 +816,9 @@ async fn a_task_knows_its_caller_on_every_run_with_the_same_key_and_never_stores
     let scope = Scope::new("hashed-scope");
     let with_caller = |name: &str| {
         let mut work = work_in(&scope, "whoami", json!({}));
-        work.sealed_principal = a
-            .seal_principal(&tasks_runtime::Principal::new(name), &scope)
+        a.seal_principal(&mut work, Some(&tasks_runtime::Principal::new(name)))
             .unwrap();
+        assert!(work.sealed_principal.is_some());
         work
     };
     let (alice, bob) = (

@@ -68,18 +68,17 @@ pub(crate) async fn create(
         hint,
         progress_token,
     } = creating;
-    let work = Work {
+    let mut work = Work {
         tool: name,
         arguments,
         input_responses: None,
         client_capabilities: session.client_capabilities.clone(),
         scope: session.scope.clone(),
         trace_parent: None,
-        sealed_principal: match &session.principal {
-            Some(principal) => d.runtime.seal_principal(principal, &session.scope)?,
-            None => None,
-        },
+        sealed_principal: None,
     };
+    d.runtime
+        .seal_principal(&mut work, session.principal.as_ref())?;
     let ttl = hint.ttl(d.runtime.config().ttl_ms);
     // The session learns the task before it exists: its worker may ask for input in its first
     // step, and the GET stream announces and delivers only what the session has recorded as

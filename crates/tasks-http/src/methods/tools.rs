@@ -54,9 +54,8 @@ pub(crate) async fn call(
         }
         CallPlan::CreateTask { answers, task_id } => {
             let mut work = Work::for_call(scope.clone(), tool.name(), arguments, answers, meta);
-            if let Some(principal) = &caller.principal {
-                work.sealed_principal = d.runtime.seal_principal(principal, scope)?;
-            }
+            d.runtime
+                .seal_principal(&mut work, caller.principal.as_ref())?;
             let task = d.runtime.create_task_with_tool(tool, work, task_id).await?;
             let view = projection::creation(&task).with_result_meta(&d.server_meta);
             Ok(McpResponse::result(&id, &view))

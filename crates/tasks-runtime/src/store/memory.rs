@@ -145,20 +145,14 @@ impl Store for MemoryStore {
         owner: &NodeId,
     ) -> Result<Created, StoreError> {
         let task = task.into_task();
-        // Held until the task is in the map when the lease is required: a claim (which holds
-        // this lock throughout) sees either no task or a task of a live owner.
-        let _nodes = if limits.lease_required {
-            let nodes = self.nodes();
-            if nodes
+        if limits.lease_required
+            && self
+                .nodes()
                 .get(owner)
                 .is_none_or(|expires| *expires <= task.created_at())
-            {
-                return Err(StoreError::LeaseLost);
-            }
-            Some(nodes)
-        } else {
-            None
-        };
+        {
+            return Err(StoreError::LeaseLost);
+        }
         if !self.reserve_total(limits.max_tasks) {
             return Err(StoreError::Capacity(CapacityLimit::MaxTasks));
         }

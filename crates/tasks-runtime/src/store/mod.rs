@@ -149,7 +149,9 @@ pub struct CreateLimits {
     /// Non-terminal tasks per scope.
     pub max_active_per_scope: usize,
     /// Whether the owner must hold a lease ([`Store::register_node`]) live at the task's
-    /// creation time (`createdAt`), checked in the same atomic step as the insert. A runtime
+    /// creation time (`createdAt`), checked when the task is stored (the durable stores in the
+    /// insert's transaction). An owner whose lease runs out right after that loses the task to
+    /// a claim like any other task it runs. A runtime
     /// that runs leases ([`crate::TaskRuntime::recover`], [`crate::TaskRuntime::spawn_liveness`])
     /// sets it: a node whose lease ran out (a stalled store, a paused process) must not store
     /// tasks under it, since other nodes take over such tasks at once and fail or re-run them.

@@ -86,6 +86,9 @@ struct Acked {
     cancelled: bool,
     /// A `confirm_delete` read still parked, unanswered, after a restart.
     parked_across_restart: bool,
+    /// A witness the harness made right before a kill ([`witnesses`]): the load neither
+    /// answers nor cancels it, so it is still running or parked when the server dies.
+    held: bool,
 }
 
 /// Every acknowledged task, by id.
@@ -192,6 +195,7 @@ async fn load(client: Client, ledger: Ledger, stop: Arc<AtomicBool>, seed: u64) 
                             answered: false,
                             cancelled: false,
                             parked_across_restart: false,
+                            held: false,
                         },
                     );
                 }
@@ -207,7 +211,9 @@ async fn load(client: Client, ledger: Ledger, stop: Arc<AtomicBool>, seed: u64) 
                 }
             }
             6..=7 => {
-                let Some(id) = pick(&mut rng, &|a| a.kind == Kind::Parked && !a.answered) else {
+                let Some(id) = pick(&mut rng, &|a| {
+                    a.kind == Kind::Parked && !a.answered && !a.held
+                }) else {
                     continue;
                 };
                 // Answer only once it is parked: an answer to a key not yet asked is ignored.
@@ -222,7 +228,9 @@ async fn load(client: Client, ledger: Ledger, stop: Arc<AtomicBool>, seed: u64) 
                 }
             }
             _ => {
-                let Some(id) = pick(&mut rng, &|a| a.kind == Kind::Long && !a.cancelled) else {
+                let Some(id) = pick(&mut rng, &|a| {
+                    a.kind == Kind::Long && !a.cancelled && !a.held
+                }) else {
                     continue;
                 };
                 if cancel(&client, &id).await {
@@ -233,6 +241,49 @@ async fn load(client: Client, ledger: Ledger, stop: Arc<AtomicBool>, seed: u64) 
             }
         }
     }
+}
+
+/// One task of each recovery policy, made right before a kill so that the kill finds it
+/// unfinished whatever the random load did: a `confirm_delete` read parked (answered after the
+/// restart), a long `slow_compute` (failed as interrupted) and a `resumable_job` made last (its
+/// 450 ms of steps still running: re-run). Held: the load leaves them alone.
+async fn witnesses(client: &Client) -> Vec<(String, Acked)> {
+    let mut made = Vec::new();
+    for kind in [Kind::Parked, Kind::Long, Kind::Resumable] {
+        // A busy server may refuse a creation for a moment (every worker busy): try again.
+        let mut id = None;
+        for _ in 0..20 {
+            id = create(client, kind).await;
+            if id.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        let Some(id) = id else {
+            eprintln!("no {kind:?} witness could be created before this kill");
+            continue;
+        };
+        if kind == Kind::Parked {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+            while tokio::time::Instant::now() < deadline
+                && !get(client, &id)
+                    .await
+                    .is_some_and(|task| task["status"] == "input_required")
+            {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        let acked = Acked {
+            kind,
+            terminal: None,
+            answered: false,
+            cancelled: false,
+            parked_across_restart: false,
+            held: true,
+        };
+        made.push((id, acked));
+    }
+    made
 }
 
 /// Checks one task after a restart and waits until it has settled; answers a parked task
@@ -286,7 +337,7 @@ async fn settle(client: &Client, id: &str, acked: &Acked, answer_parked: bool) -
                     "{id} is parked on confirm-delete: {task}"
                 );
                 acked.parked_across_restart = true;
-                if !answer_parked {
+                if !answer_parked && !acked.held {
                     return acked;
                 }
                 if answer(client, id).await {
@@ -351,6 +402,8 @@ pub(crate) async fn run(run: Kill9) {
             .collect();
         let kill_after = Duration::from_millis(rng.random_range(300..1500));
         tokio::time::sleep(kill_after).await;
+        let held = witnesses(&client).await;
+        ledger.lock().unwrap().extend(held);
         server.child.kill().expect("SIGKILL");
         server.child.wait().expect("reaped");
         stop.store(true, Ordering::SeqCst);

@@ -15,6 +15,9 @@
 #   --baseline FILE  the baseline of the 2026-07-28 and extension scenarios (default
 #                  baseline.yml; baseline-rmcp.yml for examples/rmcp-app)
 #   --verbose      also print each scenario's full runner output
+#   --exclude REGEX  leave out the scenarios whose name matches REGEX (an extended
+#                  regular expression, e.g. the catalog scenarios on a durable store,
+#                  whose prompts and resources hold no task state)
 # Each (revision, scenario) pair is checked against its revision's baseline:
 # baseline.yml for the 2026-07-28 and extension scenarios, baseline-<VERSION>.yml
 # for scenarios run at an older revision; results go to results/<scenario> and
@@ -52,13 +55,14 @@ READY_S="${CONFORMANCE_READY_S:-60}"
 
 log() { printf '[conformance] %s\n' "$*" >&2; }
 die() { printf '[conformance] ERROR: %s\n' "$*" >&2; exit 2; }
-usage() { sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 URL=""
 FIXTURE=""
 FIXTURE_ARGS=()
 BUILD=1
 VERBOSE=0
+EXCLUDE=""
 PICKED_VERSION=""
 SCENARIOS=()
 while [ $# -gt 0 ]; do
@@ -73,6 +77,7 @@ while [ $# -gt 0 ]; do
     --no-build) BUILD=0; shift ;;
     --baseline) [ $# -ge 2 ] || die "--baseline needs a value"; BASELINE="$(cd -- "$(dirname -- "$2")" && pwd -P)/$(basename -- "$2")"; shift 2 ;;
     --verbose) VERBOSE=1; shift ;;
+    --exclude) [ $# -ge 2 ] || die "--exclude needs a value"; EXCLUDE="$2"; shift 2 ;;
     --spec-version) [ $# -ge 2 ] || die "--spec-version needs a value"; PICKED_VERSION="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     --) shift; SCENARIOS+=("$@"); break ;;
@@ -90,10 +95,13 @@ if [ ${#SCENARIOS[@]} -eq 0 ]; then
     read -r -a words <<<"$line"
     case "${#words[@]}" in
       0) ;;
-      1) SCENARIOS+=("- ${words[0]}") ;;
-      2) SCENARIOS+=("${words[0]} ${words[1]}") ;;
+      1) name="${words[0]}"; version="-" ;;
+      2) name="${words[1]}"; version="${words[0]}" ;;
       *) die "bad line in $SCENARIO_FILE: $line" ;;
     esac
+    if [ "${#words[@]}" -gt 0 ] && { [ -z "$EXCLUDE" ] || ! [[ "$name" =~ $EXCLUDE ]]; }; then
+      SCENARIOS+=("$version $name")
+    fi
   done < "$SCENARIO_FILE"
   [ ${#SCENARIOS[@]} -gt 0 ] || die "no scenarios listed in $SCENARIO_FILE"
 else

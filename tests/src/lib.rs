@@ -161,11 +161,7 @@ impl Client {
                 "io.modelcontextprotocol/clientCapabilities": caps,
             }),
         );
-        let name_field = match method {
-            "tools/call" => Some("name"),
-            "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
-            _ => None,
-        };
+        let name_field = tasks_core::Method::parse(method).and_then(tasks_core::Method::name_field);
         let name = name_field
             .and_then(|field| params.get(field))
             .and_then(Value::as_str)

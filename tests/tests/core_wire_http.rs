@@ -124,6 +124,8 @@ const FIXTURE_TOOLS: &[&str] = &[
     "test_elicitation",
     "test_elicitation_sep1034_defaults",
     "test_elicitation_sep1330_enums",
+    "test_trigger_prompt_change",
+    "test_update_watched_resource",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -518,7 +520,7 @@ async fn fixture_tool_change_reaches_only_listen_streams_that_asked() {
     let mut prompts = Sse::new(Box::pin(prompts.bytes_stream()));
     assert_eq!(
         prompts.next().await["params"]["notifications"],
-        json!({"taskIds": [task_id]})
+        json!({"promptsListChanged": true, "taskIds": [task_id]})
     );
 
     let tools = client
@@ -540,10 +542,11 @@ async fn fixture_tool_change_reaches_only_listen_streams_that_asked() {
                           "notifications": {"toolsListChanged": true}}})
     );
 
+    // Both listen streams follow announcements (each takes only its own lists).
     let result = call(&client, "test_trigger_tool_change", json!({}), json!({}))
         .await
         .result();
-    assert_eq!(text_of(&result), "Announced to 1 open streams");
+    assert_eq!(text_of(&result), "Announced to 2 open streams");
     assert_eq!(
         tools.next().await,
         json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
@@ -560,7 +563,83 @@ async fn fixture_tool_change_reaches_only_listen_streams_that_asked() {
     let next = prompts.next().await;
     assert_eq!(next["method"], "notifications/tasks", "{next}");
     assert_eq!(next["params"]["_meta"][SUBSCRIPTION_ID], "prompts-only");
+
+    // A prompt-list change reaches the prompts stream only (both streams stay open).
+    let result = call(&client, "test_trigger_prompt_change", json!({}), json!({}))
+        .await
+        .result();
+    assert_eq!(text_of(&result), "Announced to 2 open streams");
+    // Past the task's later states (it completes once answered).
+    let mut next = prompts.next().await;
+    while next["method"] == "notifications/tasks" {
+        next = prompts.next().await;
+    }
+    assert_eq!(
+        next,
+        json!({"jsonrpc": "2.0", "method": "notifications/prompts/list_changed",
+               "params": {"_meta": {SUBSCRIPTION_ID: "prompts-only"}}})
+    );
+    call(&client, "test_trigger_tool_change", json!({}), json!({}))
+        .await
+        .result();
+    assert_eq!(
+        tools.next().await["method"],
+        "notifications/tools/list_changed"
+    );
     drop(prompts);
     drop(tools);
+    server.shutdown().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resources over HTTP: a subscription on a listen stream, and an unknown URI.
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fixture_resources_update_subscribed_listen_streams_and_refuse_unknown_uris() {
+    let server = start(settings()).await;
+    let client = Client::of(&server);
+    let watched = client
+        .post(
+            json!("watch"),
+            "subscriptions/listen",
+            json!({"notifications": {"resourceSubscriptions": ["test://watched-resource"]}}),
+            json!({}),
+        )
+        .send()
+        .await
+        .unwrap();
+    let mut watched = Sse::new(Box::pin(watched.bytes_stream()));
+    assert_eq!(
+        watched.next().await["params"]["notifications"],
+        json!({"resourceSubscriptions": ["test://watched-resource"]})
+    );
+    let result = call(
+        &client,
+        "test_update_watched_resource",
+        json!({}),
+        json!({}),
+    )
+    .await
+    .result();
+    assert_eq!(text_of(&result), "Announced to 1 open streams");
+    assert_eq!(
+        watched.next().await,
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+               "params": {"uri": "test://watched-resource", "_meta": {SUBSCRIPTION_ID: "watch"}}})
+    );
+    let read = client
+        .request(
+            "resources/read",
+            json!({"uri": "test://template/42/data"}),
+            json!({}),
+        )
+        .await
+        .result();
+    assert_eq!(
+        serde_json::from_str::<Value>(read["contents"][0]["text"].as_str().unwrap()).unwrap(),
+        json!({"id": "42", "templateTest": true, "data": "Data for ID: 42"})
+    );
+    drop(watched);
     server.shutdown().await;
 }

@@ -21,7 +21,7 @@
 //! | 7 | `params._meta` has `protocolVersion` and `clientCapabilities` | -32602, HTTP 400 |
 //! | 8 | header version equals `_meta` version | -32020, HTTP 400 |
 //! | 9 | version supported | -32022, HTTP 400 |
-//! | 10 | method known | -32601, HTTP 404 (`initialize` also names `data.supported`) |
+//! | 10 | method known (a prompts, resources or completion method only on a server offering that feature) | -32601, HTTP 404 (`initialize` also names `data.supported`) |
 //! | 11 | `Mcp-Name` for `tools/call` and the task methods | -32020, HTTP 400 |
 //!
 //! Steps 1–2 (Host/Origin, POST) are the transport's; steps 12–13 (`Mcp-Param-*`,
@@ -35,7 +35,7 @@ use serde_json::Value;
 
 use crate::error::McpError;
 use crate::headers::{self, MirroredHeader};
-use crate::method::Method;
+use crate::method::{Feature, Method};
 use crate::negotiation::{session_era_error, RequestMeta};
 use crate::protocol::{METHOD_INITIALIZE, SUPPORTED_VERSIONS};
 
@@ -333,13 +333,26 @@ fn one<H: HeaderSource + ?Sized>(
     headers::single(header, headers.values(header.name()))
 }
 
-/// Steps 5–11 for a request (`envelope.id` is present).
+/// Steps 5–11 for a request (`envelope.id` is present), on a server offering every feature.
 ///
 /// # Errors
 /// The first failing step's error, as in the module table.
 pub fn admit<H: HeaderSource + ?Sized>(
     headers: &H,
     envelope: Envelope,
+) -> Result<Admitted, McpError> {
+    admit_offering(headers, envelope, |_| true)
+}
+
+/// [`admit`] on a server offering the features `offers` accepts: at step 10 the method of a
+/// feature it does not offer is unknown (-32601), before its `Mcp-Name` is looked at.
+///
+/// # Errors
+/// The first failing step's error, as in the module table.
+pub fn admit_offering<H: HeaderSource + ?Sized>(
+    headers: &H,
+    envelope: Envelope,
+    offers: impl Fn(Feature) -> bool,
 ) -> Result<Admitted, McpError> {
     let Envelope { id, method, params } = envelope;
     let id = id.unwrap_or(Value::Null);
@@ -381,8 +394,8 @@ pub fn admit<H: HeaderSource + ?Sized>(
             requested: meta.protocol_version,
         });
     }
-    // 10. Known method.
-    let Some(method) = Method::parse(&method) else {
+    // 10. Known method (of a feature the server offers).
+    let Some(method) = Method::parse(&method).filter(|m| m.feature().is_none_or(&offers)) else {
         return Err(if method == METHOD_INITIALIZE {
             McpError::InitializeNotServed
         } else {

@@ -66,6 +66,31 @@ pub fn parse_call(params: &Value) -> Result<CallParams<'_>, McpError> {
         Some(Value::Object(arguments)) => arguments,
         Some(_) => return Err(McpError::invalid_params("arguments must be an object")),
     };
+    let inputs = parse_call_inputs(params)?;
+    Ok(CallParams {
+        name,
+        arguments,
+        input_responses: inputs.input_responses,
+        request_state: inputs.request_state,
+    })
+}
+
+/// The MRTR members of a request's params, borrowed from them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CallInputs<'a> {
+    /// `inputResponses`, when present (every value an object, no empty key).
+    pub input_responses: Option<&'a JsonObject>,
+    /// `requestState`, when present.
+    pub request_state: Option<&'a str>,
+}
+
+/// Reads `inputResponses` and `requestState` (MCP 2026-07-28 "Multi Round-Trip Requests"),
+/// of a `tools/call` or any other request that may take input rounds.
+///
+/// # Errors
+/// -32602 `inputResponses must be an object`, `inputResponses is invalid` (an empty key or a
+/// value that is not an object), `requestState must be a string`.
+pub fn parse_call_inputs(params: &Value) -> Result<CallInputs<'_>, McpError> {
     let input_responses = match params.get("inputResponses") {
         None => None,
         Some(Value::Object(responses)) => {
@@ -84,9 +109,7 @@ pub fn parse_call(params: &Value) -> Result<CallParams<'_>, McpError> {
         Some(Value::String(state)) => Some(state.as_str()),
         Some(_) => return Err(McpError::invalid_params("requestState must be a string")),
     };
-    Ok(CallParams {
-        name,
-        arguments,
+    Ok(CallInputs {
         input_responses,
         request_state,
     })

@@ -114,6 +114,12 @@ pub enum McpError {
     /// `taskId`; answering expired and other-scope tasks alike is this server's choice).
     #[error("Unknown or inaccessible taskId")]
     UnknownTask,
+    /// -32602, HTTP 400: `"Resource not found"` with `data: {"uri": <the requested uri>}` (whole:
+    /// the planner refuses a longer URI than [`crate::catalog::MAX_URI_BYTES`] first) for a `resources/read` of a URI the server does not have (MCP
+    /// 2026-07-28 resources, "Error Handling": -32602, never an empty `contents`; runner
+    /// scenario `sep-2164-resource-not-found`).
+    #[error("Resource not found")]
+    UnknownResource(String),
     /// -32602, HTTP 400: `"Task input is larger than <limit> bytes"` (this server's limit).
     #[error("Task input is larger than {limit} bytes")]
     TaskInputTooLarge {
@@ -244,6 +250,7 @@ impl McpError {
             | McpError::TaskSupportMismatch(_) => -32601,
             McpError::InvalidParams(_)
             | McpError::UnknownTask
+            | McpError::UnknownResource(_)
             | McpError::TaskInputTooLarge { .. } => -32602,
             McpError::CapacityExhausted(_)
             | McpError::Internal(_)
@@ -294,6 +301,7 @@ impl McpError {
                 Some(json!({ "requiredCapabilities": required }))
             }
             McpError::InitializeNotServed => Some(json!({ "supported": SUPPORTED_VERSIONS })),
+            McpError::UnknownResource(uri) => Some(json!({ "uri": uri })),
             McpError::UnsupportedVersion { requested } => Some(json!({
                 "supported": SUPPORTED_VERSIONS,
                 "requested": bounded_echo(requested),
@@ -370,6 +378,7 @@ mod tests {
             McpError::InitializeNotServed,
             McpError::InvalidParams("x".into()),
             McpError::UnknownTask,
+            McpError::UnknownResource("x://y".into()),
             McpError::TaskInputTooLarge { limit: 1 },
             McpError::CapacityExhausted(CapacityLimit::MaxJobs),
             McpError::Internal("x"),
@@ -401,6 +410,7 @@ mod tests {
                 | McpError::InitializeNotServed
                 | McpError::InvalidParams(_)
                 | McpError::UnknownTask
+                | McpError::UnknownResource(_)
                 | McpError::TaskInputTooLarge { .. }
                 | McpError::CapacityExhausted(_)
                 | McpError::Internal(_)

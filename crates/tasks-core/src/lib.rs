@@ -17,6 +17,9 @@
 //! | [`mrtr`] | MRTR `requestState`: signed, request-bound, expiring; idempotent retry task ids |
 //! | [`canonical`] | a canonical byte encoding of JSON values for hashing: key order and number spelling do not matter |
 //! | [`call`] | planning a `tools/call`: the normative step order, run now or create a task |
+//! | [`catalog`] | the requests of prompts, resources and completion, validated |
+//! | [`cursor`] | pagination: opaque cursors and pages of list results |
+//! | [`uri_template`] | resource templates: which URIs a `uriTemplate` covers, and its variables |
 //! | [`plan`] | the request planner: a message in, a [`plan::Plan`] out (reject, accept, or the action to run) |
 //! | [`protocol`] | protocol constants: revision, extension id, `_meta` keys |
 //! | [`id`] | [`TaskId`]: non-empty, at most 256 bytes |
@@ -78,6 +81,8 @@
 pub mod admission;
 pub mod call;
 pub mod canonical;
+pub mod catalog;
+pub mod cursor;
 pub mod error;
 pub mod event;
 pub mod exchange;
@@ -103,6 +108,7 @@ pub mod sessions;
 pub mod task;
 pub mod time;
 pub mod trace;
+pub mod uri_template;
 pub mod wire;
 
 pub use error::{CapacityLimit, JsonRpcError, McpError};
@@ -113,7 +119,7 @@ pub use input::{
     SamplingRequest,
 };
 pub use logging::LogLevel;
-pub use method::Method;
+pub use method::{Feature, Method};
 pub use negotiation::{Decision, RequestMeta, TaskPolicy};
 pub use progress::{Progress, META_PROGRESS};
 pub use raw::RawObject;

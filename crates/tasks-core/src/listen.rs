@@ -77,9 +77,28 @@ pub struct ListenFilter {
     pub task_ids: Option<Vec<TaskId>>,
     /// `toolsListChanged: true`.
     pub tools_list_changed: bool,
+    /// `promptsListChanged: true`.
+    pub prompts_list_changed: bool,
+    /// `resourcesListChanged: true`.
+    pub resources_list_changed: bool,
+    /// `resourceSubscriptions`: the URIs whose `notifications/resources/updated` the client
+    /// wants, deduplicated in request order (at most [`MAX_RESOURCE_SUBSCRIPTIONS`]).
+    pub resource_subscriptions: Vec<String>,
 }
 
+/// The most URIs one listen request may subscribe to.
+pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 100;
+
 impl ListenFilter {
+    /// Whether the filter asks for changes of `kind`'s list.
+    pub fn wants(&self, kind: ListKind) -> bool {
+        match kind {
+            ListKind::Tools => self.tools_list_changed,
+            ListKind::Prompts => self.prompts_list_changed,
+            ListKind::Resources => self.resources_list_changed,
+        }
+    }
+
     /// Reads `params.notifications` of a `subscriptions/listen` request.
     ///
     /// # Errors
@@ -98,10 +117,35 @@ impl ListenFilter {
             Some(_) if !tasks_declared => return Err(McpError::missing_tasks_capability()),
             Some(ids) => Some(parse_task_ids(ids)?),
         };
+        let flag = |kind: ListKind| filter.get(kind.filter_key()) == Some(&Value::Bool(true));
+        let mut resource_subscriptions: Vec<String> = Vec::new();
+        for uri in filter
+            .get("resourceSubscriptions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            if uri.is_empty() || uri.len() > crate::catalog::MAX_URI_BYTES {
+                return Err(McpError::invalid_params(
+                    "resourceSubscriptions must hold URIs of 1 to 2048 bytes",
+                ));
+            }
+            if !resource_subscriptions.iter().any(|known| known == uri) {
+                resource_subscriptions.push(uri.to_owned());
+            }
+        }
+        if resource_subscriptions.len() > MAX_RESOURCE_SUBSCRIPTIONS {
+            return Err(McpError::invalid_params(
+                "resourceSubscriptions lists more than 100 URIs",
+            ));
+        }
         Ok(ListenFilter {
             task_ids,
-            tools_list_changed: filter.get(ListKind::Tools.filter_key())
-                == Some(&Value::Bool(true)),
+            tools_list_changed: flag(ListKind::Tools),
+            prompts_list_changed: flag(ListKind::Prompts),
+            resources_list_changed: flag(ListKind::Resources),
+            resource_subscriptions,
         })
     }
 }
@@ -157,6 +201,70 @@ pub struct SubscriptionMeta {
     pub subscription_id: Value,
 }
 
+/// What a listen stream announces besides task states: the lists whose changes it sends and
+/// the resources whose updates it sends (what the client asked for and the server offers).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Announces {
+    /// `true` when tool-list changes will be announced; left out otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tools_list_changed: bool,
+    /// `true` when prompt-list changes will be announced; left out otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prompts_list_changed: bool,
+    /// `true` when resource-list changes will be announced; left out otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resources_list_changed: bool,
+    /// The URIs whose `notifications/resources/updated` will be sent; left out when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_subscriptions: Vec<String>,
+}
+
+impl Announces {
+    /// Tool-list changes only, when `tools_list_changed`.
+    pub fn tools(tools_list_changed: bool) -> Self {
+        Announces {
+            tools_list_changed,
+            ..Announces::default()
+        }
+    }
+
+    /// What `filter` asks for, less what the server does not offer: list changes of the kinds
+    /// `lists` accepts, resource updates when `subscribe` (the `resources.subscribe`
+    /// capability).
+    pub fn honour(
+        filter: &ListenFilter,
+        lists: impl Fn(ListKind) -> bool,
+        subscribe: bool,
+    ) -> Self {
+        let kind = |k: ListKind| filter.wants(k) && lists(k);
+        Announces {
+            tools_list_changed: kind(ListKind::Tools),
+            prompts_list_changed: kind(ListKind::Prompts),
+            resources_list_changed: kind(ListKind::Resources),
+            resource_subscriptions: if subscribe {
+                filter.resource_subscriptions.clone()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// Whether changes of `kind`'s list are announced.
+    pub fn list(&self, kind: ListKind) -> bool {
+        match kind {
+            ListKind::Tools => self.tools_list_changed,
+            ListKind::Prompts => self.prompts_list_changed,
+            ListKind::Resources => self.resources_list_changed,
+        }
+    }
+
+    /// Whether any list change is announced.
+    pub fn any_list(&self) -> bool {
+        ListKind::ALL.into_iter().any(|kind| self.list(kind))
+    }
+}
+
 /// What a listen stream honours, echoed in its acknowledgement.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -164,9 +272,9 @@ pub struct Honoured {
     /// The requested task ids the caller may see; left out when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub task_ids: Vec<TaskId>,
-    /// `true` when tool-list changes will be announced; left out otherwise.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub tools_list_changed: bool,
+    /// The list changes and resource updates announced.
+    #[serde(flatten)]
+    pub announces: Announces,
 }
 
 /// The params of `notifications/subscriptions/acknowledged`.
@@ -180,12 +288,12 @@ pub struct Acknowledgement {
 }
 
 /// The acknowledgement of the listen request `subscription_id`: the subscription id in
-/// `_meta` and only what is honoured: `toolsListChanged: true` when announced, `taskIds` when
-/// any is left.
+/// `_meta` and only what is honoured: each `*ListChanged: true` announced,
+/// `resourceSubscriptions` when any is honoured, `taskIds` when any is left.
 pub fn acknowledgement(
     subscription_id: &Value,
     task_ids: &[TaskId],
-    tools_list_changed: bool,
+    announces: &Announces,
 ) -> Acknowledgement {
     Acknowledgement {
         meta: SubscriptionMeta {
@@ -193,9 +301,15 @@ pub fn acknowledgement(
         },
         notifications: Honoured {
             task_ids: task_ids.to_vec(),
-            tools_list_changed,
+            announces: announces.clone(),
         },
     }
+}
+
+/// The params of `notifications/resources/updated` for `uri` on a listen stream: the URI and
+/// the subscription id in `_meta` (MCP 2026-07-28 resources, "Subscriptions").
+pub fn resource_updated_params(subscription_id: &Value, uri: &str) -> Value {
+    json!({"uri": uri, "_meta": SubscriptionMeta { subscription_id: subscription_id.clone() }})
 }
 
 /// The params of a list-change notification on a listen stream: the subscription id in

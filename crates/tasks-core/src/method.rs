@@ -1,9 +1,10 @@
 //! The methods this server serves, in one place.
 //!
 //! Every other method is -32601 (HTTP 404): the removed `tasks/result` and `tasks/list`, the
-//! 2025-era `initialize`, `ping` and `logging/setLevel`, and the prompts, resources and
-//! completion methods of a server that offers none (MCP 2026-07-28 streamable-http "Protocol
-//! Version Header": an unimplemented method is 404 with -32601; step 10 of [`crate::admission`]).
+//! 2025-era `initialize`, `ping` and `logging/setLevel` (MCP 2026-07-28 streamable-http
+//! "Protocol Version Header": an unimplemented method is 404 with -32601; step 10 of
+//! [`crate::admission`]). The prompts, resources and completion methods are -32601 too on a
+//! server that offers none of that [`Feature`] (the planner asks [`crate::plan::ServerView`]).
 
 /// A served method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -22,11 +23,35 @@ pub enum Method {
     TasksCancel,
     /// `subscriptions/listen`.
     SubscriptionsListen,
+    /// `prompts/list`.
+    PromptsList,
+    /// `prompts/get`.
+    PromptsGet,
+    /// `resources/list`.
+    ResourcesList,
+    /// `resources/templates/list`.
+    ResourcesTemplatesList,
+    /// `resources/read`.
+    ResourcesRead,
+    /// `completion/complete`.
+    CompletionComplete,
+}
+
+/// A server feature beside tools whose methods exist only on a server that offers it
+/// (MCP 2026-07-28 server features: prompts, resources; utilities: completion).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Feature {
+    /// `prompts/list`, `prompts/get`; capability `prompts`.
+    Prompts,
+    /// `resources/list`, `resources/templates/list`, `resources/read`; capability `resources`.
+    Resources,
+    /// `completion/complete`; capability `completions`.
+    Completions,
 }
 
 impl Method {
     /// Every served method.
-    pub const ALL: [Method; 7] = [
+    pub const ALL: [Method; 13] = [
         Method::ServerDiscover,
         Method::ToolsList,
         Method::ToolsCall,
@@ -34,6 +59,12 @@ impl Method {
         Method::TasksUpdate,
         Method::TasksCancel,
         Method::SubscriptionsListen,
+        Method::PromptsList,
+        Method::PromptsGet,
+        Method::ResourcesList,
+        Method::ResourcesTemplatesList,
+        Method::ResourcesRead,
+        Method::CompletionComplete,
     ];
 
     /// The wire name, e.g. `"tasks/get"`.
@@ -46,6 +77,24 @@ impl Method {
             Method::TasksUpdate => "tasks/update",
             Method::TasksCancel => "tasks/cancel",
             Method::SubscriptionsListen => "subscriptions/listen",
+            Method::PromptsList => "prompts/list",
+            Method::PromptsGet => "prompts/get",
+            Method::ResourcesList => "resources/list",
+            Method::ResourcesTemplatesList => "resources/templates/list",
+            Method::ResourcesRead => "resources/read",
+            Method::CompletionComplete => "completion/complete",
+        }
+    }
+
+    /// The feature this method belongs to, for the methods served only with one.
+    pub fn feature(self) -> Option<Feature> {
+        match self {
+            Method::PromptsList | Method::PromptsGet => Some(Feature::Prompts),
+            Method::ResourcesList | Method::ResourcesTemplatesList | Method::ResourcesRead => {
+                Some(Feature::Resources)
+            }
+            Method::CompletionComplete => Some(Feature::Completions),
+            _ => None,
         }
     }
 
@@ -65,10 +114,12 @@ impl Method {
 
     /// The params field `Mcp-Name` mirrors (MCP 2026-07-28 streamable-http "Standard Request
     /// Headers"; SEP-2663 "Streamable HTTP: Routing Headers"): `name` for
-    /// `tools/call`, `taskId` for the task methods; `None` for methods without `Mcp-Name`.
+    /// `tools/call` and `prompts/get`, `uri` for `resources/read`, `taskId` for the task
+    /// methods; `None` for methods without `Mcp-Name`.
     pub fn name_field(self) -> Option<&'static str> {
         match self {
-            Method::ToolsCall => Some("name"),
+            Method::ToolsCall | Method::PromptsGet => Some("name"),
+            Method::ResourcesRead => Some("uri"),
             m if m.is_task_method() => Some("taskId"),
             _ => None,
         }
@@ -111,6 +162,8 @@ mod tests {
                 (Method::TasksGet, "taskId"),
                 (Method::TasksUpdate, "taskId"),
                 (Method::TasksCancel, "taskId"),
+                (Method::PromptsGet, "name"),
+                (Method::ResourcesRead, "uri"),
             ]
         );
     }

@@ -16,16 +16,19 @@
 //! Order: admission ([`crate::admission`], steps 3–11); the Tasks
 //! declaration's settings (-32602 for any setting); then per method: `tools/list` (a cursor is
 //! -32602), `tools/call` ([`crate::call`]: tool lookup, then its step order), the task methods
-//! ([`crate::params::plan_task_method`]), `subscriptions/listen` ([`ListenFilter::parse`]).
+//! ([`crate::params::plan_task_method`]), `subscriptions/listen` ([`ListenFilter::parse`]),
+//! prompts, resources and completion ([`crate::catalog::parse`]; a method of a feature the
+//! server does not offer, [`ServerView::offers`], is -32601 at admission step 10).
 //! What needs the store (task lookup, which listen ids the caller may see) follows the plan.
 
 use serde_json::Value;
 
-use crate::admission::{admit, parse_envelope, Envelope, HeaderSource};
+use crate::admission::{admit_offering, parse_envelope, Envelope, HeaderSource};
 use crate::call::{into_arguments, parse_call, plan_call, CallContext, CallPlan, ToolRules};
+use crate::catalog::{self, CatalogRequest, StateCheck};
 use crate::error::McpError;
 use crate::listen::ListenFilter;
-use crate::method::Method;
+use crate::method::{Feature, Method};
 use crate::mrtr::StateKey;
 use crate::negotiation::RequestMeta;
 use crate::params::{plan_task_method, TaskAction};
@@ -41,6 +44,12 @@ pub trait ServerView {
     fn tool(&self, name: &str) -> Option<Self::Tool>;
     /// The key signing `requestState`.
     fn state_key(&self) -> &StateKey;
+    /// Whether the server offers `feature` (prompts, resources, completion); the methods of a
+    /// feature it does not offer are -32601. None by default.
+    fn offers(&self, feature: Feature) -> bool {
+        let _ = feature;
+        false
+    }
 }
 
 /// What to do with one message; `T` is the server's tool handle ([`ServerView::Tool`]).
@@ -95,6 +104,8 @@ pub enum Action<T> {
     Task(TaskAction),
     /// Open a `subscriptions/listen` stream with this filter.
     Listen(ListenFilter),
+    /// A prompts, resources or completion request.
+    Catalog(CatalogRequest),
 }
 
 /// Plans one message: see the module docs.
@@ -127,7 +138,7 @@ pub fn plan_envelope<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
     let Some(id) = envelope.id.clone() else {
         return Plan::Accepted;
     };
-    let request = match admit(headers, envelope) {
+    let request = match admit_offering(headers, envelope, |feature| view.offers(feature)) {
         Ok(request) => request,
         Err(error) => {
             return Plan::Reject {
@@ -168,6 +179,19 @@ pub fn plan_envelope<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
         }
         Method::SubscriptionsListen => {
             ListenFilter::parse(&request.params, tasks_declared).map(Action::Listen)
+        }
+        Method::PromptsList
+        | Method::PromptsGet
+        | Method::ResourcesList
+        | Method::ResourcesTemplatesList
+        | Method::ResourcesRead
+        | Method::CompletionComplete => {
+            let check = StateCheck {
+                scope,
+                key: view.state_key(),
+                now,
+            };
+            catalog::parse(request.method, &request.params, Some(check)).map(Action::Catalog)
         }
     };
     match action {

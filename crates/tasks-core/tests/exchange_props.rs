@@ -16,7 +16,7 @@ use tasks_core::exchange::{
     ListenExchange, ListenFrame, ListenFrameKind, NotificationsWanted, RequestNotification,
     StateIssuer, SyncExchange, SyncOutcome, SyncRequest,
 };
-use tasks_core::listen::ListKind;
+use tasks_core::listen::{Announces, ListKind};
 use tasks_core::mrtr::{verify, Binding, StateKey, NONCE_BYTES};
 use tasks_core::projection::ResultMeta;
 use tasks_core::raw::RawObject;
@@ -198,7 +198,7 @@ proptest! {
             subscription_id.clone(),
             SCOPE,
             accepted.iter().copied(),
-            tools,
+            Announces::tools(tools),
             &server_meta(),
         );
         prop_assert_eq!(exchange.announces_list_changes(), tools);
@@ -328,6 +328,9 @@ proptest! {
                     prop_assert!(tools);
                     prop_assert_eq!(*kind, ListKind::Tools);
                 }
+                ListenFrameKind::ResourceUpdated(uri) => {
+                    prop_assert!(false, "no resource is subscribed, yet {} was sent", uri);
+                }
                 ListenFrameKind::Closing => prop_assert_eq!(at, sent.len() - 1),
             }
         }
@@ -337,7 +340,13 @@ proptest! {
 #[test]
 fn a_task_gone_is_no_longer_named_and_other_scopes_are_dropped() {
     let states = chain(0, false);
-    let mut exchange = ListenExchange::open(json!(1), SCOPE, [&states[0]], false, &server_meta());
+    let mut exchange = ListenExchange::open(
+        json!(1),
+        SCOPE,
+        [&states[0]],
+        Announces::tools(false),
+        &server_meta(),
+    );
     assert_eq!(
         exchange.poll_frame().unwrap().kind,
         ListenFrameKind::Acknowledgement
@@ -374,7 +383,13 @@ fn a_task_gone_is_no_longer_named_and_other_scopes_are_dropped() {
 #[test]
 fn a_shutdown_before_anything_was_taken_sends_the_ack_then_the_closing() {
     let states = chain(0, false);
-    let mut exchange = ListenExchange::open(json!(1), SCOPE, [&states[0]], true, &server_meta());
+    let mut exchange = ListenExchange::open(
+        json!(1),
+        SCOPE,
+        [&states[0]],
+        Announces::tools(true),
+        &server_meta(),
+    );
     exchange.on_status(SCOPE, &states[1]);
     exchange.on_list_changed(ListKind::Tools);
     exchange.on_shutdown();

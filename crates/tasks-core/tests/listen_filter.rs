@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 use tasks_core::listen::{
-    acknowledgement, closing, list_changed_params, ListenFilter, MAX_TASK_IDS,
+    acknowledgement, closing, list_changed_params, Announces, ListenFilter, MAX_TASK_IDS,
 };
 use tasks_core::{McpError, TaskId};
 
@@ -25,7 +25,24 @@ fn filters_are_checked_in_order() {
             Ok(ListenFilter {
                 task_ids: None,
                 tools_list_changed: true,
+                ..ListenFilter::default()
             }),
+        ),
+        (
+            json!({"promptsListChanged": true, "resourcesListChanged": true,
+                   "resourceSubscriptions": ["a://1", "a://2", "a://1"]}),
+            false,
+            Ok(ListenFilter {
+                prompts_list_changed: true,
+                resources_list_changed: true,
+                resource_subscriptions: vec!["a://1".into(), "a://2".into()],
+                ..ListenFilter::default()
+            }),
+        ),
+        (
+            json!({"resourceSubscriptions": [""]}),
+            false,
+            invalid("resourceSubscriptions must hold URIs of 1 to 2048 bytes"),
         ),
         (
             json!({"toolsListChanged": false}),
@@ -81,7 +98,7 @@ fn filters_are_checked_in_order() {
                     TaskId::parse("b").unwrap(),
                     TaskId::parse("a").unwrap(),
                 ]),
-                tools_list_changed: false,
+                ..ListenFilter::default()
             }),
         ),
     ];
@@ -111,9 +128,13 @@ fn acknowledgement_and_closing_shapes() {
     let id = json!("sub-7");
     insta::assert_json_snapshot!(
         "listen_acknowledgement",
-        acknowledgement(&id, &[TaskId::parse("t1").unwrap()], true)
+        acknowledgement(
+            &id,
+            &[TaskId::parse("t1").unwrap()],
+            &Announces::tools(true)
+        )
     );
-    let bare = serde_json::to_value(acknowledgement(&id, &[], false)).unwrap();
+    let bare = serde_json::to_value(acknowledgement(&id, &[], &Announces::default())).unwrap();
     assert_eq!(
         bare,
         json!({"_meta": {"io.modelcontextprotocol/subscriptionId": "sub-7"}, "notifications": {}})
@@ -121,7 +142,7 @@ fn acknowledgement_and_closing_shapes() {
     let back: tasks_core::listen::Acknowledgement = serde_json::from_value(bare).unwrap();
     assert_eq!(
         back,
-        acknowledgement(&id, &[], false),
+        acknowledgement(&id, &[], &Announces::default()),
         "a client reads it back"
     );
     insta::assert_json_snapshot!("listen_closing", closing(&json!(3)));

@@ -17,6 +17,10 @@ const METHODS: &[&str] = &[
     "tasks/update",
     "tasks/cancel",
     "subscriptions/listen",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "completion/complete",
     "initialize",
     "tasks/list",
     "ping",
@@ -153,7 +157,7 @@ proptest! {
 
     #[test]
     fn every_message_gets_a_consistent_plan((body, headers) in arb_message()) {
-        let view = StubView::new(TaskPolicy::Optional, 3);
+        let view = StubView::new(TaskPolicy::Optional, 3).with_prompts_and_resources();
         let pairs: Vec<(&str, &[u8])> = headers.iter().map(|(n, v)| (*n, v.as_slice())).collect();
         let planned = plan(pairs.as_slice(), &body, &view, "scope", Timestamp::from_unix_millis(1_000));
         let message: Option<Value> = serde_json::from_slice(&body).ok();
@@ -191,6 +195,8 @@ proptest! {
                     // The view has the one tool `t`: a planned call carries it.
                     Method::ToolsCall => matches!(run.action, Action::Call { .. }),
                     Method::SubscriptionsListen => matches!(run.action, Action::Listen(_)),
+                    Method::CompletionComplete => false,
+                    m if m.feature().is_some() => matches!(run.action, Action::Catalog(_)),
                     _ => matches!(run.action, Action::Task(_)) && run.tasks_declared,
                 };
                 prop_assert!(expected, "{:?}", run.action);
@@ -205,7 +211,7 @@ proptest! {
 fn the_generator_reaches_every_outcome() {
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
-    let view = StubView::new(TaskPolicy::Optional, 3);
+    let view = StubView::new(TaskPolicy::Optional, 3).with_prompts_and_resources();
     let mut runner = TestRunner::deterministic();
     let mut seen = std::collections::BTreeSet::new();
     for _ in 0..1500 {
@@ -226,14 +232,15 @@ fn the_generator_reaches_every_outcome() {
                 Action::Call { .. } => "call",
                 Action::Task(_) => "task",
                 Action::Listen(_) => "listen",
+                Action::Catalog(_) => "catalog",
             }
             .to_owned(),
         };
         seen.insert(outcome);
     }
     for want in [
-        "accepted", "discover", "list", "call", "task", "listen", "-32700", "-32600", "-32601",
-        "-32602", "-32020", "-32021", "-32022",
+        "accepted", "discover", "list", "call", "task", "listen", "catalog", "-32700", "-32600",
+        "-32601", "-32602", "-32020", "-32021", "-32022",
     ] {
         assert!(seen.contains(want), "never produced {want}: {seen:?}");
     }

@@ -28,7 +28,8 @@ use tasks_runtime::ListChanges;
 /// The fixture's server name in serverInfo.
 pub const SERVER_NAME: &str = "tasks-fixture";
 
-/// A [`ServerBuilder`] with every fixture tool and `settings` applied.
+/// A [`ServerBuilder`] with every fixture tool, prompt and resource
+/// ([`tasks_conformance::catalog`]) and `settings` applied.
 pub fn server(settings: &Settings) -> ServerBuilder {
     let builder = ServerBuilder::new(SERVER_NAME, env!("CARGO_PKG_VERSION"))
         .limits(settings.limits())
@@ -41,7 +42,10 @@ pub fn server(settings: &Settings) -> ServerBuilder {
         .allowed_origins(settings.cors_origins.clone());
     let changes = ListChanges::new();
     let builder = builder.list_changes(changes.clone());
-    builder.tools(tools::all(&changes, settings.run_log.as_deref()))
+    builder
+        .tools(tools::all(&changes, settings.run_log.as_deref()))
+        .tools(tasks_conformance::catalog::tools(&changes))
+        .catalog(tasks_conformance::catalog::catalog())
 }
 
 /// [`server`] with the store of `settings.store` and the keys of its secret file

@@ -58,6 +58,7 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 /// ```
 pub struct ServerBuilder {
     tools: ToolRegistry,
+    catalog: tasks_runtime::catalog::Catalog,
     runtime: RuntimeConfig,
     dispatch: DispatchConfig,
     max_body_bytes: usize,
@@ -90,6 +91,7 @@ impl ServerBuilder {
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         ServerBuilder {
             tools: ToolRegistry::new(),
+            catalog: tasks_runtime::catalog::Catalog::new(),
             runtime: RuntimeConfig::default(),
             dispatch: DispatchConfig {
                 server_name: name.into(),
@@ -118,6 +120,33 @@ impl ServerBuilder {
         for tool in tools {
             self.tools.register(tool);
         }
+        self
+    }
+
+    /// Registers a prompt ([`tasks_runtime::catalog::Prompt`]); `prompts/list` lists prompts in
+    /// registration order, and `server/discover` then offers `prompts` and `completions`.
+    pub fn prompt(mut self, prompt: tasks_runtime::catalog::Prompt) -> Self {
+        self.catalog.add_prompt(prompt);
+        self
+    }
+
+    /// Registers a resource with a fixed URI ([`tasks_runtime::catalog::Resource`]);
+    /// `server/discover` then offers `resources`.
+    pub fn resource(mut self, resource: tasks_runtime::catalog::Resource) -> Self {
+        self.catalog.add_resource(resource);
+        self
+    }
+
+    /// Registers a resource template ([`tasks_runtime::catalog::ResourceTemplate`]);
+    /// `server/discover` then offers `resources` and `completions`.
+    pub fn resource_template(mut self, template: tasks_runtime::catalog::ResourceTemplate) -> Self {
+        self.catalog.add_template(template);
+        self
+    }
+
+    /// Uses `catalog` as the server's prompts and resources (replacing what was registered).
+    pub fn catalog(mut self, catalog: tasks_runtime::catalog::Catalog) -> Self {
+        self.catalog = catalog;
         self
     }
 
@@ -319,6 +348,7 @@ impl ServerBuilder {
     pub fn build(self) -> Dispatcher {
         let store = self.store.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let runtime = TaskRuntime::new(store, self.tools, self.runtime);
+        runtime.set_catalog(self.catalog);
         let state_key = self
             .state_key
             .unwrap_or_else(|| StateKey::from_bytes(random_key(&runtime)));

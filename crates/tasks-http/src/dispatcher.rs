@@ -250,6 +250,7 @@ impl Dispatcher {
         let now = self.shared.runtime.now();
         let view = View {
             tools: self.shared.runtime.tools(),
+            catalog: self.shared.runtime.catalog(),
             state_key: &self.shared.state_key,
         };
         let message = match parse_message(body) {
@@ -349,6 +350,16 @@ impl Dispatcher {
             }
             Action::Task(action) => {
                 methods::tasks::handle(&self.shared, &id, action, &caller.scope).await
+            }
+            Action::Catalog(request) => {
+                let r = methods::catalog::Request {
+                    id,
+                    meta,
+                    headers,
+                    caller,
+                    now,
+                };
+                Box::pin(methods::catalog::handle(&self.shared, r, request)).await
             }
             Action::Listen(filter) => {
                 Box::pin(methods::listen::handle(

@@ -9,7 +9,8 @@ use tasks_core::mrtr::StateKey;
 use tasks_core::plan::ServerView;
 use tasks_core::projection::ResultMeta;
 use tasks_core::wire::{CacheScope, ResultType, ToolEntry, ToolsListResult};
-use tasks_core::JsonObject;
+use tasks_core::{Feature, JsonObject};
+use tasks_runtime::catalog::Catalog;
 use tasks_runtime::{TaskRuntime, Tool, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
@@ -94,6 +95,8 @@ pub(crate) fn list_result(
 /// request arrived (a snapshot: tools registered or removed meanwhile do not change it).
 pub(crate) struct View<'a> {
     pub(crate) tools: Arc<ToolRegistry>,
+    /// The prompts and resources as registered when the request arrived.
+    pub(crate) catalog: Arc<Catalog>,
     pub(crate) state_key: &'a StateKey,
 }
 
@@ -106,5 +109,21 @@ impl ServerView for View<'_> {
 
     fn state_key(&self) -> &StateKey {
         self.state_key
+    }
+
+    fn offers(&self, feature: Feature) -> bool {
+        self.catalog.offers(feature)
+    }
+}
+
+impl Shared {
+    /// The capabilities of the features offered beside tools, for `server/discover` and a
+    /// 2025 `initialize` ([`tasks_core::catalog::capabilities`]).
+    pub(crate) fn feature_capabilities(&self) -> JsonObject {
+        let catalog = self.runtime.catalog();
+        tasks_core::catalog::capabilities(
+            |feature| catalog.offers(feature),
+            self.config.list_changes.is_some(),
+        )
     }
 }

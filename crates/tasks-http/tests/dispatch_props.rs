@@ -75,6 +75,20 @@ fn world() -> &'static World {
             .build()
             .unwrap();
         let (d, _) = dispatcher();
+        // A prompt and a resource, so that the catalog methods are served too.
+        d.runtime()
+            .register_prompt(tasks_runtime::catalog::Prompt::new(
+                "park",
+                "A prompt named like a tool",
+                |_ctx| async { Ok(tasks_runtime::catalog::PromptResult::default()) },
+            ));
+        d.runtime()
+            .register_resource(tasks_runtime::catalog::Resource::text(
+                "t://r",
+                "r",
+                "text/plain",
+                "r",
+            ));
         let ids = rt.block_on(async {
             let mut ids = Vec::new();
             for req in [

@@ -14,6 +14,7 @@ use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::ErrorData;
 use serde_json::Value;
 use tasks_core::exchange::{ListenExchange, ListenFrameKind};
+use tasks_core::listen::Announces;
 use tasks_core::{McpError, TaskId};
 use tasks_runtime::Wake;
 use tokio::sync::broadcast::error::RecvError;
@@ -122,7 +123,7 @@ impl TasksBridge {
             subscription_id,
             scope.as_str(),
             followed.iter().map(|task| &**task),
-            list_changes.is_some(),
+            Announces::tools(list_changes.is_some()),
             self.inner.server_meta.object(),
         );
         loop {
@@ -136,7 +137,11 @@ impl TasksBridge {
                     ListenFrameKind::ListChanged(_) => {
                         subscription.sink().notify_tool_list_changed().await.is_ok()
                     }
-                    ListenFrameKind::Acknowledgement | ListenFrameKind::Closing => true,
+                    // The bridge announces tool-list changes only (rmcp carries the catalog's
+                    // own): no resource is ever subscribed here.
+                    ListenFrameKind::ResourceUpdated(_)
+                    | ListenFrameKind::Acknowledgement
+                    | ListenFrameKind::Closing => true,
                 };
                 if !open {
                     tracing::debug!("the listen stream closed before a notification");

@@ -72,12 +72,14 @@
 //! | module | uses |
 //! |---|---|
 //! | `lifecycle` ([`Node`]: start and shutdown) | `runtime` |
-//! | `runtime` ([`TaskRuntime`]) | `recovery`, `wait`, `inner`, `worker`, `registry`, `store`, `clock`, `config`, `events`, `work` |
+//! | `hosted` (the catalog a [`TaskRuntime`] serves) | `runtime`, `catalog`, `list_changes` |
+//! | `runtime` ([`TaskRuntime`]) | `recovery`, `wait`, `inner`, `worker`, `registry`, `catalog`, `store`, `clock`, `config`, `events`, `work` |
 //! | `wait` ([`Changes`], [`TaskWait`]: what waiters follow) | `inner`, `events`, `scope` |
 //! | `recovery` (leases, takeover) | `follow`, `inner`, `worker`, `registry`, `store`, `config` |
 //! | `follow` (commits of other nodes) | `inner`, `store` |
 //! | `worker`, `sync` | `inner` (worker), `context`, `registry`, `error`, `status`, `work` |
 //! | `inner` (shared state: commits, events, waiters, reaping) | `port` (implements it), `registry`, `store`, `clock`, `config`, `events`, `error` |
+//! | `catalog` (prompts, resources, completions) | `sync`, `registry`, `context`, `error`, `form`, `state`, `scope` |
 //! | `registry` ([`Tool`]) | `context`, `form` |
 //! | `context` ([`ToolContext`]) | `port`, `status`, `notify`, `error`, `work`, `scope`, `form` |
 //! | `status` | `port` |
@@ -98,6 +100,7 @@
 //!   It is test code: its checks and helpers are not covered by the crate's semver promise
 //!   (`docs/api-policy.md`), and a release may add checks that an existing store then fails.
 
+pub mod catalog;
 pub mod clock;
 pub mod config;
 pub mod context;
@@ -107,6 +110,7 @@ pub mod events;
 mod expiry;
 mod follow;
 pub mod form;
+mod hosted;
 mod inner;
 pub mod lifecycle;
 pub mod list_changes;

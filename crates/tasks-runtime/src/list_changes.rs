@@ -1,11 +1,16 @@
-//! List-change announcements: `notifications/{tools,prompts,resources}/list_changed` delivered
-//! to `subscriptions/listen` streams that asked for them (MCP 2026-07-28 subscriptions:
+//! List-change and resource-update announcements:
+//! `notifications/{tools,prompts,resources}/list_changed` and `notifications/resources/updated`
+//! delivered to the `subscriptions/listen` streams (and 2025 sessions) that asked for them
+//! (MCP 2026-07-28 subscriptions:
 //! <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>;
-//! tools, "List Changed Notification").
+//! tools, "List Changed Notification"; resources, "Subscriptions").
 //!
 //! A server whose lists can change at run time creates one [`ListChanges`] handle, gives a clone
 //! to the transport (which then advertises `listChanged` and honours the matching listen filter
-//! keys) and calls [`ListChanges::announce`] after each change.
+//! keys) and calls [`ListChanges::announce`] after each change, and
+//! [`ListChanges::resource_updated`] when a resource's contents change.
+
+use std::sync::Arc;
 
 pub use tasks_core::listen::ListKind;
 use tokio::sync::broadcast;
@@ -14,6 +19,7 @@ use tokio::sync::broadcast;
 #[derive(Debug, Clone)]
 pub struct ListChanges {
     sender: broadcast::Sender<ListKind>,
+    resources: broadcast::Sender<Arc<str>>,
 }
 
 /// Two handles are equal when they are clones of one handle (they announce to the same
@@ -36,7 +42,8 @@ impl ListChanges {
     /// A new handle with nobody listening yet.
     pub fn new() -> Self {
         let (sender, _) = broadcast::channel(64);
-        ListChanges { sender }
+        let (resources, _) = broadcast::channel(256);
+        ListChanges { sender, resources }
     }
 
     /// Tells every listen stream subscribed to `kind` that the list changed. Returns how many
@@ -48,6 +55,17 @@ impl ListChanges {
     /// A receiver of every later announcement.
     pub fn subscribe(&self) -> broadcast::Receiver<ListKind> {
         self.sender.subscribe()
+    }
+
+    /// Tells every stream subscribed to `uri` that the resource changed (a client then reads
+    /// it again). Returns how many streams were open.
+    pub fn resource_updated(&self, uri: &str) -> usize {
+        self.resources.send(Arc::from(uri)).unwrap_or(0)
+    }
+
+    /// A receiver of every later resource update (its URI).
+    pub fn subscribe_resources(&self) -> broadcast::Receiver<Arc<str>> {
+        self.resources.subscribe()
     }
 }
 
@@ -67,5 +85,8 @@ mod tests {
         assert_eq!(ListKind::Tools.filter_key(), "toolsListChanged");
         assert_eq!(changes, changes.clone());
         assert_ne!(changes, ListChanges::new());
+        let mut updates = changes.subscribe_resources();
+        assert_eq!(changes.resource_updated("test://w"), 1);
+        assert_eq!(&*updates.recv().await.unwrap(), "test://w");
     }
 }

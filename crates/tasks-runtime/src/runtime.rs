@@ -31,7 +31,11 @@ const EVENT_CHANNEL_CAPACITY: usize = 4096;
 /// another scope answers -32602 `Unknown or inaccessible taskId`, like an unknown or expired one.
 #[derive(Clone)]
 pub struct TaskRuntime {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
+    /// The prompts and resources ([`crate::hosted`]): a snapshot per use, replaced whole on
+    /// each change. Beside `inner`, which the tools' side of the runtime sees, since nothing
+    /// there needs it.
+    pub(crate) catalog: Arc<arc_swap::ArcSwap<crate::catalog::Catalog>>,
 }
 
 impl std::fmt::Debug for TaskRuntime {
@@ -89,6 +93,9 @@ impl TaskRuntime {
             &config,
         ));
         TaskRuntime {
+            catalog: Arc::new(arc_swap::ArcSwap::from_pointee(
+                crate::catalog::Catalog::new(),
+            )),
             inner: Arc::new(Inner {
                 store,
                 tools: arc_swap::ArcSwap::from_pointee(tools),

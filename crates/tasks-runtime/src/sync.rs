@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::context::{CallInputs, InputMode, SyncInput, ToolContext, ToolError};
 use crate::error::MESSAGE_PANIC;
 use crate::notify::Notifier;
-use crate::registry::Tool;
+use crate::registry::{Tool, ToolHandler};
 use crate::worker::MESSAGE_NOT_OBJECT;
 
 /// How a synchronous call ended (defined in tasks-core, whose exchange turns it into the
@@ -86,42 +86,79 @@ impl SyncCall {
 /// records every request it cannot answer. A panic, or a result that is not a JSON object, is
 /// -32603 with a generic message (the panic text is never returned).
 pub async fn run_sync(tool: &Tool, call: SyncCall) -> SyncOutcome {
-    let asked = Arc::new(SyncInput::default());
-    let ctx = ToolContext {
-        inputs: CallInputs::Sync {
-            arguments: call.arguments,
-            input_responses: call.input_responses,
-            client_capabilities: call.client_capabilities,
-        },
-        notifier: call.notifier,
-        cancel: call.cancel,
-        mode: InputMode::Sync(asked.clone()),
-        forms: tool.forms.clone(),
-        state: tool.state.clone(),
-        principal: call.principal,
+    let run = Handler {
+        name: tool.name(),
+        handler: tool.handler().as_ref(),
+        forms: &tool.forms,
+        state: &tool.state,
     };
-    let outcome = AssertUnwindSafe(tool.handler().call(ctx))
-        .catch_unwind()
-        .await;
-    match outcome {
-        Err(_panic) => {
-            tracing::warn!(tool = tool.name(), "tool panicked in a synchronous call");
-            internal(MESSAGE_PANIC)
-        }
-        Ok(Ok(Value::Object(result))) => SyncOutcome::Complete(tasks_core::wire::complete(result)),
-        Ok(Ok(_)) => internal(MESSAGE_NOT_OBJECT),
-        Ok(Err(ToolError::Tool(message))) => SyncOutcome::Complete(tasks_core::wire::complete(
+    match run.run(call).await {
+        Ok(result) => SyncOutcome::Complete(tasks_core::wire::complete(result)),
+        Err(HandlerEnd::Tool(message)) => SyncOutcome::Complete(tasks_core::wire::complete(
             crate::result::error_object(message),
         )),
-        Ok(Err(ToolError::Rpc(error))) => SyncOutcome::Error(error),
-        Ok(Err(ToolError::InputRequired)) => {
-            let asked = std::mem::take(&mut *crate::lock::lock(&asked.asked));
-            if asked.is_empty() {
-                internal("Tool asked for input without an input request")
-            } else {
-                SyncOutcome::InputRequired(asked)
+        Err(HandlerEnd::Outcome(outcome)) => outcome,
+    }
+}
+
+/// A handler run synchronously: a tool's, or a prompt's ([`crate::catalog::Prompt`]).
+pub(crate) struct Handler<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) handler: &'a dyn ToolHandler,
+    pub(crate) forms: &'a Arc<crate::form::Forms>,
+    pub(crate) state: &'a crate::state::ToolState,
+}
+
+/// How a handler run ended other than with a JSON object.
+pub(crate) enum HandlerEnd {
+    /// `ToolError::Tool(message)`: the handler's own failure, for its host to frame.
+    Tool(String),
+    /// Anything else, as the final outcome: an error, or the input rounds it asked for.
+    Outcome(SyncOutcome),
+}
+
+impl Handler<'_> {
+    /// Runs the handler once: its result object, or how it ended.
+    pub(crate) async fn run(&self, call: SyncCall) -> Result<JsonObject, HandlerEnd> {
+        let asked = Arc::new(SyncInput::default());
+        let ctx = ToolContext {
+            inputs: CallInputs::Sync {
+                arguments: call.arguments,
+                input_responses: call.input_responses,
+                client_capabilities: call.client_capabilities,
+            },
+            notifier: call.notifier,
+            cancel: call.cancel,
+            mode: InputMode::Sync(asked.clone()),
+            forms: self.forms.clone(),
+            state: self.state.clone(),
+            principal: call.principal,
+        };
+        let end = |outcome| Err(HandlerEnd::Outcome(outcome));
+        match AssertUnwindSafe(self.handler.call(ctx))
+            .catch_unwind()
+            .await
+        {
+            Err(_panic) => {
+                tracing::warn!(
+                    handler = self.name,
+                    "handler panicked in a synchronous call"
+                );
+                end(internal(MESSAGE_PANIC))
             }
+            Ok(Ok(Value::Object(result))) => Ok(result),
+            Ok(Ok(_)) => end(internal(MESSAGE_NOT_OBJECT)),
+            Ok(Err(ToolError::Tool(message))) => Err(HandlerEnd::Tool(message)),
+            Ok(Err(ToolError::Rpc(error))) => end(SyncOutcome::Error(error)),
+            Ok(Err(ToolError::InputRequired)) => {
+                let asked = std::mem::take(&mut *crate::lock::lock(&asked.asked));
+                if asked.is_empty() {
+                    end(internal("Tool asked for input without an input request"))
+                } else {
+                    end(SyncOutcome::InputRequired(asked))
+                }
+            }
+            Ok(Err(ToolError::Cancelled)) => end(internal("Request cancelled")),
         }
-        Ok(Err(ToolError::Cancelled)) => internal("Request cancelled"),
     }
 }

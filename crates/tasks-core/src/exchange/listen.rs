@@ -6,7 +6,9 @@ use serde_json::Value;
 
 use crate::id::TaskId;
 use crate::jsonrpc;
-use crate::listen::{acknowledgement, closing, list_changed_params, ListKind};
+use crate::listen::{
+    acknowledgement, closing, list_changed_params, resource_updated_params, Announces, ListKind,
+};
 use crate::projection;
 use crate::task::Task;
 use crate::JsonObject;
@@ -16,6 +18,9 @@ const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 
 /// The method of a task status notification.
 const TASK_STATUS: &str = "notifications/tasks";
+
+/// The method of a resource update.
+const RESOURCE_UPDATED: &str = "notifications/resources/updated";
 
 /// What a listen frame is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,8 +34,10 @@ pub enum ListenFrameKind {
         /// The revision the notification shows.
         revision: u64,
     },
-    /// `notifications/<list>/list_changed` (only [`ListKind::Tools`] today).
+    /// `notifications/<list>/list_changed`.
     ListChanged(ListKind),
+    /// `notifications/resources/updated` for this URI.
+    ResourceUpdated(String),
     /// The graceful-closure response to the listen request: the last frame.
     Closing,
 }
@@ -43,6 +50,7 @@ impl ListenFrameKind {
         match self {
             ListenFrameKind::TaskStatus { .. } => Some(TASK_STATUS),
             ListenFrameKind::ListChanged(kind) => Some(kind.method()),
+            ListenFrameKind::ResourceUpdated(_) => Some(RESOURCE_UPDATED),
             ListenFrameKind::Acknowledgement | ListenFrameKind::Closing => None,
         }
     }
@@ -95,8 +103,8 @@ enum Phase {
 ///
 /// * The first frame is always `notifications/subscriptions/acknowledged`, echoing only what is
 ///   honoured ([`crate::listen::acknowledgement`]): the requested tasks the caller may see when
-///   the stream opened (unknown, expired and other-scope ids are left out by whoever read them)
-///   and `toolsListChanged` when tool-list changes are announced.
+///   the stream opened (unknown, expired and other-scope ids are left out by whoever read them),
+///   each `*ListChanged` announced and the `resourceSubscriptions` honoured ([`Announces`]).
 /// * A committed state of a named task becomes one `notifications/tasks` when it is newer than
 ///   the last state the stream saw of it (sent, or read when the stream opened): each revision at
 ///   most once, never an older one after a newer one, whatever order the states arrive in or
@@ -106,9 +114,10 @@ enum Phase {
 /// * A stream that may have missed states (a feed resync, a receiver that fell behind, the
 ///   guard interval) asks for its unfinished named tasks to be re-read
 ///   ([`ListenExchange::to_reread`]) and treats what the read finds as committed states.
-/// * Each tool-list announcement becomes `notifications/tools/list_changed` when honoured; lost
-///   announcements (a receiver that fell behind) become one. Other lists are never announced:
-///   this server serves no prompts or resources.
+/// * Each list announcement becomes `notifications/<list>/list_changed` when that list is
+///   honoured; lost announcements (a receiver that fell behind) become one of each honoured
+///   list. An update of a subscribed resource becomes `notifications/resources/updated`
+///   `{uri}`; other URIs are dropped.
 /// * On shutdown the stream ends gracefully: notifications not yet taken are dropped and the
 ///   last frame is the listen response `{"resultType": "complete", "_meta": {subscriptionId,
 ///   serverInfo}}` (subscriptions, "Graceful Closure"). When the change feed itself ends (the
@@ -126,7 +135,7 @@ pub struct ListenExchange {
     scope: Box<str>,
     /// The named tasks still there, with what the stream last saw of each.
     named: BTreeMap<TaskId, Seen>,
-    tools_list_changed: bool,
+    announces: Announces,
     /// Frames ready to go out, in order.
     frames: VecDeque<ListenFrame>,
     /// The graceful-closure response, prepared when the exchange opens.
@@ -140,14 +149,14 @@ impl ListenExchange {
     ///
     /// `accepted`: the requested tasks the caller may see, in request order, as read after
     /// the feed of changes was subscribed to (so that no change in between is lost); ids
-    /// unknown, expired or of another scope are simply not among them. `tools_list_changed`:
-    /// the client asked for tool-list changes and the server announces them. `server_meta`:
+    /// unknown, expired or of another scope are simply not among them. `announces`: the list
+    /// changes and resource updates the client asked for that the server offers. `server_meta`:
     /// the `_meta` every result carries (serverInfo), for the closing response.
     pub fn open<'a>(
         subscription_id: Value,
         scope: &str,
         accepted: impl IntoIterator<Item = &'a Task>,
-        tools_list_changed: bool,
+        announces: Announces,
         server_meta: &JsonObject,
     ) -> Self {
         let mut named = BTreeMap::new();
@@ -157,7 +166,7 @@ impl ListenExchange {
                 ids.push(task.id().clone());
             }
         }
-        let ack = acknowledgement(&subscription_id, &ids, tools_list_changed);
+        let ack = acknowledgement(&subscription_id, &ids, &announces);
         let closing_message = jsonrpc::result(
             &subscription_id,
             &jsonrpc::with_server_meta(server_meta, closing(&subscription_id)),
@@ -170,17 +179,17 @@ impl ListenExchange {
             subscription_id,
             scope: scope.into(),
             named,
-            tools_list_changed,
+            announces,
             frames: VecDeque::from([first]),
             closing: closing_message,
             phase: Phase::Open,
         }
     }
 
-    /// Whether tool-list changes are announced on this stream (the driver then feeds
-    /// [`ListenExchange::on_list_changed`]).
+    /// Whether list changes or resource updates are announced on this stream (the driver then
+    /// feeds [`ListenExchange::on_list_changed`] and [`ListenExchange::on_resource_updated`]).
     pub fn announces_list_changes(&self) -> bool {
-        self.tools_list_changed
+        self.announces.any_list() || !self.announces.resource_subscriptions.is_empty()
     }
 
     /// The next frame to send, if any.
@@ -240,15 +249,36 @@ impl ListenExchange {
 
     /// The server announced that list `kind` changed.
     pub fn on_list_changed(&mut self, kind: ListKind) {
-        if kind == ListKind::Tools {
-            self.list_changed();
-        }
+        self.list_changed(kind);
     }
 
-    /// Some list-change announcements were lost (the receiver fell behind): announce the
-    /// tools once, since they may have changed.
+    /// The server announced that the resource `uri` changed: a notification when it is
+    /// subscribed to.
+    pub fn on_resource_updated(&mut self, uri: &str) {
+        if self.phase != Phase::Open
+            || !self
+                .announces
+                .resource_subscriptions
+                .iter()
+                .any(|u| u == uri)
+        {
+            return;
+        }
+        self.frames.push_back(ListenFrame {
+            kind: ListenFrameKind::ResourceUpdated(uri.to_owned()),
+            message: jsonrpc::notification(
+                RESOURCE_UPDATED,
+                &resource_updated_params(&self.subscription_id, uri),
+            ),
+        });
+    }
+
+    /// Some list-change announcements were lost (the receiver fell behind): announce each
+    /// honoured list once, since it may have changed.
     pub fn on_list_lagged(&mut self) {
-        self.list_changed();
+        for kind in ListKind::ALL {
+            self.list_changed(kind);
+        }
     }
 
     /// The server shuts down: notifications not yet taken are dropped, the closing response
@@ -304,11 +334,10 @@ impl ListenExchange {
         });
     }
 
-    fn list_changed(&mut self) {
-        if self.phase != Phase::Open || !self.tools_list_changed {
+    fn list_changed(&mut self, kind: ListKind) {
+        if self.phase != Phase::Open || !self.announces.list(kind) {
             return;
         }
-        let kind = ListKind::Tools;
         self.frames.push_back(ListenFrame {
             kind: ListenFrameKind::ListChanged(kind),
             message: jsonrpc::notification(
@@ -342,8 +371,13 @@ mod tests {
     fn the_acknowledgement_echoes_what_is_honoured_and_the_closing_carries_server_info() {
         let meta = json!({"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}});
         let a = task("a");
-        let mut exchange =
-            ListenExchange::open(json!(7), "", [&a, &a], false, meta.as_object().unwrap());
+        let mut exchange = ListenExchange::open(
+            json!(7),
+            "",
+            [&a, &a],
+            Announces::default(),
+            meta.as_object().unwrap(),
+        );
         exchange.on_list_lagged();
         exchange.on_shutdown();
         exchange.on_shutdown();
@@ -366,5 +400,41 @@ mod tests {
         );
         assert_eq!(sent[1].kind, ListenFrameKind::Closing);
         assert_eq!(sent[1].kind.event_method(), None);
+    }
+
+    #[test]
+    fn honoured_lists_and_subscribed_resources_are_announced_and_nothing_else() {
+        let announces = Announces {
+            prompts_list_changed: true,
+            resource_subscriptions: vec!["test://watched".into()],
+            ..Announces::default()
+        };
+        let mut exchange = ListenExchange::open(json!("s"), "", [], announces, &JsonObject::new());
+        assert!(exchange.announces_list_changes());
+        exchange.on_list_changed(ListKind::Tools);
+        exchange.on_list_changed(ListKind::Prompts);
+        exchange.on_list_changed(ListKind::Resources);
+        exchange.on_resource_updated("test://other");
+        exchange.on_resource_updated("test://watched");
+        exchange.on_list_lagged();
+        let sent: Vec<Value> = frames(&mut exchange)
+            .iter()
+            .map(|f| serde_json::from_slice(&f.message).unwrap())
+            .collect();
+        let meta = json!({"io.modelcontextprotocol/subscriptionId": "s"});
+        assert_eq!(
+            sent,
+            [
+                json!({"jsonrpc": "2.0", "method": ACKNOWLEDGED, "params": {"_meta": meta,
+                    "notifications": {"promptsListChanged": true,
+                        "resourceSubscriptions": ["test://watched"]}}}),
+                json!({"jsonrpc": "2.0", "method": "notifications/prompts/list_changed",
+                    "params": {"_meta": meta}}),
+                json!({"jsonrpc": "2.0", "method": RESOURCE_UPDATED,
+                    "params": {"uri": "test://watched", "_meta": meta}}),
+                json!({"jsonrpc": "2.0", "method": "notifications/prompts/list_changed",
+                    "params": {"_meta": meta}}),
+            ]
+        );
     }
 }

@@ -137,9 +137,35 @@ impl SyncRequest {
         previous: Option<&RequestState>,
         answers: Option<JsonObject>,
     ) -> Self {
+        SyncRequest::named(
+            Method::ToolsCall,
+            id,
+            name,
+            arguments,
+            scope,
+            meta,
+            previous,
+            answers,
+        )
+    }
+
+    /// The request of a synchronous `method` (`tools/call`, `prompts/get`) addressing `name`
+    /// with `arguments`: as [`SyncRequest::tools_call`], for any method that takes input
+    /// rounds.
+    #[allow(clippy::too_many_arguments)]
+    pub fn named(
+        method: Method,
+        id: Value,
+        name: &str,
+        arguments: JsonObject,
+        scope: &str,
+        meta: &crate::negotiation::RequestMeta,
+        previous: Option<&RequestState>,
+        answers: Option<JsonObject>,
+    ) -> Self {
         SyncRequest {
             id,
-            method: Method::ToolsCall,
+            method,
             name: name.to_owned(),
             arguments,
             scope: scope.to_owned(),

@@ -10,7 +10,9 @@
 //!    ([`McpError::SessionRequired`], [`McpError::SessionNotFound`]).
 //! 3. A response: handed to the request it answers. A notification: `initialized` moves the
 //!    [`Phase`], `notifications/cancelled` names a request to stop, any other is accepted.
-//! 4. A request: `ping`, `tools/list`, `tools/call`, `logging/setLevel`; any other method is
+//! 4. A request: `ping`, `tools/list`, `tools/call`, `logging/setLevel`, and on a server
+//!    offering them the prompts, resources and completion methods ([`crate::catalog`], without
+//!    input rounds) with `resources/subscribe` and `resources/unsubscribe`; any other method is
 //!    -32601. Errors from here on are JSON-RPC errors inside a session: the transport sends
 //!    them with HTTP 200 ([`SessionPlan::Error`]), as 2025 clients read them.
 //!
@@ -26,10 +28,12 @@ use serde_json::Value;
 
 use crate::admission::{Envelope, HeaderSource, Message, Response};
 use crate::call::{invalid_arguments_result, parse_call, ToolRules as _};
+use crate::catalog::{self, CatalogRequest, MAX_URI_BYTES};
 use crate::error::McpError;
 use crate::headers::{self, MirroredHeader};
 use crate::id::TaskId;
 use crate::logging::LogLevel;
+use crate::method::{Feature, Method};
 use crate::negotiation::progress_token;
 use crate::params::parse_task_ref;
 use crate::plan::ServerView;
@@ -129,6 +133,12 @@ pub enum SessionAction<T> {
     CancelTask(TaskId),
     /// `tasks/list`: a page of the caller's tasks, after this task id (from the cursor).
     ListTasks(Option<TaskId>),
+    /// A prompts, resources or completion request of a feature the server offers.
+    Catalog(CatalogRequest),
+    /// `resources/subscribe`: the session wants `notifications/resources/updated` for this URI.
+    Subscribe(String),
+    /// `resources/unsubscribe`: the session no longer wants updates of this URI.
+    Unsubscribe(String),
 }
 
 /// A planned `tools/call` on the session path, carrying the tool the planner found (`T`, the
@@ -199,6 +209,30 @@ pub fn plan_session<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
             .map(SessionAction::SetLevel)
             .ok_or_else(|| McpError::invalid_params("level must be a log level")),
         "tools/call" => plan_call(&params, view, tasks).map(SessionAction::Call),
+        "resources/subscribe" | "resources/unsubscribe" if view.offers(Feature::Resources) => {
+            params
+                .get("uri")
+                .and_then(Value::as_str)
+                .filter(|uri| !uri.is_empty() && uri.len() <= MAX_URI_BYTES)
+                .map(|uri| {
+                    if method == "resources/subscribe" {
+                        SessionAction::Subscribe(uri.to_owned())
+                    } else {
+                        SessionAction::Unsubscribe(uri.to_owned())
+                    }
+                })
+                .ok_or_else(|| McpError::invalid_params("uri must be a string of 1 to 2048 bytes"))
+        }
+        other
+            if Method::parse(other)
+                .and_then(Method::feature)
+                .is_some_and(|feature| view.offers(feature)) =>
+        {
+            Method::parse(other)
+                .ok_or(McpError::MethodNotFound)
+                .and_then(|m| catalog::parse(m, &params, None))
+                .map(SessionAction::Catalog)
+        }
         "tasks/get" if tasks => task_id(&params).map(SessionAction::GetTask),
         "tasks/result" if tasks => task_id(&params).map(SessionAction::TaskResult),
         "tasks/cancel" if tasks => task_id(&params).map(SessionAction::CancelTask),

@@ -50,6 +50,10 @@ pub struct ServerCapabilities {
     /// `tasks/cancel` is served (`tasks/get` and `tasks/result` need no capability).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tasks: Option<TasksCapability>,
+    /// The capabilities of the features offered beside tools
+    /// ([`crate::catalog::capabilities`]).
+    #[serde(flatten)]
+    pub features: JsonObject,
 }
 
 /// The 2025-11-25 `tasks` capability: `{"cancel": {}, "requests": {"tools": {"call": {}}}}`.
@@ -94,7 +98,14 @@ impl ServerCapabilities {
             tools: ToolsCapability { list_changed },
             logging: JsonObject::new(),
             tasks: tasks.then(|| TasksCapability::tool_calls(list_tasks)),
+            features: JsonObject::new(),
         }
+    }
+
+    /// Adds the capabilities of the features offered beside tools.
+    pub fn with_features(mut self, features: JsonObject) -> Self {
+        self.features = features;
+        self
     }
 }
 

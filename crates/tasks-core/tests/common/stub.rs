@@ -5,7 +5,7 @@ use tasks_core::call::ToolRules;
 use tasks_core::mrtr::StateKey;
 use tasks_core::param_headers::ParamHeader;
 use tasks_core::plan::ServerView;
-use tasks_core::{ClientCapability, JsonObject, TaskPolicy};
+use tasks_core::{ClientCapability, Feature, JsonObject, TaskPolicy};
 
 /// The tool `t`, with task policy `.0`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -30,10 +30,12 @@ impl ToolRules for StubTool {
     }
 }
 
-/// A server with the one tool `t` and a `requestState` key.
+/// A server with the one tool `t`, a `requestState` key, and the features it offers (none
+/// unless set).
 pub(crate) struct StubView {
     pub(crate) tool: StubTool,
     pub(crate) key: StateKey,
+    pub(crate) features: Vec<Feature>,
 }
 
 impl StubView {
@@ -42,7 +44,14 @@ impl StubView {
         StubView {
             tool: StubTool(policy),
             key: StateKey::from_bytes([key_byte; 32]),
+            features: Vec::new(),
         }
+    }
+
+    /// The view offering prompts and resources too (not completion: its methods stay -32601).
+    pub(crate) fn with_prompts_and_resources(mut self) -> Self {
+        self.features = vec![Feature::Prompts, Feature::Resources];
+        self
     }
 }
 
@@ -54,5 +63,8 @@ impl ServerView for StubView {
     }
     fn state_key(&self) -> &StateKey {
         &self.key
+    }
+    fn offers(&self, feature: Feature) -> bool {
+        self.features.contains(&feature)
     }
 }

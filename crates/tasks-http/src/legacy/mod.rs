@@ -110,7 +110,8 @@ pub(crate) async fn post(
                         d.config.list_changes.is_some(),
                         session.tasks,
                         session.list,
-                    ),
+                    )
+                    .with_features(d.feature_capabilities()),
                     server_info: Implementation {
                         name: d.config.server_name.clone(),
                         version: d.config.server_version.clone(),
@@ -207,6 +208,23 @@ async fn run(
         SessionAction::GetTask(task) => tasks::get(d, &session, &id, &task).await,
         SessionAction::CancelTask(task) => tasks::cancel(d, &scope, &id, &task).await,
         SessionAction::ListTasks(after) => tasks::list(d, &scope, &id, after.as_ref()).await,
+        SessionAction::Catalog(request) => {
+            let caller = Caller {
+                scope: scope.clone(),
+                principal: session.principal.clone(),
+            };
+            Box::pin(crate::methods::catalog::handle_session(
+                d, &id, &caller, request,
+            ))
+            .await
+        }
+        SessionAction::Subscribe(uri) => session
+            .subscribe(uri)
+            .map(|()| McpResponse::result(&id, &empty_result())),
+        SessionAction::Unsubscribe(uri) => {
+            session.unsubscribe(&uri);
+            Ok(McpResponse::result(&id, &empty_result()))
+        }
         SessionAction::TaskResult(task) => match session.serve(&id) {
             Ok(in_flight) => tasks::result(d, session, id.clone(), task, in_flight).await,
             Err(error) => Err(error),
@@ -291,6 +309,11 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
     let stop = claim.token.child_token();
     let stream = GetStream {
         changes: d.config.list_changes.as_ref().map(|c| c.subscribe()),
+        resources: d
+            .config
+            .list_changes
+            .as_ref()
+            .map(|c| c.subscribe_resources()),
         // Subscribed before the first read of the session's tasks (in the first `next`).
         waits: claim.session().tasks.then(|| d.runtime.changes()),
         shutdown: d.shutdown.clone(),
@@ -331,6 +354,8 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
 struct GetStream {
     claim: StreamClaim,
     changes: Option<broadcast::Receiver<ListKind>>,
+    /// The URIs of updated resources; the session's subscriptions pick what goes out.
+    resources: Option<broadcast::Receiver<Arc<str>>>,
     waits: Option<Changes>,
     shutdown: CancellationToken,
     runtime: TaskRuntime,
@@ -492,6 +517,17 @@ impl GetStream {
         }
     }
 
+    /// Whether the server has list `kind` (its tools always; prompts and resources when the
+    /// catalog offers them): only those lists' changes are announced.
+    fn has_list(&self, kind: ListKind) -> bool {
+        let catalog = self.runtime.catalog();
+        match kind {
+            ListKind::Tools => true,
+            ListKind::Prompts => catalog.offers(tasks_core::Feature::Prompts),
+            ListKind::Resources => catalog.offers(tasks_core::Feature::Resources),
+        }
+    }
+
     async fn next(&mut self) -> Option<Bytes> {
         let ended = self.claim.token.clone();
         if !self.primed {
@@ -508,15 +544,32 @@ impl GetStream {
                 () = ended.cancelled() => return None,
                 () = self.shutdown.cancelled() => return None,
                 change = next_of(&mut self.changes) => match change {
-                    // A lagging receiver missed announcements: one notification covers them.
-                    Ok(ListKind::Tools) | Err(RecvError::Lagged(_)) => {
-                        return Some(notification_bytes(
-                            "notifications/tools/list_changed",
-                            &serde_json::Map::new(),
-                        ));
+                    Ok(kind) if self.has_list(kind) => {
+                        return Some(notification_bytes(kind.method(), &serde_json::Map::new()));
                     }
                     Ok(_) => {}
+                    // A lagging receiver missed announcements: one notification of each list
+                    // the server has covers them.
+                    Err(RecvError::Lagged(_)) => {
+                        let lists: Vec<ListKind> =
+                            ListKind::ALL.into_iter().filter(|k| self.has_list(*k)).collect();
+                        for kind in lists {
+                            self.queue.push_back(notification_bytes(
+                                kind.method(),
+                                &serde_json::Map::new(),
+                            ));
+                        }
+                    }
                     Err(RecvError::Closed) => self.changes = None,
+                },
+                update = next_of(&mut self.resources) => match update {
+                    Ok(uri) if self.claim.session().subscribed(&uri) => {
+                        let mut params = serde_json::Map::new();
+                        params.insert("uri".into(), Value::from(&*uri));
+                        return Some(notification_bytes("notifications/resources/updated", &params));
+                    }
+                    Ok(_) | Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => self.resources = None,
                 },
                 Some(frame) = self.frames.recv() => match frame {
                     Frame::Message(bytes) | Frame::Final(bytes) => return Some(bytes),

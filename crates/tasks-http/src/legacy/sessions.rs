@@ -30,6 +30,9 @@ use crate::config::SessionConfig;
 pub(crate) type Answer = Result<Value, Value>;
 
 /// One live session.
+/// The most resources one session subscribes to.
+pub(crate) const MAX_SUBSCRIPTIONS: usize = 100;
+
 pub(crate) struct Session {
     pub(crate) id: SessionId,
     /// The negotiated revision.
@@ -69,6 +72,8 @@ struct State {
     in_flight: HashMap<String, CancellationToken>,
     /// The tasks this session created and named, and which are being delivered.
     book: TaskBook,
+    /// The resources whose updates the session subscribed to (`resources/subscribe`).
+    subscriptions: std::collections::BTreeSet<String>,
     /// Where a poll that found its task waiting for input asks the newest GET stream to
     /// deliver the task's questions.
     nudge: Option<mpsc::Sender<Arc<Task>>>,
@@ -116,6 +121,31 @@ impl Session {
 
     pub(crate) fn set_log_level(&self, level: LogLevel) {
         self.state().log_level = Some(level);
+    }
+
+    /// Subscribes the session to updates of `uri` (MCP 2025-11-25 resources, "Subscriptions").
+    ///
+    /// # Errors
+    /// -32602 when the session already holds [`MAX_SUBSCRIPTIONS`] other subscriptions.
+    pub(crate) fn subscribe(&self, uri: String) -> Result<(), McpError> {
+        let mut state = self.state();
+        if state.subscriptions.len() >= MAX_SUBSCRIPTIONS && !state.subscriptions.contains(&uri) {
+            return Err(McpError::invalid_params(
+                "A session subscribes to at most 100 resources",
+            ));
+        }
+        state.subscriptions.insert(uri);
+        Ok(())
+    }
+
+    /// Ends the session's subscription to `uri`, if any.
+    pub(crate) fn unsubscribe(&self, uri: &str) {
+        self.state().subscriptions.remove(uri);
+    }
+
+    /// Whether the session subscribed to `uri`.
+    pub(crate) fn subscribed(&self, uri: &str) -> bool {
+        self.state().subscriptions.contains(uri)
     }
 
     /// Opens a round asking `questions` (for `task`, if any) on a stream that `open` guards
@@ -378,6 +408,7 @@ impl Sessions {
                 rounds: HashMap::new(),
                 in_flight: HashMap::new(),
                 book: TaskBook::new(),
+                subscriptions: Default::default(),
                 nudge: None,
                 stream: None,
             }),

@@ -4,7 +4,8 @@
 //! `tasks-capability-negotiation/tasks-extension-advertised`).
 //!
 //! Result: `supportedVersions`, `capabilities` (`tools`, with `listChanged: true` when list
-//! changes are announced, and `extensions["io.modelcontextprotocol/tasks"] = {}`, never a legacy
+//! changes are announced; `prompts`, `resources` and `completions` when the catalog offers
+//! them; and `extensions["io.modelcontextprotocol/tasks"] = {}`, never a legacy
 //! `capabilities.tasks`),
 //! `ttlMs`, `cacheScope: "public"`, optional `instructions` and the serverInfo `_meta`.
 
@@ -22,7 +23,10 @@ pub(crate) fn handle(d: &Shared, id: &Value) -> McpResponse {
     } else {
         json!({})
     };
-    let capabilities = json!({"tools": tools, "extensions": { TASKS_EXTENSION: {} }});
+    let mut capabilities = json!({"tools": tools, "extensions": { TASKS_EXTENSION: {} }});
+    if let Some(object) = capabilities.as_object_mut() {
+        object.extend(d.feature_capabilities());
+    }
     let result = DiscoverResult {
         result_type: ResultType::Complete,
         supported_versions: SUPPORTED_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),

@@ -11,7 +11,9 @@
 //! * It feeds the exchange the committed states, removals and re-read signals of [`Changes`]
 //!   (re-reading what the exchange asks for, with
 //!   [`RuntimeConfig::wait_recheck`](tasks_runtime::RuntimeConfig::wait_recheck) as the guard
-//!   interval), the server's tool-list announcements ([`crate::ServerBuilder::list_changes`]),
+//!   interval), the server's list announcements and resource updates
+//!   ([`crate::ServerBuilder::list_changes`]; a list is announced only when the server has it,
+//!   resource updates only when it offers resources),
 //!   and the server's shutdown ([`crate::Dispatcher::close_streams`]). The HTTP adapter adds
 //!   keep-alive comments while a stream is idle.
 
@@ -19,8 +21,8 @@ use bytes::Bytes;
 use futures_util::stream;
 use serde_json::Value;
 use tasks_core::exchange::ListenExchange;
-use tasks_core::listen::ListenFilter;
-use tasks_core::McpError;
+use tasks_core::listen::{Announces, ListenFilter};
+use tasks_core::{Feature, McpError};
 use tasks_runtime::{Changes, ListKind, Scope, TaskRuntime, Wake};
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio_util::sync::CancellationToken;
@@ -35,8 +37,10 @@ struct Listen {
     shutdown: CancellationToken,
     changes: Changes,
     runtime: TaskRuntime,
-    /// Tool-list announcements, when the client asked for them and the server makes them.
+    /// List announcements, when the client asked for one and the server makes them.
     list_changes: Option<broadcast::Receiver<ListKind>>,
+    /// Resource updates, when the client subscribed to a resource and the server offers them.
+    resource_updates: Option<broadcast::Receiver<std::sync::Arc<str>>>,
     scope: Scope,
     /// Counts the stream as open (`mcp_listen_streams`) until it is dropped.
     _open: ListenStreamGuard,
@@ -51,8 +55,8 @@ pub(crate) async fn handle(
 ) -> Result<McpResponse, McpError> {
     let changes = d.runtime.changes();
     let mut accepted = Vec::new();
-    for id in filter.task_ids.into_iter().flatten() {
-        match d.runtime.get(scope, &id).await {
+    for id in filter.task_ids.iter().flatten() {
+        match d.runtime.get(scope, id).await {
             Ok(task) => {
                 d.runtime.watch(&task);
                 accepted.push(task);
@@ -61,15 +65,37 @@ pub(crate) async fn handle(
             Err(error) => return Err(error),
         }
     }
+    // What the server announces: list changes of the lists it has (when it announces any),
+    // and updates of its resources.
+    let catalog = d.runtime.catalog();
+    let announcing = d.config.list_changes.is_some();
+    let announces = Announces::honour(
+        &filter,
+        |kind| {
+            announcing
+                && match kind {
+                    ListKind::Tools => true,
+                    ListKind::Prompts => catalog.offers(Feature::Prompts),
+                    ListKind::Resources => catalog.offers(Feature::Resources),
+                }
+        },
+        announcing && catalog.offers(Feature::Resources),
+    );
     let list_changes = match &d.config.list_changes {
-        Some(changes) if filter.tools_list_changed => Some(changes.subscribe()),
+        Some(changes) if announces.any_list() => Some(changes.subscribe()),
+        _ => None,
+    };
+    let resource_updates = match &d.config.list_changes {
+        Some(changes) if !announces.resource_subscriptions.is_empty() => {
+            Some(changes.subscribe_resources())
+        }
         _ => None,
     };
     let exchange = ListenExchange::open(
         id.clone(),
         scope.as_str(),
         accepted.iter().map(|task| &**task),
-        list_changes.is_some(),
+        announces,
         &d.server_meta,
     );
     let state = Listen {
@@ -78,6 +104,7 @@ pub(crate) async fn handle(
         changes,
         runtime: d.runtime.clone(),
         list_changes,
+        resource_updates,
         scope: scope.clone(),
         _open: d.metrics.listen_stream(),
         metrics: d.metrics.clone(),
@@ -112,6 +139,12 @@ impl Listen {
                 None => std::future::pending().await,
             }
         };
+        let resource_update = async {
+            match &mut self.resource_updates {
+                Some(receiver) => receiver.recv().await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             biased;
             _ = self.shutdown.cancelled() => self.exchange.on_shutdown(),
@@ -134,6 +167,12 @@ impl Listen {
                 Ok(kind) => self.exchange.on_list_changed(kind),
                 Err(RecvError::Lagged(_)) => self.exchange.on_list_lagged(),
                 Err(RecvError::Closed) => self.list_changes = None,
+            },
+            update = resource_update => match update {
+                Ok(uri) => self.exchange.on_resource_updated(&uri),
+                // Lost updates cannot be told apart: the client re-reads on the next one.
+                Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => self.resource_updates = None,
             },
         }
     }

@@ -1,5 +1,6 @@
 //! One module per method family.
 
+pub(crate) mod catalog;
 pub(crate) mod discover;
 pub(crate) mod listen;
 pub(crate) mod sync_call;

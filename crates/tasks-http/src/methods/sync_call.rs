@@ -61,9 +61,26 @@ pub(crate) async fn run(
     tool: Arc<Tool>,
     call: SyncCall,
     headers: &HeaderMap,
-    mut exchange: SyncExchange,
+    exchange: SyncExchange,
     entropy: Randomness,
 ) -> McpResponse {
+    let handler = move |call| async move { run_sync(&tool, call).await };
+    drive(handler, call, headers, exchange, entropy).await
+}
+
+/// Runs `handler` (a tool's or a prompt's) for one synchronous request and builds the
+/// response, as the module docs say.
+pub(crate) async fn drive<H, F>(
+    handler: H,
+    call: SyncCall,
+    headers: &HeaderMap,
+    mut exchange: SyncExchange,
+    entropy: Randomness,
+) -> McpResponse
+where
+    H: FnOnce(SyncCall) -> F,
+    F: std::future::Future<Output = SyncOutcome> + Send + 'static,
+{
     // The tool's token: fired when the response is dropped before the tool finished (the
     // client went away: streamable-http "Cancellation"), whichever way it answers; a child, so
     // that firing it never cancels the caller's own token.
@@ -72,13 +89,13 @@ pub(crate) async fn run(
     let Some(wanted) = exchange.notifications(accepts_event_stream(headers)) else {
         // Inline: dropping this future drops the tool's, and the guard fires its token.
         let guard = cancel.drop_guard();
-        let outcome = run_sync(&tool, call).await;
+        let outcome = handler(call).await;
         guard.disarm();
         return json(exchange.finish(outcome, || nonce(&entropy)));
     };
     let (notifier, mut notifications) = Notifier::channel(wanted.progress, wanted.log_level);
     let call = call.with_notifier(Some(notifier));
-    let mut run = tokio::spawn(async move { run_sync(&tool, call).await });
+    let mut run = tokio::spawn(handler(call));
     let guard = RunGuard {
         abort: run.abort_handle(),
         _cancel: cancel.drop_guard(),

@@ -217,7 +217,8 @@ enum HeaderOp {
 }
 
 /// One HTTP exchange, correct by default: POST /mcp, `Host: 127.0.0.1:3000`,
-/// `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` (from `params.name` / `params.taskId`),
+/// `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` (from `params.name`, `params.uri` or
+/// `params.taskId`),
 /// and `params._meta` with the protocol version and the client capabilities.
 pub(crate) struct Req {
     http_method: Method,
@@ -430,7 +431,8 @@ impl Req {
             ("mcp-method".into(), self.method.clone().into()),
         ];
         let name_field = match self.method.as_str() {
-            "tools/call" => Some("name"),
+            "tools/call" | "prompts/get" => Some("name"),
+            "resources/read" => Some("uri"),
             "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
             _ => None,
         };

@@ -1,0 +1,169 @@
+//! Prompts, resources and completion on both eras (the rules are
+//! [`tasks_runtime::catalog`]'s; MCP 2026-07-28 server "Prompts" and "Resources", utilities
+//! "Completion", and "Caching":
+//! <https://modelcontextprotocol.io/specification/2026-07-28/server/prompts>,
+//! <https://modelcontextprotocol.io/specification/2026-07-28/server/resources>).
+//!
+//! On 2026-07-28 every result carries `resultType: "complete"` and the serverInfo `_meta`; the
+//! cacheable ones (the three lists and `resources/read`) carry `ttlMs` (the server's
+//! [`cache_ttl_ms`](crate::ServerBuilder::cache_ttl_ms)) and `cacheScope`: `public` for the
+//! lists, which are the same for every caller, `private` for a read, whose reader may answer
+//! by caller. A `prompts/get` runs like a synchronous tool call: its handler may ask for input,
+//! answered by a retry of the same request ([`sync_call`]). A 2025 session gets the bare
+//! results, and a prompt that asks for input there is -32603 (2025 sessions have no input
+//! rounds for prompts).
+
+use http::HeaderMap;
+use serde_json::Value;
+use tasks_core::catalog::{CatalogRequest, PromptRequest};
+use tasks_core::exchange::{StateIssuer, SyncExchange, SyncOutcome, SyncRequest};
+use tasks_core::sessions::wire::session_result;
+use tasks_core::wire::CacheScope;
+use tasks_core::{JsonObject, McpError, Method, RequestMeta, Timestamp};
+use tasks_runtime::catalog::{render_prompt, CatalogList, Prompt};
+use tasks_runtime::{Caller, SyncCall};
+
+use crate::methods::sync_call;
+use crate::response::McpResponse;
+use crate::shared::Shared;
+
+/// A planned request of the 2026-07-28 protocol.
+pub(crate) struct Request<'a> {
+    pub(crate) id: Value,
+    pub(crate) meta: RequestMeta,
+    pub(crate) headers: &'a HeaderMap,
+    pub(crate) caller: &'a Caller,
+    pub(crate) now: Timestamp,
+}
+
+/// Answers `request` on the 2026-07-28 protocol.
+pub(crate) async fn handle(
+    d: &Shared,
+    r: Request<'_>,
+    request: CatalogRequest,
+) -> Result<McpResponse, McpError> {
+    let (result, scope) = match request {
+        CatalogRequest::GetPrompt(prompt) => return get_prompt(d, r, prompt).await,
+        CatalogRequest::Complete(complete) => (d.runtime.catalog().complete(&complete)?, None),
+        CatalogRequest::ReadResource { uri } => (
+            d.runtime
+                .catalog()
+                .read(&uri, r.caller.principal.clone())
+                .await?,
+            Some(CacheScope::Private),
+        ),
+        other => (bare_list(d, &other)?, Some(CacheScope::Public)),
+    };
+    let mut result = tasks_core::wire::complete(result);
+    if let Some(scope) = scope {
+        result.insert("ttlMs".into(), Value::from(d.config.cache_ttl_ms));
+        result.insert(
+            "cacheScope".into(),
+            serde_json::to_value(scope).unwrap_or_default(),
+        );
+    }
+    Ok(McpResponse::result(&r.id, &d.with_server_meta(result)))
+}
+
+/// Answers `request` in a 2025 session: the bare result.
+#[cfg_attr(not(feature = "sessions"), allow(dead_code))]
+pub(crate) async fn handle_session(
+    d: &Shared,
+    id: &Value,
+    caller: &Caller,
+    request: CatalogRequest,
+) -> Result<McpResponse, McpError> {
+    let catalog = d.runtime.catalog();
+    let result = match request {
+        CatalogRequest::GetPrompt(prompt) => {
+            let found = find_prompt(d, &prompt)?;
+            let call = SyncCall::new(prompt.arguments).with_principal(caller.principal.clone());
+            match render_prompt(&found, call).await {
+                SyncOutcome::Complete(result) => result,
+                SyncOutcome::Error(error) => {
+                    return Ok(McpResponse::session_error(id, &error));
+                }
+                SyncOutcome::InputRequired(_) => {
+                    return Err(McpError::Internal(
+                        "The prompt needs input, which a 2025 session cannot give it",
+                    ))
+                }
+            }
+        }
+        CatalogRequest::Complete(complete) => catalog.complete(&complete)?,
+        CatalogRequest::ReadResource { uri } => {
+            catalog.read(&uri, caller.principal.clone()).await?
+        }
+        other => bare_list(d, &other)?,
+    };
+    Ok(McpResponse::result(id, &session_result(result)))
+}
+
+/// A page of one of the lists, without the 2026 additions.
+fn bare_list(d: &Shared, request: &CatalogRequest) -> Result<JsonObject, McpError> {
+    let catalog = d.runtime.catalog();
+    match request {
+        CatalogRequest::ListPrompts { cursor } => {
+            catalog.list(CatalogList::Prompts, cursor.as_deref())
+        }
+        CatalogRequest::ListResources { cursor } => {
+            catalog.list(CatalogList::Resources, cursor.as_deref())
+        }
+        CatalogRequest::ListResourceTemplates { cursor } => {
+            catalog.list(CatalogList::Templates, cursor.as_deref())
+        }
+        _ => Err(McpError::Internal("not a list")),
+    }
+}
+
+/// The prompt a `prompts/get` names, its arguments checked.
+fn find_prompt(d: &Shared, request: &PromptRequest) -> Result<Prompt, McpError> {
+    let prompt = d
+        .runtime
+        .catalog()
+        .prompt(&request.name)
+        .map(|p| Prompt::clone(p))
+        .ok_or_else(|| McpError::invalid_params("Unknown prompt"))?;
+    prompt.check_arguments(&request.arguments)?;
+    Ok(prompt)
+}
+
+/// A 2026-07-28 `prompts/get`: the prompt rendered now, its input rounds as MRTR.
+async fn get_prompt(
+    d: &Shared,
+    r: Request<'_>,
+    request: PromptRequest,
+) -> Result<McpResponse, McpError> {
+    let prompt = find_prompt(d, &request)?;
+    let PromptRequest {
+        name,
+        arguments,
+        answers,
+        previous,
+    } = request;
+    let call = SyncCall::new(arguments.clone())
+        .with_input_responses(answers.clone())
+        .with_principal(r.caller.principal.clone())
+        .with_client_capabilities(r.meta.client_capabilities.clone());
+    let sync = SyncRequest::named(
+        Method::PromptsGet,
+        r.id,
+        &name,
+        arguments,
+        r.caller.scope.as_str(),
+        &r.meta,
+        previous.as_ref(),
+        answers,
+    );
+    let issuer = StateIssuer::new(d.state_key.clone(), d.runtime.config().ttl_ms, r.now);
+    let exchange = SyncExchange::new(sync, issuer, d.server_meta.clone());
+    let handler = move |call| async move { render_prompt(&prompt, call).await };
+    Ok(sync_call::drive(
+        handler,
+        call,
+        r.headers,
+        exchange,
+        d.runtime.entropy().clone(),
+    )
+    .await)
+}

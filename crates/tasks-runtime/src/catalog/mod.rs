@@ -1,0 +1,289 @@
+//! The server features beside tools: prompts, resources (static and templated) and the
+//! completions of their arguments, as a [`Catalog`] the runtime serves
+//! ([`TaskRuntime::catalog`](crate::TaskRuntime::catalog)).
+//!
+//! A catalog holds no task state: any node serves any request of it, and nothing of it is
+//! stored. Its items are listed in registration order (stable across requests), a page of
+//! [`tasks_core::cursor::DEFAULT_PAGE_SIZE`] items at a time. Register and remove items at run
+//! time through the runtime ([`TaskRuntime::register_prompt`](crate::TaskRuntime::register_prompt)
+//! and its siblings), which announces the change on the listen streams that asked for it.
+//!
+//! | request | answer |
+//! |---|---|
+//! | `prompts/list`, `resources/list`, `resources/templates/list` | a page and `nextCursor` when more follow; a cursor not issued is -32602 `Invalid cursor` |
+//! | `resources/read` | the static resource of that URI, else the first template covering it; neither, or a reader answering [`ReadError::NotFound`] or no contents: -32602 `Resource not found` with `data.uri` |
+//! | `prompts/get` | -32602 `Unknown prompt`; then the arguments checked ([`Prompt::check_arguments`]); then the handler's messages, or its input round |
+//! | `completion/complete` | -32602 for an unknown prompt or template, or an argument it does not have; an argument without a completer has no suggestions |
+
+mod completion;
+mod prompt;
+mod resource;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tasks_core::catalog::{CompletionRef, CompletionRequest};
+use tasks_core::cursor::{page, DEFAULT_PAGE_SIZE};
+use tasks_core::exchange::SyncOutcome;
+use tasks_core::{Feature, JsonObject, JsonRpcError, McpError};
+
+pub use completion::{Completer, Completion};
+pub use prompt::{Prompt, PromptArgument, PromptMessage, PromptResult, Role};
+pub use resource::{
+    Body, ReadError, ReadFuture, ReadRequest, Resource, ResourceContents, ResourceTemplate,
+};
+
+use crate::scope::Principal;
+use crate::sync::{Handler, HandlerEnd, SyncCall};
+
+/// The prompts, resources and resource templates a server offers.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    prompts: Vec<Arc<Prompt>>,
+    resources: Vec<Arc<Resource>>,
+    templates: Vec<Arc<ResourceTemplate>>,
+    page_size: Option<usize>,
+}
+
+/// Which list of the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CatalogList {
+    /// `prompts/list`: `{"prompts": [...]}`.
+    Prompts,
+    /// `resources/list`: `{"resources": [...]}`.
+    Resources,
+    /// `resources/templates/list`: `{"resourceTemplates": [...]}`.
+    Templates,
+}
+
+impl Catalog {
+    /// An empty catalog.
+    pub fn new() -> Self {
+        Catalog::default()
+    }
+
+    /// Sets how many items one list page holds (at least 1; default
+    /// [`DEFAULT_PAGE_SIZE`]).
+    pub fn with_page_size(mut self, page_size: usize) -> Self {
+        self.page_size = Some(page_size.max(1));
+        self
+    }
+
+    /// Adds `prompt`, replacing one of the same name in place.
+    pub fn add_prompt(&mut self, prompt: Prompt) {
+        replace_or_push(&mut self.prompts, Arc::new(prompt), |a, b| {
+            a.name() == b.name()
+        });
+    }
+
+    /// Adds `resource`, replacing one of the same URI in place.
+    pub fn add_resource(&mut self, resource: Resource) {
+        replace_or_push(&mut self.resources, Arc::new(resource), |a, b| {
+            a.uri() == b.uri()
+        });
+    }
+
+    /// Adds `template`, replacing one of the same template text in place.
+    pub fn add_template(&mut self, template: ResourceTemplate) {
+        replace_or_push(&mut self.templates, Arc::new(template), |a, b| {
+            a.uri_template() == b.uri_template()
+        });
+    }
+
+    /// Removes prompt `name`; whether it was there.
+    pub fn remove_prompt(&mut self, name: &str) -> bool {
+        remove(&mut self.prompts, |p| p.name() == name)
+    }
+
+    /// Removes the resource of `uri`; whether it was there.
+    pub fn remove_resource(&mut self, uri: &str) -> bool {
+        remove(&mut self.resources, |r| r.uri() == uri)
+    }
+
+    /// Removes the template `uri_template`; whether it was there.
+    pub fn remove_template(&mut self, uri_template: &str) -> bool {
+        remove(&mut self.templates, |t| t.uri_template() == uri_template)
+    }
+
+    /// Whether the server offers `feature`: prompts when it has one, resources when it has a
+    /// resource or a template, completion when it has a prompt or a template (whose arguments
+    /// a client may complete).
+    pub fn offers(&self, feature: Feature) -> bool {
+        match feature {
+            Feature::Prompts => !self.prompts.is_empty(),
+            Feature::Resources => !self.resources.is_empty() || !self.templates.is_empty(),
+            Feature::Completions => !self.prompts.is_empty() || !self.templates.is_empty(),
+        }
+    }
+
+    /// Prompt `name`.
+    pub fn prompt(&self, name: &str) -> Option<&Arc<Prompt>> {
+        self.prompts.iter().find(|p| p.name() == name)
+    }
+
+    /// One page of `list` from `cursor`: `{"<items>": [...], "nextCursor"?}`.
+    ///
+    /// # Errors
+    /// -32602 `Invalid cursor` ([`tasks_core::cursor::page`]).
+    pub fn list(&self, list: CatalogList, cursor: Option<&str>) -> Result<JsonObject, McpError> {
+        let size = self.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
+        let (key, items): (&str, Vec<Value>) = match list {
+            CatalogList::Prompts => (
+                "prompts",
+                page_of(&self.prompts, cursor, size, |p| p.to_json())?,
+            ),
+            CatalogList::Resources => (
+                "resources",
+                page_of(&self.resources, cursor, size, |r| r.to_json())?,
+            ),
+            CatalogList::Templates => (
+                "resourceTemplates",
+                page_of(&self.templates, cursor, size, |t| t.to_json())?,
+            ),
+        };
+        let len = match list {
+            CatalogList::Prompts => self.prompts.len(),
+            CatalogList::Resources => self.resources.len(),
+            CatalogList::Templates => self.templates.len(),
+        };
+        let mut result = JsonObject::new();
+        result.insert(key.into(), Value::Array(items));
+        if let Some(next) = page(len, cursor, size)?.next_cursor {
+            result.insert("nextCursor".into(), Value::from(next));
+        }
+        Ok(result)
+    }
+
+    /// Reads `uri` for `principal`: `{"contents": [...]}`.
+    ///
+    /// # Errors
+    /// As the module table says.
+    pub async fn read(
+        &self,
+        uri: &str,
+        principal: Option<Principal>,
+    ) -> Result<JsonObject, McpError> {
+        let mut request = ReadRequest {
+            uri: uri.to_owned(),
+            variables: Default::default(),
+            principal,
+        };
+        let read = if let Some(resource) = self.resources.iter().find(|r| r.uri() == uri) {
+            resource.read(request)
+        } else {
+            let Some((template, variables)) = self
+                .templates
+                .iter()
+                .find_map(|t| t.matches(uri).map(|vars| (t, vars)))
+            else {
+                return Err(McpError::UnknownResource(uri.to_owned()));
+            };
+            request.variables = variables;
+            template.read(request)
+        };
+        match read.await {
+            Ok(contents) if !contents.is_empty() => {
+                let contents: Vec<Value> = contents.iter().map(ResourceContents::to_json).collect();
+                let mut result = JsonObject::new();
+                result.insert("contents".into(), Value::Array(contents));
+                Ok(result)
+            }
+            Ok(_) | Err(ReadError::NotFound) => Err(McpError::UnknownResource(uri.to_owned())),
+            Err(ReadError::Rpc(error)) => Err(rpc_error(error)),
+        }
+    }
+
+    /// Completes `request`: `{"completion": {...}}`.
+    ///
+    /// # Errors
+    /// As the module table says.
+    pub fn complete(&self, request: &CompletionRequest) -> Result<JsonObject, McpError> {
+        let completer = match &request.reference {
+            CompletionRef::Prompt(name) => {
+                let prompt = self
+                    .prompt(name)
+                    .ok_or_else(|| McpError::invalid_params("Unknown prompt"))?;
+                if !prompt
+                    .arguments()
+                    .iter()
+                    .any(|a| a.name() == request.argument)
+                {
+                    return Err(McpError::invalid_params("The prompt has no such argument"));
+                }
+                prompt.completer(&request.argument)
+            }
+            CompletionRef::Resource(uri_template) => {
+                let template = self
+                    .templates
+                    .iter()
+                    .find(|t| t.uri_template() == uri_template)
+                    .ok_or_else(|| McpError::invalid_params("Unknown resource template"))?;
+                if !template.variables().any(|v| v == request.argument) {
+                    return Err(McpError::invalid_params(
+                        "The resource template has no such variable",
+                    ));
+                }
+                template.completers.get(&request.argument)
+            }
+        };
+        let completion = completer.map(|c| c.complete(request)).unwrap_or_default();
+        match completion.to_json() {
+            Value::Object(result) => Ok(result),
+            _ => Err(McpError::Internal("Completion result")),
+        }
+    }
+}
+
+/// Renders `prompt` once for a synchronous `prompts/get` (its arguments checked first by the
+/// caller, [`Prompt::check_arguments`]): the `GetPromptResult` (`resultType: "complete"`
+/// added), the input round its handler asked for, or an error. The handler's own failure
+/// (`ToolError::Tool(message)`) is -32603 with that message.
+pub async fn render_prompt(prompt: &Prompt, call: SyncCall) -> SyncOutcome {
+    let run = Handler {
+        name: prompt.name(),
+        handler: prompt.handler(),
+        forms: &prompt.forms,
+        state: &prompt.state,
+    };
+    match run.run(call).await {
+        Ok(result) if result.get("messages").is_some_and(Value::is_array) => {
+            SyncOutcome::Complete(tasks_core::wire::complete(result))
+        }
+        Ok(_) => SyncOutcome::Error(JsonRpcError::internal("Prompt result has no messages")),
+        Err(HandlerEnd::Tool(message)) => SyncOutcome::Error(JsonRpcError::internal(message)),
+        Err(HandlerEnd::Outcome(outcome)) => outcome,
+    }
+}
+
+/// A reader's own JSON-RPC error as an [`McpError`] the transport answers: -32602 keeps its
+/// message; anything else is -32603 (its message is the reader's, not exception text).
+fn rpc_error(error: JsonRpcError) -> McpError {
+    if error.code == -32602 {
+        McpError::invalid_params(error.message)
+    } else {
+        McpError::Internal("Resource read failed")
+    }
+}
+
+fn page_of<T>(
+    items: &[Arc<T>],
+    cursor: Option<&str>,
+    size: usize,
+    show: impl Fn(&T) -> Value,
+) -> Result<Vec<Value>, McpError> {
+    let page = page(items.len(), cursor, size)?;
+    Ok(items[page.range].iter().map(|item| show(item)).collect())
+}
+
+fn replace_or_push<T>(items: &mut Vec<Arc<T>>, item: Arc<T>, same: impl Fn(&T, &T) -> bool) {
+    match items.iter_mut().find(|known| same(known, &item)) {
+        Some(known) => *known = item,
+        None => items.push(item),
+    }
+}
+
+fn remove<T>(items: &mut Vec<Arc<T>>, matches: impl Fn(&T) -> bool) -> bool {
+    let before = items.len();
+    items.retain(|item| !matches(item));
+    items.len() != before
+}

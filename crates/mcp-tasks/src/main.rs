@@ -107,7 +107,8 @@ struct Answers {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// List the server's tools and their arguments (`name?` is optional).
+    /// List the server's tools, each argument on its own line (type, required or optional,
+    /// default, bounds, allowed values, description).
     Tools {
         /// The MCP endpoint, e.g. http://127.0.0.1:3000/mcp
         url: String,

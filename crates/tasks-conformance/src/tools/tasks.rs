@@ -121,7 +121,7 @@ pub const PROGRESS_TICK: Duration = Duration::from_millis(100);
 pub fn computing(slept: Duration, total: Duration) -> String {
     let tenths = |d: Duration| {
         let tenths = d.as_millis().div_ceil(100);
-        if tenths % 10 == 0 {
+        if tenths.is_multiple_of(10) {
             format!("{}", tenths / 10)
         } else {
             format!("{}.{}", tenths / 10, tenths % 10)

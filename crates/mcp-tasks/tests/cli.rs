@@ -4,18 +4,39 @@
 
 mod common;
 
-use std::process::{Command, Output, Stdio};
+use std::io::BufRead as _;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use tasks_client::{Client, Execution, SettleOptions};
 
-/// `mcp-tasks ARGS…` with stdin closed and `--timeout 30` unless given: (exit code, stdout,
-/// stderr).
+/// `mcp-tasks ARGS…` with stdin closed and, for a command that follows a task, `--timeout 30`
+/// unless given: (exit code, stdout, stderr).
 async fn run(args: &[&str]) -> (i32, String, String) {
+    run_in(args, &[]).await
+}
+
+/// `mcp-tasks` with stdin closed and extra options as [`run`] adds them.
+fn command(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"));
     command.args(args).stdin(Stdio::null());
-    if !args.contains(&"--timeout") {
+    let follows = matches!(args.first(), Some(&("call" | "watch" | "cancel")));
+    if follows && !args.contains(&"--timeout") {
         command.args(["--timeout", "30"]);
+    }
+    command
+}
+
+/// [`run`] with `env` set (`Some`) or removed (`None`).
+async fn run_in(args: &[&str], env: &[(&str, Option<&str>)]) -> (i32, String, String) {
+    let mut command = command(args);
+    for (key, value) in env {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
     }
     let Output {
         status,
@@ -208,4 +229,159 @@ async fn get_watch_and_cancel_a_task_created_elsewhere() {
     assert!(err.contains("had already finished"), "{err}");
     let (code, _, err) = run(&["get", &url, "no such id"]).await;
     assert_eq!(code, 6, "{err}");
+}
+
+/// Without a terminal, `slow_compute`'s moving status message (`Computing: 0.3 of 2 s`) prints
+/// a line per tenth of its progress, not one per report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_progress_lines_are_throttled() {
+    let server = common::fixture().await;
+    let url = server.url();
+    let (code, out, err) = run(&["call", &url, "slow_compute", "seconds=2", "label=t"]).await;
+    assert_eq!((code, out.as_str()), (0, "Completed t\n"), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains(": working")).collect();
+    assert!(
+        lines.iter().any(|l| l.contains("working: Computing: ")),
+        "the status message moves: {err}"
+    );
+    // About 20 reports (one per 100 ms): at most one line per tenth, and the first.
+    assert!(lines.len() <= 12, "{} lines: {err}", lines.len());
+}
+
+/// A hint names the program as it was run: `cargo run --bin mcp-tasks --` under cargo (which
+/// sets `CARGO`), else the path it was started by.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hints_name_the_program_as_it_was_run() {
+    let server = common::fixture().await;
+    let url = server.url();
+    let args = ["call", &url, "confirm_delete", "filename=a.txt"];
+    let (code, _, err) = run_in(&args, &[("CARGO", Some("cargo"))]).await;
+    assert_eq!(code, 5, "{err}");
+    assert!(
+        err.contains(&format!("`cargo run --bin mcp-tasks -- watch {url} ")),
+        "{err}"
+    );
+    let (code, _, err) = run_in(&args, &[("CARGO", None)]).await;
+    assert_eq!(code, 5, "{err}");
+    let path = env!("CARGO_BIN_EXE_mcp-tasks");
+    assert!(err.contains(&format!("`{path} cancel {url} ")), "{err}");
+}
+
+/// `mcp-tasks ARGS…` started with stderr read line by line into the receiver.
+fn spawn(args: &[&str]) -> (Child, mpsc::Receiver<String>) {
+    let mut child = command(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mcp-tasks starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let (lines, received) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, received)
+}
+
+/// The stderr lines up to the first containing `needle` (panics after 30 s or at the end).
+async fn lines_until(lines: &mut mpsc::Receiver<String>, needle: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    loop {
+        match lines.try_recv() {
+            Ok(line) => {
+                let found = line.contains(needle);
+                seen.push(line);
+                if found {
+                    return seen;
+                }
+            }
+            Err(mpsc::TryRecvError::Empty) => {
+                assert!(seen.len() < 10_000, "{seen:?}");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(mpsc::TryRecvError::Disconnected) => panic!("no {needle:?} in {seen:?}"),
+        }
+    }
+}
+
+/// The rest of stderr and the exit code.
+async fn finish(mut child: Child, lines: mpsc::Receiver<String>) -> (i32, String) {
+    let code = tokio::task::spawn_blocking(move || child.wait().expect("waits"))
+        .await
+        .expect("joined")
+        .code()
+        .expect("an exit code");
+    (code, lines.iter().collect::<Vec<_>>().join("\n"))
+}
+
+/// While a task is followed, the server goes away: one line says so and how long it is
+/// retried; when a server is back on the address, one line says so, and a task it does not
+/// know (a memory store forgets on restart) ends the run with a hint saying why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_is_told_and_a_restart_that_lost_the_task_explained() {
+    let server = common::fixture().await;
+    let url = server.url();
+    let address = server.local_addr();
+    let (child, mut lines) = spawn(&["call", &url, "slow_compute", "seconds=60"]);
+    lines_until(&mut lines, "created").await;
+    server.shutdown().await;
+    let seen = lines_until(&mut lines, "server unreachable at").await;
+    let note = seen.last().expect("the line");
+    assert!(
+        note.contains(&format!(
+            "server unreachable at {url}, retrying for up to 300 s"
+        )),
+        "{note}"
+    );
+    let again = common::fixture_at(address).await;
+    let (code, rest) = finish(child, lines).await;
+    assert_eq!(code, 6, "{rest}");
+    assert!(
+        rest.contains(&format!("server back at {url} after ")),
+        "{rest}"
+    );
+    assert!(rest.contains("is unknown or expired"), "{rest}");
+    assert!(
+        rest.contains("hint: the server was unreachable while the task ran and no longer knows it"),
+        "{rest}"
+    );
+    assert_eq!(
+        rest.matches("server unreachable at").count(),
+        0,
+        "one line per outage: {rest}"
+    );
+    drop(again);
+}
+
+/// A server that stays away longer than `--retry-for`: the run gives up with exit code 7 and
+/// says how to reach the task again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn following_gives_up_after_retry_for() {
+    let server = common::fixture().await;
+    let url = server.url();
+    let (child, mut lines) = spawn(&[
+        "call",
+        &url,
+        "slow_compute",
+        "seconds=60",
+        "--poll",
+        "--retry-for",
+        "1",
+    ]);
+    lines_until(&mut lines, "created").await;
+    server.shutdown().await;
+    let (code, rest) = finish(child, lines).await;
+    assert_eq!(code, 7, "{rest}");
+    assert!(
+        rest.contains(&format!(
+            "server unreachable at {url}, retrying for up to 1 s"
+        )),
+        "{rest}"
+    );
+    assert!(rest.contains("giving up (--retry-for 1)"), "{rest}");
+    assert!(rest.contains("is still on the server"), "{rest}");
 }

@@ -156,13 +156,15 @@ async fn a_task_reporting_progress_gets_a_bar_with_rate_and_time_left() {
         created(&mut session);
         // slow_compute reports the seconds it slept: a bar of 30 cells (█ or ░; rexpect reads
         // the output byte by byte, so each is matched as its three UTF-8 bytes) and how many
-        // of the 4 seconds, with the share.
+        // of the 4 seconds, with the share; the unit `s` comes from its status message
+        // (`Computing: 1.2 of 4 s`).
         session
-            .exp_regex(r"(?:\x{e2}\x{96}[\x{88}\x{91}]){30} \d+(\.\d+)?/4 \(\d+%\) ")
+            .exp_regex(r"(?:\x{e2}\x{96}[\x{88}\x{91}]){30} \d+(\.\d+)?/4 s \(\d+%\) ")
             .expect("a progress bar");
-        // Once measured: how fast it goes (seconds per second) and how long is left.
+        // Once measured: how fast it goes (seconds per second, in that unit) and how long is
+        // left.
         session
-            .exp_regex(r"/4 \(\d+%\) \S+ \d+(\.\d+)?/s \S+ ETA \d+s")
+            .exp_regex(r"/4 s \(\d+%\) \S+ \d+(\.\d+)? s/s \S+ ETA \d+s")
             .expect("its rate and time left");
         session.exp_string("Completed bar").expect("the result");
         exit_code(session)

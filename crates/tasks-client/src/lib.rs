@@ -15,7 +15,8 @@
 //!   requests, through MRTR retries or `tasks/update`. Only the capabilities it names are
 //!   declared, so a server never asks for what the client cannot answer.
 //! * **Waiting:** [`SettleOptions`]: `subscriptions/listen` with a fallback to polling, or
-//!   polling at the server's `pollIntervalMs` with jitter; backoff on retryable errors; an
+//!   polling at the server's `pollIntervalMs` with jitter; backoff on retryable errors, with
+//!   a [`SettleOptions::on_retry`] hook to tell the user of an outage ([`RetryNotice`]); an
 //!   optional deadline. [`TaskCall::updates`] is the same as a `Stream` of changes.
 //! * **Progress:** [`DetailedTask::progress`] reads how far a task's work is ([`Progress`]),
 //!   which a server of this project shows under the experimental `_meta` key
@@ -93,7 +94,9 @@ pub use error::{ClientError, MAX_BODY_CHARS};
 pub use execution::Execution;
 pub use handler::{Elicitation, ElicitationMode, InputHandler};
 pub use outcome::{Outcome, ToolResult};
-pub use settle::{SettleOptions, Wait, LISTEN_RECHECK, MAX_POLL, MIN_POLL};
+pub use settle::{
+    FailureKind, RetryEvent, RetryNotice, SettleOptions, Wait, LISTEN_RECHECK, MAX_POLL, MIN_POLL,
+};
 pub use task::{TaskCall, TaskHandle};
 pub use tasks_core::wire::{CreateTaskResult, DetailedTask, DiscoverResult, ToolEntry};
 /// The tasks-core types a client works with, so one dependency is enough.

@@ -11,7 +11,9 @@
 //!   ±10 % jitter so that many clients do not poll in step.
 //! * A retryable error ([`ClientError::is_retryable`]) is retried with exponential backoff
 //!   and jitter (from 250 ms up to 10 s), for at most [`SettleOptions::retry_for`] in a row;
-//!   any other error ends the watch. A task that no longer exists (`tasks/get` answers -32602:
+//!   any other error ends the watch. [`SettleOptions::on_retry`] hears of each retry, of the
+//!   first success after them and of giving up ([`RetryNotice`]), so a caller can say that the
+//!   server is unreachable instead of waiting silently. A task that no longer exists (`tasks/get` answers -32602:
 //!   its TTL ran out) ends it with [`ClientError::UnknownTask`]; a listen stream simply stops
 //!   naming such a task, so the next check (at most [`LISTEN_RECHECK`] later) finds it gone.
 //!
@@ -71,6 +73,92 @@ pub struct SettleOptions {
     /// before the last one is returned (default 5 minutes: a server restart is survived, a
     /// server gone for good is reported).
     pub retry_for: Duration,
+    /// Told of each retry, of the success that ends a run of them, and of giving up.
+    on_retry: Option<RetryHook>,
+}
+
+/// The callback of [`SettleOptions::on_retry`].
+#[derive(Clone)]
+struct RetryHook(Arc<dyn Fn(&RetryNotice) + Send + Sync>);
+
+impl std::fmt::Debug for RetryHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RetryHook")
+    }
+}
+
+/// What a watch tells [`SettleOptions::on_retry`] about a run of retryable failures in a row
+/// (an outage): each failure it will retry, the request that succeeds after them, or the
+/// failure it gives up on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RetryNotice {
+    /// What happened.
+    pub event: RetryEvent,
+    /// How the last request failed.
+    pub kind: FailureKind,
+    /// The last failure as text ([`ClientError`]'s message).
+    pub error: String,
+    /// How many requests of this run failed so far (1 at the first failure).
+    pub attempt: u32,
+    /// How long the run has lasted: from its first failure to now.
+    pub elapsed: Duration,
+    /// How long the run may last before the watch gives up ([`SettleOptions::retry_for`]):
+    /// it gives up at the first failure at or after this much time since the first one.
+    pub retry_for: Duration,
+}
+
+impl RetryNotice {
+    /// How much longer failures are retried: `retry_for - elapsed`, at least zero.
+    pub fn remaining(&self) -> Duration {
+        self.retry_for.saturating_sub(self.elapsed)
+    }
+}
+
+/// The step of an outage a [`RetryNotice`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RetryEvent {
+    /// A request failed; the watch tries again after `next_in` (exponential backoff from
+    /// 250 ms up to 10 s, plus at most as much again in jitter).
+    Retrying {
+        /// The delay before the next request.
+        next_in: Duration,
+    },
+    /// The server answered after the run of failures (with the task, or with an error that is
+    /// not retried, such as -32602 for a task it no longer knows): it is back. `kind`, `error`
+    /// and `attempt` describe the last failure.
+    Recovered,
+    /// The run lasted [`SettleOptions::retry_for`]: the watch ends with the last failure.
+    GaveUp,
+}
+
+/// How a retryable request failed ([`ClientError::is_retryable`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// No answer: the connection was refused, broke or timed out
+    /// ([`ClientError::Transport`]).
+    Unreachable,
+    /// An HTTP status that says to come back later: 429, 502, 503 or 504 (with or without a
+    /// JSON-RPC error body).
+    Unavailable {
+        /// The HTTP status.
+        status: u16,
+    },
+}
+
+impl FailureKind {
+    /// The kind of a retryable `error`.
+    fn of(error: &ClientError) -> Self {
+        match error {
+            ClientError::Http { status, .. } => FailureKind::Unavailable { status: *status },
+            ClientError::Rpc { http_status, .. } => FailureKind::Unavailable {
+                status: *http_status,
+            },
+            _ => FailureKind::Unreachable,
+        }
+    }
 }
 
 impl Default for SettleOptions {
@@ -80,6 +168,7 @@ impl Default for SettleOptions {
             wait: Wait::Listen,
             default_poll_interval: Duration::from_secs(1),
             retry_for: Duration::from_secs(300),
+            on_retry: None,
         }
     }
 }
@@ -102,6 +191,16 @@ impl SettleOptions {
         self.wait = wait;
         self
     }
+
+    /// Calls `hook` during a run of retryable failures ([`RetryNotice`]): at each failure
+    /// that will be retried ([`RetryEvent::Retrying`]), at the first success after them
+    /// ([`RetryEvent::Recovered`]) and when the run has lasted [`SettleOptions::retry_for`]
+    /// ([`RetryEvent::GaveUp`], just before the watch returns the failure). It runs on the
+    /// watching task: keep it short (print, count, send on a channel).
+    pub fn on_retry(mut self, hook: impl Fn(&RetryNotice) + Send + Sync + 'static) -> Self {
+        self.on_retry = Some(RetryHook(Arc::new(hook)));
+        self
+    }
 }
 
 /// What makes two views of a task different: its status, `lastUpdatedAt`, `statusMessage` and
@@ -116,6 +215,15 @@ fn seen(task: &DetailedTask) -> Seen {
         task.task.status_message.clone(),
         task.progress(),
     )
+}
+
+/// A run of retryable failures in a row.
+#[derive(Debug, Clone)]
+struct Failing {
+    since: Instant,
+    attempts: u32,
+    kind: FailureKind,
+    error: String,
 }
 
 enum Source {
@@ -133,8 +241,8 @@ pub(crate) struct Watcher {
     listen_tried: bool,
     next_get: Instant,
     backoff: ExponentialBackoff,
-    /// When the current run of retryable failures began.
-    failing_since: Option<Instant>,
+    /// The current run of retryable failures: when it began, how many, the last one.
+    failing: Option<Failing>,
     last: Option<Seen>,
     done: bool,
 }
@@ -147,7 +255,7 @@ impl Watcher {
             task_id,
             // A deadline too far to represent is no deadline.
             deadline: options.deadline.and_then(|d| now.checked_add(d)),
-            failing_since: None,
+            failing: None,
             listen_tried: options.wait == Wait::Poll,
             options,
             listen: None,
@@ -228,10 +336,16 @@ impl Watcher {
 
     /// One `tasks/get`; schedules the next one.
     async fn poll(&mut self) -> Result<Option<DetailedTask>, ClientError> {
-        match self.shared.get_task(&self.task_id).await {
+        let answer = self.shared.get_task(&self.task_id).await;
+        if !answer.as_ref().is_err_and(ClientError::is_retryable) {
+            // The server answered (a task, or an error of its own): an outage is over.
+            if let Some(failing) = self.failing.take() {
+                self.notify(&failing, RetryEvent::Recovered);
+            }
+        }
+        match answer {
             Ok(task) => {
                 self.backoff = backoff();
-                self.failing_since = None;
                 let interval = if self.listen.is_some() {
                     LISTEN_RECHECK
                 } else {
@@ -245,11 +359,23 @@ impl Watcher {
                 Ok(self.observe(task))
             }
             Err(error) if error.is_retryable() => {
-                let since = *self.failing_since.get_or_insert_with(Instant::now);
-                if since.elapsed() >= self.options.retry_for {
+                let failing = self.failing.get_or_insert_with(|| Failing {
+                    since: Instant::now(),
+                    attempts: 0,
+                    kind: FailureKind::Unreachable,
+                    error: String::new(),
+                });
+                failing.attempts = failing.attempts.saturating_add(1);
+                failing.kind = FailureKind::of(&error);
+                failing.error = error.to_string();
+                let failing = failing.clone();
+                if failing.since.elapsed() >= self.options.retry_for {
+                    self.failing = None;
+                    self.notify(&failing, RetryEvent::GaveUp);
                     return Err(error);
                 }
                 let delay = self.backoff.next().unwrap_or(MAX_POLL);
+                self.notify(&failing, RetryEvent::Retrying { next_in: delay });
                 self.next_get = Instant::now() + delay;
                 Ok(None)
             }
@@ -260,6 +386,20 @@ impl Watcher {
                 })
             }
             Err(error) => Err(error),
+        }
+    }
+
+    /// Tells [`SettleOptions::on_retry`], if set, of `event` in the run `failing`.
+    fn notify(&self, failing: &Failing, event: RetryEvent) {
+        if let Some(RetryHook(hook)) = &self.options.on_retry {
+            hook(&RetryNotice {
+                event,
+                kind: failing.kind,
+                error: failing.error.clone(),
+                attempt: failing.attempts,
+                elapsed: failing.since.elapsed(),
+                retry_for: self.options.retry_for,
+            });
         }
     }
 

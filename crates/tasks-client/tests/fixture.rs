@@ -757,6 +757,124 @@ async fn retrying_gives_up_after_retry_for_and_huge_deadlines_are_none() {
     );
 }
 
+/// The notices an `on_retry` hook heard.
+type Heard = Arc<Mutex<Vec<tasks_client::RetryNotice>>>;
+
+fn listening(options: SettleOptions) -> (SettleOptions, Heard) {
+    let heard: Heard = Arc::default();
+    let log = heard.clone();
+    let options = options.on_retry(move |notice| log.lock().expect("lock").push(notice.clone()));
+    (options, heard)
+}
+
+/// The hook hears each retried failure (its kind, attempt and time), the success that ends
+/// the outage, and giving up. The backoff waits pass on tokio's paused clock.
+#[tokio::test(start_paused = true)]
+async fn the_retry_hook_hears_an_outage_begin_last_and_end() {
+    use tasks_client::{FailureKind, RetryEvent};
+    let (url, _) = flaky_server(3).await;
+    let client = Client::builder(&url).build();
+    let task = client.task(tasks_core::TaskId::parse("t1").expect("an id"));
+    let (options, heard) = listening(options().wait(Wait::Poll));
+    let outcome = task
+        .settle(&options)
+        .await
+        .expect("settles after three 503s");
+    assert_eq!(text(&outcome), "done");
+    let heard = heard.lock().expect("lock").clone();
+    let events: Vec<(bool, u32)> = heard
+        .iter()
+        .map(|n| (matches!(n.event, RetryEvent::Retrying { .. }), n.attempt))
+        .collect();
+    assert_eq!(
+        events,
+        [(true, 1), (true, 2), (true, 3), (false, 3)],
+        "three retries, then back: {heard:?}"
+    );
+    assert_eq!(heard[3].event, RetryEvent::Recovered);
+    assert!(heard
+        .iter()
+        .all(|n| n.kind == FailureKind::Unavailable { status: 503 }
+            && n.retry_for == Duration::from_secs(300)
+            && n.error.contains("503")));
+    assert_eq!(
+        heard[0].elapsed,
+        Duration::ZERO,
+        "counted from the first failure"
+    );
+    assert!(
+        heard[3].elapsed >= Duration::from_millis(750),
+        "the backoff waited: {:?}",
+        heard[3].elapsed
+    );
+    assert_eq!(
+        heard[0].remaining(),
+        Duration::from_secs(300),
+        "the whole retry_for is left at the first failure"
+    );
+
+    // A server that never comes back: retries, then gives up with the last failure.
+    let (url, _) = flaky_server(usize::MAX).await;
+    let client = Client::builder(&url).build();
+    let (options, heard) = listening(
+        SettleOptions::default()
+            .wait(Wait::Poll)
+            .retry_for(Duration::from_secs(20)),
+    );
+    let error = client
+        .task(tasks_core::TaskId::parse("t1").expect("an id"))
+        .settle(&options)
+        .await
+        .expect_err("503 for longer than retry_for");
+    assert!(error.is_retryable(), "{error}");
+    let heard = heard.lock().expect("lock").clone();
+    let last = heard.last().expect("notices");
+    assert_eq!(last.event, RetryEvent::GaveUp);
+    assert!(last.elapsed >= Duration::from_secs(20), "{last:?}");
+    assert_eq!(last.remaining(), Duration::ZERO);
+    // The backoff: up to 10 s, plus as much again at most in jitter.
+    assert!(
+        heard[..heard.len() - 1].iter().all(|n| matches!(
+            n.event,
+            RetryEvent::Retrying { next_in } if next_in <= Duration::from_secs(20)
+        )),
+        "{heard:?}"
+    );
+    assert_eq!(last.attempt as usize, heard.len(), "one notice per failure");
+}
+
+/// A server that cannot be reached at all is [`tasks_client::FailureKind::Unreachable`].
+#[tokio::test]
+async fn an_unreachable_server_is_told_as_such() {
+    // A port nothing listens on: bound, then closed.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("binds");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+    drop(listener);
+    let client = Client::builder(&url).build();
+    let (options, heard) = listening(
+        SettleOptions::default()
+            .wait(Wait::Poll)
+            .retry_for(Duration::from_millis(300)),
+    );
+    let error = client
+        .task(tasks_core::TaskId::parse("t1").expect("an id"))
+        .settle(&options)
+        .await
+        .expect_err("nothing listens");
+    assert!(matches!(error, ClientError::Transport(_)), "{error}");
+    let heard = heard.lock().expect("lock").clone();
+    assert!(
+        heard
+            .iter()
+            .all(|n| n.kind == tasks_client::FailureKind::Unreachable),
+        "{heard:?}"
+    );
+    assert_eq!(
+        heard.last().map(|n| n.event),
+        Some(tasks_client::RetryEvent::GaveUp)
+    );
+}
+
 #[tokio::test]
 async fn lenient_reading_of_other_servers_tool_lists() {
     // Two pages, a tool without description, no cacheScope or ttlMs.

@@ -65,6 +65,19 @@ async fn progress_until_done(task: &TaskCall, wait: Wait) -> (Vec<f64>, Detailed
         if let Some(progress) = update.progress() {
             assert_eq!(progress.total(), Some(2.0), "of the seconds asked");
             seen.push(progress.done());
+            if update.state.status() == TaskStatus::Working {
+                // The status message moves with the progress (not "Task accepted").
+                let message = update.task.status_message.as_deref().unwrap_or("");
+                let done = message
+                    .strip_prefix("Computing: ")
+                    .and_then(|rest| rest.strip_suffix(" of 2 s"))
+                    .and_then(|done| done.parse::<f64>().ok());
+                assert!(
+                    done.is_some_and(|shown| (shown - progress.done()).abs() < 0.1),
+                    "{message:?} at {}",
+                    progress.done()
+                );
+            }
         }
         last = Some(update);
     }
@@ -72,7 +85,8 @@ async fn progress_until_done(task: &TaskCall, wait: Wait) -> (Vec<f64>, Detailed
 }
 
 /// Listening and polling at once while a two-second `slow_compute` runs: each sees the
-/// progress grow, never go back, and end at its total.
+/// progress grow, never go back, and end at its total, with a status message that says it
+/// (`Computing: 1.2 of 2 s`).
 async fn progress_grows(store: StoreSpec) {
     let server = start(store).await;
     let task = slow_compute(&server, 2.0).await;

@@ -99,6 +99,12 @@ pub struct ToolEntry {
     /// sends one).
     #[serde(default)]
     pub description: String,
+    /// How it runs as a task, as a server that lists it says: `{"taskSupport": "forbidden" |
+    /// "optional" | "required"}` (MCP 2025-11-25 tools, "Tool-Level Negotiation"), read for
+    /// clients. MCP 2026-07-28 lists no task support (the server decides per call), so this
+    /// server never sends it there: `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<JsonObject>,
     /// The JSON Schema (2020-12) of its arguments.
     pub input_schema: JsonObject,
     /// The tool name.

@@ -57,6 +57,7 @@ fn result_shapes() {
                     json!({"type": "object", "properties": {"text": {"type": "string"}}})
                 )),
                 title: Some("Greeter".into()),
+                execution: None,
             }],
             ttl_ms: 300_000,
             cache_scope: CacheScope::Public,

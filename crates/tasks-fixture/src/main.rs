@@ -99,6 +99,7 @@ async fn run(settings: Settings) -> std::process::ExitCode {
     let _ = stdout.flush();
     drop(stdout);
     let stop = handle.shutdown_token();
+    let store_kind = handle.runtime().store_kind();
     tokio::spawn({
         let stop = stop.clone();
         async move {
@@ -106,11 +107,15 @@ async fn run(settings: Settings) -> std::process::ExitCode {
             tracing::info!("shutting down (a second Ctrl-C or SIGTERM stops at once)");
             stop.cancel();
             tasks_http::shutdown_signal().await;
-            tracing::warn!("stopping at once: running tasks are interrupted");
+            tracing::warn!(
+                "stopping at once: running tasks are stopped: {}",
+                tasks_runtime::unfinished_fate(store_kind)
+            );
             std::process::exit(130);
         }
     });
     tasks_http::serve(listener, app, stop).await;
     handle.shutdown().await;
+    tracing::info!(%store, "stopped");
     std::process::ExitCode::SUCCESS
 }

@@ -43,8 +43,9 @@ pub struct Settings {
     #[arg(long, default_value_t = 60_000)]
     pub reap_interval_ms: u64,
     /// On SIGTERM or Ctrl-C, how long running tasks may take to finish before the server exits
-    /// (tasks still running then are interrupted and recovered by policy at the next start), in
-    /// milliseconds; tasks parked for input are not waited for.
+    /// (tasks still running then are stopped: lost with the memory store, recovered by policy
+    /// at the next start with a durable one), in milliseconds; tasks parked for input are not
+    /// waited for.
     #[arg(long, default_value_t = 10_000)]
     pub drain_ms: u64,
     /// Largest accepted request body, in bytes (over it: HTTP 413).

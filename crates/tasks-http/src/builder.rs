@@ -198,8 +198,9 @@ impl ServerBuilder {
     }
 
     /// Sets how long a graceful shutdown waits for running tasks to finish before it ends the
-    /// node's lease (tasks still running then are interrupted, and recovered by policy by the
-    /// next node or start). Default zero: no wait.
+    /// node's lease (tasks still running then are stopped: a durable store keeps them for the
+    /// next node or start, which recovers them by policy; a memory store loses them, see
+    /// [`tasks_runtime::unfinished_fate`]). Default zero: no wait.
     pub fn drain_timeout(mut self, timeout: std::time::Duration) -> Self {
         self.drain_timeout = timeout;
         self

@@ -79,6 +79,7 @@ pub(crate) fn list_result(
             annotations: tool.annotations().cloned(),
             output_schema: tool.output_schema().cloned(),
             title: tool.title().map(str::to_owned),
+            execution: None,
         })
         .collect();
     ToolsListResult {

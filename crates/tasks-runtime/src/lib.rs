@@ -140,7 +140,7 @@ pub use entropy::{Entropy, EntropyError, OsEntropy, Randomness, SeededEntropy};
 pub use error::ToolError;
 pub use events::{StatusEvent, TaskEvent};
 pub use form::Elicited;
-pub use lifecycle::Node;
+pub use lifecycle::{unfinished_fate, Node};
 pub use list_changes::{ListChanges, ListKind};
 pub use metrics::RuntimeMetrics;
 pub use notify::{Notifier, RequestNotification};

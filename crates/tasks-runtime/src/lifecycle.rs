@@ -122,7 +122,9 @@ impl Node {
         if !drained {
             tracing::warn!(
                 running = runtime.busy_workers(),
-                "tasks still running after the drain timeout are interrupted"
+                store = runtime.store_kind(),
+                "tasks still running after the drain timeout are stopped: {}",
+                unfinished_fate(runtime.store_kind())
             );
         }
         runtime.stop_workers();
@@ -135,9 +137,43 @@ impl Node {
     }
 }
 
+/// What becomes of tasks a shutdown stops, by the kind of store ([`TaskRuntime::store_kind`]):
+/// a memory store forgets them with the process; a durable one keeps them for the next holder
+/// of their lease, which recovers each by its tool's policy ([`crate::Recovery`]).
+pub fn unfinished_fate(store_kind: &str) -> &'static str {
+    match store_kind {
+        "memory" => "they are lost (the memory store keeps nothing after the process ends)",
+        "sqlite" => {
+            "the next start on this database recovers them, each by its tool's recovery policy"
+        }
+        "postgresql" => {
+            "another node, or the next start, recovers them at once, each by its tool's \
+             recovery policy"
+        }
+        _ => {
+            "they stay as stored: the next node holding them recovers them by their tools' \
+             recovery policies if the store keeps them"
+        }
+    }
+}
+
 impl Drop for Node {
     fn drop(&mut self) {
         self.liveness.abort();
         self.reaper.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unfinished_fate;
+
+    #[test]
+    fn the_fate_of_stopped_tasks_follows_the_store() {
+        assert!(unfinished_fate("memory").contains("lost"));
+        for durable in ["sqlite", "postgresql", "custom"] {
+            let fate = unfinished_fate(durable);
+            assert!(fate.contains("recover") && !fate.contains("lost"), "{fate}");
+        }
     }
 }

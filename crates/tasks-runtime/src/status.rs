@@ -87,10 +87,14 @@ impl StatusCoalescer {
         true
     }
 
-    /// Takes the progress waiting to be written, if any: the worker writes it before the
-    /// task's outcome, so a task ends showing the last progress its work reported.
-    pub(crate) fn take_progress(&self) -> Option<Progress> {
-        crate::lock::lock(&self.state).pending_progress.take()
+    /// Takes the progress waiting to be written, if any, with the message waiting beside it
+    /// (set with it, or since the last write): the worker writes them before the task's
+    /// outcome, so a task ends showing the last progress its work reported and the message
+    /// that went with it. A message waiting alone is left: the outcome replaces it.
+    pub(crate) fn take_progress(&self) -> Option<(Progress, Option<String>)> {
+        let mut state = crate::lock::lock(&self.state);
+        let progress = state.pending_progress.take()?;
+        Some((progress, state.pending.take()))
     }
 
     /// Starts a flusher unless one runs.

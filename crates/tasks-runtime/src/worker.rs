@@ -171,15 +171,13 @@ async fn run_tool(
     };
     // The handler future is dropped by now; release the worker slot before the commit.
     let released = input.permit.lock().await.take();
-    // A progress reported within the last interval is written before the outcome (a task that
-    // ran to its end shows its last report, not the one an interval earlier).
+    // A progress reported within the last interval is written before the outcome, with its
+    // message (a task that ran to its end shows its last report, not the one an interval
+    // earlier).
     let last_progress = event.as_ref().and(input.status.take_progress());
     drop((released, input));
-    if let Some(progress) = last_progress {
-        let report = Event::Progress {
-            progress,
-            message: None,
-        };
+    if let Some((progress, message)) = last_progress {
+        let report = Event::Progress { progress, message };
         // Best effort, as every report: the outcome below is what must be committed.
         let _ = inner.commit(&scope, &task_id, report, Some(&lease)).await;
     }

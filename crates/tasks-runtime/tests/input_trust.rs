@@ -468,6 +468,61 @@ async fn the_last_progress_reported_is_written_before_the_outcome() {
     assert_eq!(progress, [None, Some(1.0), Some(2.0), Some(2.0)]);
 }
 
+/// The last report before the outcome keeps its message: the revision written just before
+/// the outcome shows the progress and the message reported together (not the message of the
+/// write an interval earlier). The same for a message set beside the progress, and for a
+/// task that fails.
+#[tokio::test(start_paused = true)]
+async fn the_last_progress_keeps_its_message_when_the_outcome_follows_at_once() {
+    let tool = Tool::new(
+        "finisher",
+        "Reports its end and returns",
+        |ctx| async move {
+            assert!(ctx.progress(1.0, Some(3.0), Some("Computing: 1 of 3 s")));
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            // Within the interval of the first write, then done at once.
+            assert!(ctx.progress(2.0, Some(3.0), Some("Computing: 2 of 3 s")));
+            if ctx.arguments().contains_key("separately") {
+                assert!(ctx.set_status_message("Computing: 3 of 3 s"));
+                assert!(ctx.progress(3.0, Some(3.0), None));
+            }
+            if ctx.arguments().contains_key("fail") {
+                return Err(tasks_runtime::ToolError::tool("gave up"));
+            }
+            Ok(text_result("done"))
+        },
+    );
+    let config = RuntimeConfig::default().with_poll_interval_ms(std::num::NonZeroU64::new(250));
+    let rt = runtime(vec![tool], config);
+    for (arguments, last) in [
+        (json!({}), (2.0, "Computing: 2 of 3 s")),
+        (json!({"separately": true}), (3.0, "Computing: 3 of 3 s")),
+        (json!({"fail": true}), (2.0, "Computing: 2 of 3 s")),
+    ] {
+        let mut events = rt.subscribe();
+        let task = rt
+            .create_task(work_in(&Scope::shared(), "finisher", arguments.clone()))
+            .await
+            .unwrap();
+        wait_terminal(&rt, &Scope::shared(), task.id()).await;
+        let seen: Vec<(Option<f64>, Option<String>)> = drain_for(&mut events, task.id())
+            .iter()
+            .map(|e| {
+                (
+                    e.task.progress().map(|p| p.done()),
+                    e.task.status_message().map(str::to_owned),
+                )
+            })
+            .collect();
+        let before_outcome = &seen[seen.len() - 2];
+        assert_eq!(
+            before_outcome,
+            &(Some(last.0), Some(last.1.to_owned())),
+            "{arguments}: {seen:?}"
+        );
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_half_answered_task_holds_no_worker_slot() {
     // Found by the hostile pass: answering one key of two resumed that branch with a slot while

@@ -26,13 +26,15 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
+    let store_kind = node.runtime().store_kind();
     let served = if settings.stdio {
         serve_stdio(app).await
     } else {
-        serve_http(app, &settings).await
+        serve_http(app, &settings, store_kind).await
     };
     tracing::info!("draining running tasks");
     node.shutdown(settings.drain()).await;
+    tracing::info!(store = %settings.store.describe(), "stopped");
     match served {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
@@ -42,8 +44,9 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
-/// Serves `/mcp` until Ctrl-C or SIGTERM (a second one stops at once).
-async fn serve_http(app: App, settings: &Settings) -> Result<(), String> {
+/// Serves `/mcp` until Ctrl-C or SIGTERM (a second one stops at once, saying what becomes of
+/// running tasks in a store of `store_kind`).
+async fn serve_http(app: App, settings: &Settings, store_kind: &'static str) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
         .map_err(|error| format!("cannot bind {}: {error}", settings.listen))?;
@@ -66,7 +69,10 @@ async fn serve_http(app: App, settings: &Settings) -> Result<(), String> {
             tracing::info!("shutting down (a second Ctrl-C or SIGTERM stops at once)");
             stop.cancel();
             signal().await;
-            tracing::warn!("stopping at once: running tasks are interrupted");
+            tracing::warn!(
+                "stopping at once: running tasks are stopped: {}",
+                tasks_runtime::unfinished_fate(store_kind)
+            );
             std::process::exit(130);
         }
     });

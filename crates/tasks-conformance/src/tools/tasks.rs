@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | `a_header_probe` | sync | no arguments; answers `ok` (header probes call the first tool with `{}`) |
 //! | `greet` | sync | `Hello, <name>!` (default `World`); never a task |
-//! | `slow_compute` | optional | sleeps `seconds` (rounded to ms), then `Completed <label>`; cancellable while sleeping; as a task of more than [`PROGRESS_TICK`], reports its progress every tick: the seconds slept of `seconds` |
+//! | `slow_compute` | optional | sleeps `seconds` (rounded to ms), then `Completed <label>`; cancellable while sleeping; as a task of more than [`PROGRESS_TICK`], reports its progress every tick: the seconds slept of `seconds`, with the status message `Computing: <slept> of <seconds> s` ([`computing`]) |
 //! | `failing_job` | required | a tool error: completed with `isError: true`, `The task job failed` |
 //! | `protocol_error_job` | required | fails with -32603 |
 //! | `confirm_delete` | optional | needs form elicitation (-32021 up front without it); parks on key `confirm-delete` (a typed question, `{"confirm": boolean}`), then `Delete confirmed: <bool>` on accept, `Delete declined: nothing deleted` / `Delete cancelled: …` otherwise |
@@ -116,12 +116,26 @@ struct SlowCompute {
 /// at most one report per `pollIntervalMs`).
 pub const PROGRESS_TICK: Duration = Duration::from_millis(100);
 
+/// `slow_compute`'s status message while it runs: `Computing: 1.2 of 5 s` (tenths, as a
+/// person reads them: `1`, not `1.0`).
+pub fn computing(slept: Duration, total: Duration) -> String {
+    let tenths = |d: Duration| {
+        let tenths = d.as_millis().div_ceil(100);
+        if tenths.is_multiple_of(10) {
+            format!("{}", tenths / 10)
+        } else {
+            format!("{}.{}", tenths / 10, tenths % 10)
+        }
+    };
+    format!("Computing: {} of {} s", tenths(slept), tenths(total))
+}
+
 fn slow_compute() -> Tool {
     Tool::typed(
         "slow_compute",
         "Sleeps for `seconds`, then answers \"Completed <label>\". Runs as a task when the \
-         client declares Tasks, reporting its progress (seconds slept of `seconds`); \
-         cancellable while sleeping.",
+         client declares Tasks, reporting its progress (seconds slept of `seconds`, status \
+         \"Computing: <slept> of <seconds> s\"); cancellable while sleeping.",
         |ctx, SlowCompute { seconds, label }| async move {
             // The schema bounds `seconds` to 0..=86400.
             let millis = (seconds * 1000.0).round().max(0.0) as u64;
@@ -142,7 +156,8 @@ fn slow_compute() -> Tool {
                     slept = (until - start).min(total);
                     if watched {
                         let seconds = |d: Duration| d.as_millis() as f64 / 1000.0;
-                        ctx.progress(seconds(slept), Some(seconds(total)), None);
+                        let message = computing(slept, total);
+                        ctx.progress(seconds(slept), Some(seconds(total)), Some(&message));
                     }
                 }
             }
@@ -337,4 +352,23 @@ fn resumable_job(run_log: Option<Arc<Path>>) -> Tool {
     }))
     .with_policy(TaskPolicy::Optional)
     .with_recovery(Recovery::rerun())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::computing;
+
+    #[test]
+    fn the_status_message_reads_like_seconds() {
+        let ms = Duration::from_millis;
+        assert_eq!(computing(ms(100), ms(5000)), "Computing: 0.1 of 5 s");
+        assert_eq!(computing(ms(1200), ms(2500)), "Computing: 1.2 of 2.5 s");
+        assert_eq!(computing(ms(3000), ms(3000)), "Computing: 3 of 3 s");
+        assert_eq!(
+            computing(ms(1234), ms(86_400_000)),
+            "Computing: 1.3 of 86400 s"
+        );
+    }
 }

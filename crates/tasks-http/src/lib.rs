@@ -137,6 +137,13 @@ pub use service::{McpHandle, McpService};
 /// runtime uses.
 pub use schemars;
 
+/// Prompts, resources and completion beside tools ([`tasks_runtime::catalog`], re-exported):
+/// register them with [`ServerBuilder::prompt`], [`ServerBuilder::resource`] and
+/// [`ServerBuilder::resource_template`].
+pub mod catalog {
+    pub use tasks_runtime::catalog::*;
+}
+
 /// What a tool author needs, in one `use tasks_http::prelude::*;`: the server builder, tools
 /// and their context, errors and results, task policies, client input, and the derives for
 /// typed arguments. The derives expand to paths into `serde` and `schemars`, so a crate

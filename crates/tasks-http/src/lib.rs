@@ -18,6 +18,32 @@
 //!   (axum `Router::nest_service("/api/mcp", service)`, or any tower stack), with the
 //!   [`McpHandle`] that owns its background work and shuts it down.
 //!
+//! ## A complete server
+//!
+//! Tools, prompts, resources and completions on one endpoint (the embedding guide,
+//! `docs/guides/embed.md`, says more):
+//!
+//! ```
+//! use tasks_http::catalog::{Completer, Prompt, PromptArgument, PromptMessage, PromptResult, Resource};
+//! use tasks_http::prelude::*;
+//!
+//! let server = ServerBuilder::new("notes", "1.0.0")
+//!     .tool(Tool::new("ping", "Answers pong", |_ctx| async { Ok(text_result("pong")) }))
+//!     .prompt(
+//!         Prompt::new("summarize", "Summarizes a note", |ctx| async move {
+//!             let note = ctx.arguments()["note"].as_str().unwrap_or_default().to_owned();
+//!             Ok(PromptResult::new([PromptMessage::user(format!("Summarize note {note}"))]))
+//!         })
+//!         .with_argument(PromptArgument::required("note", "The note's name"))
+//!         .complete("note", Completer::from_values(["groceries", "ideas"])),
+//!     )
+//!     .resource(Resource::text("notes://groceries", "groceries", "text/plain", "milk, eggs"))
+//!     .build();
+//! let catalog = server.runtime().catalog();
+//! assert!(catalog.offers(tasks_core::Feature::Prompts));
+//! assert!(catalog.offers(tasks_core::Feature::Resources));
+//! ```
+//!
 //! ## Authentication
 //!
 //! Put a tower layer in front of the service that checks the credentials and inserts a
@@ -76,7 +102,7 @@
 //! | `builder` | `service`, `server`, `dispatcher`, `config` |
 //! | `service` | `dispatcher`, `response` |
 //! | `dispatcher` | `legacy`, `methods`, `shared`, `head`, `config`, `origin`, `principal`, `metrics`, `response` |
-//! | `legacy` (the 2025 session path; `legacy_off.rs` without the feature) | `methods::sync_call`, `shared`, `config`, `head`, `response` |
+//! | `legacy` (the 2025 session path; `legacy_off.rs` without the feature) | `methods::sync_call`, `methods::catalog`, `shared`, `config`, `head`, `response` |
 //! | `methods::*` | `shared`, `config`, `metrics`, `response`, `head`, `methods::sync_call` |
 //! | `shared` | `config`, `metrics`, `legacy::sessions` |
 //! | `config`, `origin`, `principal`, `metrics`, `response`, `head`, `server` | nothing of this crate |

@@ -403,3 +403,47 @@ async fn a_2025_session_lists_reads_gets_completes_and_subscribes() {
     assert_eq!(unknown["error"]["code"], -32602);
     assert_eq!(unknown["error"]["data"], json!({"uri": "docs://none"}));
 }
+
+#[tokio::test]
+async fn a_2025_session_hears_updates_of_what_it_subscribed_to_until_it_ends() {
+    use futures_util::StreamExt as _;
+    let d = dispatcher_with(Some(ListChanges::new()));
+    let session = open(&d).await;
+    let subscribe = |method: &str, uri: &str| in_session(&session, method).param("uri", json!(uri));
+    legacy_result(&subscribe("resources/subscribe", "docs://a").send(&d).await);
+    let mut stream = in_session(&session, "x")
+        .http_method(http::Method::GET)
+        .send(&d)
+        .await
+        .into_stream();
+    // Another URI is not sent; the subscribed one is.
+    d.runtime().resource_updated("docs://b");
+    d.runtime().resource_updated("docs://a");
+    assert_eq!(
+        next_message(&mut stream).await,
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+               "params": {"uri": "docs://a"}})
+    );
+    // Unsubscribed: the next update is not sent, the prompt-list change after it is.
+    legacy_result(
+        &subscribe("resources/unsubscribe", "docs://a")
+            .send(&d)
+            .await,
+    );
+    d.runtime().resource_updated("docs://a");
+    assert!(d.runtime().remove_prompt("third"));
+    assert_eq!(
+        next_message(&mut stream).await["method"],
+        "notifications/prompts/list_changed"
+    );
+    // Ending the session ends the stream.
+    let reply = in_session(&session, "x")
+        .http_method(http::Method::DELETE)
+        .send(&d)
+        .await;
+    assert_eq!(reply.status, 200);
+    let end = tokio::time::timeout(WAIT_LIMIT, stream.next())
+        .await
+        .unwrap();
+    assert!(end.is_none());
+}

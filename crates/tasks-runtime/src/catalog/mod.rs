@@ -127,28 +127,30 @@ impl Catalog {
     /// -32602 `Invalid cursor` ([`tasks_core::cursor::page`]).
     pub fn list(&self, list: CatalogList, cursor: Option<&str>) -> Result<JsonObject, McpError> {
         let size = self.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
-        let (key, items): (&str, Vec<Value>) = match list {
-            CatalogList::Prompts => (
-                "prompts",
-                page_of(&self.prompts, cursor, size, |p| p.to_json())?,
-            ),
-            CatalogList::Resources => (
-                "resources",
-                page_of(&self.resources, cursor, size, |r| r.to_json())?,
-            ),
-            CatalogList::Templates => (
-                "resourceTemplates",
-                page_of(&self.templates, cursor, size, |t| t.to_json())?,
-            ),
-        };
         let len = match list {
             CatalogList::Prompts => self.prompts.len(),
             CatalogList::Resources => self.resources.len(),
             CatalogList::Templates => self.templates.len(),
         };
+        let page = page(len, cursor, size)?;
+        let range = page.range;
+        let (key, items): (&str, Vec<Value>) = match list {
+            CatalogList::Prompts => (
+                "prompts",
+                self.prompts[range].iter().map(|p| p.to_json()).collect(),
+            ),
+            CatalogList::Resources => (
+                "resources",
+                self.resources[range].iter().map(|r| r.to_json()).collect(),
+            ),
+            CatalogList::Templates => (
+                "resourceTemplates",
+                self.templates[range].iter().map(|t| t.to_json()).collect(),
+            ),
+        };
         let mut result = JsonObject::new();
         result.insert(key.into(), Value::Array(items));
-        if let Some(next) = page(len, cursor, size)?.next_cursor {
+        if let Some(next) = page.next_cursor {
             result.insert("nextCursor".into(), Value::from(next));
         }
         Ok(result)
@@ -265,16 +267,6 @@ fn rpc_error(error: JsonRpcError) -> McpError {
     }
 }
 
-fn page_of<T>(
-    items: &[Arc<T>],
-    cursor: Option<&str>,
-    size: usize,
-    show: impl Fn(&T) -> Value,
-) -> Result<Vec<Value>, McpError> {
-    let page = page(items.len(), cursor, size)?;
-    Ok(items[page.range].iter().map(|item| show(item)).collect())
-}
-
 fn replace_or_push<T>(items: &mut Vec<Arc<T>>, item: Arc<T>, same: impl Fn(&T, &T) -> bool) {
     match items.iter_mut().find(|known| same(known, &item)) {
         Some(known) => *known = item,
@@ -286,4 +278,54 @@ fn remove<T>(items: &mut Vec<Arc<T>>, matches: impl Fn(&T) -> bool) -> bool {
     let before = items.len();
     items.retain(|item| !matches(item));
     items.len() != before
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failing(uri: &str, error: Option<JsonRpcError>) -> Resource {
+        Resource::new(uri, "r", move |_| {
+            let error = error.clone();
+            async move {
+                match error {
+                    Some(error) => Err(ReadError::Rpc(error)),
+                    None => Ok(Vec::new()),
+                }
+            }
+        })
+    }
+
+    #[tokio::test]
+    async fn a_readers_errors_reach_the_client_without_its_internal_text() {
+        let mut catalog = Catalog::new();
+        let internal = JsonRpcError::internal("db password rejected at 10.0.0.7");
+        let refused = JsonRpcError {
+            code: -32602,
+            message: "Page number out of range".into(),
+            data: None,
+        };
+        catalog.add_resource(failing("r://internal", Some(internal)));
+        catalog.add_resource(failing("r://refused", Some(refused)));
+        catalog.add_resource(failing("r://empty", None));
+        assert_eq!(
+            catalog.read("r://internal", None).await,
+            Err(McpError::Internal("Resource read failed"))
+        );
+        assert_eq!(
+            catalog.read("r://refused", None).await,
+            Err(McpError::invalid_params("Page number out of range"))
+        );
+        // Never an empty contents array: an empty read is not found.
+        assert_eq!(
+            catalog.read("r://empty", None).await,
+            Err(McpError::UnknownResource("r://empty".into()))
+        );
+        // Registering the same URI again replaces it in place.
+        catalog.add_resource(Resource::text("r://internal", "again", "text/plain", "ok"));
+        let listed = catalog.list(CatalogList::Resources, None).unwrap();
+        assert_eq!(listed["resources"][0]["name"], "again");
+        assert!(catalog.remove_resource("r://empty"));
+        assert!(!catalog.remove_resource("r://empty"));
+    }
 }

@@ -90,7 +90,9 @@ pub enum ReadError {
     /// -32602 `Resource not found` with `data.uri`.
     #[error("resource not found")]
     NotFound,
-    /// Another JSON-RPC error, as the reader chose it (e.g. -32603 with its own message).
+    /// Another JSON-RPC error: -32602 is answered with the reader's message (a request the
+    /// reader refuses); any other code is -32603 `Resource read failed`, the reader's message
+    /// kept from the client as exception text is.
     #[error("{}", .0.message)]
     Rpc(JsonRpcError),
 }

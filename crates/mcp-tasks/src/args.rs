@@ -1,7 +1,8 @@
 //! Tool arguments from the command line: `key=value` coerced by the tool's `inputSchema`,
-//! `key:=json` taken as raw JSON, and a whole `--args '{…}'` object underneath.
+//! `key:=json` taken as raw JSON, and a whole `--args '{…}'` object underneath; prompt
+//! arguments (strings) the same way, checked against the prompt's argument list.
 
-use serde_json::{Number, Value};
+use serde_json::{json, Number, Value};
 use tasks_core::JsonObject;
 
 /// The JSON type a property declares (the first non-`null` one of a type list).
@@ -60,7 +61,7 @@ fn coerce(schema: &JsonObject, key: &str, value: &str) -> Result<Value, String> 
 /// Refuses `key` when the schema lists its properties, `key` is none of them, and the schema
 /// does not take other keys (`additionalProperties` absent or `false`): a typo such as
 /// `secnds=5` would otherwise reach the tool, which ignores it or refuses it.
-fn check_known(schema: &JsonObject, key: &str) -> Result<(), String> {
+fn check_known(schema: &JsonObject, key: &str, owner: &str) -> Result<(), String> {
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return Ok(());
     };
@@ -73,10 +74,10 @@ fn check_known(schema: &JsonObject, key: &str) -> Result<(), String> {
     }
     let known: Vec<&str> = properties.keys().map(String::as_str).collect();
     Err(if known.is_empty() {
-        format!("unknown argument {key}: the tool takes none")
+        format!("unknown argument {key}: the {owner} takes none")
     } else {
         format!(
-            "unknown argument {key}: the tool takes {}",
+            "unknown argument {key}: the {owner} takes {}",
             known.join(", ")
         )
     })
@@ -93,6 +94,57 @@ pub(crate) fn arguments(
     base: Option<&str>,
     pairs: &[String],
     schema: &JsonObject,
+) -> Result<JsonObject, String> {
+    parse(base, pairs, schema, "tool")
+}
+
+/// The arguments of a prompt taking `names` (every value a string) from `key=value` pairs;
+/// `required` names those it must have.
+///
+/// # Errors
+/// As [`arguments`]; also a `key:=json` value that is not a JSON string, and a required
+/// argument left out.
+pub(crate) fn prompt_arguments(
+    pairs: &[String],
+    names: &[(&str, bool)],
+) -> Result<JsonObject, String> {
+    let properties: JsonObject = names
+        .iter()
+        .map(|(name, _)| ((*name).to_owned(), json!({"type": "string"})))
+        .collect();
+    let schema = json!({"type": "object", "properties": properties});
+    let schema = schema.as_object().cloned().unwrap_or_default();
+    let arguments = parse(None, pairs, &schema, "prompt")?;
+    if let Some((name, _)) = arguments.iter().find(|(_, value)| !value.is_string()) {
+        return Err(format!(
+            "{name}: prompt arguments are text; write {name}=value"
+        ));
+    }
+    let missing: Vec<&str> = names
+        .iter()
+        .filter(|(name, required)| *required && !arguments.contains_key(*name))
+        .map(|(name, _)| *name)
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "the prompt needs {}: write {}",
+            missing.join(", "),
+            missing
+                .iter()
+                .map(|name| format!("{name}=…"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+    }
+    Ok(arguments)
+}
+
+/// [`arguments`] of a tool or (`owner`) a prompt.
+fn parse(
+    base: Option<&str>,
+    pairs: &[String],
+    schema: &JsonObject,
+    owner: &str,
 ) -> Result<JsonObject, String> {
     let mut arguments = match base {
         None => JsonObject::new(),
@@ -112,7 +164,7 @@ pub(crate) fn arguments(
         if name.is_empty() {
             return Err(format!("{pair:?}: the argument name is empty"));
         }
-        check_known(schema, name)?;
+        check_known(schema, name, owner)?;
         let value = if raw {
             serde_json::from_str(value)
                 .map_err(|_| format!("{name}:= needs JSON (got {value:?})"))?
@@ -126,9 +178,39 @@ pub(crate) fn arguments(
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
+
+    #[test]
+    fn prompt_arguments_are_text_and_checked_against_the_prompt() {
+        let names = [("arg1", true), ("mood", false)];
+        let run = |pairs: &[&str]| {
+            let pairs: Vec<String> = pairs.iter().map(|p| (*p).to_owned()).collect();
+            prompt_arguments(&pairs, &names).map(Value::Object)
+        };
+        assert_eq!(
+            run(&["arg1=60", "mood=a=b"]),
+            Ok(json!({"arg1": "60", "mood": "a=b"}))
+        );
+        assert_eq!(run(&["arg1:=\"x\""]), Ok(json!({"arg1": "x"})));
+        for (pairs, expected) in [
+            (
+                &["arg1=x", "nmae=y"][..],
+                "unknown argument nmae: the prompt takes arg1, mood",
+            ),
+            (&["mood=x"][..], "the prompt needs arg1: write arg1=…"),
+            (
+                &["arg1:=5"][..],
+                "arg1: prompt arguments are text; write arg1=value",
+            ),
+            (&["arg1"][..], "\"arg1\": write key=value or key:=json"),
+        ] {
+            assert_eq!(run(pairs), Err(expected.to_owned()), "{pairs:?}");
+        }
+        assert_eq!(
+            prompt_arguments(&["x=1".to_owned()], &[]),
+            Err("unknown argument x: the prompt takes none".to_owned())
+        );
+    }
 
     fn schema() -> JsonObject {
         json!({"type": "object", "properties": {

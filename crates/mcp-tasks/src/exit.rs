@@ -44,6 +44,7 @@ impl Exit {
         crate::say!("error: {}", crate::text::clean(&error.to_string()));
         match error {
             ClientError::Rpc { .. }
+            | ClientError::MethodNotFound { .. }
             | ClientError::Http { .. }
             | ClientError::UnknownTask { .. } => Exit::Refused,
             ClientError::Deadline => Exit::Timeout,

@@ -6,6 +6,11 @@
 //!                [--poll] [--timeout SECONDS] [--retry-for SECONDS]
 //! mcp-tasks get URL TASK_ID
 //! mcp-tasks cancel|watch URL TASK_ID [--poll] [--timeout SECONDS] [--retry-for SECONDS]
+//! mcp-tasks prompts URL
+//! mcp-tasks prompt URL NAME [key=value]... [--answer key=json]...
+//! mcp-tasks resources URL
+//! mcp-tasks read URL RESOURCE_URI [--output FILE]
+//! mcp-tasks complete URL (--prompt NAME | --resource URI_TEMPLATE) ARGUMENT [VALUE]
 //! ```
 //!
 //! `--token` and `--json` go anywhere; the options that follow a task (`--poll`,
@@ -60,7 +65,9 @@ Exit codes:
   130  interrupted: Ctrl-C where nothing is left to cancel (tools, get, watch, before the
        call is sent), or a second Ctrl-C
 `call`, `watch` and `cancel` exit with the task's outcome (so `cancel` exits 4, or 0 when
-the task had completed first); `get` and `tools` exit 0 when the server answered.";
+the task had completed first); `get`, `tools`, `prompts`, `prompt`, `resources`, `read` and
+`complete` exit 0 when the server answered (6 when it refused, also for a server without
+prompts, resources or completion).";
 
 /// A terminal client for MCP servers with the Tasks extension (MCP 2026-07-28): list tools,
 /// call one and follow it as a task, answer its questions at the prompt, cancel it with
@@ -162,6 +169,59 @@ enum Command {
         #[command(flatten)]
         follow: Follow,
     },
+    /// List the server's prompts, one a line: the name, the arguments as they are written
+    /// (`arg=…`, optional ones in brackets) and the description.
+    Prompts {
+        /// The MCP endpoint, e.g. http://127.0.0.1:3000/mcp
+        url: String,
+    },
+    /// Get a prompt rendered with its arguments and print its messages; a question the
+    /// prompt asks first is answered at the prompt (or with --answer).
+    Prompt {
+        /// The MCP endpoint, e.g. http://127.0.0.1:3000/mcp
+        url: String,
+        /// The prompt name.
+        name: String,
+        /// Arguments, `key=value` (prompt arguments are text).
+        #[arg(value_name = "KEY=VALUE")]
+        pairs: Vec<String>,
+        #[command(flatten)]
+        answers: Answers,
+    },
+    /// List the server's resources, then its resource templates, one a line: the URI, the
+    /// name, the MIME type and the description.
+    Resources {
+        /// The MCP endpoint, e.g. http://127.0.0.1:3000/mcp
+        url: String,
+    },
+    /// Read a resource: text is printed; for binary contents the type and size are (write
+    /// them with --output).
+    Read {
+        /// The MCP endpoint, e.g. http://127.0.0.1:3000/mcp
+        url: String,
+        /// The resource's URI (a listed one, or one a template covers).
+        uri: String,
+        /// Write the contents' bytes (text or binary) to FILE instead of printing them.
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<std::path::PathBuf>,
+    },
+    /// Suggest values for a prompt's argument or a resource template's variable, one a line.
+    #[command(group(clap::ArgGroup::new("reference").required(true)))]
+    Complete {
+        /// The MCP endpoint, e.g. http://127.0.0.1:3000/mcp
+        url: String,
+        /// Complete an argument of this prompt.
+        #[arg(long, value_name = "NAME", group = "reference")]
+        prompt: Option<String>,
+        /// Complete a variable of this resource template (its uriTemplate).
+        #[arg(long, value_name = "URI_TEMPLATE", group = "reference")]
+        resource: Option<String>,
+        /// The argument (or variable) name.
+        argument: String,
+        /// What is typed so far (default: nothing).
+        #[arg(default_value = "")]
+        value: String,
+    },
 }
 
 impl Command {
@@ -171,7 +231,13 @@ impl Command {
             Command::Call { follow, .. }
             | Command::Cancel { follow, .. }
             | Command::Watch { follow, .. } => Some(follow),
-            Command::Tools { .. } | Command::Get { .. } => None,
+            Command::Tools { .. }
+            | Command::Get { .. }
+            | Command::Prompts { .. }
+            | Command::Prompt { .. }
+            | Command::Resources { .. }
+            | Command::Read { .. }
+            | Command::Complete { .. } => None,
         }
     }
 
@@ -182,7 +248,12 @@ impl Command {
             | Command::Call { url, .. }
             | Command::Get { url, .. }
             | Command::Cancel { url, .. }
-            | Command::Watch { url, .. } => url,
+            | Command::Watch { url, .. }
+            | Command::Prompts { url }
+            | Command::Prompt { url, .. }
+            | Command::Resources { url }
+            | Command::Read { url, .. }
+            | Command::Complete { url, .. } => url,
         }
     }
 }
@@ -309,7 +380,15 @@ mod tests {
                 .render_long_help()
                 .to_string()
         };
-        for command in ["tools", "get"] {
+        for command in [
+            "tools",
+            "get",
+            "prompts",
+            "prompt",
+            "resources",
+            "read",
+            "complete",
+        ] {
             let text = help(command);
             assert!(
                 !text.contains("--poll")
@@ -322,6 +401,33 @@ mod tests {
                 "{text}"
             );
         }
+        let text = help("read");
+        assert!(
+            text.contains("--output") && !text.contains("--answer"),
+            "{text}"
+        );
+        let text = help("prompt");
+        assert!(
+            text.contains("--answer") && !text.contains("--output"),
+            "{text}"
+        );
+        assert!(parses(&[
+            "mcp-tasks",
+            "complete",
+            "http://h/mcp",
+            "--prompt",
+            "p",
+            "arg1"
+        ]));
+        assert!(!parses(&["mcp-tasks", "complete", "http://h/mcp", "arg1"]));
+        assert!(!parses(&[
+            "mcp-tasks",
+            "read",
+            "http://h/mcp",
+            "test://x",
+            "--answer",
+            "k={}"
+        ]));
         let text = help("watch");
         assert!(
             text.contains("--retry-for") && text.contains("[default: 300]"),

@@ -1,7 +1,11 @@
-//! Printing results, tasks and tools for people (or as raw JSON with `--json`).
+//! Printing results, tasks, tools, prompts and resources for people (or as raw JSON with
+//! `--json`).
 
-use serde_json::Value;
-use tasks_client::{DetailedTask, ToolEntry, ToolResult};
+use serde_json::{json, Value};
+use tasks_client::{
+    Completion, DetailedTask, Prompt, PromptResult, ReadResult, Resource, ResourceBody,
+    ResourceTemplate, Role, ToolEntry, ToolResult,
+};
 use tasks_core::TaskState;
 
 use crate::status::describe;
@@ -382,6 +386,207 @@ pub(crate) fn tools(tools: &[ToolEntry], json: bool) {
                 clean(&argument_line(&root, name, schema, is_required))
             );
         }
+    }
+}
+
+/// One prompt's line: its name, its arguments as they are written (`arg1=…`, an optional one
+/// in brackets: `[mood=…]`), and its description.
+fn prompt_line(prompt: &Prompt) -> String {
+    let mut words = vec![prompt.name.clone()];
+    for argument in &prompt.arguments {
+        words.push(if argument.required {
+            format!("{}=…", argument.name)
+        } else {
+            format!("[{}=…]", argument.name)
+        });
+    }
+    let mut line = words.join(" ");
+    let described = prompt
+        .description
+        .as_deref()
+        .or(prompt.title.as_deref())
+        .filter(|d| !d.trim().is_empty());
+    if let Some(description) = described {
+        line.push_str(" — ");
+        line.push_str(description.trim());
+    }
+    clean(&line).into_owned()
+}
+
+/// Prints the prompt list, one line each ([`prompt_line`]); with `json`, the list as the
+/// server sent its items.
+pub(crate) fn prompts(prompts: &[Prompt], json: bool) {
+    if json {
+        out!("{}", pretty(&prompts));
+        return;
+    }
+    for prompt in prompts {
+        out!("{}", prompt_line(prompt));
+    }
+}
+
+/// Prints a rendered prompt: each message as `role: content` (a content block as in a tool
+/// result); with `json`, the result.
+pub(crate) fn prompt(result: &PromptResult, json: bool) {
+    if json {
+        out!("{}", pretty(result));
+        return;
+    }
+    for message in &result.messages {
+        let role = match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        out!("{role}: {}", block(&message.content));
+    }
+}
+
+/// `name, mime type, more` of a listed resource or template.
+fn details(name: &str, title: Option<&str>, mime_type: Option<&str>, more: &[&str]) -> String {
+    let mut parts = vec![title.filter(|t| !t.is_empty()).unwrap_or(name)];
+    parts.extend(mime_type);
+    parts.extend(more);
+    parts.join(", ")
+}
+
+/// One resource's (or template's) line: `URI  name, mime type — description`.
+fn resource_line(uri: &str, details: &str, description: Option<&str>) -> String {
+    let mut line = format!("{uri}  {details}");
+    if let Some(description) = description.filter(|d| !d.trim().is_empty()) {
+        line.push_str(" — ");
+        line.push_str(description.trim());
+    }
+    clean(&line).into_owned()
+}
+
+/// Prints the resources, then the templates (marked `template`), one line each; with `json`,
+/// `{"resources": [...], "resourceTemplates": [...]}`.
+pub(crate) fn resources(resources: &[Resource], templates: &[ResourceTemplate], json: bool) {
+    if json {
+        out!(
+            "{}",
+            pretty(&json!({"resources": resources, "resourceTemplates": templates}))
+        );
+        return;
+    }
+    for resource in resources {
+        let size = resource.size.map(|size| format!("{size} bytes"));
+        let more: Vec<&str> = size.as_deref().into_iter().collect();
+        out!(
+            "{}",
+            resource_line(
+                &resource.uri,
+                &details(
+                    &resource.name,
+                    resource.title.as_deref(),
+                    resource.mime_type.as_deref(),
+                    &more
+                ),
+                resource.description.as_deref()
+            )
+        );
+    }
+    for template in templates {
+        out!(
+            "{}",
+            resource_line(
+                &template.uri_template,
+                &details(
+                    &template.name,
+                    template.title.as_deref(),
+                    template.mime_type.as_deref(),
+                    &["template"]
+                ),
+                template.description.as_deref()
+            )
+        );
+    }
+}
+
+/// What `read` prints of one binary item: its URI, type and size, and how to save it.
+pub(crate) fn binary_line(uri: &str, mime_type: Option<&str>, size: usize) -> String {
+    clean(&format!(
+        "{uri}: binary, {}, {size} bytes (--output FILE writes it)",
+        mime_type.unwrap_or("type unknown")
+    ))
+    .into_owned()
+}
+
+/// Prints what was read: each text item's text (a newline added when it lacks one), and for
+/// each blob a line with its type and size ([`binary_line`]); with `json`, the result as sent
+/// (blobs base64).
+pub(crate) fn read(result: &ReadResult, json: bool) {
+    if json {
+        out!("{}", pretty(&json!({"contents": result.contents})));
+        return;
+    }
+    for contents in &result.contents {
+        match &contents.body {
+            ResourceBody::Text(text) => {
+                let text = clean(text);
+                out!("{}", text.strip_suffix('\n').unwrap_or(&text));
+            }
+            ResourceBody::Blob(bytes) => out!(
+                "{}",
+                binary_line(&contents.uri, contents.mime_type.as_deref(), bytes.len())
+            ),
+            _ => {}
+        }
+    }
+}
+
+/// Prints completion values one a line; with `json`, the completion.
+pub(crate) fn completion(completion: &Completion, json: bool) {
+    if json {
+        out!("{}", pretty(completion));
+        return;
+    }
+    for value in &completion.values {
+        out!("{}", clean(value));
+    }
+}
+
+#[cfg(test)]
+mod catalog_tests {
+    use super::*;
+
+    #[test]
+    fn prompt_lines_show_how_to_write_the_arguments() {
+        let prompt: Prompt = serde_json::from_value(json!({
+            "name": "greet", "description": "Greets someone",
+            "arguments": [{"name": "name", "required": true}, {"name": "mood"}]
+        }))
+        .expect("a prompt");
+        assert_eq!(
+            prompt_line(&prompt),
+            "greet name=… [mood=…] — Greets someone"
+        );
+        let bare: Prompt = serde_json::from_value(json!({"name": "p\u{1b}[2J"})).expect("a prompt");
+        assert_eq!(prompt_line(&bare), "p\\u{1b}[2J");
+    }
+
+    #[test]
+    fn resource_lines_lead_with_the_uri() {
+        assert_eq!(
+            resource_line(
+                "test://a",
+                &details("a", None, Some("text/plain"), &["3 bytes"]),
+                Some("An A")
+            ),
+            "test://a  a, text/plain, 3 bytes — An A"
+        );
+        assert_eq!(
+            resource_line(
+                "test://t/{id}",
+                &details("t", Some("The T"), None, &["template"]),
+                None
+            ),
+            "test://t/{id}  The T, template"
+        );
+        assert_eq!(
+            binary_line("test://b", Some("image/png"), 70),
+            "test://b: binary, image/png, 70 bytes (--output FILE writes it)"
+        );
     }
 }
 

@@ -1,4 +1,5 @@
-//! The commands: `tools`, `call`, `get`, `cancel`, `watch`.
+//! The commands: `tools`, `call`, `get`, `cancel`, `watch`, and beside tools `prompts`,
+//! `prompt`, `resources`, `read` and `complete`.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
@@ -11,8 +12,8 @@ use serde_json::Value;
 use std::sync::Mutex;
 
 use tasks_client::{
-    Client, ClientError, Execution, FailureKind, Outcome, RetryEvent, RetryNotice, SettleOptions,
-    TaskCall, Wait,
+    Client, ClientError, CompletionRef, Execution, FailureKind, Listing, Outcome, RetryEvent,
+    RetryNotice, SettleOptions, TaskCall, Wait,
 };
 use tasks_core::input::Root;
 use tasks_core::TaskId;
@@ -203,6 +204,73 @@ pub(crate) async fn run(cli: Cli) -> Exit {
             Ok((task, _)) => run.cancel(&task).await,
             Err(exit) => exit,
         },
+        Command::Prompts { url } => match connect(&url, token, None).await {
+            Ok((client, _)) => match client.list_prompts().await {
+                Ok(prompts) => {
+                    output::prompts(&prompts.items, run.json);
+                    Exit::Completed
+                }
+                Err(error) => Exit::report(&error),
+            },
+            Err(exit) => exit,
+        },
+        Command::Prompt {
+            url,
+            name,
+            pairs,
+            answers,
+        } => {
+            let (client, terminal) =
+                match connect(&url, token, Some((answers, &run.status, PROMPT_KEYS))).await {
+                    Ok(connected) => connected,
+                    Err(exit) => return exit,
+                };
+            run.prompt(&client, terminal.as_ref(), &name, &pairs).await
+        }
+        Command::Resources { url } => match connect(&url, token, None).await {
+            Ok((client, _)) => resources(&client, run.json).await,
+            Err(exit) => exit,
+        },
+        Command::Read { url, uri, output } => match connect(&url, token, None).await {
+            Ok((client, _)) => read(&client, &uri, output.as_deref(), run.json).await,
+            Err(exit) => exit,
+        },
+        Command::Complete {
+            url,
+            prompt,
+            resource,
+            argument,
+            value,
+        } => {
+            let reference = match (prompt, resource) {
+                (Some(name), None) => CompletionRef::Prompt(name),
+                (None, Some(uri)) => CompletionRef::Resource(uri),
+                _ => {
+                    crate::say!("error: give one of --prompt NAME and --resource URI_TEMPLATE");
+                    return Exit::Usage;
+                }
+            };
+            match connect(&url, token, None).await {
+                Ok((client, _)) => match client.complete(&reference, &argument, &value).await {
+                    Ok(completion) => {
+                        output::completion(&completion, run.json);
+                        let total = completion.total.unwrap_or(0);
+                        if completion.has_more || total > completion.values.len() as u64 {
+                            crate::say!(
+                                "({} of {} values shown; type more to narrow them)",
+                                completion.values.len(),
+                                completion
+                                    .total
+                                    .map_or_else(|| "more".to_owned(), |t| t.to_string())
+                            );
+                        }
+                        Exit::Completed
+                    }
+                    Err(error) => Exit::report(&error),
+                },
+                Err(exit) => exit,
+            }
+        }
         Command::Watch {
             url,
             task_id,
@@ -239,6 +307,57 @@ fn unknown_task_hint(outage: bool) -> &'static str {
 /// watching).
 const CALL_KEYS: &str = "Esc declines · Ctrl-C cancels the task";
 const WATCH_KEYS: &str = "Esc declines · Ctrl-C stops watching";
+/// The help line under a question a prompt asks (`prompt`: nothing runs on the server).
+const PROMPT_KEYS: &str = "Esc declines · Ctrl-C quits";
+
+/// `resources`: the resources, then the templates (none when the server has no
+/// `resources/templates/list`).
+async fn resources(client: &Client, json: bool) -> Exit {
+    let resources = match client.list_resources().await {
+        Ok(resources) => resources,
+        Err(error) => return Exit::report(&error),
+    };
+    let templates = match client.list_resource_templates().await {
+        Ok(templates) => templates,
+        Err(ClientError::MethodNotFound { .. }) => Listing::default(),
+        Err(error) => return Exit::report(&error),
+    };
+    output::resources(&resources.items, &templates.items, json);
+    Exit::Completed
+}
+
+/// `read`: prints the contents, or writes their bytes to `file` (one item after another).
+async fn read(client: &Client, uri: &str, file: Option<&std::path::Path>, json: bool) -> Exit {
+    let result = match client.read_resource(uri).await {
+        Ok(result) => result,
+        Err(error) => return Exit::report(&error),
+    };
+    let Some(file) = file else {
+        output::read(&result, json);
+        return Exit::Completed;
+    };
+    let bytes: Vec<u8> = result
+        .contents
+        .iter()
+        .flat_map(|contents| contents.bytes().iter().copied())
+        .collect();
+    if let Err(error) = std::fs::write(file, &bytes) {
+        crate::say!("error: cannot write {}: {error}", file.display());
+        return Exit::Usage;
+    }
+    let types: Vec<&str> = result
+        .contents
+        .iter()
+        .map(|c| c.mime_type.as_deref().unwrap_or("type unknown"))
+        .collect();
+    crate::say!(
+        "Wrote {} bytes ({}) to {}",
+        bytes.len(),
+        clean(&types.join(", ")),
+        file.display()
+    );
+    Exit::Completed
+}
 
 /// What the input handler needs: the `--answer`/`--root` options, the status line, the help
 /// line.
@@ -417,6 +536,53 @@ impl Run {
                 self.follow(&task, terminal.as_ref(), true).await
             }
             _ => Exit::Unreachable,
+        }
+    }
+
+    /// `prompt`: checks the arguments against the prompt's listing, gets it (a question it
+    /// asks answered by `--answer` or at the prompt) and prints its messages.
+    async fn prompt(
+        &self,
+        client: &Client,
+        terminal: Option<&Terminal>,
+        name: &str,
+        pairs: &[String],
+    ) -> Exit {
+        let prompts = match client.list_prompts().await {
+            Ok(prompts) => prompts.items,
+            Err(error) => return Exit::report(&error),
+        };
+        let Some(entry) = prompts.iter().find(|p| p.name == name) else {
+            crate::say!(
+                "error: the server has no prompt named {:?} (`{} prompts {}` lists them)",
+                clean(name),
+                clean(program()),
+                shell_words::quote(&shown_url(client.url()))
+            );
+            return Exit::Usage;
+        };
+        let names: Vec<(&str, bool)> = entry
+            .arguments
+            .iter()
+            .map(|a| (a.name.as_str(), a.required))
+            .collect();
+        let arguments = match args::prompt_arguments(pairs, &names) {
+            Ok(arguments) => arguments,
+            Err(message) => {
+                crate::say!("error: {}", clean(&message));
+                return Exit::Usage;
+            }
+        };
+        match client.get_prompt(name, arguments).await {
+            Ok(result) => {
+                output::prompt(&result, self.json);
+                Exit::Completed
+            }
+            Err(_) if interrupted(terminal) => {
+                crate::say!("Interrupted at the prompt.");
+                Exit::Interrupted
+            }
+            Err(error) => Exit::report(&error),
         }
     }
 

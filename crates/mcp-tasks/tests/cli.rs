@@ -385,3 +385,198 @@ async fn following_gives_up_after_retry_for() {
     assert!(rest.contains("giving up (--retry-for 1)"), "{rest}");
     assert!(rest.contains("is still on the server"), "{rest}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_are_listed_and_got_with_their_arguments_and_input() {
+    let server = common::fixture().await;
+    let url = server.url();
+    let url = url.as_str();
+    let (code, out, err) = run(&["prompts", url]).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "test_simple_prompt — A prompt without arguments",
+            "test_prompt_with_arguments arg1=… arg2=… — A prompt with two required arguments",
+            "test_prompt_with_embedded_resource resourceUri=… — A prompt embedding a resource",
+            "test_prompt_with_image — A prompt with an image",
+            "test_input_required_result_prompt — A prompt that asks the user for context first",
+        ]
+    );
+    let (code, out, err) = run(&[
+        "prompt",
+        url,
+        "test_prompt_with_arguments",
+        "arg1=paris",
+        "arg2=rome",
+    ])
+    .await;
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            0,
+            "user: Prompt with arguments: arg1='paris', arg2='rome'\n"
+        ),
+        "{err}"
+    );
+    let (code, out, _) = run(&["prompt", url, "test_prompt_with_image"]).await;
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with("user: [image image/png, "),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[1], "user: Please analyze the image above.");
+
+    // Mistakes are found before the request: exit 2.
+    let (code, _, err) = run(&["prompt", url, "test_prompt_with_arguments", "arg1=x"]).await;
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("error: the prompt needs arg2: write arg2=…"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["prompt", url, "test_simple_prompt", "x=1"]).await;
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("unknown argument x: the prompt takes none"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["prompt", url, "no_such_prompt"]).await;
+    assert_eq!(code, 2);
+    assert!(err.contains("no prompt named \"no_such_prompt\""), "{err}");
+
+    // The prompt's question: without a terminal it needs --answer (exit 5), which answers it.
+    let (code, out, err) = run(&["prompt", url, "test_input_required_result_prompt"]).await;
+    assert_eq!((code, out.as_str()), (5, ""));
+    assert!(
+        err.contains("--answer 'user_context=<json>'"),
+        "names the --answer to give: {err}"
+    );
+    let (code, out, err) = run(&[
+        "prompt",
+        url,
+        "test_input_required_result_prompt",
+        "--answer",
+        r#"user_context={"context":"the CI run"}"#,
+    ])
+    .await;
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "user: Answer with this context: the CI run\n"),
+        "{err}"
+    );
+
+    let (code, out, _) = run(&["prompts", url, "--json"]).await;
+    assert_eq!(code, 0);
+    let prompts: Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert_eq!(prompts[1]["arguments"][0]["name"], "arg1");
+    assert_eq!(prompts[1]["arguments"][0]["required"], true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_are_listed_read_and_completed() {
+    let server = common::fixture().await;
+    let url = server.url();
+    let url = url.as_str();
+    let (code, out, err) = run(&["resources", url]).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "test://static-text  static-text, text/plain — A static text resource",
+            "test://static-binary  static-binary, image/png — A static binary resource: a 1x1 PNG",
+            "test://watched-resource  watched-resource, text/plain — A resource whose updates \
+             test_update_watched_resource announces",
+            "test://template/{id}/data  template-data, application/json, template — Data for \
+             one id, read from the URI",
+        ]
+    );
+    let (code, out, _) = run(&["read", url, "test://static-text"]).await;
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "This is the content of the static text resource.\n")
+    );
+    let (code, out, _) = run(&["read", url, "test://template/42/data"]).await;
+    assert_eq!(code, 0);
+    let body: Value = serde_json::from_str(&out).expect("the template's JSON");
+    assert_eq!(body["data"], "Data for ID: 42");
+
+    // Binary: its type and size, or its bytes in a file.
+    let (code, out, _) = run(&["read", url, "test://static-binary"]).await;
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("test://static-binary: binary, image/png, ")
+            && out.ends_with(" bytes (--output FILE writes it)\n"),
+        "{out}"
+    );
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("pixel.png");
+    let file_arg = file.to_str().expect("a UTF-8 path");
+    let (code, out, err) = run(&["read", url, "test://static-binary", "--output", file_arg]).await;
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    let bytes = std::fs::read(&file).expect("the file was written");
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "{bytes:?}");
+    assert!(
+        err.contains(&format!(
+            "Wrote {} bytes (image/png) to {file_arg}",
+            bytes.len()
+        )),
+        "{err}"
+    );
+    assert!(out.is_empty());
+    let (code, _, err) = run(&["read", url, "test://nothing"]).await;
+    assert_eq!(code, 6);
+    assert!(err.contains("Resource not found (-32602)"), "{err}");
+
+    let (code, out, _) = run(&[
+        "complete",
+        url,
+        "--prompt",
+        "test_prompt_with_arguments",
+        "arg1",
+        "par",
+    ])
+    .await;
+    assert_eq!((code, out.as_str()), (0, "paris\npark\nparty\n"));
+    let (code, out, _) = run(&[
+        "complete",
+        url,
+        "--resource",
+        "test://template/{id}/data",
+        "id",
+    ])
+    .await;
+    assert_eq!((code, out.as_str()), (0, "1\n12\n123\n"));
+
+    let (code, out, _) = run(&["read", url, "test://static-binary", "--json"]).await;
+    assert_eq!(code, 0);
+    let read: Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert!(read["contents"][0]["blob"]
+        .as_str()
+        .is_some_and(|b| b.starts_with("iVBOR")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_prompts_or_resources_is_a_refusal() {
+    let server = tasks_http::ServerBuilder::new("bare", "0.0.0")
+        .bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let url = server.url();
+    for (args, method) in [
+        (vec!["prompts", url.as_str()], "prompts/list"),
+        (vec!["resources", url.as_str()], "resources/list"),
+        (vec!["read", url.as_str(), "test://x"], "resources/read"),
+    ] {
+        let (code, _, err) = run(&args).await;
+        assert_eq!(code, 6, "{args:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "error: the server does not offer {method}: Method not found (-32601)"
+            )),
+            "{err}"
+        );
+    }
+}

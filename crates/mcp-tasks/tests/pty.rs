@@ -282,3 +282,28 @@ async fn ctrl_c_before_anything_is_sent_ends_at_once() {
     .await;
     assert_eq!(code, 130);
 }
+
+/// `prompt` answers the question a prompt asks first (an MRTR round) at the terminal, with the
+/// same form as a tool's, and prints the rendered message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_asks_its_question_at_the_terminal() {
+    let server = common::fixture().await;
+    let url = server.url();
+    let (code, shown) = drive(move || {
+        let mut session = spawn(&["prompt", &url, "test_input_required_result_prompt"]);
+        session
+            .exp_string("What context should the prompt use?")
+            .expect("the question");
+        session
+            .exp_string("Ctrl-C quits")
+            .expect("its text field, with the keys of `prompt`");
+        type_keys(&mut session, "release notes\r");
+        let shown = session
+            .exp_string("user: Answer with this context: release notes")
+            .is_ok();
+        (exit_code(session), shown)
+    })
+    .await;
+    assert!(shown, "the rendered message is printed");
+    assert_eq!(code, 0);
+}

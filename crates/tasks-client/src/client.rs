@@ -4,14 +4,16 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tasks_core::param_headers::{mirror, param_headers};
 use tasks_core::protocol::PROTOCOL_VERSION;
 use tasks_core::wire::{
-    CreateTaskResult, DiscoverResult, InputRequiredResult, ResultType, ToolEntry, ToolsListResult,
+    CreateTaskResult, DiscoverResult, InputRequiredResult, ResultType, ToolEntry,
 };
 use tasks_core::{JsonObject, TaskId};
 
+use crate::catalog::{Caching, Listing};
 use crate::error::ClientError;
 use crate::execution::Execution;
 use crate::handler::{answer_all, declared, InputHandler};
@@ -20,19 +22,21 @@ use crate::shared::{KnownTool, Shared};
 use crate::task::{TaskCall, TaskHandle};
 use crate::transport::Connection;
 
-/// The most `tools/list` pages one listing reads (following `nextCursor`); a longer list is
+/// The most pages one listing reads (`tools/list`, `prompts/list`, `resources/list`,
+/// `resources/templates/list`, following `nextCursor`); a longer list is
 /// [`ClientError::Malformed`].
 pub const MAX_TOOL_PAGES: usize = 20;
 
-/// The most tools one listing keeps; more is [`ClientError::Malformed`] (with
-/// [`MAX_TOOL_PAGES`], this bounds what a hostile server can make the client hold).
+/// The most items (tools, prompts, resources, templates) one listing keeps; more is
+/// [`ClientError::Malformed`] (with [`MAX_TOOL_PAGES`], this bounds what a hostile server can
+/// make the client hold).
 pub const MAX_TOOLS: usize = 10_000;
 
 /// How long the default HTTP client tries to connect before giving up.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The most MRTR `input_required` rounds one `tools/call` may take before the client gives up
-/// (a server asking forever is a server bug).
+/// The most MRTR `input_required` rounds one `tools/call` or `prompts/get` may take before the
+/// client gives up (a server asking forever is a server bug).
 pub const MAX_INPUT_ROUNDS: usize = 16;
 
 /// A client of one MCP 2026-07-28 endpoint. Cheap to clone (shared state).
@@ -259,35 +263,7 @@ impl Client {
     /// # Errors
     /// The request's error, or [`ClientError::Malformed`].
     pub async fn list_tools(&self) -> Result<Vec<ToolEntry>, ClientError> {
-        let mut tools = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_TOOL_PAGES {
-            let mut params = JsonObject::new();
-            if let Some(cursor) = cursor.take() {
-                params.insert("cursor".into(), Value::String(cursor));
-            }
-            let result = self
-                .shared
-                .request("tools/list", params, Vec::new())
-                .await?;
-            let page: ToolsListResult = serde_json::from_value(Value::Object(result))
-                .map_err(|_| ClientError::malformed("not a tools/list result"))?;
-            tools.extend(page.tools);
-            if tools.len() > MAX_TOOLS {
-                return Err(ClientError::malformed(format!(
-                    "the server lists more than {MAX_TOOLS} tools"
-                )));
-            }
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => break,
-            }
-        }
-        if cursor.is_some() {
-            return Err(ClientError::malformed(format!(
-                "the tool list has more than {MAX_TOOL_PAGES} pages"
-            )));
-        }
+        let tools: Vec<ToolEntry> = self.list_all("tools/list", "tools", "tool").await?.items;
         let known = tools
             .iter()
             .map(|tool| KnownTool {
@@ -297,6 +273,117 @@ impl Client {
             .collect();
         *self.shared.lock_tools() = Some(Arc::new(known));
         Ok(tools)
+    }
+
+    /// Every page of the list `method` (following `nextCursor`, at most [`MAX_TOOL_PAGES`]
+    /// pages and [`MAX_TOOLS`] items): the items under `key`, each read as a `T`, and the
+    /// caching hints of the pages ([`Caching::merge`]). `what` names an item in errors.
+    ///
+    /// # Errors
+    /// The request's error ([`ClientError::MethodNotFound`] for -32601), or
+    /// [`ClientError::Malformed`] for a page that is not a list result, too many pages or
+    /// items.
+    pub(crate) async fn list_all<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        key: &str,
+        what: &str,
+    ) -> Result<Listing<T>, ClientError> {
+        let mut items = Vec::new();
+        let mut caching: Option<Caching> = None;
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_TOOL_PAGES {
+            let mut params = JsonObject::new();
+            if let Some(cursor) = cursor.take() {
+                params.insert("cursor".into(), Value::String(cursor));
+            }
+            let mut result = self.request_of(method, params, Vec::new()).await?;
+            let page: Vec<T> = result
+                .remove(key)
+                .and_then(|page| serde_json::from_value(page).ok())
+                .ok_or_else(|| ClientError::malformed(format!("not a {method} result")))?;
+            items.extend(page);
+            if items.len() > MAX_TOOLS {
+                return Err(ClientError::malformed(format!(
+                    "the server lists more than {MAX_TOOLS} {what}s"
+                )));
+            }
+            let hints = Caching::of(&result);
+            caching = Some(match caching {
+                Some(seen) => seen.merge(hints),
+                None => hints,
+            });
+            match result.get("nextCursor") {
+                Some(Value::String(next)) => cursor = Some(next.clone()),
+                None | Some(Value::Null) => break,
+                Some(_) => {
+                    return Err(ClientError::malformed(format!(
+                        "not a {method} result (nextCursor)"
+                    )))
+                }
+            }
+        }
+        if cursor.is_some() {
+            return Err(ClientError::malformed(format!(
+                "the {what} list has more than {MAX_TOOL_PAGES} pages"
+            )));
+        }
+        Ok(Listing {
+            items,
+            caching: caching.unwrap_or_default(),
+        })
+    }
+
+    /// Sends one request of a method the server may not offer: -32601 becomes
+    /// [`ClientError::MethodNotFound`] naming `method`.
+    pub(crate) async fn request_of(
+        &self,
+        method: &str,
+        params: JsonObject,
+        headers: Vec<(String, String)>,
+    ) -> Result<JsonObject, ClientError> {
+        self.shared
+            .request(method, params, headers)
+            .await
+            .map_err(|error| ClientError::method_not_found(method, error))
+    }
+
+    /// Sends `method` with `params` and answers each MRTR `input_required` result with the
+    /// input handler, retrying the request with `inputResponses` and the echoed
+    /// `requestState`, at most [`MAX_INPUT_ROUNDS`] times: the first result that is not an
+    /// input round, with its type (`complete` or `task`).
+    ///
+    /// # Errors
+    /// As [`Client::request_of`]; the handler's error; [`ClientError::Malformed`] for a
+    /// malformed result or too many rounds.
+    pub(crate) async fn request_answering_input(
+        &self,
+        method: &str,
+        params: JsonObject,
+        headers: Vec<(String, String)>,
+    ) -> Result<(ResultType, JsonObject), ClientError> {
+        let mut retry: Option<(JsonObject, String)> = None;
+        for _ in 0..=MAX_INPUT_ROUNDS {
+            let mut params = params.clone();
+            if let Some((responses, state)) = retry.take() {
+                params.insert("inputResponses".into(), Value::Object(responses));
+                params.insert("requestState".into(), Value::String(state));
+            }
+            let result = self.request_of(method, params, headers.clone()).await?;
+            match result_type(&result)? {
+                ResultType::InputRequired => {
+                    let asked: InputRequiredResult = serde_json::from_value(Value::Object(result))
+                        .map_err(|_| ClientError::malformed("not an InputRequiredResult"))?;
+                    let responses =
+                        answer_all(self.shared.handler(), &asked.input_requests).await?;
+                    retry = Some((responses, asked.request_state));
+                }
+                other => return Ok((other, result)),
+            }
+        }
+        Err(ClientError::malformed(format!(
+            "the server asked for input more than {MAX_INPUT_ROUNDS} times"
+        )))
     }
 
     /// The `Mcp-Param-*` headers of a call (`x-mcp-header` arguments), from the tool list,
@@ -349,46 +436,26 @@ impl Client {
             }
         };
         let headers = self.param_headers_for(name, &arguments).await?;
-        let mut retry: Option<(JsonObject, String)> = None;
-        for _ in 0..=MAX_INPUT_ROUNDS {
-            let mut params = JsonObject::new();
-            params.insert("name".into(), json!(name));
-            params.insert("arguments".into(), Value::Object(arguments.clone()));
-            if let Some((responses, state)) = retry.take() {
-                params.insert("inputResponses".into(), Value::Object(responses));
-                params.insert("requestState".into(), Value::String(state));
-            }
-            let result = self
-                .shared
-                .request("tools/call", params, headers.clone())
-                .await?;
-            match result_type(&result)? {
-                ResultType::Complete => return Ok(Execution::Complete(ToolResult::new(result))),
-                ResultType::Task => {
-                    let id = result
-                        .get("taskId")
-                        .map(Value::to_string)
-                        .unwrap_or_default();
-                    let created: CreateTaskResult = serde_json::from_value(Value::Object(result))
-                        .map_err(|_| {
-                        ClientError::malformed(format!("not a CreateTaskResult (its taskId: {id})"))
-                    })?;
-                    return Ok(Execution::Task(TaskCall::created(
-                        self.shared.clone(),
-                        created,
-                    )));
-                }
-                ResultType::InputRequired => {
-                    let asked: InputRequiredResult = serde_json::from_value(Value::Object(result))
-                        .map_err(|_| ClientError::malformed("not an InputRequiredResult"))?;
-                    let responses =
-                        answer_all(self.shared.handler(), &asked.input_requests).await?;
-                    retry = Some((responses, asked.request_state));
-                }
-            }
+        let mut params = JsonObject::new();
+        params.insert("name".into(), json!(name));
+        params.insert("arguments".into(), Value::Object(arguments));
+        let (kind, result) = self
+            .request_answering_input("tools/call", params, headers)
+            .await?;
+        if kind != ResultType::Task {
+            return Ok(Execution::Complete(ToolResult::new(result)));
         }
-        Err(ClientError::malformed(format!(
-            "the server asked for input more than {MAX_INPUT_ROUNDS} times"
+        let id = result
+            .get("taskId")
+            .map(Value::to_string)
+            .unwrap_or_default();
+        let created: CreateTaskResult =
+            serde_json::from_value(Value::Object(result)).map_err(|_| {
+                ClientError::malformed(format!("not a CreateTaskResult (its taskId: {id})"))
+            })?;
+        Ok(Execution::Task(TaskCall::created(
+            self.shared.clone(),
+            created,
         )))
     }
 

@@ -44,6 +44,19 @@ pub enum ClientError {
         /// The HTTP status of the response (200 inside an SSE stream).
         http_status: u16,
     },
+    /// The server does not offer `method`: it answered -32601 (Method not found), as a server
+    /// without prompts answers `prompts/list`. [`ClientError::code`] is -32601.
+    #[error(
+        "the server does not offer {method}: {} ({})",
+        error.message,
+        error.code
+    )]
+    MethodNotFound {
+        /// The method asked for, e.g. `prompts/list`.
+        method: String,
+        /// The JSON-RPC error object.
+        error: JsonRpcError,
+    },
     /// The server does not serve MCP 2026-07-28: it answered `server/discover` with -32022,
     /// with a `supportedVersions` list without it, or like a server of the session-based
     /// revisions (which have no `server/discover`). `supported` lists what it said it serves,
@@ -136,10 +149,12 @@ fn describe(supported: &[String]) -> String {
 }
 
 impl ClientError {
-    /// The JSON-RPC error code, for [`ClientError::Rpc`].
+    /// The JSON-RPC error code, for [`ClientError::Rpc`] and [`ClientError::MethodNotFound`].
     pub fn code(&self) -> Option<i64> {
         match self {
-            ClientError::Rpc { error, .. } => Some(error.code),
+            ClientError::Rpc { error, .. } | ClientError::MethodNotFound { error, .. } => {
+                Some(error.code)
+            }
             _ => None,
         }
     }
@@ -171,6 +186,20 @@ impl ClientError {
         ClientError::Rpc { error, http_status }
     }
 
+    /// `error` of a request of `method`: -32601 as [`ClientError::MethodNotFound`], the rest
+    /// unchanged.
+    pub(crate) fn method_not_found(method: &str, error: ClientError) -> Self {
+        match error {
+            ClientError::Rpc { error, .. } if error.code == METHOD_NOT_FOUND => {
+                ClientError::MethodNotFound {
+                    method: method.to_owned(),
+                    error,
+                }
+            }
+            other => other,
+        }
+    }
+
     pub(crate) fn malformed(what: impl Into<String>) -> Self {
         ClientError::Malformed(what.into())
     }
@@ -188,6 +217,9 @@ impl ClientError {
             .unwrap_or_default()
     }
 }
+
+/// The JSON-RPC code of a method the server does not have.
+const METHOD_NOT_FOUND: i64 = -32601;
 
 fn retryable_status(status: u16) -> bool {
     matches!(status, 429 | 502 | 503 | 504)

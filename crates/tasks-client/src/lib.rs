@@ -24,6 +24,12 @@
 //!   [`TaskCall::updates`].
 //! * **Resuming:** [`TaskCall::handle`] is a serializable [`TaskHandle`]; after a restart,
 //!   [`Client::resume`] finds the task again.
+//! * **Prompts, resources, completion:** [`Client::list_prompts`], [`Client::get_prompt`]
+//!   (its input rounds answered by the same [`InputHandler`] as a tool call's),
+//!   [`Client::list_resources`], [`Client::list_resource_templates`],
+//!   [`Client::read_resource`] (blobs decoded) and [`Client::complete`]; lists follow every
+//!   page and keep the caching hints ([`Caching`]); a server without the feature is
+//!   [`ClientError::MethodNotFound`].
 //! * **Errors** ([`ClientError`]) keep the JSON-RPC code ([`ClientError::code`]) and say
 //!   whether a retry may help ([`ClientError::is_retryable`]).
 //!
@@ -77,6 +83,7 @@
 //! (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
 #![forbid(unsafe_code)]
 
+mod catalog;
 mod client;
 mod error;
 mod execution;
@@ -87,6 +94,10 @@ mod shared;
 mod task;
 mod transport;
 
+pub use catalog::{
+    Caching, Completion, Listing, Prompt, PromptArgument, PromptMessage, PromptResult, ReadResult,
+    Resource, ResourceBody, ResourceContents, ResourceTemplate,
+};
 pub use client::{
     Client, ClientBuilder, CONNECT_TIMEOUT, MAX_INPUT_ROUNDS, MAX_TOOLS, MAX_TOOL_PAGES,
 };
@@ -98,7 +109,8 @@ pub use settle::{
     FailureKind, RetryEvent, RetryNotice, SettleOptions, Wait, LISTEN_RECHECK, MAX_POLL, MIN_POLL,
 };
 pub use task::{TaskCall, TaskHandle};
-pub use tasks_core::wire::{CreateTaskResult, DetailedTask, DiscoverResult, ToolEntry};
+pub use tasks_core::catalog::CompletionRef;
+pub use tasks_core::wire::{CacheScope, CreateTaskResult, DetailedTask, DiscoverResult, ToolEntry};
 /// The tasks-core types a client works with, so one dependency is enough.
 pub use tasks_core::{
     input::{ClientCapability, ElicitAnswer, Role, Root, SamplingAnswer},

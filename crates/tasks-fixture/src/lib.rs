@@ -75,3 +75,8 @@ pub async fn open_server(settings: &Settings) -> Result<ServerBuilder, String> {
     }
     Ok(builder)
 }
+
+/// The durable-tasks guide's example (`docs/guides/durable.md`), compiled as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guides/durable.md")]
+mod guide_durable {}

@@ -34,6 +34,13 @@ fn planned(body: Value, session: SessionView) -> SessionPlan<StubTool> {
     planned_with(&[], body, session)
 }
 
+/// [`planned`] on a server offering prompts, resources and completion.
+fn planned_offering(body: Value, session: SessionView) -> SessionPlan<StubTool> {
+    let message = parse_message(body.to_string().as_bytes()).expect("a message");
+    let view = StubView::new(TaskPolicy::Required, 7).with_all_features();
+    plan_session(&[] as &[(&str, &[u8])], message, session, &view)
+}
+
 fn planned_with(
     headers: &[(&str, &[u8])],
     body: Value,
@@ -578,8 +585,8 @@ fn a_session_keeps_only_the_capabilities_it_checks() {
 }
 
 /// The request labels of the session path name exactly the methods its planner serves: each is
-/// planned in a session offered tasks and `tasks/list` (never -32601), and a method with no
-/// label of its own is -32601.
+/// planned in a session offered tasks and `tasks/list` on a server offering every feature
+/// (never -32601), and a method with no label of its own is -32601.
 #[test]
 fn session_labels_name_the_methods_the_planner_serves() {
     use tasks_core::sessions::{session_label_index, SESSION_LABELS};
@@ -588,12 +595,19 @@ fn session_labels_name_the_methods_the_planner_serves() {
         "logging/setLevel" => json!({"level": "info"}),
         "tasks/get" | "tasks/result" | "tasks/cancel" => json!({"taskId": "abc"}),
         "initialize" => json!({"protocolVersion": "2025-11-25"}),
+        "prompts/get" => json!({"name": "p"}),
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+            json!({"uri": "x://y"})
+        }
+        "completion/complete" => {
+            json!({"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}})
+        }
         _ => json!({}),
     };
     let requests = SESSION_LABELS
         .iter()
         .take_while(|label| **label != "session/notification");
-    for label in requests.chain([&"session/resources/list"]) {
+    for label in requests.chain([&"session/sampling/createMessage"]) {
         let method = &label["session/".len()..];
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params(method)});
         let message = parse_message(body.to_string().as_bytes()).expect("a message");
@@ -604,7 +618,7 @@ fn session_labels_name_the_methods_the_planner_serves() {
             LISTING
         };
         let not_found = matches!(
-            planned(body, session),
+            planned_offering(body, session),
             SessionPlan::Error {
                 error: McpError::MethodNotFound,
                 ..

@@ -8,10 +8,11 @@
 use crate::admission::Message;
 
 /// Every label, in a fixed order: the request methods the session planner serves
-/// ([`super::plan_session`]), then `session/notification` (any notification),
+/// ([`super::plan_session`]; the prompts, resources and completion ones on a server offering
+/// them), then `session/notification` (any notification),
 /// `session/response` (the client's answer to a server request) and `session/other` (any
 /// other method, -32601).
-pub const SESSION_LABELS: [&str; 12] = [
+pub const SESSION_LABELS: [&str; 20] = [
     "session/initialize",
     "session/ping",
     "session/tools/list",
@@ -21,13 +22,21 @@ pub const SESSION_LABELS: [&str; 12] = [
     "session/tasks/result",
     "session/tasks/cancel",
     "session/tasks/list",
+    "session/prompts/list",
+    "session/prompts/get",
+    "session/resources/list",
+    "session/resources/templates/list",
+    "session/resources/read",
+    "session/resources/subscribe",
+    "session/resources/unsubscribe",
+    "session/completion/complete",
     "session/notification",
     "session/response",
     "session/other",
 ];
 
 /// How many labels name a request method (the first entries of [`SESSION_LABELS`]).
-const REQUEST_LABELS: usize = 9;
+const REQUEST_LABELS: usize = 17;
 
 /// The index in [`SESSION_LABELS`] of `message`'s label.
 pub fn session_label_index(message: &Message) -> usize {

@@ -49,8 +49,16 @@ impl StubView {
     }
 
     /// The view offering prompts and resources too (not completion: its methods stay -32601).
+    #[allow(dead_code)] // not every test binary uses each constructor
     pub(crate) fn with_prompts_and_resources(mut self) -> Self {
         self.features = vec![Feature::Prompts, Feature::Resources];
+        self
+    }
+
+    /// The view offering every feature.
+    #[allow(dead_code)] // not every test binary uses each constructor
+    pub(crate) fn with_all_features(mut self) -> Self {
+        self.features = vec![Feature::Prompts, Feature::Resources, Feature::Completions];
         self
     }
 }

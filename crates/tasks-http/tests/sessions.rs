@@ -701,12 +701,19 @@ async fn session_messages_are_counted_under_their_own_method_labels() {
             .await;
         assert_eq!(list.status, 200);
     }
-    let unknown = in_session(&session, "resources/list")
+    let unknown = in_session(&session, "sampling/createMessage")
         .id(json!(3))
         .send(&d)
         .await;
     assert_eq!(unknown.json()["error"]["code"], -32601);
+    // A method of a feature this server does not offer keeps its own label, with -32601.
+    let not_offered = in_session(&session, "resources/list")
+        .id(json!(4))
+        .send(&d)
+        .await;
+    assert_eq!(not_offered.json()["error"]["code"], -32601);
     for (method, code, count) in [
+        ("session/resources/list", "-32601", 1),
         ("session/initialize", "ok", 1),
         ("session/notification", "ok", 1),
         ("session/ping", "ok", 1),

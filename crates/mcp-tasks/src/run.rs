@@ -21,7 +21,7 @@ use tasks_core::TaskId;
 use crate::exit::Exit;
 use crate::interrupt::Interrupts;
 use crate::prompt::Terminal;
-use crate::status::Status;
+use crate::status::{OutageNote, Status};
 use crate::text::clean;
 use crate::{args, output, Answers, Cli, Command, Follow};
 
@@ -91,37 +91,46 @@ fn failure_text(kind: FailureKind) -> String {
 }
 
 /// The lines of an outage: one when it begins (with how long it is retried), one when the
-/// server is back, one when the watch gives up; between them, the status line counts the
-/// attempts.
+/// server is back, one when the watch gives up; between them, the live line shows the outage
+/// first, its seconds counting on each redraw, with the attempt.
 fn tell_retry(status: &Status, outage: &Mutex<Outage>, url: &str, notice: &RetryNotice) {
     let mut seen = outage.lock().unwrap_or_else(|e| e.into_inner());
     seen.seen = true;
+    let note = || OutageNote {
+        failure: failure_text(notice.kind),
+        since: std::time::Instant::now()
+            .checked_sub(notice.elapsed)
+            .unwrap_or_else(std::time::Instant::now),
+        retry_for: notice.retry_for,
+        attempt: notice.attempt + 1,
+    };
     match notice.event {
-        RetryEvent::Retrying { .. } if notice.attempt == 1 => status.line(&format!(
-            "server {} at {url}, retrying for up to {} (--retry-for; {})",
-            failure_text(notice.kind),
-            whole_seconds(notice.remaining()),
-            clean(&notice.error)
-        )),
-        RetryEvent::Retrying { .. } => status.show(&format!(
-            "server {}, retrying (attempt {}, {} of {})",
-            failure_text(notice.kind),
-            notice.attempt + 1,
-            whole_seconds(notice.elapsed),
-            whole_seconds(notice.retry_for)
-        )),
-        RetryEvent::Recovered => status.line(&format!(
-            "server back at {url} after {} ({} failed {})",
-            whole_seconds(notice.elapsed),
-            notice.attempt,
-            if notice.attempt == 1 {
-                "attempt"
-            } else {
-                "attempts"
-            }
-        )),
+        RetryEvent::Retrying { .. } if notice.attempt == 1 => {
+            status.line(&format!(
+                "server {} at {url}, retrying for up to {} (--retry-for; {})",
+                failure_text(notice.kind),
+                whole_seconds(notice.remaining()),
+                clean(&notice.error)
+            ));
+            status.outage(Some(note()));
+        }
+        RetryEvent::Retrying { .. } => status.outage(Some(note())),
+        RetryEvent::Recovered => {
+            status.outage(None);
+            status.line(&format!(
+                "server back at {url} after {} ({} failed {})",
+                whole_seconds(notice.elapsed),
+                notice.attempt,
+                if notice.attempt == 1 {
+                    "attempt"
+                } else {
+                    "attempts"
+                }
+            ));
+        }
         _ => {
             seen.gave_up = true;
+            status.outage(None);
             status.line(&format!(
                 "server still {} at {url} after {}: giving up (--retry-for {})",
                 failure_text(notice.kind),

@@ -40,8 +40,14 @@ impl Exit {
     }
 
     /// Reports `error` on stderr; its code.
+    /// A usage error (`invalid argument`, such as an `--answer` that does not fit) reads as
+    /// the program's own usage errors do: `error: --answer key: …`.
     pub(crate) fn report(error: &ClientError) -> Exit {
-        crate::say!("error: {}", crate::text::clean(&error.to_string()));
+        let text = match error {
+            ClientError::InvalidArgument(message) => message.clone(),
+            other => other.to_string(),
+        };
+        crate::say!("error: {}", crate::text::clean(&text));
         match error {
             ClientError::Rpc { .. }
             | ClientError::MethodNotFound { .. }

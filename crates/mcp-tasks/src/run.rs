@@ -630,7 +630,11 @@ impl Run {
                 if matches!(error, ClientError::UnknownTask { .. }) {
                     crate::say!("{}", unknown_task_hint(outage.0));
                 }
-                if matches!(exit, Exit::InputNeeded | Exit::Timeout | Exit::Unreachable) {
+                // A bad --answer (usage) leaves the task waiting for input too.
+                if matches!(
+                    exit,
+                    Exit::InputNeeded | Exit::Usage | Exit::Timeout | Exit::Unreachable
+                ) {
                     still_there(task);
                 }
                 exit

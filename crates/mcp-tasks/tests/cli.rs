@@ -114,7 +114,8 @@ async fn input_without_a_terminal_needs_an_answer() {
     let (code, _, err) = run(&["call", url, "confirm_delete", "filename=a.txt"]).await;
     assert_eq!(code, 5);
     assert!(
-        err.contains("--answer 'confirm-delete=<json>'") && err.contains("is still on the server"),
+        err.contains(r#"--answer 'confirm-delete={"confirm":true}'"#)
+            && err.contains("is still on the server"),
         "{err}"
     );
     let (code, out, _) = run(&[
@@ -451,9 +452,37 @@ async fn prompts_are_listed_and_got_with_their_arguments_and_input() {
     let (code, out, err) = run(&["prompt", url, "test_input_required_result_prompt"]).await;
     assert_eq!((code, out.as_str()), (5, ""));
     assert!(
-        err.contains("--answer 'user_context=<json>'"),
-        "names the --answer to give: {err}"
+        err.contains(r#"--answer 'user_context={"context":"…"}'"#)
+            && err.contains("the form asks for {context: text, required}"),
+        "names the --answer to give, with an answer of the form's shape: {err}"
     );
+    // An --answer that is not JSON and one that is JSON but not an object: both usage errors.
+    for (answer, says) in [
+        (
+            "user_context=hello",
+            "--answer user_context: not JSON: hello",
+        ),
+        (
+            r#"user_context="hello""#,
+            r#"--answer user_context: the answer to a form is a JSON object of its fields, not "hello""#,
+        ),
+        (r#"user_context={"context":7}"#, "--answer user_context: "),
+    ] {
+        let (code, out, err) = run(&[
+            "prompt",
+            url,
+            "test_input_required_result_prompt",
+            "--answer",
+            answer,
+        ])
+        .await;
+        assert_eq!((code, out.as_str()), (2, ""), "{answer}: {err}");
+        assert!(
+            err.starts_with(&format!("error: {says}")),
+            "{answer}: {err}"
+        );
+        assert!(!err.contains("input was not given"), "{answer}: {err}");
+    }
     let (code, out, err) = run(&[
         "prompt",
         url,

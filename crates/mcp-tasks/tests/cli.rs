@@ -91,6 +91,26 @@ async fn exit_codes_follow_the_outcome() {
         err.contains(&format!("hint: the server's MCP endpoint is {root}/mcp")),
         "{err}"
     );
+    // A path that takes GET only (the health check): its 405 is reported, not as another era.
+    let settings = tasks_fixture::Settings::default();
+    let (mcp, _handle) = tasks_fixture::server(&settings)
+        .into_service()
+        .await
+        .expect("the fixture starts");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let root = format!("http://{}", listener.local_addr().expect("an address"));
+    let app = tasks_fixture::app::router(mcp, &settings);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (code, _, err) = run(&["tools", &format!("{root}/healthz")]).await;
+    assert_eq!(code, 7, "{err}");
+    assert!(
+        err.contains("the server answered HTTP 405: Method not allowed")
+            && err.contains(&format!("hint: the server's MCP endpoint is {root}/mcp"))
+            && !err.contains("era"),
+        "{err}"
+    );
     let (code, _, _) = run(&["call", url]).await;
     assert_eq!(code, 2, "clap's usage error");
     let (code, out, _) = run(&[

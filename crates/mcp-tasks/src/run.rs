@@ -408,6 +408,14 @@ async fn connect(
     token: Option<String>,
     input: Option<Input<'_>>,
 ) -> Result<(Client, Option<Terminal>), Exit> {
+    if let Some(suggested) = with_scheme(url) {
+        crate::say!(
+            "error: {:?} is not a URL: it has no scheme",
+            clean(&shown_url(url))
+        );
+        crate::say!("hint: did you mean {}?", clean(&shown_url(&suggested)));
+        return Err(Exit::Usage);
+    }
     let mut builder = Client::builder(url).client_info("mcp-tasks", env!("CARGO_PKG_VERSION"));
     if let Some(token) = token {
         builder = builder.bearer(token);
@@ -432,6 +440,19 @@ async fn connect(
             Err(exit)
         }
     }
+}
+
+/// For a URL written without its scheme (`127.0.0.1:3000/mcp`, `localhost:3000/mcp`), the
+/// URL with `http://`; `None` for a URL with a scheme.
+fn with_scheme(url: &str) -> Option<String> {
+    if url.contains("://") || url.trim().is_empty() {
+        return None;
+    }
+    let suggested = format!("http://{url}");
+    reqwest::Url::parse(&suggested)
+        .ok()
+        .filter(|u| u.host().is_some())
+        .map(|_| suggested)
 }
 
 /// `url` with its path replaced by `path` (no query or fragment).
@@ -787,7 +808,21 @@ fn reach_again(program: &str, url: &str, id: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{invocation, reach_again, whole_seconds};
+    use super::{invocation, reach_again, whole_seconds, with_scheme};
+
+    #[test]
+    fn a_url_without_a_scheme_gets_one_suggested() {
+        assert_eq!(
+            with_scheme("127.0.0.1:3000/mcp").as_deref(),
+            Some("http://127.0.0.1:3000/mcp")
+        );
+        assert_eq!(
+            with_scheme("localhost:3000/mcp").as_deref(),
+            Some("http://localhost:3000/mcp")
+        );
+        assert_eq!(with_scheme("http://127.0.0.1:3000/mcp"), None);
+        assert_eq!(with_scheme("https://example.com/mcp"), None);
+    }
     use std::time::Duration;
 
     #[test]

@@ -111,6 +111,11 @@ async fn exit_codes_follow_the_outcome() {
             && !err.contains("era"),
         "{err}"
     );
+    // A URL without its scheme: a usage error suggesting it with http://.
+    let bare = url.trim_start_matches("http://");
+    let (code, _, err) = run(&["tools", bare]).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("hint: did you mean {url}?")), "{err}");
     let (code, _, _) = run(&["call", url]).await;
     assert_eq!(code, 2, "clap's usage error");
     let (code, out, _) = run(&[

@@ -45,6 +45,18 @@ impl Exit {
     pub(crate) fn report(error: &ClientError) -> Exit {
         let text = match error {
             ClientError::InvalidArgument(message) => message.clone(),
+            // A refusal naming the URI it concerns (`Resource not found`, data.uri): with it.
+            ClientError::Rpc { error: rpc, .. } => {
+                match rpc
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.get("uri"))
+                    .and_then(|u| u.as_str())
+                {
+                    Some(uri) => format!("{error}: {uri}"),
+                    None => error.to_string(),
+                }
+            }
             other => other.to_string(),
         };
         crate::say!("error: {}", crate::text::clean(&text));

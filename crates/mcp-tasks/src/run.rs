@@ -260,23 +260,7 @@ pub(crate) async fn run(cli: Cli) -> Exit {
                 }
             };
             match connect(&url, token, None).await {
-                Ok((client, _)) => match client.complete(&reference, &argument, &value).await {
-                    Ok(completion) => {
-                        output::completion(&completion, run.json);
-                        let total = completion.total.unwrap_or(0);
-                        if completion.has_more || total > completion.values.len() as u64 {
-                            crate::say!(
-                                "({} of {} values shown; type more to narrow them)",
-                                completion.values.len(),
-                                completion
-                                    .total
-                                    .map_or_else(|| "more".to_owned(), |t| t.to_string())
-                            );
-                        }
-                        Exit::Completed
-                    }
-                    Err(error) => Exit::report(&error),
-                },
+                Ok((client, _)) => complete(&client, &reference, &argument, &value, run.json).await,
                 Err(exit) => exit,
             }
         }
@@ -333,6 +317,85 @@ async fn resources(client: &Client, json: bool) -> Exit {
     };
     output::resources(&resources.items, &templates.items, json);
     Exit::Completed
+}
+
+/// `complete`: prints the suggestions (on stderr, that there are none, or how many more there
+/// are). A prompt's argument the server does not know is named with the ones it takes.
+async fn complete(
+    client: &Client,
+    reference: &CompletionRef,
+    argument: &str,
+    value: &str,
+    json: bool,
+) -> Exit {
+    let completion = match client.complete(reference, argument, value).await {
+        Ok(completion) => completion,
+        Err(error) => {
+            if let (CompletionRef::Prompt(name), Some(-32602)) = (reference, error.code()) {
+                if let Some(exit) = unknown_prompt_argument(client, name, argument).await {
+                    return exit;
+                }
+            }
+            return Exit::report(&error);
+        }
+    };
+    output::completion(&completion, json);
+    if json {
+        return Exit::Completed;
+    }
+    let total = completion.total.unwrap_or(0);
+    if completion.values.is_empty() {
+        crate::say!(
+            "(no suggestions for {} starting with {:?})",
+            clean(argument),
+            clean(value)
+        );
+    } else if completion.has_more || total > completion.values.len() as u64 {
+        crate::say!(
+            "({} of {} values shown; type more to narrow them)",
+            completion.values.len(),
+            completion
+                .total
+                .map_or_else(|| "more".to_owned(), |t| t.to_string())
+        );
+    }
+    Exit::Completed
+}
+
+/// After a -32602 to completing `argument` of prompt `name`: when the listing shows the
+/// prompt does not exist or has no such argument, says so, naming the arguments it takes
+/// (a usage error); `None` when the listing does not explain the refusal.
+async fn unknown_prompt_argument(client: &Client, name: &str, argument: &str) -> Option<Exit> {
+    let prompts = client.list_prompts().await.ok()?.items;
+    let url = shell_words::quote(&shown_url(client.url())).into_owned();
+    let Some(prompt) = prompts.iter().find(|p| p.name == name) else {
+        crate::say!(
+            "error: the server has no prompt named {:?} (`{} prompts {}` lists them)",
+            clean(name),
+            clean(program()),
+            clean(&url)
+        );
+        return Some(Exit::Usage);
+    };
+    if prompt.arguments.iter().any(|a| a.name == argument) {
+        return None;
+    }
+    let names: Vec<String> = prompt
+        .arguments
+        .iter()
+        .map(|a| clean(&a.name).into_owned())
+        .collect();
+    let takes = if names.is_empty() {
+        "it takes none".to_owned()
+    } else {
+        format!("it takes {}", names.join(", "))
+    };
+    crate::say!(
+        "error: the prompt {:?} has no argument {:?}: {takes}",
+        clean(name),
+        clean(argument)
+    );
+    Some(Exit::Usage)
 }
 
 /// `read`: prints the contents, or writes their bytes to `file` (one item after another).

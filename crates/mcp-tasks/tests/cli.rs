@@ -582,7 +582,10 @@ async fn resources_are_listed_read_and_completed() {
     assert!(out.is_empty());
     let (code, _, err) = run(&["read", url, "test://nothing"]).await;
     assert_eq!(code, 6);
-    assert!(err.contains("Resource not found (-32602)"), "{err}");
+    assert!(
+        err.contains("Resource not found (-32602): test://nothing"),
+        "names the URI: {err}"
+    );
 
     let (code, out, _) = run(&[
         "complete",
@@ -603,6 +606,39 @@ async fn resources_are_listed_read_and_completed() {
     ])
     .await;
     assert_eq!((code, out.as_str()), (0, "1\n12\n123\n"));
+    // An argument the prompt does not take: the ones it takes are named (a usage error).
+    let (code, out, err) = run(&[
+        "complete",
+        url,
+        "--prompt",
+        "test_prompt_with_arguments",
+        "arg3",
+        "x",
+    ])
+    .await;
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(
+        err.contains(
+            "error: the prompt \"test_prompt_with_arguments\" has no argument \"arg3\": it takes \
+             arg1, arg2"
+        ),
+        "{err}"
+    );
+    // No suggestions: said on stderr, nothing on stdout.
+    let (code, out, err) = run(&[
+        "complete",
+        url,
+        "--prompt",
+        "test_prompt_with_arguments",
+        "arg1",
+        "zzz",
+    ])
+    .await;
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert!(
+        err.contains("(no suggestions for arg1 starting with \"zzz\")"),
+        "{err}"
+    );
 
     let (code, out, _) = run(&["read", url, "test://static-binary", "--json"]).await;
     assert_eq!(code, 0);

@@ -210,7 +210,7 @@ pub(crate) async fn run(cli: Cli) -> Exit {
             Err(exit) => exit,
         },
         Command::Cancel { url, task_id, .. } => match task(&url, token, None, &task_id).await {
-            Ok((task, _)) => run.cancel(&task).await,
+            Ok((task, _)) => run.cancel_command(&task).await,
             Err(exit) => exit,
         },
         Command::Prompts { url } => match connect(&url, token, None).await {
@@ -735,6 +735,33 @@ impl Run {
             clean(task.id().as_str())
         );
         Exit::Interrupted
+    }
+
+    /// `cancel`: a task that already ended is said to have (cancelled before, or finished);
+    /// else as [`Run::cancel`].
+    async fn cancel_command(&mut self, task: &TaskCall) -> Exit {
+        let ended = match task.get().await {
+            Ok(detailed) => Outcome::of_state(&detailed.state),
+            // The cancel reports it (an unknown task, say).
+            Err(_) => None,
+        };
+        match ended {
+            Some(Outcome::Cancelled) => {
+                crate::say!(
+                    "The task {} was already cancelled; nothing was sent.",
+                    clean(task.id().as_str())
+                );
+                Exit::Cancelled
+            }
+            Some(outcome) => {
+                crate::say!(
+                    "The task {} had already finished; nothing was sent.",
+                    clean(task.id().as_str())
+                );
+                self.finish(&outcome)
+            }
+            None => self.cancel(task).await,
+        }
     }
 
     /// Sends `tasks/cancel` and waits for the final status (a second Ctrl-C stops waiting).

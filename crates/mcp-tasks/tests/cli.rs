@@ -244,7 +244,20 @@ async fn get_watch_and_cancel_a_task_created_elsewhere() {
     let running = start("slow_compute", json!({"seconds": 60})).await;
     let (code, _, err) = run(&["cancel", &url, running.id().as_str()]).await;
     assert_eq!(code, 4);
-    assert!(err.contains("cancelled"), "{err}");
+    assert!(
+        err.contains(&format!("Task {} cancelled.", running.id())),
+        "{err}"
+    );
+    // Again: it was already cancelled, and this run says so.
+    let (code, _, err) = run(&["cancel", &url, running.id().as_str()]).await;
+    assert_eq!(code, 4);
+    assert_eq!(
+        err,
+        format!(
+            "The task {} was already cancelled; nothing was sent.\n",
+            running.id()
+        )
+    );
     // cancel of a task that already finished: said so, and exit as completed.
     let done = start("slow_compute", json!({"seconds": 0.1, "label": "early"})).await;
     done.settle(&SettleOptions::default())
@@ -252,7 +265,10 @@ async fn get_watch_and_cancel_a_task_created_elsewhere() {
         .expect("settles");
     let (code, out, err) = run(&["cancel", &url, done.id().as_str()]).await;
     assert_eq!((code, out.as_str()), (0, "Completed early\n"));
-    assert!(err.contains("had already finished"), "{err}");
+    assert!(
+        err.contains("had already finished; nothing was sent"),
+        "{err}"
+    );
     let (code, _, err) = run(&["get", &url, "no such id"]).await;
     assert_eq!(code, 6, "{err}");
 }

@@ -538,6 +538,13 @@ async fn prompts_are_listed_and_got_with_their_arguments_and_input() {
         "{err}"
     );
 
+    // An image's size is its decoded bytes, as `read` shows the same PNG's (70 bytes).
+    let (code, out, _) = run(&["prompt", url, "test_prompt_with_image"]).await;
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("user: [image image/png, 70 bytes]\n"),
+        "{out}"
+    );
     let (code, out, _) = run(&["prompts", url, "--json"]).await;
     assert_eq!(code, 0);
     let prompts: Value = serde_json::from_str(&out).expect("JSON on stdout");

@@ -40,8 +40,26 @@ impl Exit {
     }
 
     /// Reports `error` on stderr; its code.
+    /// A usage error (`invalid argument`, such as an `--answer` that does not fit) reads as
+    /// the program's own usage errors do: `error: --answer key: …`.
     pub(crate) fn report(error: &ClientError) -> Exit {
-        crate::say!("error: {}", crate::text::clean(&error.to_string()));
+        let text = match error {
+            ClientError::InvalidArgument(message) => message.clone(),
+            // A refusal naming the URI it concerns (`Resource not found`, data.uri): with it.
+            ClientError::Rpc { error: rpc, .. } => {
+                match rpc
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.get("uri"))
+                    .and_then(|u| u.as_str())
+                {
+                    Some(uri) => format!("{error}: {uri}"),
+                    None => error.to_string(),
+                }
+            }
+            other => other.to_string(),
+        };
+        crate::say!("error: {}", crate::text::clean(&text));
         match error {
             ClientError::Rpc { .. }
             | ClientError::MethodNotFound { .. }

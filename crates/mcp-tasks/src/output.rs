@@ -1,6 +1,8 @@
 //! Printing results, tasks, tools, prompts and resources for people (or as raw JSON with
 //! `--json`).
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
 use serde_json::{json, Value};
 use tasks_client::{
     Completion, DetailedTask, Prompt, PromptResult, ReadResult, Resource, ResourceBody,
@@ -19,8 +21,71 @@ macro_rules! out {
     }};
 }
 
+/// `value` as indented JSON, its keys in their order, nested raw JSON (a task's `result`, kept
+/// as the server sent it) indented too (`to_string_pretty` writes raw JSON as it came).
 fn pretty(value: &impl serde::Serialize) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_default()
+    serde_json::to_string(value)
+        .map(|compact| reindent(&compact))
+        .unwrap_or_default()
+}
+
+/// Valid JSON indented as `serde_json::to_string_pretty` does (two spaces, `"key": value`,
+/// `{}` and `[]` when empty), whatever its whitespace.
+fn reindent(json: &str) -> String {
+    let mut out = String::with_capacity(json.len() * 2);
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        out.push_str(&"  ".repeat(depth));
+    };
+    let mut chars = json.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                while chars.peek().is_some_and(|c| c.is_whitespace()) {
+                    chars.next();
+                }
+                let close = if c == '{' { '}' } else { ']' };
+                out.push(c);
+                if chars.peek() == Some(&close) {
+                    chars.next();
+                    out.push(close);
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            ',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            c if c.is_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A content block as text: its text, or a one-line description of other kinds.
@@ -28,12 +93,16 @@ fn block(content: &Value) -> String {
     let field = |name: &str| content.get(name).and_then(Value::as_str).unwrap_or("");
     match field("type") {
         "text" => clean(field("text")).into_owned(),
-        "image" | "audio" => format!(
-            "[{} {}, {} bytes base64]",
-            field("type"),
-            field("mimeType"),
-            field("data").len()
-        ),
+        // The decoded size, as `read` shows a blob's.
+        "image" | "audio" => match STANDARD.decode(field("data")) {
+            Ok(bytes) => format!(
+                "[{} {}, {} bytes]",
+                field("type"),
+                field("mimeType"),
+                bytes.len()
+            ),
+            Err(_) => format!("[{} {}, not base64]", field("type"), field("mimeType")),
+        },
         "resource_link" => format!("[link {}]", field("uri")),
         "resource" => {
             let resource = content.get("resource").cloned().unwrap_or_default();
@@ -549,6 +618,42 @@ pub(crate) fn completion(completion: &Completion, json: bool) {
 #[cfg(test)]
 mod catalog_tests {
     use super::*;
+
+    #[test]
+    fn json_is_indented_throughout_raw_results_too() {
+        let task: DetailedTask = serde_json::from_value(json!({
+            "taskId": "t1", "status": "completed", "createdAt": "2026-12-03T17:12:34Z",
+            "lastUpdatedAt": "2026-12-03T17:12:34Z", "ttlMs": 60000,
+            "result": {"content": [{"type": "text", "text": "Hi, \"you\" {a:[b]}"}], "isError": false}
+        }))
+        .expect("a task");
+        let shown = pretty(&task);
+        assert!(
+            shown.contains("  \"result\": {\n    \"content\": [\n      {\n        \"text\": "),
+            "{shown}"
+        );
+        let parsed: Value = serde_json::from_str(&shown).expect("still JSON");
+        assert_eq!(
+            parsed["result"]["content"][0]["text"],
+            "Hi, \"you\" {a:[b]}"
+        );
+        // As serde_json indents, empty objects and arrays included.
+        let value = json!({"a": [], "b": {}, "c": [1, {"d": "e\\"}], "f": null});
+        let compact = serde_json::to_string(&value).expect("JSON");
+        assert_eq!(
+            reindent(&compact),
+            serde_json::to_string_pretty(&value).expect("JSON")
+        );
+        assert_eq!(reindent("{ \"a\" : [ ] }"), "{\n  \"a\": []\n}");
+    }
+
+    #[test]
+    fn images_show_their_decoded_size() {
+        let image = json!({"type": "image", "mimeType": "image/png", "data": "AAECAw=="});
+        assert_eq!(block(&image), "[image image/png, 4 bytes]");
+        let bad = json!({"type": "audio", "mimeType": "audio/wav", "data": "!!"});
+        assert_eq!(block(&bad), "[audio audio/wav, not base64]");
+    }
 
     #[test]
     fn prompt_lines_show_how_to_write_the_arguments() {

@@ -63,12 +63,14 @@ pub(crate) fn mark_declines() {
 }
 
 impl Terminal {
-    fn not_interactive(&self, key: &str, what: &str) -> ClientError {
+    /// The error of input asked without a terminal: it names the `--answer` that answers
+    /// it, with an example of the JSON (`example`), and what that JSON is (`shape`).
+    fn not_interactive(&self, key: &str, what: &str, example: &Value, shape: &str) -> ClientError {
         ClientError::Input(format!(
             "the server asks for input under key {:?} ({what}), but stdin is not a terminal; \
-             answer it with --answer {}",
+             answer it with --answer {} ({shape})",
             clean(key),
-            answer_hint(key)
+            answer_hint(key, example)
         ))
     }
 
@@ -93,14 +95,54 @@ impl Terminal {
     }
 }
 
-/// The `--answer` argument for `key`, safe to paste into a shell.
-fn answer_hint(key: &str) -> String {
-    clean(&shell_words::quote(&format!("{key}=<json>"))).into_owned()
+/// The `--answer` argument for `key` answering `example`, safe to paste into a shell.
+fn answer_hint(key: &str, example: &Value) -> String {
+    clean(&shell_words::quote(&format!("{key}={example}"))).into_owned()
 }
 
-/// An `--answer` value for an elicitation: `{"action": …, "content": …}`, or the content of an
-/// accept.
-fn scripted_elicit(answer: &Value) -> Result<ElicitAnswer, ClientError> {
+/// An answer that fits a form (`{"confirm":true}`): each field it can ask (the required ones,
+/// or all when none is), with its default or a value of its kind (`"…"` for text, the first
+/// choice).
+fn example_answer(requested_schema: &JsonObject) -> Value {
+    let form = fields(requested_schema);
+    let any_required = form.iter().any(|f| f.required);
+    let mut example = JsonObject::new();
+    for field in form.iter().filter(|f| f.required || !any_required) {
+        let value = match (&field.default, &field.kind) {
+            (_, FieldKind::Unsupported(_)) => continue,
+            (Some(default), _) => default.clone(),
+            (None, FieldKind::Text) => json!("…"),
+            (None, FieldKind::Integer) => json!(1),
+            (None, FieldKind::Number) => json!(1.5),
+            (None, FieldKind::Boolean) => json!(true),
+            (None, FieldKind::Choice(choices)) => {
+                choices.first().map_or(Value::Null, |c| json!(c.value))
+            }
+            (None, FieldKind::Choices(choices)) => {
+                json!(choices
+                    .first()
+                    .map(|c| c.value.clone())
+                    .into_iter()
+                    .collect::<Vec<_>>())
+            }
+        };
+        example.insert(field.name.clone(), value);
+    }
+    Value::Object(example)
+}
+
+/// The answer of a sampling request, as `--answer` takes it.
+fn example_sampling() -> Value {
+    json!({"role": "assistant", "content": {"type": "text", "text": "…"}, "model": "…"})
+}
+
+/// An `--answer` value for an elicitation under `key`: `{"action": …, "content": …}`, or the
+/// content of an accept. A value that is neither is a usage error (exit code 2, as an
+/// `--answer` that is not JSON).
+fn scripted_elicit(key: &str, answer: &Value) -> Result<ElicitAnswer, ClientError> {
+    let usage = |message: String| {
+        ClientError::InvalidArgument(format!("--answer {}: {message}", clean(key)))
+    };
     match answer.get("action").and_then(Value::as_str) {
         Some("accept") => Ok(ElicitAnswer::Accept(
             answer
@@ -111,14 +153,20 @@ fn scripted_elicit(answer: &Value) -> Result<ElicitAnswer, ClientError> {
         )),
         Some("decline") => Ok(ElicitAnswer::Decline),
         Some("cancel") => Ok(ElicitAnswer::Cancel),
-        Some(other) => Err(ClientError::Input(format!(
-            "--answer action {other:?}: use accept, decline or cancel"
+        Some(other) => Err(usage(format!(
+            "action {:?}: use accept, decline or cancel",
+            clean(other)
         ))),
         None => answer
             .as_object()
             .cloned()
             .map(ElicitAnswer::Accept)
-            .ok_or_else(|| ClientError::Input("--answer for a form must be a JSON object".into())),
+            .ok_or_else(|| {
+                usage(format!(
+                    "the answer to a form is a JSON object of its fields, not {}",
+                    clean(&answer.to_string())
+                ))
+            }),
     }
 }
 
@@ -323,7 +371,18 @@ impl InputHandler for Terminal {
 
     async fn elicit(&self, key: &str, request: Elicitation) -> Result<ElicitAnswer, ClientError> {
         if let Some(answer) = self.answers.get(key) {
-            let answer = scripted_elicit(answer)?;
+            let answer =
+                scripted_elicit(key, answer).map_err(|error| match (&error, &request.mode) {
+                    (
+                        ClientError::InvalidArgument(message),
+                        ElicitationMode::Form { requested_schema },
+                    ) => ClientError::InvalidArgument(format!(
+                        "{message} (the form asks for {}: e.g. {})",
+                        describe_form(requested_schema),
+                        example_answer(requested_schema)
+                    )),
+                    _ => error,
+                })?;
             if let (ElicitAnswer::Accept(content), ElicitationMode::Form { requested_schema }) =
                 (&answer, &request.mode)
             {
@@ -333,17 +392,31 @@ impl InputHandler for Terminal {
                 );
                 let given = json!({"action": "accept", "content": content});
                 if let Err(error) = check.check_response(&given) {
-                    return Err(ClientError::Input(format!(
-                        "--answer {}: {error}; the form asks for {}",
+                    return Err(ClientError::InvalidArgument(format!(
+                        "--answer {}: {error}; the form asks for {}: e.g. {}",
                         clean(key),
-                        describe_form(requested_schema)
+                        describe_form(requested_schema),
+                        example_answer(requested_schema)
                     )));
                 }
             }
             return Ok(answer);
         }
         if !self.interactive {
-            return Err(self.not_interactive(key, &clean(&request.message)));
+            let (example, shape) = match &request.mode {
+                ElicitationMode::Form { requested_schema } => (
+                    example_answer(requested_schema),
+                    format!(
+                        "the form asks for {}; {{\"action\":\"decline\"}} declines",
+                        describe_form(requested_schema)
+                    ),
+                ),
+                _ => (
+                    json!({"action": "accept"}),
+                    "once done at the page it opens; {\"action\":\"decline\"} declines".into(),
+                ),
+            };
+            return Err(self.not_interactive(key, &clean(&request.message), &example, &shape));
         }
         let keys = self.keys;
         Ok(self
@@ -355,13 +428,20 @@ impl InputHandler for Terminal {
     async fn sample(&self, key: &str, params: JsonObject) -> Result<SamplingAnswer, ClientError> {
         if let Some(answer) = self.answers.get(key) {
             return serde_json::from_value(answer.clone()).map_err(|_| {
-                ClientError::Input(format!(
-                    "--answer {key}: a sampling answer is {{\"role\": \"assistant\", \"content\": {{\"type\": \"text\", \"text\": \"…\"}}, \"model\": \"…\"}}"
+                ClientError::InvalidArgument(format!(
+                    "--answer {}: a sampling answer is {}",
+                    clean(key),
+                    example_sampling()
                 ))
             });
         }
         if !self.interactive {
-            return Err(self.not_interactive(key, "a reply from your model"));
+            return Err(self.not_interactive(
+                key,
+                "a reply from your model",
+                &example_sampling(),
+                "the reply's text, as your model would give it",
+            ));
         }
         let prompt = clean(&sampling_prompt(&params)).into_owned();
         let keys = self.keys;
@@ -414,14 +494,43 @@ fn sampling_prompt(params: &JsonObject) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::answer_hint;
+    use super::{answer_hint, example_answer};
+    use serde_json::{json, Value};
 
     #[test]
     fn the_answer_hint_is_safe_to_paste() {
-        assert_eq!(answer_hint("confirm-delete"), "'confirm-delete=<json>'");
+        let example = json!({"confirm": true});
         assert_eq!(
-            answer_hint("x'$(touch /tmp/p)'"),
-            "'x'\\''$(touch /tmp/p)'\\''=<json>'"
+            answer_hint("confirm-delete", &example),
+            r#"'confirm-delete={"confirm":true}'"#
+        );
+        assert_eq!(
+            answer_hint("x'$(touch /tmp/p)'", &example),
+            r#"'x'\''$(touch /tmp/p)'\''={"confirm":true}'"#
+        );
+    }
+
+    #[test]
+    fn the_example_answer_fits_the_form() {
+        let schema = |value: Value| value.as_object().cloned().expect("an object");
+        assert_eq!(
+            example_answer(&schema(json!({
+                "type": "object",
+                "properties": {"confirm": {"type": "boolean"}, "note": {"type": "string"}},
+                "required": ["confirm"]
+            }))),
+            json!({"confirm": true})
+        );
+        assert_eq!(
+            example_answer(&schema(json!({
+                "type": "object",
+                "properties": {
+                    "context": {"type": "string"},
+                    "count": {"type": "integer", "default": 3},
+                    "colour": {"type": "string", "enum": ["red", "blue"]}
+                }
+            }))),
+            json!({"context": "…", "count": 3, "colour": "red"})
         );
     }
 }

@@ -21,7 +21,7 @@ use tasks_core::TaskId;
 use crate::exit::Exit;
 use crate::interrupt::Interrupts;
 use crate::prompt::Terminal;
-use crate::status::Status;
+use crate::status::{OutageNote, Status};
 use crate::text::clean;
 use crate::{args, output, Answers, Cli, Command, Follow};
 
@@ -91,37 +91,46 @@ fn failure_text(kind: FailureKind) -> String {
 }
 
 /// The lines of an outage: one when it begins (with how long it is retried), one when the
-/// server is back, one when the watch gives up; between them, the status line counts the
-/// attempts.
+/// server is back, one when the watch gives up; between them, the live line shows the outage
+/// first, its seconds counting on each redraw, with the attempt.
 fn tell_retry(status: &Status, outage: &Mutex<Outage>, url: &str, notice: &RetryNotice) {
     let mut seen = outage.lock().unwrap_or_else(|e| e.into_inner());
     seen.seen = true;
+    let note = || OutageNote {
+        failure: failure_text(notice.kind),
+        since: std::time::Instant::now()
+            .checked_sub(notice.elapsed)
+            .unwrap_or_else(std::time::Instant::now),
+        retry_for: notice.retry_for,
+        attempt: notice.attempt + 1,
+    };
     match notice.event {
-        RetryEvent::Retrying { .. } if notice.attempt == 1 => status.line(&format!(
-            "server {} at {url}, retrying for up to {} (--retry-for; {})",
-            failure_text(notice.kind),
-            whole_seconds(notice.remaining()),
-            clean(&notice.error)
-        )),
-        RetryEvent::Retrying { .. } => status.show(&format!(
-            "server {}, retrying (attempt {}, {} of {})",
-            failure_text(notice.kind),
-            notice.attempt + 1,
-            whole_seconds(notice.elapsed),
-            whole_seconds(notice.retry_for)
-        )),
-        RetryEvent::Recovered => status.line(&format!(
-            "server back at {url} after {} ({} failed {})",
-            whole_seconds(notice.elapsed),
-            notice.attempt,
-            if notice.attempt == 1 {
-                "attempt"
-            } else {
-                "attempts"
-            }
-        )),
+        RetryEvent::Retrying { .. } if notice.attempt == 1 => {
+            status.line(&format!(
+                "server {} at {url}, retrying for up to {} (--retry-for; {})",
+                failure_text(notice.kind),
+                whole_seconds(notice.remaining()),
+                clean(&notice.error)
+            ));
+            status.outage(Some(note()));
+        }
+        RetryEvent::Retrying { .. } => status.outage(Some(note())),
+        RetryEvent::Recovered => {
+            status.outage(None);
+            status.line(&format!(
+                "server back at {url} after {} ({} failed {})",
+                whole_seconds(notice.elapsed),
+                notice.attempt,
+                if notice.attempt == 1 {
+                    "attempt"
+                } else {
+                    "attempts"
+                }
+            ));
+        }
         _ => {
             seen.gave_up = true;
+            status.outage(None);
             status.line(&format!(
                 "server still {} at {url} after {}: giving up (--retry-for {})",
                 failure_text(notice.kind),
@@ -201,7 +210,7 @@ pub(crate) async fn run(cli: Cli) -> Exit {
             Err(exit) => exit,
         },
         Command::Cancel { url, task_id, .. } => match task(&url, token, None, &task_id).await {
-            Ok((task, _)) => run.cancel(&task).await,
+            Ok((task, _)) => run.cancel_command(&task).await,
             Err(exit) => exit,
         },
         Command::Prompts { url } => match connect(&url, token, None).await {
@@ -251,23 +260,7 @@ pub(crate) async fn run(cli: Cli) -> Exit {
                 }
             };
             match connect(&url, token, None).await {
-                Ok((client, _)) => match client.complete(&reference, &argument, &value).await {
-                    Ok(completion) => {
-                        output::completion(&completion, run.json);
-                        let total = completion.total.unwrap_or(0);
-                        if completion.has_more || total > completion.values.len() as u64 {
-                            crate::say!(
-                                "({} of {} values shown; type more to narrow them)",
-                                completion.values.len(),
-                                completion
-                                    .total
-                                    .map_or_else(|| "more".to_owned(), |t| t.to_string())
-                            );
-                        }
-                        Exit::Completed
-                    }
-                    Err(error) => Exit::report(&error),
-                },
+                Ok((client, _)) => complete(&client, &reference, &argument, &value, run.json).await,
                 Err(exit) => exit,
             }
         }
@@ -324,6 +317,85 @@ async fn resources(client: &Client, json: bool) -> Exit {
     };
     output::resources(&resources.items, &templates.items, json);
     Exit::Completed
+}
+
+/// `complete`: prints the suggestions (on stderr, that there are none, or how many more there
+/// are). A prompt's argument the server does not know is named with the ones it takes.
+async fn complete(
+    client: &Client,
+    reference: &CompletionRef,
+    argument: &str,
+    value: &str,
+    json: bool,
+) -> Exit {
+    let completion = match client.complete(reference, argument, value).await {
+        Ok(completion) => completion,
+        Err(error) => {
+            if let (CompletionRef::Prompt(name), Some(-32602)) = (reference, error.code()) {
+                if let Some(exit) = unknown_prompt_argument(client, name, argument).await {
+                    return exit;
+                }
+            }
+            return Exit::report(&error);
+        }
+    };
+    output::completion(&completion, json);
+    if json {
+        return Exit::Completed;
+    }
+    let total = completion.total.unwrap_or(0);
+    if completion.values.is_empty() {
+        crate::say!(
+            "(no suggestions for {} starting with {:?})",
+            clean(argument),
+            clean(value)
+        );
+    } else if completion.has_more || total > completion.values.len() as u64 {
+        crate::say!(
+            "({} of {} values shown; type more to narrow them)",
+            completion.values.len(),
+            completion
+                .total
+                .map_or_else(|| "more".to_owned(), |t| t.to_string())
+        );
+    }
+    Exit::Completed
+}
+
+/// After a -32602 to completing `argument` of prompt `name`: when the listing shows the
+/// prompt does not exist or has no such argument, says so, naming the arguments it takes
+/// (a usage error); `None` when the listing does not explain the refusal.
+async fn unknown_prompt_argument(client: &Client, name: &str, argument: &str) -> Option<Exit> {
+    let prompts = client.list_prompts().await.ok()?.items;
+    let url = shell_words::quote(&shown_url(client.url())).into_owned();
+    let Some(prompt) = prompts.iter().find(|p| p.name == name) else {
+        crate::say!(
+            "error: the server has no prompt named {:?} (`{} prompts {}` lists them)",
+            clean(name),
+            clean(program()),
+            clean(&url)
+        );
+        return Some(Exit::Usage);
+    };
+    if prompt.arguments.iter().any(|a| a.name == argument) {
+        return None;
+    }
+    let names: Vec<String> = prompt
+        .arguments
+        .iter()
+        .map(|a| clean(&a.name).into_owned())
+        .collect();
+    let takes = if names.is_empty() {
+        "it takes none".to_owned()
+    } else {
+        format!("it takes {}", names.join(", "))
+    };
+    crate::say!(
+        "error: the prompt {:?} has no argument {:?}: {takes}",
+        clean(name),
+        clean(argument)
+    );
+    Some(Exit::Usage)
 }
 
 /// `read`: prints the contents, or writes their bytes to `file` (one item after another).
@@ -399,6 +471,14 @@ async fn connect(
     token: Option<String>,
     input: Option<Input<'_>>,
 ) -> Result<(Client, Option<Terminal>), Exit> {
+    if let Some(suggested) = with_scheme(url) {
+        crate::say!(
+            "error: {:?} is not a URL: it has no scheme",
+            clean(&shown_url(url))
+        );
+        crate::say!("hint: did you mean {}?", clean(&shown_url(&suggested)));
+        return Err(Exit::Usage);
+    }
     let mut builder = Client::builder(url).client_info("mcp-tasks", env!("CARGO_PKG_VERSION"));
     if let Some(token) = token {
         builder = builder.bearer(token);
@@ -423,6 +503,19 @@ async fn connect(
             Err(exit)
         }
     }
+}
+
+/// For a URL written without its scheme (`127.0.0.1:3000/mcp`, `localhost:3000/mcp`), the
+/// URL with `http://`; `None` for a URL with a scheme.
+fn with_scheme(url: &str) -> Option<String> {
+    if url.contains("://") || url.trim().is_empty() {
+        return None;
+    }
+    let suggested = format!("http://{url}");
+    reqwest::Url::parse(&suggested)
+        .ok()
+        .filter(|u| u.host().is_some())
+        .map(|_| suggested)
 }
 
 /// `url` with its path replaced by `path` (no query or fragment).
@@ -621,7 +714,11 @@ impl Run {
                 if matches!(error, ClientError::UnknownTask { .. }) {
                     crate::say!("{}", unknown_task_hint(outage.0));
                 }
-                if matches!(exit, Exit::InputNeeded | Exit::Timeout | Exit::Unreachable) {
+                // A bad --answer (usage) leaves the task waiting for input too.
+                if matches!(
+                    exit,
+                    Exit::InputNeeded | Exit::Usage | Exit::Timeout | Exit::Unreachable
+                ) {
                     still_there(task);
                 }
                 exit
@@ -638,6 +735,33 @@ impl Run {
             clean(task.id().as_str())
         );
         Exit::Interrupted
+    }
+
+    /// `cancel`: a task that already ended is said to have (cancelled before, or finished);
+    /// else as [`Run::cancel`].
+    async fn cancel_command(&mut self, task: &TaskCall) -> Exit {
+        let ended = match task.get().await {
+            Ok(detailed) => Outcome::of_state(&detailed.state),
+            // The cancel reports it (an unknown task, say).
+            Err(_) => None,
+        };
+        match ended {
+            Some(Outcome::Cancelled) => {
+                crate::say!(
+                    "The task {} was already cancelled; nothing was sent.",
+                    clean(task.id().as_str())
+                );
+                Exit::Cancelled
+            }
+            Some(outcome) => {
+                crate::say!(
+                    "The task {} had already finished; nothing was sent.",
+                    clean(task.id().as_str())
+                );
+                self.finish(&outcome)
+            }
+            None => self.cancel(task).await,
+        }
     }
 
     /// Sends `tasks/cancel` and waits for the final status (a second Ctrl-C stops waiting).
@@ -774,7 +898,21 @@ fn reach_again(program: &str, url: &str, id: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{invocation, reach_again, whole_seconds};
+    use super::{invocation, reach_again, whole_seconds, with_scheme};
+
+    #[test]
+    fn a_url_without_a_scheme_gets_one_suggested() {
+        assert_eq!(
+            with_scheme("127.0.0.1:3000/mcp").as_deref(),
+            Some("http://127.0.0.1:3000/mcp")
+        );
+        assert_eq!(
+            with_scheme("localhost:3000/mcp").as_deref(),
+            Some("http://localhost:3000/mcp")
+        );
+        assert_eq!(with_scheme("http://127.0.0.1:3000/mcp"), None);
+        assert_eq!(with_scheme("https://example.com/mcp"), None);
+    }
     use std::time::Duration;
 
     #[test]

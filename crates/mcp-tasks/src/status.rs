@@ -33,9 +33,32 @@ const BAR: &str = "{prefix} [{elapsed}] {wide_msg}\n  {bar:30} {done}/{total}{un
 /// The spinner line with a progress of unknown total.
 const COUNT: &str = "{spinner} {prefix} [{elapsed}] {done}{unit} done · {rate} · {wide_msg}";
 
+/// The three lines while the server is unreachable: the outage first (it must not be cut at
+/// 80 columns), no rate nor time left (the progress cannot move while it lasts).
+const SPINNER_OUTAGE: &str = "{spinner} {outage} · {prefix} [{elapsed}] {wide_msg}";
+const BAR_OUTAGE: &str = "{outage} · {prefix} [{elapsed}] {wide_msg}\n  {bar:30} \
+                          {done}/{total}{unit} ({percent}%)";
+const COUNT_OUTAGE: &str = "{spinner} {outage} · {prefix} [{elapsed}] {done}{unit} done · \
+                            {wide_msg}";
+
+/// An id longer than this is shortened on the live line (it was printed whole above it).
+const SHORT_ID: usize = 12;
+
 /// Without a terminal, how often a line whose numbers alone changed may be printed (when the
 /// progress has no total to count tenths of).
 const QUIET: Duration = Duration::from_secs(5);
+
+/// The template of `shape`, during an outage or not.
+fn template(shape: Shape, outage: bool) -> &'static str {
+    match (shape, outage) {
+        (Shape::Spinner, false) => SPINNER,
+        (Shape::Bar, false) => BAR,
+        (Shape::Count, false) => COUNT,
+        (Shape::Spinner, true) => SPINNER_OUTAGE,
+        (Shape::Bar, true) => BAR_OUTAGE,
+        (Shape::Count, true) => COUNT_OUTAGE,
+    }
+}
 
 /// What the line shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,6 +180,64 @@ pub(crate) struct Status {
     unit: SharedUnit,
     /// Without a terminal: what the last line printed showed.
     printed: Arc<Mutex<Option<Printed>>>,
+    /// The outage under way, if the server is unreachable.
+    outage: SharedOutage,
+}
+
+/// An outage the live line shows (from the watch's retry notices).
+#[derive(Debug, Clone)]
+pub(crate) struct OutageNote {
+    /// `unreachable`, or `unavailable (HTTP 503)`.
+    pub(crate) failure: String,
+    /// When the first request failed.
+    pub(crate) since: Instant,
+    /// How long failures are retried (`--retry-for`).
+    pub(crate) retry_for: Duration,
+    /// The request being tried (2 after the first failure).
+    pub(crate) attempt: u32,
+}
+
+/// Shared by the line's template keys and [`Status`].
+type SharedOutage = Arc<Mutex<Option<OutageNote>>>;
+
+/// `server unreachable · 7 s/300 s · attempt 3`: the outage as of `now` (the seconds count
+/// on each redraw, not only at each retry).
+fn outage_text(note: &OutageNote, now: Instant) -> String {
+    format!(
+        "server {} · {} s/{} s · attempt {}",
+        note.failure,
+        now.saturating_duration_since(note.since).as_secs(),
+        note.retry_for.as_secs(),
+        note.attempt
+    )
+}
+
+/// `task LHESs0lD…`: the live line's prefix, a long id shortened.
+fn prefix(id: &str) -> String {
+    let id = crate::text::clean(id);
+    if id.chars().count() > SHORT_ID {
+        let short: String = id.chars().take(8).collect();
+        format!("task {short}…")
+    } else {
+        format!("task {id}")
+    }
+}
+
+/// The text of the live line: [`state_text`], but a task waiting for input says only the keys
+/// it waits for (`input_required: confirm-delete`): the server's `Waiting for input: …` put
+/// them past the end of an 80-column line.
+fn live_text(task: &DetailedTask) -> String {
+    let waiting = task
+        .task
+        .status_message
+        .as_deref()
+        .and_then(|m| m.strip_prefix(tasks_core::task::MESSAGE_WAITING_PREFIX));
+    match (task.state.status(), waiting) {
+        (tasks_core::TaskStatus::InputRequired, Some(keys)) => {
+            format!("input_required: {}", crate::text::clean(keys))
+        }
+        _ => state_text(task),
+    }
 }
 
 /// Shared by the line's template keys and [`Status`].
@@ -246,14 +327,29 @@ fn rate_text(rate: Option<f64>, unit: Option<&str>) -> String {
     }
 }
 
-fn style(template: &str, anchor: &SharedAnchor, unit: &SharedUnit) -> Option<ProgressStyle> {
+fn style(
+    template: &str,
+    anchor: &SharedAnchor,
+    unit: &SharedUnit,
+    outage: &SharedOutage,
+) -> Option<ProgressStyle> {
     let style = ProgressStyle::with_template(template).ok()?;
+    let outage = outage.clone();
     let (for_rate, for_left) = (anchor.clone(), anchor.clone());
     let (unit_for_rate, unit_for_amount) = (unit.clone(), unit.clone());
     Some(
         style
             .with_key("done", done_key)
             .with_key("total", total_key)
+            .with_key(
+                "outage",
+                move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let note = outage.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                    if let Some(note) = note {
+                        let _ = w.write_str(&outage_text(&note, Instant::now()));
+                    }
+                },
+            )
             // `unit`: ` pages` after an amount, when the unit is known.
             .with_key(
                 "unit",
@@ -297,7 +393,8 @@ impl Status {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
         let anchor = SharedAnchor::default();
         let unit = SharedUnit::default();
-        if let Some(style) = style(SPINNER, &anchor, &unit) {
+        let outage = SharedOutage::default();
+        if let Some(style) = style(SPINNER, &anchor, &unit, &outage) {
             bar.set_style(style);
         }
         Status {
@@ -307,13 +404,13 @@ impl Status {
             anchor,
             unit,
             printed: Arc::default(),
+            outage,
         }
     }
 
     /// Starts showing task `id`.
     pub(crate) fn start(&self, id: &TaskId) {
-        self.bar
-            .set_prefix(format!("task {}", crate::text::clean(id.as_str())));
+        self.bar.set_prefix(prefix(id.as_str()));
         self.bar.set_message("working");
         if self.live {
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
@@ -351,7 +448,7 @@ impl Status {
                 self.reshape(Shape::Spinner);
             }
         }
-        self.bar.set_message(state_text(task));
+        self.bar.set_message(live_text(task));
     }
 
     /// Moves the bar to `progress`, switching to the bar (or the count) on the first one.
@@ -384,15 +481,55 @@ impl Status {
             return false;
         }
         *current = shape;
-        let template = match shape {
-            Shape::Spinner => SPINNER,
-            Shape::Bar => BAR,
-            Shape::Count => COUNT,
-        };
-        if let Some(style) = style(template, &self.anchor, &self.unit) {
+        self.restyle(shape);
+        true
+    }
+
+    /// Sets the template of `shape`, in its outage form while there is one.
+    fn restyle(&self, shape: Shape) {
+        let outage = self
+            .outage
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some();
+        if let Some(style) = style(
+            template(shape, outage),
+            &self.anchor,
+            &self.unit,
+            &self.outage,
+        ) {
             self.bar.set_style(style);
         }
-        true
+    }
+
+    /// Shows an outage first on the live line (counting its seconds, without the rate and
+    /// time left), or with `None` ends it: the rate is then measured as if the outage had
+    /// not been (the progress could not move during it).
+    pub(crate) fn outage(&self, note: Option<OutageNote>) {
+        let ended = {
+            let mut current = self.outage.lock().unwrap_or_else(|e| e.into_inner());
+            let was = current.take();
+            let began = was.is_none() && note.is_some();
+            *current = note;
+            match (&was, &*current) {
+                (Some(was), None) => Some(was.since.elapsed()),
+                _ if began => Some(Duration::ZERO),
+                _ => None,
+            }
+        };
+        let Some(lasted) = ended else {
+            return;
+        };
+        if let Some(anchor) = self
+            .anchor
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            anchor.at = anchor.at.checked_add(lasted).unwrap_or(anchor.at);
+        }
+        let shape = *self.shape.lock().unwrap_or_else(|e| e.into_inner());
+        self.restyle(shape);
     }
 
     /// Shows a note in place of the status.
@@ -400,11 +537,6 @@ impl Status {
         if !self.live {
             crate::say!("{text}");
         }
-        self.bar.set_message(text.to_owned());
-    }
-
-    /// Shows `text` in place of the status on a terminal (nothing is printed otherwise).
-    pub(crate) fn show(&self, text: &str) {
         self.bar.set_message(text.to_owned());
     }
 
@@ -522,5 +654,119 @@ mod tests {
         assert_eq!(progress_text(&of(40.0, Some(100.0))), "40 of 100, 40%");
         assert_eq!(progress_text(&of(1.5, Some(4.0))), "1.5 of 4, 38%");
         assert_eq!(progress_text(&of(7.0, None)), "7 done");
+    }
+
+    /// A task as the server shows it, from JSON.
+    fn task(status: &str, message: &str, extra: serde_json::Value) -> DetailedTask {
+        let mut task = serde_json::json!({
+            "taskId": "LHESs0lDzitu0uylXbRiAOauBS-JyYmc",
+            "status": status,
+            "statusMessage": message,
+            "createdAt": "2026-12-03T17:12:34Z",
+            "lastUpdatedAt": "2026-12-03T17:12:34Z",
+            "ttlMs": 60000,
+        });
+        if let (Some(task), Some(extra)) = (task.as_object_mut(), extra.as_object()) {
+            task.extend(extra.clone());
+        }
+        serde_json::from_value(task).expect("a task")
+    }
+
+    #[test]
+    fn the_live_line_of_a_task_waiting_for_input_names_its_key_within_80_columns() {
+        let waiting = task(
+            "input_required",
+            "Waiting for input: confirm-delete",
+            serde_json::json!({"inputRequests": {"confirm-delete": {
+                "method": "elicitation/create",
+                "params": {"mode": "form", "message": "Delete b.txt?", "requestedSchema":
+                    {"type": "object", "properties": {"confirm": {"type": "boolean"}}}}
+            }}}),
+        );
+        assert_eq!(live_text(&waiting), "input_required: confirm-delete");
+        // The spinner, the prefix, the elapsed time and the text: all of it fits.
+        let line = format!(
+            "⠁ {} [12s] {}",
+            prefix(waiting.task.task_id.as_str()),
+            live_text(&waiting)
+        );
+        assert!(line.chars().count() <= 80, "{line}");
+        assert!(line.ends_with("confirm-delete"), "{line}");
+        assert_eq!(prefix("LHESs0lDzitu0uylXbRiAOauBS-JyYmc"), "task LHESs0lD…");
+        assert_eq!(prefix("t1"), "task t1");
+        // Other statuses read as without a terminal.
+        let working = task("working", "Step 2 of 5", serde_json::json!({}));
+        assert_eq!(live_text(&working), "working: Step 2 of 5");
+    }
+
+    #[test]
+    fn an_outage_counts_its_seconds_at_each_redraw_and_fits_80_columns() {
+        let t0 = Instant::now();
+        let note = OutageNote {
+            failure: "unreachable".into(),
+            since: t0,
+            retry_for: Duration::from_secs(300),
+            attempt: 3,
+        };
+        assert_eq!(
+            outage_text(&note, t0 + Duration::from_secs(3)),
+            "server unreachable · 3 s/300 s · attempt 3"
+        );
+        // No new notice, a later redraw: the seconds moved on.
+        assert_eq!(
+            outage_text(&note, t0 + Duration::from_secs(8)),
+            "server unreachable · 8 s/300 s · attempt 3"
+        );
+        // The longest: unavailable, hundreds of seconds, tens of attempts; the attempt count
+        // is not cut at 80 columns.
+        let long = OutageNote {
+            failure: "unavailable (HTTP 503)".into(),
+            attempt: 42,
+            ..note
+        };
+        let text = outage_text(&long, t0 + Duration::from_secs(299));
+        for template in [SPINNER_OUTAGE, COUNT_OUTAGE, BAR_OUTAGE] {
+            let head = template.split("{outage}").next().unwrap_or_default();
+            let line = format!(
+                "{}{text} · {} [1h]",
+                head.replace("{spinner}", "⠁"),
+                prefix("LHESs0lDzitu0uylXbRiAOauBS-JyYmc")
+            );
+            assert!(line.chars().count() <= 80, "{line}");
+        }
+        // While the server is away, neither the rate nor the time left is shown.
+        for shape in [Shape::Spinner, Shape::Bar, Shape::Count] {
+            let template = template(shape, true);
+            assert!(template.contains("{outage}"), "{template}");
+            assert!(!template.contains("{rate}") && !template.contains("{left}"));
+        }
+        assert!(template(Shape::Bar, false).contains("{rate}"));
+    }
+
+    #[test]
+    fn the_rate_leaves_out_the_time_the_server_was_away() {
+        let status = Status::new();
+        let anchor_at = Instant::now()
+            .checked_sub(Duration::from_secs(20))
+            .expect("an instant 20 s ago");
+        *status.anchor.lock().expect("anchor") = Some(Anchor {
+            at: anchor_at,
+            done: 0.0,
+        });
+        status.outage(Some(OutageNote {
+            failure: "unreachable".into(),
+            since: Instant::now()
+                .checked_sub(Duration::from_secs(10))
+                .expect("10 s ago"),
+            retry_for: Duration::from_secs(300),
+            attempt: 2,
+        }));
+        status.outage(None);
+        let shifted = status.anchor.lock().expect("anchor").expect("an anchor").at;
+        let moved = shifted.saturating_duration_since(anchor_at);
+        assert!(
+            moved >= Duration::from_secs(10) && moved < Duration::from_secs(11),
+            "{moved:?}"
+        );
     }
 }

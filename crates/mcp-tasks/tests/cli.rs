@@ -91,6 +91,31 @@ async fn exit_codes_follow_the_outcome() {
         err.contains(&format!("hint: the server's MCP endpoint is {root}/mcp")),
         "{err}"
     );
+    // A path that takes GET only (the health check): its 405 is reported, not as another era.
+    let settings = tasks_fixture::Settings::default();
+    let (mcp, _handle) = tasks_fixture::server(&settings)
+        .into_service()
+        .await
+        .expect("the fixture starts");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let root = format!("http://{}", listener.local_addr().expect("an address"));
+    let app = tasks_fixture::app::router(mcp, &settings);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (code, _, err) = run(&["tools", &format!("{root}/healthz")]).await;
+    assert_eq!(code, 7, "{err}");
+    assert!(
+        err.contains("the server answered HTTP 405: Method not allowed")
+            && err.contains(&format!("hint: the server's MCP endpoint is {root}/mcp"))
+            && !err.contains("era"),
+        "{err}"
+    );
+    // A URL without its scheme: a usage error suggesting it with http://.
+    let bare = url.trim_start_matches("http://");
+    let (code, _, err) = run(&["tools", bare]).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("hint: did you mean {url}?")), "{err}");
     let (code, _, _) = run(&["call", url]).await;
     assert_eq!(code, 2, "clap's usage error");
     let (code, out, _) = run(&[
@@ -114,7 +139,8 @@ async fn input_without_a_terminal_needs_an_answer() {
     let (code, _, err) = run(&["call", url, "confirm_delete", "filename=a.txt"]).await;
     assert_eq!(code, 5);
     assert!(
-        err.contains("--answer 'confirm-delete=<json>'") && err.contains("is still on the server"),
+        err.contains(r#"--answer 'confirm-delete={"confirm":true}'"#)
+            && err.contains("is still on the server"),
         "{err}"
     );
     let (code, out, _) = run(&[
@@ -218,7 +244,20 @@ async fn get_watch_and_cancel_a_task_created_elsewhere() {
     let running = start("slow_compute", json!({"seconds": 60})).await;
     let (code, _, err) = run(&["cancel", &url, running.id().as_str()]).await;
     assert_eq!(code, 4);
-    assert!(err.contains("cancelled"), "{err}");
+    assert!(
+        err.contains(&format!("Task {} cancelled.", running.id())),
+        "{err}"
+    );
+    // Again: it was already cancelled, and this run says so.
+    let (code, _, err) = run(&["cancel", &url, running.id().as_str()]).await;
+    assert_eq!(code, 4);
+    assert_eq!(
+        err,
+        format!(
+            "The task {} was already cancelled; nothing was sent.\n",
+            running.id()
+        )
+    );
     // cancel of a task that already finished: said so, and exit as completed.
     let done = start("slow_compute", json!({"seconds": 0.1, "label": "early"})).await;
     done.settle(&SettleOptions::default())
@@ -226,7 +265,10 @@ async fn get_watch_and_cancel_a_task_created_elsewhere() {
         .expect("settles");
     let (code, out, err) = run(&["cancel", &url, done.id().as_str()]).await;
     assert_eq!((code, out.as_str()), (0, "Completed early\n"));
-    assert!(err.contains("had already finished"), "{err}");
+    assert!(
+        err.contains("had already finished; nothing was sent"),
+        "{err}"
+    );
     let (code, _, err) = run(&["get", &url, "no such id"]).await;
     assert_eq!(code, 6, "{err}");
 }
@@ -451,9 +493,37 @@ async fn prompts_are_listed_and_got_with_their_arguments_and_input() {
     let (code, out, err) = run(&["prompt", url, "test_input_required_result_prompt"]).await;
     assert_eq!((code, out.as_str()), (5, ""));
     assert!(
-        err.contains("--answer 'user_context=<json>'"),
-        "names the --answer to give: {err}"
+        err.contains(r#"--answer 'user_context={"context":"…"}'"#)
+            && err.contains("the form asks for {context: text, required}"),
+        "names the --answer to give, with an answer of the form's shape: {err}"
     );
+    // An --answer that is not JSON and one that is JSON but not an object: both usage errors.
+    for (answer, says) in [
+        (
+            "user_context=hello",
+            "--answer user_context: not JSON: hello",
+        ),
+        (
+            r#"user_context="hello""#,
+            r#"--answer user_context: the answer to a form is a JSON object of its fields, not "hello""#,
+        ),
+        (r#"user_context={"context":7}"#, "--answer user_context: "),
+    ] {
+        let (code, out, err) = run(&[
+            "prompt",
+            url,
+            "test_input_required_result_prompt",
+            "--answer",
+            answer,
+        ])
+        .await;
+        assert_eq!((code, out.as_str()), (2, ""), "{answer}: {err}");
+        assert!(
+            err.starts_with(&format!("error: {says}")),
+            "{answer}: {err}"
+        );
+        assert!(!err.contains("input was not given"), "{answer}: {err}");
+    }
     let (code, out, err) = run(&[
         "prompt",
         url,
@@ -468,6 +538,13 @@ async fn prompts_are_listed_and_got_with_their_arguments_and_input() {
         "{err}"
     );
 
+    // An image's size is its decoded bytes, as `read` shows the same PNG's (70 bytes).
+    let (code, out, _) = run(&["prompt", url, "test_prompt_with_image"]).await;
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("user: [image image/png, 70 bytes]\n"),
+        "{out}"
+    );
     let (code, out, _) = run(&["prompts", url, "--json"]).await;
     assert_eq!(code, 0);
     let prompts: Value = serde_json::from_str(&out).expect("JSON on stdout");
@@ -528,7 +605,10 @@ async fn resources_are_listed_read_and_completed() {
     assert!(out.is_empty());
     let (code, _, err) = run(&["read", url, "test://nothing"]).await;
     assert_eq!(code, 6);
-    assert!(err.contains("Resource not found (-32602)"), "{err}");
+    assert!(
+        err.contains("Resource not found (-32602): test://nothing"),
+        "names the URI: {err}"
+    );
 
     let (code, out, _) = run(&[
         "complete",
@@ -549,6 +629,39 @@ async fn resources_are_listed_read_and_completed() {
     ])
     .await;
     assert_eq!((code, out.as_str()), (0, "1\n12\n123\n"));
+    // An argument the prompt does not take: the ones it takes are named (a usage error).
+    let (code, out, err) = run(&[
+        "complete",
+        url,
+        "--prompt",
+        "test_prompt_with_arguments",
+        "arg3",
+        "x",
+    ])
+    .await;
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(
+        err.contains(
+            "error: the prompt \"test_prompt_with_arguments\" has no argument \"arg3\": it takes \
+             arg1, arg2"
+        ),
+        "{err}"
+    );
+    // No suggestions: said on stderr, nothing on stdout.
+    let (code, out, err) = run(&[
+        "complete",
+        url,
+        "--prompt",
+        "test_prompt_with_arguments",
+        "arg1",
+        "zzz",
+    ])
+    .await;
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert!(
+        err.contains("(no suggestions for arg1 starting with \"zzz\")"),
+        "{err}"
+    );
 
     let (code, out, _) = run(&["read", url, "test://static-binary", "--json"]).await;
     assert_eq!(code, 0);

@@ -307,3 +307,32 @@ async fn a_prompt_asks_its_question_at_the_terminal() {
     assert!(shown, "the rendered message is printed");
     assert_eq!(code, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_live_line_names_the_input_a_task_waits_for() {
+    // The fixture's ids are 32 characters: with them whole and the server's `Waiting for
+    // input: ` the key fell past the end of an 80-column line.
+    let server = common::fixture().await;
+    let url = server.url();
+    let code = drive(move || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"));
+        command
+            .args(["call", &url, "confirm_delete", "filename=d.txt"])
+            .env("TERM", "xterm")
+            .env("COLUMNS", "80");
+        let mut session =
+            rexpect::session::spawn_command(command, Some(EXPECT_MS)).expect("mcp-tasks starts");
+        created(&mut session);
+        session
+            .exp_string("input_required: confirm-delete")
+            .expect("the key on the live line");
+        session.exp_string("Delete d.txt?").expect("the question");
+        type_keys(&mut session, "y\r");
+        session
+            .exp_string("Delete confirmed: true")
+            .expect("the result");
+        exit_code(session)
+    })
+    .await;
+    assert_eq!(code, 0);
+}

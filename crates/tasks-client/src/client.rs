@@ -215,10 +215,10 @@ impl Client {
     /// # Errors
     /// [`ClientError::UnsupportedServerEra`] when the server does not serve 2026-07-28: it
     /// answers -32022 (its `data.supported` kept), lists other `supportedVersions`, or answers
-    /// like a session-based server (-32601, or a JSON-RPC error with HTTP 400, 404 or 405, or
-    /// HTTP 400 or 405 without one); [`ClientError::NoEndpoint`] for HTTP 404 without a
-    /// JSON-RPC body (a URL that is not an MCP endpoint). Other failures as they come
-    /// (transport, HTTP 401, another JSON-RPC error, …).
+    /// like a session-based server (-32601, or a JSON-RPC error with HTTP 400, 404 or 405);
+    /// [`ClientError::NoEndpoint`] for HTTP 404 or 405 without a JSON-RPC body (a URL that is
+    /// not an MCP endpoint). Other failures as they come (transport, HTTP 400 or 401 without
+    /// JSON-RPC as [`ClientError::Http`], another JSON-RPC error, …).
     pub async fn discover(&self) -> Result<DiscoverResult, ClientError> {
         let era = |supported| ClientError::UnsupportedServerEra { supported };
         let result = match self
@@ -236,13 +236,12 @@ impl Client {
             {
                 return Err(era(ClientError::supported_versions(error.data.as_ref())));
             }
-            // A 404 without JSON-RPC is a web server's answer for a path it does not serve.
-            Err(ClientError::Http { status: 404, body }) => {
-                return Err(ClientError::NoEndpoint { status: 404, body })
-            }
+            // A 404 or 405 without JSON-RPC is a web server's answer for a path it does not
+            // serve, or serves to other methods (`GET /healthz`): not MCP at all.
             Err(ClientError::Http {
-                status: 400 | 405, ..
-            }) => return Err(era(Vec::new())),
+                status: status @ (404 | 405),
+                body,
+            }) => return Err(ClientError::NoEndpoint { status, body }),
             Err(error) => return Err(error),
         };
         let discovered: DiscoverResult = serde_json::from_value(Value::Object(result))

@@ -21,15 +21,16 @@ pub enum ClientError {
         body: String,
     },
     /// [`crate::Client::discover`] (so also `connect`) found no MCP endpoint at the URL: the
-    /// server answered HTTP 404 without a JSON-RPC body, as a web server does for a path it
-    /// does not serve. [`ClientError::endpoint_hint`] names the endpoint when the server said
-    /// where it is.
+    /// server answered HTTP 404 or 405 without a JSON-RPC body, as a web server does for a
+    /// path it does not serve, or serves only to GET (a health check). The message quotes
+    /// the body, or names the status (`HTTP 405 (Method Not Allowed)`) when it is empty.
+    /// [`ClientError::endpoint_hint`] names the endpoint when the server said where it is.
     #[error(
         "no MCP endpoint at this URL: the server answered HTTP {status}{}",
-        quote(body)
+        quote_or_reason(*status, body)
     )]
     NoEndpoint {
-        /// The HTTP status (404).
+        /// The HTTP status (404 or 405).
         status: u16,
         /// What the body said, as in [`ClientError::Http`].
         body: String,
@@ -124,6 +125,19 @@ fn quote(body: &str) -> String {
         String::new()
     } else {
         format!(": {body}")
+    }
+}
+
+/// `: <body>`, or ` (Method Not Allowed)` for an empty body.
+fn quote_or_reason(status: u16, body: &str) -> String {
+    if body.is_empty() {
+        reqwest::StatusCode::from_u16(status)
+            .ok()
+            .and_then(|status| status.canonical_reason())
+            .map(|reason| format!(" ({reason})"))
+            .unwrap_or_default()
+    } else {
+        quote(body)
     }
 }
 

@@ -510,6 +510,33 @@ async fn a_url_without_the_endpoint_says_what_the_server_said_and_where_the_endp
     );
     assert_eq!(error.endpoint_hint(), None);
     assert!(!error.is_retryable());
+
+    // A path of the fixture's application that takes GET only (its health check): a 405, not
+    // MCP at all (not a server of another era), naming the endpoint as the 404 does.
+    let settings = tasks_fixture::Settings::default();
+    let (mcp, _handle) = tasks_fixture::server(&settings)
+        .into_service()
+        .await
+        .expect("the fixture starts");
+    let app = serve(tasks_fixture::app::router(mcp, &settings)).await;
+    let error = Client::connect(&app.replace("/mcp", "/healthz"))
+        .await
+        .expect_err("no endpoint at /healthz");
+    assert!(
+        matches!(&error, ClientError::NoEndpoint { status: 405, body }
+            if body == "Method not allowed: this path takes GET; the MCP endpoint is /mcp"),
+        "{error:?}"
+    );
+    assert_eq!(error.endpoint_hint(), Some("/mcp"));
+    // Another web server's 405 without a body: the status, with its reason.
+    let error = Client::connect(&format!("{}elsewhere", other.trim_end_matches("mcp")))
+        .await
+        .expect_err("no endpoint at a GET route");
+    assert_eq!(
+        error.to_string(),
+        "no MCP endpoint at this URL: the server answered HTTP 405 (Method Not Allowed)"
+    );
+    assert_eq!(error.endpoint_hint(), None);
 }
 
 /// Answers everything: forms as [`Forms`] does, sampling with a fixed text, two roots.

@@ -31,7 +31,8 @@ pub const ENDPOINT_PATH: &str = "/mcp";
 /// service: 405), `GET /healthz` (`200 ok`, or `503` while the task store cannot be written:
 /// [`TaskRuntime::store_writable`](tasks_runtime::TaskRuntime::store_writable)), `GET /metrics` (OpenMetrics
 /// text for Prometheus: counts and timings only, no task data, ids or principals), and a 404
-/// naming the endpoint for every other path. `/healthz` and `/metrics` skip the endpoint's
+/// naming the endpoint for every other path (a 405 naming it for another method than GET at
+/// `/healthz` and `/metrics`). `/healthz` and `/metrics` skip the endpoint's
 /// Host/Origin check: a load balancer or a scraper addresses the node from elsewhere, and
 /// neither route acts on anything (the DNS-rebinding protection guards the MCP endpoint). With
 /// `--cors-origin`, the endpoint answers CORS preflights from those origins; with
@@ -49,7 +50,8 @@ pub fn router(mcp: McpService, settings: &Settings) -> Router {
     Router::new()
         .route(
             "/healthz",
-            get(move || async move { health(writable.store_writable()) }),
+            get(move || async move { health(writable.store_writable()) })
+                .fallback(|| async { get_only(ENDPOINT_PATH) }),
         )
         .route(
             "/metrics",
@@ -65,7 +67,8 @@ pub fn router(mcp: McpService, settings: &Settings) -> Router {
                         text,
                     )
                 }
-            }),
+            })
+            .fallback(|| async { get_only(ENDPOINT_PATH) }),
         )
         .merge(endpoint)
         .fallback(|| async { tasks_http::service::not_found(ENDPOINT_PATH) })
@@ -164,6 +167,23 @@ async fn bearer_principal(mut request: axum::extract::Request, next: Next) -> Re
             response
         }
     }
+}
+
+/// The answer to another method than GET at `/healthz` or `/metrics` (a POST of an MCP client
+/// given the wrong URL, say): HTTP 405 naming the MCP endpoint, as the 404 of an unknown path
+/// does (`Method not allowed: this path takes GET; the MCP endpoint is /mcp`).
+fn get_only(endpoint_path: &str) -> Response {
+    Response::builder()
+        .status(http::StatusCode::METHOD_NOT_ALLOWED)
+        .header(http::header::ALLOW, HeaderValue::from_static("GET,HEAD"))
+        .header(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        )
+        .body(axum::body::Body::from(format!(
+            "Method not allowed: this path takes GET; the MCP endpoint is {endpoint_path}\n"
+        )))
+        .unwrap_or_default()
 }
 
 /// The `/healthz` answer: `200 ok` while the store accepts the node's lease renewals (writes),

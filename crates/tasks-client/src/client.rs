@@ -13,10 +13,10 @@ use tasks_core::wire::{
 };
 use tasks_core::{JsonObject, TaskId};
 
-use crate::catalog::{Caching, Listing};
 use crate::error::ClientError;
 use crate::execution::Execution;
 use crate::handler::{answer_all, declared, InputHandler};
+use crate::listing::{Caching, Listing};
 use crate::outcome::ToolResult;
 use crate::shared::{KnownTool, Shared};
 use crate::task::{TaskCall, TaskHandle};

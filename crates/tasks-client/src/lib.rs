@@ -88,6 +88,7 @@ mod client;
 mod error;
 mod execution;
 mod handler;
+mod listing;
 mod outcome;
 mod settle;
 mod shared;
@@ -95,8 +96,8 @@ mod task;
 mod transport;
 
 pub use catalog::{
-    Caching, Completion, Listing, Prompt, PromptArgument, PromptMessage, PromptResult, ReadResult,
-    Resource, ResourceBody, ResourceContents, ResourceTemplate,
+    Completion, Prompt, PromptArgument, PromptMessage, PromptResult, ReadResult, Resource,
+    ResourceBody, ResourceContents, ResourceTemplate,
 };
 pub use client::{
     Client, ClientBuilder, CONNECT_TIMEOUT, MAX_INPUT_ROUNDS, MAX_TOOLS, MAX_TOOL_PAGES,
@@ -104,6 +105,7 @@ pub use client::{
 pub use error::{ClientError, MAX_BODY_CHARS};
 pub use execution::Execution;
 pub use handler::{Elicitation, ElicitationMode, InputHandler};
+pub use listing::{Caching, Listing};
 pub use outcome::{Outcome, ToolResult};
 pub use settle::{
     FailureKind, RetryEvent, RetryNotice, SettleOptions, Wait, LISTEN_RECHECK, MAX_POLL, MIN_POLL,

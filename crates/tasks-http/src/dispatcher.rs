@@ -21,7 +21,7 @@ use tasks_core::projection::ResultMeta;
 use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::sessions::{route, Era};
 use tasks_core::{JsonObject, McpError, Timestamp};
-use tasks_runtime::{Caller, Scope, ScopeKey, TaskRuntime, Tool, ToolRegistry};
+use tasks_runtime::{Caller, Scope, ScopeKey, TaskRuntime, Tool};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
@@ -300,7 +300,7 @@ impl Dispatcher {
                 }
                 Plan::Run(planned) => {
                     let id = planned.id.clone();
-                    match self.run(planned, headers, &caller, now, view.tools).await {
+                    match self.run(planned, headers, &caller, now, view).await {
                         Ok(response) => (response, None),
                         Err(error) => (McpResponse::error(Some(&id), &error), Some(error)),
                     }
@@ -315,8 +315,9 @@ impl Dispatcher {
         headers: &HeaderMap,
         caller: &Caller,
         now: Timestamp,
-        tools: Arc<ToolRegistry>,
+        view: View<'_>,
     ) -> Result<McpResponse, McpError> {
+        let View { tools, catalog, .. } = view;
         let Planned {
             id, meta, action, ..
         } = planned;
@@ -353,6 +354,7 @@ impl Dispatcher {
             }
             Action::Catalog(request) => {
                 let r = methods::catalog::Request {
+                    catalog,
                     id,
                     meta,
                     headers,

@@ -517,17 +517,6 @@ impl GetStream {
         }
     }
 
-    /// Whether the server has list `kind` (its tools always; prompts and resources when the
-    /// catalog offers them): only those lists' changes are announced.
-    fn has_list(&self, kind: ListKind) -> bool {
-        let catalog = self.runtime.catalog();
-        match kind {
-            ListKind::Tools => true,
-            ListKind::Prompts => catalog.offers(tasks_core::Feature::Prompts),
-            ListKind::Resources => catalog.offers(tasks_core::Feature::Resources),
-        }
-    }
-
     async fn next(&mut self) -> Option<Bytes> {
         let ended = self.claim.token.clone();
         if !self.primed {
@@ -544,16 +533,15 @@ impl GetStream {
                 () = ended.cancelled() => return None,
                 () = self.shutdown.cancelled() => return None,
                 change = next_of(&mut self.changes) => match change {
-                    Ok(kind) if self.has_list(kind) => {
+                    Ok(kind) if self.runtime.catalog().has_list(kind) => {
                         return Some(notification_bytes(kind.method(), &serde_json::Map::new()));
                     }
                     Ok(_) => {}
                     // A lagging receiver missed announcements: one notification of each list
                     // the server has covers them.
                     Err(RecvError::Lagged(_)) => {
-                        let lists: Vec<ListKind> =
-                            ListKind::ALL.into_iter().filter(|k| self.has_list(*k)).collect();
-                        for kind in lists {
+                        let catalog = self.runtime.catalog();
+                        for kind in ListKind::ALL.into_iter().filter(|k| catalog.has_list(*k)) {
                             self.queue.push_back(notification_bytes(
                                 kind.method(),
                                 &serde_json::Map::new(),

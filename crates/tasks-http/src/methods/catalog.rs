@@ -15,12 +15,14 @@
 
 use http::HeaderMap;
 use serde_json::Value;
+use std::sync::Arc;
 use tasks_core::catalog::{CatalogRequest, PromptRequest};
 use tasks_core::exchange::{StateIssuer, SyncExchange, SyncOutcome, SyncRequest};
 use tasks_core::sessions::wire::session_result;
 use tasks_core::wire::CacheScope;
 use tasks_core::{JsonObject, McpError, Method, RequestMeta, Timestamp};
-use tasks_runtime::catalog::{render_prompt, CatalogList, Prompt};
+
+use tasks_runtime::catalog::{render_prompt, Catalog, CatalogList, Prompt};
 use tasks_runtime::{Caller, SyncCall};
 
 use crate::methods::sync_call;
@@ -29,6 +31,8 @@ use crate::shared::Shared;
 
 /// A planned request of the 2026-07-28 protocol.
 pub(crate) struct Request<'a> {
+    /// The catalog as it was when the request was planned.
+    pub(crate) catalog: Arc<Catalog>,
     pub(crate) id: Value,
     pub(crate) meta: RequestMeta,
     pub(crate) headers: &'a HeaderMap,
@@ -42,17 +46,15 @@ pub(crate) async fn handle(
     r: Request<'_>,
     request: CatalogRequest,
 ) -> Result<McpResponse, McpError> {
+    let catalog = r.catalog.clone();
     let (result, scope) = match request {
         CatalogRequest::GetPrompt(prompt) => return get_prompt(d, r, prompt).await,
-        CatalogRequest::Complete(complete) => (d.runtime.catalog().complete(&complete)?, None),
+        CatalogRequest::Complete(complete) => (catalog.complete(&complete)?, None),
         CatalogRequest::ReadResource { uri } => (
-            d.runtime
-                .catalog()
-                .read(&uri, r.caller.principal.clone())
-                .await?,
+            catalog.read(&uri, r.caller.principal.clone()).await?,
             Some(CacheScope::Private),
         ),
-        other => (bare_list(d, &other)?, Some(CacheScope::Public)),
+        other => (bare_list(&catalog, &other)?, Some(CacheScope::Public)),
     };
     let mut result = tasks_core::wire::complete(result);
     if let Some(scope) = scope {
@@ -76,7 +78,7 @@ pub(crate) async fn handle_session(
     let catalog = d.runtime.catalog();
     let result = match request {
         CatalogRequest::GetPrompt(prompt) => {
-            let found = find_prompt(d, &prompt)?;
+            let found = find_prompt(&catalog, &prompt)?;
             let call = SyncCall::new(prompt.arguments).with_principal(caller.principal.clone());
             match render_prompt(&found, call).await {
                 SyncOutcome::Complete(result) => result,
@@ -94,14 +96,13 @@ pub(crate) async fn handle_session(
         CatalogRequest::ReadResource { uri } => {
             catalog.read(&uri, caller.principal.clone()).await?
         }
-        other => bare_list(d, &other)?,
+        other => bare_list(&catalog, &other)?,
     };
     Ok(McpResponse::result(id, &session_result(result)))
 }
 
 /// A page of one of the lists, without the 2026 additions.
-fn bare_list(d: &Shared, request: &CatalogRequest) -> Result<JsonObject, McpError> {
-    let catalog = d.runtime.catalog();
+fn bare_list(catalog: &Catalog, request: &CatalogRequest) -> Result<JsonObject, McpError> {
     match request {
         CatalogRequest::ListPrompts { cursor } => {
             catalog.list(CatalogList::Prompts, cursor.as_deref())
@@ -117,10 +118,8 @@ fn bare_list(d: &Shared, request: &CatalogRequest) -> Result<JsonObject, McpErro
 }
 
 /// The prompt a `prompts/get` names, its arguments checked.
-fn find_prompt(d: &Shared, request: &PromptRequest) -> Result<Prompt, McpError> {
-    let prompt = d
-        .runtime
-        .catalog()
+fn find_prompt(catalog: &Catalog, request: &PromptRequest) -> Result<Prompt, McpError> {
+    let prompt = catalog
         .prompt(&request.name)
         .map(|p| Prompt::clone(p))
         .ok_or_else(|| McpError::invalid_params("Unknown prompt"))?;
@@ -134,7 +133,7 @@ async fn get_prompt(
     r: Request<'_>,
     request: PromptRequest,
 ) -> Result<McpResponse, McpError> {
-    let prompt = find_prompt(d, &request)?;
+    let prompt = find_prompt(&r.catalog, &request)?;
     let PromptRequest {
         name,
         arguments,

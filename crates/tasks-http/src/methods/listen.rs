@@ -71,14 +71,7 @@ pub(crate) async fn handle(
     let announcing = d.config.list_changes.is_some();
     let announces = Announces::honour(
         &filter,
-        |kind| {
-            announcing
-                && match kind {
-                    ListKind::Tools => true,
-                    ListKind::Prompts => catalog.offers(Feature::Prompts),
-                    ListKind::Resources => catalog.offers(Feature::Resources),
-                }
-        },
+        |kind| announcing && catalog.has_list(kind),
         announcing && catalog.offers(Feature::Resources),
     );
     let list_changes = match &d.config.list_changes {

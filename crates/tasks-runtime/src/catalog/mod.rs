@@ -116,6 +116,17 @@ impl Catalog {
         }
     }
 
+    /// Whether the server has list `kind`, so that its changes are announced: its tools
+    /// always; its prompts and resources when it offers them.
+    pub fn has_list(&self, kind: tasks_core::listen::ListKind) -> bool {
+        use tasks_core::listen::ListKind;
+        match kind {
+            ListKind::Tools => true,
+            ListKind::Prompts => self.offers(Feature::Prompts),
+            ListKind::Resources => self.offers(Feature::Resources),
+        }
+    }
+
     /// Prompt `name`.
     pub fn prompt(&self, name: &str) -> Option<&Arc<Prompt>> {
         self.prompts.iter().find(|p| p.name() == name)

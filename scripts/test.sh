@@ -275,10 +275,10 @@ if [ "$QUICK" -eq 0 ]; then
   # Real clients, pinned in interop/package-lock.json: the official TypeScript SDK 1.x
   # client's experimental tasks API against the 2025-11-25 session path.
   phase interop bash interop/run.sh
-  # Prompts and resources hold no task state: on the durable stores the catalog scenarios
-  # run as a smoke set (resources-read-text, prompts-get-with-args, the unknown resource and
-  # the prompt's input round), the rest on the memory store only.
-  CATALOG_ONLY='^(completion-complete|caching|resources-(list|read-binary|templates-read|subscribe|unsubscribe)|prompts-(list|get-simple|get-embedded-resource|get-with-image))$'
+  # Prompts, resources and skills hold no task state: on the durable stores the catalog
+  # scenarios run as a smoke set (resources-read-text, prompts-get-with-args, the unknown
+  # resource and the prompt's input round), the rest on the memory store only.
+  CATALOG_ONLY='^(completion-complete|caching|resources-(list|read-binary|templates-read|subscribe|unsubscribe)|prompts-(list|get-simple|get-embedded-resource|get-with-image)|sep-2640-.*)$'
   SQLITE_DIR="$(mktemp -d)"
   phase conformance-sqlite bash conformance/run.sh --no-build --exclude "$CATALOG_ONLY" \
     --fixture-args "--store sqlite:$SQLITE_DIR/conformance.db"

@@ -13,11 +13,16 @@
 //! | prompt | `test_prompt_with_embedded_resource` (`resourceUri`) | an embedded text resource at that URI, then a text message |
 //! | prompt | `test_prompt_with_image` | a PNG image message, then a text message |
 //! | prompt | `test_input_required_result_prompt` | asks `user_context` (a form with `context`) first, then a message with the answer |
+//! | skill | `skill://conformance/report-writing/SKILL.md` | a skill with a prefix, a `references/` and a `templates/` subdirectory (the runner's `sep-2640-*` scenarios) |
+//! | skill | `skill://git-workflow/SKILL.md` | a skill of one file |
+//!
+//! The skills' files are in this crate's `skills/` directory, one directory per skill, and
+//! compiled in ([`skills`]).
 
 use serde_json::json;
 use tasks_runtime::catalog::{
     Catalog, Completer, Prompt, PromptArgument, PromptMessage, PromptResult, ReadError, Resource,
-    ResourceContents, ResourceTemplate, Role,
+    ResourceContents, ResourceTemplate, Role, Skill,
 };
 use tasks_runtime::{text_result, ListChanges, ListKind, Tool, ToolError};
 
@@ -80,7 +85,38 @@ pub fn catalog() -> Catalog {
     for prompt in prompts() {
         catalog.add_prompt(prompt);
     }
+    for skill in skills() {
+        catalog.add_skill(skill);
+    }
     catalog
+}
+
+/// The fixture's skills, from the files of `skills/` compiled in (a test checks that
+/// [`Skill::from_dir`] reads the same skills from that directory).
+pub fn skills() -> Vec<Skill> {
+    let report = Skill::new(
+        "conformance/report-writing",
+        include_str!("../skills/report-writing/SKILL.md"),
+    )
+    .and_then(|s| {
+        s.file(
+            "references/style.md",
+            include_str!("../skills/report-writing/references/style.md"),
+        )
+    })
+    .and_then(|s| {
+        s.file(
+            "templates/summary.md",
+            include_str!("../skills/report-writing/templates/summary.md"),
+        )
+    });
+    let git = Skill::new(
+        "git-workflow",
+        include_str!("../skills/git-workflow/SKILL.md"),
+    );
+    // The files are this crate's own and follow the rules (tested below): an error here is
+    // a bug in them, reported by leaving the skill out rather than by a panic.
+    [report, git].into_iter().filter_map(Result::ok).collect()
 }
 
 fn prompts() -> Vec<Prompt> {
@@ -188,4 +224,27 @@ fn png_bytes() -> Vec<u8> {
     base64::engine::general_purpose::STANDARD
         .decode(PNG_BASE64)
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compiled_skills_are_the_skills_directory() {
+        let skills = skills();
+        assert_eq!(skills.len(), 2, "every fixture skill follows the rules");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("skills");
+        for (skill, (path, dir)) in skills.iter().zip([
+            ("conformance/report-writing", "report-writing"),
+            ("git-workflow", "git-workflow"),
+        ]) {
+            let loaded = Skill::from_dir(path, root.join(dir)).unwrap();
+            assert_eq!(loaded.to_entry(), skill.to_entry(), "{path}");
+        }
+        assert_eq!(
+            skills[0].to_entry()["resources"].as_array().map(Vec::len),
+            Some(3)
+        );
+    }
 }

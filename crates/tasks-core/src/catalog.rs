@@ -17,7 +17,9 @@
 //!   arguments and the caller;
 //! * `completion/complete`: `ref` `{type: "ref/prompt", name}` or `{type: "ref/resource",
 //!   uri}`, `argument` `{name, value}` strings, `context.arguments` absent or an object of
-//!   strings.
+//!   strings;
+//! * the Skills extension ([`crate::skill`]): `skills/list` a cursor; `skills/get` a `uri` as
+//!   for `resources/read`; `resources/directory/read` both.
 
 use std::collections::BTreeMap;
 
@@ -65,6 +67,23 @@ pub enum CatalogRequest {
     },
     /// `completion/complete`.
     Complete(CompletionRequest),
+    /// `skills/list` from `cursor` (Skills extension).
+    ListSkills {
+        /// The cursor, `None` for the first page.
+        cursor: Option<String>,
+    },
+    /// `skills/get` of the skill whose `SKILL.md` is `uri` (Skills extension).
+    GetSkill {
+        /// The URI.
+        uri: String,
+    },
+    /// `resources/directory/read` of directory `uri` from `cursor` (Skills extension).
+    ReadDirectory {
+        /// The directory's URI.
+        uri: String,
+        /// The cursor, `None` for the first page.
+        cursor: Option<String>,
+    },
 }
 
 /// A validated `prompts/get`.
@@ -122,6 +141,20 @@ pub fn capabilities(offers: impl Fn(Feature) -> bool, list_changed: bool) -> Jso
     capabilities
 }
 
+/// The `capabilities.extensions` entries of the extensions offered beside Tasks: the Skills
+/// extension with `directoryRead: true` (this server serves `resources/directory/read` for
+/// every directory of its skills) when it serves a skill.
+pub fn extensions(offers: impl Fn(Feature) -> bool) -> JsonObject {
+    let mut extensions = JsonObject::new();
+    if offers(Feature::Skills) {
+        extensions.insert(
+            crate::skill::SKILLS_EXTENSION.into(),
+            json!({"directoryRead": true}),
+        );
+    }
+    extensions
+}
+
 /// What checking a `requestState` needs: the caller, the key and the time.
 #[derive(Debug, Clone, Copy)]
 pub struct StateCheck<'a> {
@@ -160,6 +193,19 @@ pub fn parse(
         },
         Method::PromptsGet => CatalogRequest::GetPrompt(parse_prompt(params, state)?),
         Method::CompletionComplete => CatalogRequest::Complete(parse_completion(params)?),
+        Method::SkillsList => CatalogRequest::ListSkills {
+            cursor: parse_cursor(params)?,
+        },
+        Method::SkillsGet => CatalogRequest::GetSkill {
+            uri: parse_uri(params.get("uri"), "skills/get requires a string uri")?,
+        },
+        Method::ResourcesDirectoryRead => CatalogRequest::ReadDirectory {
+            uri: parse_uri(
+                params.get("uri"),
+                "resources/directory/read requires a string uri",
+            )?,
+            cursor: parse_cursor(params)?,
+        },
         _ => return Err(McpError::MethodNotFound),
     })
 }
@@ -308,6 +354,35 @@ mod tests {
             parse(Method::PromptsList, &json!({}), check()).unwrap(),
             CatalogRequest::ListPrompts { cursor: None }
         );
+        assert_eq!(
+            parse(Method::SkillsList, &json!({"cursor": "c"}), check()).unwrap(),
+            CatalogRequest::ListSkills {
+                cursor: Some("c".into())
+            }
+        );
+        assert_eq!(
+            parse(
+                Method::SkillsGet,
+                &json!({"uri": "skill://a/SKILL.md"}),
+                None
+            )
+            .unwrap(),
+            CatalogRequest::GetSkill {
+                uri: "skill://a/SKILL.md".into()
+            }
+        );
+        assert_eq!(
+            parse(
+                Method::ResourcesDirectoryRead,
+                &json!({"uri": "skill://a"}),
+                check()
+            )
+            .unwrap(),
+            CatalogRequest::ReadDirectory {
+                uri: "skill://a".into(),
+                cursor: None
+            }
+        );
         let CatalogRequest::GetPrompt(prompt) = parse(
             Method::PromptsGet,
             &json!({"name": "p", "arguments": {"a": "1"}, "inputResponses": {"k": {"action": "decline"}}}),
@@ -392,6 +467,22 @@ mod tests {
                 Method::CompletionComplete,
                 json!({"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a"}}),
                 "completion/complete requires argument.name and argument.value strings",
+            ),
+            (
+                Method::SkillsGet,
+                json!({"uri": 5}),
+                "skills/get requires a string uri",
+            ),
+            (Method::SkillsList, json!({"cursor": []}), "Invalid cursor"),
+            (
+                Method::ResourcesDirectoryRead,
+                json!({"cursor": "x"}),
+                "resources/directory/read requires a string uri",
+            ),
+            (
+                Method::ResourcesDirectoryRead,
+                json!({"uri": "skill://a", "cursor": 1}),
+                "Invalid cursor",
             ),
         ];
         for (method, params, message) in cases {

@@ -120,6 +120,18 @@ pub enum McpError {
     /// scenario `sep-2164-resource-not-found`).
     #[error("Resource not found")]
     UnknownResource(String),
+    /// -32602, HTTP 400: `"Skill not found"` with `data: {"uri": <the requested uri>}` for a
+    /// `skills/get` of a URI that names no skill the server serves (Skills extension,
+    /// <https://modelcontextprotocol.io/seps/2640-skills-extension>, "Getting a Skill"; runner
+    /// check `sep-2640-skills-get-unknown-uri-invalid-params`).
+    #[error("Skill not found")]
+    UnknownSkill(String),
+    /// -32602, HTTP 400: `"Not a directory resource"` with `data: {"uri": <the requested uri>}`
+    /// for a `resources/directory/read` of a URI that does not exist or is not a directory
+    /// (Skills extension, "Reading Directories"; runner check
+    /// `sep-2640-directory-read-invalid-params`).
+    #[error("Not a directory resource")]
+    NotADirectory(String),
     /// -32602, HTTP 400: `"Task input is larger than <limit> bytes"` (this server's limit).
     #[error("Task input is larger than {limit} bytes")]
     TaskInputTooLarge {
@@ -251,6 +263,8 @@ impl McpError {
             McpError::InvalidParams(_)
             | McpError::UnknownTask
             | McpError::UnknownResource(_)
+            | McpError::UnknownSkill(_)
+            | McpError::NotADirectory(_)
             | McpError::TaskInputTooLarge { .. } => -32602,
             McpError::CapacityExhausted(_)
             | McpError::Internal(_)
@@ -301,7 +315,9 @@ impl McpError {
                 Some(json!({ "requiredCapabilities": required }))
             }
             McpError::InitializeNotServed => Some(json!({ "supported": SUPPORTED_VERSIONS })),
-            McpError::UnknownResource(uri) => Some(json!({ "uri": uri })),
+            McpError::UnknownResource(uri)
+            | McpError::UnknownSkill(uri)
+            | McpError::NotADirectory(uri) => Some(json!({ "uri": uri })),
             McpError::UnsupportedVersion { requested } => Some(json!({
                 "supported": SUPPORTED_VERSIONS,
                 "requested": bounded_echo(requested),
@@ -379,6 +395,8 @@ mod tests {
             McpError::InvalidParams("x".into()),
             McpError::UnknownTask,
             McpError::UnknownResource("x://y".into()),
+            McpError::UnknownSkill("x://y".into()),
+            McpError::NotADirectory("x://y".into()),
             McpError::TaskInputTooLarge { limit: 1 },
             McpError::CapacityExhausted(CapacityLimit::MaxJobs),
             McpError::Internal("x"),
@@ -411,6 +429,8 @@ mod tests {
                 | McpError::InvalidParams(_)
                 | McpError::UnknownTask
                 | McpError::UnknownResource(_)
+                | McpError::UnknownSkill(_)
+                | McpError::NotADirectory(_)
                 | McpError::TaskInputTooLarge { .. }
                 | McpError::CapacityExhausted(_)
                 | McpError::Internal(_)

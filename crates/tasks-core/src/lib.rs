@@ -105,6 +105,7 @@ pub mod protocol;
 pub mod raw;
 pub mod reducer;
 pub mod sessions;
+pub mod skill;
 pub mod task;
 pub mod time;
 pub mod trace;

@@ -4,7 +4,8 @@
 //! 2025-era `initialize`, `ping` and `logging/setLevel` (MCP 2026-07-28 streamable-http
 //! "Protocol Version Header": an unimplemented method is 404 with -32601; step 10 of
 //! [`crate::admission`]). The prompts, resources and completion methods are -32601 too on a
-//! server that offers none of that [`Feature`] (the planner asks [`crate::plan::ServerView`]).
+//! server that offers none of that [`Feature`] (the planner asks [`crate::plan::ServerView`]);
+//! so are the Skills extension's methods on a server that serves no skill.
 
 /// A served method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -35,6 +36,12 @@ pub enum Method {
     ResourcesRead,
     /// `completion/complete`.
     CompletionComplete,
+    /// `skills/list` (Skills extension).
+    SkillsList,
+    /// `skills/get` (Skills extension).
+    SkillsGet,
+    /// `resources/directory/read` (Skills extension, `directoryRead`).
+    ResourcesDirectoryRead,
 }
 
 /// A server feature beside tools whose methods exist only on a server that offers it
@@ -47,11 +54,14 @@ pub enum Feature {
     Resources,
     /// `completion/complete`; capability `completions`.
     Completions,
+    /// `skills/list`, `skills/get`, `resources/directory/read`; the Skills extension
+    /// (`io.modelcontextprotocol/skills` with `directoryRead: true`, [`crate::skill`]).
+    Skills,
 }
 
 impl Method {
     /// Every served method.
-    pub const ALL: [Method; 13] = [
+    pub const ALL: [Method; 16] = [
         Method::ServerDiscover,
         Method::ToolsList,
         Method::ToolsCall,
@@ -65,6 +75,9 @@ impl Method {
         Method::ResourcesTemplatesList,
         Method::ResourcesRead,
         Method::CompletionComplete,
+        Method::SkillsList,
+        Method::SkillsGet,
+        Method::ResourcesDirectoryRead,
     ];
 
     /// The wire name, e.g. `"tasks/get"`.
@@ -83,6 +96,9 @@ impl Method {
             Method::ResourcesTemplatesList => "resources/templates/list",
             Method::ResourcesRead => "resources/read",
             Method::CompletionComplete => "completion/complete",
+            Method::SkillsList => "skills/list",
+            Method::SkillsGet => "skills/get",
+            Method::ResourcesDirectoryRead => "resources/directory/read",
         }
     }
 
@@ -94,6 +110,9 @@ impl Method {
                 Some(Feature::Resources)
             }
             Method::CompletionComplete => Some(Feature::Completions),
+            Method::SkillsList | Method::SkillsGet | Method::ResourcesDirectoryRead => {
+                Some(Feature::Skills)
+            }
             _ => None,
         }
     }

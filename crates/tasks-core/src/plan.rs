@@ -185,7 +185,10 @@ pub fn plan_envelope<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
         | Method::ResourcesList
         | Method::ResourcesTemplatesList
         | Method::ResourcesRead
-        | Method::CompletionComplete => {
+        | Method::CompletionComplete
+        | Method::SkillsList
+        | Method::SkillsGet
+        | Method::ResourcesDirectoryRead => {
             let check = StateCheck {
                 scope,
                 key: view.state_key(),

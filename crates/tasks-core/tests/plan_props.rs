@@ -21,6 +21,9 @@ const METHODS: &[&str] = &[
     "prompts/get",
     "resources/list",
     "completion/complete",
+    "skills/list",
+    "skills/get",
+    "resources/directory/read",
     "initialize",
     "tasks/list",
     "ping",
@@ -195,7 +198,11 @@ proptest! {
                     // The view has the one tool `t`: a planned call carries it.
                     Method::ToolsCall => matches!(run.action, Action::Call { .. }),
                     Method::SubscriptionsListen => matches!(run.action, Action::Listen(_)),
-                    Method::CompletionComplete => false,
+                    // The view offers neither completion nor skills: their methods never run.
+                    Method::CompletionComplete
+                    | Method::SkillsList
+                    | Method::SkillsGet
+                    | Method::ResourcesDirectoryRead => false,
                     m if m.feature().is_some() => matches!(run.action, Action::Catalog(_)),
                     _ => matches!(run.action, Action::Task(_)) && run.tasks_declared,
                 };

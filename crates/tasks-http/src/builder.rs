@@ -144,7 +144,16 @@ impl ServerBuilder {
         self
     }
 
-    /// Uses `catalog` as the server's prompts and resources (replacing what was registered).
+    /// Registers a skill ([`tasks_runtime::catalog::Skill`]); `server/discover` then offers
+    /// `resources` and the Skills extension (`io.modelcontextprotocol/skills` with
+    /// `directoryRead: true`).
+    pub fn skill(mut self, skill: tasks_runtime::catalog::Skill) -> Self {
+        self.catalog.add_skill(skill);
+        self
+    }
+
+    /// Uses `catalog` as the server's prompts, resources and skills (replacing what was
+    /// registered).
     pub fn catalog(mut self, catalog: tasks_runtime::catalog::Catalog) -> Self {
         self.catalog = catalog;
         self

@@ -1,6 +1,7 @@
-//! Prompts, resources and completion through the dispatcher (no network), on 2026-07-28 and in
-//! a 2025 session: discovery, pagination, unknown ids, argument checks, input rounds on a
-//! prompt, caching hints, and list changes and resource updates on listen streams.
+//! Prompts, resources, completion and skills through the dispatcher (no network), on 2026-07-28
+//! and in a 2025 session: discovery, pagination, unknown ids, argument checks, input rounds on a
+//! prompt, caching hints, list changes and resource updates on listen streams, and the Skills
+//! extension's methods.
 
 mod common;
 
@@ -11,7 +12,7 @@ use tasks_http::prelude::*;
 use tasks_http::Dispatcher;
 use tasks_runtime::catalog::{
     Catalog, Completer, Prompt, PromptArgument, PromptMessage, PromptResult, ReadError, Resource,
-    ResourceContents, ResourceTemplate,
+    ResourceContents, ResourceTemplate, Skill,
 };
 use tasks_runtime::ListChanges;
 
@@ -446,4 +447,124 @@ async fn a_2025_session_hears_updates_of_what_it_subscribed_to_until_it_ends() {
         .await
         .unwrap();
     assert!(end.is_none());
+}
+
+fn skilled() -> Dispatcher {
+    let md = "---\nname: refunds\ndescription: Process refunds\n---\n# Refunds\n";
+    let skill = Skill::new("acme/refunds", md)
+        .and_then(|s| s.file("templates/email.md", "Dear customer"))
+        .unwrap();
+    ServerBuilder::new(SERVER_NAME, SERVER_VERSION)
+        .skill(skill)
+        .build()
+}
+
+#[tokio::test]
+async fn skills_are_listed_got_and_browsed_on_2026_and_not_in_a_2025_session() {
+    let d = skilled();
+    let caps = Req::new("server/discover").send(&d).await.result()["capabilities"].clone();
+    assert_eq!(
+        caps["extensions"]["io.modelcontextprotocol/skills"],
+        json!({"directoryRead": true})
+    );
+    assert_eq!(
+        caps["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
+    assert!(caps["resources"].is_object(), "{caps}");
+
+    let list = Req::new("skills/list").send(&d).await.result();
+    assert_eq!(list["resultType"], "complete");
+    assert_eq!(
+        (list["ttlMs"].is_u64(), &list["cacheScope"]),
+        (true, &json!("public"))
+    );
+    let entry = &list["skills"][0];
+    assert_eq!(entry["uri"], "skill://acme/refunds/SKILL.md");
+    assert_eq!(
+        entry["frontmatter"],
+        json!({"name": "refunds", "description": "Process refunds"})
+    );
+    assert_eq!(entry["resources"][1]["size"], 13);
+    assert!(entry["resources"][1]["digest"]
+        .as_str()
+        .unwrap()
+        .starts_with("sha256:"));
+
+    let got = Req::new("skills/get")
+        .param("uri", json!("skill://acme/refunds/SKILL.md"))
+        .send(&d)
+        .await
+        .result();
+    assert_eq!(&got["skill"], entry);
+    assert_eq!(got["cacheScope"], "public");
+    assert!(got.get("nextCursor").is_none());
+    let unknown = Req::new("skills/get")
+        .param("uri", json!("skill://acme/chargebacks/SKILL.md"))
+        .send(&d)
+        .await
+        .error(400, -32602, "Skill not found");
+    assert_eq!(
+        unknown["data"],
+        json!({"uri": "skill://acme/chargebacks/SKILL.md"})
+    );
+
+    let dir = Req::new("resources/directory/read")
+        .param("uri", json!("skill://acme/refunds"))
+        .send(&d)
+        .await
+        .result();
+    assert_eq!(
+        dir["resources"][1],
+        json!({"uri": "skill://acme/refunds/templates", "name": "templates", "mimeType": "inode/directory"})
+    );
+    assert!(dir.get("ttlMs").is_none(), "{dir}");
+    Req::new("resources/directory/read")
+        .param("uri", json!("skill://acme/refunds/SKILL.md"))
+        .send(&d)
+        .await
+        .error(400, -32602, "Not a directory resource");
+    let file = read("skill://acme/refunds/templates/email.md")
+        .send(&d)
+        .await
+        .result();
+    assert_eq!(file["contents"][0]["text"], "Dear customer");
+    let listed = Req::new("resources/list").send(&d).await.result();
+    assert_eq!(listed["resources"][0]["name"], "refunds");
+
+    // The extension is defined on 2026-07-28 only: a session has no such methods, but reads
+    // the skill's files as ordinary resources.
+    let session = open(&d).await;
+    for method in ["skills/list", "skills/get", "resources/directory/read"] {
+        let answer = in_session(&session, method)
+            .param("uri", json!("skill://acme/refunds"))
+            .send(&d)
+            .await
+            .json();
+        assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
+    }
+    let text = legacy_result(
+        &in_session(&session, "resources/read")
+            .param("uri", json!("skill://acme/refunds/SKILL.md"))
+            .send(&d)
+            .await,
+    );
+    assert!(text["contents"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("# Refunds"));
+
+    // Without a skill, no extension and no methods.
+    let bare = dispatcher_with(None);
+    let caps = Req::new("server/discover").send(&bare).await.result()["capabilities"].clone();
+    assert_eq!(
+        caps["extensions"],
+        json!({"io.modelcontextprotocol/tasks": {}})
+    );
+    for method in ["skills/list", "skills/get", "resources/directory/read"] {
+        Req::new(method)
+            .send(&bare)
+            .await
+            .error(404, -32601, "Method not found");
+    }
 }

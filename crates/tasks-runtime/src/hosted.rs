@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::catalog::{Catalog, Prompt, Resource, ResourceTemplate};
+use crate::catalog::{Catalog, Prompt, Resource, ResourceTemplate, Skill};
 use crate::list_changes::ListKind;
 use crate::runtime::TaskRuntime;
 
@@ -63,6 +63,21 @@ impl TaskRuntime {
     /// Removes the template `uri_template`; whether it was there.
     pub fn remove_template(&self, uri_template: &str) -> bool {
         self.change(ListKind::Resources, |c| c.remove_template(uri_template))
+    }
+
+    /// Registers `skill`, or replaces the skill of the same URI; its `SKILL.md` is in
+    /// `resources/list`, so this announces `notifications/resources/list_changed` when list
+    /// changes are announced.
+    pub fn register_skill(&self, skill: Skill) {
+        self.change(ListKind::Resources, |c| {
+            c.add_skill(skill.clone());
+            true
+        });
+    }
+
+    /// Removes the skill whose `SKILL.md` is `uri`; whether it was there.
+    pub fn remove_skill(&self, uri: &str) -> bool {
+        self.change(ListKind::Resources, |c| c.remove_skill(uri))
     }
 
     /// Tells the clients subscribed to `uri` that its contents changed

@@ -223,10 +223,11 @@ pub fn plan_session<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
                 })
                 .ok_or_else(|| McpError::invalid_params("uri must be a string of 1 to 2048 bytes"))
         }
+        // The Skills extension is defined on 2026-07-28 and later only: not in a session.
         other
             if Method::parse(other)
                 .and_then(Method::feature)
-                .is_some_and(|feature| view.offers(feature)) =>
+                .is_some_and(|feature| feature != Feature::Skills && view.offers(feature)) =>
         {
             Method::parse(other)
                 .ok_or(McpError::MethodNotFound)

@@ -58,7 +58,12 @@ impl StubView {
     /// The view offering every feature.
     #[allow(dead_code)] // not every test binary uses each constructor
     pub(crate) fn with_all_features(mut self) -> Self {
-        self.features = vec![Feature::Prompts, Feature::Resources, Feature::Completions];
+        self.features = vec![
+            Feature::Prompts,
+            Feature::Resources,
+            Feature::Completions,
+            Feature::Skills,
+        ];
         self
     }
 }

@@ -5,10 +5,11 @@
 //! <https://modelcontextprotocol.io/specification/2026-07-28/server/resources>).
 //!
 //! On 2026-07-28 every result carries `resultType: "complete"` and the serverInfo `_meta`; the
-//! cacheable ones (the three lists and `resources/read`) carry `ttlMs` (the server's
+//! cacheable ones (the lists, `resources/read` and `skills/get`) carry `ttlMs` (the server's
 //! [`cache_ttl_ms`](crate::ServerBuilder::cache_ttl_ms)) and `cacheScope`: `public` for the
-//! lists, which are the same for every caller, `private` for a read, whose reader may answer
-//! by caller. A `prompts/get` runs like a synchronous tool call: its handler may ask for input,
+//! lists and a skill's entry, which are the same for every caller, `private` for a read, whose
+//! reader may answer by caller. `resources/directory/read` (Skills extension) is not
+//! cacheable: it carries neither. A `prompts/get` runs like a synchronous tool call: its handler may ask for input,
 //! answered by a retry of the same request ([`sync_call`]). A 2025 session gets the bare
 //! results, and a prompt that asks for input there is -32603 (2025 sessions have no input
 //! rounds for prompts).
@@ -54,6 +55,10 @@ pub(crate) async fn handle(
             catalog.read(&uri, r.caller.principal.clone()).await?,
             Some(CacheScope::Private),
         ),
+        CatalogRequest::GetSkill { uri } => (catalog.get_skill(&uri)?, Some(CacheScope::Public)),
+        CatalogRequest::ReadDirectory { uri, cursor } => {
+            (catalog.read_directory(&uri, cursor.as_deref())?, None)
+        }
         other => (bare_list(&catalog, &other)?, Some(CacheScope::Public)),
     };
     let mut result = tasks_core::wire::complete(result);
@@ -112,6 +117,9 @@ fn bare_list(catalog: &Catalog, request: &CatalogRequest) -> Result<JsonObject, 
         }
         CatalogRequest::ListResourceTemplates { cursor } => {
             catalog.list(CatalogList::Templates, cursor.as_deref())
+        }
+        CatalogRequest::ListSkills { cursor } => {
+            catalog.list(CatalogList::Skills, cursor.as_deref())
         }
         _ => Err(McpError::Internal("not a list")),
     }

@@ -6,7 +6,8 @@
 //! Result: `supportedVersions`, `capabilities` (`tools`, with `listChanged: true` when list
 //! changes are announced; `prompts`, `resources` and `completions` when the catalog offers
 //! them; and `extensions["io.modelcontextprotocol/tasks"] = {}`, never a legacy
-//! `capabilities.tasks`),
+//! `capabilities.tasks`; `extensions["io.modelcontextprotocol/skills"] = {"directoryRead":
+//! true}` when the catalog has a skill),
 //! `ttlMs`, `cacheScope: "public"`, optional `instructions` and the serverInfo `_meta`.
 
 use serde_json::{json, Value};
@@ -23,7 +24,10 @@ pub(crate) fn handle(d: &Shared, id: &Value) -> McpResponse {
     } else {
         json!({})
     };
-    let mut capabilities = json!({"tools": tools, "extensions": { TASKS_EXTENSION: {} }});
+    let catalog = d.runtime.catalog();
+    let mut extensions = tasks_core::catalog::extensions(|feature| catalog.offers(feature));
+    extensions.insert(TASKS_EXTENSION.into(), json!({}));
+    let mut capabilities = json!({"tools": tools, "extensions": extensions});
     if let Some(object) = capabilities.as_object_mut() {
         object.extend(d.feature_capabilities());
     }

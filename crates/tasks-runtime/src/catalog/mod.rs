@@ -14,17 +14,26 @@
 //! | `resources/read` | the static resource of that URI, else the first template covering it; neither, or a reader answering [`ReadError::NotFound`] or no contents: -32602 `Resource not found` with `data.uri` |
 //! | `prompts/get` | -32602 `Unknown prompt`; then the arguments checked ([`Prompt::check_arguments`]); then the handler's messages, or its input round |
 //! | `completion/complete` | -32602 for an unknown prompt or template, or an argument it does not have; an argument without a completer has no suggestions |
+//! | `skills/list` | a page of skill entries ([`Skill::to_entry`]) |
+//! | `skills/get` | the entry of the skill whose `SKILL.md` is `uri`, else -32602 `Skill not found` with `data.uri` |
+//! | `resources/directory/read` | a page of the direct children of a directory of the skills ([`tasks_core::skill::children`]): files with their `mimeType` and `size`, subdirectories as `inode/directory`; else -32602 `Not a directory resource` with `data.uri` |
+//!
+//! Skills are resources too: `resources/list` lists each skill's `SKILL.md` after the static
+//! resources (named and described by its frontmatter), and `resources/read` reads every file of
+//! every skill (a static resource of the same URI first, a template last).
 
 mod completion;
 mod prompt;
 mod resource;
+mod skill;
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use tasks_core::catalog::{CompletionRef, CompletionRequest};
 use tasks_core::cursor::{page, DEFAULT_PAGE_SIZE};
 use tasks_core::exchange::SyncOutcome;
+use tasks_core::skill::{Child, DIRECTORY_MIME_TYPE};
 use tasks_core::{Feature, JsonObject, JsonRpcError, McpError};
 
 pub use completion::{Completer, Completion};
@@ -32,6 +41,8 @@ pub use prompt::{Prompt, PromptArgument, PromptMessage, PromptResult, Role};
 pub use resource::{
     Body, ReadError, ReadFuture, ReadRequest, Resource, ResourceContents, ResourceTemplate,
 };
+pub use skill::{Skill, SkillDirError};
+pub use tasks_core::skill::SkillError;
 
 use crate::scope::Principal;
 use crate::sync::{Handler, HandlerEnd, SyncCall};
@@ -42,6 +53,7 @@ pub struct Catalog {
     prompts: Vec<Arc<Prompt>>,
     resources: Vec<Arc<Resource>>,
     templates: Vec<Arc<ResourceTemplate>>,
+    skills: Vec<Arc<Skill>>,
     page_size: Option<usize>,
 }
 
@@ -54,6 +66,8 @@ pub enum CatalogList {
     Resources,
     /// `resources/templates/list`: `{"resourceTemplates": [...]}`.
     Templates,
+    /// `skills/list`: `{"skills": [...]}`.
+    Skills,
 }
 
 impl Catalog {
@@ -90,6 +104,16 @@ impl Catalog {
         });
     }
 
+    /// Adds `skill`, replacing one of the same URI in place.
+    pub fn add_skill(&mut self, skill: Skill) {
+        replace_or_push(&mut self.skills, Arc::new(skill), |a, b| a.uri() == b.uri());
+    }
+
+    /// Removes the skill whose `SKILL.md` is `uri`; whether it was there.
+    pub fn remove_skill(&mut self, uri: &str) -> bool {
+        remove(&mut self.skills, |s| s.uri() == uri)
+    }
+
     /// Removes prompt `name`; whether it was there.
     pub fn remove_prompt(&mut self, name: &str) -> bool {
         remove(&mut self.prompts, |p| p.name() == name)
@@ -106,13 +130,17 @@ impl Catalog {
     }
 
     /// Whether the server offers `feature`: prompts when it has one, resources when it has a
-    /// resource or a template, completion when it has a prompt or a template (whose arguments
-    /// a client may complete).
+    /// resource, a template or a skill (whose files are resources), completion when it has a
+    /// prompt or a template (whose arguments a client may complete), the Skills extension when
+    /// it has a skill.
     pub fn offers(&self, feature: Feature) -> bool {
         match feature {
             Feature::Prompts => !self.prompts.is_empty(),
-            Feature::Resources => !self.resources.is_empty() || !self.templates.is_empty(),
+            Feature::Resources => {
+                !self.resources.is_empty() || !self.templates.is_empty() || !self.skills.is_empty()
+            }
             Feature::Completions => !self.prompts.is_empty() || !self.templates.is_empty(),
+            Feature::Skills => !self.skills.is_empty(),
         }
     }
 
@@ -140,8 +168,9 @@ impl Catalog {
         let size = self.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
         let len = match list {
             CatalogList::Prompts => self.prompts.len(),
-            CatalogList::Resources => self.resources.len(),
+            CatalogList::Resources => self.resources.len() + self.skills.len(),
             CatalogList::Templates => self.templates.len(),
+            CatalogList::Skills => self.skills.len(),
         };
         let page = page(len, cursor, size)?;
         let range = page.range;
@@ -152,11 +181,21 @@ impl Catalog {
             ),
             CatalogList::Resources => (
                 "resources",
-                self.resources[range].iter().map(|r| r.to_json()).collect(),
+                self.resources
+                    .iter()
+                    .map(|r| r.to_json())
+                    .chain(self.skills.iter().map(|s| s.to_resource()))
+                    .skip(range.start)
+                    .take(range.len())
+                    .collect(),
             ),
             CatalogList::Templates => (
                 "resourceTemplates",
                 self.templates[range].iter().map(|t| t.to_json()).collect(),
+            ),
+            CatalogList::Skills => (
+                "skills",
+                self.skills[range].iter().map(|s| s.to_entry()).collect(),
             ),
         };
         let mut result = JsonObject::new();
@@ -183,6 +222,8 @@ impl Catalog {
         };
         let read = if let Some(resource) = self.resources.iter().find(|r| r.uri() == uri) {
             resource.read(request)
+        } else if let Some(file) = self.skills.iter().find_map(|s| s.file_of(uri)) {
+            return Ok(contents_result(&[file.contents()]));
         } else {
             let Some((template, variables)) = self
                 .templates
@@ -195,15 +236,69 @@ impl Catalog {
             template.read(request)
         };
         match read.await {
-            Ok(contents) if !contents.is_empty() => {
-                let contents: Vec<Value> = contents.iter().map(ResourceContents::to_json).collect();
-                let mut result = JsonObject::new();
-                result.insert("contents".into(), Value::Array(contents));
-                Ok(result)
-            }
+            Ok(contents) if !contents.is_empty() => Ok(contents_result(&contents)),
             Ok(_) | Err(ReadError::NotFound) => Err(McpError::UnknownResource(uri.to_owned())),
             Err(ReadError::Rpc(error)) => Err(rpc_error(error)),
         }
+    }
+
+    /// `skills/get` of `uri`: `{"skill": <entry>}` ([`Skill::to_entry`]).
+    ///
+    /// # Errors
+    /// -32602 `Skill not found` ([`McpError::UnknownSkill`]) when no skill's `SKILL.md` is
+    /// `uri`.
+    pub fn get_skill(&self, uri: &str) -> Result<JsonObject, McpError> {
+        let skill = self
+            .skills
+            .iter()
+            .find(|s| s.uri() == uri)
+            .ok_or_else(|| McpError::UnknownSkill(uri.to_owned()))?;
+        let mut result = JsonObject::new();
+        result.insert("skill".into(), skill.to_entry());
+        Ok(result)
+    }
+
+    /// `resources/directory/read` of `uri` from `cursor`: `{"resources": [...],
+    /// "nextCursor"?}`, the directory's direct children in URI order (files with `name`,
+    /// `mimeType` and `size`; subdirectories with `mimeType: "inode/directory"`).
+    ///
+    /// # Errors
+    /// -32602 `Not a directory resource` ([`McpError::NotADirectory`]) when `uri` is no
+    /// directory of the skills; -32602 `Invalid cursor`.
+    pub fn read_directory(&self, uri: &str, cursor: Option<&str>) -> Result<JsonObject, McpError> {
+        let files = self.skills.iter().flat_map(|s| s.files());
+        let children = tasks_core::skill::children(uri, files.map(|f| f.uri.as_str()))
+            .ok_or_else(|| McpError::NotADirectory(uri.to_owned()))?;
+        let page = page(
+            children.len(),
+            cursor,
+            self.page_size.unwrap_or(DEFAULT_PAGE_SIZE),
+        )?;
+        let items: Vec<Value> = children[page.range]
+            .iter()
+            .map(|child| match child {
+                Child::File(uri) => {
+                    let file = self.skills.iter().find_map(|s| s.file_of(uri));
+                    json!({
+                        "uri": uri,
+                        "name": child.name(),
+                        "mimeType": file.map(|f| f.mime_type.as_str()),
+                        "size": file.map(|f| f.size()),
+                    })
+                }
+                Child::Directory(uri) => json!({
+                    "uri": uri,
+                    "name": child.name(),
+                    "mimeType": DIRECTORY_MIME_TYPE,
+                }),
+            })
+            .collect();
+        let mut result = JsonObject::new();
+        result.insert("resources".into(), Value::Array(items));
+        if let Some(next) = page.next_cursor {
+            result.insert("nextCursor".into(), Value::from(next));
+        }
+        Ok(result)
     }
 
     /// Completes `request`: `{"completion": {...}}`.
@@ -266,6 +361,14 @@ pub async fn render_prompt(prompt: &Prompt, call: SyncCall) -> SyncOutcome {
         Err(HandlerEnd::Tool(message)) => SyncOutcome::Error(JsonRpcError::internal(message)),
         Err(HandlerEnd::Outcome(outcome)) => outcome,
     }
+}
+
+/// `{"contents": [...]}`.
+fn contents_result(contents: &[ResourceContents]) -> JsonObject {
+    let contents: Vec<Value> = contents.iter().map(ResourceContents::to_json).collect();
+    let mut result = JsonObject::new();
+    result.insert("contents".into(), Value::Array(contents));
+    result
 }
 
 /// A reader's own JSON-RPC error as an [`McpError`] the transport answers: -32602 keeps its
@@ -338,5 +441,92 @@ mod tests {
         assert_eq!(listed["resources"][0]["name"], "again");
         assert!(catalog.remove_resource("r://empty"));
         assert!(!catalog.remove_resource("r://empty"));
+    }
+
+    #[tokio::test]
+    async fn skills_are_listed_got_read_and_browsed_as_directories() {
+        let md = |name: &str| format!("---\nname: {name}\ndescription: About {name}\n---\nBody");
+        let mut catalog = Catalog::new().with_page_size(2);
+        catalog.add_resource(Resource::text("r://plain", "plain", "text/plain", "p"));
+        catalog.add_skill(
+            Skill::new("acme/refunds", md("refunds"))
+                .unwrap()
+                .file("templates/a.md", "A")
+                .unwrap()
+                .file("templates/eu/b.md", "B")
+                .unwrap(),
+        );
+        catalog.add_skill(Skill::new("git", md("git")).unwrap());
+        assert!(catalog.offers(Feature::Skills));
+
+        // resources/list: the static resource, then each SKILL.md, two to a page.
+        let first = catalog.list(CatalogList::Resources, None).unwrap();
+        let uris = |page: &JsonObject| -> Vec<String> {
+            page["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["uri"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        assert_eq!(uris(&first), ["r://plain", "skill://acme/refunds/SKILL.md"]);
+        let next = first["nextCursor"].as_str().unwrap();
+        let second = catalog.list(CatalogList::Resources, Some(next)).unwrap();
+        assert_eq!(uris(&second), ["skill://git/SKILL.md"]);
+        assert_eq!(second["resources"][0]["description"], "About git");
+
+        let skills = catalog.list(CatalogList::Skills, None).unwrap();
+        assert_eq!(
+            skills["skills"][0]["resources"].as_array().unwrap().len(),
+            3
+        );
+        assert!(skills.get("nextCursor").is_none());
+        let got = catalog.get_skill("skill://git/SKILL.md").unwrap();
+        assert_eq!(got["skill"]["frontmatter"]["name"], "git");
+        for unknown in [
+            "skill://git",
+            "skill://acme/refunds/templates/a.md",
+            "skill://nope/SKILL.md",
+        ] {
+            assert_eq!(
+                catalog.get_skill(unknown),
+                Err(McpError::UnknownSkill(unknown.into()))
+            );
+        }
+
+        let read = catalog
+            .read("skill://acme/refunds/templates/eu/b.md", None)
+            .await
+            .unwrap();
+        assert_eq!(read["contents"][0]["text"], "B");
+        assert_eq!(read["contents"][0]["mimeType"], "text/markdown");
+
+        let root = catalog
+            .read_directory("skill://acme/refunds", None)
+            .unwrap();
+        assert_eq!(
+            Value::Object(root),
+            json!({"resources": [
+                {"uri": "skill://acme/refunds/SKILL.md", "name": "SKILL.md",
+                 "mimeType": "text/markdown", "size": md("refunds").len()},
+                {"uri": "skill://acme/refunds/templates", "name": "templates",
+                 "mimeType": "inode/directory"},
+            ]})
+        );
+        let prefix = catalog.read_directory("skill://acme", None).unwrap();
+        assert_eq!(prefix["resources"][0]["uri"], "skill://acme/refunds");
+        for not_a_directory in [
+            "skill://acme/refunds/SKILL.md",
+            "skill://acme/ref",
+            "r://plain",
+            "skill://acme/",
+        ] {
+            assert_eq!(
+                catalog.read_directory(not_a_directory, None),
+                Err(McpError::NotADirectory(not_a_directory.into()))
+            );
+        }
+        assert!(catalog.remove_skill("skill://git/SKILL.md"));
+        assert!(catalog.read("skill://git/SKILL.md", None).await.is_err());
     }
 }

@@ -17,9 +17,10 @@
 //! | [`mrtr`] | MRTR `requestState`: signed, request-bound, expiring; idempotent retry task ids |
 //! | [`canonical`] | a canonical byte encoding of JSON values for hashing: key order and number spelling do not matter |
 //! | [`call`] | planning a `tools/call`: the normative step order, run now or create a task |
-//! | [`catalog`] | the requests of prompts, resources and completion, validated |
+//! | [`catalog`] | the requests of prompts, resources, completion and skills, validated |
 //! | [`cursor`] | pagination: opaque cursors and pages of list results |
 //! | [`uri_template`] | resource templates: which URIs a `uriTemplate` covers, and its variables |
+//! | [`skill`] | the Skills extension: `SKILL.md` frontmatter, names, paths, digests, limits, directory children |
 //! | [`plan`] | the request planner: a message in, a [`plan::Plan`] out (reject, accept, or the action to run) |
 //! | [`protocol`] | protocol constants: revision, extension id, `_meta` keys |
 //! | [`id`] | [`TaskId`]: non-empty, at most 256 bytes |

@@ -163,9 +163,9 @@ pub use service::{McpHandle, McpService};
 /// runtime uses.
 pub use schemars;
 
-/// Prompts, resources and completion beside tools ([`tasks_runtime::catalog`], re-exported):
-/// register them with [`ServerBuilder::prompt`], [`ServerBuilder::resource`] and
-/// [`ServerBuilder::resource_template`].
+/// Prompts, resources, completion and skills beside tools ([`tasks_runtime::catalog`],
+/// re-exported): register them with [`ServerBuilder::prompt`], [`ServerBuilder::resource`],
+/// [`ServerBuilder::resource_template`] and [`ServerBuilder::skill`].
 pub mod catalog {
     pub use tasks_runtime::catalog::*;
 }

@@ -27,6 +27,8 @@ mod prompt;
 mod resource;
 mod skill;
 
+use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -41,6 +43,7 @@ pub use prompt::{Prompt, PromptArgument, PromptMessage, PromptResult, Role};
 pub use resource::{
     Body, ReadError, ReadFuture, ReadRequest, Resource, ResourceContents, ResourceTemplate,
 };
+use skill::SkillFile;
 pub use skill::{Skill, SkillDirError};
 pub use tasks_core::skill::SkillError;
 
@@ -54,6 +57,9 @@ pub struct Catalog {
     resources: Vec<Arc<Resource>>,
     templates: Vec<Arc<ResourceTemplate>>,
     skills: Vec<Arc<Skill>>,
+    /// Every file of every skill by URI, for reads and directory listings in O(log n) (the
+    /// first skill registered with a URI serves it, when nested skills share files).
+    skill_files: BTreeMap<String, Arc<SkillFile>>,
     page_size: Option<usize>,
 }
 
@@ -107,11 +113,23 @@ impl Catalog {
     /// Adds `skill`, replacing one of the same URI in place.
     pub fn add_skill(&mut self, skill: Skill) {
         replace_or_push(&mut self.skills, Arc::new(skill), |a, b| a.uri() == b.uri());
+        self.index_skill_files();
     }
 
     /// Removes the skill whose `SKILL.md` is `uri`; whether it was there.
     pub fn remove_skill(&mut self, uri: &str) -> bool {
-        remove(&mut self.skills, |s| s.uri() == uri)
+        let removed = remove(&mut self.skills, |s| s.uri() == uri);
+        self.index_skill_files();
+        removed
+    }
+
+    fn index_skill_files(&mut self) {
+        self.skill_files.clear();
+        for file in self.skills.iter().flat_map(|s| s.files()) {
+            self.skill_files
+                .entry(file.uri.clone())
+                .or_insert_with(|| file.clone());
+        }
     }
 
     /// Removes prompt `name`; whether it was there.
@@ -222,7 +240,7 @@ impl Catalog {
         };
         let read = if let Some(resource) = self.resources.iter().find(|r| r.uri() == uri) {
             resource.read(request)
-        } else if let Some(file) = self.skills.iter().find_map(|s| s.file_of(uri)) {
+        } else if let Some(file) = self.skill_files.get(uri) {
             return Ok(contents_result(&[file.contents()]));
         } else {
             let Some((template, variables)) = self
@@ -266,8 +284,13 @@ impl Catalog {
     /// -32602 `Not a directory resource` ([`McpError::NotADirectory`]) when `uri` is no
     /// directory of the skills; -32602 `Invalid cursor`.
     pub fn read_directory(&self, uri: &str, cursor: Option<&str>) -> Result<JsonObject, McpError> {
-        let files = self.skills.iter().flat_map(|s| s.files());
-        let children = tasks_core::skill::children(uri, files.map(|f| f.uri.as_str()))
+        let prefix = format!("{uri}/");
+        let under = self
+            .skill_files
+            .range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
+            .map(|(file, _)| file.as_str())
+            .take_while(|file| file.starts_with(&prefix));
+        let children = tasks_core::skill::children(uri, under)
             .ok_or_else(|| McpError::NotADirectory(uri.to_owned()))?;
         let page = page(
             children.len(),
@@ -278,7 +301,7 @@ impl Catalog {
             .iter()
             .map(|child| match child {
                 Child::File(uri) => {
-                    let file = self.skills.iter().find_map(|s| s.file_of(uri));
+                    let file = self.skill_files.get(uri);
                     json!({
                         "uri": uri,
                         "name": child.name(),

@@ -256,6 +256,7 @@ impl Skill {
     }
 
     /// Its file of `uri`, if it has one.
+    #[cfg(test)]
     pub(crate) fn file_of(&self, uri: &str) -> Option<&Arc<SkillFile>> {
         self.files.iter().find(|f| f.uri == uri)
     }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::legacy::{in_session, legacy_result, open};
+use common::legacy::{answer, in_session, legacy_result, open};
 use common::*;
 use serde_json::{json, Value};
 use tasks_http::prelude::*;
@@ -567,4 +567,64 @@ async fn skills_are_listed_got_and_browsed_on_2026_and_not_in_a_2025_session() {
             .await
             .error(404, -32601, "Method not found");
     }
+}
+
+#[tokio::test]
+async fn a_prompt_asks_for_input_on_a_2025_sessions_stream_and_renders_with_the_answer() {
+    let d = dispatcher_with(None);
+    let session = open(&d).await;
+    let mut stream = in_session(&session, "prompts/get")
+        .param("name", json!("ask"))
+        .id(json!(9))
+        .send(&d)
+        .await
+        .into_stream();
+    let request = next_message(&mut stream).await;
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"]["message"], "Which topic?");
+    let reply = answer(
+        &session,
+        json!({"jsonrpc": "2.0", "id": request["id"],
+               "result": {"action": "accept", "content": {"topic": "rust"}}}),
+    )
+    .send(&d)
+    .await;
+    assert_eq!(reply.status, 202);
+    let done = next_message(&mut stream).await;
+    assert_eq!(done["id"], 9);
+    assert_eq!(
+        done["result"]["messages"][0]["content"],
+        json!({"type": "text", "text": "Talk about rust"})
+    );
+    assert!(done["result"].get("resultType").is_none(), "{done}");
+
+    // A client that answers the question with an error gets -32603 naming it.
+    let mut stream = in_session(&session, "prompts/get")
+        .param("name", json!("ask"))
+        .id(json!(10))
+        .send(&d)
+        .await
+        .into_stream();
+    let request = next_message(&mut stream).await;
+    answer(
+        &session,
+        json!({"jsonrpc": "2.0", "id": request["id"],
+               "error": {"code": -32601, "message": "no elicitation here"}}),
+    )
+    .send(&d)
+    .await;
+    let done = next_message(&mut stream).await;
+    assert_eq!(done["id"], 10);
+    assert_eq!(done["error"]["code"], -32603);
+    assert_eq!(
+        done["error"]["message"],
+        "The client refused input request topic (JSON-RPC error -32601)"
+    );
+    // An unknown prompt is still answered at once.
+    let unknown = in_session(&session, "prompts/get")
+        .param("name", json!("nope"))
+        .send(&d)
+        .await
+        .json();
+    assert_eq!(unknown["error"]["code"], -32602);
 }

@@ -1,31 +1,36 @@
-//! A `tools/call` run now on a 2025 session: progress and log notifications and the tool's
-//! input requests travel on the POST's SSE stream, and the client POSTs its answers back.
+//! A `tools/call` or a `prompts/get` run now on a 2025 session: progress and log notifications
+//! and the handler's input requests travel on the POST's SSE stream, and the client POSTs its
+//! answers back.
 //!
 //! MCP 2025-11-25 transports, "Sending Messages to the Server": on the SSE stream of a request
 //! the server may send requests and notifications related to it before the response. An input
-//! request of the tool (elicitation, sampling, roots: [`ToolContext::input`]) becomes a
+//! request of the handler (elicitation, sampling, roots: [`ToolContext::input`]) becomes a
 //! JSON-RPC request with a fresh id of the session's own id space; the client's answer
-//! (matched by id, HTTP 202) is handed to the tool, which runs again with every answer so far
-//! (the same replay as an MRTR round of 2026-07-28), until it completes. The answer is one JSON
-//! body when the tool finishes before sending anything, else the stream ends with it.
+//! (matched by id, HTTP 202) is handed to the handler, which runs again with every answer so
+//! far (the same replay as an MRTR round of 2026-07-28), until it completes. The answer is one
+//! JSON body when the handler finishes before sending anything, else the stream ends with it.
 //!
 //! The call stops, and its stream ends without a response, when the client closes the stream,
 //! sends `notifications/cancelled` for it, or the session ends. A client that answers an
-//! input request with a JSON-RPC error gets a tool error result naming the error code.
+//! input request with a JSON-RPC error gets, for a tool, a tool error result naming the error
+//! code; for a prompt, which has no error result, a -32603 error saying the same.
 //!
 //! [`ToolContext::input`]: tasks_runtime::ToolContext::input
 
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use serde_json::Value;
 use tasks_core::sessions::wire::session_result;
 use tasks_core::sessions::SessionCall;
 use tasks_core::{JsonObject, JsonRpcError};
+use tasks_runtime::catalog::{render_prompt, Prompt};
 use tasks_runtime::{error_result, run_sync, Notifier, SyncCall, SyncOutcome, Tool};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::frames::{ask, respond, Frame, Start};
+use super::frames::{ask, respond, Frame, Refused, Start};
 use super::sessions::{InFlight, Session};
 use crate::methods::sync_call::notification_frame;
 use crate::response::{error_bytes, result_bytes, McpResponse};
@@ -45,40 +50,116 @@ pub(crate) async fn run(
     if let Some(result) = call.invalid_arguments {
         return McpResponse::result(&id, &result);
     }
+    let rounds = Rounds {
+        arguments: call.arguments,
+        progress_token: call.progress_token,
+        refused: |id: &Value, refused: Refused| {
+            let result = error_result(format!(
+                "The client refused input request {} (JSON-RPC error {})",
+                refused.key, refused.code
+            ));
+            result_bytes(id, &result)
+        },
+        what: "Tool",
+    };
+    let handler = move |sync| {
+        let tool = tool.clone();
+        async move { run_sync(&tool, sync).await }
+    };
+    start(session, id, rounds, handler, in_flight).await
+}
+
+/// Renders `prompt` (its arguments checked) for request `id` on `session`, its input requests
+/// asked on the stream like a tool's, and builds the response.
+pub(crate) async fn run_prompt(
+    session: Arc<Session>,
+    id: Value,
+    prompt: Prompt,
+    arguments: JsonObject,
+    in_flight: InFlight,
+) -> McpResponse {
+    let rounds = Rounds {
+        arguments,
+        progress_token: None,
+        refused: |id: &Value, refused: Refused| {
+            let error = JsonRpcError::internal(format!(
+                "The client refused input request {} (JSON-RPC error {})",
+                refused.key, refused.code
+            ));
+            error_bytes(Some(id), &error)
+        },
+        what: "Prompt",
+    };
+    let prompt = Arc::new(prompt);
+    let handler = move |sync| {
+        let prompt = prompt.clone();
+        async move { render_prompt(&prompt, sync).await }
+    };
+    start(session, id, rounds, handler, in_flight).await
+}
+
+/// What a synchronous request's rounds need beside its handler.
+struct Rounds {
+    /// The request's arguments, the same in every round.
+    arguments: JsonObject,
+    /// Its progress token, if it asked for progress.
+    progress_token: Option<Value>,
+    /// The final answer to request `id` when the client refuses an input request: a tool's
+    /// error result, a prompt's -32603.
+    refused: fn(&Value, Refused) -> Bytes,
+    /// "Tool" or "Prompt", for the error after [`MAX_INPUT_ROUNDS`].
+    what: &'static str,
+}
+
+async fn start<H, Fut>(
+    session: Arc<Session>,
+    id: Value,
+    rounds: Rounds,
+    handler: H,
+    in_flight: InFlight,
+) -> McpResponse
+where
+    H: Fn(SyncCall) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = SyncOutcome> + Send + 'static,
+{
     let cancel = in_flight.token.clone();
     respond(cancel.clone(), Start::FirstFrame, move |tx| {
-        drive(session, id, tool, call, tx, cancel, in_flight)
+        drive(session, id, rounds, handler, tx, cancel, in_flight)
     })
     .await
 }
 
-async fn drive(
+async fn drive<H, Fut>(
     session: Arc<Session>,
     id: Value,
-    tool: Arc<Tool>,
-    call: SessionCall<Arc<Tool>>,
+    rounds: Rounds,
+    handler: H,
     tx: mpsc::Sender<Frame>,
     cancel: CancellationToken,
     _in_flight: InFlight,
-) {
+) where
+    H: Fn(SyncCall) -> Fut,
+    Fut: std::future::Future<Output = SyncOutcome>,
+{
+    let progress_token = rounds.progress_token.as_ref();
     let mut answers = JsonObject::new();
     for _round in 0..MAX_INPUT_ROUNDS {
         let (notifier, mut notifications) =
-            Notifier::channel(call.progress_token.is_some(), session.log_level());
-        let sync = SyncCall::new(call.arguments.clone())
+            Notifier::channel(progress_token.is_some(), session.log_level());
+        let sync = SyncCall::new(rounds.arguments.clone())
             .with_input_responses((!answers.is_empty()).then(|| answers.clone()))
             .with_client_capabilities(session.client_capabilities.clone())
             .with_principal(session.principal.clone())
             .with_notifier(Some(notifier))
             .with_cancel(cancel.clone());
-        let run = run_sync(&tool, sync);
+        let run = handler(sync);
         tokio::pin!(run);
         let outcome = loop {
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => return,
                 Some(n) = notifications.recv() => {
-                    let frame = notification_frame(n, call.progress_token.as_ref());
+                    let frame = notification_frame(n, progress_token);
                     if tx.send(Frame::Message(frame)).await.is_err() {
                         return;
                     }
@@ -87,7 +168,7 @@ async fn drive(
             }
         };
         while let Ok(n) = notifications.try_recv() {
-            let frame = notification_frame(n, call.progress_token.as_ref());
+            let frame = notification_frame(n, progress_token);
             if tx.send(Frame::Message(frame)).await.is_err() {
                 return;
             }
@@ -108,16 +189,12 @@ async fn drive(
         match ask(&session, asked, None, &tx, &cancel).await {
             Some(Ok(new_answers)) => answers.extend(new_answers),
             Some(Err(refused)) => {
-                let result = error_result(format!(
-                    "The client refused input request {} (JSON-RPC error {})",
-                    refused.key, refused.code
-                ));
-                let _ = tx.send(Frame::Final(result_bytes(&id, &result))).await;
+                let _ = tx.send(Frame::Final((rounds.refused)(&id, refused))).await;
                 return;
             }
             None => return,
         }
     }
-    let error = JsonRpcError::internal("Tool asked for input too many times");
+    let error = JsonRpcError::internal(format!("{} asked for input too many times", rounds.what));
     let _ = tx.send(Frame::Final(error_bytes(Some(&id), &error))).await;
 }

@@ -39,6 +39,7 @@ use http::request::Parts;
 use http::HeaderMap;
 use serde_json::Value;
 use tasks_core::admission::Message;
+use tasks_core::catalog::CatalogRequest;
 use tasks_core::input::missing_capabilities;
 use tasks_core::listen::ListKind;
 use tasks_core::sessions::tasks::SessionTaskView;
@@ -208,6 +209,22 @@ async fn run(
         SessionAction::GetTask(task) => tasks::get(d, &session, &id, &task).await,
         SessionAction::CancelTask(task) => tasks::cancel(d, &scope, &id, &task).await,
         SessionAction::ListTasks(after) => tasks::list(d, &scope, &id, after.as_ref()).await,
+        SessionAction::Catalog(CatalogRequest::GetPrompt(request)) => {
+            match crate::methods::catalog::find_prompt(&d.runtime.catalog(), &request) {
+                Ok(prompt) => match session.serve(&id) {
+                    Ok(in_flight) => Ok(call::run_prompt(
+                        session,
+                        id.clone(),
+                        prompt,
+                        request.arguments,
+                        in_flight,
+                    )
+                    .await),
+                    Err(error) => Err(error),
+                },
+                Err(error) => Err(error),
+            }
+        }
         SessionAction::Catalog(request) => {
             let caller = Caller {
                 scope: scope.clone(),

@@ -11,14 +11,14 @@
 //! reader may answer by caller. `resources/directory/read` (Skills extension) is not
 //! cacheable: it carries neither. A `prompts/get` runs like a synchronous tool call: its handler may ask for input,
 //! answered by a retry of the same request ([`sync_call`]). A 2025 session gets the bare
-//! results, and a prompt that asks for input there is -32603 (2025 sessions have no input
-//! rounds for prompts).
+//! results, and a prompt there asks for input on the request's stream as a tool does
+//! (`legacy::call`).
 
 use http::HeaderMap;
 use serde_json::Value;
 use std::sync::Arc;
 use tasks_core::catalog::{CatalogRequest, PromptRequest};
-use tasks_core::exchange::{StateIssuer, SyncExchange, SyncOutcome, SyncRequest};
+use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest};
 use tasks_core::sessions::wire::session_result;
 use tasks_core::wire::CacheScope;
 use tasks_core::{JsonObject, McpError, Method, RequestMeta, Timestamp};
@@ -82,21 +82,7 @@ pub(crate) async fn handle_session(
 ) -> Result<McpResponse, McpError> {
     let catalog = d.runtime.catalog();
     let result = match request {
-        CatalogRequest::GetPrompt(prompt) => {
-            let found = find_prompt(&catalog, &prompt)?;
-            let call = SyncCall::new(prompt.arguments).with_principal(caller.principal.clone());
-            match render_prompt(&found, call).await {
-                SyncOutcome::Complete(result) => result,
-                SyncOutcome::Error(error) => {
-                    return Ok(McpResponse::session_error(id, &error));
-                }
-                SyncOutcome::InputRequired(_) => {
-                    return Err(McpError::Internal(
-                        "The prompt needs input, which a 2025 session cannot give it",
-                    ))
-                }
-            }
-        }
+        // `prompts/get` runs on the session's stream (`legacy::call::run_prompt`), not here.
         CatalogRequest::Complete(complete) => catalog.complete(&complete)?,
         CatalogRequest::ReadResource { uri } => {
             catalog.read(&uri, caller.principal.clone()).await?
@@ -126,7 +112,10 @@ fn bare_list(catalog: &Catalog, request: &CatalogRequest) -> Result<JsonObject, 
 }
 
 /// The prompt a `prompts/get` names, its arguments checked.
-fn find_prompt(catalog: &Catalog, request: &PromptRequest) -> Result<Prompt, McpError> {
+///
+/// # Errors
+/// -32602 `Unknown prompt`; the argument check's -32602 ([`Prompt::check_arguments`]).
+pub(crate) fn find_prompt(catalog: &Catalog, request: &PromptRequest) -> Result<Prompt, McpError> {
     let prompt = catalog
         .prompt(&request.name)
         .map(|p| Prompt::clone(p))

@@ -566,6 +566,11 @@ async fn resources_are_listed_read_and_completed() {
             "test://static-binary  static-binary, image/png — A static binary resource: a 1x1 PNG",
             "test://watched-resource  watched-resource, text/plain — A resource whose updates \
              test_update_watched_resource announces",
+            // Each skill's SKILL.md is a listed resource too (Skills extension).
+            "skill://conformance/report-writing/SKILL.md  report-writing, text/markdown, 378 \
+             bytes — Write a short status report from a task's result, in the house style",
+            "skill://git-workflow/SKILL.md  git-workflow, text/markdown, 169 bytes — Branch, \
+             commit and merge the way this project does",
             "test://template/{id}/data  template-data, application/json, template — Data for \
              one id, read from the URI",
         ]

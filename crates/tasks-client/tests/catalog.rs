@@ -227,6 +227,17 @@ async fn resources_and_templates_are_listed_and_read_as_text_or_bytes() {
                 "watched-resource",
                 Some("text/plain")
             ),
+            // Each skill's SKILL.md is a listed resource too (Skills extension).
+            (
+                "skill://conformance/report-writing/SKILL.md",
+                "report-writing",
+                Some("text/markdown")
+            ),
+            (
+                "skill://git-workflow/SKILL.md",
+                "git-workflow",
+                Some("text/markdown")
+            ),
         ]
     );
     assert_eq!(

@@ -1,7 +1,11 @@
 //! Prompts, resources and completion through the client against the fixture over real HTTP:
 //! lists followed across pages with their caching hints, prompts rendered (and one that asks
 //! for input first, answered by the input handler in an MRTR round), text and binary reads,
-//! completions, the server's refusals with their codes, and a server without these features.
+//! completions, the server's refusals with their codes, and a server without these features;
+//! the Skills extension in [`skills`].
+
+#[path = "catalog/skills.rs"]
+mod skills;
 
 use std::sync::{Arc, Mutex};
 

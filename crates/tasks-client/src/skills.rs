@@ -24,9 +24,9 @@
 //! that has it declares `capabilities.extensions["io.modelcontextprotocol/skills"]` in its
 //! `server/discover` result ([`Client::discover`]; [`SKILLS_EXTENSION`]).
 //!
-//! Source: the Skills extension specification, sections "Methods", "Integrity and
-//! Verification" and "Directory resources"
-//! (<https://github.com/modelcontextprotocol/ext-skills/blob/main/specification/stable/skills.mdx>).
+//! Source: the Skills extension specification (the methods `skills/list`, `skills/get` and
+//! `resources/directory/read`; the checks from its section "Integrity and Verification"):
+//! <https://github.com/modelcontextprotocol/ext-skills/blob/main/specification/stable/skills.mdx>.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

@@ -24,6 +24,9 @@ pub(crate) enum Exit {
     Unreachable = 7,
     /// `--timeout` passed.
     Timeout = 8,
+    /// A skill's file did not match the skill's entry (Skills extension, "Integrity and
+    /// Verification").
+    Unverified = 9,
     /// A second Ctrl-C while waiting.
     Interrupted = 130,
 }
@@ -68,6 +71,7 @@ impl Exit {
             ClientError::Deadline => Exit::Timeout,
             ClientError::InvalidArgument(_) => Exit::Usage,
             ClientError::NoHandler { .. } | ClientError::Input(_) => Exit::InputNeeded,
+            ClientError::Verification { .. } => Exit::Unverified,
             _ => Exit::Unreachable,
         }
     }

@@ -11,6 +11,9 @@
 //! mcp-tasks resources URL
 //! mcp-tasks read URL RESOURCE_URI [--output FILE]
 //! mcp-tasks complete URL (--prompt NAME | --resource URI_TEMPLATE) ARGUMENT [VALUE]
+//! mcp-tasks skills URL
+//! mcp-tasks skill URL SKILL_URI [--read FILE [--output PATH]]
+//! mcp-tasks dir URL DIRECTORY_URI
 //! ```
 //!
 //! `--token` and `--json` go anywhere; the options that follow a task (`--poll`,
@@ -62,12 +65,14 @@ Exit codes:
        answering HTTP 429/502/503/504) for --retry-for seconds (the task may still run)
   8    --timeout passed (a task keeps running on the server), or a cancelled task had not
        ended 30 s after the cancel
+  9    `skill --read`: the file does not match the skill's entry (its size, SHA-256 digest or,
+       for SKILL.md, frontmatter differ), so nothing of it is printed or written
   130  interrupted: Ctrl-C where nothing is left to cancel (tools, get, watch, before the
        call is sent), or a second Ctrl-C
 `call`, `watch` and `cancel` exit with the task's outcome (so `cancel` exits 4, or 0 when
-the task had completed first); `get`, `tools`, `prompts`, `prompt`, `resources`, `read` and
-`complete` exit 0 when the server answered (6 when it refused, also for a server without
-prompts, resources or completion).";
+the task had completed first); `get`, `tools`, `prompts`, `prompt`, `resources`, `read`,
+`complete`, `skills`, `skill` and `dir` exit 0 when the server answered (6 when it refused,
+also for a server without prompts, resources, completion or skills).";
 
 /// A terminal client for MCP servers with the Tasks extension (MCP 2026-07-28): list tools,
 /// call one and follow it as a task, answer its questions at the prompt, cancel it with
@@ -222,6 +227,38 @@ enum Command {
         #[arg(default_value = "")]
         value: String,
     },
+    /// List the server's skills (the Skills extension), one a line: the SKILL.md's URI, the
+    /// name, how many files and bytes, and the description.
+    Skills {
+        /// The MCP endpoint, e.g. http://127.0.0.1:3000/mcp
+        url: String,
+    },
+    /// Show a skill: its frontmatter fields and its files (path, size, SHA-256 digest). With
+    /// --read, read one of its files, verified against that list first (size, digest, and
+    /// for SKILL.md its frontmatter): text is printed, binary contents described (write them
+    /// with --output); a file that does not match is exit 9.
+    Skill {
+        /// The MCP endpoint, e.g. http://127.0.0.1:3000/mcp
+        url: String,
+        /// The skill's URI, its SKILL.md's as `skills` lists it (skill://git-workflow/SKILL.md).
+        uri: String,
+        /// Read this file of the skill: its URI, or its path below the skill's directory
+        /// (references/style.md).
+        #[arg(long, value_name = "FILE")]
+        read: Option<String>,
+        /// With --read: write the file's bytes (text or binary) to PATH instead of printing
+        /// them.
+        #[arg(long, short = 'o', value_name = "PATH", requires = "read")]
+        output: Option<std::path::PathBuf>,
+    },
+    /// List a directory of skills (skill://git-workflow, or a directory below a skill's), one
+    /// entry a line: the URI, the name, and the MIME type and size, or `directory`.
+    Dir {
+        /// The MCP endpoint, e.g. http://127.0.0.1:3000/mcp
+        url: String,
+        /// The directory's URI.
+        uri: String,
+    },
 }
 
 impl Command {
@@ -237,7 +274,10 @@ impl Command {
             | Command::Prompt { .. }
             | Command::Resources { .. }
             | Command::Read { .. }
-            | Command::Complete { .. } => None,
+            | Command::Complete { .. }
+            | Command::Skills { .. }
+            | Command::Skill { .. }
+            | Command::Dir { .. } => None,
         }
     }
 
@@ -253,7 +293,10 @@ impl Command {
             | Command::Prompt { url, .. }
             | Command::Resources { url }
             | Command::Read { url, .. }
-            | Command::Complete { url, .. } => url,
+            | Command::Complete { url, .. }
+            | Command::Skills { url }
+            | Command::Skill { url, .. }
+            | Command::Dir { url, .. } => url,
         }
     }
 }
@@ -388,6 +431,9 @@ mod tests {
             "resources",
             "read",
             "complete",
+            "skills",
+            "skill",
+            "dir",
         ] {
             let text = help(command);
             assert!(
@@ -405,6 +451,32 @@ mod tests {
         assert!(
             text.contains("--output") && !text.contains("--answer"),
             "{text}"
+        );
+        let text = help("skill");
+        assert!(
+            text.contains("--read") && text.contains("--output") && !text.contains("--answer"),
+            "{text}"
+        );
+        assert!(parses(&[
+            "mcp-tasks",
+            "skill",
+            "http://h/mcp",
+            "skill://a/SKILL.md",
+            "--read",
+            "SKILL.md",
+            "-o",
+            "f"
+        ]));
+        assert!(
+            !parses(&[
+                "mcp-tasks",
+                "skill",
+                "http://h/mcp",
+                "skill://a/SKILL.md",
+                "--output",
+                "f"
+            ]),
+            "--output only with --read"
         );
         let text = help("prompt");
         assert!(

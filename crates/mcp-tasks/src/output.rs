@@ -1,12 +1,13 @@
-//! Printing results, tasks, tools, prompts and resources for people (or as raw JSON with
-//! `--json`).
+//! Printing results, tasks, tools, prompts, resources and skills for people (or as raw JSON
+//! with `--json`).
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use serde_json::{json, Value};
 use tasks_client::{
     Completion, DetailedTask, Prompt, PromptResult, ReadResult, Resource, ResourceBody,
-    ResourceTemplate, Role, ToolEntry, ToolResult,
+    ResourceContents, ResourceTemplate, Role, Skill, SkillFile, SkillResources, ToolEntry,
+    ToolResult,
 };
 use tasks_core::TaskState;
 
@@ -590,17 +591,175 @@ pub(crate) fn read(result: &ReadResult, json: bool) {
         return;
     }
     for contents in &result.contents {
-        match &contents.body {
-            ResourceBody::Text(text) => {
-                let text = clean(text);
-                out!("{}", text.strip_suffix('\n').unwrap_or(&text));
-            }
-            ResourceBody::Blob(bytes) => out!(
-                "{}",
-                binary_line(&contents.uri, contents.mime_type.as_deref(), bytes.len())
-            ),
-            _ => {}
+        item(contents);
+    }
+}
+
+/// Prints one item read: its text (a newline added when it lacks one), or for a blob a line
+/// with its type and size ([`binary_line`]).
+fn item(contents: &ResourceContents) {
+    match &contents.body {
+        ResourceBody::Text(text) => {
+            let text = clean(text);
+            out!("{}", text.strip_suffix('\n').unwrap_or(&text));
         }
+        ResourceBody::Blob(bytes) => out!(
+            "{}",
+            binary_line(&contents.uri, contents.mime_type.as_deref(), bytes.len())
+        ),
+        _ => {}
+    }
+}
+
+/// `1 file`, `3 files`.
+fn files_count(count: usize) -> String {
+    if count == 1 {
+        "1 file".to_owned()
+    } else {
+        format!("{count} files")
+    }
+}
+
+/// One skill's line: `URI  name, 3 files, 585 bytes — description` (`dynamic files` when the
+/// skill does not list them).
+fn skill_line(skill: &Skill) -> String {
+    let more = match skill.files() {
+        Some(files) => vec![
+            files_count(files.len()),
+            format!("{} bytes", skill.total_size().unwrap_or(0)),
+        ],
+        None => vec!["dynamic files".to_owned()],
+    };
+    let more: Vec<&str> = more.iter().map(String::as_str).collect();
+    resource_line(
+        &skill.uri,
+        &details(skill.name().unwrap_or("(no name)"), None, None, &more),
+        skill.description(),
+    )
+}
+
+/// Prints the skills, one line each ([`skill_line`]); with `json`, the list as the server sent
+/// its entries.
+pub(crate) fn skills(skills: &[Skill], json: bool) {
+    if json {
+        out!("{}", pretty(&skills));
+        return;
+    }
+    for skill in skills {
+        out!("{}", skill_line(skill));
+    }
+}
+
+/// A file's place in `skill`: its path below the skill's directory, or its whole URI when it
+/// is not below it.
+pub(crate) fn skill_path<'a>(skill: &Skill, uri: &'a str) -> &'a str {
+    uri.strip_prefix(skill.root_uri())
+        .and_then(|rest| rest.strip_prefix('/'))
+        .filter(|path| !path.is_empty())
+        .unwrap_or(uri)
+}
+
+/// A frontmatter value as shown: a string as it is, anything else as compact JSON.
+fn field_value(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The lines of a skill's entry: its URI; its frontmatter fields, `name` and `description`
+/// first, then the rest in name order; then `files: 3, 585 bytes` and one line per file (path,
+/// size, digest), or `files: dynamic (…)`.
+fn skill_lines(skill: &Skill) -> Vec<String> {
+    let mut lines = vec![skill.uri.clone()];
+    let first = ["name", "description"];
+    let fields = first
+        .iter()
+        .filter_map(|name| skill.frontmatter.get_key_value(*name))
+        .chain(
+            skill
+                .frontmatter
+                .iter()
+                .filter(|(name, _)| !first.contains(&name.as_str())),
+        );
+    for (name, value) in fields {
+        lines.push(format!("{name}: {}", field_value(value)));
+    }
+    match &skill.resources {
+        SkillResources::Files(files) => {
+            lines.push(format!(
+                "files: {}, {} bytes",
+                files.len(),
+                skill.total_size().unwrap_or(0)
+            ));
+            for file in files {
+                lines.push(format!(
+                    "  {}  {} bytes  {}",
+                    skill_path(skill, &file.uri),
+                    file.size,
+                    file.digest
+                ));
+            }
+        }
+        _ => lines.push("files: dynamic (not listed; what is read is not verified)".to_owned()),
+    }
+    lines
+        .into_iter()
+        .map(|line| clean(&line).into_owned())
+        .collect()
+}
+
+/// Prints a skill's entry ([`skill_lines`]); with `json`, the entry as the server sent it.
+pub(crate) fn skill(skill: &Skill, json: bool) {
+    if json {
+        out!("{}", pretty(skill));
+        return;
+    }
+    for line in skill_lines(skill) {
+        out!("{line}");
+    }
+}
+
+/// Prints a skill's file as `read` prints an item; with `json`, `{"contents": [...],
+/// "verified": bool}`.
+pub(crate) fn skill_file(file: &SkillFile, json: bool) {
+    if json {
+        out!(
+            "{}",
+            pretty(&json!({"contents": [file.contents()], "verified": file.is_verified()}))
+        );
+        return;
+    }
+    item(file.contents());
+}
+
+/// One directory entry's line: `URI  name, directory`, or `URI  name, mime type, 12 bytes`.
+fn directory_line(entry: &Resource) -> String {
+    let size = entry.size.map(|size| format!("{size} bytes"));
+    let (mime_type, more): (Option<&str>, Vec<&str>) = if entry.is_directory() {
+        (None, vec!["directory"])
+    } else {
+        (
+            entry.mime_type.as_deref(),
+            size.as_deref().into_iter().collect(),
+        )
+    };
+    resource_line(
+        &entry.uri,
+        &details(&entry.name, entry.title.as_deref(), mime_type, &more),
+        entry.description.as_deref(),
+    )
+}
+
+/// Prints a directory's entries, one line each ([`directory_line`]); with `json`,
+/// `{"resources": [...]}`.
+pub(crate) fn directory(entries: &[Resource], json: bool) {
+    if json {
+        out!("{}", pretty(&json!({"resources": entries})));
+        return;
+    }
+    for entry in entries {
+        out!("{}", directory_line(entry));
     }
 }
 
@@ -691,6 +850,83 @@ mod catalog_tests {
         assert_eq!(
             binary_line("test://b", Some("image/png"), 70),
             "test://b: binary, image/png, 70 bytes (--output FILE writes it)"
+        );
+    }
+}
+
+#[cfg(test)]
+mod skill_tests {
+    use super::*;
+
+    fn report() -> Skill {
+        serde_json::from_value(json!({
+            "uri": "skill://conformance/report-writing/SKILL.md",
+            "frontmatter": {"name": "report-writing", "description": "Write reports",
+                "license": "MIT", "metadata": {"version": "1.0"}},
+            "resources": [
+                {"uri": "skill://conformance/report-writing/SKILL.md", "digest": "sha256:aa", "size": 300},
+                {"uri": "skill://conformance/report-writing/references/style.md", "digest": "sha256:bb", "size": 22},
+            ],
+        }))
+        .expect("a skill")
+    }
+
+    #[test]
+    fn skills_show_their_files_and_bytes_or_that_they_are_dynamic() {
+        assert_eq!(
+            skill_line(&report()),
+            "skill://conformance/report-writing/SKILL.md  report-writing, 2 files, 322 bytes — \
+             Write reports"
+        );
+        let mut dynamic = report();
+        dynamic.resources = SkillResources::Dynamic;
+        dynamic.frontmatter.remove("description");
+        assert_eq!(
+            skill_line(&dynamic),
+            "skill://conformance/report-writing/SKILL.md  report-writing, dynamic files"
+        );
+        assert_eq!(
+            skill_lines(&dynamic).last().map(String::as_str),
+            Some("files: dynamic (not listed; what is read is not verified)")
+        );
+    }
+
+    #[test]
+    fn a_skill_shows_its_frontmatter_name_first_and_its_files_by_path() {
+        assert_eq!(
+            skill_lines(&report()),
+            [
+                "skill://conformance/report-writing/SKILL.md",
+                "name: report-writing",
+                "description: Write reports",
+                "license: MIT",
+                "metadata: {\"version\":\"1.0\"}",
+                "files: 2, 322 bytes",
+                "  SKILL.md  300 bytes  sha256:aa",
+                "  references/style.md  22 bytes  sha256:bb",
+            ]
+        );
+        let skill = report();
+        assert_eq!(
+            skill_path(&skill, "skill://elsewhere/x.md"),
+            "skill://elsewhere/x.md"
+        );
+    }
+
+    #[test]
+    fn directory_entries_say_which_are_directories() {
+        let entry = |value: Value| -> Resource { serde_json::from_value(value).expect("an entry") };
+        assert_eq!(
+            directory_line(&entry(json!({"uri": "skill://a/refs", "name": "refs",
+                "mimeType": "inode/directory"}))),
+            "skill://a/refs  refs, directory"
+        );
+        assert_eq!(
+            directory_line(&entry(
+                json!({"uri": "skill://a/SKILL.md", "name": "SKILL.md",
+                "mimeType": "text/markdown", "size": 12})
+            )),
+            "skill://a/SKILL.md  SKILL.md, text/markdown, 12 bytes"
         );
     }
 }

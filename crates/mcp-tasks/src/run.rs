@@ -1,5 +1,6 @@
 //! The commands: `tools`, `call`, `get`, `cancel`, `watch`, and beside tools `prompts`,
-//! `prompt`, `resources`, `read` and `complete`.
+//! `prompt`, `resources`, `read` and `complete`, and of the Skills extension `skills`, `skill`
+//! and `dir`.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
@@ -13,7 +14,7 @@ use std::sync::Mutex;
 
 use tasks_client::{
     Client, ClientError, CompletionRef, Execution, FailureKind, Listing, Outcome, RetryEvent,
-    RetryNotice, SettleOptions, TaskCall, Wait,
+    RetryNotice, SettleOptions, SkillFile, TaskCall, Wait,
 };
 use tasks_core::input::Root;
 use tasks_core::TaskId;
@@ -264,6 +265,37 @@ pub(crate) async fn run(cli: Cli) -> Exit {
                 Err(exit) => exit,
             }
         }
+        Command::Skills { url } => match connect(&url, token, None).await {
+            Ok((client, _)) => match client.list_skills().await {
+                Ok(skills) => {
+                    output::skills(&skills.items, run.json);
+                    Exit::Completed
+                }
+                Err(error) => Exit::report(&error),
+            },
+            Err(exit) => exit,
+        },
+        Command::Skill {
+            url,
+            uri,
+            read,
+            output,
+        } => match connect(&url, token, None).await {
+            Ok((client, _)) => {
+                skill(&client, &uri, read.as_deref(), output.as_deref(), run.json).await
+            }
+            Err(exit) => exit,
+        },
+        Command::Dir { url, uri } => match connect(&url, token, None).await {
+            Ok((client, _)) => match client.read_directory(&uri).await {
+                Ok(listing) => {
+                    output::directory(&listing.items, run.json);
+                    Exit::Completed
+                }
+                Err(error) => Exit::report(&error),
+            },
+            Err(exit) => exit,
+        },
         Command::Watch {
             url,
             task_id,
@@ -413,22 +445,89 @@ async fn read(client: &Client, uri: &str, file: Option<&std::path::Path>, json: 
         .iter()
         .flat_map(|contents| contents.bytes().iter().copied())
         .collect();
-    if let Err(error) = std::fs::write(file, &bytes) {
-        crate::say!("error: cannot write {}: {error}", file.display());
-        return Exit::Usage;
-    }
     let types: Vec<&str> = result
         .contents
         .iter()
         .map(|c| c.mime_type.as_deref().unwrap_or("type unknown"))
         .collect();
+    write_file(file, &bytes, &types.join(", "))
+}
+
+/// Writes `bytes` (of MIME types `types`) to `file` and says so on stderr; a file that cannot
+/// be written is a usage error.
+fn write_file(file: &std::path::Path, bytes: &[u8], types: &str) -> Exit {
+    if let Err(error) = std::fs::write(file, bytes) {
+        crate::say!("error: cannot write {}: {error}", file.display());
+        return Exit::Usage;
+    }
     crate::say!(
         "Wrote {} bytes ({}) to {}",
         bytes.len(),
-        clean(&types.join(", ")),
+        clean(types),
         file.display()
     );
     Exit::Completed
+}
+
+/// `skill`: the skill's entry; with `file`, that file read and verified against the entry
+/// (printed, or its bytes written to `output`). A file the entry does not list is a usage
+/// error naming the files it lists; a file that fails verification is [`Exit::Unverified`]
+/// and nothing of it is shown; a dynamic skill's file is shown with a warning that it is
+/// unverified.
+async fn skill(
+    client: &Client,
+    uri: &str,
+    file: Option<&str>,
+    output: Option<&std::path::Path>,
+    json: bool,
+) -> Exit {
+    let skill = match client.get_skill(uri).await {
+        Ok(result) => result.skill,
+        Err(error) => return Exit::report(&error),
+    };
+    let Some(file) = file else {
+        output::skill(&skill, json);
+        return Exit::Completed;
+    };
+    let file_uri = skill.file_uri(file);
+    if let Some(files) = skill.files() {
+        if skill.file(&file_uri).is_none() {
+            let paths: Vec<String> = files
+                .iter()
+                .map(|f| clean(output::skill_path(&skill, &f.uri)).into_owned())
+                .collect();
+            crate::say!(
+                "error: the skill {} lists no file {} (it lists {})",
+                clean(uri),
+                clean(&file_uri),
+                paths.join(", ")
+            );
+            return Exit::Usage;
+        }
+    }
+    let read = match client.read_skill_file(&skill, &file_uri).await {
+        Ok(read) => read,
+        Err(error) => return Exit::report(&error),
+    };
+    if let SkillFile::Unverified(_) = &read {
+        crate::say!(
+            "warning: the skill {} lists its files as dynamic: {} is not verified",
+            clean(uri),
+            clean(&file_uri)
+        );
+    }
+    let contents = read.contents();
+    match output {
+        Some(path) => write_file(
+            path,
+            contents.bytes(),
+            contents.mime_type.as_deref().unwrap_or("type unknown"),
+        ),
+        None => {
+            output::skill_file(&read, json);
+            Exit::Completed
+        }
+    }
 }
 
 /// What the input handler needs: the `--answer`/`--root` options, the status line, the help

@@ -566,6 +566,11 @@ async fn resources_are_listed_read_and_completed() {
             "test://static-binary  static-binary, image/png — A static binary resource: a 1x1 PNG",
             "test://watched-resource  watched-resource, text/plain — A resource whose updates \
              test_update_watched_resource announces",
+            // Each skill's SKILL.md is a listed resource too (Skills extension).
+            "skill://conformance/report-writing/SKILL.md  report-writing, text/markdown, 378 \
+             bytes — Write a short status report from a task's result, in the house style",
+            "skill://git-workflow/SKILL.md  git-workflow, text/markdown, 169 bytes — Branch, \
+             commit and merge the way this project does",
             "test://template/{id}/data  template-data, application/json, template — Data for \
              one id, read from the URI",
         ]
@@ -682,6 +687,15 @@ async fn a_server_without_prompts_or_resources_is_a_refusal() {
         (vec!["prompts", url.as_str()], "prompts/list"),
         (vec!["resources", url.as_str()], "resources/list"),
         (vec!["read", url.as_str(), "test://x"], "resources/read"),
+        (vec!["skills", url.as_str()], "skills/list"),
+        (
+            vec!["skill", url.as_str(), "skill://x/SKILL.md"],
+            "skills/get",
+        ),
+        (
+            vec!["dir", url.as_str(), "skill://x"],
+            "resources/directory/read",
+        ),
     ] {
         let (code, _, err) = run(&args).await;
         assert_eq!(code, 6, "{args:?}: {err}");
@@ -692,4 +706,263 @@ async fn a_server_without_prompts_or_resources_is_a_refusal() {
             "{err}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skills_are_listed_shown_read_verified_and_browsed() {
+    let server = common::fixture().await;
+    let url = server.url();
+    let url = url.as_str();
+    let report = "skill://conformance/report-writing/SKILL.md";
+    let (code, out, err) = run(&["skills", url]).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "skill://conformance/report-writing/SKILL.md  report-writing, 3 files, 585 bytes — \
+             Write a short status report from a task's result, in the house style",
+            "skill://git-workflow/SKILL.md  git-workflow, 1 file, 169 bytes — Branch, commit \
+             and merge the way this project does",
+        ]
+    );
+
+    let (code, out, err) = run(&["skill", url, report]).await;
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[..6],
+        [
+            report,
+            "name: report-writing",
+            "description: Write a short status report from a task's result, in the house style",
+            "license: MIT OR Apache-2.0",
+            "metadata: {\"version\":\"1.0\"}",
+            "files: 3, 585 bytes",
+        ]
+    );
+    let style_digest = tasks_core::skill::digest(
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tasks-conformance/skills/report-writing/references/style.md"
+        ))
+        .expect("the fixture's file"),
+    );
+    assert_eq!(
+        lines[6..],
+        [
+            format!(
+                "  SKILL.md  378 bytes  {}",
+                tasks_core::skill::digest(
+                    &std::fs::read(concat!(
+                        env!("CARGO_MANIFEST_DIR"),
+                        "/../tasks-conformance/skills/report-writing/SKILL.md"
+                    ))
+                    .expect("the fixture's file")
+                )
+            ),
+            format!("  references/style.md  122 bytes  {style_digest}"),
+            format!(
+                "  templates/summary.md  85 bytes  {}",
+                tasks_core::skill::digest(
+                    &std::fs::read(concat!(
+                        env!("CARGO_MANIFEST_DIR"),
+                        "/../tasks-conformance/skills/report-writing/templates/summary.md"
+                    ))
+                    .expect("the fixture's file")
+                )
+            ),
+        ]
+    );
+    let (code, out, _) = run(&["skill", url, report, "--json"]).await;
+    assert_eq!(code, 0);
+    let entry: Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert_eq!(entry["resources"][1]["digest"], style_digest.as_str());
+    assert_eq!(entry["frontmatter"]["metadata"], json!({"version": "1.0"}));
+
+    // Reads, by path below the skill or by URI: verified, printed as they are.
+    let style = include_str!("../../tasks-conformance/skills/report-writing/references/style.md");
+    let (code, out, err) = run(&["skill", url, report, "--read", "references/style.md"]).await;
+    assert_eq!((code, out.as_str(), err.as_str()), (0, style, ""));
+    let (code, out, _) = run(&[
+        "skill",
+        url,
+        report,
+        "--read",
+        "skill://conformance/report-writing/SKILL.md",
+    ])
+    .await;
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            0,
+            include_str!("../../tasks-conformance/skills/report-writing/SKILL.md")
+        )
+    );
+    let (code, out, _) = run(&[
+        "skill",
+        url,
+        report,
+        "--read",
+        "references/style.md",
+        "--json",
+    ])
+    .await;
+    assert_eq!(code, 0);
+    let read: Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert_eq!(read["verified"], true);
+    assert_eq!(read["contents"][0]["text"], style);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("style.md");
+    let file_arg = file.to_str().expect("a UTF-8 path");
+    let (code, out, err) = run(&[
+        "skill",
+        url,
+        report,
+        "--read",
+        "references/style.md",
+        "--output",
+        file_arg,
+    ])
+    .await;
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).expect("written"), style);
+    assert!(
+        err.contains(&format!("Wrote 122 bytes (text/markdown) to {file_arg}")),
+        "{err}"
+    );
+    // A file the skill does not list: a usage error naming the ones it lists.
+    let (code, out, err) = run(&["skill", url, report, "--read", "references/other.md"]).await;
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(
+        err.contains(
+            "error: the skill skill://conformance/report-writing/SKILL.md lists no file \
+             skill://conformance/report-writing/references/other.md (it lists SKILL.md, \
+             references/style.md, templates/summary.md)"
+        ),
+        "{err}"
+    );
+    let (code, _, err) = run(&["skill", url, "skill://nothing/SKILL.md"]).await;
+    assert_eq!(code, 6);
+    assert!(
+        err.contains("Skill not found (-32602): skill://nothing/SKILL.md"),
+        "{err}"
+    );
+
+    let (code, out, err) = run(&["dir", url, "skill://conformance/report-writing"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "skill://conformance/report-writing/SKILL.md  SKILL.md, text/markdown, 378 bytes",
+            "skill://conformance/report-writing/references  references, directory",
+            "skill://conformance/report-writing/templates  templates, directory",
+        ]
+    );
+    let (code, out, _) = run(&[
+        "dir",
+        url,
+        "skill://conformance/report-writing/templates",
+        "--json",
+    ])
+    .await;
+    assert_eq!(code, 0);
+    let listed: Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert_eq!(
+        listed["resources"][0]["uri"],
+        "skill://conformance/report-writing/templates/summary.md"
+    );
+    let (code, _, err) = run(&["dir", url, report]).await;
+    assert_eq!(code, 6);
+    assert!(err.contains("Not a directory resource (-32602)"), "{err}");
+}
+
+/// A server whose skill entries do not match its files: `skill://lying/SKILL.md` lists
+/// `a.md` with the digest and size of `hello` but serves `hallo`, and lists `b.md` as 3
+/// bytes but serves 5; `skill://moving/SKILL.md` has `"dynamic"` files.
+async fn lying_skill_server() -> String {
+    let hello = tasks_core::skill::digest(b"hello");
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(move |body: String| {
+            let hello = hello.clone();
+            async move {
+                let request: Value = serde_json::from_str(&body).expect("JSON");
+                let uri = request["params"]["uri"].as_str().unwrap_or_default();
+                let frontmatter = json!({"name": "lying", "description": "Lies"});
+                let result = match request["method"].as_str() {
+                    Some("server/discover") => json!({"supportedVersions": ["2026-07-28"],
+                        "capabilities": {"extensions": {"io.modelcontextprotocol/skills": {}}}}),
+                    Some("skills/get") if uri == "skill://moving/SKILL.md" => json!({"skill": {
+                        "uri": uri, "frontmatter": frontmatter, "resources": "dynamic"}}),
+                    Some("skills/get") => json!({"skill": {"uri": uri, "frontmatter": frontmatter,
+                    "resources": [
+                        {"uri": "skill://lying/a.md", "digest": hello, "size": 5},
+                        {"uri": "skill://lying/b.md", "digest": hello, "size": 3},
+                    ]}}),
+                    _ => json!({"contents": [{"uri": uri, "mimeType": "text/markdown",
+                        "text": "hallo"}]}),
+                };
+                axum::Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_file_that_does_not_match_its_entry_is_exit_9_and_never_shown() {
+    let url = lying_skill_server().await;
+    let lying = "skill://lying/SKILL.md";
+    let (code, out, err) = run(&["skill", &url, lying, "--read", "a.md"]).await;
+    assert_eq!((code, out.as_str()), (9, ""), "{err}");
+    assert!(
+        err.contains(&format!(
+            "error: the skill file skill://lying/a.md failed verification: its digest is {}, \
+             the skill's entry says {}",
+            tasks_core::skill::digest(b"hallo"),
+            tasks_core::skill::digest(b"hello")
+        )),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("b.md");
+    let file_arg = file.to_str().expect("a UTF-8 path");
+    let (code, out, err) = run(&["skill", &url, lying, "--read", "b.md", "-o", file_arg]).await;
+    assert_eq!((code, out.as_str()), (9, ""), "{err}");
+    assert!(
+        err.contains(
+            "error: the skill file skill://lying/b.md failed verification: its size is 5 bytes, \
+             the skill's entry says 3"
+        ),
+        "{err}"
+    );
+    assert!(!file.exists(), "nothing is written");
+    assert!(!err.contains("hallo"), "{err}");
+    // Dynamic files are read, with a warning.
+    let (code, out, err) = run(&["skill", &url, "skill://moving/SKILL.md", "--read", "a.md"]).await;
+    assert_eq!((code, out.as_str()), (0, "hallo\n"), "{err}");
+    assert!(
+        err.contains(
+            "warning: the skill skill://moving/SKILL.md lists its files as dynamic: \
+             skill://moving/a.md is not verified"
+        ),
+        "{err}"
+    );
+    let (code, out, _) = run(&[
+        "skill",
+        &url,
+        "skill://moving/SKILL.md",
+        "--read",
+        "a.md",
+        "--json",
+    ])
+    .await;
+    assert_eq!(code, 0);
+    let read: Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert_eq!(read["verified"], false);
 }

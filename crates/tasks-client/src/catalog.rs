@@ -126,6 +126,15 @@ pub struct Resource {
     pub annotations: Option<JsonObject>,
 }
 
+impl Resource {
+    /// Whether it is a directory (`mimeType` `inode/directory`,
+    /// [`DIRECTORY_MIME_TYPE`](crate::DIRECTORY_MIME_TYPE)), as
+    /// [`Client::read_directory`] lists a skill's subdirectories.
+    pub fn is_directory(&self) -> bool {
+        self.mime_type.as_deref() == Some(tasks_core::skill::DIRECTORY_MIME_TYPE)
+    }
+}
+
 /// One template of `resources/templates/list`: `{"uriTemplate", "name", "title"?,
 /// "description"?, "mimeType"?, "annotations"?}`. Its variables may have completions
 /// ([`CompletionRef::Resource`] with the template).
@@ -277,7 +286,7 @@ fn string_object(value: impl Serialize) -> Result<JsonObject, ClientError> {
 }
 
 /// Reads `result[key]` as a `T`.
-fn member<T: serde::de::DeserializeOwned>(
+pub(crate) fn member<T: serde::de::DeserializeOwned>(
     result: &mut JsonObject,
     key: &str,
     method: &str,

@@ -23,13 +23,14 @@ use crate::task::{TaskCall, TaskHandle};
 use crate::transport::Connection;
 
 /// The most pages one listing reads (`tools/list`, `prompts/list`, `resources/list`,
-/// `resources/templates/list`, following `nextCursor`); a longer list is
+/// `resources/templates/list`, `skills/list`, `resources/directory/read`, following
+/// `nextCursor`); a longer list is
 /// [`ClientError::Malformed`].
 pub const MAX_TOOL_PAGES: usize = 20;
 
-/// The most items (tools, prompts, resources, templates) one listing keeps; more is
-/// [`ClientError::Malformed`] (with [`MAX_TOOL_PAGES`], this bounds what a hostile server can
-/// make the client hold).
+/// The most items (tools, prompts, resources, templates, skills, directory entries) one
+/// listing keeps; more is [`ClientError::Malformed`] (with [`MAX_TOOL_PAGES`], this bounds what
+/// a hostile server can make the client hold).
 pub const MAX_TOOLS: usize = 10_000;
 
 /// How long the default HTTP client tries to connect before giving up.
@@ -288,11 +289,27 @@ impl Client {
         key: &str,
         what: &str,
     ) -> Result<Listing<T>, ClientError> {
+        self.list_all_of(method, &JsonObject::new(), key, what)
+            .await
+    }
+
+    /// [`Client::list_all`] of a list that takes `params` beside the cursor (the `uri` of
+    /// `resources/directory/read`), sent with every page.
+    ///
+    /// # Errors
+    /// As [`Client::list_all`].
+    pub(crate) async fn list_all_of<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        base: &JsonObject,
+        key: &str,
+        what: &str,
+    ) -> Result<Listing<T>, ClientError> {
         let mut items = Vec::new();
         let mut caching: Option<Caching> = None;
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_TOOL_PAGES {
-            let mut params = JsonObject::new();
+            let mut params = base.clone();
             if let Some(cursor) = cursor.take() {
                 params.insert("cursor".into(), Value::String(cursor));
             }

@@ -101,6 +101,89 @@ pub enum ClientError {
     /// fit the request.
     #[error("input was not given: {0}")]
     Input(String),
+    /// A file of a skill ([`crate::Client::read_skill_file`]) does not match the skill's
+    /// entry, or is not one of its files: its content must not be used (Skills extension,
+    /// SEP-2640, "Integrity and Verification":
+    /// <https://github.com/modelcontextprotocol/ext-skills/blob/main/specification/stable/skills.mdx>).
+    /// The message names the URI and what did not match ([`VerificationFailure`]), never the
+    /// content.
+    #[error("the skill file {uri} failed verification: {failure}")]
+    Verification {
+        /// The file's URI, as asked for.
+        uri: String,
+        /// What did not match.
+        failure: VerificationFailure,
+    },
+}
+
+/// Why a skill file failed verification ([`ClientError::Verification`]): each is what the
+/// Skills extension's "Integrity and Verification" calls a verification failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum VerificationFailure {
+    /// The URI is not one of the files the skill's entry lists in `resources` (or, for an entry
+    /// whose resources are `"dynamic"`, not below the skill's directory). Nothing was read.
+    #[error("it is not one of the files the skill's entry lists")]
+    NotListed,
+    /// `resources/read` did not answer with exactly one item of this URI (`found` items had
+    /// it).
+    #[error("the server's answer holds {found} contents of this URI, not one")]
+    Contents {
+        /// How many items of the answer had the URI.
+        found: usize,
+    },
+    /// The content's length in bytes (a text's UTF-8, a blob's decoded bytes) is not the
+    /// entry's `size`.
+    #[error("its size is {actual} bytes, the skill's entry says {expected}")]
+    Size {
+        /// The entry's `size`, in bytes.
+        expected: u64,
+        /// The content's length, in bytes.
+        actual: u64,
+    },
+    /// The entry's `digest` names an algorithm other than `sha256`, or is not `sha256:` and 64
+    /// hexadecimal digits: it cannot be checked.
+    #[error("the skill's entry gives a digest this client cannot check (not sha256:<64 hex>)")]
+    UnsupportedDigest,
+    /// The SHA-256 of the content is not the entry's `digest`.
+    #[error("its digest is {actual}, the skill's entry says {expected}")]
+    Digest {
+        /// The entry's `digest`, `sha256:<64 hex>`.
+        expected: String,
+        /// The content's, `sha256:<64 lowercase hex>`.
+        actual: String,
+    },
+    /// The `SKILL.md` has no frontmatter this client can read (`why` says what is wrong, in the
+    /// words of `tasks_core::skill::frontmatter`'s errors, without the file's text).
+    #[error("its frontmatter cannot be read: {why}")]
+    FrontmatterUnreadable {
+        /// What is wrong.
+        why: &'static str,
+    },
+    /// A field of the `SKILL.md` frontmatter differs from the entry's `frontmatter`, or is in
+    /// one of them only.
+    #[error("its frontmatter field `{field}` does not match the skill's entry ({mismatch})")]
+    Frontmatter {
+        /// The field's name.
+        field: String,
+        /// How it differs.
+        mismatch: FieldMismatch,
+    },
+}
+
+/// How a frontmatter field differs ([`VerificationFailure::Frontmatter`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FieldMismatch {
+    /// Both have it, with different values.
+    #[error("different values")]
+    Value,
+    /// The file has it, the entry does not.
+    #[error("only in the file")]
+    OnlyInFile,
+    /// The entry has it, the file does not.
+    #[error("only in the entry")]
+    OnlyInEntry,
 }
 
 /// An error with its causes, `outer: inner: innermost`.

@@ -30,6 +30,12 @@
 //!   [`Client::read_resource`] (blobs decoded) and [`Client::complete`]; lists follow every
 //!   page and keep the caching hints ([`Caching`]); a server without the feature is
 //!   [`ClientError::MethodNotFound`].
+//! * **Skills:** the Skills extension (`io.modelcontextprotocol/skills`, SEP-2640):
+//!   [`Client::list_skills`], [`Client::get_skill`] ([`Skill`] entries: frontmatter and the
+//!   files with their sizes and digests, or `"dynamic"`), [`Client::read_directory`], and
+//!   [`Client::read_skill_file`], which verifies what it reads against the entry (listed, size,
+//!   SHA-256 digest, the `SKILL.md`'s frontmatter) and fails with
+//!   [`ClientError::Verification`] ([`VerificationFailure`]) when it does not match.
 //! * **Errors** ([`ClientError`]) keep the JSON-RPC code ([`ClientError::code`]) and say
 //!   whether a retry may help ([`ClientError::is_retryable`]).
 //!
@@ -78,9 +84,19 @@
 //! # }
 //! ```
 //!
+//! ## Modules
+//!
+//! One concept each, re-exported here: `client` ([`Client`], discovery, `tools/list`,
+//! `tools/call`), `listing` ([`Listing`], [`Caching`]), `catalog` (prompts, resources,
+//! completion), `skills` (the Skills extension), `execution`, `task`, `settle`, `outcome`
+//! (a call and its task until it settles), `handler` ([`InputHandler`]), `error`
+//! ([`ClientError`]), `shared` and `transport` (the connection).
+//!
 //! Sources: the MCP 2026-07-28 specification
-//! (<https://modelcontextprotocol.io/specification/2026-07-28>) and SEP-2663
-//! (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
+//! (<https://modelcontextprotocol.io/specification/2026-07-28>), SEP-2663
+//! (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>)
+//! and SEP-2640, the Skills extension
+//! (<https://github.com/modelcontextprotocol/ext-skills/blob/main/specification/stable/skills.mdx>).
 #![forbid(unsafe_code)]
 
 mod catalog;
@@ -92,6 +108,7 @@ mod listing;
 mod outcome;
 mod settle;
 mod shared;
+mod skills;
 mod task;
 mod transport;
 
@@ -102,13 +119,17 @@ pub use catalog::{
 pub use client::{
     Client, ClientBuilder, CONNECT_TIMEOUT, MAX_INPUT_ROUNDS, MAX_TOOLS, MAX_TOOL_PAGES,
 };
-pub use error::{ClientError, MAX_BODY_CHARS};
+pub use error::{ClientError, FieldMismatch, VerificationFailure, MAX_BODY_CHARS};
 pub use execution::Execution;
 pub use handler::{Elicitation, ElicitationMode, InputHandler};
 pub use listing::{Caching, Listing};
 pub use outcome::{Outcome, ToolResult};
 pub use settle::{
     FailureKind, RetryEvent, RetryNotice, SettleOptions, Wait, LISTEN_RECHECK, MAX_POLL, MIN_POLL,
+};
+pub use skills::{
+    Skill, SkillFile, SkillResource, SkillResources, SkillResult, DIRECTORY_MIME_TYPE,
+    SKILLS_EXTENSION,
 };
 pub use task::{TaskCall, TaskHandle};
 pub use tasks_core::catalog::CompletionRef;

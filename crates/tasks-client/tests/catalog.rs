@@ -1,7 +1,11 @@
 //! Prompts, resources and completion through the client against the fixture over real HTTP:
 //! lists followed across pages with their caching hints, prompts rendered (and one that asks
 //! for input first, answered by the input handler in an MRTR round), text and binary reads,
-//! completions, the server's refusals with their codes, and a server without these features.
+//! completions, the server's refusals with their codes, and a server without these features;
+//! the Skills extension in [`skills`].
+
+#[path = "catalog/skills.rs"]
+mod skills;
 
 use std::sync::{Arc, Mutex};
 
@@ -226,6 +230,17 @@ async fn resources_and_templates_are_listed_and_read_as_text_or_bytes() {
                 "test://watched-resource",
                 "watched-resource",
                 Some("text/plain")
+            ),
+            // Each skill's SKILL.md is a listed resource too (Skills extension).
+            (
+                "skill://conformance/report-writing/SKILL.md",
+                "report-writing",
+                Some("text/markdown")
+            ),
+            (
+                "skill://git-workflow/SKILL.md",
+                "git-workflow",
+                Some("text/markdown")
             ),
         ]
     );

@@ -412,6 +412,24 @@ impl Client {
         argument: &str,
         value: &str,
     ) -> Result<Completion, ClientError> {
+        self.complete_with_context(reference, argument, value, [])
+            .await
+    }
+
+    /// `completion/complete` with `context.arguments`: the values of the reference's other
+    /// arguments (or template variables) already chosen, so that the server can suggest
+    /// values that fit them (MCP 2026-07-28 utilities "Completion", `CompleteRequest`
+    /// `context.arguments`). With no context it is [`Client::complete`].
+    ///
+    /// # Errors
+    /// As [`Client::complete`].
+    pub async fn complete_with_context<'a>(
+        &self,
+        reference: &CompletionRef,
+        argument: &str,
+        value: &str,
+        context: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Completion, ClientError> {
         let reference = match reference {
             CompletionRef::Prompt(name) => json!({"type": "ref/prompt", "name": name}),
             CompletionRef::Resource(uri) => json!({"type": "ref/resource", "uri": uri}),
@@ -419,6 +437,13 @@ impl Client {
         let mut params = JsonObject::new();
         params.insert("ref".into(), reference);
         params.insert("argument".into(), json!({"name": argument, "value": value}));
+        let arguments: JsonObject = context
+            .into_iter()
+            .map(|(name, value)| (name.to_owned(), json!(value)))
+            .collect();
+        if !arguments.is_empty() {
+            params.insert("context".into(), json!({"arguments": arguments}));
+        }
         let mut result = self
             .request_of("completion/complete", params, Vec::new())
             .await?;

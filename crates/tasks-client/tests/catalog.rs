@@ -328,6 +328,52 @@ async fn completions_suggest_prompt_arguments_and_template_variables() {
 }
 
 #[tokio::test]
+async fn a_completion_sends_the_arguments_already_chosen() {
+    use tasks_http::catalog::{Completer, Completion, Prompt, PromptArgument, PromptResult};
+    // Suggests cities of the country already chosen.
+    let cities = Completer::new(|request| {
+        let values = match request.context.get("country").map(String::as_str) {
+            Some("fr") => vec!["paris".to_owned(), "pau".to_owned()],
+            Some(other) => vec![format!("a city of {other}")],
+            None => Vec::new(),
+        };
+        Completion {
+            total: Some(values.len() as u64),
+            values,
+            has_more: false,
+        }
+    });
+    let trip = Prompt::new("trip", "Plans a trip", |_ctx| async {
+        Ok(PromptResult::new([]))
+    })
+    .with_argument(PromptArgument::required("country", "Where"))
+    .with_argument(PromptArgument::required("city", "Which city"))
+    .complete("city", cities);
+    let server = tasks_http::ServerBuilder::new("completions", "1.0.0")
+        .prompt(trip)
+        .bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let client = Client::connect(server.url()).await.expect("connects");
+    let reference = CompletionRef::Prompt("trip".into());
+    let fr = client
+        .complete_with_context(&reference, "city", "pa", [("country", "fr")])
+        .await
+        .expect("completes");
+    assert_eq!(fr.values, ["paris", "pau"]);
+    let it = client
+        .complete_with_context(&reference, "city", "", [("country", "it")])
+        .await
+        .expect("completes");
+    assert_eq!(it.values, ["a city of it"]);
+    let none = client
+        .complete(&reference, "city", "pa")
+        .await
+        .expect("completes");
+    assert!(none.values.is_empty(), "{:?}", none.values);
+}
+
+#[tokio::test]
 async fn a_server_without_prompts_or_resources_says_so_by_method() {
     let server = tasks_http::ServerBuilder::new("bare", "0.0.0")
         .bind("127.0.0.1:0")

@@ -269,22 +269,24 @@ if [ "$QUICK" -eq 0 ]; then
     bash conformance/run.sh --no-build --fixture "$1" --baseline conformance/baseline-rmcp.yml \
       $(grep "^tasks-" conformance/scenarios.txt) &&
     bash conformance/run.sh --no-build --fixture "$1" --baseline conformance/baseline-rmcp.yml \
-      --fixture-args "--store sqlite:$2/rmcp.db" $(grep "^tasks-" conformance/scenarios.txt)' \
+      --fixture-args "--store sqlite:$2/rmcp-{job}.db" $(grep "^tasks-" conformance/scenarios.txt)' \
     _ "$RMCP_BIN" "$RMCP_DIR"
   rm -rf "$RMCP_DIR"
   # Real clients, pinned in interop/package-lock.json: the official TypeScript SDK 1.x
   # client's experimental tasks API against the 2025-11-25 session path.
   phase interop bash interop/run.sh
+  # conformance/run.sh runs two scenarios at a time, each job on a fixture and a store of its own
+  # ({job} in --fixture-args: a SQLite file, a PostgreSQL schema per job).
   # Prompts and resources hold no task state: on the durable stores the catalog scenarios
   # run as a smoke set (resources-read-text, prompts-get-with-args, the unknown resource and
   # the prompt's input round), the rest on the memory store only.
   CATALOG_ONLY='^(completion-complete|caching|resources-(list|read-binary|templates-read|subscribe|unsubscribe)|prompts-(list|get-simple|get-embedded-resource|get-with-image))$'
   SQLITE_DIR="$(mktemp -d)"
   phase conformance-sqlite bash conformance/run.sh --no-build --exclude "$CATALOG_ONLY" \
-    --fixture-args "--store sqlite:$SQLITE_DIR/conformance.db"
+    --fixture-args "--store sqlite:$SQLITE_DIR/conformance-{job}.db"
   if pg_up; then
     phase conformance-postgres bash conformance/run.sh --no-build --exclude "$CATALOG_ONLY" \
-      --fixture-args "--store $PG_URL --postgres-schema mcp_tasks_conformance"
+      --fixture-args "--store $PG_URL --postgres-schema mcp_tasks_conformance_{job}"
   elif [ "$IN_CI" -eq 1 ]; then
     printf '[test] no PostgreSQL at %s: the PostgreSQL conformance run cannot run\n' "$PG_SHOWN" >&2
     exit 1

@@ -77,7 +77,7 @@ if [ "$IN_CI" -eq 1 ]; then
   PROFILE=ci
   # The slowest scenario takes about 3 s and the runner gives up on its own after
   # CONFORMANCE_TIMEOUT_MS (30 s); 60 s only kills a runner that hangs past that, and bounds a
-  # run of 37 hung scenarios to about 43 minutes (60 s + 10 s grace each).
+  # run of 37 hung scenarios to about 22 minutes (60 s + 10 s grace each, two at a time).
   export CONFORMANCE_KILL_AFTER_S="${CONFORMANCE_KILL_AFTER_S:-60}"
 fi
 

@@ -77,7 +77,7 @@ if [ "$IN_CI" -eq 1 ]; then
   PROFILE=ci
   # The slowest scenario takes about 3 s and the runner gives up on its own after
   # CONFORMANCE_TIMEOUT_MS (30 s); 60 s only kills a runner that hangs past that, and bounds a
-  # run of 37 hung scenarios to about 43 minutes (60 s + 10 s grace each).
+  # run of 37 hung scenarios to about 22 minutes (60 s + 10 s grace each, two at a time).
   export CONFORMANCE_KILL_AFTER_S="${CONFORMANCE_KILL_AFTER_S:-60}"
 fi
 
@@ -269,22 +269,24 @@ if [ "$QUICK" -eq 0 ]; then
     bash conformance/run.sh --no-build --fixture "$1" --baseline conformance/baseline-rmcp.yml \
       $(grep "^tasks-" conformance/scenarios.txt) &&
     bash conformance/run.sh --no-build --fixture "$1" --baseline conformance/baseline-rmcp.yml \
-      --fixture-args "--store sqlite:$2/rmcp.db" $(grep "^tasks-" conformance/scenarios.txt)' \
+      --fixture-args "--store sqlite:$2/rmcp-{job}.db" $(grep "^tasks-" conformance/scenarios.txt)' \
     _ "$RMCP_BIN" "$RMCP_DIR"
   rm -rf "$RMCP_DIR"
   # Real clients, pinned in interop/package-lock.json: the official TypeScript SDK 1.x
   # client's experimental tasks API against the 2025-11-25 session path.
   phase interop bash interop/run.sh
+  # conformance/run.sh runs two scenarios at a time, each job on a fixture and a store of its own
+  # ({job} in --fixture-args: a SQLite file, a PostgreSQL schema per job).
   # Prompts, resources and skills hold no task state: on the durable stores the catalog
   # scenarios run as a smoke set (resources-read-text, prompts-get-with-args, the unknown
   # resource and the prompt's input round), the rest on the memory store only.
   CATALOG_ONLY='^(completion-complete|caching|resources-(list|read-binary|templates-read|subscribe|unsubscribe)|prompts-(list|get-simple|get-embedded-resource|get-with-image)|sep-2640-.*)$'
   SQLITE_DIR="$(mktemp -d)"
   phase conformance-sqlite bash conformance/run.sh --no-build --exclude "$CATALOG_ONLY" \
-    --fixture-args "--store sqlite:$SQLITE_DIR/conformance.db"
+    --fixture-args "--store sqlite:$SQLITE_DIR/conformance-{job}.db"
   if pg_up; then
     phase conformance-postgres bash conformance/run.sh --no-build --exclude "$CATALOG_ONLY" \
-      --fixture-args "--store $PG_URL --postgres-schema mcp_tasks_conformance"
+      --fixture-args "--store $PG_URL --postgres-schema mcp_tasks_conformance_{job}"
   elif [ "$IN_CI" -eq 1 ]; then
     printf '[test] no PostgreSQL at %s: the PostgreSQL conformance run cannot run\n' "$PG_SHOWN" >&2
     exit 1

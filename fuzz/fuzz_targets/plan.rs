@@ -1,6 +1,6 @@
 //! The request planner (`tasks_core::plan::plan`) on arbitrary headers and body, without a
 //! runtime: never panics, and every plan is consistent with the message (the properties of
-//! `crates/tasks-core/tests/plan_props.rs`, on coverage-guided inputs).
+//! `crates/tasks-core/tests/reducer_props/plan_props.rs`, on coverage-guided inputs).
 #![no_main]
 
 mod common;

@@ -1,0 +1,378 @@
+//! Connecting: migrations are idempotent and safe to race, a newer schema is refused and left
+//! unchanged, a schema holding another program's tables is refused, bad input or an
+//! unreachable server give clear errors that never show the password, and a task row of the
+//! previous build takes progress without a schema change.
+
+use crate::common;
+
+use common::*;
+use tasks_runtime::store::contract::{one_of_four, ROWS_BEFORE_PROGRESS, ROW_WITH_PROGRESS_END};
+use tasks_runtime::{Scope, Store};
+use tasks_store_postgres::{ConnectError, PostgresOptions, PostgresStore};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connecting_twice_to_one_schema_keeps_its_tasks() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let first = db.connect(&schema).await;
+    let scope = Scope::new("alice");
+    first
+        .create(
+            new_task("kept", None),
+            work(&scope, "kept").into(),
+            ROOMY,
+            &NODE_A,
+        )
+        .await
+        .expect("create");
+    drop(first);
+    let second = db.connect(&schema).await;
+    assert_eq!(second.task_count().await.expect("count"), 1);
+    assert!(second
+        .get(&scope, &id("kept"), T0)
+        .await
+        .expect("get")
+        .is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_connects_on_a_fresh_schema_both_succeed() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    for _ in 0..3 {
+        let schema = db.schema();
+        let (a, b, c) = tokio::join!(
+            PostgresStore::connect(&db.url, Database::options(&schema)),
+            PostgresStore::connect(&db.url, Database::options(&schema)),
+            PostgresStore::connect(&db.url, Database::options(&schema)),
+        );
+        for store in [a, b, c] {
+            let store = store.expect("every racing connect succeeds");
+            assert_eq!(store.task_count().await.expect("count"), 0);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_schema_is_refused_and_left_unchanged() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let store = db.connect(&schema).await;
+    store
+        .create(
+            new_task("old", None),
+            work(&Scope::new("s"), "old").into(),
+            ROOMY,
+            &NODE_A,
+        )
+        .await
+        .expect("create");
+    drop(store);
+    let admin = db.admin().await;
+    admin
+        .batch_execute(&format!(
+            "UPDATE \"{schema}\".schema_version SET version = 99"
+        ))
+        .await
+        .expect("pretend a newer build wrote it");
+
+    let refused = PostgresStore::connect(&db.url, Database::options(&schema)).await;
+    match refused {
+        Err(ConnectError::NewerSchema {
+            schema: ref named,
+            found: 99,
+            supported: 5,
+        }) if *named == schema => {}
+        other => panic!("expected NewerSchema, got {other:?}"),
+    }
+    let message = refused.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("99"), "{message}");
+
+    let version: i32 = admin
+        .query_one(
+            &format!("SELECT version FROM \"{schema}\".schema_version"),
+            &[],
+        )
+        .await
+        .expect("version")
+        .get(0);
+    assert_eq!(version, 99, "the version is left as found");
+    let tasks: i64 = admin
+        .query_one(&format!("SELECT count(*) FROM \"{schema}\".tasks"), &[])
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(tasks, 1, "the tasks are left as found");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schema_with_another_programs_tables_is_refused_and_left_unchanged() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let admin = db.admin().await;
+    admin
+        .batch_execute(&format!(
+            "CREATE SCHEMA \"{schema}\"; CREATE TABLE \"{schema}\".tasks (x int)"
+        ))
+        .await
+        .expect("a foreign table");
+    let refused = PostgresStore::connect(&db.url, Database::options(&schema)).await;
+    assert!(
+        matches!(refused, Err(ConnectError::Database { .. })),
+        "{refused:?}"
+    );
+    let tables: i64 = admin
+        .query_one(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = $1",
+            &[&schema],
+        )
+        .await
+        .expect("tables")
+        .get(0);
+    assert_eq!(tables, 1, "the migration was rolled back whole");
+}
+
+#[tokio::test]
+async fn bad_input_and_an_unreachable_server_are_clear_and_never_show_the_password() {
+    let invalid = PostgresStore::connect(
+        "postgres://u:s3cret@127.0.0.1:5432/test",
+        PostgresOptions::default().with_schema("Robert'); DROP TABLE students;--"),
+    )
+    .await;
+    assert!(
+        matches!(invalid, Err(ConnectError::InvalidSchema(_))),
+        "{invalid:?}"
+    );
+
+    let unparsable =
+        PostgresStore::connect("postgres://u:s3cret@[::1", PostgresOptions::default()).await;
+    let message = match unparsable {
+        Err(error @ ConnectError::InvalidUrl(_)) => error.to_string(),
+        other => panic!("expected InvalidUrl, got {other:?}"),
+    };
+    assert!(!message.contains("s3cret"), "{message}");
+
+    // Port 1 on loopback: nothing listens there.
+    let unreachable = PostgresStore::connect(
+        "postgres://u:s3cret@127.0.0.1:1/test?connect_timeout=2",
+        PostgresOptions::default(),
+    )
+    .await;
+    let message = match unreachable {
+        Err(ref error @ ConnectError::Unreachable { .. }) => error.to_string(),
+        other => panic!("expected Unreachable, got {other:?}"),
+    };
+    assert!(
+        message.contains("postgres://u@127.0.0.1:1/test"),
+        "{message}"
+    );
+    assert!(!message.contains("s3cret"), "{message}");
+    assert!(!format!("{unreachable:?}").contains("s3cret"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_counts() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let store = db.connect(&schema).await;
+    let scope = Scope::new("s");
+    store
+        .create(
+            new_task("old", None),
+            work(&scope, "old").into(),
+            ROOMY,
+            &NODE_A,
+        )
+        .await
+        .expect("create");
+    drop(store);
+    // What version 1 was: the same tables without `pending_counts` (version 2), without
+    // the batch function (version 3), without the listing index (version 4) and without the
+    // batch function that checks the owner's lease (version 5).
+    let admin = db.admin().await;
+    admin
+        .batch_execute(&format!(
+            "DROP TABLE \"{schema}\".pending_counts; \
+             DROP FUNCTION \"{schema}\".create_tasks(text[], text[], bigint[], text[], \
+               bigint[], bigint[], json[], json[], bytea[], bigint[], bigint[], boolean[]); \
+             DROP FUNCTION \"{schema}\".create_tasks(text[], text[], bigint[], text[], \
+               bigint[], bigint[], json[], json[], bytea[], bigint[], bigint[]); \
+             DROP INDEX \"{schema}\".tasks_scope_id; \
+             UPDATE \"{schema}\".schema_version SET version = 1"
+        ))
+        .await
+        .expect("turn the schema back into version 1");
+
+    let store = db.connect(&schema).await;
+    let version: i32 = admin
+        .query_one(
+            &format!("SELECT version FROM \"{schema}\".schema_version"),
+            &[],
+        )
+        .await
+        .expect("version")
+        .get(0);
+    assert_eq!(version, 5);
+    assert_eq!(store.task_count().await.expect("count"), 1);
+    let tight = tasks_runtime::store::CreateLimits {
+        max_tasks: 2,
+        max_active_per_scope: 2,
+        lease_required: false,
+    };
+    store
+        .create(
+            new_task("new", None),
+            work(&scope, "new").into(),
+            tight,
+            &NODE_A,
+        )
+        .await
+        .expect("a create on the migrated schema");
+    assert_eq!(
+        store
+            .create(
+                new_task("more", None),
+                work(&scope, "more").into(),
+                tight,
+                &NODE_A
+            )
+            .await
+            .map(drop),
+        Err(tasks_runtime::StoreError::Capacity(
+            tasks_core::CapacityLimit::MaxTasks
+        )),
+        "the old task still counts"
+    );
+    let leased = tasks_runtime::store::CreateLimits {
+        lease_required: true,
+        ..tight
+    };
+    assert_eq!(
+        store
+            .create(
+                new_task("unleased", None),
+                work(&scope, "unleased").into(),
+                leased,
+                &NODE_A
+            )
+            .await
+            .map(drop),
+        Err(tasks_runtime::StoreError::LeaseLost),
+        "version 5 checks the owner's lease, before the capacity"
+    );
+    let row = admin
+        .query_one(
+            &format!(
+                "SELECT (SELECT total FROM \"{schema}\".counts), \
+                        (SELECT active FROM \"{schema}\".scope_counts WHERE scope = 's'), \
+                        (SELECT count(*) FROM \"{schema}\".pending_counts)"
+            ),
+            &[],
+        )
+        .await
+        .expect("counters");
+    assert_eq!(
+        (
+            row.get::<_, i64>(0),
+            row.get::<_, i64>(1),
+            row.get::<_, i64>(2)
+        ),
+        (2, 2, 0)
+    );
+}
+
+/// Progress needs no schema change: the `task` column's JSON gains an optional `progress`
+/// member. A row as the previous build wrote it (no such member) reads as a task without
+/// progress and takes progress, which a later connection reads back; a row with a member its
+/// reader does not know still reads (which is how a node of the previous build reads a row
+/// with progress, beside nodes of this one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_of_the_previous_build_reads_and_keeps_the_progress_it_takes() {
+    use tasks_runtime::{Authority, CasOutcome};
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let scope = Scope::new("alice");
+    let store = db.connect(&schema).await;
+    for name in ["old", "unknown-member"] {
+        store
+            .create(
+                new_task(name, None),
+                work(&scope, name).into(),
+                ROOMY,
+                &NODE_A,
+            )
+            .await
+            .expect("create");
+    }
+    drop(store);
+    let admin = db.admin().await;
+    for (name, row) in ROWS_BEFORE_PROGRESS {
+        admin
+            .execute(
+                &format!("UPDATE \"{schema}\".tasks SET task = $1::text::json WHERE id = $2"),
+                &[&row, &name],
+            )
+            .await
+            .expect("write the row as stored before");
+    }
+    let store = db.connect(&schema).await;
+    for name in ["old", "unknown-member"] {
+        let read = store
+            .get(&scope, &id(name), at(10))
+            .await
+            .expect("get")
+            .expect("found");
+        assert_eq!(read.task.progress(), None, "{name}");
+        assert_eq!(
+            *read.task,
+            tasks_core::Task::new(id(name), T0, None, None),
+            "{name}"
+        );
+    }
+    let read = store
+        .get(&scope, &id("old"), at(10))
+        .await
+        .expect("get")
+        .expect("found");
+    let update = one_of_four(&read.task, at(20));
+    let progress = update.task().progress();
+    let committed = store
+        .transition(Authority::Request(&scope), update, at(20))
+        .await
+        .expect("transition");
+    assert!(
+        matches!(committed, CasOutcome::Committed(_)),
+        "{committed:?}"
+    );
+    drop(store);
+    let store = db.connect(&schema).await;
+    let read = store
+        .get(&scope, &id("old"), at(30))
+        .await
+        .expect("get")
+        .expect("found");
+    assert_eq!(read.task.progress(), progress, "read by a later connection");
+    let stored: String = admin
+        .query_one(
+            &format!("SELECT task::text FROM \"{schema}\".tasks WHERE id = 'old'"),
+            &[],
+        )
+        .await
+        .expect("the row")
+        .get(0);
+    assert!(
+        stored.ends_with(ROW_WITH_PROGRESS_END),
+        "one optional member more: {stored}"
+    );
+}

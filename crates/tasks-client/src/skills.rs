@@ -400,6 +400,12 @@ impl Client {
     /// `SKILL.md`, its frontmatter. A file of a [`SkillResources::Dynamic`] skill is read but
     /// [`SkillFile::Unverified`].
     ///
+    /// A server may change a skill after its entry was fetched; its files then no longer match
+    /// the entry held, and reading them fails verification until the entry is fetched again
+    /// ([`Client::get_skill`]), which a caller should do once before giving up (the extension's
+    /// "Integrity and Verification": a host refreshes the entry and proceeds from the current
+    /// one, with any approval bound to the old one revoked).
+    ///
     /// # Errors
     /// [`ClientError::Verification`]: [`VerificationFailure::NotListed`] before anything is
     /// sent; after the read, an answer without exactly one item of `uri`

@@ -73,9 +73,10 @@ pub enum SkillError {
         name: String,
     },
     /// A skill path or a file path with an empty, `.` or `..` segment, a character outside
-    /// a URI path segment, or (for a skill path's first segment) outside an RFC 3986 reg-name.
+    /// a URI path segment (or, in a file path, a `%`), or (for a skill path's first segment)
+    /// outside an RFC 3986 reg-name; the reason says which.
     #[error("invalid path {0:?}: {1}")]
-    InvalidPath(String, &'static str),
+    InvalidPath(String, String),
     /// Two files of one skill at the same path.
     #[error("the skill has two files at {0:?}")]
     DuplicateFile(String),
@@ -164,65 +165,69 @@ pub fn check_name(name: &str) -> Result<(), SkillError> {
 /// # Errors
 /// [`SkillError::InvalidPath`], [`SkillError::InvalidName`].
 pub fn check_skill_path(path: &str) -> Result<(), SkillError> {
-    check_segments(path)?;
+    check_segments(path, true)?;
     let first = path.split('/').next().unwrap_or_default();
     if first.contains([':', '@']) {
         return Err(SkillError::InvalidPath(
             path.to_owned(),
-            "the first segment is the URI's authority and may not hold ':' or '@'",
+            "the first segment is the URI's authority and may not hold ':' or '@'".into(),
         ));
     }
     check_name(path.rsplit('/').next().unwrap_or_default())
 }
 
 /// Checks a file's path relative to its skill's root (`references/FORMS.md`): `/`-separated
-/// segments, none empty, `.` or `..`, each of URI path-segment characters, so that no file
-/// path leaves its skill's directory.
+/// segments, none empty, `.` or `..`, each of URI path-segment characters but `%` (a file's
+/// URI is its path as written, so a `%` would read as an escape), so that no file path leaves
+/// its skill's directory and every file path is its own URI path.
 ///
 /// # Errors
-/// [`SkillError::InvalidPath`].
+/// [`SkillError::InvalidPath`], naming the first character refused.
 pub fn check_file_path(path: &str) -> Result<(), SkillError> {
-    check_segments(path)
+    check_segments(path, false)
 }
 
-fn check_segments(path: &str) -> Result<(), SkillError> {
-    let refuse = |why| Err(SkillError::InvalidPath(path.to_owned(), why));
+fn check_segments(path: &str, escapes: bool) -> Result<(), SkillError> {
+    let refuse = |why: String| Err(SkillError::InvalidPath(path.to_owned(), why));
     if path.is_empty() {
-        return refuse("it is empty");
+        return refuse("it is empty".into());
     }
     for segment in path.split('/') {
         match segment {
-            "" => return refuse("it has an empty segment"),
-            "." | ".." => return refuse("it has a '.' or '..' segment"),
-            _ if !is_path_segment(segment) => {
-                return refuse("it has a character a URI path segment may not hold")
+            "" => return refuse("it has an empty segment".into()),
+            "." | ".." => return refuse("it has a '.' or '..' segment".into()),
+            _ => {
+                if let Some(c) = refused_char(segment, escapes) {
+                    return refuse(format!(
+                        "{c:?} cannot stand in a URI path segment (letters, digits and \
+                         -._~!$&'()*+,;=:@ can): rename it"
+                    ));
+                }
             }
-            _ => {}
         }
     }
     Ok(())
 }
 
-/// RFC 3986 `segment`: `*( unreserved / pct-encoded / sub-delims / ":" / "@" )`.
-fn is_path_segment(segment: &str) -> bool {
-    let bytes = segment.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' => {
-                let hex = bytes.get(i + 1..i + 3);
-                if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
-                    return false;
+/// The first character of `segment` outside RFC 3986 `segment`: `*( unreserved /
+/// pct-encoded / sub-delims / ":" / "@" )`, with `pct-encoded` only when `escapes`.
+fn refused_char(segment: &str, escapes: bool) -> Option<char> {
+    let mut chars = segment.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '%' if escapes => {
+                let hex = segment.get(i + 1..i + 3);
+                if !hex.is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit())) {
+                    return Some('%');
                 }
-                i += 3;
-                continue;
+                chars.next();
+                chars.next();
             }
-            b if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&b) => {}
-            _ => return false,
+            c if c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@".contains(c) => {}
+            c => return Some(c),
         }
-        i += 1;
     }
-    true
+    None
 }
 
 /// The URI of a skill's root directory: `skill://<skill-path>`.
@@ -401,9 +406,17 @@ mod tests {
             "a/",
             "a?b",
             "a#b",
+            "a%20b",
         ] {
             assert!(check_file_path(bad).is_err(), "{bad}");
         }
+        assert_eq!(
+            check_file_path("notes/my résumé.md")
+                .unwrap_err()
+                .to_string(),
+            "invalid path \"notes/my résumé.md\": ' ' cannot stand in a URI path segment \
+             (letters, digits and -._~!$&'()*+,;=:@ can): rename it"
+        );
     }
 
     #[test]

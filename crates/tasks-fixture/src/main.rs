@@ -92,7 +92,7 @@ async fn run(settings: Settings) -> std::process::ExitCode {
     let store = settings.store.describe();
     // With PostgreSQL, the schema too (`schema=…`; absent for the other stores).
     let schema = settings.postgres_schema_in_use();
-    tracing::info!(%url, %store, schema, "serving MCP 2026-07-28 with the Tasks extension, and 2025-11-25 and 2025-06-18 sessions");
+    tracing::info!(%url, %store, schema, "serving MCP 2026-07-28 with the Tasks and Skills extensions, and 2025-11-25 and 2025-06-18 sessions");
     // The one line a harness waits for.
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(stdout, "{url}");

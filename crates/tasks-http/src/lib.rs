@@ -157,6 +157,9 @@ pub use response::BodyError;
 pub use response::{McpResponse, ResponseBody};
 pub use server::{serve, shutdown_signal};
 pub use service::{McpHandle, McpService};
+/// What [`ServerBuilder::list_changes`] takes: the list-change announcements
+/// ([`tasks_runtime::ListChanges`], re-exported so that a server needs no other crate for it).
+pub use tasks_runtime::ListChanges;
 
 /// The crate deriving `JsonSchema` for typed tool arguments
 /// ([`Tool::typed`](tasks_runtime::Tool::typed)), re-exported so its version is the one the

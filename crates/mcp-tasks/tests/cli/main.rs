@@ -785,7 +785,8 @@ async fn skills_are_listed_shown_read_verified_and_browsed() {
     assert_eq!(entry["frontmatter"]["metadata"], json!({"version": "1.0"}));
 
     // Reads, by path below the skill or by URI: verified, printed as they are.
-    let style = include_str!("../../../tasks-conformance/skills/report-writing/references/style.md");
+    let style =
+        include_str!("../../../tasks-conformance/skills/report-writing/references/style.md");
     let (code, out, err) = run(&["skill", url, report, "--read", "references/style.md"]).await;
     assert_eq!((code, out.as_str(), err.as_str()), (0, style, ""));
     let (code, out, _) = run(&[

@@ -213,7 +213,10 @@ impl Catalog {
             ),
             CatalogList::Skills => (
                 "skills",
-                self.skills[range].iter().map(|s| s.to_entry()).collect(),
+                self.skills[range]
+                    .iter()
+                    .map(|s| self.skill_entry(s))
+                    .collect(),
             ),
         };
         let mut result = JsonObject::new();
@@ -272,8 +275,28 @@ impl Catalog {
             .find(|s| s.uri() == uri)
             .ok_or_else(|| McpError::UnknownSkill(uri.to_owned()))?;
         let mut result = JsonObject::new();
-        result.insert("skill".into(), skill.to_entry());
+        result.insert("skill".into(), self.skill_entry(skill));
         Ok(result)
+    }
+
+    /// The entry of `skill` as this catalog serves it: its `SKILL.md` first, then every file
+    /// the catalog serves below the skill's root, in URI order. That is its own files and those
+    /// of any skill registered below it: a nested skill's files are supporting files of the
+    /// skill that encloses it, so a complete manifest lists them (Skills extension,
+    /// "Resources": completeness extends to nested skills).
+    pub fn skill_entry(&self, skill: &Skill) -> Value {
+        let own = self.skill_files.get(skill.uri());
+        let root = format!("{}/", skill.root_uri());
+        let below = self.files_under(&root).filter(|f| f.uri != skill.uri());
+        skill.entry_of(own.into_iter().chain(below))
+    }
+
+    /// The skill files whose URIs start with `prefix`, in URI order.
+    fn files_under<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = &'a Arc<SkillFile>> {
+        self.skill_files
+            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+            .take_while(move |(uri, _)| uri.starts_with(prefix))
+            .map(|(_, file)| file)
     }
 
     /// `resources/directory/read` of `uri` from `cursor`: `{"resources": [...],
@@ -285,11 +308,7 @@ impl Catalog {
     /// directory of the skills; -32602 `Invalid cursor`.
     pub fn read_directory(&self, uri: &str, cursor: Option<&str>) -> Result<JsonObject, McpError> {
         let prefix = format!("{uri}/");
-        let under = self
-            .skill_files
-            .range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
-            .map(|(file, _)| file.as_str())
-            .take_while(|file| file.starts_with(&prefix));
+        let under = self.files_under(&prefix).map(|f| f.uri.as_str());
         let children = tasks_core::skill::children(uri, under)
             .ok_or_else(|| McpError::NotADirectory(uri.to_owned()))?;
         let page = page(
@@ -549,6 +568,34 @@ mod tests {
                 Err(McpError::NotADirectory(not_a_directory.into()))
             );
         }
+        // A skill registered below another: its files are the enclosing skill's too.
+        catalog.add_skill(
+            Skill::new("acme/refunds/templates/eu", md("eu"))
+                .unwrap()
+                .file("rules.md", "R")
+                .unwrap(),
+        );
+        let outer = catalog.get_skill("skill://acme/refunds/SKILL.md").unwrap();
+        let listed: Vec<&str> = outer["skill"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["uri"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                "skill://acme/refunds/SKILL.md",
+                "skill://acme/refunds/templates/a.md",
+                "skill://acme/refunds/templates/eu/SKILL.md",
+                "skill://acme/refunds/templates/eu/b.md",
+                "skill://acme/refunds/templates/eu/rules.md",
+            ]
+        );
+        let inner = catalog
+            .get_skill("skill://acme/refunds/templates/eu/SKILL.md")
+            .unwrap();
+        assert_eq!(inner["skill"]["resources"].as_array().unwrap().len(), 3);
         assert!(catalog.remove_skill("skill://git/SKILL.md"));
         assert!(catalog.read("skill://git/SKILL.md", None).await.is_err());
     }

@@ -66,6 +66,11 @@ impl SkillFile {
         self.content.len() as u64
     }
 
+    /// Its item of a skill entry's `resources`: `{"uri", "digest", "size"}`.
+    pub(crate) fn to_manifest_item(&self) -> Value {
+        json!({"uri": self.uri, "digest": self.digest, "size": self.size()})
+    }
+
     /// Its `resources/read` contents: text when the bytes are UTF-8, else a blob (the same
     /// bytes either way, so the digest holds for both).
     pub(crate) fn contents(&self) -> ResourceContents {
@@ -98,9 +103,14 @@ pub enum SkillDirError {
     /// A file name that is not UTF-8.
     #[error("{0} has a name that is not UTF-8")]
     NotUtf8(PathBuf),
-    /// The skill breaks a rule of the extension.
-    #[error(transparent)]
-    Skill(#[from] SkillError),
+    /// The skill in directory `root` breaks a rule of the extension.
+    #[error("the skill in {root}: {source}")]
+    Skill {
+        /// The skill's directory.
+        root: PathBuf,
+        /// The rule broken.
+        source: SkillError,
+    },
 }
 
 impl Skill {
@@ -165,7 +175,7 @@ impl Skill {
             if nested(&known.path, path) || nested(path, &known.path) {
                 return Err(SkillError::InvalidPath(
                     path.to_owned(),
-                    "it is both a file and a directory of the skill",
+                    "it is both a file and a directory of the skill".into(),
                 ));
             }
         }
@@ -198,24 +208,32 @@ impl Skill {
     /// UTF-8; [`SkillDirError::Skill`] as [`Skill::new`] and [`Skill::file`].
     pub fn from_dir(skill_path: &str, root: impl AsRef<Path>) -> Result<Self, SkillDirError> {
         let root = root.as_ref();
+        let broken = |source| SkillDirError::Skill {
+            root: root.to_owned(),
+            source,
+        };
         let mut files = Vec::new();
         walk(root, "", &mut files)?;
         files.sort();
-        let read = |path: &Path| {
-            fs::read(path).map_err(|source| SkillDirError::Io {
-                path: path.to_owned(),
-                source,
-            })
-        };
+        // The limits are checked on the sizes the directory reports, before anything is read:
+        // a stray large file costs no memory.
+        if files.len() > MAX_SKILL_FILES {
+            return Err(broken(SkillError::TooManyFiles(files.len())));
+        }
+        let total: u64 = files.iter().map(|(_, len)| len).sum();
+        if total > MAX_SKILL_BYTES {
+            return Err(broken(SkillError::TooLarge(total)));
+        }
         let skill_md_path = root.join(SKILL_FILE);
-        let skill_md = String::from_utf8(read(&skill_md_path)?).map_err(|_| SkillDirError::Io {
-            path: skill_md_path,
-            source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8"),
-        })?;
-        let mut skill = Skill::new(skill_path, skill_md)?;
-        for relative in files.into_iter().filter(|f| f != SKILL_FILE) {
-            let content = read(&root.join(&relative))?;
-            skill = skill.file(&relative, content)?;
+        let skill_md =
+            String::from_utf8(read_bounded(&skill_md_path)?).map_err(|_| SkillDirError::Io {
+                path: skill_md_path,
+                source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8"),
+            })?;
+        let mut skill = Skill::new(skill_path, skill_md).map_err(broken)?;
+        for (relative, _) in files.into_iter().filter(|(f, _)| f != SKILL_FILE) {
+            let content = read_bounded(&root.join(&relative))?;
+            skill = skill.file(&relative, content).map_err(broken)?;
         }
         Ok(skill)
     }
@@ -261,15 +279,17 @@ impl Skill {
         self.files.iter().find(|f| f.uri == uri)
     }
 
-    /// The skill entry of `skills/list` and `skills/get`: `{"uri", "frontmatter",
-    /// "resources": [{"uri", "digest", "size"}, ...]}`, every file listed once, `SKILL.md`
-    /// first.
+    /// Its skill entry on its own: `{"uri", "frontmatter", "resources": [{"uri", "digest",
+    /// "size"}, ...]}`, every file listed once, `SKILL.md` first. A catalog's `skills/list` and
+    /// `skills/get` list the files of skills registered below it too
+    /// ([`Catalog::skill_entry`](super::Catalog::skill_entry)).
     pub fn to_entry(&self) -> Value {
-        let resources: Vec<Value> = self
-            .files
-            .iter()
-            .map(|f| json!({"uri": f.uri, "digest": f.digest, "size": f.size()}))
-            .collect();
+        self.entry_of(self.files.iter())
+    }
+
+    /// Its entry with `files` as its `resources`.
+    pub(crate) fn entry_of<'a>(&self, files: impl Iterator<Item = &'a Arc<SkillFile>>) -> Value {
+        let resources: Vec<Value> = files.map(|f| f.to_manifest_item()).collect();
         json!({"uri": self.uri, "frontmatter": self.frontmatter, "resources": resources})
     }
 
@@ -287,8 +307,26 @@ impl Skill {
     }
 }
 
-/// Collects the regular files below `dir` as paths relative to the skill's root (`prefix`).
-fn walk(dir: &Path, prefix: &str, files: &mut Vec<String>) -> Result<(), SkillDirError> {
+/// Reads `path`, at most [`MAX_SKILL_BYTES`] and one byte: a file that grew past the limit
+/// since its size was read is refused by [`Skill::file`] without being read whole.
+fn read_bounded(path: &Path) -> Result<Vec<u8>, SkillDirError> {
+    use std::io::Read as _;
+    let io = |source| SkillDirError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut content = Vec::new();
+    fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_SKILL_BYTES + 1)
+        .read_to_end(&mut content)
+        .map_err(io)?;
+    Ok(content)
+}
+
+/// Collects the regular files below `dir`, with their sizes in bytes, as paths relative to
+/// the skill's root (`prefix`).
+fn walk(dir: &Path, prefix: &str, files: &mut Vec<(String, u64)>) -> Result<(), SkillDirError> {
     let io = |source| SkillDirError::Io {
         path: dir.to_owned(),
         source,
@@ -314,7 +352,8 @@ fn walk(dir: &Path, prefix: &str, files: &mut Vec<String>) -> Result<(), SkillDi
         } else if kind.is_dir() {
             walk(&path, &relative, files)?;
         } else if kind.is_file() {
-            files.push(relative);
+            let len = entry.metadata().map_err(io)?.len();
+            files.push((relative, len));
         }
     }
     Ok(())
@@ -431,6 +470,19 @@ mod tests {
             Err(SkillDirError::Symlink(path)) if path.ends_with("link.txt")
         ));
         fs::remove_file(root.join("link.txt")).unwrap();
+        // A file past the limit is refused on its reported size, never read (a sparse file of
+        // 1 GiB takes no disk); the error names the skill's directory.
+        let big = fs::File::create(root.join("video.bin")).unwrap();
+        big.set_len(1 << 30).unwrap();
+        let error = Skill::from_dir("refunds", &root).unwrap_err();
+        assert!(matches!(
+            &error,
+            SkillDirError::Skill { source: SkillError::TooLarge(total), .. } if *total > 1 << 30
+        ));
+        assert!(error
+            .to_string()
+            .starts_with(&format!("the skill in {}: ", root.display())));
+        fs::remove_file(root.join("video.bin")).unwrap();
         fs::remove_file(root.join("SKILL.md")).unwrap();
         assert!(matches!(
             Skill::from_dir("refunds", &root),

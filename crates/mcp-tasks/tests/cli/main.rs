@@ -785,7 +785,8 @@ async fn skills_are_listed_shown_read_verified_and_browsed() {
     assert_eq!(entry["frontmatter"]["metadata"], json!({"version": "1.0"}));
 
     // Reads, by path below the skill or by URI: verified, printed as they are.
-    let style = include_str!("../../../tasks-conformance/skills/report-writing/references/style.md");
+    let style =
+        include_str!("../../../tasks-conformance/skills/report-writing/references/style.md");
     let (code, out, err) = run(&["skill", url, report, "--read", "references/style.md"]).await;
     assert_eq!((code, out.as_str(), err.as_str()), (0, style, ""));
     let (code, out, _) = run(&[
@@ -879,6 +880,91 @@ async fn skills_are_listed_shown_read_verified_and_browsed() {
     let (code, _, err) = run(&["dir", url, report]).await;
     assert_eq!(code, 6);
     assert!(err.contains("Not a directory resource (-32602)"), "{err}");
+}
+
+/// A skill asked for by its directory, its name or one of its files, and a directory asked for
+/// with a trailing `/`, as a file, or as `skill://`: the server's refusal (exit 6) with a hint
+/// from the skill list; a trailing `/` on a directory is dropped before sending.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_or_directory_asked_for_wrongly_gets_a_hint() {
+    let server = common::fixture().await;
+    let url = server.url();
+    let url = url.as_str();
+    let program = env!("CARGO_BIN_EXE_mcp-tasks");
+    let report = "skill://conformance/report-writing/SKILL.md";
+    let run = |args: &[&str]| {
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            run_in(&args, &[("CARGO", None)]).await
+        }
+    };
+    for asked in [
+        "skill://conformance/report-writing",
+        "skill://conformance/report-writing/",
+        "report-writing",
+    ] {
+        let (code, out, err) = run(&["skill", url, asked]).await;
+        assert_eq!((code, out.as_str()), (6, ""), "{asked}: {err}");
+        assert_eq!(
+            err,
+            format!(
+                "error: the server refused the request: Skill not found (-32602): {asked}\n\
+                 hint: did you mean {report}?\n"
+            )
+        );
+    }
+    let style = "skill://conformance/report-writing/references/style.md";
+    let (code, _, err) = run(&["skill", url, style]).await;
+    assert_eq!(code, 6, "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "error: the server refused the request: Skill not found (-32602): {style}\n\
+             hint: that is a file of skill {report}; read it with `{program} skill {url} {report} \
+             --read references/style.md`\n"
+        )
+    );
+    let (code, _, err) = run(&["skill", url, "skill://nothing/SKILL.md"]).await;
+    assert_eq!(code, 6, "{err}");
+    assert!(
+        err.ends_with(&format!(
+            "hint: `{program} skills {url}` lists the server's skills\n"
+        )),
+        "{err}"
+    );
+
+    // dir: one trailing slash is dropped.
+    let (code, out, err) = run(&["dir", url, "skill://conformance/report-writing/"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.lines().next(),
+        Some("skill://conformance/report-writing/SKILL.md  SKILL.md, text/markdown, 378 bytes")
+    );
+    let (code, out, err) = run(&["dir", url, style]).await;
+    assert_eq!((code, out.as_str()), (6, ""), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "error: the server refused the request: Not a directory resource (-32602): {style}\n\
+             hint: it is a file: `{program} read {url} {style}` reads it; `{program} skill {url} \
+             {report} --read references/style.md` reads it verified against its skill's entry\n"
+        )
+    );
+    let (code, _, err) = run(&["dir", url, "skill://"]).await;
+    assert_eq!(code, 6, "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "error: the server refused the request: Not a directory resource (-32602): skill://\n\
+             hint: skill:// is no directory: `{program} skills {url}` lists the skills, and `dir` \
+             takes the directory of one (its URI without /SKILL.md)\n"
+        )
+    );
+    // A directory the server does not have: the refusal alone.
+    let (code, _, err) = run(&["dir", url, "skill://nothing"]).await;
+    assert_eq!(code, 6, "{err}");
+    assert!(!err.contains("hint"), "{err}");
 }
 
 /// A server whose skill entries do not match its files: `skill://lying/SKILL.md` lists

@@ -66,7 +66,8 @@ Exit codes:
   8    --timeout passed (a task keeps running on the server), or a cancelled task had not
        ended 30 s after the cancel
   9    `skill --read`: the file does not match the skill's entry (its size, SHA-256 digest or,
-       for SKILL.md, frontmatter differ), so nothing of it is printed or written
+       for SKILL.md, frontmatter differ), so nothing of it is printed or written; the skill
+       may have changed since its entry was fetched (`skill URL URI` fetches it again)
   130  interrupted: Ctrl-C where nothing is left to cancel (tools, get, watch, before the
        call is sent), or a second Ctrl-C
 `call`, `watch` and `cancel` exit with the task's outcome (so `cancel` exits 4, or 0 when

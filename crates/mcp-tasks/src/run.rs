@@ -14,7 +14,7 @@ use std::sync::Mutex;
 
 use tasks_client::{
     Client, ClientError, CompletionRef, Execution, FailureKind, Listing, Outcome, RetryEvent,
-    RetryNotice, SettleOptions, Skill, SkillFile, TaskCall, Wait,
+    RetryNotice, SettleOptions, Skill, SkillFile, TaskCall, VerificationFailure, Wait,
 };
 use tasks_core::input::Root;
 use tasks_core::TaskId;
@@ -475,8 +475,8 @@ async fn skill(
     output: Option<&std::path::Path>,
     json: bool,
 ) -> Exit {
-    let skill = match client.get_skill(uri).await {
-        Ok(result) => result.skill,
+    let (skill, ttl_ms) = match client.get_skill(uri).await {
+        Ok(result) => (result.skill, result.caching.ttl_ms),
         Err(error) => {
             let exit = Exit::report(&error);
             if error.code() == Some(INVALID_PARAMS) {
@@ -518,7 +518,22 @@ async fn skill(
     let read = match client.read_skill_file(&skill, &file_uri).await {
         Ok(read) => read,
         Err(error) => {
-            return Exit::report(&error);
+            let exit = Exit::report(&error);
+            if let ClientError::Verification {
+                failure:
+                    VerificationFailure::Size { .. }
+                    | VerificationFailure::Digest { .. }
+                    | VerificationFailure::Frontmatter { .. },
+                ..
+            } = error
+            {
+                let url = shell_words::quote(&shown_url(client.url())).into_owned();
+                crate::say!(
+                    "{}",
+                    clean(&changed_skill_hint(program(), &url, uri, ttl_ms))
+                );
+            }
+            return exit;
         }
     };
     if let SkillFile::Unverified(_) = &read {
@@ -623,6 +638,24 @@ fn unknown_skill_hint(guess: &SkillGuess<'_>, program: &str, url: &str) -> Strin
         ),
         SkillGuess::Nothing => format!("hint: `{program} skills {url}` lists the server's skills"),
     }
+}
+
+/// The hint after a skill's file failed verification: the skill may have changed since its
+/// entry was made, and `skill` again fetches the current one; `ttl_ms` is the entry's
+/// `ttlMs`, if it had one.
+fn changed_skill_hint(program: &str, url: &str, uri: &str, ttl_ms: Option<u64>) -> String {
+    let cached = match ttl_ms {
+        Some(ms) => format!(
+            "a server may cache an entry for its ttlMs, {} for this one",
+            whole_seconds(Duration::from_millis(ms))
+        ),
+        None => "a server may cache an entry for its ttlMs".to_owned(),
+    };
+    format!(
+        "hint: the skill may have changed on the server since its entry was fetched ({cached}); \
+         running `{program} skill {url} {}` again fetches the current entry",
+        shell_words::quote(uri)
+    )
 }
 
 /// The URI `dir` sends: `uri` without one trailing `/` (a directory's URI never ends in `/`),
@@ -1172,8 +1205,8 @@ fn reach_again(program: &str, url: &str, id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::{
-        directory_uri, guess_skill, invocation, reach_again, unknown_skill_hint, whole_seconds,
-        with_scheme, SkillGuess,
+        changed_skill_hint, directory_uri, guess_skill, invocation, reach_again,
+        unknown_skill_hint, whole_seconds, with_scheme, SkillGuess,
     };
     use tasks_client::Skill;
 
@@ -1240,6 +1273,27 @@ mod tests {
         assert_eq!(directory_uri("skill://a/b"), "skill://a/b");
         assert_eq!(directory_uri("skill://"), "skill://");
         assert_eq!(directory_uri("skill:///"), "skill:///");
+    }
+
+    #[test]
+    fn a_file_that_fails_verification_hints_at_a_changed_skill() {
+        assert_eq!(
+            changed_skill_hint(
+                "mcp-tasks",
+                "http://h/mcp",
+                "skill://a/SKILL.md",
+                Some(300_000)
+            ),
+            "hint: the skill may have changed on the server since its entry was fetched (a \
+             server may cache an entry for its ttlMs, 300 s for this one); running `mcp-tasks \
+             skill http://h/mcp skill://a/SKILL.md` again fetches the current entry"
+        );
+        assert_eq!(
+            changed_skill_hint("mcp-tasks", "http://h/mcp", "skill://a/SKILL.md", None),
+            "hint: the skill may have changed on the server since its entry was fetched (a \
+             server may cache an entry for its ttlMs); running `mcp-tasks skill http://h/mcp \
+             skill://a/SKILL.md` again fetches the current entry"
+        );
     }
 
     #[test]

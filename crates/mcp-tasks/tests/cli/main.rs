@@ -989,7 +989,7 @@ async fn lying_skill_server() -> String {
                     "resources": [
                         {"uri": "skill://lying/a.md", "digest": hello, "size": 5},
                         {"uri": "skill://lying/b.md", "digest": hello, "size": 3},
-                    ]}}),
+                    ]}, "ttlMs": 60_000}),
                     _ => json!({"contents": [{"uri": uri, "mimeType": "text/markdown",
                         "text": "hallo"}]}),
                 };
@@ -1009,16 +1009,25 @@ async fn lying_skill_server() -> String {
 async fn a_skill_file_that_does_not_match_its_entry_is_exit_9_and_never_shown() {
     let url = lying_skill_server().await;
     let lying = "skill://lying/SKILL.md";
-    let (code, out, err) = run(&["skill", &url, lying, "--read", "a.md"]).await;
+    let (code, out, err) = run_in(
+        &["skill", &url, lying, "--read", "a.md"],
+        &[("CARGO", None)],
+    )
+    .await;
     assert_eq!((code, out.as_str()), (9, ""), "{err}");
-    assert!(
-        err.contains(&format!(
+    // What did not match, and that the skill may have changed since its entry was fetched.
+    assert_eq!(
+        err,
+        format!(
             "error: the skill file skill://lying/a.md failed verification: its digest is {}, \
-             the skill's entry says {}",
+             the skill's entry says {}\n\
+             hint: the skill may have changed on the server since its entry was fetched (a \
+             server may cache an entry for its ttlMs, 60 s for this one); running `{} skill {url} \
+             {lying}` again fetches the current entry\n",
             tasks_core::skill::digest(b"hallo"),
-            tasks_core::skill::digest(b"hello")
-        )),
-        "{err}"
+            tasks_core::skill::digest(b"hello"),
+            env!("CARGO_BIN_EXE_mcp-tasks")
+        )
     );
     let dir = tempfile::tempdir().expect("a temporary directory");
     let file = dir.path().join("b.md");
@@ -1028,7 +1037,7 @@ async fn a_skill_file_that_does_not_match_its_entry_is_exit_9_and_never_shown() 
     assert!(
         err.contains(
             "error: the skill file skill://lying/b.md failed verification: its size is 5 bytes, \
-             the skill's entry says 3"
+             the skill's entry says 3\nhint: the skill may have changed on the server"
         ),
         "{err}"
     );

@@ -207,7 +207,8 @@ enum Command {
         url: String,
         /// The resource's URI (a listed one, or one a template covers).
         uri: String,
-        /// Write the contents' bytes (text or binary) to FILE instead of printing them.
+        /// Write the contents' bytes (text or binary) to FILE instead of printing them; `-`
+        /// writes them to stdout as they are. --json does not apply.
         #[arg(long, short = 'o', value_name = "FILE")]
         output: Option<std::path::PathBuf>,
     },
@@ -248,7 +249,7 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         read: Option<String>,
         /// With --read: write the file's bytes (text or binary) to PATH instead of printing
-        /// them.
+        /// them; `-` writes them to stdout as they are. --json does not apply.
         #[arg(long, short = 'o', value_name = "PATH", requires = "read")]
         output: Option<std::path::PathBuf>,
     },

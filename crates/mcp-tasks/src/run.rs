@@ -448,8 +448,20 @@ async fn read(client: &Client, uri: &str, file: Option<&std::path::Path>, json: 
 }
 
 /// Writes `bytes` (of MIME types `types`) to `file` and says so on stderr; a file that cannot
-/// be written is a usage error.
+/// be written is a usage error. `-` is stdout: the bytes as they are, nothing said (a closed
+/// stdout ends quietly, as the printed output does). `--json` does not apply.
 fn write_file(file: &std::path::Path, bytes: &[u8], types: &str) -> Exit {
+    if file.as_os_str() == "-" {
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        return match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+            Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+                crate::say!("error: cannot write to stdout: {error}");
+                Exit::Usage
+            }
+            _ => Exit::Completed,
+        };
+    }
     if let Err(error) = std::fs::write(file, bytes) {
         crate::say!("error: cannot write {}: {error}", file.display());
         return Exit::Usage;

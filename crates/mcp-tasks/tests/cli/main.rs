@@ -613,6 +613,34 @@ async fn resources_are_listed_read_and_completed() {
         "{err}"
     );
     assert!(out.is_empty());
+    // --output - is stdout: the bytes as they are, nothing said; --json does not apply to
+    // --output (a file is written and said as without it).
+    for json in [false, true] {
+        let mut args = vec!["read", url, "test://static-binary", "--output", "-"];
+        if json {
+            args.push("--json");
+        }
+        let mut command = command(&args);
+        command.current_dir(dir.path());
+        let output = tokio::task::spawn_blocking(move || command.output().expect("runs"))
+            .await
+            .expect("joined");
+        assert_eq!(output.status.code(), Some(0), "{args:?}");
+        assert_eq!(output.stdout, bytes, "{args:?}");
+        assert!(output.stderr.is_empty(), "{args:?}");
+    }
+    let (code, out, err) = run(&[
+        "read",
+        url,
+        "test://static-binary",
+        "--output",
+        file_arg,
+        "--json",
+    ])
+    .await;
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert!(err.starts_with("Wrote "), "{err}");
+    assert!(!dir.path().join("-").exists(), "no file named -");
     let (code, _, err) = run(&["read", url, "test://nothing"]).await;
     assert_eq!(code, 6);
     assert!(
@@ -836,6 +864,25 @@ async fn skills_are_listed_shown_read_verified_and_browsed() {
         err.contains(&format!("Wrote 122 bytes (text/markdown) to {file_arg}")),
         "{err}"
     );
+    // --output - is stdout: the bytes as they are, nothing said, --json or not.
+    for json in [&[][..], &["--json"][..]] {
+        let mut args = vec![
+            "skill",
+            url,
+            report,
+            "--read",
+            "references/style.md",
+            "--output",
+            "-",
+        ];
+        args.extend(json);
+        let (code, out, err) = run(&args).await;
+        assert_eq!(
+            (code, out.as_str(), err.as_str()),
+            (0, style, ""),
+            "{args:?}"
+        );
+    }
     // A file the skill does not list: a usage error naming the ones it lists.
     let (code, out, err) = run(&["skill", url, report, "--read", "references/other.md"]).await;
     assert_eq!((code, out.as_str()), (2, ""), "{err}");

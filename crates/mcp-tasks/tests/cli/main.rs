@@ -806,9 +806,31 @@ async fn skills_are_listed_shown_read_verified_and_browsed() {
             ),
         ]
     );
+    // --json: the skills as an array of their entries (as `prompts --json`), `skill --json`
+    // the entry alone (not the skills/get result with its ttlMs).
+    let keys = |entry: &Value| {
+        entry
+            .as_object()
+            .map(|o| o.keys().cloned().collect::<std::collections::BTreeSet<_>>())
+    };
+    let entry_keys = Some(
+        ["uri", "frontmatter", "resources"]
+            .map(str::to_owned)
+            .into_iter()
+            .collect(),
+    );
+    let (code, out, _) = run(&["skills", url, "--json"]).await;
+    assert_eq!(code, 0);
+    let listed: Value = serde_json::from_str(&out).expect("JSON on stdout");
+    let listed = listed.as_array().expect("an array");
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[0]["uri"], report);
+    assert!(listed.iter().all(|e| keys(e) == entry_keys), "{out}");
     let (code, out, _) = run(&["skill", url, report, "--json"]).await;
     assert_eq!(code, 0);
     let entry: Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert_eq!(keys(&entry), entry_keys, "{out}");
+    assert_eq!(&entry, &listed[0]);
     assert_eq!(entry["resources"][1]["digest"], style_digest.as_str());
     assert_eq!(entry["frontmatter"]["metadata"], json!({"version": "1.0"}));
 

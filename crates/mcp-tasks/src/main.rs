@@ -66,7 +66,8 @@ Exit codes:
   8    --timeout passed (a task keeps running on the server), or a cancelled task had not
        ended 30 s after the cancel
   9    `skill --read`: the file does not match the skill's entry (its size, SHA-256 digest or,
-       for SKILL.md, frontmatter differ), so nothing of it is printed or written
+       for SKILL.md, frontmatter differ), so nothing of it is printed or written; the skill
+       may have changed since its entry was fetched (`skill URL URI` fetches it again)
   130  interrupted: Ctrl-C where nothing is left to cancel (tools, get, watch, before the
        call is sent), or a second Ctrl-C
 `call`, `watch` and `cancel` exit with the task's outcome (so `cancel` exits 4, or 0 when
@@ -83,7 +84,8 @@ struct Cli {
     /// Bearer token sent as `Authorization: Bearer …`.
     #[arg(long, env = "MCP_TOKEN", global = true, hide_env_values = true)]
     token: Option<String>,
-    /// Print raw JSON (the result object, the task, the tool list) instead of text.
+    /// Print raw JSON instead of text: the result object, the task, a list as an array of its
+    /// entries (tools, prompts, skills), a skill's entry alone.
     #[arg(long, global = true)]
     json: bool,
     #[command(subcommand)]
@@ -206,7 +208,8 @@ enum Command {
         url: String,
         /// The resource's URI (a listed one, or one a template covers).
         uri: String,
-        /// Write the contents' bytes (text or binary) to FILE instead of printing them.
+        /// Write the contents' bytes (text or binary) to FILE instead of printing them; `-`
+        /// writes them to stdout as they are. --json does not apply.
         #[arg(long, short = 'o', value_name = "FILE")]
         output: Option<std::path::PathBuf>,
     },
@@ -228,7 +231,8 @@ enum Command {
         value: String,
     },
     /// List the server's skills (the Skills extension), one a line: the SKILL.md's URI, the
-    /// name, how many files and bytes, and the description.
+    /// name, how many files and bytes, and the description. With --json, a JSON array of the
+    /// skills' entries, each {"uri", "frontmatter", "resources"}.
     Skills {
         /// The MCP endpoint, e.g. http://127.0.0.1:3000/mcp
         url: String,
@@ -236,7 +240,8 @@ enum Command {
     /// Show a skill: its frontmatter fields and its files (path, size, SHA-256 digest). With
     /// --read, read one of its files, verified against that list first (size, digest, and
     /// for SKILL.md its frontmatter): text is printed, binary contents described (write them
-    /// with --output); a file that does not match is exit 9.
+    /// with --output); a file that does not match is exit 9. With --json, the skill's entry
+    /// alone ({"uri", "frontmatter", "resources"}), or for --read {"contents", "verified"}.
     Skill {
         /// The MCP endpoint, e.g. http://127.0.0.1:3000/mcp
         url: String,
@@ -247,7 +252,7 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         read: Option<String>,
         /// With --read: write the file's bytes (text or binary) to PATH instead of printing
-        /// them.
+        /// them; `-` writes them to stdout as they are. --json does not apply.
         #[arg(long, short = 'o', value_name = "PATH", requires = "read")]
         output: Option<std::path::PathBuf>,
     },
@@ -457,6 +462,30 @@ mod tests {
             text.contains("--read") && text.contains("--output") && !text.contains("--answer"),
             "{text}"
         );
+        // What --json prints, as it is printed (docs/guides/call.md says the same).
+        assert!(
+            text.contains(
+                "With --json, the skill's entry alone ({\"uri\", \"frontmatter\", \"resources\"}), \
+                 or for --read {\"contents\", \"verified\"}"
+            ),
+            "{text}"
+        );
+        assert!(
+            help("skills").contains(
+                "With --json, a JSON array of the skills' entries, each {\"uri\", \"frontmatter\", \
+                 \"resources\"}"
+            ),
+            "{}",
+            help("skills")
+        );
+        for command in ["read", "skill"] {
+            assert!(
+                help(command)
+                    .contains("`-` writes them to stdout as they are. --json does not apply"),
+                "{}",
+                help(command)
+            );
+        }
         assert!(parses(&[
             "mcp-tasks",
             "skill",

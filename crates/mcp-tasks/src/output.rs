@@ -638,8 +638,8 @@ fn skill_line(skill: &Skill) -> String {
     )
 }
 
-/// Prints the skills, one line each ([`skill_line`]); with `json`, the list as the server sent
-/// its entries.
+/// Prints the skills, one line each ([`skill_line`]); with `json`, a JSON array of their
+/// entries, each `{"uri", "frontmatter", "resources"}` (as [`prompts`] prints its list).
 pub(crate) fn skills(skills: &[Skill], json: bool) {
     if json {
         out!("{}", pretty(&skills));
@@ -709,7 +709,8 @@ fn skill_lines(skill: &Skill) -> Vec<String> {
         .collect()
 }
 
-/// Prints a skill's entry ([`skill_lines`]); with `json`, the entry as the server sent it.
+/// Prints a skill's entry ([`skill_lines`]); with `json`, the entry alone, `{"uri",
+/// "frontmatter", "resources"}` (not the `skills/get` result around it).
 pub(crate) fn skill(skill: &Skill, json: bool) {
     if json {
         out!("{}", pretty(skill));

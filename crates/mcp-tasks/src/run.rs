@@ -14,7 +14,7 @@ use std::sync::Mutex;
 
 use tasks_client::{
     Client, ClientError, CompletionRef, Execution, FailureKind, Listing, Outcome, RetryEvent,
-    RetryNotice, SettleOptions, SkillFile, TaskCall, Wait,
+    RetryNotice, SettleOptions, Skill, SkillFile, TaskCall, VerificationFailure, Wait,
 };
 use tasks_core::input::Root;
 use tasks_core::TaskId;
@@ -287,13 +287,7 @@ pub(crate) async fn run(cli: Cli) -> Exit {
             Err(exit) => exit,
         },
         Command::Dir { url, uri } => match connect(&url, token, None).await {
-            Ok((client, _)) => match client.read_directory(&uri).await {
-                Ok(listing) => {
-                    output::directory(&listing.items, run.json);
-                    Exit::Completed
-                }
-                Err(error) => Exit::report(&error),
-            },
+            Ok((client, _)) => dir(&client, &uri, run.json).await,
             Err(exit) => exit,
         },
         Command::Watch {
@@ -454,8 +448,20 @@ async fn read(client: &Client, uri: &str, file: Option<&std::path::Path>, json: 
 }
 
 /// Writes `bytes` (of MIME types `types`) to `file` and says so on stderr; a file that cannot
-/// be written is a usage error.
+/// be written is a usage error. `-` is stdout: the bytes as they are, nothing said (a closed
+/// stdout ends quietly, as the printed output does). `--json` does not apply.
 fn write_file(file: &std::path::Path, bytes: &[u8], types: &str) -> Exit {
+    if file.as_os_str() == "-" {
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        return match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+            Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+                crate::say!("error: cannot write to stdout: {error}");
+                Exit::Usage
+            }
+            _ => Exit::Completed,
+        };
+    }
     if let Err(error) = std::fs::write(file, bytes) {
         crate::say!("error: cannot write {}: {error}", file.display());
         return Exit::Usage;
@@ -481,9 +487,25 @@ async fn skill(
     output: Option<&std::path::Path>,
     json: bool,
 ) -> Exit {
-    let skill = match client.get_skill(uri).await {
-        Ok(result) => result.skill,
-        Err(error) => return Exit::report(&error),
+    let (skill, ttl_ms) = match client.get_skill(uri).await {
+        Ok(result) => (result.skill, result.caching.ttl_ms),
+        Err(error) => {
+            let exit = Exit::report(&error);
+            if error.code() == Some(INVALID_PARAMS) {
+                if let Ok(skills) = client.list_skills().await {
+                    let url = shell_words::quote(&shown_url(client.url())).into_owned();
+                    crate::say!(
+                        "{}",
+                        clean(&unknown_skill_hint(
+                            &guess_skill(&skills.items, uri),
+                            program(),
+                            &url
+                        ))
+                    );
+                }
+            }
+            return exit;
+        }
     };
     let Some(file) = file else {
         output::skill(&skill, json);
@@ -507,7 +529,24 @@ async fn skill(
     }
     let read = match client.read_skill_file(&skill, &file_uri).await {
         Ok(read) => read,
-        Err(error) => return Exit::report(&error),
+        Err(error) => {
+            let exit = Exit::report(&error);
+            if let ClientError::Verification {
+                failure:
+                    VerificationFailure::Size { .. }
+                    | VerificationFailure::Digest { .. }
+                    | VerificationFailure::Frontmatter { .. },
+                ..
+            } = error
+            {
+                let url = shell_words::quote(&shown_url(client.url())).into_owned();
+                crate::say!(
+                    "{}",
+                    clean(&changed_skill_hint(program(), &url, uri, ttl_ms))
+                );
+            }
+            return exit;
+        }
     };
     if let SkillFile::Unverified(_) = &read {
         crate::say!(
@@ -528,6 +567,186 @@ async fn skill(
             Exit::Completed
         }
     }
+}
+
+/// The JSON-RPC code of a refused parameter: `skills/get` of a URI that is no skill's
+/// `SKILL.md` (`Skill not found`), `resources/directory/read` of a URI that is no directory
+/// (`Not a directory resource`).
+const INVALID_PARAMS: i64 = -32602;
+
+/// What a URI `skills/get` refused may have meant, by the server's skill list.
+#[derive(Debug, PartialEq)]
+enum SkillGuess<'a> {
+    /// The skills whose directory it is (with or without a trailing `/`), or whose name or
+    /// last path segment it is (a bare name, `report-writing`).
+    Skills(Vec<&'a Skill>),
+    /// A file of this skill, at this path below the skill's directory.
+    FileOf(&'a Skill, &'a str),
+    /// Nothing listed.
+    Nothing,
+}
+
+/// [`SkillGuess`] of `asked` among `skills`.
+fn guess_skill<'a>(skills: &'a [Skill], asked: &'a str) -> SkillGuess<'a> {
+    if let Some(skill) = skills.iter().find(|s| is_file_of(s, asked)) {
+        return SkillGuess::FileOf(skill, output::skill_path(skill, asked));
+    }
+    let directory = asked.strip_suffix('/').unwrap_or(asked);
+    let bare = (!asked.contains("://")).then(|| asked.trim_matches('/'));
+    let matches: Vec<&Skill> = skills
+        .iter()
+        .filter(|skill| {
+            let root = skill.root_uri();
+            root == directory
+                || bare.is_some_and(|name| {
+                    !name.is_empty()
+                        && (skill.name() == Some(name)
+                            || root.strip_prefix("skill://") == Some(name)
+                            || root.ends_with(&format!("/{name}")))
+                })
+        })
+        .collect();
+    if matches.is_empty() {
+        SkillGuess::Nothing
+    } else {
+        SkillGuess::Skills(matches)
+    }
+}
+
+/// Whether `uri` is a file of `skill` other than its `SKILL.md`: one its entry lists, or for
+/// a skill whose files are `"dynamic"`, a URI below its directory.
+fn is_file_of(skill: &Skill, uri: &str) -> bool {
+    if uri == skill.uri {
+        return false;
+    }
+    match skill.files() {
+        Some(_) => skill.file(uri).is_some(),
+        None => uri
+            .strip_prefix(skill.root_uri())
+            .is_some_and(|rest| rest.len() > 1 && rest.starts_with('/')),
+    }
+}
+
+/// The hint after `skills/get` refused a URI, by what it may have meant ([`guess_skill`]);
+/// `program` and `url` as the user ran them (`url` shell-quoted).
+fn unknown_skill_hint(guess: &SkillGuess<'_>, program: &str, url: &str) -> String {
+    match guess {
+        SkillGuess::Skills(skills) if skills.len() == 1 => {
+            format!("hint: did you mean {}?", skills[0].uri)
+        }
+        SkillGuess::Skills(skills) => format!(
+            "hint: did you mean one of {}?",
+            skills
+                .iter()
+                .map(|s| s.uri.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        SkillGuess::FileOf(skill, path) => format!(
+            "hint: that is a file of skill {}; read it with `{program} skill {url} {} --read {}`",
+            skill.uri,
+            shell_words::quote(&skill.uri),
+            shell_words::quote(path)
+        ),
+        SkillGuess::Nothing => format!("hint: `{program} skills {url}` lists the server's skills"),
+    }
+}
+
+/// The hint after a skill's file failed verification: the skill may have changed since its
+/// entry was made, and `skill` again fetches the current one; `ttl_ms` is the entry's
+/// `ttlMs`, if it had one.
+fn changed_skill_hint(program: &str, url: &str, uri: &str, ttl_ms: Option<u64>) -> String {
+    let cached = match ttl_ms {
+        Some(ms) => format!(
+            "a server may cache an entry for its ttlMs, {} for this one",
+            whole_seconds(Duration::from_millis(ms))
+        ),
+        None => "a server may cache an entry for its ttlMs".to_owned(),
+    };
+    format!(
+        "hint: the skill may have changed on the server since its entry was fetched ({cached}); \
+         running `{program} skill {url} {}` again fetches the current entry",
+        shell_words::quote(uri)
+    )
+}
+
+/// The URI `dir` sends: `uri` without one trailing `/` (a directory's URI never ends in `/`),
+/// unless nothing but the scheme would be left (`skill://`).
+fn directory_uri(uri: &str) -> &str {
+    match uri.strip_suffix('/') {
+        Some(stripped) if !stripped.ends_with(":/") && !stripped.ends_with("://") => stripped,
+        _ => uri,
+    }
+}
+
+/// `dir`: the directory's entries. A refused URI that is only a scheme (`skill://`) or a file
+/// gets a hint (`skills`; `read`, or `skill … --read` for a skill's file).
+async fn dir(client: &Client, uri: &str, json: bool) -> Exit {
+    let uri = directory_uri(uri);
+    let error = match client.read_directory(uri).await {
+        Ok(listing) => {
+            output::directory(&listing.items, json);
+            return Exit::Completed;
+        }
+        Err(error) => error,
+    };
+    let exit = Exit::report(&error);
+    if error.code() != Some(INVALID_PARAMS) {
+        return exit;
+    }
+    let url = shell_words::quote(&shown_url(client.url())).into_owned();
+    let program = program();
+    let scheme_only = uri
+        .split_once("://")
+        .is_some_and(|(_, rest)| rest.trim_matches('/').is_empty());
+    let hint = if scheme_only {
+        Some(format!(
+            "hint: {uri} is no directory: `{program} skills {url}` lists the skills, and `dir` \
+             takes the directory of one (its URI without /SKILL.md)"
+        ))
+    } else {
+        let skills = client
+            .list_skills()
+            .await
+            .map(|s| s.items)
+            .unwrap_or_default();
+        let read = format!(
+            "`{program} read {url} {}` reads it",
+            shell_words::quote(uri)
+        );
+        match skills.iter().find(|s| s.uri == uri || is_file_of(s, uri)) {
+            Some(skill) => Some(format!(
+                "hint: it is a file: {read}; `{program} skill {url} {} --read {}` reads it \
+                 verified against its skill's entry",
+                shell_words::quote(&skill.uri),
+                shell_words::quote(output::skill_path(skill, uri))
+            )),
+            None if is_listed_file(client, uri).await => {
+                Some(format!("hint: it is a file: {read}"))
+            }
+            None => None,
+        }
+    };
+    if let Some(hint) = hint {
+        crate::say!("{}", clean(&hint));
+    }
+    exit
+}
+
+/// Whether the directory above `uri` lists it as a file.
+async fn is_listed_file(client: &Client, uri: &str) -> bool {
+    let Some((parent, _)) = uri.rsplit_once('/') else {
+        return false;
+    };
+    if parent.ends_with(":/") {
+        return false;
+    }
+    client.read_directory(parent).await.is_ok_and(|listing| {
+        listing
+            .items
+            .iter()
+            .any(|entry| entry.uri == uri && !entry.is_directory())
+    })
 }
 
 /// What the input handler needs: the `--answer`/`--root` options, the status line, the help
@@ -997,7 +1216,97 @@ fn reach_again(program: &str, url: &str, id: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{invocation, reach_again, whole_seconds, with_scheme};
+    use super::{
+        changed_skill_hint, directory_uri, guess_skill, invocation, reach_again,
+        unknown_skill_hint, whole_seconds, with_scheme, SkillGuess,
+    };
+    use tasks_client::Skill;
+
+    fn skill(uri: &str, name: &str, files: &[&str]) -> Skill {
+        let files: Vec<serde_json::Value> = files
+            .iter()
+            .map(|f| serde_json::json!({"uri": f, "digest": "sha256:00", "size": 1}))
+            .collect();
+        serde_json::from_value(serde_json::json!({"uri": uri,
+            "frontmatter": {"name": name, "description": "d"}, "resources": files}))
+        .expect("a skill")
+    }
+
+    #[test]
+    fn a_skill_asked_for_by_its_directory_name_or_file_is_guessed() {
+        let report = "skill://conformance/report-writing/SKILL.md";
+        let style = "skill://conformance/report-writing/references/style.md";
+        let skills = [
+            skill(report, "report-writing", &[report, style]),
+            skill("skill://git-workflow/SKILL.md", "git-workflow", &[]),
+            skill(
+                "skill://other/report-writing/SKILL.md",
+                "report-writing",
+                &[],
+            ),
+        ];
+        let hint = |asked: &str| {
+            unknown_skill_hint(&guess_skill(&skills, asked), "mcp-tasks", "http://h/mcp")
+        };
+        let expected = format!("hint: did you mean {report}?");
+        assert_eq!(hint("skill://conformance/report-writing"), expected);
+        assert_eq!(hint("skill://conformance/report-writing/"), expected);
+        assert_eq!(hint("conformance/report-writing"), expected);
+        assert_eq!(
+            hint("git-workflow"),
+            "hint: did you mean skill://git-workflow/SKILL.md?"
+        );
+        assert_eq!(
+            hint("report-writing"),
+            format!("hint: did you mean one of {report}, skill://other/report-writing/SKILL.md?")
+        );
+        assert_eq!(
+            hint(style),
+            format!(
+                "hint: that is a file of skill {report}; read it with `mcp-tasks skill \
+                 http://h/mcp {report} --read references/style.md`"
+            )
+        );
+        assert_eq!(
+            guess_skill(&skills, "skill://nothing/SKILL.md"),
+            SkillGuess::Nothing
+        );
+        assert_eq!(guess_skill(&skills, ""), SkillGuess::Nothing);
+        assert_eq!(
+            hint("skill://nothing/SKILL.md"),
+            "hint: `mcp-tasks skills http://h/mcp` lists the server's skills"
+        );
+    }
+
+    #[test]
+    fn a_directory_uri_loses_one_trailing_slash_but_not_its_scheme() {
+        assert_eq!(directory_uri("skill://a/b/"), "skill://a/b");
+        assert_eq!(directory_uri("skill://a/b//"), "skill://a/b/");
+        assert_eq!(directory_uri("skill://a/b"), "skill://a/b");
+        assert_eq!(directory_uri("skill://"), "skill://");
+        assert_eq!(directory_uri("skill:///"), "skill:///");
+    }
+
+    #[test]
+    fn a_file_that_fails_verification_hints_at_a_changed_skill() {
+        assert_eq!(
+            changed_skill_hint(
+                "mcp-tasks",
+                "http://h/mcp",
+                "skill://a/SKILL.md",
+                Some(300_000)
+            ),
+            "hint: the skill may have changed on the server since its entry was fetched (a \
+             server may cache an entry for its ttlMs, 300 s for this one); running `mcp-tasks \
+             skill http://h/mcp skill://a/SKILL.md` again fetches the current entry"
+        );
+        assert_eq!(
+            changed_skill_hint("mcp-tasks", "http://h/mcp", "skill://a/SKILL.md", None),
+            "hint: the skill may have changed on the server since its entry was fetched (a \
+             server may cache an entry for its ttlMs); running `mcp-tasks skill http://h/mcp \
+             skill://a/SKILL.md` again fetches the current entry"
+        );
+    }
 
     #[test]
     fn a_url_without_a_scheme_gets_one_suggested() {

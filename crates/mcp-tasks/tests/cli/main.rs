@@ -613,6 +613,34 @@ async fn resources_are_listed_read_and_completed() {
         "{err}"
     );
     assert!(out.is_empty());
+    // --output - is stdout: the bytes as they are, nothing said; --json does not apply to
+    // --output (a file is written and said as without it).
+    for json in [false, true] {
+        let mut args = vec!["read", url, "test://static-binary", "--output", "-"];
+        if json {
+            args.push("--json");
+        }
+        let mut command = command(&args);
+        command.current_dir(dir.path());
+        let output = tokio::task::spawn_blocking(move || command.output().expect("runs"))
+            .await
+            .expect("joined");
+        assert_eq!(output.status.code(), Some(0), "{args:?}");
+        assert_eq!(output.stdout, bytes, "{args:?}");
+        assert!(output.stderr.is_empty(), "{args:?}");
+    }
+    let (code, out, err) = run(&[
+        "read",
+        url,
+        "test://static-binary",
+        "--output",
+        file_arg,
+        "--json",
+    ])
+    .await;
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert!(err.starts_with("Wrote "), "{err}");
+    assert!(!dir.path().join("-").exists(), "no file named -");
     let (code, _, err) = run(&["read", url, "test://nothing"]).await;
     assert_eq!(code, 6);
     assert!(
@@ -778,9 +806,31 @@ async fn skills_are_listed_shown_read_verified_and_browsed() {
             ),
         ]
     );
+    // --json: the skills as an array of their entries (as `prompts --json`), `skill --json`
+    // the entry alone (not the skills/get result with its ttlMs).
+    let keys = |entry: &Value| {
+        entry
+            .as_object()
+            .map(|o| o.keys().cloned().collect::<std::collections::BTreeSet<_>>())
+    };
+    let entry_keys = Some(
+        ["uri", "frontmatter", "resources"]
+            .map(str::to_owned)
+            .into_iter()
+            .collect(),
+    );
+    let (code, out, _) = run(&["skills", url, "--json"]).await;
+    assert_eq!(code, 0);
+    let listed: Value = serde_json::from_str(&out).expect("JSON on stdout");
+    let listed = listed.as_array().expect("an array");
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[0]["uri"], report);
+    assert!(listed.iter().all(|e| keys(e) == entry_keys), "{out}");
     let (code, out, _) = run(&["skill", url, report, "--json"]).await;
     assert_eq!(code, 0);
     let entry: Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert_eq!(keys(&entry), entry_keys, "{out}");
+    assert_eq!(&entry, &listed[0]);
     assert_eq!(entry["resources"][1]["digest"], style_digest.as_str());
     assert_eq!(entry["frontmatter"]["metadata"], json!({"version": "1.0"}));
 
@@ -836,6 +886,25 @@ async fn skills_are_listed_shown_read_verified_and_browsed() {
         err.contains(&format!("Wrote 122 bytes (text/markdown) to {file_arg}")),
         "{err}"
     );
+    // --output - is stdout: the bytes as they are, nothing said, --json or not.
+    for json in [&[][..], &["--json"][..]] {
+        let mut args = vec![
+            "skill",
+            url,
+            report,
+            "--read",
+            "references/style.md",
+            "--output",
+            "-",
+        ];
+        args.extend(json);
+        let (code, out, err) = run(&args).await;
+        assert_eq!(
+            (code, out.as_str(), err.as_str()),
+            (0, style, ""),
+            "{args:?}"
+        );
+    }
     // A file the skill does not list: a usage error naming the ones it lists.
     let (code, out, err) = run(&["skill", url, report, "--read", "references/other.md"]).await;
     assert_eq!((code, out.as_str()), (2, ""), "{err}");
@@ -882,6 +951,91 @@ async fn skills_are_listed_shown_read_verified_and_browsed() {
     assert!(err.contains("Not a directory resource (-32602)"), "{err}");
 }
 
+/// A skill asked for by its directory, its name or one of its files, and a directory asked for
+/// with a trailing `/`, as a file, or as `skill://`: the server's refusal (exit 6) with a hint
+/// from the skill list; a trailing `/` on a directory is dropped before sending.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_or_directory_asked_for_wrongly_gets_a_hint() {
+    let server = common::fixture().await;
+    let url = server.url();
+    let url = url.as_str();
+    let program = env!("CARGO_BIN_EXE_mcp-tasks");
+    let report = "skill://conformance/report-writing/SKILL.md";
+    let run = |args: &[&str]| {
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            run_in(&args, &[("CARGO", None)]).await
+        }
+    };
+    for asked in [
+        "skill://conformance/report-writing",
+        "skill://conformance/report-writing/",
+        "report-writing",
+    ] {
+        let (code, out, err) = run(&["skill", url, asked]).await;
+        assert_eq!((code, out.as_str()), (6, ""), "{asked}: {err}");
+        assert_eq!(
+            err,
+            format!(
+                "error: the server refused the request: Skill not found (-32602): {asked}\n\
+                 hint: did you mean {report}?\n"
+            )
+        );
+    }
+    let style = "skill://conformance/report-writing/references/style.md";
+    let (code, _, err) = run(&["skill", url, style]).await;
+    assert_eq!(code, 6, "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "error: the server refused the request: Skill not found (-32602): {style}\n\
+             hint: that is a file of skill {report}; read it with `{program} skill {url} {report} \
+             --read references/style.md`\n"
+        )
+    );
+    let (code, _, err) = run(&["skill", url, "skill://nothing/SKILL.md"]).await;
+    assert_eq!(code, 6, "{err}");
+    assert!(
+        err.ends_with(&format!(
+            "hint: `{program} skills {url}` lists the server's skills\n"
+        )),
+        "{err}"
+    );
+
+    // dir: one trailing slash is dropped.
+    let (code, out, err) = run(&["dir", url, "skill://conformance/report-writing/"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.lines().next(),
+        Some("skill://conformance/report-writing/SKILL.md  SKILL.md, text/markdown, 378 bytes")
+    );
+    let (code, out, err) = run(&["dir", url, style]).await;
+    assert_eq!((code, out.as_str()), (6, ""), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "error: the server refused the request: Not a directory resource (-32602): {style}\n\
+             hint: it is a file: `{program} read {url} {style}` reads it; `{program} skill {url} \
+             {report} --read references/style.md` reads it verified against its skill's entry\n"
+        )
+    );
+    let (code, _, err) = run(&["dir", url, "skill://"]).await;
+    assert_eq!(code, 6, "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "error: the server refused the request: Not a directory resource (-32602): skill://\n\
+             hint: skill:// is no directory: `{program} skills {url}` lists the skills, and `dir` \
+             takes the directory of one (its URI without /SKILL.md)\n"
+        )
+    );
+    // A directory the server does not have: the refusal alone.
+    let (code, _, err) = run(&["dir", url, "skill://nothing"]).await;
+    assert_eq!(code, 6, "{err}");
+    assert!(!err.contains("hint"), "{err}");
+}
+
 /// A server whose skill entries do not match its files: `skill://lying/SKILL.md` lists
 /// `a.md` with the digest and size of `hello` but serves `hallo`, and lists `b.md` as 3
 /// bytes but serves 5; `skill://moving/SKILL.md` has `"dynamic"` files.
@@ -904,7 +1058,7 @@ async fn lying_skill_server() -> String {
                     "resources": [
                         {"uri": "skill://lying/a.md", "digest": hello, "size": 5},
                         {"uri": "skill://lying/b.md", "digest": hello, "size": 3},
-                    ]}}),
+                    ]}, "ttlMs": 60_000}),
                     _ => json!({"contents": [{"uri": uri, "mimeType": "text/markdown",
                         "text": "hallo"}]}),
                 };
@@ -924,16 +1078,25 @@ async fn lying_skill_server() -> String {
 async fn a_skill_file_that_does_not_match_its_entry_is_exit_9_and_never_shown() {
     let url = lying_skill_server().await;
     let lying = "skill://lying/SKILL.md";
-    let (code, out, err) = run(&["skill", &url, lying, "--read", "a.md"]).await;
+    let (code, out, err) = run_in(
+        &["skill", &url, lying, "--read", "a.md"],
+        &[("CARGO", None)],
+    )
+    .await;
     assert_eq!((code, out.as_str()), (9, ""), "{err}");
-    assert!(
-        err.contains(&format!(
+    // What did not match, and that the skill may have changed since its entry was fetched.
+    assert_eq!(
+        err,
+        format!(
             "error: the skill file skill://lying/a.md failed verification: its digest is {}, \
-             the skill's entry says {}",
+             the skill's entry says {}\n\
+             hint: the skill may have changed on the server since its entry was fetched (a \
+             server may cache an entry for its ttlMs, 60 s for this one); running `{} skill {url} \
+             {lying}` again fetches the current entry\n",
             tasks_core::skill::digest(b"hallo"),
-            tasks_core::skill::digest(b"hello")
-        )),
-        "{err}"
+            tasks_core::skill::digest(b"hello"),
+            env!("CARGO_BIN_EXE_mcp-tasks")
+        )
     );
     let dir = tempfile::tempdir().expect("a temporary directory");
     let file = dir.path().join("b.md");
@@ -943,7 +1106,7 @@ async fn a_skill_file_that_does_not_match_its_entry_is_exit_9_and_never_shown() 
     assert!(
         err.contains(
             "error: the skill file skill://lying/b.md failed verification: its size is 5 bytes, \
-             the skill's entry says 3"
+             the skill's entry says 3\nhint: the skill may have changed on the server"
         ),
         "{err}"
     );

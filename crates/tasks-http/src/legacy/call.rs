@@ -53,13 +53,7 @@ pub(crate) async fn run(
     let rounds = Rounds {
         arguments: call.arguments,
         progress_token: call.progress_token,
-        refused: |id: &Value, refused: Refused| {
-            let result = error_result(format!(
-                "The client refused input request {} (JSON-RPC error {})",
-                refused.key, refused.code
-            ));
-            result_bytes(id, &result)
-        },
+        refused: |id: &Value, refused: Refused| result_bytes(id, &error_result(refused.message())),
         what: "Tool",
     };
     let handler = move |sync| {
@@ -82,11 +76,7 @@ pub(crate) async fn run_prompt(
         arguments,
         progress_token: None,
         refused: |id: &Value, refused: Refused| {
-            let error = JsonRpcError::internal(format!(
-                "The client refused input request {} (JSON-RPC error {})",
-                refused.key, refused.code
-            ));
-            error_bytes(Some(id), &error)
+            error_bytes(Some(id), &JsonRpcError::internal(refused.message()))
         },
         what: "Prompt",
     };

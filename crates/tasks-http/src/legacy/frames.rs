@@ -92,6 +92,17 @@ pub(crate) struct Refused {
     pub(crate) code: i64,
 }
 
+impl Refused {
+    /// What the request's final answer says of it: `"The client refused input request <key>
+    /// (JSON-RPC error <code>)"`.
+    pub(crate) fn message(&self) -> String {
+        format!(
+            "The client refused input request {} (JSON-RPC error {})",
+            self.key, self.code
+        )
+    }
+}
+
 /// Asks the client the input requests `asked` (of task `related`, if any) as one round of
 /// the session ([`Session::ask`]) on `tx`, and waits for the round to resolve. `None` when
 /// the request stopped meanwhile (its stream closed, a cancellation, the session ended, the

@@ -85,20 +85,11 @@
 //! | `status` | `port` |
 //! | `port`, `error`, `notify`, `store`, `work`, `scope`, `clock`, `config` (uses `entropy`, `clock`), `events`, `secret`, `seal` (a task's caller, sealed into its work), `entropy`, `form` (typed questions: the forms of [`ToolContext::elicit_as`], the schema generator) | the leaves |
 //!
-//! ## Cargo features
+//! ## Testing a store
 //!
-//! * `contract-tests` (off by default): the store contract suite, `store::contract`: every
-//!   rule of the [`Store`] documentation as a check that panics when a store breaks it, and
-//!   `store::contract::run_all` to run them all on fresh stores. A crate that implements
-//!   [`Store`] turns it on for its own tests only:
-//!
-//!   ```toml
-//!   [dev-dependencies]
-//!   tasks-runtime = { version = "0.1", features = ["contract-tests"] }
-//!   ```
-//!
-//!   It is test code: its checks and helpers are not covered by the crate's semver promise
-//!   (`docs/api-policy.md`), and a release may add checks that an existing store then fails.
+//! The store contract suite, every rule of the [`Store`] documentation as a check that panics
+//! when a store breaks it, is the `tasks-store-contract` crate: a crate that implements
+//! [`Store`] depends on it in its `[dev-dependencies]` and calls its `run_all` on fresh stores.
 
 pub mod catalog;
 pub mod clock;

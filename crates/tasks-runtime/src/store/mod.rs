@@ -39,8 +39,6 @@
 //! [`Store::load`]. Hints may be coalesced or lost; [`Change::Resync`] says that some may have
 //! been, and the runtime then re-reads every task it cares about.
 
-#[cfg(feature = "contract-tests")]
-pub mod contract;
 pub mod memory;
 pub(crate) mod metered;
 mod node;

@@ -1,4 +1,4 @@
-//! The store contract suite (`tasks_runtime::store::contract`) against [`MemoryStore`], and
+//! The store contract suite (the `tasks-store-contract` crate) against [`MemoryStore`], and
 //! against deliberately flawed stores to show the suite catches each flaw.
 
 use std::collections::HashMap;
@@ -6,11 +6,12 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
-use tasks_runtime::store::{contract, CreateLimits};
+use tasks_runtime::store::CreateLimits;
 use tasks_runtime::{
     Authority, CasOutcome, Claimed, Created, Lease, Liveness, MemoryStore, NodeId, Scope, Snapshot,
     Store, StoreError, Work,
 };
+use tasks_store_contract as contract;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn memory_store_passes_the_whole_contract() {

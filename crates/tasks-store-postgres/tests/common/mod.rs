@@ -6,9 +6,7 @@ pub(crate) mod proxy;
 
 use std::sync::Mutex;
 #[allow(unused_imports)] // each test binary uses a different subset
-pub(crate) use tasks_runtime::store::contract::{
-    at, id, new_task, next, object, work, NODE_A, NODE_B, T0,
-};
+pub(crate) use tasks_store_contract::{at, id, new_task, next, object, work, NODE_A, NODE_B, T0};
 
 use serde_json::json;
 use tasks_core::{Event, Task, TaskUpdate, Timestamp};

@@ -1,4 +1,4 @@
-//! The shared store contract (`tasks_runtime::store::contract`) against [`PostgresStore`],
+//! The shared store contract (the `tasks-store-contract` crate) against [`PostgresStore`],
 //! each check on a fresh schema (dropped afterwards), on a multi-thread runtime, and its
 //! concurrency checks repeated.
 
@@ -19,7 +19,7 @@ mod common;
 use std::sync::Arc;
 
 use common::Database;
-use tasks_runtime::store::contract;
+use tasks_store_contract as contract;
 
 /// How often each concurrency check is repeated.
 const REPEATS: usize = 5;

@@ -6,8 +6,8 @@
 use crate::common;
 
 use common::*;
-use tasks_runtime::store::contract::{one_of_four, ROWS_BEFORE_PROGRESS, ROW_WITH_PROGRESS_END};
 use tasks_runtime::{Scope, Store};
+use tasks_store_contract::{one_of_four, ROWS_BEFORE_PROGRESS, ROW_WITH_PROGRESS_END};
 use tasks_store_postgres::{ConnectError, PostgresOptions, PostgresStore};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,4 +1,4 @@
-//! The shared store contract (`tasks_runtime::store::contract`) against [`SqliteStore`], each
+//! The shared store contract (the `tasks-store-contract` crate) against [`SqliteStore`], each
 //! check on a fresh database file, and its concurrency checks repeated.
 
 #[path = "../common/mod.rs"]
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use tasks_runtime::store::contract;
+use tasks_store_contract as contract;
 use tasks_store_sqlite::{SqliteOptions, SqliteStore, Synchronous};
 
 /// New database files in one temporary directory.

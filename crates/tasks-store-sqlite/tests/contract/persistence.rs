@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use common::*;
 use tasks_core::{Task, TaskStatus};
-use tasks_runtime::store::contract::{one_of_four, ROWS_BEFORE_PROGRESS, ROW_WITH_PROGRESS_END};
 use tasks_runtime::{Authority, CasOutcome, Lease, Liveness, NodeId, Scope, Store, Work};
+use tasks_store_contract::{one_of_four, ROWS_BEFORE_PROGRESS, ROW_WITH_PROGRESS_END};
 use tasks_store_sqlite::{SqliteOptions, SqliteStore};
 
 struct Expected {

@@ -1,13 +1,13 @@
 //! Waits end, on any store: the runtime-level checks of what a store must do for a waiter
-//! ([`crate::TaskRuntime::wait_task`], [`crate::TaskRuntime::changes`]) to end, run from each
+//! ([`tasks_runtime::TaskRuntime::wait_task`], [`tasks_runtime::TaskRuntime::changes`]) to end, run from each
 //! store's own tests with [`run_all`]:
 //!
 //! * [`reaping_ends_the_waits_of_a_task`]: a reaped task is announced as removed
-//!   ([`crate::TaskEvent::Removed`], which needs [`Store::reap`] to return the ids it deleted)
+//!   ([`tasks_runtime::TaskEvent::Removed`], which needs [`Store::reap`] to return the ids it deleted)
 //!   and its wait ends with -32602 (which needs [`Store::get`] to miss it);
 //! * [`a_wait_that_hears_nothing_ends_by_its_guard`]: a change committed by another runtime,
 //!   of which this one hears nothing, still ends the wait, by the guard re-read
-//!   ([`crate::RuntimeConfig::wait_recheck`]).
+//!   ([`tasks_runtime::RuntimeConfig::wait_recheck`]).
 //!
 //! They run on the real clock (a few hundred milliseconds each) with a runtime clock set by
 //! hand, so a store that runs its I/O on threads of its own needs no paused tokio clock.
@@ -20,15 +20,10 @@ use std::time::Duration;
 use tasks_core::{McpError, TaskStatus, Timestamp};
 use tokio::sync::Notify;
 
-use super::{work, T0};
-use crate::clock::Clock;
-use crate::config::RuntimeConfig;
-use crate::registry::{Tool, ToolRegistry};
-use crate::result::text_result;
-use crate::runtime::TaskRuntime;
-use crate::scope::Scope;
-use crate::store::Store;
-use crate::wait::Wake;
+use crate::{work, T0};
+use tasks_runtime::{
+    text_result, Clock, RuntimeConfig, Scope, Store, TaskRuntime, Tool, ToolRegistry, Wake,
+};
 
 /// How long any expected wake-up may take.
 const PROMPT: Duration = Duration::from_secs(5);
@@ -76,7 +71,7 @@ fn gated(gate: &Arc<Notify>) -> ToolRegistry {
         async move {
             tokio::select! {
                 () = gate.notified() => Ok(text_result("released")),
-                () = ctx.cancellation().cancelled() => Err(crate::ToolError::Cancelled),
+                () = ctx.cancellation().cancelled() => Err(tasks_runtime::ToolError::Cancelled),
             }
         }
     }));

@@ -1,14 +1,24 @@
-//! The behavioural contract every [`Store`] implementation must satisfy.
+//! The behavioural contract every [`Store`] implementation must satisfy, for
+//! [`tasks_runtime::Store`] implementations to run from their own tests (as rustls keeps its
+//! provider tests apart from the providers).
 //!
 //! Each `pub async fn` here checks one rule of the [`Store`] documentation and panics (with a
 //! message naming the rule) when the store breaks it. [`run_all`] runs every check, each against a
-//! fresh store from `make`. A backend crate runs the suite from its own tests, with this
-//! crate's `contract-tests` feature turned on in its `[dev-dependencies]` (the module exists
-//! only with that feature):
+//! fresh store from `make`; [`waits::run_all`] runs the runtime-level checks that every wait ends.
+//! A store crate depends on this crate in its `[dev-dependencies]` only:
+//!
+//! ```toml
+//! [dev-dependencies]
+//! tasks-store-contract = "0.1"
+//! ```
+//!
+//! It is test code, not covered by the semver promise of the other crates: a release may add
+//! checks (which a store that passed before may then fail, because the runtime relies on the new
+//! rule) or change the helpers and fixtures (ids, times, nodes, limits).
 //!
 //! ```
-//! use tasks_runtime::store::contract;
 //! use tasks_runtime::MemoryStore;
+//! use tasks_store_contract as contract;
 //!
 //! # let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 //! # rt.block_on(async {
@@ -33,12 +43,11 @@ use tasks_core::{
     TaskUpdate, Timestamp,
 };
 
-use super::{
+use tasks_runtime::store::{
     Authority, CasOutcome, Claimed, CreateLimits, Lease, Liveness, NodeId, Snapshot, StatusCounts,
     Store, StoreError,
 };
-use crate::scope::Scope;
-use crate::work::Work;
+use tasks_runtime::{Scope, Work};
 
 /// The creation time of every task the checks create (2026-11-03T18:04:05.123Z).
 pub const T0: Timestamp = Timestamp::from_unix_millis(1_793_729_045_123);
@@ -176,10 +185,10 @@ pub fn work(scope: &Scope, tool: &str) -> Work {
         client_capabilities: object(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})),
         scope: scope.clone(),
         trace_parent: Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".to_owned()),
-        sealed_principal: Some(crate::seal::PrincipalKey::from_bytes([9; 32]).seal(
-            &crate::scope::Principal::new("alice@example.com"),
+        sealed_principal: Some(tasks_runtime::seal::PrincipalKey::from_bytes([9; 32]).seal(
+            &tasks_runtime::Principal::new("alice@example.com"),
             scope,
-            [3; crate::seal::NONCE_BYTES],
+            [3; tasks_runtime::seal::NONCE_BYTES],
         )),
     }
 }
@@ -1159,7 +1168,7 @@ async fn create_by<S: Store + ?Sized>(
     name: &str,
     node: NodeId,
     ttl: u64,
-) -> super::Created {
+) -> tasks_runtime::Created {
     store
         .create(
             new_task(name, Some(ttl)),

@@ -18,21 +18,15 @@
 //! test says it skipped, except under `CI=true`, where it fails. It runs alone (nextest group
 //! `processes`), in about a minute.
 
-#[path = "support/cluster.rs"]
-mod cluster;
-#[path = "../../tasks-store-postgres/tests/common/mod.rs"]
-mod pg;
-mod support;
-
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use cluster::*;
-use pg::proxy::{through, upstream, StallProxy};
 use serde_json::{json, Value};
-use support::{result_text, Client, Fixture};
+use tasks_test_support::cluster::*;
+use tasks_test_support::postgres::proxy::{through, upstream, StallProxy};
+use tasks_test_support::{result_text, Client, Fixture};
 
 /// The binary every node runs.
 const FIXTURE: &str = env!("CARGO_BIN_EXE_tasks-fixture");

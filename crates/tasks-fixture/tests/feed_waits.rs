@@ -10,8 +10,7 @@
 //! `postgres://postgres@127.0.0.1:5432/test`); without one the test prints that it was
 //! skipped, except under `CI=true`, where it fails. Nextest group `postgres`.
 
-#[path = "../../tasks-store-postgres/tests/common/mod.rs"]
-mod pg;
+use tasks_test_support::postgres as pg;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,11 +3,7 @@
 //! cycles). What is loaded and checked: the harness, `support/kill9.rs`, shared with
 //! `examples/rmcp-app`'s kill -9 test.
 
-#[path = "support/kill9.rs"]
-mod kill9;
-mod support;
-
-use kill9::Kill9;
+use tasks_test_support::kill9::{self, Kill9};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_changes_survive_kill_9_under_load() {

@@ -14,19 +14,13 @@
 //! Leases are 6 s and deadlines generous: PostgreSQL, the nodes and the test share two cores.
 //! The tests run one at a time (nextest group `processes`).
 
-#[path = "support/cluster.rs"]
-mod cluster;
-#[path = "../../tasks-store-postgres/tests/common/mod.rs"]
-mod pg;
-mod support;
-
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use cluster::*;
 use serde_json::{json, Value};
-use support::result_text;
+use tasks_test_support::cluster::*;
+use tasks_test_support::result_text;
 
 /// The binary every node runs.
 const FIXTURE: &str = env!("CARGO_BIN_EXE_tasks-fixture");

@@ -1,5 +1,5 @@
 //! `kill -9` of `rmcp-app` under load on one SQLite database, restarted on the same file each
-//! cycle: the fixture's kill -9 harness (`crates/tasks-fixture/tests/support/kill9.rs`) run
+//! cycle: the fixture's kill -9 harness (`tasks_test_support::kill9`) run
 //! through the rmcp bridge, smaller than the fixture's own (5 cycles of 4 clients; it adds
 //! well under a minute on 2 cores). Acknowledged tasks survive every restart; interrupted
 //! ones end as their tool's recovery policy says: `slow_compute` fails "Task interrupted…",
@@ -7,12 +7,7 @@
 //! answerable. `TASKS_KILL9_SEED` replays a run, `TASKS_KILL9_CYCLES` sets the cycles. It runs
 //! alone (nextest group `processes`).
 
-#[path = "../../../crates/tasks-fixture/tests/support/kill9.rs"]
-mod kill9;
-#[path = "../../../crates/tasks-fixture/tests/support/mod.rs"]
-mod support;
-
-use kill9::Kill9;
+use tasks_test_support::kill9::{self, Kill9};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_changes_survive_kill_9_of_rmcp_app() {

@@ -6,20 +6,13 @@
 //! (The requests carry no principal, so every node puts them in the shared scope: B finds A's
 //! tasks with or without the shared secret; the secret matters for `requestState`.)
 //!
-//! The cluster and the client are the fixture's multi-process test support
-//! (`crates/tasks-fixture/tests/support`), run with this binary. The database is `DATABASE_URL`
+//! The cluster and the client are the shared multi-process test support
+//! (`tasks_test_support::cluster`), run with this binary. The database is `DATABASE_URL`
 //! (default `postgres://postgres@127.0.0.1:5432/test`); without one the test prints that it was
 //! skipped, except under `CI=true`, where it fails. It runs alone (nextest group `processes`).
 
-#[path = "../../../crates/tasks-fixture/tests/support/cluster.rs"]
-mod cluster;
-#[path = "../../../crates/tasks-store-postgres/tests/common/mod.rs"]
-mod pg;
-#[path = "../../../crates/tasks-fixture/tests/support/mod.rs"]
-mod support;
-
-use cluster::*;
 use serde_json::json;
+use tasks_test_support::cluster::*;
 
 /// The binary every node runs.
 const RMCP_APP: &str = env!("CARGO_BIN_EXE_rmcp-app");

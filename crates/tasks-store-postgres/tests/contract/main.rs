@@ -13,8 +13,7 @@ mod instances;
 mod migrations;
 mod stall;
 
-#[path = "../common/mod.rs"]
-mod common;
+use tasks_test_support::postgres as common;
 
 use std::sync::Arc;
 

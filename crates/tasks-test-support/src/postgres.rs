@@ -1,12 +1,10 @@
 //! Test support: the database to test against (or a clear skip), a fresh schema per store,
 //! dropped when the test ends (also when it panics), and tasks, work and reducer updates.
-#![allow(dead_code)] // each test binary uses a different subset
 
-pub(crate) mod proxy;
+pub mod proxy;
 
 use std::sync::Mutex;
-#[allow(unused_imports)] // each test binary uses a different subset
-pub(crate) use tasks_store_contract::{at, id, new_task, next, object, work, NODE_A, NODE_B, T0};
+pub use tasks_store_contract::{at, id, new_task, next, object, work, NODE_A, NODE_B, T0};
 
 use serde_json::json;
 use tasks_core::{Event, Task, TaskUpdate, Timestamp};
@@ -15,29 +13,32 @@ use tasks_store_postgres::{redacted, PostgresOptions, PostgresStore};
 use tokio_postgres::NoTls;
 
 /// The database the tests use when `DATABASE_URL` is unset.
-pub(crate) const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+pub const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 
-pub(crate) const ROOMY: CreateLimits = CreateLimits {
+/// Limits no test reaches unless it means to.
+pub const ROOMY: CreateLimits = CreateLimits {
     max_tasks: 100_000,
     max_active_per_scope: 100_000,
     lease_required: false,
 };
 
 /// `DATABASE_URL`, or [`DEFAULT_URL`].
-pub(crate) fn url() -> String {
+pub fn url() -> String {
     std::env::var("DATABASE_URL").unwrap_or_else(|_| DEFAULT_URL.to_owned())
 }
 
 /// Whether this is a CI run (`CI` set, and not `false` or `0`): there a missing database
 /// fails the test instead of skipping it.
-pub(crate) fn in_ci() -> bool {
+pub fn in_ci() -> bool {
     std::env::var("CI")
         .map(|value| !matches!(value.trim(), "" | "false" | "0"))
         .unwrap_or(false)
 }
 
 /// The test database, and every schema the test made in it (dropped on drop).
-pub(crate) struct Database {
+#[derive(Debug)]
+pub struct Database {
+    /// Its connection URL.
     pub url: String,
     schemas: Mutex<Vec<String>>,
 }
@@ -48,7 +49,7 @@ impl Database {
     ///
     /// # Panics
     /// In CI, when the database is unreachable.
-    pub(crate) async fn open() -> Option<Database> {
+    pub async fn open() -> Option<Database> {
         let url = url();
         match tokio_postgres::connect(&url, NoTls).await {
             Ok((client, connection)) => {
@@ -75,7 +76,7 @@ impl Database {
     }
 
     /// A new schema name, `t_<16 random hex digits>`, dropped with this value.
-    pub(crate) fn schema(&self) -> String {
+    pub fn schema(&self) -> String {
         let mut bytes = [0u8; 8];
         getrandom::fill(&mut bytes).expect("random bytes");
         let name = format!(
@@ -90,27 +91,27 @@ impl Database {
     }
 
     /// Options for `schema` with a small pool (the machine has 2 cores).
-    pub(crate) fn options(schema: &str) -> PostgresOptions {
+    pub fn options(schema: &str) -> PostgresOptions {
         PostgresOptions::default()
             .with_schema(schema)
             .with_pool_size(8)
     }
 
     /// A store on `schema`.
-    pub(crate) async fn connect(&self, schema: &str) -> PostgresStore {
+    pub async fn connect(&self, schema: &str) -> PostgresStore {
         PostgresStore::connect(&self.url, Self::options(schema))
             .await
             .expect("connect to the test database")
     }
 
     /// A store on a fresh schema.
-    pub(crate) async fn store(&self) -> PostgresStore {
+    pub async fn store(&self) -> PostgresStore {
         let schema = self.schema();
         self.connect(&schema).await
     }
 
     /// An administrative connection (its driver task runs on the current runtime).
-    pub(crate) async fn admin(&self) -> tokio_postgres::Client {
+    pub async fn admin(&self) -> tokio_postgres::Client {
         let (client, connection) = tokio_postgres::connect(&self.url, NoTls)
             .await
             .expect("admin connection");
@@ -156,7 +157,8 @@ impl Drop for Database {
     }
 }
 
-pub(crate) fn complete_with(task: &Task, text: &str, now: Timestamp) -> TaskUpdate {
+/// The update completing `task` with one text block, `text`.
+pub fn complete_with(task: &Task, text: &str, now: Timestamp) -> TaskUpdate {
     let result = object(json!({"content": [{"type": "text", "text": text}], "isError": false}));
     next(
         task,

@@ -1,134 +1,31 @@
-//! Test support for the multi-process tests: a server binary as a child process (its URL
-//! read from its first stdout line, signals sent with `kill`), and a small JSON-RPC client
-//! with an SSE reader for `subscriptions/listen`.
-//!
-//! Shared by the fixture's tests (`tasks-fixture`) and `examples/rmcp-app`'s (`rmcp-app`, which
-//! includes this folder with `#[path]`): each passes its binary, `env!("CARGO_BIN_EXE_…")`, to
-//! [`Fixture::start`]. Both print their URL first and take the same store flags.
-#![allow(dead_code)] // each test binary uses a different subset
+//! A small JSON-RPC client of one server node (2026-07-28, declaring the Tasks extension and
+//! form elicitation), with an SSE reader for `subscriptions/listen`.
 
-use std::io::{BufRead as _, BufReader};
-use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use futures_util::{Stream, StreamExt as _};
 use serde_json::{json, Value};
 
-pub(crate) const VERSION: &str = "2026-07-28";
-
-/// A running server process (the fixture or `rmcp-app`); killed (SIGKILL) when dropped.
-pub(crate) struct Fixture {
-    pub child: Child,
-    pub url: String,
-    pub log: PathBuf,
-}
-
-impl Fixture {
-    /// Starts `binary` with `args` (plus `--listen 127.0.0.1:0`), its stderr into `log`, and
-    /// waits (up to 60 s) for the URL it prints.
-    ///
-    /// # Panics
-    /// When it does not start; the panic shows its log.
-    pub(crate) fn start(binary: &str, args: &[String], log: &Path) -> Fixture {
-        let stderr = std::fs::File::create(log).expect("a log file");
-        let mut child = Command::new(binary)
-            .args(["--listen", "127.0.0.1:0"])
-            .args(args)
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .unwrap_or_else(|error| panic!("{binary} does not start: {error}"));
-        let stdout = child.stdout.take().expect("stdout");
-        let (sender, receiver) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = sender.send(line);
-        });
-        match receiver.recv_timeout(Duration::from_secs(60)) {
-            Ok(line) if line.starts_with("http://") => Fixture {
-                child,
-                url: line.trim().to_owned(),
-                log: log.to_owned(),
-            },
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!(
-                    "{binary} printed no URL; its log:\n{}",
-                    std::fs::read_to_string(log).unwrap_or_default()
-                );
-            }
-        }
-    }
-
-    /// Sends `signal` (e.g. `KILL`, `STOP`, `CONT`, `TERM`) to the process.
-    pub(crate) fn signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .arg(format!("-{signal}"))
-            .arg(self.child.id().to_string())
-            .status()
-            .expect("kill runs");
-        assert!(status.success(), "kill -{signal} failed");
-    }
-
-    /// Waits (up to `limit`) for the process to exit; whether it did.
-    pub(crate) fn wait_exit(&mut self, limit: Duration) -> bool {
-        let deadline = std::time::Instant::now() + limit;
-        while std::time::Instant::now() < deadline {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        false
-    }
-
-    /// The log so far.
-    pub(crate) fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// A client of this node.
-    pub(crate) fn client(&self) -> Client {
-        Client::new(&self.url)
-    }
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(Some(_))) {
-            return; // already reaped: its pid may belong to another process by now
-        }
-        // A stopped process must be continued to die promptly.
-        let _ = Command::new("kill")
-            .arg("-CONT")
-            .arg(self.child.id().to_string())
-            .status();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+/// The protocol revision the client speaks.
+pub const VERSION: &str = "2026-07-28";
 
 /// A JSON-RPC client of one node, declaring the Tasks extension and form elicitation.
-#[derive(Clone)]
-pub(crate) struct Client {
+#[derive(Clone, Debug)]
+pub struct Client {
     http: reqwest::Client,
     url: String,
 }
 
 impl Client {
-    pub(crate) fn new(url: &str) -> Self {
+    /// A client of the endpoint at `url` whose requests give up after 20 s.
+    pub fn new(url: &str) -> Self {
         Client::with_timeout(url, Duration::from_secs(20))
     }
 
     /// A client whose every request gives up after `timeout` (a node that is stopped or
     /// stalled does not hold it longer).
-    pub(crate) fn with_timeout(url: &str, timeout: Duration) -> Self {
+    pub fn with_timeout(url: &str, timeout: Duration) -> Self {
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .build()
@@ -166,12 +63,12 @@ impl Client {
     }
 
     /// The node's endpoint URL.
-    pub(crate) fn url(&self) -> &str {
+    pub fn url(&self) -> &str {
         &self.url
     }
 
     /// The whole JSON-RPC response body, or `None` when no answer came (the node is down).
-    pub(crate) async fn try_request(&self, method: &str, params: Value) -> Option<Value> {
+    pub async fn try_request(&self, method: &str, params: Value) -> Option<Value> {
         let response = self.post(method, params).send().await.ok()?;
         response.json().await.ok()
     }
@@ -180,7 +77,7 @@ impl Client {
     ///
     /// # Panics
     /// On no answer or an error answer.
-    pub(crate) async fn result(&self, method: &str, params: Value) -> Value {
+    pub async fn result(&self, method: &str, params: Value) -> Value {
         let body = self
             .try_request(method, params.clone())
             .await
@@ -192,7 +89,7 @@ impl Client {
     }
 
     /// Creates a task of `tool`; its id.
-    pub(crate) async fn create(&self, tool: &str, arguments: Value) -> String {
+    pub async fn create(&self, tool: &str, arguments: Value) -> String {
         let result = self
             .result("tools/call", json!({"name": tool, "arguments": arguments}))
             .await;
@@ -200,11 +97,14 @@ impl Client {
         result["taskId"].as_str().expect("a taskId").to_owned()
     }
 
-    pub(crate) async fn get(&self, id: &str) -> Value {
+    /// The `tasks/get` result for task `id` (panics on an error answer).
+    pub async fn get(&self, id: &str) -> Value {
         self.result("tasks/get", json!({"taskId": id})).await
     }
 
-    pub(crate) async fn update(&self, id: &str, responses: Value) -> Value {
+    /// The `tasks/update` result answering task `id` with `responses` (an `inputResponses`
+    /// object).
+    pub async fn update(&self, id: &str, responses: Value) -> Value {
         self.result(
             "tasks/update",
             json!({"taskId": id, "inputResponses": responses}),
@@ -212,7 +112,8 @@ impl Client {
         .await
     }
 
-    pub(crate) async fn cancel(&self, id: &str) -> Value {
+    /// The `tasks/cancel` result for task `id`.
+    pub async fn cancel(&self, id: &str) -> Value {
         self.result("tasks/cancel", json!({"taskId": id})).await
     }
 
@@ -220,7 +121,7 @@ impl Client {
     ///
     /// # Panics
     /// When `limit` passes first; the panic shows the task as last read.
-    pub(crate) async fn wait_until(
+    pub async fn wait_until(
         &self,
         id: &str,
         limit: Duration,
@@ -244,7 +145,7 @@ impl Client {
     }
 
     /// Opens a `subscriptions/listen` stream for `task_ids` and reads its acknowledgement.
-    pub(crate) async fn listen(&self, task_ids: &[&str]) -> Sse {
+    pub async fn listen(&self, task_ids: &[&str]) -> Sse {
         let response = self
             .post(
                 "subscriptions/listen",
@@ -270,14 +171,22 @@ impl Client {
 type Bytes = Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>;
 
 /// The JSON messages of an SSE response, one per `data:` event.
-pub(crate) struct Sse {
+pub struct Sse {
     stream: Bytes,
     buffer: Vec<u8>,
 }
 
+impl std::fmt::Debug for Sse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sse")
+            .field("buffered", &self.buffer.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Sse {
     /// The next message, or `None` when `limit` passes or the stream ends first.
-    pub(crate) async fn next(&mut self, limit: Duration) -> Option<Value> {
+    pub async fn next(&mut self, limit: Duration) -> Option<Value> {
         let read = async {
             loop {
                 if let Some(end) = self.buffer.windows(2).position(|w| w == b"\n\n") {
@@ -304,7 +213,7 @@ impl Sse {
 }
 
 /// The text of a completed task's first content block.
-pub(crate) fn result_text(task: &Value) -> &str {
+pub fn result_text(task: &Value) -> &str {
     task["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_default()

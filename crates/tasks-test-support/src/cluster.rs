@@ -1,37 +1,41 @@
 //! A cluster for the multi-process PostgreSQL tests: server processes (the fixture's, or
 //! `rmcp-app`'s) on one fresh schema with a shared secret file, and what the tests read from
 //! the tasks they serve.
-#![allow(dead_code)] // each test binary uses a different subset
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::pg;
-use crate::support::{result_text, Client, Fixture};
+use crate::client::{result_text, Client};
+use crate::postgres as pg;
+use crate::process::Fixture;
 
 /// The lease of the test nodes, in milliseconds.
-pub(crate) const LEASE_MS: u64 = 6_000;
+pub const LEASE_MS: u64 = 6_000;
 /// How long an outcome that needs a takeover may take: the lease, a claim tick, the re-run,
 /// and a wide margin for two loaded cores.
-pub(crate) const TAKEOVER: Duration = Duration::from_secs(45);
+pub const TAKEOVER: Duration = Duration::from_secs(45);
 /// How long an outcome that needs no takeover may take.
-pub(crate) const PROMPT: Duration = Duration::from_secs(20);
+pub const PROMPT: Duration = Duration::from_secs(20);
 
 /// One test's database schema, secret file and nodes.
-pub(crate) struct Cluster {
-    pub(crate) db: pg::Database,
-    pub(crate) schema: String,
-    pub(crate) dir: tempfile::TempDir,
+#[derive(Debug)]
+pub struct Cluster {
+    /// The test database.
+    pub db: pg::Database,
+    /// The schema every node uses.
+    pub schema: String,
+    /// Holds the secret file and the nodes' logs.
+    pub dir: tempfile::TempDir,
     /// The server binary every node runs.
-    pub(crate) binary: &'static str,
+    pub binary: &'static str,
 }
 
 impl Cluster {
     /// A cluster of `binary` nodes on a fresh schema, or `None` when there is no database
     /// (skipped, said on stdout; under `CI=true` a panic instead).
-    pub(crate) async fn new(binary: &'static str) -> Option<Cluster> {
+    pub async fn new(binary: &'static str) -> Option<Cluster> {
         let db = pg::Database::open().await?;
         let schema = db.schema();
         Some(Cluster {
@@ -42,17 +46,18 @@ impl Cluster {
         })
     }
 
-    pub(crate) fn secret(&self) -> PathBuf {
+    /// The secret file every node shares (its `--secret-file`).
+    pub fn secret(&self) -> PathBuf {
         self.dir.path().join("cluster.secret")
     }
 
     /// Starts node `name` on the shared database with the shared secret and `extra` flags.
-    pub(crate) fn node(&self, name: &str, extra: &[&str]) -> Fixture {
+    pub fn node(&self, name: &str, extra: &[&str]) -> Fixture {
         self.node_at(&self.db.url, name, extra)
     }
 
     /// [`Cluster::node`] reaching the shared database at `db_url` (e.g. through a proxy).
-    pub(crate) fn node_at(&self, db_url: &str, name: &str, extra: &[&str]) -> Fixture {
+    pub fn node_at(&self, db_url: &str, name: &str, extra: &[&str]) -> Fixture {
         let url = with_application_name(db_url, name);
         let mut args: Vec<String> = vec![
             "--store".into(),
@@ -88,7 +93,7 @@ impl Cluster {
     }
 
     /// Terminates the database sessions whose `application_name` is `name`; how many.
-    pub(crate) async fn terminate(&self, name: &str) -> i64 {
+    pub async fn terminate(&self, name: &str) -> i64 {
         let admin = self.db.admin().await;
         let row = admin
             .query_one(
@@ -102,7 +107,7 @@ impl Cluster {
     }
 
     /// How many sessions named `name` are connected.
-    pub(crate) async fn sessions(&self, name: &str) -> i64 {
+    pub async fn sessions(&self, name: &str) -> i64 {
         let admin = self.db.admin().await;
         admin
             .query_one(
@@ -117,35 +122,40 @@ impl Cluster {
 
 /// `url` with `application_name=name` (the store names its listener `<name>-listen` and its
 /// notifier `<name>-notify`), so a test can find one node's sessions.
-pub(crate) fn with_application_name(url: &str, name: &str) -> String {
+pub fn with_application_name(url: &str, name: &str) -> String {
     let separator = if url.contains('?') { '&' } else { '?' };
     format!("{url}{separator}application_name={name}")
 }
 
-pub(crate) fn status(task: &Value) -> &str {
+/// A task's `status` (empty when absent).
+pub fn status(task: &Value) -> &str {
     task["status"].as_str().unwrap_or_default()
 }
 
-pub(crate) fn is_terminal(task: &Value) -> bool {
+/// Whether a task is completed, failed or cancelled.
+pub fn is_terminal(task: &Value) -> bool {
     matches!(status(task), "completed" | "failed" | "cancelled")
 }
 
-pub(crate) fn message(task: &Value) -> &str {
+/// A task's `statusMessage` (empty when absent).
+pub fn message(task: &Value) -> &str {
     task["statusMessage"].as_str().unwrap_or_default()
 }
 
-pub(crate) fn parked_on(task: &Value, key: &str) -> bool {
+/// Whether a task waits for input and asks for `key`.
+pub fn parked_on(task: &Value, key: &str) -> bool {
     status(task) == "input_required" && task["inputRequests"].get(key).is_some()
 }
 
-pub(crate) fn confirm(yes: bool) -> Value {
+/// The `inputResponses` answering `confirm_delete`'s question with `yes`.
+pub fn confirm(yes: bool) -> Value {
     json!({"confirm-delete": {"action": "accept", "content": {"confirm": yes}}})
 }
 
 /// A `confirm_delete` task created on `a`, read parked on `b` and answered on `b` (the answer
 /// acknowledged): it completes with the answer, wherever its worker is parked. Its id and the
 /// completed task as `b` reads it.
-pub(crate) async fn answered_across(a: &Client, b: &Client) -> (String, Value) {
+pub async fn answered_across(a: &Client, b: &Client) -> (String, Value) {
     let id = a
         .create("confirm_delete", json!({"filename": "a.txt"}))
         .await;
@@ -165,7 +175,7 @@ pub(crate) async fn answered_across(a: &Client, b: &Client) -> (String, Value) {
 /// retried with the answer: `stranger` (another server secret) refuses the state, `b` (the
 /// shared secret) verifies it and creates the task, which completes with the answer as `a`
 /// reads it.
-pub(crate) async fn mrtr_retry_across(a: &Client, b: &Client, stranger: &Client) {
+pub async fn mrtr_retry_across(a: &Client, b: &Client, stranger: &Client) {
     let first = a
         .result(
             "tools/call",

@@ -19,7 +19,6 @@
 //!   restart, the others stay parked across the next one).
 //!
 //! `TASKS_KILL9_CYCLES` overrides the number of cycles.
-#![allow(dead_code)] // only the kill9 tests include it
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -32,18 +31,20 @@ use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng as _};
 use serde_json::{json, Value};
 
-use crate::support::{Client, Fixture};
+use crate::client::Client;
+use crate::process::Fixture;
 
 /// One kill -9 test: which server, how often killed, under how much load.
-pub(crate) struct Kill9 {
+#[derive(Debug)]
+pub struct Kill9 {
     /// The server binary (`env!("CARGO_BIN_EXE_…")`).
-    pub(crate) binary: &'static str,
+    pub binary: &'static str,
     /// Its flags besides `--listen` and `--store sqlite:PATH`.
-    pub(crate) args: &'static [&'static str],
+    pub args: &'static [&'static str],
     /// Kill cycles, unless `TASKS_KILL9_CYCLES` says otherwise.
-    pub(crate) cycles: u64,
+    pub cycles: u64,
     /// Clients sending requests at once.
-    pub(crate) clients: u64,
+    pub clients: u64,
 }
 
 /// The error of a `slow_compute` task that a kill interrupted (its tool is not re-run).
@@ -371,7 +372,7 @@ fn seed() -> u64 {
 /// # Panics
 /// On any acknowledged change lost or altered, a task its recovery policy did not settle in
 /// time, a damaged database file, or a kind of task never created.
-pub(crate) async fn run(run: Kill9) {
+pub async fn run(run: Kill9) {
     let seed = seed();
     let cycles: u64 = std::env::var("TASKS_KILL9_CYCLES")
         .ok()

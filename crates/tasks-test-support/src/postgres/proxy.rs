@@ -10,15 +10,16 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 /// A running proxy to one upstream address; stops with the test's runtime.
-pub(crate) struct StallProxy {
+#[derive(Debug)]
+pub struct StallProxy {
     /// Where clients connect.
-    pub(crate) addr: SocketAddr,
+    pub addr: SocketAddr,
     stalled: watch::Sender<bool>,
 }
 
 impl StallProxy {
     /// A proxy to `upstream` on an ephemeral loopback port.
-    pub(crate) async fn start(upstream: SocketAddr) -> StallProxy {
+    pub async fn start(upstream: SocketAddr) -> StallProxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
         let addr = listener.local_addr().expect("an address");
         let (stalled, watching) = watch::channel(false);
@@ -37,12 +38,12 @@ impl StallProxy {
     }
 
     /// Stops moving bytes (connections stay open).
-    pub(crate) fn stall(&self) {
+    pub fn stall(&self) {
         self.stalled.send_replace(true);
     }
 
     /// Moves bytes again.
-    pub(crate) fn resume(&self) {
+    pub fn resume(&self) {
         self.stalled.send_replace(false);
     }
 }
@@ -72,7 +73,7 @@ async fn pipe(
 }
 
 /// The address of the database at `url` (a `postgres://` URL).
-pub(crate) fn upstream(url: &str) -> SocketAddr {
+pub fn upstream(url: &str) -> SocketAddr {
     let config: tokio_postgres::Config = url.parse().expect("a valid DATABASE_URL");
     let host = match config.get_hosts().first() {
         Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
@@ -88,7 +89,7 @@ pub(crate) fn upstream(url: &str) -> SocketAddr {
 
 /// `url` (a `postgres://` URL) reaching the database through `addr` instead: same user,
 /// password and database.
-pub(crate) fn through(url: &str, addr: SocketAddr) -> String {
+pub fn through(url: &str, addr: SocketAddr) -> String {
     let config: tokio_postgres::Config = url.parse().expect("a valid DATABASE_URL");
     let user = config.get_user().unwrap_or("postgres");
     let password = config

@@ -20,6 +20,19 @@
 //! `--timeout`, `--retry-for`) only after `call`, `cancel` or `watch`.
 //!
 //! Exit codes: see [`exit::Exit`] (and `mcp-tasks --help`).
+//!
+//! # Modules
+//!
+//! Each module uses only what its row names (checked by the workspace's layering test):
+//!
+//! | module | uses |
+//! |---|---|
+//! | `run` (the commands) | `args`, `prompt`, `output`, `status`, `interrupt`, `exit`, `text` |
+//! | `prompt` ([`Terminal`](prompt::Terminal): the input handler) | `form`, `status`, `text` |
+//! | `output` (results, tasks and lists for people, or raw JSON) | `status`, `text` |
+//! | `interrupt` (Ctrl-C) | `exit` |
+//! | `form`, `status` (the live status line), `exit` (exit codes) | `text` |
+//! | `args` (arguments typed by the tool's schema), `text` (server text made safe to print) | nothing of this crate |
 #![forbid(unsafe_code)]
 
 /// `eprintln!` that ignores a closed stderr (`2>&1 | head -1` must not panic).

@@ -86,11 +86,20 @@
 //!
 //! ## Modules
 //!
-//! One concept each, re-exported here: `client` ([`Client`], discovery, `tools/list`,
-//! `tools/call`), `listing` ([`Listing`], [`Caching`]), `catalog` (prompts, resources,
-//! completion), `skills` (the Skills extension), `execution`, `task`, `settle`, `outcome`
-//! (a call and its task until it settles), `handler` ([`InputHandler`]), `error`
-//! ([`ClientError`]), `shared` and `transport` (the connection).
+//! One concept each, re-exported here; each uses only what its row names (checked by the
+//! workspace's layering test):
+//!
+//! | module | uses |
+//! |---|---|
+//! | `skills` (the Skills extension) | `catalog`, `client`, `listing`, `error` |
+//! | `catalog` (prompts, resources, completion) | `client`, `listing`, `error` |
+//! | `client` ([`Client`], discovery, `tools/list`, `tools/call`) | `execution`, `task`, `outcome`, `listing`, `handler`, `shared`, `transport`, `error` |
+//! | `execution` (a call's answer: a result or a task) | `task`, `settle`, `outcome`, `error` |
+//! | `task` ([`TaskCall`]) | `settle`, `shared`, `handler`, `outcome`, `error` |
+//! | `settle` (waiting for a task) | `shared`, `transport`, `error` |
+//! | `shared` (what every handle of one endpoint shares) | `handler`, `transport`, `error` |
+//! | `handler` ([`InputHandler`]), `transport` (one request over Streamable HTTP) | `error` |
+//! | `listing` ([`Listing`], [`Caching`]), `outcome`, `error` ([`ClientError`]) | nothing of this crate |
 //!
 //! Sources: the MCP 2026-07-28 specification
 //! (<https://modelcontextprotocol.io/specification/2026-07-28>), SEP-2663

@@ -7,6 +7,13 @@
 //! It depends on `tasks-core`, `tasks-runtime` and the store crates only, so a server on
 //! another MCP layer (the `rmcp-app` example, on the official Rust SDK) serves the very tools
 //! `tasks-fixture` serves.
+//!
+//! # Modules
+//!
+//! | module | uses |
+//! |---|---|
+//! | `catalog` (the fixture's prompts and resources) | `tools::content` |
+//! | `tools` (the fixture's tools: `tools::tasks`, `tools::content`, `tools::mrtr`, `tools::session`), `store` (the `--store` choice) | nothing outside itself |
 
 pub mod catalog;
 pub mod store;

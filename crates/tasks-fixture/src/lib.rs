@@ -10,6 +10,12 @@
 //! command line; [`app::router`] mounts the MCP service in the fixture's axum application
 //! (`/mcp`, `GET /healthz` and `GET /metrics`), and [`app::App`], which the binary serves, hands
 //! requests for `/mcp` to the service without the router when no layer wraps the endpoint.
+//!
+//! # Modules
+//!
+//! | module | uses |
+//! |---|---|
+//! | `app` (the HTTP application), `settings` (the command line), `memory` (freed memory back to the OS) | nothing of this crate |
 
 pub mod app;
 pub mod memory;

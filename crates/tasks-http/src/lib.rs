@@ -102,10 +102,12 @@
 //! | `builder` | `service`, `server`, `dispatcher`, `config` |
 //! | `service` | `dispatcher`, `response` |
 //! | `dispatcher` | `legacy`, `methods`, `shared`, `head`, `config`, `origin`, `principal`, `metrics`, `response` |
-//! | `legacy` (the 2025 session path; `legacy_off.rs` without the feature) | `methods::sync_call`, `methods::catalog`, `shared`, `config`, `head`, `response` |
+//! | `legacy` (the 2025 session path), `legacy_off` (its stand-in without the `sessions` feature) | `methods::sync_call`, `methods::catalog`, `shared`, `config`, `head`, `metrics`, `response` |
 //! | `methods::*` | `shared`, `config`, `metrics`, `response`, `head`, `methods::sync_call` |
 //! | `shared` | `config`, `metrics`, `legacy::sessions` |
-//! | `config`, `origin`, `principal`, `metrics`, `response`, `head`, `server` | nothing of this crate |
+//! | `config` | `origin` |
+//! | `metrics` | `head` |
+//! | `origin`, `principal`, `response`, `head`, `server` | nothing of this crate |
 //!
 //! Served methods: `server/discover`, `tools/list`, `tools/call` (synchronous, MRTR
 //! `input_required`, or `CreateTaskResult` by the tool's task policy), `tasks/get`,

@@ -150,6 +150,19 @@
 //! task requests and malformed ones. An rmcp upgrade is checked by raising the pin and running
 //! the repository's test command, whose conformance phase runs the runner's Tasks scenarios
 //! against the `rmcp-app` example.
+//!
+//! # Modules
+//!
+//! Each module uses only what its row names (checked by the workspace's layering test):
+//!
+//! | module | uses |
+//! |---|---|
+//! | `serve` (the Streamable HTTP endpoint, set up) | `layer` |
+//! | `listen` (`subscriptions/listen` with `taskIds`) | `bridge`, `layer`, `convert` |
+//! | `layer` ([`ListenPrefilter`]) | `convert` |
+//! | `call`, `tasks` (`tools/call`; `tasks/get`, `tasks/update`, `tasks/cancel`) | `bridge`, `convert` |
+//! | `bridge` ([`TasksBridge`]) | `convert` |
+//! | `convert` (this project's wire values and rmcp's model), `macros`, `wrap` | nothing of this crate |
 
 mod bridge;
 mod call;

@@ -65,25 +65,35 @@
 
 //! ## Module layers
 //!
-//! A module may use only the modules listed below it (checked by `tests/tests/layering.rs`,
-//! which fails on any cycle). The context of a running tool reaches the runtime only through
+//! A module uses only the modules its row names (checked by `tests/tests/layering.rs`, which
+//! also fails on any cycle). The context of a running tool reaches the runtime only through
 //! the `port` trait, so the runtime can sit above the tools:
 //!
 //! | module | uses |
 //! |---|---|
 //! | `lifecycle` ([`Node`]: start and shutdown) | `runtime` |
 //! | `hosted` (the catalog a [`TaskRuntime`] serves) | `runtime`, `catalog`, `list_changes` |
-//! | `runtime` ([`TaskRuntime`]) | `recovery`, `wait`, `inner`, `worker`, `registry`, `catalog`, `store`, `clock`, `config`, `events`, `work` |
-//! | `wait` ([`Changes`], [`TaskWait`]: what waiters follow) | `inner`, `events`, `scope` |
-//! | `recovery` (leases, takeover) | `follow`, `inner`, `worker`, `registry`, `store`, `config` |
-//! | `follow` (commits of other nodes) | `inner`, `store` |
-//! | `worker`, `sync` | `inner` (worker), `context`, `registry`, `error`, `status`, `work` |
-//! | `inner` (shared state: commits, events, waiters, reaping) | `port` (implements it), `registry`, `store`, `clock`, `config`, `events`, `error` |
-//! | `catalog` (prompts, resources, completions) | `sync`, `registry`, `context`, `error`, `form`, `state`, `scope` |
-//! | `registry` ([`Tool`]) | `context`, `form` |
-//! | `context` ([`ToolContext`]) | `port`, `status`, `notify`, `error`, `work`, `scope`, `form` |
-//! | `status` | `port` |
-//! | `port`, `error`, `notify`, `store`, `work`, `scope`, `clock`, `config` (uses `entropy`, `clock`), `events`, `secret`, `seal` (a task's caller, sealed into its work), `entropy`, `form` (typed questions: the forms of [`ToolContext::elicit_as`], the schema generator) | the leaves |
+//! | `runtime` ([`TaskRuntime`]) | `recovery`, `wait`, `inner`, `worker`, `registry`, `catalog`, `store`, `metrics`, `clock`, `config`, `entropy`, `events`, `seal`, `scope`, `work` |
+//! | `recovery` (leases, takeover) | `follow`, `inner`, `worker`, `registry`, `store`, `config`, `lock` |
+//! | `follow` (commits of other nodes) | `inner`, `store`, `error` |
+//! | `wait` ([`Changes`], [`TaskWait`]: what waiters follow) | `inner`, `events`, `error`, `scope` |
+//! | `catalog` (prompts, resources, completions, skills) | `sync`, `registry`, `context`, `error`, `form`, `state`, `scope` |
+//! | `sync` (a tool run within its request, input as MRTR rounds) | `worker`, `context`, `registry`, `result`, `notify`, `error`, `form`, `state`, `scope`, `lock` |
+//! | `worker` (a task's tool run detached) | `inner`, `context`, `registry`, `result`, `status`, `store`, `error`, `work` |
+//! | `inner` (shared state: commits, events, waiters, reaping) | `port` (implements it), `registry`, `store`, `metrics`, `expiry`, `clock`, `config`, `events`, `error`, `seal`, `scope`, `lock` |
+//! | `registry` ([`Tool`]) | `context`, `result`, `form`, `state` |
+//! | `result` (what a tool answers) | `error`, `form` |
+//! | `context` ([`ToolContext`]) | `port`, `status`, `notify`, `store`, `error`, `work`, `scope`, `form`, `state`, `lock` |
+//! | `status` (coalesced status messages and progress) | `port`, `store`, `scope`, `lock` |
+//! | `port` (what a context needs of the runtime) | `store`, `error`, `scope` |
+//! | `metrics` | `store` |
+//! | `store` (the [`Store`] trait, the memory store, the metered wrapper) | `metrics`, `expiry`, `clock`, `work`, `scope`, `lock` |
+//! | `config` | `entropy`, `clock`, `seal` |
+//! | `work` | `seal`, `scope` |
+//! | `seal` (a task's caller, sealed into its work) | `scope` |
+//! | `events` | `scope` |
+//! | `entropy`, `notify` | `lock` |
+//! | `error`, `scope`, `clock`, `expiry`, `secret`, `state`, `list_changes`, `lock`, `form` (typed questions: the forms of [`ToolContext::elicit_as`], the schema generator) | nothing of this crate |
 //!
 //! ## Testing a store
 //!

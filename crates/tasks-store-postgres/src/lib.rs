@@ -354,6 +354,24 @@
 //! certificate (Debian's default "snakeoil" one included) is refused with `UnknownIssuer`.
 //! TODO: an option for a private CA (`sslrootcert`); until then use `sslmode=disable` on
 //! such servers, or build without the feature.
+//!
+//! # Modules
+//!
+//! Each module uses only what its row names (checked by the workspace's layering test):
+//!
+//! | module | uses |
+//! |---|---|
+//! | `store` ([`PostgresStore`]: the handle and its `Store` implementation) | `connect`, `create`, `cas`, `read`, `reap`, `leases`, `batch`, `feed`, `clock`, `backend`, `sql`, `options`, `error` |
+//! | `connect` (settings, pool, migration at start-up) | `connector`, `schema`, `feed`, `clock`, `store`, `backend`, `sql`, `target`, `options`, `error` |
+//! | `create`, `cas` (group-committed writes) | `batch`, `counters` (cas), `store`, `backend`, `sql`, `text` |
+//! | `read`, `reap`, `leases` | `counters` (reap), `store`, `backend`, `sql`, `text` (read) |
+//! | `batch` (group commit) | `feed`, `sql` |
+//! | `counters` (unsettled counter changes) | `backend`, `sql` |
+//! | `feed` (the change feed: `feed::listener`, `feed::notifier`, `feed::payload`, `feed::backoff`) | `connector`, `backend`, `sql` |
+//! | `clock` (the database server's clock) | `backend` |
+//! | `schema` | `sql` |
+//! | `connector` (TCP or TLS) | `error` |
+//! | `backend`, `sql`, `text`, `target`, `options`, `error` | nothing of this crate |
 
 #![forbid(unsafe_code)]
 

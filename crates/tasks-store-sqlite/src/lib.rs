@@ -144,6 +144,19 @@
 //! * The `nodes` table has no `started_at_ms` column; nothing reads it.
 //! * A terminal transition clears `work` but keeps the owner and generation, so a late write
 //!   under the last lease is a revision conflict, exactly as in the in-memory store.
+//!
+//! # Modules
+//!
+//! Each module uses only what its row names (checked by the workspace's layering test):
+//!
+//! | module | uses |
+//! |---|---|
+//! | `store` ([`SqliteStore`]: the handle and its `Store` implementation) | `open`, `writer`, `command`, `model`, `options`, `error` |
+//! | `open` (the lock, files, pragmas, migrations, loading the read model) | `schema`, `sql`, `counters`, `model`, `options`, `error` |
+//! | `writer` (the writer thread, group commit) | `exec`, `command`, `counters`, `model`, `sql` |
+//! | `exec` (one write against the open transaction) | `command`, `counters`, `model`, `sql` |
+//! | `counters` (capacity counters, owned by the writer) | `sql` |
+//! | `command`, `model`, `sql`, `schema`, `options`, `error` | nothing of this crate |
 
 #![forbid(unsafe_code)]
 

@@ -43,6 +43,36 @@
 //! | [`sessions`] | the 2025 session path on the same endpoint: era routing, sessions and their machines (table, request ids, re-delivery), its planner and wire shapes |
 //! | [`error`] | [`McpError`]: every JSON-RPC error the server sends, with its HTTP status |
 //!
+//! ## Module layers
+//!
+//! Each module uses only what its row names (checked by the workspace's layering test, which
+//! also fails on any cycle): the planner and the machines on top, the task model and the wire
+//! vocabulary at the bottom.
+//!
+//! | module | uses |
+//! |---|---|
+//! | `sessions` | `plan`, `call`, `admission`, `catalog`, `params`, `negotiation`, `headers`, `input`, `task`, `progress`, `logging`, `method`, `id`, `number`, `protocol`, `error` |
+//! | `exchange` | `listen`, `projection`, `wire`, `mrtr`, `jsonrpc`, `negotiation`, `input`, `task`, `logging`, `method`, `id`, `time`, `error` |
+//! | `plan` | `call`, `catalog`, `listen`, `admission`, `params`, `negotiation`, `mrtr`, `method`, `time`, `error` |
+//! | `listen` | `catalog`, `id`, `protocol`, `error` |
+//! | `catalog` | `call`, `cursor`, `skill`, `mrtr`, `method`, `time`, `error` |
+//! | `call` | `admission`, `mrtr`, `negotiation`, `headers`, `param_headers`, `input`, `method`, `id`, `time`, `error` |
+//! | `admission` | `negotiation`, `headers`, `method`, `protocol`, `error` |
+//! | `param_headers` | `headers`, `error` |
+//! | `headers`, `params` | `method`, `id`, `error` |
+//! | `negotiation` | `logging`, `trace`, `protocol`, `error` |
+//! | `mrtr` | `canonical`, `input`, `method`, `id`, `time`, `error` |
+//! | `wire` | `task`, `input`, `progress`, `logging`, `number`, `id`, `time` |
+//! | `projection` | `task`, `progress`, `raw`, `protocol` |
+//! | `reducer` | `event`, `task`, `input`, `raw`, `protocol`, `time` |
+//! | `event` | `task`, `progress`, `raw`, `error` |
+//! | `task` | `input`, `progress`, `raw`, `id`, `time`, `error` |
+//! | `input` | `protocol`, `error` |
+//! | `cursor`, `jsonrpc` | `error` |
+//! | `error`, `id` | `protocol` |
+//! | `progress` | `number` |
+//! | `canonical`, `logging`, `method`, `number`, `protocol`, `raw`, `skill`, `time`, `trace`, `uri_template` | nothing of this crate |
+//!
 //! ## Design notes
 //!
 //! * **Invalid states are unrepresentable.** `inputRequests` exists only inside

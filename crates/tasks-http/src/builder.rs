@@ -174,9 +174,9 @@ impl ServerBuilder {
     }
 
     /// [`ServerBuilder::ttl_ms`] as a [`Duration`](std::time::Duration) (whole milliseconds, a non-zero duration at
-    /// least 1 ms: [`tasks_runtime::config::duration_ms`]); `None` is unlimited.
+    /// least 1 ms: [`tasks_runtime::duration_ms`]); `None` is unlimited.
     pub fn ttl(self, ttl: Option<std::time::Duration>) -> Self {
-        self.ttl_ms(ttl.map(tasks_runtime::config::duration_ms))
+        self.ttl_ms(ttl.map(tasks_runtime::duration_ms))
     }
 
     /// Sets `pollIntervalMs` of new tasks in milliseconds (0 omits the field).
@@ -187,7 +187,7 @@ impl ServerBuilder {
 
     /// [`ServerBuilder::poll_interval_ms`] as a [`Duration`](std::time::Duration) (zero omits the field).
     pub fn poll_interval(self, poll_interval: std::time::Duration) -> Self {
-        self.poll_interval_ms(tasks_runtime::config::duration_ms(poll_interval))
+        self.poll_interval_ms(tasks_runtime::duration_ms(poll_interval))
     }
 
     /// Sets the node lease and how often it is renewed (and orphaned tasks are looked for);
@@ -348,7 +348,7 @@ impl ServerBuilder {
 
     /// [`ServerBuilder::cache_ttl_ms`] as a [`Duration`](std::time::Duration).
     pub fn cache_ttl(self, ttl: std::time::Duration) -> Self {
-        self.cache_ttl_ms(tasks_runtime::config::duration_ms(ttl))
+        self.cache_ttl_ms(tasks_runtime::duration_ms(ttl))
     }
 
     /// Builds the dispatcher without binding (for in-process use and tests). Unlike

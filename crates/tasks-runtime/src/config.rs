@@ -1,19 +1,6 @@
 //! Runtime configuration: limits, TTL and polling interval.
 //!
-//! The structs here are `#[non_exhaustive]`, so that a setting can be added in a minor release:
-//! outside this crate, start from `Default::default()` and change what you need with the
-//! chainable `with_*` setters (the fields stay public to read).
-//!
-//! ```
-//! use std::time::Duration;
-//! use tasks_runtime::{LeaseConfig, Limits, RuntimeConfig};
-//!
-//! let config = RuntimeConfig::default()
-//!     .with_limits(Limits::default().with_max_workers(8).with_max_runtime(Duration::from_secs(600)))
-//!     .with_leases(LeaseConfig::default().with_lease(Duration::from_secs(10)))
-//!     .with_ttl_ms(Some(60_000));
-//! assert_eq!(config.limits.max_workers, 8);
-//! ```
+//! The design notes are on [`RuntimeConfig`](crate::RuntimeConfig).
 
 use std::num::NonZeroU64;
 use std::time::Duration;
@@ -195,6 +182,25 @@ impl LeaseConfig {
 }
 
 /// Settings of a [`crate::TaskRuntime`].
+///
+/// # Settings
+///
+/// Runtime configuration: limits, TTL and polling interval.
+///
+/// The structs here are `#[non_exhaustive]`, so that a setting can be added in a minor release:
+/// outside this crate, start from `Default::default()` and change what you need with the
+/// chainable `with_*` setters (the fields stay public to read).
+///
+/// ```
+/// use std::time::Duration;
+/// use tasks_runtime::{LeaseConfig, Limits, RuntimeConfig};
+///
+/// let config = RuntimeConfig::default()
+///     .with_limits(Limits::default().with_max_workers(8).with_max_runtime(Duration::from_secs(600)))
+///     .with_leases(LeaseConfig::default().with_lease(Duration::from_secs(10)))
+///     .with_ttl_ms(Some(60_000));
+/// assert_eq!(config.limits.max_workers, 8);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RuntimeConfig {
@@ -214,12 +220,12 @@ pub struct RuntimeConfig {
     /// How long a waiter (a 2025-11-25 `tasks/result`, a session's GET stream, a
     /// `subscriptions/listen` stream, [`TaskRuntime::wait_task`](crate::TaskRuntime::wait_task))
     /// goes without hearing of its tasks before it re-reads them anyway: the guard that ends a
-    /// wait whose notification was lost (see [`crate::wait`]). Each open waiter then costs
+    /// wait whose notification was lost (see [`TaskWait`](crate::TaskWait)). Each open waiter then costs
     /// one store read per interval (of its unfinished tasks, 256 ids per read). Default 5 s;
     /// this server's choice.
     pub wait_recheck: Duration,
     /// Where the runtime draws every task id, node id, key, nonce and session id, its own
-    /// and its transport's ([`crate::entropy`]). Default: the operating system's CSPRNG.
+    /// and its transport's ([`Randomness`](crate::Randomness)). Default: the operating system's CSPRNG.
     pub entropy: crate::entropy::Randomness,
     /// The clock the runtime reads, when set; `None` (the default): the store's clock
     /// ([`Store::clock`](crate::Store::clock)) when it has one, else the wall clock

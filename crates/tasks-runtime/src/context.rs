@@ -15,7 +15,7 @@ use tasks_core::{
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-pub use crate::error::ToolError;
+pub(crate) use crate::error::ToolError;
 use crate::form::{Elicited, Forms};
 use crate::notify::Notifier;
 use crate::port::TaskPort;
@@ -245,7 +245,7 @@ impl ToolContext {
     /// Who called: the principal an authentication layer gave the request that created this
     /// task (or made this synchronous call), e.g. a user id; `None` for a server without
     /// authentication (the shared scope). A task keeps it across recovery sealed in its stored
-    /// work ([`crate::seal`]): a re-run under another principal key (a rotated server secret,
+    /// work ([`SealedPrincipal`](crate::SealedPrincipal)): a re-run under another principal key (a rotated server secret,
     /// or a server without a stable one) sees `None`, as does a task stored before tasks
     /// carried their caller.
     pub fn principal(&self) -> Option<&Principal> {
@@ -486,13 +486,13 @@ impl ToolContext {
     /// declared with [`Tool::asks::<T>()`](crate::Tool::asks): the declaration generates the
     /// form's `requestedSchema` from `T` once, and panics when the tool is built for a type a
     /// form cannot carry (a nested struct, a list of strings, …), so a wrong type stops the
-    /// server at start-up instead of failing a call. The module [`form`](crate::form) lists
+    /// server at start-up instead of failing a call. [`Elicited`](crate::Elicited) lists
     /// what a form type may hold and the schema each field becomes.
     ///
     /// ```
     /// use schemars::JsonSchema;
     /// use serde::Deserialize;
-    /// use tasks_runtime::form::Elicited;
+    /// use tasks_runtime::Elicited;
     /// use tasks_runtime::{text_result, Tool};
     ///
     /// /// How to ship the order.

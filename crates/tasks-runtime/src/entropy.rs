@@ -1,11 +1,6 @@
 //! Where a node draws its randomness: one source per runtime
-//! ([`RuntimeConfig::entropy`](crate::RuntimeConfig::entropy)), used for every task id, node
-//! id, key, nonce and session id the runtime or its transport draws, so a test can make them
-//! all repeatable with one seed.
 //!
-//! The default is the operating system's CSPRNG ([`OsEntropy`]). [`SeededEntropy`] draws a
-//! repeatable sequence from a seed: for tests only (its output is predictable to anyone who
-//! knows the seed, and two runtimes seeded alike draw the same task ids).
+//! The design notes are on [`Randomness`](crate::Randomness).
 
 use std::sync::{Arc, Mutex};
 
@@ -61,6 +56,17 @@ impl Entropy for SeededEntropy {
 
 /// A shared handle on a runtime's [`Entropy`] source: cheap to clone, equal to its clones
 /// (two handles are equal when they share one source). `Default` is [`OsEntropy`].
+///
+/// # One source per runtime
+///
+/// Where a node draws its randomness: one source per runtime
+/// ([`RuntimeConfig::entropy`](crate::RuntimeConfig::entropy)), used for every task id, node
+/// id, key, nonce and session id the runtime or its transport draws, so a test can make them
+/// all repeatable with one seed.
+///
+/// The default is the operating system's CSPRNG ([`OsEntropy`]). [`SeededEntropy`] draws a
+/// repeatable sequence from a seed: for tests only (its output is predictable to anyone who
+/// knows the seed, and two runtimes seeded alike draw the same task ids).
 #[derive(Clone)]
 pub struct Randomness(Arc<dyn Entropy>);
 

@@ -1,50 +1,6 @@
 //! Typed questions: elicitation forms generated from Rust types, for
-//! [`ToolContext::elicit_as`](crate::ToolContext::elicit_as).
 //!
-//! A tool declares each type it asks with [`Tool::asks`](crate::Tool::asks); the declaration
-//! generates the form's `requestedSchema` from the type (schemars, with the generator settings
-//! of [`Tool::typed`](crate::Tool::typed)'s `inputSchema`) and refuses, with a panic naming the
-//! tool, the type and the property, a type the form cannot carry. So a type outside the subset
-//! stops the server at start-up, when the tool is built, never a call.
-//!
-//! MCP 2026-07-28 limits a form to a flat object of primitive properties
-//! (<https://modelcontextprotocol.io/specification/2026-07-28/client/elicitation>, "Requested
-//! Schema"; the schema's `ElicitRequestFormParams.requestedSchema` and
-//! `PrimitiveSchemaDefinition`). The form type is a struct with named fields, each one of:
-//!
-//! | field | form property |
-//! |---|---|
-//! | `String`, `char` (`#[schemars(length(min = …, max = …))]`, `#[schemars(email)]`, `#[schemars(url)]`) | `{"type": "string"}` with `minLength`, `maxLength`, and `format` when it is `date`, `date-time`, `email` or `uri` |
-//! | an integer type (`#[schemars(range(min = …, max = …))]`) | `{"type": "integer"}` with `minimum`, `maximum` (the type's own bounds for `u8`, `i16`, …) |
-//! | `f32`, `f64` | `{"type": "number"}` with `minimum`, `maximum` |
-//! | `bool` | `{"type": "boolean"}` |
-//! | an enum of unit variants | a single select: `{"type": "string", "enum": [...]}`, or `"oneOf": [{"const", "title"}, ...]` when a variant has a doc comment or a `#[schemars(title = …)]` (its title, else its doc comment, labels it; a variant with neither is labelled by its value) |
-//! | `Vec`, `HashSet`, `BTreeSet` of such an enum (`#[schemars(length(min = …, max = …))]`) | a multi select: `{"type": "array", "items": {"type": "string", "enum": [...]}}` or `"items": {"anyOf": [{"const", "title"}, ...]}`, with `minItems`, `maxItems` |
-//! | `Option` of any of these | the same property, not in `required` |
-//!
-//! A field's doc comment becomes its `description` and `#[schemars(title = …)]` its `title`; a
-//! `#[serde(default …)]` value its `default` (schemars writes one only for a type that is also
-//! `Serialize`). serde's renames apply. Options keep the enum's order, except that schemars
-//! lists the variants without a doc comment or title of an enum where others have one first:
-//! label every variant, or none, to keep the declared order.
-//!
-//! Left out of the form, because they only annotate or the type checks them itself: `$schema`,
-//! the type's `title` and `description` (the question's `message` says what the form is for),
-//! `"additionalProperties": false` (keys the form does not name are dropped from an answer
-//! before it is deserialized), the `format` of numbers (`uint8`, `double`), string formats the
-//! specification does not list (`uuid`, `ipv4`: deserializing the type still checks them),
-//! `uniqueItems` (a set takes a repeated value once), a `null` default, and `examples`,
-//! `deprecated`, `readOnly`, `writeOnly`, `$comment`.
-//!
-//! Refused: nested objects (a struct field, a map), arrays of anything but a string enum
-//! (`Vec<String>`, a `Vec` of structs), enums with data and other unions (`oneOf`/`anyOf` of
-//! several schemas), unit and `serde_json::Value` fields, a type that is not a struct with
-//! named fields (or that takes keys it does not name, such as a flattened map), and any
-//! keyword the form does not allow (`pattern`, `exclusiveMinimum`, `multipleOf`, …; the page's
-//! string example shows a `pattern`, but the schema's `StringSchema` has none).
-//!
-//! Properties appear in the form in the order of the JSON object that carries them, which here
-//! is by name (this workspace's `serde_json` keeps keys sorted).
+//! The design notes are on [`Elicited`](crate::Elicited).
 
 use std::any::TypeId;
 
@@ -110,6 +66,56 @@ impl schemars::transform::Transform for StandardFormats {
 
 /// A user's answer to a typed question ([`ToolContext::elicit_as`](crate::ToolContext::elicit_as)):
 /// the schema's `ElicitResult` with its `content` deserialized.
+///
+/// # Forms from Rust types
+///
+/// Typed questions: elicitation forms generated from Rust types, for
+/// [`ToolContext::elicit_as`](crate::ToolContext::elicit_as).
+///
+/// A tool declares each type it asks with [`Tool::asks`](crate::Tool::asks); the declaration
+/// generates the form's `requestedSchema` from the type (schemars, with the generator settings
+/// of [`Tool::typed`](crate::Tool::typed)'s `inputSchema`) and refuses, with a panic naming the
+/// tool, the type and the property, a type the form cannot carry. So a type outside the subset
+/// stops the server at start-up, when the tool is built, never a call.
+///
+/// MCP 2026-07-28 limits a form to a flat object of primitive properties
+/// (<https://modelcontextprotocol.io/specification/2026-07-28/client/elicitation>, "Requested
+/// Schema"; the schema's `ElicitRequestFormParams.requestedSchema` and
+/// `PrimitiveSchemaDefinition`). The form type is a struct with named fields, each one of:
+///
+/// | field | form property |
+/// |---|---|
+/// | `String`, `char` (`#[schemars(length(min = …, max = …))]`, `#[schemars(email)]`, `#[schemars(url)]`) | `{"type": "string"}` with `minLength`, `maxLength`, and `format` when it is `date`, `date-time`, `email` or `uri` |
+/// | an integer type (`#[schemars(range(min = …, max = …))]`) | `{"type": "integer"}` with `minimum`, `maximum` (the type's own bounds for `u8`, `i16`, …) |
+/// | `f32`, `f64` | `{"type": "number"}` with `minimum`, `maximum` |
+/// | `bool` | `{"type": "boolean"}` |
+/// | an enum of unit variants | a single select: `{"type": "string", "enum": [...]}`, or `"oneOf": [{"const", "title"}, ...]` when a variant has a doc comment or a `#[schemars(title = …)]` (its title, else its doc comment, labels it; a variant with neither is labelled by its value) |
+/// | `Vec`, `HashSet`, `BTreeSet` of such an enum (`#[schemars(length(min = …, max = …))]`) | a multi select: `{"type": "array", "items": {"type": "string", "enum": [...]}}` or `"items": {"anyOf": [{"const", "title"}, ...]}`, with `minItems`, `maxItems` |
+/// | `Option` of any of these | the same property, not in `required` |
+///
+/// A field's doc comment becomes its `description` and `#[schemars(title = …)]` its `title`; a
+/// `#[serde(default …)]` value its `default` (schemars writes one only for a type that is also
+/// `Serialize`). serde's renames apply. Options keep the enum's order, except that schemars
+/// lists the variants without a doc comment or title of an enum where others have one first:
+/// label every variant, or none, to keep the declared order.
+///
+/// Left out of the form, because they only annotate or the type checks them itself: `$schema`,
+/// the type's `title` and `description` (the question's `message` says what the form is for),
+/// `"additionalProperties": false` (keys the form does not name are dropped from an answer
+/// before it is deserialized), the `format` of numbers (`uint8`, `double`), string formats the
+/// specification does not list (`uuid`, `ipv4`: deserializing the type still checks them),
+/// `uniqueItems` (a set takes a repeated value once), a `null` default, and `examples`,
+/// `deprecated`, `readOnly`, `writeOnly`, `$comment`.
+///
+/// Refused: nested objects (a struct field, a map), arrays of anything but a string enum
+/// (`Vec<String>`, a `Vec` of structs), enums with data and other unions (`oneOf`/`anyOf` of
+/// several schemas), unit and `serde_json::Value` fields, a type that is not a struct with
+/// named fields (or that takes keys it does not name, such as a flattened map), and any
+/// keyword the form does not allow (`pattern`, `exclusiveMinimum`, `multipleOf`, …; the page's
+/// string example shows a `pattern`, but the schema's `StringSchema` has none).
+///
+/// Properties appear in the form in the order of the JSON object that carries them, which here
+/// is by name (this workspace's `serde_json` keeps keys sorted).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Elicited<T> {
     /// The user submitted the form: its content, checked against the form and deserialized.
@@ -171,7 +177,7 @@ impl Forms {
     /// Declares `T` for the tool named `tool`.
     ///
     /// # Panics
-    /// When `T` is outside the form subset (the module docs), with
+    /// When `T` is outside the form subset (see [`Elicited`], "Forms from Rust types"), with
     /// `form type <T> of tool <tool> is not an MCP elicitation form: <reason> (…)`.
     pub(crate) fn declare<T: JsonSchema + 'static>(&mut self, tool: &str) {
         let form = form_schema::<T>().unwrap_or_else(|reason| {
@@ -695,7 +701,7 @@ mod tests {
 
     #[test]
     fn a_flat_struct_of_primitives_and_enums_is_a_form() {
-        // schemars lists the variants without a doc comment or title first (the module docs).
+        // schemars lists the variants without a doc comment or title first (see `Elicited`).
         let titled = json!([
             {"const": "Team", "title": "Team"},
             {"const": "Free", "title": "The free plan"},

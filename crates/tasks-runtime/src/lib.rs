@@ -4,7 +4,7 @@
 //! with an in-memory implementation, the [`TaskRuntime`] that creates tasks and runs their
 //! workers, input parking (`input_required` ↔ `tasks/update`), cancellation, TTL and reaping,
 //! capacity limits, a broadcast stream of status changes, and the waits built on it
-//! ([`wait`]: every wait ends, when its task changes or is gone, whatever notification is lost).
+//! ([`TaskWait`]: every wait ends, when its task changes or is gone, whatever notification is lost).
 //!
 //! The same [`ToolHandler`] serves a synchronous `tools/call` ([`run_sync`]) and a task: inside
 //! a task, [`ToolContext::input`] (and its typed forms `elicit_as`, `elicit`, `sample`,
@@ -102,40 +102,40 @@
 //! [`Store`] depends on it in its `[dev-dependencies]` and calls its `run_all` on fresh stores.
 
 pub mod catalog;
-pub mod clock;
-pub mod config;
-pub mod context;
-pub mod entropy;
+mod clock;
+mod config;
+mod context;
+mod entropy;
 mod error;
-pub mod events;
+mod events;
 mod expiry;
 mod follow;
-pub mod form;
+mod form;
 mod hosted;
 mod inner;
-pub mod lifecycle;
-pub mod list_changes;
+mod lifecycle;
+mod list_changes;
 mod lock;
-pub mod metrics;
-pub mod notify;
+mod metrics;
+mod notify;
 mod port;
-pub mod recovery;
-pub mod registry;
-pub mod result;
-pub mod runtime;
-pub mod scope;
-pub mod seal;
+mod recovery;
+mod registry;
+mod result;
+mod runtime;
+mod scope;
+mod seal;
 mod secret;
 mod state;
 mod status;
 pub mod store;
-pub mod sync;
-pub mod wait;
-pub mod work;
+mod sync;
+mod wait;
+mod work;
 mod worker;
 
 pub use clock::{Clock, Monotonic, SharedClock, TokioClock};
-pub use config::{LeaseConfig, Limits, RuntimeConfig};
+pub use config::{duration_ms, LeaseConfig, Limits, RuntimeConfig};
 pub use context::ToolContext;
 pub use entropy::{Entropy, EntropyError, OsEntropy, Randomness, SeededEntropy};
 pub use error::ToolError;
@@ -145,11 +145,12 @@ pub use lifecycle::{unfinished_fate, Node};
 pub use list_changes::{ListChanges, ListKind};
 pub use metrics::RuntimeMetrics;
 pub use notify::{Notifier, RequestNotification};
-pub use registry::{Recovery, Tool, ToolHandler, ToolPolicy, ToolRegistry};
+pub use recovery::MESSAGE_INTERRUPTED;
+pub use registry::{PolicyFn, Recovery, Tool, ToolHandler, ToolPolicy, ToolRegistry};
 pub use result::{error_result, text_result, IntoToolResult, Json};
 pub use runtime::TaskRuntime;
 pub use scope::{Caller, Principal, Scope, ScopeKey};
-pub use seal::{PrincipalKey, SealedPrincipal};
+pub use seal::{PrincipalKey, SealedPrincipal, NONCE_BYTES as SEAL_NONCE_BYTES};
 pub use secret::{load_or_create_secret, MIN_SECRET_BYTES, SECRET_BYTES};
 pub use store::memory::MemoryStore;
 pub use store::{
@@ -159,3 +160,9 @@ pub use store::{
 pub use sync::{run_sync, SyncCall, SyncOutcome};
 pub use wait::{Changes, TaskWait, Wake};
 pub use work::Work;
+
+/// What only this workspace's fixture, fuzz targets and benchmarks use: no semver promise
+/// (`docs/api-policy.md`), it may change or go in any release.
+pub mod unstable {
+    pub use crate::work::encoded_len;
+}

@@ -1,39 +1,6 @@
 //! A started node: what a host, with or without HTTP, starts once and stops once.
 //!
-//! [`TaskRuntime::start`] registers the node with the store, takes over the tasks a previous
-//! process left unfinished, and starts the node's background work: the liveness loop (lease
-//! renewal, claims of orphaned tasks, following the commits of other nodes) and the TTL
-//! reaper. [`Node::shutdown`] is the graceful end: running tasks get a drain period, then the
-//! background work stops and the lease ends, so another node (or the next start of this one)
-//! takes over what is left at once.
-//!
-//! A durable node without any transport, in a few lines (a memory store here; a SQLite or
-//! PostgreSQL store from their crates is started the same way):
-//!
-//! ```
-//! use std::sync::Arc;
-//! use std::time::Duration;
-//! use tasks_runtime::{text_result, MemoryStore, RuntimeConfig, Scope, TaskRuntime, Tool, ToolRegistry, Work};
-//!
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), tasks_core::McpError> {
-//! let mut tools = ToolRegistry::new();
-//! tools.register(Tool::new("hello", "Says hello", |_ctx| async { Ok(text_result("hello")) }));
-//! let runtime = TaskRuntime::new(Arc::new(MemoryStore::new()), tools, RuntimeConfig::default());
-//! let node = runtime.start().await?; // register, recover, renew, claim, reap
-//!
-//! let work = Work::new(Scope::shared(), "hello", Default::default());
-//! let task = runtime.create_task(work).await?;
-//! let mut wait = runtime.wait_task(&Scope::shared(), task.id());
-//! let mut seen = wait.current().await?;
-//! while !seen.is_terminal() {
-//!     seen = wait.next().await?;
-//! }
-//! assert_eq!(seen.status(), tasks_core::TaskStatus::Completed);
-//!
-//! node.shutdown(Duration::from_secs(5)).await; // drain, stop, end the lease
-//! # Ok(()) }
-//! ```
+//! The design notes are on [`Node`](crate::Node).
 
 use std::time::Duration;
 
@@ -42,13 +9,48 @@ use tokio::task::JoinHandle;
 
 use crate::runtime::TaskRuntime;
 
-/// A started node of a [`TaskRuntime`] (see the [module docs](self)): registered, its
+/// A started node of a [`TaskRuntime`]: registered, its
 /// inherited tasks taken over, its liveness loop and reaper running. From
 /// [`TaskRuntime::start`].
 ///
 /// Dropping it stops the background work without ending the lease: to other nodes that is a
 /// crash, and they take its tasks over once the lease runs out. [`Node::shutdown`] ends it
 /// gracefully.
+///
+/// [`TaskRuntime::start`] registers the node with the store, takes over the tasks a previous
+/// process left unfinished, and starts the node's background work: the liveness loop (lease
+/// renewal, claims of orphaned tasks, following the commits of other nodes) and the TTL
+/// reaper. [`Node::shutdown`] is the graceful end: running tasks get a drain period, then the
+/// background work stops and the lease ends, so another node (or the next start of this one)
+/// takes over what is left at once.
+///
+/// A durable node without any transport, in a few lines (a memory store here; a SQLite or
+/// PostgreSQL store from their crates is started the same way):
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use tasks_runtime::{text_result, MemoryStore, RuntimeConfig, Scope, TaskRuntime, Tool, ToolRegistry, Work};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), tasks_core::McpError> {
+/// let mut tools = ToolRegistry::new();
+/// tools.register(Tool::new("hello", "Says hello", |_ctx| async { Ok(text_result("hello")) }));
+/// let runtime = TaskRuntime::new(Arc::new(MemoryStore::new()), tools, RuntimeConfig::default());
+/// let node = runtime.start().await?; // register, recover, renew, claim, reap
+///
+/// let work = Work::new(Scope::shared(), "hello", Default::default());
+/// let task = runtime.create_task(work).await?;
+/// let mut wait = runtime.wait_task(&Scope::shared(), task.id());
+/// let mut seen = wait.current().await?;
+/// while !seen.is_terminal() {
+///     seen = wait.next().await?;
+/// }
+/// assert_eq!(seen.status(), tasks_core::TaskStatus::Completed);
+///
+/// node.shutdown(Duration::from_secs(5)).await; // drain, stop, end the lease
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 #[must_use = "dropping the node stops its lease renewal and reaper at once"]
 pub struct Node {

@@ -1,14 +1,6 @@
 //! List-change and resource-update announcements:
-//! `notifications/{tools,prompts,resources}/list_changed` and `notifications/resources/updated`
-//! delivered to the `subscriptions/listen` streams (and 2025 sessions) that asked for them
-//! (MCP 2026-07-28 subscriptions:
-//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>;
-//! tools, "List Changed Notification"; resources, "Subscriptions").
 //!
-//! A server whose lists can change at run time creates one [`ListChanges`] handle, gives a clone
-//! to the transport (which then advertises `listChanged` and honours the matching listen filter
-//! keys) and calls [`ListChanges::announce`] after each change, and
-//! [`ListChanges::resource_updated`] when a resource's contents change.
+//! The design notes are on [`ListChanges`](crate::ListChanges).
 
 use std::sync::Arc;
 
@@ -16,6 +8,20 @@ pub use tasks_core::listen::ListKind;
 use tokio::sync::broadcast;
 
 /// A cloneable handle announcing list changes to every open listen stream.
+///
+/// # Announcements
+///
+/// List-change and resource-update announcements:
+/// `notifications/{tools,prompts,resources}/list_changed` and `notifications/resources/updated`
+/// delivered to the `subscriptions/listen` streams (and 2025 sessions) that asked for them
+/// (MCP 2026-07-28 subscriptions:
+/// <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>;
+/// tools, "List Changed Notification"; resources, "Subscriptions").
+///
+/// A server whose lists can change at run time creates one [`ListChanges`] handle, gives a clone
+/// to the transport (which then advertises `listChanged` and honours the matching listen filter
+/// keys) and calls [`ListChanges::announce`] after each change, and
+/// [`ListChanges::resource_updated`] when a resource's contents change.
 #[derive(Debug, Clone)]
 pub struct ListChanges {
     sender: broadcast::Sender<ListKind>,

@@ -1,10 +1,6 @@
 //! Task-lifecycle metrics of one process, kept with `prometheus-client` handles that are made
-//! once (no lookup by name per event) and registered into a registry the server owns
-//! ([`RuntimeMetrics::register`]), never a global one.
 //!
-//! Label values come from bounded sets only: registered tool names, the five task statuses,
-//! the three capacity limits. Names follow the Prometheus conventions (`_total` counters,
-//! `_seconds` in base units); `docs/observability.md` lists each with its meaning.
+//! The design notes are on [`RuntimeMetrics`](crate::RuntimeMetrics).
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -63,6 +59,16 @@ fn duration_buckets() -> impl Iterator<Item = f64> {
 
 /// The task-lifecycle metrics of a [`TaskRuntime`](crate::TaskRuntime). Cheap to clone (the
 /// handles are shared).
+///
+/// # Metrics
+///
+/// Task-lifecycle metrics of one process, kept with `prometheus-client` handles that are made
+/// once (no lookup by name per event) and registered into a registry the server owns
+/// ([`RuntimeMetrics::register`]), never a global one.
+///
+/// Label values come from bounded sets only: registered tool names, the five task statuses,
+/// the three capacity limits. Names follow the Prometheus conventions (`_total` counters,
+/// `_seconds` in base units); `docs/observability.md` lists each with its meaning.
 #[derive(Clone, Debug)]
 pub struct RuntimeMetrics {
     created: Family<ToolLabel, Counter>,

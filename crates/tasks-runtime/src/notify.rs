@@ -1,18 +1,6 @@
 //! Request-scoped notifications: progress and log messages a tool sends while a synchronous
-//! `tools/call` runs (MCP 2026-07-28 progress,
-//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/progress>, and
-//! logging, <https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/logging>).
 //!
-//! They belong to the request that started the run and travel only on that request's response
-//! stream (an SSE response), never on a `subscriptions/listen` stream. A task's context has no
-//! notifier: a task outlives its creating request, and SEP-2663 "Task Status Notifications"
-//! does not support progress and log notifications on tasks
-//! (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>);
-//! a task's progress is stored with the task instead ([`crate::ToolContext::progress`]).
-//!
-//! The transport creates a [`Notifier`] only for what the request opted into: progress when
-//! `_meta.progressToken` is present, log messages at or above
-//! `_meta["io.modelcontextprotocol/logLevel"]` when that is present.
+//! The design notes are on [`Notifier`](crate::Notifier).
 
 use std::sync::{Arc, Mutex};
 
@@ -21,13 +9,31 @@ use tasks_core::LogLevel;
 use tokio::sync::mpsc;
 
 /// How many notifications may wait for a slow client before newer ones are dropped.
-pub const NOTIFICATION_BUFFER: usize = 256;
+pub(crate) const NOTIFICATION_BUFFER: usize = 256;
 
 /// One notification for the request's stream, before the transport adds the progress token
 /// (defined in tasks-core, whose exchange frames it).
 pub use tasks_core::exchange::RequestNotification;
 
 /// Sends a run's notifications to the transport, filtered by what the request opted into.
+///
+/// # Where notifications go
+///
+/// Request-scoped notifications: progress and log messages a tool sends while a synchronous
+/// `tools/call` runs (MCP 2026-07-28 progress,
+/// <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/progress>, and
+/// logging, <https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/logging>).
+///
+/// They belong to the request that started the run and travel only on that request's response
+/// stream (an SSE response), never on a `subscriptions/listen` stream. A task's context has no
+/// notifier: a task outlives its creating request, and SEP-2663 "Task Status Notifications"
+/// does not support progress and log notifications on tasks
+/// (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>);
+/// a task's progress is stored with the task instead ([`crate::ToolContext::progress`]).
+///
+/// The transport creates a [`Notifier`] only for what the request opted into: progress when
+/// `_meta.progressToken` is present, log messages at or above
+/// `_meta["io.modelcontextprotocol/logLevel"]` when that is present.
 #[derive(Debug, Clone)]
 pub struct Notifier {
     sender: mpsc::Sender<RequestNotification>,

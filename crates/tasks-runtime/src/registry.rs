@@ -151,6 +151,41 @@ impl fmt::Debug for ToolPolicy {
 }
 
 /// What happens to a task whose worker died with its process (see `docs/durability.md`).
+///
+/// # Takeover
+///
+/// Recovery: this node's lease, taking over the tasks of dead nodes, and what happens to them.
+///
+/// Every tick ([`crate::config::LeaseConfig::tick`]) the node renews its lease, then claims
+/// orphaned tasks ([`crate::Store::claim_orphans`]): tasks whose node died (a crash, a
+/// `kill -9`, a lease that ran out). A durable store on one host makes the previous process's
+/// tasks orphans at start-up, so the same claim path recovers them. Each claimed task is then
+/// failed or re-run according to its tool's [`Recovery`] policy.
+///
+/// A node that finds its own lease lost (the store says so, or, by the node's own clock, no
+/// renewal has succeeded for the lease minus one tick, even while a renewal still waits on a
+/// stalled store) stops every local worker at once and registers again
+/// under a new id: its tasks may already run elsewhere, and the fencing tokens make any late
+/// write of the old workers fail.
+///
+/// ## Where this differs from the researched design
+///
+/// * The lease is renewed every tick (default 2 s, lease 30 s) rather than every 5 s: a renewal
+///   costs one small write, and a shorter period leaves more room for a slow store. Renewing
+///   and claiming run side by side, so a long claim pass (thousands of orphans at start-up)
+///   never delays a renewal; and a store never hands a node its own tasks as orphans.
+/// * A task claimed while it waited for input (`input_required`) is re-run whatever its attempt
+///   count: its run stops at the same question, so restarts while a user takes their time do
+///   not use up `max_attempts`, which bounds runs interrupted while working.
+/// * A claimed task is claimed whatever this node's free worker slots: a re-run waits for a slot
+///   before it runs (it holds none while it waits), and a task failed by policy needs none.
+///   Claiming only as many as there are free slots would leave a crashed node's parked tasks
+///   (which hold no slot) unrecovered for a long time.
+/// * An attempt is a run: a claim charges none. A re-run charges its attempt
+///   ([`crate::Store::charge_attempt`]) once it has its slot, right before the tool starts, so a
+///   node that claims tasks and dies before it had slots for them uses up none of their
+///   attempts. `max_attempts` is checked at the claim against the runs already started.
+/// * No per-task expiry timers: the reaper stops the local worker of an expired task, as before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Recovery {
     /// The task fails with -32603 `Task interrupted: the server stopped while it ran; it was
@@ -446,8 +481,8 @@ impl Tool {
     /// type the tool asks with; `elicit_as` with a type not declared is -32603.
     ///
     /// # Panics
-    /// When `T` is outside what MCP elicitation forms allow (the [`form`](crate::form) module
-    /// lists it): a programming error found when the tool is built, at start-up, never at request
+    /// When `T` is outside what MCP elicitation forms allow (the docs of
+    /// [`Elicited`](crate::Elicited) list it): a programming error found when the tool is built, at start-up, never at request
     /// time. The message names the type, the tool and the first property the form cannot
     /// carry, e.g. ``form type my_server::Trip of tool book_trip is not an MCP elicitation
     /// form: property `stops` is an array of objects; a form's only arrays are multi selects,

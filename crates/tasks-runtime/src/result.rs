@@ -1,10 +1,6 @@
 //! What a tool answers: a `CallToolResult` (MCP 2026-07-28 tools, "Tool Result":
-//! <https://modelcontextprotocol.io/specification/2026-07-28/server/tools>), built from plain
-//! text, a JSON value, or a typed, structured value ([`Json`]) whose JSON Schema the tool
-//! lists as its `outputSchema` ("Output Schema" and "Structured Content" there).
 //!
-//! A [`Tool::typed`](crate::Tool::typed) handler returns any [`IntoToolResult`]; a task's
-//! stored result has the same shape as the synchronous one.
+//! The design notes are on [`IntoToolResult`](crate::IntoToolResult).
 
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
@@ -69,6 +65,16 @@ pub struct Json<T>(pub T);
 /// declares. Implemented for a whole `CallToolResult` ([`Value`], taken as it is), text
 /// (`String`, `&str`: one text block), [`Json<T>`] (structured content), and `Result`s of
 /// these whose error is a [`ToolError`] (or converts into one).
+///
+/// # Tool results
+///
+/// What a tool answers: a `CallToolResult` (MCP 2026-07-28 tools, "Tool Result":
+/// <https://modelcontextprotocol.io/specification/2026-07-28/server/tools>), built from plain
+/// text, a JSON value, or a typed, structured value ([`Json`]) whose JSON Schema the tool
+/// lists as its `outputSchema` ("Output Schema" and "Structured Content" there).
+///
+/// A [`Tool::typed`](crate::Tool::typed) handler returns any [`IntoToolResult`]; a task's
+/// stored result has the same shape as the synchronous one.
 pub trait IntoToolResult {
     /// The `CallToolResult` object.
     ///

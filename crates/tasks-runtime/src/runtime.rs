@@ -406,7 +406,7 @@ impl TaskRuntime {
 
     /// Seals `principal` into `work` ([`Work::sealed_principal`], bound to `work.scope`), so
     /// the task's tool reads it as [`ToolContext::principal`](crate::ToolContext::principal)
-    /// on every run, while the store keeps only the sealed text ([`crate::seal`]). `None`, or
+    /// on every run, while the store keeps only the sealed text ([`SealedPrincipal`](crate::SealedPrincipal)). `None`, or
     /// the empty principal (the shared scope), leaves the work without one: there is no
     /// caller to name.
     ///
@@ -623,7 +623,7 @@ impl TaskRuntime {
 
     /// The stream a waiter follows: every committed state, every removal, and a re-read signal
     /// after a feed resync, after falling behind, and every
-    /// [`RuntimeConfig::wait_recheck`] without either (see [`crate::wait`]). Take it before the
+    /// [`RuntimeConfig::wait_recheck`] without either (see [`TaskWait`](crate::TaskWait)). Take it before the
     /// first read of what you wait on.
     pub fn changes(&self) -> Changes {
         Changes::new(self.inner.waits.subscribe(), self.inner.config.wait_recheck)

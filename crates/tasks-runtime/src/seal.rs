@@ -1,13 +1,6 @@
 //! The caller of a task, carried with its work sealed: a tool reads it as
-//! [`ToolContext::principal`](crate::ToolContext::principal), on its first run and on a re-run
-//! after recovery, while a store never holds it in clear.
 //!
-//! A [`Principal`] is sealed with XChaCha20-Poly1305 under a [`PrincipalKey`] (derived from the
-//! server secret, like the scope key), with a random 24-byte nonce and the task's scope as
-//! associated data, so a sealed principal copied into another scope's work does not open. The
-//! stored form ([`SealedPrincipal`]) is base64url without padding of the nonce followed by the
-//! ciphertext and its 16-byte tag. A re-run whose key differs from the one that sealed (a
-//! rotated secret, or a process without a stable secret) sees no principal.
+//! The design notes are on [`SealedPrincipal`](crate::SealedPrincipal).
 
 use std::fmt;
 
@@ -98,6 +91,19 @@ impl PrincipalKey {
 /// A principal sealed by [`PrincipalKey::seal`]: base64url text (no padding) of the 24-byte
 /// nonce, the ciphertext and the 16-byte tag. What a store keeps in the work descriptor
 /// (`sealedPrincipal`); it reveals only the principal's length.
+///
+/// # How it is sealed
+///
+/// The caller of a task, carried with its work sealed: a tool reads it as
+/// [`ToolContext::principal`](crate::ToolContext::principal), on its first run and on a re-run
+/// after recovery, while a store never holds it in clear.
+///
+/// A [`Principal`] is sealed with XChaCha20-Poly1305 under a [`PrincipalKey`] (derived from the
+/// server secret, like the scope key), with a random 24-byte nonce and the task's scope as
+/// associated data, so a sealed principal copied into another scope's work does not open. The
+/// stored form ([`SealedPrincipal`]) is base64url without padding of the nonce followed by the
+/// ciphertext and its 16-byte tag. A re-run whose key differs from the one that sealed (a
+/// rotated secret, or a process without a stable secret) sees no principal.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SealedPrincipal(String);

@@ -1,22 +1,6 @@
 //! Waiting for tasks to change: the one mechanism behind every wait of a transport (a
-//! 2025-11-25 `tasks/result`, a session's GET stream, a `subscriptions/listen` stream).
 //!
-//! A wait must end, whatever is lost on the way. So a waiter never relies on one
-//! notification: [`Changes`] merges
-//!
-//! * the runtime's committed states ([`TaskEvent::Status`]) and removals
-//!   ([`TaskEvent::Removed`]: a task reaped after its TTL, here or on another node);
-//! * a re-read signal ([`Wake::Reread`]) when something may have been missed: the store's
-//!   change feed reconnected or lost hints ([`TaskEvent::Resync`]), this receiver fell behind
-//!   the runtime's event channel, or [`RuntimeConfig::wait_recheck`] (5 s by default) passed
-//!   without either (the guard: it catches anything else, such as a hint lost with a node that
-//!   died before sending it).
-//!
-//! [`TaskWait`] is the same for one task: it yields each newer state, and ends with -32602
-//! `Unknown or inaccessible taskId` once the task is gone (expired, reaped), re-reading at the
-//! task's own expiry as well.
-//!
-//! [`RuntimeConfig::wait_recheck`]: crate::RuntimeConfig::wait_recheck
+//! The design notes are on [`TaskWait`](crate::TaskWait).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -49,7 +33,7 @@ pub enum Wake {
 }
 
 /// The changes a waiter follows, with the re-read signals that make a wait independent of any
-/// single notification (see the [module docs](self)). From
+/// single notification. From
 /// [`TaskRuntime::changes`](crate::TaskRuntime::changes); subscribe before the first read of
 /// what you wait on, so that nothing between the two is missed.
 #[derive(Debug)]
@@ -95,8 +79,30 @@ impl Changes {
     }
 }
 
-/// A wait for one task of one scope (see the [module docs](self)). From
+/// A wait for one task of one scope. From
 /// [`TaskRuntime::wait_task`](crate::TaskRuntime::wait_task).
+///
+/// # Waits end
+///
+/// Waiting for tasks to change: the one mechanism behind every wait of a transport (a
+/// 2025-11-25 `tasks/result`, a session's GET stream, a `subscriptions/listen` stream).
+///
+/// A wait must end, whatever is lost on the way. So a waiter never relies on one
+/// notification: [`Changes`] merges
+///
+/// * the runtime's committed states ([`TaskEvent::Status`]) and removals
+///   ([`TaskEvent::Removed`]: a task reaped after its TTL, here or on another node);
+/// * a re-read signal ([`Wake::Reread`]) when something may have been missed: the store's
+///   change feed reconnected or lost hints ([`TaskEvent::Resync`]), this receiver fell behind
+///   the runtime's event channel, or [`RuntimeConfig::wait_recheck`] (5 s by default) passed
+///   without either (the guard: it catches anything else, such as a hint lost with a node that
+///   died before sending it).
+///
+/// [`TaskWait`] is the same for one task: it yields each newer state, and ends with -32602
+/// `Unknown or inaccessible taskId` once the task is gone (expired, reaped), re-reading at the
+/// task's own expiry as well.
+///
+/// [`RuntimeConfig::wait_recheck`]: crate::RuntimeConfig::wait_recheck
 pub struct TaskWait {
     inner: Arc<Inner>,
     changes: Changes,

@@ -185,10 +185,10 @@ pub fn work(scope: &Scope, tool: &str) -> Work {
         client_capabilities: object(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})),
         scope: scope.clone(),
         trace_parent: Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".to_owned()),
-        sealed_principal: Some(tasks_runtime::seal::PrincipalKey::from_bytes([9; 32]).seal(
+        sealed_principal: Some(tasks_runtime::PrincipalKey::from_bytes([9; 32]).seal(
             &tasks_runtime::Principal::new("alice@example.com"),
             scope,
-            [3; tasks_runtime::seal::NONCE_BYTES],
+            [3; tasks_runtime::SEAL_NONCE_BYTES],
         )),
     }
 }

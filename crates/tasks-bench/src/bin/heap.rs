@@ -20,9 +20,9 @@ use clap::Parser;
 use serde_json::json;
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 use tasks_core::{JsonObject, Task, TaskStatus};
-use tasks_runtime::work::{encoded_len, Work};
 use tasks_runtime::MemoryStore;
 use tasks_runtime::{text_result, RuntimeConfig, Scope, TaskRuntime, Tool, ToolRegistry};
+use tasks_runtime::{unstable::encoded_len, Work};
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;

@@ -20,7 +20,7 @@
 //!   for (its TTL ran out) ends the wait with -32602 `Unknown or inaccessible taskId`, as
 //!   `tasks/get` answers, and its input requests still outstanding are withdrawn
 //!   (`notifications/cancelled`; a late answer is refused). The wait never depends on one
-//!   notification ([`tasks_runtime::wait`]).
+//!   notification ([`tasks_runtime::TaskWait`]).
 //! * "Task Progress Notifications": a hinted call's `progressToken` stays valid for the whole
 //!   task; the session records it ([`Creating::progress_token`]), and its GET stream sends
 //!   the task's progress with it as `notifications/progress`.

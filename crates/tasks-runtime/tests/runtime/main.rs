@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tasks_core::{CapacityLimit, JsonObject, JsonRpcError, McpError, TaskState, TaskStatus};
-use tasks_runtime::work::encoded_len;
+use tasks_runtime::unstable::encoded_len;
 use tasks_runtime::{
     run_sync, text_result, Limits, RuntimeConfig, Scope, SyncCall, SyncOutcome, TaskRuntime, Tool,
     ToolError,

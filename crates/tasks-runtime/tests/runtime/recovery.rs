@@ -12,7 +12,7 @@ use std::time::Duration;
 use common::*;
 use serde_json::{json, Value};
 use tasks_core::{Task, TaskStatus};
-use tasks_runtime::recovery::MESSAGE_INTERRUPTED;
+use tasks_runtime::MESSAGE_INTERRUPTED;
 use tasks_runtime::{
     text_result, LeaseConfig, MemoryStore, Recovery, RuntimeConfig, Scope, Store, TaskRuntime,
     TokioClock, Tool, ToolContext, ToolError, ToolRegistry,

@@ -22,7 +22,7 @@
 
 use std::sync::{Arc, LazyLock};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::admission::HeaderSource;
 use crate::error::McpError;
@@ -133,9 +133,22 @@ pub fn into_arguments(params: Value) -> JsonObject {
 /// The tool error result answering arguments that fail the `inputSchema` (step 7):
 /// `{"content":[{"type":"text","text":message}],"isError":true,"resultType":"complete"}`.
 pub fn invalid_arguments_result(message: String) -> JsonObject {
-    let result = json!({"content": [{"type": "text", "text": message}], "isError": true,
-                        "resultType": "complete"});
-    result.as_object().cloned().unwrap_or_default()
+    let mut result = tool_error_result(message);
+    result.insert("resultType".into(), Value::from("complete"));
+    result
+}
+
+/// The `CallToolResult` of a tool's own failure, with one text block:
+/// `{"content":[{"type":"text","text":message}],"isError":true}` (MCP 2026-07-28 tools,
+/// "Error Handling": <https://modelcontextprotocol.io/specification/2026-07-28/server/tools>).
+pub fn tool_error_result(message: String) -> JsonObject {
+    let mut block = JsonObject::new();
+    block.insert("type".into(), Value::from("text"));
+    block.insert("text".into(), Value::from(message));
+    let mut result = JsonObject::new();
+    result.insert("content".into(), Value::Array(vec![Value::Object(block)]));
+    result.insert("isError".into(), Value::Bool(true));
+    result
 }
 
 /// What the planner needs to know of a tool: server configuration, no code.

@@ -27,13 +27,7 @@ pub fn error_result(text: impl Into<String>) -> Value {
 
 /// [`error_result`] as an object.
 pub(crate) fn error_object(text: String) -> JsonObject {
-    let mut block = JsonObject::new();
-    block.insert("type".into(), Value::from("text"));
-    block.insert("text".into(), Value::from(text));
-    let mut result = JsonObject::new();
-    result.insert("content".into(), Value::Array(vec![Value::Object(block)]));
-    result.insert("isError".into(), Value::Bool(true));
-    result
+    tasks_core::call::tool_error_result(text)
 }
 
 /// A structured result of type `T`: the `CallToolResult` carries the value as

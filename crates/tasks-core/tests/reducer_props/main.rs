@@ -8,6 +8,7 @@ mod model_props;
 mod params_props;
 mod plan_props;
 mod projection_props;
+mod session_props;
 
 #[path = "../common/mod.rs"]
 mod common;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_util::stream;
-use tasks_core::sessions::session::{Resolution, RoundId};
+use tasks_core::sessions::session::{Refused, Resolution, RoundId};
 use tasks_core::{InputRequest, JsonObject, TaskId};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -81,25 +81,6 @@ struct Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         self.driver.abort();
-    }
-}
-
-/// An input request the client answered with a JSON-RPC error.
-pub(crate) struct Refused {
-    /// The input key.
-    pub(crate) key: String,
-    /// The error's code (0 when it had none).
-    pub(crate) code: i64,
-}
-
-impl Refused {
-    /// What the request's final answer says of it: `"The client refused input request <key>
-    /// (JSON-RPC error <code>)"`.
-    pub(crate) fn message(&self) -> String {
-        format!(
-            "The client refused input request {} (JSON-RPC error {})",
-            self.key, self.code
-        )
     }
 }
 

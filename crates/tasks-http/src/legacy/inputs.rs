@@ -15,26 +15,14 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tasks_core::input::METHOD_ELICIT;
-use tasks_core::{McpError, Task, TaskState};
+use tasks_core::sessions::session::Delivered;
+use tasks_core::{Task, TaskState};
 use tasks_runtime::TaskRuntime;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::frames::{ask, Frame};
 use super::sessions::Session;
-
-/// How a delivery ended.
-pub(crate) enum Delivered {
-    /// The answers reached the task (or the task no longer waits for input).
-    Done,
-    /// Another stream of the session is delivering this task's requests.
-    Busy,
-    /// The stream closed (or the request was cancelled) before every answer arrived: the
-    /// requests are no longer outstanding on it, and a later delivery sends them again.
-    Stopped,
-    /// The runtime refused the answers.
-    Failed(McpError),
-}
 
 /// Delivers `task`'s outstanding input requests on `tx` (closed when `stop` fires) and waits
 /// for the answers.

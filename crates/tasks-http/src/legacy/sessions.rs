@@ -15,7 +15,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde_json::Value;
 use tasks_core::sessions::session::{
-    Activity, Idle, Lookup, RequestSpace, Resolution, RoundId, SessionTable, TaskBook,
+    Activity, ClientRequests, Idle, Lookup, RequestKey, RequestSpace, Resolution, RoundId,
+    SessionTable, TaskBook,
 };
 use tasks_core::sessions::{serves_tasks, Phase, SessionId, SESSION_ID_RANDOM_BYTES};
 use tasks_core::{InputRequest, JsonObject, LogLevel, McpError, Task, TaskId};
@@ -67,9 +68,8 @@ struct State {
     requests: RequestSpace,
     /// Where each open round's resolution goes, and the token of the stream it was asked on.
     rounds: HashMap<RoundId, (oneshot::Sender<Resolution>, CancellationToken)>,
-    /// The client's requests being served, by their id (as JSON text), for
-    /// `notifications/cancelled`.
-    in_flight: HashMap<String, CancellationToken>,
+    /// The client's requests being served, for `notifications/cancelled`.
+    in_flight: ClientRequests<CancellationToken>,
     /// The tasks this session created and named, and which are being delivered.
     book: TaskBook,
     /// The resources whose updates the session subscribed to (`resources/subscribe`).
@@ -209,18 +209,12 @@ impl Session {
     /// for it or when the session ends. Unregistered when the guard drops.
     ///
     /// # Errors
-    /// -32600 when a request of this session with the same id is still being served (JSON-RPC
-    /// ids are unique among a sender's outstanding requests).
+    /// -32600 when a request of this session with the same id is still being served
+    /// ([`ClientRequests::begin`]).
     pub(crate) fn serve(self: &Arc<Self>, request_id: &Value) -> Result<InFlight, McpError> {
-        let key = request_id.to_string();
         let token = self.ended.child_token();
         let mut state = self.state();
-        if state.in_flight.contains_key(&key) {
-            return Err(McpError::InvalidRequest(
-                "A request with this id is still being served",
-            ));
-        }
-        state.in_flight.insert(key.clone(), token.clone());
+        let key = state.in_flight.begin(request_id, token.clone())?;
         state.activity.begin();
         Ok(InFlight {
             session: self.clone(),
@@ -231,7 +225,7 @@ impl Session {
 
     /// `notifications/cancelled` for `request_id`.
     pub(crate) fn cancel(&self, request_id: &Value) {
-        if let Some(token) = self.state().in_flight.get(&request_id.to_string()) {
+        if let Some(token) = self.state().in_flight.cancelled(request_id) {
             token.cancel();
         }
     }
@@ -296,14 +290,14 @@ impl Idle for Entry {
 /// A client request of a session being served.
 pub(crate) struct InFlight {
     session: Arc<Session>,
-    key: String,
+    key: RequestKey,
     /// Fires when the request is cancelled or the session ends.
     pub(crate) token: CancellationToken,
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.session.state().in_flight.remove(&self.key);
+        self.session.state().in_flight.end(&self.key);
         self.session.finish();
     }
 }
@@ -406,7 +400,7 @@ impl Sessions {
                 activity: Activity::new(now),
                 requests: RequestSpace::new(),
                 rounds: HashMap::new(),
-                in_flight: HashMap::new(),
+                in_flight: ClientRequests::new(),
                 book: TaskBook::new(),
                 subscriptions: Default::default(),
                 nudge: None,

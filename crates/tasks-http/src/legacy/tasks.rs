@@ -12,34 +12,35 @@
 //!   the answer, which shows it so (the runtime commits the cancellation first, then stops the
 //!   worker; a result arriving later is discarded).
 //! * "Result Retrieval" and "Input Required Status": `tasks/result` answers the payload of a
-//!   terminal task ([`payload`]); for a task still running it streams (SSE) and, while the task
-//!   waits for input, sends each outstanding input request as a JSON-RPC request of the
-//!   session with `related-task` `_meta` ([`super::inputs`]), unless the session's GET stream
-//!   is already delivering them. Closing the stream stops only the wait: the task goes on, and
-//!   a later `tasks/result` sends what is still outstanding. A task that is gone while waited
-//!   for (its TTL ran out) ends the wait with -32602 `Unknown or inaccessible taskId`, as
-//!   `tasks/get` answers, and its input requests still outstanding are withdrawn
-//!   (`notifications/cancelled`; a late answer is refused). The wait never depends on one
-//!   notification ([`tasks_runtime::TaskWait`]).
+//!   terminal task ([`payload`](tasks_core::sessions::tasks::payload)); for a task still
+//!   running it streams (SSE) and, while the task waits for input, sends each outstanding input
+//!   request as a JSON-RPC request of the session with `related-task` `_meta`
+//!   ([`super::inputs`]), unless the session's GET stream is already delivering them. Closing
+//!   the stream stops only the wait: the task goes on, and a later `tasks/result` sends what is
+//!   still outstanding. A task that is gone while waited for (its TTL ran out) ends the wait
+//!   with -32602 `Unknown or inaccessible taskId`, as `tasks/get` answers, and its input
+//!   requests still outstanding are withdrawn (`notifications/cancelled`; a late answer is
+//!   refused). The wait never depends on one notification ([`tasks_runtime::TaskWait`]). The wait's
+//!   decisions are the core's [`ResultWait`]; [`result`] drives it.
 //! * "Task Progress Notifications": a hinted call's `progressToken` stays valid for the whole
 //!   task; the session records it ([`Creating::progress_token`]), and its GET stream sends
 //!   the task's progress with it as `notifications/progress`.
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use serde_json::Value;
-use tasks_core::sessions::tasks::{
-    creation, list_result, payload, SessionTaskView, TaskHint, LIST_PAGE,
-};
-use tasks_core::{JsonObject, McpError, Task, TaskId, TaskState};
+use tasks_core::sessions::session::{ResultWait, WaitStep};
+use tasks_core::sessions::tasks::{creation, list_result, SessionTaskView, TaskHint, LIST_PAGE};
+use tasks_core::{JsonObject, McpError, TaskId, TaskState};
 use tasks_runtime::{Scope, TaskWait, Work};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::frames::{respond, Frame, Start};
-use super::inputs::{deliver, Delivered};
+use super::inputs::deliver;
 use super::sessions::{InFlight, Session};
-use crate::response::{error_bytes, result_bytes, McpResponse};
+use crate::response::McpResponse;
 use crate::shared::Shared;
 
 /// A hinted `tools/call` that creates a task.
@@ -155,7 +156,8 @@ pub(crate) async fn cancel(
     }
 }
 
-/// `tasks/result`: see the module docs.
+/// `tasks/result`: see the module docs. The decisions are the core's [`ResultWait`]; this
+/// drives it: reads, the delivery, and the waits for a change or for another stream.
 pub(crate) async fn result(
     d: &Shared,
     session: Arc<Session>,
@@ -166,9 +168,10 @@ pub(crate) async fn result(
     session.book(|book| book.named(&task));
     // Subscribed before the first read, so no change between the two is missed.
     let mut wait = d.runtime.wait_task(&session.scope, &task);
-    let first = wait.current().await?;
-    if let Some(answer) = payload(&first) {
-        return Ok(final_response(&id, answer));
+    let mut machine = ResultWait::new(id);
+    let first = machine.seen(Ok(wait.current().await?));
+    if let WaitStep::Answer { frame, .. } = first {
+        return Ok(McpResponse::message(Bytes::from(frame)));
     }
     let runtime = d.runtime.clone();
     let metrics = d.metrics.clone();
@@ -180,113 +183,70 @@ pub(crate) async fn result(
                 runtime,
                 metrics,
                 session,
-                id,
                 tx,
                 cancel,
             };
-            waiting.run(first, wait).await;
+            waiting.run(machine, first, wait).await;
         })
         .await,
     )
 }
 
-fn final_frame(id: &Value, answer: Result<JsonObject, tasks_core::JsonRpcError>) -> Frame {
-    match answer {
-        Ok(result) => Frame::Final(result_bytes(id, &result)),
-        Err(error) => Frame::Final(error_bytes(Some(id), &error)),
-    }
-}
-
-fn final_response(id: &Value, answer: Result<JsonObject, tasks_core::JsonRpcError>) -> McpResponse {
-    match final_frame(id, answer) {
-        Frame::Final(bytes) | Frame::Message(bytes) => McpResponse::message(bytes),
-    }
-}
-
-/// A `tasks/result` waiting for its task.
+/// The driver of a `tasks/result` waiting for its task.
 struct Wait {
     runtime: tasks_runtime::TaskRuntime,
     /// Counts the answer that ends the stream when it is a store-unavailable refusal.
     metrics: Arc<crate::metrics::Metrics>,
     session: Arc<Session>,
-    id: Value,
     tx: mpsc::Sender<Frame>,
     cancel: CancellationToken,
 }
 
 impl Wait {
-    /// Answers once `task` is terminal. Meanwhile delivers its input requests, withdrawing
-    /// them when the task stops waiting for them (gone, ended, answered elsewhere). Ends with
-    /// -32602 `Unknown or inaccessible taskId` when the task is gone (its TTL ran out): every
-    /// wait follows [`TaskWait`], so none depends on one notification.
-    async fn run(self, mut task: Arc<Task>, mut wait: TaskWait) {
+    /// Carries out `machine`'s steps from `step` until it answers or the request stops.
+    /// Every wait follows [`TaskWait`], so none depends on one notification.
+    async fn run(self, mut machine: ResultWait, mut step: WaitStep, mut wait: TaskWait) {
+        let session = self.session.clone();
+        let mut released = Box::pin(session.released.notified());
         loop {
-            if let Some(answer) = payload(&task) {
-                let _ = self.tx.send(final_frame(&self.id, answer)).await;
-                return;
-            }
-            let stop = self.cancel.child_token();
-            let mut newer = None;
-            // Armed before the delivery is tried: a delivery of another stream that ends
-            // after this one found it busy still wakes this wait.
-            let released = self.session.released.notified();
-            tokio::pin!(released);
-            released.as_mut().enable();
-            let delivered = {
-                let delivery = deliver(&self.runtime, &self.session, &task, &self.tx, &stop);
-                tokio::pin!(delivery);
-                loop {
-                    tokio::select! {
-                        delivered = &mut delivery => break delivered,
-                        next = wait.next(), if !matches!(newer, Some(Err(_))) => {
-                            // A delivery the task no longer needs is withdrawn.
-                            if next.as_ref().map_or(true, |t| !asks_input(t)) {
-                                stop.cancel();
-                            }
-                            newer = Some(next);
-                        }
+            step = match step {
+                WaitStep::Answer { frame, error } => {
+                    // The request was counted when its stream started; a store-unavailable
+                    // refusal is counted here, once it is on its way.
+                    let sent = self.tx.send(Frame::Final(Bytes::from(frame))).await;
+                    if let (Ok(()), Some(error)) = (sent, error) {
+                        self.metrics.store_refusal(&error);
                     }
+                    return;
+                }
+                WaitStep::End => return,
+                WaitStep::Read => machine.seen(wait.current().await),
+                WaitStep::Await { or_released } => tokio::select! {
+                    () = self.cancel.cancelled() => return,
+                    next = wait.next() => machine.seen(next),
+                    () = released.as_mut(), if or_released => machine.released(),
+                },
+                WaitStep::Deliver(task) => {
+                    let stop = self.cancel.child_token();
+                    // Armed before the delivery is tried: a delivery of another stream that
+                    // ends after this one found it busy still wakes this wait.
+                    released.set(session.released.notified());
+                    released.as_mut().enable();
+                    let delivery = deliver(&self.runtime, &self.session, &task, &self.tx, &stop);
+                    tokio::pin!(delivery);
+                    let delivered = loop {
+                        tokio::select! {
+                            delivered = &mut delivery => break delivered,
+                            next = wait.next(), if machine.follows() => {
+                                if machine.changed(next) {
+                                    stop.cancel();
+                                }
+                            }
+                        }
+                    };
+                    machine.delivered(delivered, self.cancel.is_cancelled())
                 }
             };
-            let busy = matches!(delivered, Delivered::Busy);
-            let answered = match delivered {
-                Delivered::Done => asks_input(&task),
-                Delivered::Busy => false,
-                Delivered::Stopped if self.cancel.is_cancelled() => return,
-                Delivered::Stopped => false,
-                Delivered::Failed(error) => return self.fail(&error).await,
-            };
-            let next = match newer {
-                // The answers were committed: what the task asks now (if anything) is read
-                // afresh, since a state seen meanwhile may predate them; nothing is asked twice.
-                _ if answered => wait.current().await,
-                Some(next) => next,
-                None => tokio::select! {
-                    () = self.cancel.cancelled() => return,
-                    next = wait.next() => next,
-                    // The stream that held the delivery let it go (it closed, or was
-                    // answered): this wait delivers what is still outstanding.
-                    () = &mut released, if busy => wait.current().await,
-                },
-            };
-            task = match next {
-                Ok(task) => task,
-                Err(error) => return self.fail(&error).await,
-            };
         }
     }
-
-    /// Ends the stream with `error` as the request's answer. The request was counted when its
-    /// stream started; a store-unavailable refusal is counted here, once it is on its way.
-    async fn fail(&self, error: &McpError) {
-        let answer = error_bytes(Some(&self.id), &error.to_error_object());
-        if self.tx.send(Frame::Final(answer)).await.is_ok() {
-            self.metrics.store_refusal(error);
-        }
-    }
-}
-
-/// Whether `task` waits for input.
-fn asks_input(task: &Task) -> bool {
-    matches!(task.state(), TaskState::InputRequired { .. })
 }

@@ -5,7 +5,10 @@
 //! |---|---|
 //! | [`table`] | [`SessionTable`]: the live sessions, their owners, idle expiry and the limit |
 //! | [`requests`] | [`RequestSpace`]: server-to-client request ids and input rounds, answers matched or refused |
+//! | [`rounds`] | [`CallRounds`]: a call run now: when it answers, asks a round, gives up; what a refusal answers |
+//! | [`client`] | [`ClientRequests`]: the client's requests being served: duplicate ids, `notifications/cancelled` |
 //! | [`delivery`] | [`TaskBook`] and [`GetStream`]: which stream delivers a task's questions, and GET-stream re-delivery |
+//! | [`wait`] | [`ResultWait`]: a 2025-11-25 `tasks/result` waiting for its task: when it answers, delivers, re-reads |
 //!
 //! Each is events in, decisions out: no IO, no clock (time is an argument), no randomness (the
 //! session id comes from the caller's random bytes). The transport keeps the async part: the
@@ -27,13 +30,19 @@
 
 use std::fmt;
 
+pub mod client;
 pub mod delivery;
 pub mod requests;
+pub mod rounds;
 pub mod table;
+pub mod wait;
 
+pub use client::{ClientRequests, RequestKey};
 pub use delivery::{GetStream, Seen, Step, TaskBook, MAX_SESSION_TASKS, RESCAN_LIMIT};
 pub use requests::{RequestSpace, Resolution, RoundId};
+pub use rounds::{Asker, CallRounds, Refused, RoundStep, MAX_INPUT_ROUNDS};
 pub use table::{Activity, Idle, Lookup, SessionTable};
+pub use wait::{Delivered, ResultWait, WaitStep};
 
 /// Random bytes in a session id: 128 bits, written as 32 lowercase hex digits.
 pub const SESSION_ID_RANDOM_BYTES: usize = 16;

@@ -62,17 +62,19 @@ pub(crate) enum Row {
 impl Row {
     /// Whether the row runs a fixture on a SQLite store.
     pub(crate) fn is_sqlite(self) -> bool {
+        use Row::*;
         matches!(
             self,
-            Row::GetSqlite | Row::CreateSqlite | Row::CreateSqliteNormal | Row::StoredSqlite
+            GetSqlite | CreateSqlite | CreateSqliteNormal | StoredSqlite
         )
     }
 
     /// Whether the row runs fixtures on PostgreSQL.
     pub(crate) fn is_postgres(self) -> bool {
+        use Row::*;
         matches!(
             self,
-            Row::GetPostgres | Row::CreatePostgres | Row::ResumePostgres | Row::TakeoverPostgres
+            GetPostgres | CreatePostgres | ResumePostgres | TakeoverPostgres
         )
     }
 }
@@ -80,7 +82,8 @@ impl Row {
 /// Settings of `run`.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct RunArgs {
-    /// Keep-alive connections of the load generator (one request in flight on each).
+    /// Keep-alive connections of the load generator (wrk, oha, and the MCP client of the
+    /// lifecycle and memory rows).
     #[arg(long, default_value_t = 64, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub connections: usize,
     /// Warm-up before each throughput run and each latency run (row 9, at that run's rate),
@@ -175,45 +178,20 @@ impl RunArgs {
         self.rows.is_empty() || self.rows.contains(&row)
     }
 
-    /// Whether any row on a SQLite store runs.
-    pub(crate) fn runs_sqlite(&self) -> bool {
-        self.rows.is_empty() || self.rows.iter().any(|row| row.is_sqlite())
+    /// Whether any selected row satisfies `kind`.
+    pub(crate) fn runs_any(&self, kind: fn(Row) -> bool) -> bool {
+        Row::value_variants()
+            .iter()
+            .any(|&row| kind(row) && self.runs(row))
     }
 
-    /// Whether any row on PostgreSQL is wanted (by default they all are, if the database is
-    /// reachable).
-    pub(crate) fn runs_postgres(&self) -> bool {
-        self.rows.is_empty() || self.rows.iter().any(|row| row.is_postgres())
-    }
-
-    /// Whether the rows were named with `--rows` (then an unreachable database is an error,
-    /// not a reason to skip).
-    pub(crate) fn rows_named(&self) -> bool {
-        !self.rows.is_empty()
-    }
-
-    /// Leaves out row 9 (oha is missing).
-    pub(crate) fn without_latency(&self) -> RunArgs {
+    /// Leaves out the rows `drop` selects (their requirement is missing).
+    pub(crate) fn without(&self, drop: fn(Row) -> bool) -> RunArgs {
         let mut args = self.clone();
         if args.rows.is_empty() {
             args.rows = Row::value_variants().to_vec();
         }
-        args.rows.retain(|row| *row != Row::Latency);
-        args
-    }
-
-    /// Leaves out the PostgreSQL rows (the database is unreachable).
-    pub(crate) fn without_postgres(&self) -> RunArgs {
-        let mut args = self.clone();
-        if args.rows.is_empty() {
-            args.rows = Row::value_variants()
-                .iter()
-                .copied()
-                .filter(|row| !row.is_postgres())
-                .collect();
-        } else {
-            args.rows.retain(|row| !row.is_postgres());
-        }
+        args.rows.retain(|&row| !drop(row));
         args
     }
 }
@@ -236,98 +214,32 @@ pub(crate) struct BaselineArgs {
 mod tests {
     use super::*;
 
-    #[test]
-    fn rows_default_to_all() {
-        let Command::Run(args) = Cli::parse_from(["tasks-bench", "run"]).command else {
+    fn run(argv: &[&str]) -> RunArgs {
+        let all = [&["tasks-bench", "run"], argv].concat();
+        let Command::Run(args) = Cli::parse_from(all).command else {
             panic!("run");
         };
-        assert!(args.runs(Row::Baseline) && args.runs(Row::Parked));
-        let Command::Run(args) =
-            Cli::parse_from(["tasks-bench", "run", "--rows", "get,create"]).command
-        else {
-            panic!("run");
-        };
-        assert!(args.runs(Row::Get) && args.runs(Row::Create) && !args.runs(Row::Baseline));
-        assert!(!args.runs_sqlite());
+        *args
     }
 
     #[test]
-    fn sqlite_rows_are_selectable_and_in_the_default() {
-        let Command::Run(args) = Cli::parse_from(["tasks-bench", "run"]).command else {
-            panic!("run");
-        };
-        assert!(args.runs(Row::GetSqlite) && args.runs(Row::StoredSqlite) && args.runs_sqlite());
-        let Command::Run(args) = Cli::parse_from([
-            "tasks-bench",
-            "run",
+    fn rows_default_to_all_and_can_be_left_out() {
+        let args = run(&[]);
+        assert!(args.runs(Row::Baseline) && args.runs(Row::TakeoverPostgres));
+        assert!(args.runs_any(Row::is_sqlite) && args.runs_any(Row::is_postgres));
+        let without = args.without(Row::is_postgres);
+        assert!(without.runs(Row::StoredSqlite) && !without.runs_any(Row::is_postgres));
+        let args = run(&[
             "--rows",
-            "get-sqlite,create-sqlite,create-sqlite-normal,stored-sqlite",
-        ])
-        .command
-        else {
-            panic!("run");
-        };
-        assert!(args.runs(Row::CreateSqliteNormal) && !args.runs(Row::Get));
-        assert!(args.runs_sqlite());
-    }
-
-    #[test]
-    fn postgres_rows_are_selectable_and_can_be_left_out() {
-        let Command::Run(args) = Cli::parse_from(["tasks-bench", "run"]).command else {
-            panic!("run");
-        };
-        assert!(args.runs(Row::GetPostgres) && args.runs_postgres() && !args.rows_named());
-        let without = args.without_postgres();
-        assert!(!without.runs_postgres() && without.runs(Row::StoredSqlite));
-        assert!(without.runs(Row::Baseline) && !without.runs(Row::TakeoverPostgres));
-        let Command::Run(args) = Cli::parse_from([
-            "tasks-bench",
-            "run",
-            "--rows",
-            "create-postgres,get",
+            "get,create-postgres",
             "--resume-concurrency",
             "1,4",
-        ])
-        .command
-        else {
-            panic!("run");
-        };
-        assert!(args.runs(Row::CreatePostgres) && !args.runs(Row::GetPostgres));
-        assert!(args.rows_named() && args.runs_postgres());
+        ]);
+        assert!(args.runs(Row::Get) && !args.runs(Row::Baseline) && !args.runs_any(Row::is_sqlite));
         assert_eq!(args.resume_concurrency, [1, 4]);
-        let without = args.without_postgres();
-        assert!(without.runs(Row::Get) && !without.runs_postgres());
-        for row in [Row::ResumePostgres, Row::TakeoverPostgres] {
-            assert!(row.is_postgres() && !row.is_sqlite());
-        }
-    }
-
-    #[test]
-    fn the_latency_row_can_be_left_out_and_takes_its_rates() {
-        let Command::Run(args) = Cli::parse_from(["tasks-bench", "run"]).command else {
-            panic!("run");
-        };
-        assert!(args.runs(Row::Latency));
-        assert_eq!(args.latency_rates, [5_000, 20_000]);
-        let without = args.without_latency();
-        assert!(!without.runs(Row::Latency) && without.runs(Row::Baseline));
-        assert!(without.runs(Row::TakeoverPostgres));
-        let Command::Run(args) = Cli::parse_from([
-            "tasks-bench",
-            "run",
-            "--rows",
-            "latency,get",
-            "--latency-rates",
-            "1000,30000",
-        ])
-        .command
-        else {
-            panic!("run");
-        };
-        assert_eq!(args.latency_rates, [1_000, 30_000]);
-        let without = args.without_latency();
-        assert!(without.runs(Row::Get) && !without.runs(Row::Latency));
-        assert!(!without.runs(Row::Create));
+        let without = args.without(|row| row == Row::Latency);
+        assert!(without.runs(Row::CreatePostgres) && !without.runs(Row::Create));
+        assert_eq!(run(&[]).latency_rates, [5_000, 20_000]);
         assert!(Cli::try_parse_from(["tasks-bench", "run", "--latency-rates", "0"]).is_err());
     }
 }

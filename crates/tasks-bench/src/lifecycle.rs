@@ -1,15 +1,17 @@
-//! The full-lifecycle row: create N `slow_compute` tasks at once (over the shared connection
-//! pool), poll each at the `pollIntervalMs` its `CreateTaskResult` suggests until it is
-//! completed; total wall time and the server's CPU time per task.
+//! Row 4, full lifecycles, which no load generator follows: N `slow_compute` tasks started at
+//! once (through `tasks-client`, at most `--connections` requests in flight), each polled with
+//! `tasks/get` at the `pollIntervalMs` its `CreateTaskResult` suggests until it is completed;
+//! total wall time and the server's CPU time per task.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures_util::{stream, StreamExt as _};
 use serde_json::json;
+use tasks_client::{Client, Execution, TaskStatus};
+use tokio::sync::Semaphore;
 
-use crate::load::CpuReading;
-use crate::mcp::{Call, Expect};
-use crate::pool::Pool;
+use crate::mcp::{self, Tally};
+use crate::procfs;
 use crate::server::ServerProcess;
 
 /// Polls of one task before it counts as an error.
@@ -18,104 +20,91 @@ const MAX_POLLS: u64 = 1000;
 /// What the lifecycle row measured.
 #[derive(Debug)]
 pub(crate) struct LifecycleResult {
-    /// Tasks started.
+    /// Tasks started, and the `seconds` argument of each.
     pub tasks: usize,
-    /// `seconds` argument of each task.
     pub seconds: f64,
-    /// Tasks seen completed.
-    pub completed: usize,
-    /// Failed tasks.
-    pub errors: u64,
-    /// The first failure.
-    pub first_error: Option<String>,
     /// From the first creation to the last completion seen.
     pub total: Duration,
     /// `tasks/get` calls made.
     pub polls: u64,
-    /// Server CPU time over the whole run.
+    /// Server CPU time, and each CPU's busy time, over the whole run.
     pub server_cpu: Duration,
-    /// Busy time of each CPU over the whole run.
     pub cores: Vec<Duration>,
+    pub tally: Tally,
 }
 
-impl LifecycleResult {
-    /// Completed tasks per second of wall time.
-    pub(crate) fn tasks_per_second(&self) -> f64 {
-        self.completed as f64 / self.total.as_secs_f64()
-    }
-
-    /// Server CPU time per task, in microseconds.
-    pub(crate) fn cpu_per_task_micros(&self) -> f64 {
-        self.server_cpu.as_secs_f64() * 1e6 / self.tasks as f64
-    }
-
-    /// Mean `tasks/get` calls per task.
-    pub(crate) fn polls_per_task(&self) -> f64 {
-        self.polls as f64 / self.tasks as f64
-    }
-}
-
-/// Runs `tasks` lifecycles of `slow_compute` with `seconds`, all started at once.
+/// Runs `tasks` lifecycles of `slow_compute` with `seconds` on `server`.
 pub(crate) async fn run(
-    pool: &Arc<Pool>,
     server: &ServerProcess,
     tasks: usize,
     seconds: f64,
+    connections: usize,
 ) -> Result<LifecycleResult, String> {
-    let create = Call::tools_call("slow_compute", json!({"seconds": seconds, "label": "l"}))?;
-    let before = CpuReading::take(server.pid(), None)?;
+    let client = mcp::connect(server.url(), false).await?;
+    let in_flight = Semaphore::new(connections.max(1));
+    let cpu = || procfs::cpu_time(server.pid()).map_err(|e| format!("server CPU time: {e}"));
+    let busy = || procfs::per_cpu_busy().map_err(|e| format!("CPU busy time: {e}"));
+    let (cpu_before, busy_before) = (cpu()?, busy()?);
     let started = Instant::now();
-    let mut running = tokio::task::JoinSet::new();
-    for _ in 0..tasks {
-        let (pool, create) = (pool.clone(), create.clone());
-        running.spawn(async move { one(&pool, &create).await });
-    }
+    let arguments = json!({"seconds": seconds, "label": "l"});
+    let outcomes: Vec<Result<u64, String>> = stream::iter(0..tasks)
+        .map(|_| one(&client, &in_flight, &arguments))
+        .buffer_unordered(tasks.max(1))
+        .collect()
+        .await;
+    let total = started.elapsed();
+    let (cpu_after, busy_after) = (cpu()?, busy()?);
     let mut result = LifecycleResult {
         tasks,
         seconds,
-        completed: 0,
-        errors: 0,
-        first_error: None,
-        total: Duration::ZERO,
+        total,
         polls: 0,
-        server_cpu: Duration::ZERO,
-        cores: Vec::new(),
+        server_cpu: cpu_after.saturating_sub(cpu_before),
+        cores: busy_after
+            .iter()
+            .zip(busy_before.iter().chain(std::iter::repeat(&Duration::ZERO)))
+            .map(|(after, before)| after.saturating_sub(*before))
+            .collect(),
+        tally: Tally::default(),
     };
-    while let Some(joined) = running.join_next().await {
-        match joined
-            .map_err(|e| e.to_string())
-            .and_then(|outcome| outcome)
-        {
-            Ok(polls) => {
-                result.completed += 1;
-                result.polls += polls;
-            }
-            Err(error) => {
-                result.errors += 1;
-                result.first_error.get_or_insert(error);
-            }
+    for outcome in outcomes {
+        match outcome {
+            Ok(polls) => result.polls += polls,
+            Err(why) => result.tally.fail(why),
         }
     }
-    result.total = started.elapsed();
-    let after = CpuReading::take(server.pid(), None)?;
-    result.server_cpu = after.server.saturating_sub(before.server);
-    result.cores = after.cores_since(&before);
     Ok(result)
 }
 
-/// One lifecycle; returns the number of polls.
-async fn one(pool: &Pool, create: &Call) -> Result<u64, String> {
-    let created = pool.call(create).await?;
-    Expect::Created.check_task(&created)?;
-    let interval = Duration::from_millis(created.poll_interval_ms.unwrap_or(100));
-    let get = Call::tasks_get(&created.task_id)?;
+/// One lifecycle, each request holding a permit of `in_flight`; the number of polls.
+async fn one(
+    client: &Client,
+    in_flight: &Semaphore,
+    arguments: &serde_json::Value,
+) -> Result<u64, String> {
+    let permit = in_flight.acquire().await.map_err(|e| e.to_string())?;
+    let task = match client.call_tool("slow_compute", arguments).await {
+        Ok(Execution::Task(task)) => task,
+        Ok(_) => return Err("slow_compute: no task created".into()),
+        Err(error) => return Err(format!("slow_compute: {error}")),
+    };
+    drop(permit);
+    let created = task.creation().and_then(|c| c.task.poll_interval_ms);
+    let interval = Duration::from_millis(created.unwrap_or(100));
     for polls in 1..=MAX_POLLS {
         tokio::time::sleep(interval).await;
-        let task = pool.call(&get).await?;
-        match task.status.as_str() {
-            "completed" => return Ok(polls),
-            "working" => {}
-            _ => return Err(format!("unexpected task: {task:?}")),
+        let permit = in_flight.acquire().await.map_err(|e| e.to_string())?;
+        let status = task
+            .get()
+            .await
+            .map_err(|e| format!("tasks/get: {e}"))?
+            .state
+            .status();
+        drop(permit);
+        match status {
+            TaskStatus::Completed => return Ok(polls),
+            TaskStatus::Working => {}
+            other => return Err(format!("task {}: {}", task.id(), other.as_str())),
         }
     }
     Err(format!("not completed after {MAX_POLLS} polls"))

@@ -1,39 +1,54 @@
 //! `tasks-bench`: the on-demand loopback benchmark of the MCP Tasks fixture server
-//! (docs/benchmarks.md).
+//! (docs/benchmarks.md). Not part of the test command; no timed assertion.
 //!
 //! `tasks-bench run` starts a bare hyper baseline and the real `tasks-fixture` binary as child
 //! processes pinned to one CPU, drives the throughput rows with wrk and the open-loop latency
-//! row with oha on the other (and the lifecycle, memory and parked rows with its own
-//! connections, since no load generator follows tasks to their end), and prints a markdown
-//! report. Not part of the test command; no timed assertion. See docs/benchmarks.md.
+//! row with oha on the other, and prints a markdown report. It keeps what no load generator
+//! does: the servers' CPU time per request from `/proc`, the check that no other process
+//! disturbed a run, ratios to the baseline measured side by side, resident memory and
+//! database size per stored task, the durable stores' own figures (fsync latency, the SQLite
+//! writer thread, the PostgreSQL sessions' CPU), and the rows that follow tasks to their end
+//! through `tasks-client` (lifecycle, memory, cross-node resume, takeover).
+//!
+//! ## Module layers
+//!
+//! A module may use only the modules listed below it (checked by `tests/tests/layering.rs`,
+//! which fails on any cycle):
+//!
+//! | module | uses |
+//! |---|---|
+//! | `suite` (the run) | the rows, `report`, `fixtures`, `generator`, `database`, `pin`, `cli` |
+//! | `report` (markdown) | the rows' results, `series`, `generator`, `fixtures`, `mcp`, `pin`, `procfs` |
+//! | `throughput` (rows 1–3, 7a–7c, 8a, 8b, 9) | `fixtures`, `generator`, `series`, `mcp`, `call`, `cli` |
+//! | `durable` (fsync, row 7d) | `memory`, `fixtures` |
+//! | `memory` (5a, 5b), `lifecycle` (4), `resume` (8c), `takeover` (8d) | `fixtures`, `generator`, `series`, `mcp`, `call`, `server`, `procfs` |
+//! | `series` (clean runs, median) | `generator`, `pin` |
+//! | `fixtures` (starting servers) | `server`, `database`, `generator`, `pin`, `cli` |
+//! | `generator` (wrk, oha, CPU clocks) | `call`, `database`, `procfs` |
+//! | `server` (child processes) | `procfs` |
+//! | `mcp` (`tasks-client`), `call` (the raw request), `database`, `procfs`, `pin`, `baseline`, `cli` | nothing of this crate |
+//!
+//! The binary `tasks-heap` (`src/bin/heap.rs`) counts heap bytes per stored task in process.
 
 mod baseline;
+mod call;
 mod cli;
-mod cluster;
-mod conn;
-mod counted;
 mod database;
 mod durable;
-mod fsync;
-mod latency;
+mod fixtures;
+mod generator;
 mod lifecycle;
-mod listen;
-mod load;
 mod mcp;
 mod memory;
-mod oha;
 mod pin;
-mod pool;
 mod procfs;
 mod report;
 mod resume;
-mod rounds;
 mod series;
 mod server;
-mod settle;
 mod suite;
 mod takeover;
-mod wrk;
+mod throughput;
 
 use std::process::ExitCode;
 
@@ -47,53 +62,49 @@ use crate::cli::{Cli, Command};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    match Cli::parse().command {
-        Command::BaselineServer(args) => match std::fs::read(&args.body_file) {
-            Ok(body) => baseline::serve(args.listen, args.worker_threads, body.into()),
-            Err(error) => {
-                eprintln!("{}: {error}", args.body_file.display());
-                ExitCode::FAILURE
-            }
-        },
-        Command::Run(args) => {
-            // Pin before the runtime exists, so every thread it makes inherits the CPU set.
-            let pinning = if args.no_pin {
-                pin::Pinning::default()
-            } else {
-                pin::Pinning::apply(&args.server_cpus, &args.client_cpus)
-            };
-            let runtime = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(runtime) => runtime,
+    let args = match Cli::parse().command {
+        Command::BaselineServer(args) => {
+            return match std::fs::read(&args.body_file) {
+                Ok(body) => baseline::serve(args.listen, args.worker_threads, body.into()),
                 Err(error) => {
-                    eprintln!("cannot start the runtime: {error}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            match runtime.block_on(suite::run(&args, &pinning)) {
-                Ok(report) => {
-                    let text = report.render();
-                    println!("{text}");
-                    if let Some(path) = &args.output {
-                        if let Err(error) = std::fs::write(path, &text) {
-                            eprintln!("{}: {error}", path.display());
-                            return ExitCode::FAILURE;
-                        }
-                    }
-                    if report.valid() {
-                        ExitCode::SUCCESS
-                    } else {
-                        eprintln!("some rows had errors: their figures are invalid");
-                        ExitCode::FAILURE
-                    }
-                }
-                Err(error) => {
-                    eprintln!("tasks-bench: {error}");
+                    eprintln!("{}: {error}", args.body_file.display());
                     ExitCode::FAILURE
                 }
             }
         }
+        Command::Run(args) => args,
+    };
+    // Pin before the runtime exists, so every thread it makes inherits the CPU set.
+    let pinning = match args.no_pin {
+        true => pin::Pinning::default(),
+        false => pin::Pinning::apply(&args.server_cpus, &args.client_cpus),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    let report = match runtime.map_err(|e| e.to_string()) {
+        Ok(runtime) => runtime.block_on(suite::run(&args, &pinning)),
+        Err(error) => Err(format!("cannot start the runtime: {error}")),
+    };
+    let report = match report {
+        Ok(report) => report,
+        Err(error) => {
+            eprintln!("tasks-bench: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let text = report.render();
+    println!("{text}");
+    if let Some(path) = &args.output {
+        if let Err(error) = std::fs::write(path, &text) {
+            eprintln!("{}: {error}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    if report.valid() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("some rows had errors: their figures are invalid");
+        ExitCode::FAILURE
     }
 }

@@ -1,257 +1,216 @@
-//! The memory rows: resident memory per stored completed task and per task parked in
-//! `input_required`, each with `tasks/get` throughput on one of those tasks while it is the
-//! only one and again once the others are stored (the cost of a read must not grow with the
-//! number of stored tasks).
+//! The memory rows, which no load generator does: resident memory (`VmRSS`) per stored
+//! completed task (5a) and per task parked in `input_required` (5b), the tasks created and
+//! followed to their status through `tasks-client`; and `tasks/get` throughput (wrk) on one of
+//! those tasks while it is the only one and again once the others are stored (a read must not
+//! cost more with many tasks stored).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use tasks_client::{Client, TaskStatus};
 
-use crate::load::{self, LoadSpec};
-use crate::mcp::{self, Call, Expect};
-use crate::pin::Pinning;
-use crate::pool::Pool;
+use crate::call::{Call, Expect};
+use crate::fixtures::Servers;
+use crate::generator::{self, Generator, Watch};
+use crate::mcp::{self, Tally};
 use crate::series::Series;
 use crate::server::ServerProcess;
-use crate::settle::settle;
 
-/// Tasks created (and settled) before the first memory reading, so allocator arenas, connection
-/// buffers and maps have their working size.
+/// Tasks created (and settled) before the first memory reading, so allocator arenas,
+/// connection buffers and maps have their working size.
 const WARMUP_TASKS: usize = 1000;
-
 /// Tasks [`stored`] creates besides the measured ones: the warm-up, and one to read the
 /// payload size from.
 pub(crate) const TASKS_BEFORE: usize = WARMUP_TASKS + 1;
 
-/// One memory measurement.
+/// One memory measurement: tasks added between two readings of the server's RSS.
 #[derive(Debug)]
 pub(crate) struct MemoryResult {
-    /// Tasks added between the two readings.
     pub count: usize,
-    /// Server `VmRSS` before, in bytes.
     pub rss_before: u64,
-    /// Server `VmRSS` after, in bytes.
     pub rss_after: u64,
     /// How long creating the tasks took.
     pub create_time: Duration,
-    /// Failed creations or tasks that did not reach the status.
-    pub errors: u64,
-    /// The first failure.
-    pub first_error: Option<String>,
+    /// Failed creations, or tasks that did not reach their status.
+    pub tally: Tally,
 }
 
 impl MemoryResult {
     /// RSS growth per task, in bytes.
     pub(crate) fn per_task(&self) -> f64 {
-        self.rss_after.saturating_sub(self.rss_before) as f64 / self.count as f64
+        self.rss_after.saturating_sub(self.rss_before) as f64 / self.count.max(1) as f64
     }
 }
 
-/// The stored-task row's result.
-#[derive(Debug)]
-pub(crate) struct StoredResult {
-    /// Memory per stored completed task.
-    pub memory: MemoryResult,
-    /// Serialized size of one task's stored `result` (its payload), in bytes.
-    pub payload_bytes: usize,
-    /// `tasks/get` on one completed task before and after the others were stored (when asked).
-    pub gets: Option<Gets>,
-}
-
-/// `tasks/get` on one task with no other task, and with the row's tasks stored.
+/// `tasks/get` on one task with no other task (`idle`), and with the row's tasks stored.
 #[derive(Debug)]
 pub(crate) struct Gets {
-    /// With no other task (beyond the warm-up).
     pub idle: Series,
-    /// With the row's tasks stored.
     pub loaded: Series,
 }
 
-/// How to measure [`Gets`]: the throughput rows' load and clean runs wanted.
-#[derive(Clone, Copy)]
-pub(crate) struct GetLoad<'a> {
-    pub spec: LoadSpec,
-    pub rounds: usize,
-    pub pinning: &'a Pinning,
+/// Row 5a's result (and row 7d's memory part, without `gets`).
+#[derive(Debug)]
+pub(crate) struct StoredResult {
+    pub memory: MemoryResult,
+    /// Serialized size of one task's stored `result` (its payload), in bytes.
+    pub payload_bytes: usize,
+    pub gets: Option<Gets>,
 }
 
-impl Gets {
-    /// Failed requests of both series.
-    pub(crate) fn errors(&self) -> u64 {
-        self.idle.errors() + self.loaded.errors()
-    }
-}
-
-impl GetLoad<'_> {
-    /// `rounds` clean runs of `tasks/get` on task `id`, expecting `status`.
-    async fn series(
-        &self,
-        pool: &Arc<Pool>,
-        server: &ServerProcess,
-        id: &str,
-        status: &'static str,
-    ) -> Result<Series, String> {
-        let get = Call::tasks_get(id)?;
-        let mut series = Series::default();
-        while series.wants_more(self.rounds) {
-            series.push(
-                load::run(
-                    pool.endpoint(),
-                    &get,
-                    Expect::Status(status),
-                    self.spec,
-                    server.pid(),
-                )
-                .await?,
-                self.pinning,
-            );
-        }
-        Ok(series)
-    }
-}
-
-/// The parked-task row's result.
+/// Row 5b's result.
 #[derive(Debug)]
 pub(crate) struct ParkedResult {
-    /// Memory per parked task.
     pub memory: MemoryResult,
-    /// `tasks/get` on one parked task with no other task, then with `count` tasks parked.
     pub gets: Gets,
 }
 
-/// The small task of the stored row: `slow_compute` with `seconds: 0` and no label.
-fn small_task() -> Result<Call, String> {
-    Call::tools_call("slow_compute", json!({"seconds": 0}))
+/// `--rounds` clean wrk runs of `tasks/get` on task `id` of `server`, expecting `status`.
+async fn gets(
+    servers: &Servers<'_>,
+    server: &ServerProcess,
+    id: &str,
+    status: TaskStatus,
+) -> Result<Series, String> {
+    let get = Call::tasks_get(id);
+    let expect = Expect::Status(status.as_str());
+    let watch = Watch {
+        server_pid: server.pid(),
+        database: None,
+    };
+    let mut series = Series::default();
+    while series.wants_more(usize::try_from(servers.args.rounds).unwrap_or(1)) {
+        let (spec, logs) = (servers.spec, &servers.logs);
+        let run = generator::measure(
+            server.url(),
+            &get,
+            expect,
+            spec,
+            Generator::Wrk,
+            watch,
+            logs,
+        );
+        series.push(run.await?, servers.pinning);
+    }
+    Ok(series)
 }
 
-/// The parking task: `confirm_delete`, which waits on key `confirm-delete` (it requires the
-/// client to declare form elicitation).
-fn parking_task() -> Result<Call, String> {
-    Call::tools_call_eliciting("confirm_delete", json!({"filename": "a.txt"}))
-}
-
-/// Creates `count` tasks with `make` and waits until each has `status`.
+/// Creates `count` tasks of `tool` and waits until each is in `status`.
 async fn populate(
-    pool: &Arc<Pool>,
+    client: &Client,
+    tool: &str,
+    arguments: &Value,
     count: usize,
-    make: fn() -> Result<Call, String>,
-    status: &'static str,
-) -> (Duration, u64, Option<String>) {
+    status: TaskStatus,
+    connections: usize,
+) -> (Duration, Tally) {
     let started = Instant::now();
-    let created = pool
-        .run_indexed(
-            count,
-            move |_| make(),
-            |task| {
-                Expect::Created.check_task(&task)?;
-                Ok(task.task_id)
-            },
-        )
-        .await;
+    let (ids, mut tally) = mcp::create(client, tool, arguments, count, connections).await;
     let create_time = started.elapsed();
-    let (errors, first_error) = settle(pool, created.values, status, "working").await;
-    (
-        create_time,
-        created.errors + errors,
-        created.first_error.or(first_error),
-    )
+    tally.add(mcp::wait_all(client, &ids, status, connections).await);
+    (create_time, tally)
 }
 
-/// Creates [`WARMUP_TASKS`], reads RSS, creates `count` small tasks, waits until all are
-/// completed, reads RSS again. With `get`, measures `tasks/get` on one completed task before
+/// Creates [`WARMUP_TASKS`], reads RSS, creates `count` small completed tasks (`slow_compute`,
+/// `seconds: 0`), reads RSS again. With `with_gets`, measures `tasks/get` on one of them before
 /// and after the `count` tasks are stored.
 pub(crate) async fn stored(
-    pool: &Arc<Pool>,
+    servers: &Servers<'_>,
     server: &ServerProcess,
     count: usize,
-    get: Option<GetLoad<'_>>,
+    with_gets: bool,
 ) -> Result<StoredResult, String> {
-    let (_, errors, first_error) = populate(pool, WARMUP_TASKS, small_task, "completed").await;
-    if errors > 0 {
-        return Err(format!(
-            "warm-up failed: {}",
-            first_error.unwrap_or_default()
-        ));
-    }
-    let (id, payload_bytes) = payload_of_one(pool).await?;
-    let idle = match get {
-        Some(get) => Some(get.series(pool, server, &id, "completed").await?),
-        None => None,
+    let connections = servers.args.connections;
+    let client = mcp::connect(server.url(), false).await?;
+    let small = json!({"seconds": 0});
+    let completed = TaskStatus::Completed;
+    let (_, warmup) = populate(
+        &client,
+        "slow_compute",
+        &small,
+        WARMUP_TASKS,
+        completed,
+        connections,
+    )
+    .await;
+    warmup.ok("warm-up")?;
+    let (id, payload_bytes) = mcp::completed_task(server.url()).await?;
+    let idle = match with_gets {
+        true => Some(gets(servers, server, &id, completed).await?),
+        false => None,
     };
     let rss_before = server.rss()?;
-    let (create_time, errors, first_error) = populate(pool, count, small_task, "completed").await;
+    let (create_time, tally) = populate(
+        &client,
+        "slow_compute",
+        &small,
+        count,
+        completed,
+        connections,
+    )
+    .await;
     let rss_after = server.rss()?;
-    let gets = match (get, idle) {
-        (Some(get), Some(idle)) => Some(Gets {
+    let gets = match idle {
+        Some(idle) => Some(Gets {
             idle,
-            loaded: get.series(pool, server, &id, "completed").await?,
+            loaded: gets(servers, server, &id, completed).await?,
         }),
-        _ => None,
+        None => None,
+    };
+    let memory = MemoryResult {
+        count,
+        rss_before,
+        rss_after,
+        create_time,
+        tally,
     };
     Ok(StoredResult {
-        memory: MemoryResult {
-            count,
-            rss_before,
-            rss_after,
-            create_time,
-            errors,
-            first_error,
-        },
+        memory,
         payload_bytes,
         gets,
     })
 }
 
-/// A small completed task's id and the serialized size of its `result`.
-async fn payload_of_one(pool: &Arc<Pool>) -> Result<(String, usize), String> {
-    let id = pool.call(&small_task()?).await?.task_id;
-    let (errors, first_error) = settle(pool, vec![id.clone()], "completed", "working").await;
-    if errors > 0 {
-        return Err(first_error.unwrap_or_default());
-    }
-    let reply = pool.call_raw(&Call::tasks_get(&id)?).await?;
-    mcp::summary_of(&reply)?;
-    let body: Value = serde_json::from_slice(&reply.body).map_err(|e| e.to_string())?;
-    let bytes = serde_json::to_vec(&body["result"]["result"]).map_or(0, |bytes| bytes.len());
-    Ok((id, bytes))
-}
-
-/// Parks one task and measures `tasks/get` on it (`rounds` clean runs, see [`Series`]); reads
-/// RSS; parks `count - 1` more; reads RSS; measures `tasks/get` on the first again.
+/// Parks one `confirm_delete` task and measures `tasks/get` on it; reads RSS; parks
+/// `count - 1` more; reads RSS; measures `tasks/get` on the first again.
 pub(crate) async fn parked(
-    pool: &Arc<Pool>,
+    servers: &Servers<'_>,
     server: &ServerProcess,
     count: usize,
-    get: GetLoad<'_>,
 ) -> Result<ParkedResult, String> {
-    let created = pool.call(&parking_task()?).await?;
-    Expect::Created.check_task(&created)?;
-    let id = created.task_id;
-    let (errors, first_error) = settle(pool, vec![id.clone()], "input_required", "working").await;
-    if errors > 0 {
-        return Err(first_error.unwrap_or_default());
-    }
-    let idle = get.series(pool, server, &id, "input_required").await?;
+    let connections = servers.args.connections;
+    let client = mcp::connect(server.url(), true).await?;
+    let parking = json!({"filename": "a.txt"});
+    let parked = TaskStatus::InputRequired;
+    let (ids, tally) = mcp::create(&client, "confirm_delete", &parking, 1, 1).await;
+    tally.ok("parking a task")?;
+    mcp::wait_all(&client, &ids, parked, 1)
+        .await
+        .ok("parking a task")?;
+    let id = ids.first().ok_or("no task")?.to_string();
+    let idle = gets(servers, server, &id, parked).await?;
     let rss_before = server.rss()?;
-    let (create_time, errors, first_error) = populate(
-        pool,
-        count.saturating_sub(1),
-        parking_task,
-        "input_required",
+    let count = count.saturating_sub(1);
+    let (create_time, tally) = populate(
+        &client,
+        "confirm_delete",
+        &parking,
+        count,
+        parked,
+        connections,
     )
     .await;
     let rss_after = server.rss()?;
-    let loaded = get.series(pool, server, &id, "input_required").await?;
+    let loaded = gets(servers, server, &id, parked).await?;
+    let memory = MemoryResult {
+        count,
+        rss_before,
+        rss_after,
+        create_time,
+        tally,
+    };
     Ok(ParkedResult {
-        memory: MemoryResult {
-            count: count.saturating_sub(1),
-            rss_before,
-            rss_after,
-            create_time,
-            errors,
-            first_error,
-        },
+        memory,
         gets: Gets { idle, loaded },
     })
 }

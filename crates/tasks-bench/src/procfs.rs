@@ -230,24 +230,4 @@ mod tests {
             .is_none());
         assert!(!per_cpu_busy().unwrap().is_empty());
     }
-
-    #[tokio::test]
-    async fn a_talkative_child_is_read_while_it_runs_and_a_stuck_one_is_killed() {
-        // 200 000 bytes on stderr fill a pipe that nobody reads while waiting.
-        let mut command = tokio::process::Command::new("sh");
-        command.args(["-c", "head -c 200000 /dev/zero >&2; echo done"]);
-        let (output, _) = run_timing_cpu(command, "sh", Duration::from_secs(30))
-            .await
-            .unwrap();
-        assert_eq!(output.stderr.len(), 200_000);
-        assert_eq!(output.stdout, b"done\n");
-        let mut command = tokio::process::Command::new("sleep");
-        command.arg("30");
-        let started = std::time::Instant::now();
-        let error = run_timing_cpu(command, "sleep", Duration::from_millis(300))
-            .await
-            .unwrap_err();
-        assert!(error.contains("killed"), "{error}");
-        assert!(started.elapsed() < Duration::from_secs(10));
-    }
 }

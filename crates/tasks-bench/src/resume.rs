@@ -4,75 +4,44 @@
 //! A's listener re-reads the row, hands the answer to its parked worker, and the worker
 //! completes the task.
 //!
-//! The tasks of a level are created and parked first (not measured: creations would contend
-//! with the resumes for the store's counters), then answered, `concurrency` at a time.
-//! Before each update, a `subscriptions/listen` stream for the task is opened on each node. The
-//! latency of a task runs from just before the update is sent to the arrival of the terminal
-//! `notifications/tasks` on A's stream (A runs the worker: this is the resume itself, with no
-//! poll interval in it) and on B's (one more hint: what a client of B sees). The time until
-//! B acknowledges the update is reported too.
+//! The tasks of a level are created and parked first (not measured), then answered,
+//! `concurrency` at a time. Before each update, the task is watched on each node with
+//! `tasks-client`'s `subscriptions/listen` watch ([`TaskCall::updates`], its first view read
+//! once the stream is acknowledged). The latency of a task runs from just before the update is
+//! sent to the terminal view on A's watch (A runs the worker: the resume itself, no poll
+//! interval in it) and on B's (one more hint: what a client of B sees); the time until B
+//! acknowledges the update is reported too.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::pin::pin;
 use std::time::Duration;
 
-use hdrhistogram::Histogram;
+use futures_util::{stream, Stream, StreamExt as _};
 use serde_json::json;
+use tasks_client::{
+    Client, ClientError, DetailedTask, SettleOptions, TaskCall, TaskId, TaskStatus,
+};
 use tokio::time::Instant;
 
-use crate::cluster::Cluster;
-use crate::conn::Endpoint;
-use crate::listen::{Listen, TaskNote};
-use crate::mcp::{self, Call, Expect};
-use crate::pool::Pool;
-use crate::settle::settle;
+use crate::fixtures::Cluster;
+use crate::mcp::{self, Tally};
 
-/// How long a listen stream may take to answer, and a task to complete once answered.
+/// How long a watch may take to answer, and a task to complete once answered.
 const LIMIT: Duration = Duration::from_secs(30);
 /// Tasks answered before the first level, not counted.
 const WARMUP_TASKS: usize = 10;
 
-/// One concurrency level's figures; latencies in microseconds.
+/// One concurrency level's figures: per task, update sent → B's acknowledgement, → terminal
+/// view on A, → terminal view on B (each sorted).
 #[derive(Debug)]
 pub(crate) struct ResumeLevel {
-    /// Tasks in flight at once.
     pub concurrency: usize,
-    /// Tasks answered.
     pub tasks: usize,
-    /// Failed tasks (not parked, not completed, or a failed request).
-    pub errors: u64,
-    /// The first failure.
-    pub first_error: Option<String>,
-    /// Update sent → B's acknowledgement.
-    pub acknowledged: Histogram<u64>,
-    /// Update sent → terminal notification on A, the node running the task.
-    pub on_runner: Histogram<u64>,
-    /// Update sent → terminal notification on B, the node that took the update.
-    pub on_answerer: Histogram<u64>,
+    pub acknowledged: Vec<Duration>,
+    pub on_runner: Vec<Duration>,
+    pub on_answerer: Vec<Duration>,
     /// Wall time of the level's answers (parking excluded).
     pub total: Duration,
-}
-
-/// Row 8c's result.
-#[derive(Debug)]
-pub(crate) struct ResumeResult {
-    /// One entry per concurrency level, in the order run.
-    pub levels: Vec<ResumeLevel>,
-}
-
-/// What one task measured: acknowledgement, runner and answerer latency.
-struct Sample {
-    acknowledged: Duration,
-    on_runner: Duration,
-    on_answerer: Duration,
-}
-
-/// Both nodes' endpoints and pools.
-struct Nodes {
-    a: Endpoint,
-    b: Endpoint,
-    pool_a: Arc<Pool>,
-    pool_b: Arc<Pool>,
+    pub tally: Tally,
 }
 
 /// Runs `tasks` tasks at each concurrency level of `levels` on the first two nodes of
@@ -81,178 +50,121 @@ pub(crate) async fn run(
     cluster: &Cluster,
     tasks: usize,
     levels: &[usize],
-) -> Result<ResumeResult, String> {
-    let a = Endpoint::parse(cluster.node(0)?.server.url())?;
-    let b = Endpoint::parse(cluster.node(1)?.server.url())?;
-    let widest = levels.iter().copied().max().unwrap_or(1).max(1);
-    let nodes = Arc::new(Nodes {
-        pool_a: Pool::open(&a, widest).await?,
-        pool_b: Pool::open(&b, widest).await?,
-        a,
-        b,
-    });
-    let warmup = level(&nodes, WARMUP_TASKS, 1).await?;
-    if warmup.errors > 0 {
-        return Err(format!(
-            "warm-up: {}",
-            warmup.first_error.unwrap_or_default()
-        ));
-    }
-    let mut result = ResumeResult { levels: Vec::new() };
+) -> Result<Vec<ResumeLevel>, String> {
+    let a = mcp::connect(cluster.node(0)?.server.url(), true).await?;
+    let b = mcp::connect(cluster.node(1)?.server.url(), true).await?;
+    level(&a, &b, WARMUP_TASKS, 1).await?.tally.ok("warm-up")?;
+    let mut out = Vec::new();
     for &concurrency in levels {
         eprintln!("row 8c: {tasks} tasks, {concurrency} at once");
-        result.levels.push(level(&nodes, tasks, concurrency).await?);
+        out.push(level(&a, &b, tasks, concurrency).await?);
     }
-    Ok(result)
+    Ok(out)
 }
 
-fn histogram() -> Result<Histogram<u64>, String> {
-    Histogram::new_with_bounds(1, 60_000_000, 3).map_err(|e| e.to_string())
-}
-
-fn micros(duration: Duration) -> u64 {
-    u64::try_from(duration.as_micros())
-        .unwrap_or(u64::MAX)
-        .max(1)
-}
-
-/// `tasks` tasks parked, then answered `concurrency` at a time.
+/// `tasks` tasks parked on A (read parked on B), then answered on B `concurrency` at a time.
 async fn level(
-    nodes: &Arc<Nodes>,
+    a: &Client,
+    b: &Client,
     tasks: usize,
     concurrency: usize,
 ) -> Result<ResumeLevel, String> {
-    let ids = Arc::new(park(nodes, tasks).await?);
-    let next = Arc::new(AtomicUsize::new(0));
+    let parking = json!({"filename": "a.txt"});
+    let (ids, tally) = mcp::create(a, "confirm_delete", &parking, tasks, concurrency).await;
+    tally.ok("creating on A")?;
+    mcp::wait_all(b, &ids, TaskStatus::InputRequired, concurrency)
+        .await
+        .ok("parking on A, read on B")?;
     let started = Instant::now();
-    let mut workers = tokio::task::JoinSet::new();
-    for _ in 0..concurrency.max(1) {
-        let (nodes, ids, next) = (nodes.clone(), ids.clone(), next.clone());
-        workers.spawn(async move {
-            let mut outcomes = Vec::new();
-            while let Some(id) = ids.get(next.fetch_add(1, Ordering::Relaxed)) {
-                outcomes.push(answer(&nodes, id).await);
-            }
-            outcomes
-        });
-    }
-    let mut result = ResumeLevel {
+    let samples: Vec<_> = stream::iter(ids)
+        .map(|id| answer(a, b, id))
+        .buffer_unordered(concurrency.max(1))
+        .collect()
+        .await;
+    let mut out = ResumeLevel {
         concurrency,
         tasks,
-        errors: 0,
-        first_error: None,
-        acknowledged: histogram()?,
-        on_runner: histogram()?,
-        on_answerer: histogram()?,
-        total: Duration::ZERO,
+        acknowledged: Vec::new(),
+        on_runner: Vec::new(),
+        on_answerer: Vec::new(),
+        total: started.elapsed(),
+        tally: Tally::default(),
     };
-    while let Some(joined) = workers.join_next().await {
-        let outcomes = joined.map_err(|e| format!("resume worker: {e}"))?;
-        for outcome in outcomes {
-            match outcome {
-                Ok(sample) => {
-                    result
-                        .acknowledged
-                        .saturating_record(micros(sample.acknowledged));
-                    result.on_runner.saturating_record(micros(sample.on_runner));
-                    result
-                        .on_answerer
-                        .saturating_record(micros(sample.on_answerer));
-                }
-                Err(error) => {
-                    result.errors += 1;
-                    result.first_error.get_or_insert(error);
-                }
+    for sample in samples {
+        match sample {
+            Ok([ack, runner, answerer]) => {
+                out.acknowledged.push(ack);
+                out.on_runner.push(runner);
+                out.on_answerer.push(answerer);
             }
+            Err(why) => out.tally.fail(why),
         }
     }
-    result.total = started.elapsed();
-    Ok(result)
+    for latencies in [
+        &mut out.acknowledged,
+        &mut out.on_runner,
+        &mut out.on_answerer,
+    ] {
+        latencies.sort();
+    }
+    Ok(out)
 }
 
-/// Creates `tasks` `confirm_delete` tasks on A and waits until B reads each of them parked;
-/// their ids.
-async fn park(nodes: &Nodes, tasks: usize) -> Result<Vec<String>, String> {
-    let create = Call::tools_call_eliciting("confirm_delete", json!({"filename": "a.txt"}))?;
-    let created = nodes
-        .pool_a
-        .run_indexed(
-            tasks,
-            move |_| Ok(create.clone()),
-            |task| {
-                Expect::Created.check_task(&task)?;
-                Ok(task.task_id)
-            },
-        )
-        .await;
-    if created.errors > 0 {
-        return Err(format!(
-            "creating on A: {}",
-            created.first_error.unwrap_or_default()
-        ));
-    }
-    let (errors, first_error) = settle(
-        &nodes.pool_b,
-        created.values.clone(),
-        "input_required",
-        "working",
-    )
-    .await;
-    if errors > 0 {
-        return Err(format!(
-            "parking on A, read on B: {}",
-            first_error.unwrap_or_default()
-        ));
-    }
-    Ok(created.values)
-}
-
-/// Answers the parked task `id`: listen on both nodes, update on B, wait for the terminal
-/// notification on both streams.
-async fn answer(nodes: &Nodes, id: &str) -> Result<Sample, String> {
-    let ids = [id.to_owned()];
-    let (on_a, on_b) = tokio::join!(
-        Listen::open(&nodes.a, &ids, LIMIT),
-        Listen::open(&nodes.b, &ids, LIMIT)
-    );
-    let (mut on_a, mut on_b) = (on_a?, on_b?);
+/// Answers the parked task `id`: watch it on both nodes, update on B, wait for the terminal
+/// view on both watches.
+async fn answer(a: &Client, b: &Client, id: TaskId) -> Result<[Duration; 3], String> {
+    let (on_a, on_b) = (a.task(id.clone()), b.task(id));
+    let options = SettleOptions::default();
+    let (mut watch_a, mut watch_b) = (pin!(on_a.updates(&options)), pin!(on_b.updates(&options)));
+    let (first_a, first_b) = tokio::join!(next(&mut watch_a), next(&mut watch_b));
+    first_a?;
+    first_b?;
     let answer = json!({"confirm-delete": {"action": "accept", "content": {"confirm": true}}});
-    let update = Call::tasks_update(id, answer)?;
+    let responses = answer.as_object().cloned().unwrap_or_default();
     let sent = Instant::now();
     let (acknowledged, runner, answerer) = tokio::join!(
-        acknowledge(&nodes.pool_b, &update),
-        terminal(&mut on_a),
-        terminal(&mut on_b)
+        acknowledge(&on_b, responses),
+        terminal(&mut watch_a),
+        terminal(&mut watch_b)
     );
-    let (acknowledged, runner, answerer) = (acknowledged?, runner?, answerer?);
-    Ok(Sample {
-        acknowledged: acknowledged - sent,
-        on_runner: runner - sent,
-        on_answerer: answerer - sent,
-    })
+    Ok([acknowledged?, runner?, answerer?].map(|at| at - sent))
 }
 
-/// Sends the update; the instant it was acknowledged (`resultType: "complete"`).
-async fn acknowledge(pool: &Pool, update: &Call) -> Result<Instant, String> {
-    let reply = pool.call_raw(update).await?;
-    let at = Instant::now();
-    let summary = mcp::summary_of(&reply)?;
-    if summary.result_type != "complete" {
-        return Err(format!("update not acknowledged: {summary:?}"));
+async fn acknowledge(
+    task: &TaskCall,
+    responses: tasks_client::JsonObject,
+) -> Result<Instant, String> {
+    task.update(responses)
+        .await
+        .map_err(|e| format!("tasks/update: {e}"))?;
+    Ok(Instant::now())
+}
+
+/// The next view of a watch, within [`LIMIT`].
+async fn next<S>(watch: &mut S) -> Result<DetailedTask, String>
+where
+    S: Stream<Item = Result<DetailedTask, ClientError>> + Unpin,
+{
+    match tokio::time::timeout(LIMIT, watch.next()).await {
+        Ok(Some(view)) => view.map_err(|e| e.to_string()),
+        Ok(None) => Err("the watch ended".into()),
+        Err(_) => Err(format!("nothing within {LIMIT:?}")),
     }
-    Ok(at)
 }
 
-/// Reads `listen` until a terminal notification; the instant it arrived, if `completed`.
-async fn terminal(listen: &mut Listen) -> Result<Instant, String> {
+/// Reads `watch` until a terminal view; the instant it arrived, if `completed`.
+async fn terminal<S>(watch: &mut S) -> Result<Instant, String>
+where
+    S: Stream<Item = Result<DetailedTask, ClientError>> + Unpin,
+{
     loop {
-        let (at, note): (Instant, TaskNote) = listen.next_task(LIMIT).await?;
-        if note.is_terminal() {
-            return if note.status == "completed" {
-                Ok(at)
-            } else {
-                Err(format!("task ended {}: {}", note.status, note.message))
-            };
+        let view = next(watch).await?;
+        match view.state.status() {
+            TaskStatus::Completed => return Ok(Instant::now()),
+            status if status.is_terminal() => {
+                return Err(format!("task ended {}", status.as_str()))
+            }
+            _ => {}
         }
     }
 }

@@ -2,71 +2,62 @@
 //!
 //! The machine is shared: another process may take CPU time from the server's or the load
 //! generator's core during a run. Such a run is *disturbed*: the busy time of the pinned cores
-//! exceeds the time the two processes themselves used by more than [`DISTURBED_PERCENT`] of
-//! one core (on an otherwise idle machine the two agree within a few percent, since the
-//! kernel's loopback work is charged to them). Rows are run in interleaved rounds (baseline,
-//! get, creation, baseline, …), more rounds are added while rows lack clean runs, and the
-//! report shows the median of the clean runs (of all runs when none is clean).
+//! exceeds the time the processes themselves used by more than [`DISTURBED_PERCENT`] of one
+//! core (on an otherwise idle machine the two agree within a few percent, since the kernel's
+//! loopback work is charged to them). Rows run in interleaved rounds, more rounds are added
+//! while rows lack clean runs, and the report shows the median of the clean runs (of all runs
+//! when none is clean).
 
-use crate::load::LoadResult;
+use crate::generator::Run;
 use crate::pin::Pinning;
 
 /// Foreign CPU time, in percent of one core, above which a run counts as disturbed.
 pub(crate) const DISTURBED_PERCENT: f64 = 15.0;
 
-/// The runs of one row, in order.
+/// The runs of one row, in order, each with whether it was disturbed.
 #[derive(Debug, Default)]
 pub(crate) struct Series {
-    runs: Vec<LoadResult>,
-    disturbed: Vec<bool>,
+    runs: Vec<(Run, bool)>,
 }
 
 impl Series {
     /// Adds a run, judging it with the CPU sets of `pinning` (never disturbed when unpinned).
-    pub(crate) fn push(&mut self, run: LoadResult, pinning: &Pinning) {
+    pub(crate) fn push(&mut self, run: Run, pinning: &Pinning) {
         let foreign = run.foreign_cpu_percent(pinning.server_cpus(), pinning.client_cpus());
-        self.disturbed
-            .push(foreign.is_some_and(|percent| percent > DISTURBED_PERCENT));
-        self.runs.push(run);
+        let disturbed = foreign.is_some_and(|percent| percent > DISTURBED_PERCENT);
+        self.runs.push((run, disturbed));
     }
 
-    /// Whether another round is wanted after `done` rounds: fewer than `rounds` clean runs,
-    /// and fewer than twice `rounds` runs in all.
+    /// Whether another round is wanted: fewer than `rounds` clean runs, and fewer than twice
+    /// `rounds` runs in all.
     pub(crate) fn wants_more(&self, rounds: usize) -> bool {
         self.clean() < rounds && self.runs.len() < 2 * rounds
     }
 
-    /// The runs the figures come from: the clean ones, or all when none is clean.
-    fn used(&self) -> Vec<&LoadResult> {
-        let clean: Vec<&LoadResult> = self
+    /// The runs the figures come from, by requests/s: the clean ones, or all when none is.
+    fn used(&self) -> Vec<&Run> {
+        let clean = self.clean() > 0;
+        let mut used: Vec<&Run> = self
             .runs
             .iter()
-            .zip(&self.disturbed)
-            .filter(|(_, disturbed)| !**disturbed)
+            .filter(|(_, disturbed)| !(clean && *disturbed))
             .map(|(run, _)| run)
             .collect();
-        if clean.is_empty() {
-            self.runs.iter().collect()
-        } else {
-            clean
-        }
+        used.sort_by(|a, b| a.rps().total_cmp(&b.rps()));
+        used
     }
 
     /// The used run with the median requests/s (the lower middle one for an even count).
-    pub(crate) fn median(&self) -> Option<&LoadResult> {
-        let mut used = self.used();
-        used.sort_by(|a, b| a.rps().total_cmp(&b.rps()));
+    pub(crate) fn median(&self) -> Option<&Run> {
+        let used = self.used();
         used.get(used.len().saturating_sub(1) / 2).copied()
     }
 
     /// The lowest and highest requests/s of the used runs.
     pub(crate) fn rps_range(&self) -> (f64, f64) {
-        self.used()
-            .iter()
-            .map(|run| run.rps())
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), rps| {
-                (low.min(rps), high.max(rps))
-            })
+        let used = self.used();
+        let rps = |run: Option<&&Run>| run.map_or(0.0, |run| run.rps());
+        (rps(used.first()), rps(used.last()))
     }
 
     /// Number of runs.
@@ -76,17 +67,19 @@ impl Series {
 
     /// Number of clean (undisturbed) runs.
     pub(crate) fn clean(&self) -> usize {
-        self.disturbed.iter().filter(|d| !**d).count()
+        self.runs.iter().filter(|(_, disturbed)| !disturbed).count()
     }
 
     /// Failed requests over every run, disturbed ones included.
     pub(crate) fn errors(&self) -> u64 {
-        self.runs.iter().map(|run| run.errors).sum()
+        self.runs.iter().map(|(run, _)| run.errors).sum()
     }
 
     /// The first failure of any run.
     pub(crate) fn first_error(&self) -> Option<&str> {
-        self.runs.iter().find_map(|run| run.first_error.as_deref())
+        self.runs
+            .iter()
+            .find_map(|(run, _)| run.first_error.as_deref())
     }
 }
 
@@ -96,62 +89,36 @@ mod tests {
 
     use super::*;
 
-    fn run(requests: u64, errors: u64) -> LoadResult {
-        LoadResult {
+    fn run(requests: u64) -> Run {
+        let window = Duration::from_secs(1);
+        Run {
             requests,
-            errors,
-            first_error: (errors > 0).then(|| format!("error of {requests}")),
-            window: Duration::from_secs(1),
-            latency_quantiles: Vec::new(),
-            server_cpu: Duration::ZERO,
-            client_cpu: Duration::ZERO,
-            writer_cpu: None,
-            database_cpu: None,
-            cores: Vec::new(),
+            window,
+            ..Run::default()
         }
     }
 
     #[test]
-    fn the_median_run_and_the_range() {
-        let unpinned = Pinning::default();
+    fn the_median_of_the_clean_runs() {
         let mut series = Series::default();
-        assert!(series.median().is_none());
-        assert!(series.wants_more(3));
-        for (requests, errors) in [(300, 0), (100, 1), (200, 0)] {
-            series.push(run(requests, errors), &unpinned);
+        assert!(series.median().is_none() && series.wants_more(3));
+        for requests in [300, 100, 200] {
+            series.push(run(requests), &Pinning::default());
         }
         assert!(!series.wants_more(3));
         assert_eq!(series.median().map(|r| r.requests), Some(200));
         assert_eq!(series.rps_range(), (100.0, 300.0));
-        assert_eq!(series.errors(), 1);
-        assert_eq!(series.first_error(), Some("error of 100"));
-        series.push(run(400, 0), &unpinned);
-        assert_eq!(
-            series.median().map(|r| r.requests),
-            Some(200),
-            "lower middle"
-        );
-        assert_eq!((series.len(), series.clean()), (4, 4));
-    }
-
-    #[test]
-    fn disturbed_runs_are_set_aside_while_clean_ones_exist() {
-        let mut series = Series {
-            runs: vec![run(100, 0), run(500, 0), run(300, 0)],
-            disturbed: vec![true, false, true],
-        };
-        assert_eq!(series.clean(), 1);
+        series.runs = vec![(run(100), true), (run(500), false), (run(300), true)];
         assert_eq!(series.median().map(|r| r.requests), Some(500));
-        assert_eq!(series.rps_range(), (500.0, 500.0));
         assert!(series.wants_more(2));
-        series.disturbed = vec![true, true, true];
+        series
+            .runs
+            .iter_mut()
+            .for_each(|(_, disturbed)| *disturbed = true);
         assert_eq!(
             series.median().map(|r| r.requests),
             Some(300),
             "all, when none is clean"
         );
-        series.runs.extend([run(1, 0), run(2, 0), run(3, 0)]);
-        series.disturbed.extend([true, true, true]);
-        assert!(!series.wants_more(3), "at most twice the rounds");
     }
 }

@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::{BufRead as _, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -120,13 +120,4 @@ impl Drop for ServerProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// Where server logs go: `<target dir>/<profile>/tasks-bench-logs/`, next to the benchmark binary.
-pub(crate) fn log_dir() -> PathBuf {
-    let base = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(Path::to_path_buf))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("tasks-bench-logs")
 }

@@ -1,0 +1,491 @@
+//! One measured run of an external load generator, with what no load generator gives read
+//! around it: the server's CPU time (and its SQLite writer thread's and its PostgreSQL
+//! sessions'), each CPU's busy time (for the disturbance check, [`crate::series`]), and the
+//! fixture's own request counters.
+//!
+//! * **wrk** (Debian's package): the closed-loop throughput rows, `wrk -t1 -c<connections>`,
+//!   the request in a Lua script whose `done` hook prints the quantiles and counts.
+//! * **oha** (`cargo install oha --locked --version 1.16.0`): the open-loop latency row, at a
+//!   fixed rate (`-q`) with `--latency-correction`, read from its JSON summary.
+//!
+//! Neither reads JSON-RPC bodies, so before each run one response of the call is checked in
+//! full ([`Call::checked`]), the generator's non-2xx answers and socket errors count as
+//! errors, and for a fixture its `mcp_requests_total{method,code}` counters (`GET /metrics`)
+//! read before and after must count every request of the run `ok`. A run is a warm-up (not
+//! counted) and then the measured window; the generator's own CPU time is sampled while it
+//! runs ([`procfs::run_timing_cpu`]) to show it had CPU to spare.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::call::{Call, Expect};
+use crate::database::Database;
+use crate::procfs;
+
+/// The name (`comm`, cut to 15 bytes) of the SQLite store's writer thread.
+const WRITER_THREAD: &str = "tasks-sqlite-wr";
+/// Time a generator may run beyond its window before it is killed.
+const GRACE: Duration = Duration::from_secs(60);
+/// The oha release whose JSON summary this reads.
+pub(crate) const OHA_VERSION: &str = "1.16.0";
+/// The quantiles reported, with oha's names for them.
+const QUANTILES: [(f64, &str); 4] = [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p99.9")];
+
+/// Shape of one run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LoadSpec {
+    /// Keep-alive connections, each with one request in flight.
+    pub connections: usize,
+    /// Time before measuring (not counted).
+    pub warmup: Duration,
+    /// The measurement window.
+    pub duration: Duration,
+}
+
+/// Which generator drives a run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Generator<'a> {
+    /// wrk, closed loop.
+    Wrk,
+    /// oha (this binary) at `rate` requests per second, open loop.
+    Oha(&'a Path, u32),
+}
+
+/// Whose CPU time a run reads: the server process, and the PostgreSQL sessions of a fixture
+/// (the database and its `application_name`, see [`Database::sessions`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Watch<'a> {
+    pub server_pid: u32,
+    pub database: Option<(&'a Database, &'a str)>,
+}
+
+/// What one run measured.
+#[derive(Debug, Default)]
+pub(crate) struct Run {
+    /// Successful answers inside the window.
+    pub requests: u64,
+    /// Failed requests (a row with errors is invalid), and the first failure.
+    pub errors: u64,
+    pub first_error: Option<String>,
+    /// The measurement window.
+    pub window: Duration,
+    /// Latency quantiles `(q, ms)` as the generator reports them, and the slowest (oha).
+    pub quantiles: Vec<(f64, f64)>,
+    pub max_ms: Option<f64>,
+    /// oha's fixed rate.
+    pub rate: Option<u32>,
+    /// CPU time during the window: the server, the generator, the server's SQLite writer
+    /// thread and its database sessions (when it has them).
+    pub server_cpu: Duration,
+    pub client_cpu: Duration,
+    pub writer_cpu: Option<Duration>,
+    pub database_cpu: Option<Duration>,
+    /// Busy time of each CPU during the window ([`procfs::per_cpu_busy`]).
+    pub cores: Vec<Duration>,
+}
+
+/// `part` as a percentage of one core over `window`.
+pub(crate) fn percent(part: Duration, window: Duration) -> f64 {
+    100.0 * part.as_secs_f64() / window.as_secs_f64().max(1e-9)
+}
+
+impl Run {
+    /// Requests per second.
+    pub(crate) fn rps(&self) -> f64 {
+        self.requests as f64 / self.window.as_secs_f64().max(1e-9)
+    }
+
+    /// Latency quantile `q` in milliseconds (the first reported at or above it).
+    pub(crate) fn latency_ms(&self, q: f64) -> f64 {
+        let found = self.quantiles.iter().find(|(at, _)| *at >= q - 1e-9);
+        found.map_or(f64::NAN, |(_, ms)| *ms)
+    }
+
+    /// `cpu` per counted request, in microseconds.
+    pub(crate) fn micros_per_request(&self, cpu: Duration) -> f64 {
+        cpu.as_secs_f64() * 1e6 / self.requests.max(1) as f64
+    }
+
+    /// Whether an open-loop run answered at least 95 % of its rate (when it did not, requests
+    /// due but never sent are in no quantile, so the upper ones are capped near the window).
+    pub(crate) fn kept_rate(&self) -> bool {
+        self.rate
+            .is_none_or(|rate| self.rps() >= 0.95 * f64::from(rate))
+    }
+
+    /// CPU time, in percent of one core, that the pinned cores were busy beyond what the
+    /// server, the generator and the fixture's database sessions used: other processes' work.
+    /// `None` when unpinned.
+    pub(crate) fn foreign_cpu_percent(&self, server: &[usize], client: &[usize]) -> Option<f64> {
+        if server.is_empty() || client.is_empty() {
+            return None;
+        }
+        let busy = |cpus: &[usize]| -> f64 {
+            let on = |&cpu: &usize| self.cores.get(cpu).map_or(0.0, Duration::as_secs_f64);
+            cpus.iter().map(on).sum()
+        };
+        let server = (busy(server) - self.server_cpu.as_secs_f64()).max(0.0);
+        let client = (busy(client) - self.client_cpu.as_secs_f64()).max(0.0);
+        let database = self.database_cpu.map_or(0.0, |cpu| cpu.as_secs_f64());
+        let foreign = Duration::from_secs_f64((server + client - database).max(0.0));
+        Some(percent(foreign, self.window))
+    }
+
+    fn fail(&mut self, failed: u64, why: String) {
+        self.errors = self.errors.max(failed);
+        self.first_error.get_or_insert(why);
+    }
+}
+
+/// CPU clocks at one instant.
+struct Clocks {
+    server: Duration,
+    writer: Option<Duration>,
+    database: Option<Vec<(u32, Duration)>>,
+    cores: Vec<Duration>,
+}
+
+impl Clocks {
+    fn read(pid: u32, sessions: Option<&[u32]>) -> Result<Self, String> {
+        Ok(Clocks {
+            server: procfs::cpu_time(pid).map_err(|e| format!("server CPU time: {e}"))?,
+            writer: procfs::thread_cpu_time(pid, WRITER_THREAD)
+                .map_err(|e| format!("writer thread CPU time: {e}"))?,
+            database: sessions.map(procfs::cpu_times),
+            cores: procfs::per_cpu_busy().map_err(|e| format!("CPU busy time: {e}"))?,
+        })
+    }
+
+    /// Fills `run`'s CPU figures with the clocks since `before`.
+    fn since(&self, before: &Clocks, run: &mut Run) {
+        run.server_cpu = self.server.saturating_sub(before.server);
+        run.writer_cpu = self
+            .writer
+            .zip(before.writer)
+            .map(|(a, b)| a.saturating_sub(b));
+        run.database_cpu = before
+            .database
+            .as_deref()
+            .zip(self.database.as_deref())
+            .map(|(b, a)| procfs::cpu_used(b, a));
+        let start = |i| before.cores.get(i).copied().unwrap_or_default();
+        let cores = self.cores.iter().enumerate();
+        run.cores = cores.map(|(i, now)| now.saturating_sub(start(i))).collect();
+    }
+}
+
+/// Sends `call` to `url` with `generator` under `spec`, checking one response against
+/// `expect` first and the fixture's counters around the window; reads what `watch` names.
+/// The generator's script or body file goes to `logs`.
+pub(crate) async fn measure(
+    url: &str,
+    call: &Call,
+    expect: Expect,
+    spec: LoadSpec,
+    generator: Generator<'_>,
+    watch: Watch<'_>,
+    logs: &Path,
+) -> Result<Run, String> {
+    call.checked(url, expect).await?;
+    let stem = call.method().replace('/', "-");
+    let (file, text) = match generator {
+        Generator::Wrk => (logs.join(format!("wrk-{stem}.lua")), call.wrk_script()),
+        Generator::Oha(..) => (logs.join(format!("oha-{stem}.json")), call.body().into()),
+    };
+    std::fs::write(&file, text).map_err(|e| format!("{}: {e}", file.display()))?;
+    let once = |window| generate(generator, call, url, &file, spec.connections, window);
+    if !spec.warmup.is_zero() {
+        once(spec.warmup).await?;
+    }
+    let counted = Counts::read(url, call.method()).await?;
+    let sessions = match watch.database {
+        Some((database, name)) => Some(database.sessions(name).await?),
+        None => None,
+    };
+    let before = Clocks::read(watch.server_pid, sessions.as_deref())?;
+    let started = tokio::time::Instant::now();
+    let mut run = once(spec.duration).await?;
+    let after = Clocks::read(watch.server_pid, sessions.as_deref())?;
+    if run.window.is_zero() {
+        run.window = started.elapsed();
+    }
+    after.since(&before, &mut run);
+    if let Some(before) = counted {
+        let after = Counts::read(url, call.method()).await?.unwrap_or(before);
+        // The generator's count leaves out up to one request per connection cut off at the end.
+        let cut_off = u64::try_from(spec.connections).unwrap_or(u64::MAX);
+        if let Some((failed, why)) = before.failures_until(after, run.requests, cut_off) {
+            run.fail(failed, why);
+        }
+    }
+    if run.requests == 0 || run.quantiles.iter().any(|(_, ms)| !ms.is_finite()) {
+        run.fail(
+            1,
+            "the generator counted no answer, or no latency quantiles".into(),
+        );
+    }
+    Ok(run)
+}
+
+/// One run of the generator for `window`: its counts, quantiles and own CPU time.
+async fn generate(
+    generator: Generator<'_>,
+    call: &Call,
+    url: &str,
+    file: &Path,
+    connections: usize,
+    window: Duration,
+) -> Result<Run, String> {
+    let seconds = format!("{}s", window.as_secs_f64().ceil().max(1.0));
+    let (program, mut command) = match generator {
+        Generator::Wrk => ("wrk".to_owned(), tokio::process::Command::new("wrk")),
+        Generator::Oha(oha, _) => (oha.display().to_string(), tokio::process::Command::new(oha)),
+    };
+    match generator {
+        Generator::Wrk => command.args(["-t1", "-d", &seconds, "-s"]).arg(file),
+        Generator::Oha(_, rate) => {
+            let rate = rate.to_string();
+            command.args([
+                "--no-tui",
+                "--output-format",
+                "json",
+                "--latency-correction",
+            ]);
+            command
+                .args(["-q", &rate, "-z", &seconds, "-m", "POST", "-D"])
+                .arg(file);
+            for (name, value) in call.headers() {
+                command.arg("-H").arg(format!("{name}: {value}"));
+            }
+            &mut command
+        }
+    };
+    command.arg("-c").arg(connections.to_string()).arg(url);
+    let (output, cpu) = procfs::run_timing_cpu(command, &program, window + GRACE).await?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!(
+            "{program} failed ({}): {}",
+            output.status,
+            stderr.trim()
+        ));
+    }
+    let mut run = match generator {
+        Generator::Wrk => parse_wrk(&stdout)?,
+        Generator::Oha(_, rate) => parse_oha(&stdout, rate)?,
+    };
+    run.client_cpu = cpu;
+    Ok(run)
+}
+
+/// What the wrk script's `done` hook printed.
+fn parse_wrk(stdout: &str) -> Result<Run, String> {
+    let mut run = Run::default();
+    let number = |text: &str| text.parse::<f64>().map_err(|e| format!("wrk: {text}: {e}"));
+    for line in stdout.lines() {
+        match line.split_whitespace().collect::<Vec<_>>().as_slice() {
+            ["quantile", q, micros] => {
+                run.quantiles
+                    .push((number(q)? / 100.0, number(micros)? / 1000.0));
+            }
+            ["requests", n] => run.requests = number(n)? as u64,
+            ["errors", n] if number(n)? > 0.0 => {
+                run.fail(
+                    number(n)? as u64,
+                    format!("wrk counted {n} failed requests"),
+                );
+            }
+            _ => {}
+        }
+    }
+    if run.quantiles.is_empty() {
+        return Err(format!("wrk printed no summary:\n{stdout}"));
+    }
+    Ok(run)
+}
+
+/// The parts of oha's `--output-format json` summary used here (times in seconds).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OhaSummary {
+    summary: OhaTotals,
+    latency_percentiles: BTreeMap<String, Option<f64>>,
+    status_code_distribution: BTreeMap<String, u64>,
+    error_distribution: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct OhaTotals {
+    total: f64,
+    slowest: Option<f64>,
+}
+
+/// oha's summary as a run: 200 answers counted, other statuses and errors failed (except the
+/// requests its deadline cut off at the end).
+fn parse_oha(stdout: &str, rate: u32) -> Result<Run, String> {
+    let summary: OhaSummary =
+        serde_json::from_str(stdout).map_err(|e| format!("oha's summary: {e}: {stdout}"))?;
+    let mut run = Run {
+        rate: Some(rate),
+        window: Duration::from_secs_f64(summary.summary.total.max(0.0)),
+        max_ms: summary.summary.slowest.map(|s| s * 1000.0),
+        ..Run::default()
+    };
+    for (q, name) in QUANTILES {
+        let seconds = summary.latency_percentiles.get(name).copied().flatten();
+        run.quantiles
+            .push((q, seconds.map_or(f64::NAN, |s| s * 1000.0)));
+    }
+    for (status, &count) in &summary.status_code_distribution {
+        if status == "200" {
+            run.requests += count;
+        } else {
+            run.errors += count;
+            run.first_error
+                .get_or_insert(format!("oha got HTTP {status} {count} times"));
+        }
+    }
+    for (error, &count) in &summary.error_distribution {
+        if error != "aborted due to deadline" {
+            run.errors += count;
+            run.first_error
+                .get_or_insert(format!("oha: {error} ({count} times)"));
+        }
+    }
+    Ok(run)
+}
+
+/// Whether `oha` runs, and its `--version` line (which must name oha).
+pub(crate) fn oha_version(oha: &Path) -> Option<String> {
+    let output = std::process::Command::new(oha)
+        .arg("--version")
+        .output()
+        .ok()?;
+    let line = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    (output.status.success() && line.starts_with("oha ")).then_some(line)
+}
+
+/// A fixture's `mcp_requests_total` counters of one method: answered with a result, and with
+/// any JSON-RPC error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Counts {
+    ok: u64,
+    other: u64,
+}
+
+impl Counts {
+    /// The counters of `method` at the server of `url`; `None` for a server without them.
+    async fn read(url: &str, method: &str) -> Result<Option<Self>, String> {
+        let metrics = url
+            .rsplit_once('/')
+            .map_or(url, |(base, _)| base)
+            .to_owned()
+            + "/metrics";
+        let text = async { reqwest::get(&metrics).await?.text().await };
+        Ok(Self::parse(
+            &text.await.map_err(|e| format!("{metrics}: {e}"))?,
+            method,
+        ))
+    }
+
+    fn parse(text: &str, method: &str) -> Option<Self> {
+        if !text.contains("mcp_requests_total") {
+            return None;
+        }
+        let label = format!("method=\"{method}\"");
+        let mut counts = Counts { ok: 0, other: 0 };
+        let lines = text.lines();
+        for line in lines.filter(|l| l.starts_with("mcp_requests_total{") && l.contains(&label)) {
+            let count: u64 = line
+                .rsplit(' ')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            match line.contains("code=\"ok\"") {
+                true => counts.ok += count,
+                false => counts.other += count,
+            }
+        }
+        Some(counts)
+    }
+
+    /// Compared with `after`, for a run whose generator counted `answered` successes and may
+    /// have cut off `cut_off` requests the server still counted: the failed requests and why,
+    /// when the server counted any error or fewer `ok` answers than the generator.
+    fn failures_until(self, after: Self, answered: u64, cut_off: u64) -> Option<(u64, String)> {
+        let ok = after.ok.saturating_sub(self.ok);
+        let other = after.other.saturating_sub(self.other);
+        (other > 0 || ok.saturating_add(cut_off) < answered).then(|| {
+            let why = format!("the server counted {ok} ok and {other} failed of the generator's {answered} requests");
+            (other.max(1), why)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrk_s_done_hook_output_is_read() {
+        let stdout =
+            "Running 5s test\nquantile 50 263\nquantile 99 980\nrequests 700000\nerrors 3\n";
+        let run = parse_wrk(stdout).unwrap();
+        assert_eq!(run.quantiles, vec![(0.5, 0.263), (0.99, 0.98)]);
+        assert_eq!((run.requests, run.errors), (700_000, 3));
+        assert!(parse_wrk("no summary").is_err());
+    }
+
+    #[test]
+    fn oha_s_json_summary_is_read() {
+        let printed = r#"{"summary": {"total": 5.0, "slowest": 0.0183},
+            "latencyPercentiles": {"p50": 0.00041, "p90": 0.0007, "p99": 0.0021, "p99.9": 0.0093},
+            "statusCodeDistribution": {"200": 99950, "503": 2},
+            "errorDistribution": {"aborted due to deadline": 12, "connection closed": 1}}"#;
+        let run = parse_oha(printed, 20_000).unwrap();
+        assert_eq!((run.requests, run.errors), (99_950, 3));
+        assert_eq!(run.first_error.as_deref(), Some("oha got HTTP 503 2 times"));
+        assert!((run.latency_ms(0.999) - 9.3).abs() < 1e-9 && run.kept_rate());
+    }
+
+    #[test]
+    fn the_server_s_counters_must_match_the_generator_s() {
+        let text = "mcp_requests_total{method=\"tasks/get\",code=\"ok\"} 700\n\
+                    mcp_requests_total{method=\"tasks/get\",code=\"-32602\"} 2\n";
+        assert_eq!(
+            Counts::parse(text, "tasks/get"),
+            Some(Counts { ok: 700, other: 2 })
+        );
+        assert_eq!(Counts::parse("hello", "tasks/get"), None);
+        let (before, after) = (Counts { ok: 10, other: 1 }, Counts { ok: 1010, other: 1 });
+        assert_eq!(before.failures_until(after, 1064, 64), None);
+        assert_eq!(before.failures_until(after, 1065, 64).map(|f| f.0), Some(1));
+        let errors = Counts { ok: 1010, other: 4 };
+        assert_eq!(
+            before.failures_until(errors, 1000, 64).map(|f| f.0),
+            Some(3)
+        );
+    }
+
+    #[test]
+    fn the_fixture_s_database_sessions_are_not_foreign() {
+        let secs = Duration::from_secs_f64;
+        let mut run = Run {
+            requests: 100,
+            window: secs(1.0),
+            server_cpu: secs(0.5),
+            client_cpu: secs(0.3),
+            cores: vec![secs(0.6), secs(0.6)],
+            ..Run::default()
+        };
+        let foreign = |run: &Run| run.foreign_cpu_percent(&[0], &[1]).unwrap();
+        assert!((foreign(&run) - 40.0).abs() < 1e-6, "0.1 + 0.3 s foreign");
+        run.database_cpu = Some(secs(0.35));
+        assert!((foreign(&run) - 5.0).abs() < 1e-6);
+        assert_eq!(run.foreign_cpu_percent(&[], &[1]), None, "unpinned");
+    }
+}

@@ -17,8 +17,8 @@
 //!
 //! | module | uses |
 //! |---|---|
-//! | `suite` (the run) | the rows, `report`, `fixtures`, `generator`, `database`, `pin`, `cli` |
-//! | `report` (markdown) | the rows' results, `series`, `generator`, `fixtures`, `mcp`, `pin`, `procfs` |
+//! | `suite` (the run) | `throughput`, `durable`, `memory`, `lifecycle`, `resume`, `takeover`, `report`, `fixtures`, `generator`, `database`, `pin`, `cli` |
+//! | `report` (markdown) | `throughput`, `durable`, `memory`, `lifecycle`, `resume`, `takeover` (their results), `series`, `generator`, `fixtures`, `mcp`, `pin`, `procfs` |
 //! | `throughput` (rows 1–3, 7a–7c, 8a, 8b, 9) | `fixtures`, `generator`, `series`, `mcp`, `call`, `cli` |
 //! | `durable` (fsync, row 7d) | `memory`, `fixtures` |
 //! | `memory` (5a, 5b), `lifecycle` (4), `resume` (8c), `takeover` (8d) | `fixtures`, `generator`, `series`, `mcp`, `call`, `server`, `procfs` |

@@ -17,10 +17,10 @@ use tokio_postgres::types::{Json, ToSql};
 use tokio_postgres::Row;
 
 use crate::backend;
-use crate::batch::{self, Queued, Writer};
+use crate::batch::{self, Batcher, Queued, Writer};
 use crate::counters;
+use crate::db::Db;
 use crate::sql::{big, ms, to_json, Sql};
-use crate::store::Db;
 use crate::text::storable;
 
 /// One transition waiting for its batch.
@@ -43,6 +43,7 @@ pub(crate) struct Item {
 /// [`tasks_runtime::Store::transition`].
 pub(crate) async fn transition(
     db: &Db,
+    queue: &Batcher<Item>,
     who: Authority<'_>,
     update: TaskUpdate,
     now: Timestamp,
@@ -84,7 +85,7 @@ pub(crate) async fn transition(
         },
         reply,
     };
-    if let Err(item) = db.transitions.submit(item) {
+    if let Err(item) = queue.submit(item) {
         batch::run::<Transitions>(&db.writer, vec![item]).await;
     }
     let Some(current) = answer.await.map_err(|_| batch::lost())?? else {

@@ -9,12 +9,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock;
 use crate::connector::Connector;
+use crate::db::Db;
 use crate::error::ConnectError;
 use crate::feed::Feed;
 use crate::options::{valid_schema, PostgresOptions};
 use crate::schema::{self, Refusal};
 use crate::sql::Sql;
-use crate::store::PostgresStore;
 use crate::target::describe;
 
 /// How long opening one connection may take, when the connection string does not say.
@@ -34,10 +34,7 @@ const SESSION_OPTIONS: &str = "-c synchronous_commit=on -c statement_timeout=500
 /// The `application_name` of the store's connections, when the connection string sets none.
 const APPLICATION_NAME: &str = "mcp-tasks";
 
-pub(crate) async fn connect(
-    url: &str,
-    options: PostgresOptions,
-) -> Result<PostgresStore, ConnectError> {
+pub(crate) async fn connect(url: &str, options: PostgresOptions) -> Result<Db, ConnectError> {
     if !valid_schema(&options.schema) {
         return Err(ConnectError::InvalidSchema(options.schema));
     }
@@ -93,7 +90,7 @@ pub(crate) async fn connect(
         stop.clone(),
     )
     .await;
-    Ok(PostgresStore::new(
+    Ok(Db::new(
         pool,
         Arc::new(Sql::new(&options.schema)),
         target,

@@ -13,9 +13,9 @@ use tokio::sync::oneshot;
 use tokio_postgres::types::ToSql;
 
 use crate::backend;
-use crate::batch::{self, Queued, Writer};
+use crate::batch::{self, Batcher, Queued, Writer};
+use crate::db::Db;
 use crate::sql::{big, ms, to_json, Sql};
-use crate::store::Db;
 use crate::text::storable;
 
 /// One create waiting for its batch.
@@ -59,6 +59,7 @@ impl Verdict {
 /// [`tasks_runtime::Store::create`].
 pub(crate) async fn create(
     db: &Db,
+    queue: &Batcher<Item>,
     task: NewTask,
     work: Arc<Work>,
     limits: CreateLimits,
@@ -85,7 +86,7 @@ pub(crate) async fn create(
         lease_required: limits.lease_required,
         reply,
     };
-    if let Err(item) = db.creates.submit(item) {
+    if let Err(item) = queue.submit(item) {
         batch::run::<Creates>(&db.writer, vec![item]).await;
     }
     match verdict.await.map_err(|_| batch::lost())?? {

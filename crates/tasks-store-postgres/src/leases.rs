@@ -8,8 +8,8 @@ use tokio_postgres::types::Json;
 use tokio_postgres::Row;
 
 use crate::backend;
+use crate::db::Db;
 use crate::sql::{big, ms};
-use crate::store::Db;
 
 /// [`tasks_runtime::Store::register_node`].
 pub(crate) async fn register(

@@ -361,10 +361,11 @@
 //!
 //! | module | uses |
 //! |---|---|
-//! | `store` ([`PostgresStore`]: the handle and its `Store` implementation) | `connect`, `create`, `cas`, `read`, `reap`, `leases`, `batch`, `feed`, `clock`, `backend`, `sql`, `options`, `error` |
-//! | `connect` (settings, pool, migration at start-up) | `connector`, `schema`, `feed`, `clock`, `store`, `backend`, `sql`, `target`, `options`, `error` |
-//! | `create`, `cas` (group-committed writes) | `batch`, `counters` (cas), `store`, `backend`, `sql`, `text` |
-//! | `read`, `reap`, `leases` | `counters` (reap), `store`, `backend`, `sql`, `text` (read) |
+//! | `store` ([`PostgresStore`]: the handle and its `Store` implementation) | `connect`, `create`, `cas`, `read`, `reap`, `leases`, `db`, `batch`, `options`, `error` |
+//! | `connect` (settings, pool, migration at start-up) | `connector`, `schema`, `db`, `feed`, `clock`, `backend`, `sql`, `target`, `options`, `error` |
+//! | `create`, `cas` (group-committed writes) | `batch`, `counters` (cas), `db`, `backend`, `sql`, `text` |
+//! | `read`, `reap`, `leases` | `counters` (reap), `db`, `backend`, `sql`, `text` (read) |
+//! | `db` (the pool, statements, writer, feed and clock every call works with) | `batch`, `feed`, `clock`, `backend`, `sql` |
 //! | `batch` (group commit) | `feed`, `sql` |
 //! | `counters` (unsettled counter changes) | `backend`, `sql` |
 //! | `feed` (the change feed: `feed::listener`, `feed::notifier`, `feed::payload`, `feed::backoff`) | `connector`, `backend`, `sql` |
@@ -383,6 +384,7 @@ mod connect;
 mod connector;
 mod counters;
 mod create;
+mod db;
 mod error;
 mod feed;
 mod leases;

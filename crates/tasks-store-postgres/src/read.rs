@@ -43,8 +43,8 @@ pub(crate) async fn rows(
 }
 
 use crate::backend;
+use crate::db::Db;
 use crate::sql::ms;
-use crate::store::Db;
 use crate::text::storable;
 
 /// [`tasks_runtime::Store::get`].

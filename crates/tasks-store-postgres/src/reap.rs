@@ -9,8 +9,8 @@ use tasks_runtime::StoreError;
 
 use crate::backend;
 use crate::counters;
+use crate::db::Db;
 use crate::sql::ms;
-use crate::store::Db;
 
 /// How many expired tasks one statement deletes.
 const CHUNK: i64 = 500;

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use deadpool_postgres::{Object, Pool};
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::store::CreateLimits;
 use tasks_runtime::{
@@ -12,15 +11,12 @@ use tasks_runtime::{
     Snapshot, Store, StoreError, Work,
 };
 use tokio::sync::broadcast;
-use tokio_util::sync::{CancellationToken, DropGuard};
 
-use crate::batch::{self, Batcher, Writer};
-use crate::clock::DbClock;
+use crate::batch::{self, Batcher};
+use crate::db::Db;
 use crate::error::ConnectError;
-use crate::feed::Feed;
 use crate::options::PostgresOptions;
-use crate::sql::Sql;
-use crate::{backend, cas, connect, create, leases, read, reap};
+use crate::{cas, connect, create, leases, read, reap};
 
 /// A [`Store`] in a PostgreSQL database, shared by any number of nodes (processes).
 ///
@@ -30,32 +26,14 @@ use crate::{backend, cas, connect, create, leases, read, reap};
 #[derive(Clone)]
 pub struct PostgresStore {
     db: Arc<Db>,
+    batchers: Arc<Batchers>,
 }
 
-/// The pool and the statements of one schema, the change feed and the clock; dropping it (with
-/// the last clone of the store) stops the background tasks.
-pub(crate) struct Db {
-    pool: Pool,
-    pub(crate) sql: Arc<Sql>,
-    pub(crate) writer: Writer,
-    pub(crate) creates: Batcher<create::Item>,
-    pub(crate) transitions: Batcher<cas::Item>,
-    target: String,
-    feed: Feed,
-    clock: Arc<DbClock>,
-    _stop: DropGuard,
-}
-
-impl Db {
-    /// A pooled connection.
-    pub(crate) async fn client(&self) -> Result<Object, StoreError> {
-        self.pool.get().await.map_err(backend::pool)
-    }
-
-    /// Announces that this store instance committed task `id` at `revision` (never waits).
-    pub(crate) fn hint(&self, id: &TaskId, revision: u64) {
-        self.writer.hinter.hint(id, revision);
-    }
+/// The group-commit queues of the store's writes; dropping them (with the last clone of the
+/// store) stops their collectors once their queues are empty.
+struct Batchers {
+    creates: Batcher<create::Item>,
+    transitions: Batcher<cas::Item>,
 }
 
 impl PostgresStore {
@@ -75,35 +53,18 @@ impl PostgresStore {
         url: &str,
         options: PostgresOptions,
     ) -> Result<PostgresStore, ConnectError> {
-        connect::connect(url, options).await
+        connect::connect(url, options).await.map(PostgresStore::new)
     }
 
-    pub(crate) fn new(
-        pool: Pool,
-        sql: Arc<Sql>,
-        target: String,
-        feed: Feed,
-        clock: Arc<DbClock>,
-        stop: CancellationToken,
-    ) -> PostgresStore {
-        let writer = Writer {
-            pool: pool.clone(),
-            sql: sql.clone(),
-            hinter: feed.hinter(),
-        };
-        let creates = batch::batcher::<create::Creates>(writer.clone(), stop.clone());
-        let transitions = batch::batcher::<cas::Transitions>(writer.clone(), stop.clone());
+    /// The store on `db`, with its group-commit queues started.
+    fn new(db: Db) -> PostgresStore {
+        let creates = batch::batcher::<create::Creates>(db.writer.clone(), db.stop.clone());
+        let transitions = batch::batcher::<cas::Transitions>(db.writer.clone(), db.stop.clone());
         PostgresStore {
-            db: Arc::new(Db {
-                pool,
-                sql,
-                writer,
+            db: Arc::new(db),
+            batchers: Arc::new(Batchers {
                 creates,
                 transitions,
-                target,
-                feed,
-                clock,
-                _stop: stop.drop_guard(),
             }),
         }
     }
@@ -139,7 +100,7 @@ impl Store for PostgresStore {
         limits: CreateLimits,
         owner: &NodeId,
     ) -> Result<Created, StoreError> {
-        create::create(&self.db, task, work, limits, owner).await
+        create::create(&self.db, &self.batchers.creates, task, work, limits, owner).await
     }
 
     async fn get(
@@ -177,7 +138,7 @@ impl Store for PostgresStore {
         update: TaskUpdate,
         now: Timestamp,
     ) -> Result<CasOutcome, StoreError> {
-        cas::transition(&self.db, who, update, now).await
+        cas::transition(&self.db, &self.batchers.transitions, who, update, now).await
     }
 
     async fn reap(&self, now: Timestamp) -> Result<Vec<TaskId>, StoreError> {

@@ -1,0 +1,68 @@
+//! [`Db`]: what every call of the store works with, the pool and the statements of one
+//! schema, the writer of group commits, the change feed and the database server's clock.
+
+use std::sync::Arc;
+
+use deadpool_postgres::{Object, Pool};
+use tasks_core::TaskId;
+use tasks_runtime::StoreError;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use crate::backend;
+use crate::batch::Writer;
+use crate::clock::DbClock;
+use crate::feed::Feed;
+use crate::sql::Sql;
+
+/// The pool and the statements of one schema, the change feed and the clock; dropping it (with
+/// the last clone of the store) stops the background tasks.
+pub(crate) struct Db {
+    pool: Pool,
+    pub(crate) sql: Arc<Sql>,
+    pub(crate) writer: Writer,
+    pub(crate) target: String,
+    pub(crate) feed: Feed,
+    pub(crate) clock: Arc<DbClock>,
+    /// Stops the background tasks (the feed, the clock's refresh, the batch collectors).
+    pub(crate) stop: CancellationToken,
+    _stop: DropGuard,
+}
+
+impl Db {
+    /// The store's connections to `target` (its description, without the password), stopped
+    /// by `stop` and when dropped.
+    pub(crate) fn new(
+        pool: Pool,
+        sql: Arc<Sql>,
+        target: String,
+        feed: Feed,
+        clock: Arc<DbClock>,
+        stop: CancellationToken,
+    ) -> Db {
+        let writer = Writer {
+            pool: pool.clone(),
+            sql: sql.clone(),
+            hinter: feed.hinter(),
+        };
+        Db {
+            pool,
+            sql,
+            writer,
+            target,
+            feed,
+            clock,
+            stop: stop.clone(),
+            _stop: stop.drop_guard(),
+        }
+    }
+
+    /// A pooled connection.
+    pub(crate) async fn client(&self) -> Result<Object, StoreError> {
+        self.pool.get().await.map_err(backend::pool)
+    }
+
+    /// Announces that this store instance committed task `id` at `revision` (never waits).
+    pub(crate) fn hint(&self, id: &TaskId, revision: u64) {
+        self.writer.hinter.hint(id, revision);
+    }
+}

@@ -25,7 +25,7 @@ pub(crate) enum Command {
 }
 
 /// One benchmark row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
 pub(crate) enum Row {
     /// 1: the bare hyper baseline.
     Baseline,
@@ -60,22 +60,20 @@ pub(crate) enum Row {
 }
 
 impl Row {
+    /// Its `--rows` name.
+    pub(crate) fn name(self) -> String {
+        self.to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_owned())
+    }
+
     /// Whether the row runs a fixture on a SQLite store.
     pub(crate) fn is_sqlite(self) -> bool {
-        use Row::*;
-        matches!(
-            self,
-            GetSqlite | CreateSqlite | CreateSqliteNormal | StoredSqlite
-        )
+        self.name().contains("sqlite")
     }
 
     /// Whether the row runs fixtures on PostgreSQL.
     pub(crate) fn is_postgres(self) -> bool {
-        use Row::*;
-        matches!(
-            self,
-            GetPostgres | CreatePostgres | ResumePostgres | TakeoverPostgres
-        )
+        self.name().ends_with("postgres")
     }
 }
 

@@ -1,34 +1,28 @@
-//! Starting the servers of a run: fixtures on the memory store, on a fresh SQLite database, or
-//! as nodes on a fresh PostgreSQL schema, and the bare hyper baseline.
+//! Starting the servers of a run (fixtures on the memory store, on a fresh SQLite database, or
+//! as nodes on a fresh PostgreSQL schema, and the bare hyper baseline) and measuring one.
 //!
 //! Every fixture runs with [`FIXTURE_LIMITS`]: capacity limits far above what a row creates,
 //! so no creation is refused, and unlimited TTL, so nothing is reaped during a row. A SQLite
-//! fixture also gets `--store sqlite:<fresh dir>/tasks.db` and `--sqlite-synchronous`; the
-//! directory is removed once it has stopped. PostgreSQL nodes get the database, a fresh schema
-//! and a secret file shared by the nodes of a [`Cluster`] (as `docs/deployment.md` runs them);
-//! the schema is dropped once they have stopped (fields drop in declaration order).
+//! fixture gets `--store sqlite:<fresh dir>/tasks.db`. PostgreSQL nodes get the database, a
+//! fresh schema and a secret file shared by the nodes of a [`Cluster`] (as
+//! `docs/deployment.md` runs them). What a store leaves is removed once its servers have
+//! stopped (fields drop in declaration order).
 
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::cli::RunArgs;
+use crate::call::Call;
+use crate::cli::{Row, RunArgs};
 use crate::database::{Database, TempSchema};
-use crate::generator::{LoadSpec, Watch};
+use crate::generator::{self, Generator, LoadSpec, Run};
 use crate::pin::Pinning;
+use crate::series::Series;
 use crate::server::ServerProcess;
 
 /// Fixture flags of every row.
-pub(crate) const FIXTURE_LIMITS: &[&str] = &[
-    "--max-tasks",
-    "10000000",
-    "--max-active-per-scope",
-    "10000000",
-    "--max-workers",
-    "1000000",
-    "--ttl-ms",
-    "0",
-];
+pub(crate) const FIXTURE_LIMITS: &str =
+    "--max-tasks 10000000 --max-active-per-scope 10000000 --max-workers 1000000 --ttl-ms 0";
 
 /// What starts the servers of a run.
 pub(crate) struct Servers<'a> {
@@ -43,63 +37,35 @@ pub(crate) struct Servers<'a> {
     pub database: Option<Database>,
 }
 
-/// `--sqlite-synchronous` of a SQLite fixture: `full` (every acknowledged write fsynced, the
-/// default) or `normal` (writes survive a crash of the process, not of the machine).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Synchronous {
-    Full,
-    Normal,
+/// A running server, and what its store leaves, removed once it has stopped.
+pub(crate) struct Fixture {
+    pub server: ServerProcess,
+    /// The `application_name` of a PostgreSQL node's sessions.
+    pub app: Option<String>,
+    /// A SQLite fixture's directory.
+    pub dir: Option<TempDir>,
+    /// A lone PostgreSQL node's schema and secret file.
+    cluster: Option<Box<Cluster>>,
 }
 
-/// A fresh directory holding one fixture's database, removed with everything in it when
-/// dropped.
-#[derive(Debug)]
-pub(crate) struct TempDb {
-    pub dir: PathBuf,
-}
+/// A directory removed with everything in it when dropped.
+pub(crate) struct TempDir(pub PathBuf);
 
-impl TempDb {
-    /// Sizes in bytes of `tasks.db` and `tasks.db-wal` (0 for a file that does not exist).
-    pub(crate) fn sizes(&self) -> (u64, u64) {
-        let size = |name| fs::metadata(self.dir.join(name)).map_or(0, |meta| meta.len());
-        (size("tasks.db"), size("tasks.db-wal"))
-    }
-
-    /// Whether `tasks.db-wal` exists (SQLite deletes it when the last connection closes
-    /// cleanly, after checkpointing it into the database).
-    pub(crate) fn has_wal(&self) -> bool {
-        self.dir.join("tasks.db-wal").exists()
-    }
-}
-
-impl Drop for TempDb {
+impl Drop for TempDir {
     fn drop(&mut self) {
-        if let Err(error) = fs::remove_dir_all(&self.dir) {
-            eprintln!("cannot remove {}: {error}", self.dir.display());
+        if let Err(error) = fs::remove_dir_all(&self.0) {
+            eprintln!("cannot remove {}: {error}", self.0.display());
         }
     }
 }
 
-/// A fixture on a SQLite store, stopped before its directory is removed.
-pub(crate) struct SqliteFixture {
-    pub server: ServerProcess,
-    pub db: TempDb,
-}
-
-/// One fixture process of a cluster, and the `application_name` of its database sessions.
-pub(crate) struct Node {
-    pub server: ServerProcess,
-    pub app: String,
-}
-
 /// Nodes on one schema, stopped before the schema is dropped and the secret file removed.
 pub(crate) struct Cluster {
-    pub nodes: Vec<Node>,
+    pub nodes: Vec<Fixture>,
     schema: TempSchema,
     secret: SecretFile,
 }
 
-/// The nodes' shared secret file, removed when dropped.
 struct SecretFile(PathBuf);
 
 impl Drop for SecretFile {
@@ -109,62 +75,75 @@ impl Drop for SecretFile {
 }
 
 impl Cluster {
-    /// Node `i` (in start order).
-    pub(crate) fn node(&self, i: usize) -> Result<&Node, String> {
-        self.nodes.get(i).ok_or_else(|| format!("no node {i}"))
-    }
-
-    /// What a throughput run of node `i` reads: its process and its database sessions.
-    pub(crate) fn watch<'a>(
-        &'a self,
-        i: usize,
-        database: &'a Database,
-    ) -> Result<Watch<'a>, String> {
-        let node = self.node(i)?;
-        let database = Some((database, node.app.as_str()));
-        Ok(Watch {
-            server_pid: node.server.pid(),
-            database,
-        })
+    /// The URL of node `i` (in start order).
+    pub(crate) fn url(&self, i: usize) -> Result<&str, String> {
+        Ok(self
+            .nodes
+            .get(i)
+            .ok_or(format!("no node {i}"))?
+            .server
+            .url())
     }
 }
 
 impl Servers<'_> {
-    /// A fixture on the memory store.
-    pub(crate) fn fixture(&self, name: &str) -> Result<ServerProcess, String> {
-        self.start_fixture(name, Vec::new())
-    }
-
-    /// A fixture on a fresh SQLite database, `<sqlite dir>/sqlite-<name>-<pid>`.
-    pub(crate) fn sqlite(&self, name: &str, sync: Synchronous) -> Result<SqliteFixture, String> {
+    /// A fixture on the store `row` measures: the memory store, SQLite (`--sqlite-synchronous
+    /// normal` for row 7c, else `full`, every acknowledged write fsynced) or PostgreSQL.
+    pub(crate) async fn for_row(&self, row: Row, name: &str) -> Result<Fixture, String> {
+        if !row.is_sqlite() && !row.is_postgres() {
+            return self.fixture(name);
+        }
+        if row.is_postgres() {
+            let mut cluster = self.cluster(name).await?;
+            self.add_node(&mut cluster, name, None)?;
+            let mut node = cluster.nodes.pop().ok_or("no node")?;
+            node.cluster = Some(Box::new(cluster));
+            return Ok(node);
+        }
         let dir = self
             .sqlite_dir
             .join(format!("sqlite-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir); // a killed earlier run's
         fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let db = TempDb { dir };
+        let dir = TempDir(dir);
         let mut store = OsString::from("sqlite:");
-        store.push(db.dir.join("tasks.db"));
-        let sync = if sync == Synchronous::Full {
-            "full"
-        } else {
+        store.push(dir.0.join("tasks.db"));
+        let sync = if row == Row::CreateSqliteNormal {
             "normal"
+        } else {
+            "full"
         };
-        let flags = vec![
+        let flags = [
             "--store".into(),
             store,
             "--sqlite-synchronous".into(),
             sync.into(),
         ];
-        let server = self.start_fixture(name, flags)?;
-        Ok(SqliteFixture { server, db })
+        let server = self.start(name, &self.fixture, flags)?;
+        Ok(Fixture {
+            dir: Some(dir),
+            ..Fixture::from(server)
+        })
     }
 
-    /// The PostgreSQL database.
+    /// A fixture on the memory store.
+    pub(crate) fn fixture(&self, name: &str) -> Result<Fixture, String> {
+        Ok(self.start(name, &self.fixture, [])?.into())
+    }
+
+    /// The bare hyper baseline, answering every request with `body`.
+    pub(crate) fn baseline(&self, name: &str, body: &[u8]) -> Result<Fixture, String> {
+        let file = self.logs.join(format!("{name}-body.json"));
+        fs::write(&file, body).map_err(|e| format!("{}: {e}", file.display()))?;
+        let exe = std::env::current_exe().map_err(|e| format!("own path: {e}"))?;
+        let args = ["baseline-server".into(), "--body-file".into(), file.into()];
+        Ok(self.start(name, &exe, args)?.into())
+    }
+
     pub(crate) fn database(&self) -> Result<&Database, String> {
         self.database
             .as_ref()
-            .ok_or_else(|| "no PostgreSQL database".to_owned())
+            .ok_or("no PostgreSQL database".into())
     }
 
     /// A cluster with no node yet, on a fresh schema; its secret file is created by the first
@@ -192,63 +171,84 @@ impl Servers<'_> {
         lease_ms: Option<u64>,
     ) -> Result<(), String> {
         let app = format!("tasks-bench-{}-{node}", std::process::id());
-        let mut flags: Vec<OsString> = vec![
-            "--store".into(),
-            self.database()?.url_for(&app).into(),
-            "--postgres-schema".into(),
-            cluster.schema.name().into(),
-            "--secret-file".into(),
-            cluster.secret.0.clone().into(),
-            "--drain-ms".into(),
-            "0".into(),
+        let (url, schema) = (self.database()?.url_for(&app), cluster.schema.name());
+        let flags = [
+            "--store",
+            &url,
+            "--postgres-schema",
+            schema,
+            "--drain-ms",
+            "0",
         ];
+        let mut flags: Vec<OsString> = flags.map(Into::into).into();
+        flags.extend(["--secret-file".into(), cluster.secret.0.clone().into()]);
         if let Some(lease_ms) = lease_ms {
             flags.extend(["--lease-ms".into(), lease_ms.to_string().into()]);
         }
-        let server = self.start_fixture(node, flags)?;
-        cluster.nodes.push(Node { server, app });
+        let server = self.start(node, &self.fixture, flags)?;
+        cluster.nodes.push(Fixture {
+            app: Some(app),
+            ..Fixture::from(server)
+        });
         Ok(())
     }
 
-    /// A cluster of one node named `name`.
-    pub(crate) async fn postgres(&self, name: &str) -> Result<Cluster, String> {
-        let mut cluster = self.cluster(name).await?;
-        self.add_node(&mut cluster, name, None)?;
-        Ok(cluster)
-    }
-
-    fn start_fixture(&self, name: &str, extra: Vec<OsString>) -> Result<ServerProcess, String> {
-        let mut command = self.pinning.server_command(&self.fixture);
+    /// Starts `program` (the fixture, or this binary for the baseline) with `args`, listening
+    /// on a free port, with `--server-threads` worker threads; its stderr goes to
+    /// `<name>.log` in the log folder.
+    fn start<I: IntoIterator<Item = OsString>>(
+        &self,
+        name: &str,
+        program: &Path,
+        args: I,
+    ) -> Result<ServerProcess, String> {
+        let mut command = self.pinning.server_command(program);
         command
-            .args(["--listen", "127.0.0.1:0", "--worker-threads"])
-            .arg(self.args.server_threads.to_string())
-            .args(FIXTURE_LIMITS)
-            .args(extra);
-        ServerProcess::start(name, command, &self.log(name))
+            .args(args)
+            .args(["--listen", "127.0.0.1:0", "--worker-threads"]);
+        command.arg(self.args.server_threads.to_string());
+        if program == self.fixture.as_path() {
+            command.args(FIXTURE_LIMITS.split(' '));
+        }
+        ServerProcess::start(name, command, &self.logs.join(format!("{name}.log")))
     }
 
-    fn log(&self, name: &str) -> PathBuf {
-        self.logs.join(format!("{name}.log"))
+    /// One run of `call` against `fixture` (reading its database sessions' CPU time too).
+    pub(crate) async fn measure(
+        &self,
+        fixture: &Fixture,
+        call: &Call,
+        generator: Generator<'_>,
+    ) -> Result<Run, String> {
+        let sessions = match &fixture.app {
+            Some(app) => Some((self.database()?, app.as_str())),
+            None => None,
+        };
+        let (url, watch) = (fixture.server.url(), (fixture.server.pid(), sessions));
+        generator::measure(url, call, self.spec, generator, watch, &self.logs).await
     }
 
-    /// The bare hyper baseline named `name`, answering every request with `body` (written to
-    /// `<name>-body.json` in the log folder).
-    pub(crate) fn baseline(&self, name: &str, body: &[u8]) -> Result<ServerProcess, String> {
-        let body_file = self.logs.join(format!("{name}-body.json"));
-        fs::write(&body_file, body).map_err(|e| format!("{}: {e}", body_file.display()))?;
-        let exe = std::env::current_exe().map_err(|e| format!("own path: {e}"))?;
-        let mut command = self.pinning.server_command(&exe);
-        command
-            .args([
-                "baseline-server",
-                "--listen",
-                "127.0.0.1:0",
-                "--worker-threads",
-            ])
-            .arg(self.args.server_threads.to_string())
-            .arg("--body-file")
-            .arg(body_file);
-        ServerProcess::start(name, command, &self.log(name))
+    /// wrk runs of `call` against `fixture` until `--rounds` are clean (see [`Series::wants_more`]).
+    pub(crate) async fn series(&self, fixture: &Fixture, call: &Call) -> Result<Series, String> {
+        let mut series = Series::default();
+        while series.wants_more(self.args.rounds) {
+            series.push(
+                self.measure(fixture, call, Generator::Wrk).await?,
+                self.pinning,
+            );
+        }
+        Ok(series)
+    }
+}
+
+impl From<ServerProcess> for Fixture {
+    fn from(server: ServerProcess) -> Self {
+        Fixture {
+            server,
+            app: None,
+            dir: None,
+            cluster: None,
+        }
     }
 }
 

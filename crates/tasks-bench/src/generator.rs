@@ -4,14 +4,14 @@
 //! fixture's own request counters.
 //!
 //! * **wrk** (Debian's package): the closed-loop throughput rows, `wrk -t1 -c<connections>`,
-//!   the request in a Lua script whose `done` hook prints the quantiles and counts.
+//!   the request in a Lua script whose `done` hook prints its summary in oha's JSON shape.
 //! * **oha** (`cargo install oha --locked --version 1.16.0`): the open-loop latency row, at a
 //!   fixed rate (`-q`) with `--latency-correction`, read from its JSON summary.
 //!
 //! Neither reads JSON-RPC bodies, so before each run one response of the call is checked in
 //! full ([`Call::checked`]), the generator's non-2xx answers and socket errors count as
 //! errors, and for a fixture its `mcp_requests_total{method,code}` counters (`GET /metrics`)
-//! read before and after must count every request of the run `ok`. A run is a warm-up (not
+//! read around the window must count every request of the run `ok`. A run is a warm-up (not
 //! counted) and then the measured window; the generator's own CPU time is sampled while it
 //! runs ([`procfs::run_timing_cpu`]) to show it had CPU to spare.
 
@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::call::{Call, Expect};
+use crate::call::Call;
 use crate::database::Database;
 use crate::procfs;
 
@@ -31,36 +31,26 @@ const WRITER_THREAD: &str = "tasks-sqlite-wr";
 const GRACE: Duration = Duration::from_secs(60);
 /// The oha release whose JSON summary this reads.
 pub(crate) const OHA_VERSION: &str = "1.16.0";
-/// The quantiles reported, with oha's names for them.
-const QUANTILES: [(f64, &str); 4] = [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p99.9")];
 
-/// Shape of one run.
+/// Shape of one run: keep-alive connections (one request in flight each), the warm-up (not
+/// counted), the measurement window.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LoadSpec {
-    /// Keep-alive connections, each with one request in flight.
     pub connections: usize,
-    /// Time before measuring (not counted).
     pub warmup: Duration,
-    /// The measurement window.
     pub duration: Duration,
 }
 
-/// Which generator drives a run.
+/// wrk (closed loop), or the oha binary at a rate in requests per second (open loop).
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Generator<'a> {
-    /// wrk, closed loop.
     Wrk,
-    /// oha (this binary) at `rate` requests per second, open loop.
     Oha(&'a Path, u32),
 }
 
-/// Whose CPU time a run reads: the server process, and the PostgreSQL sessions of a fixture
-/// (the database and its `application_name`, see [`Database::sessions`]).
-#[derive(Clone, Copy)]
-pub(crate) struct Watch<'a> {
-    pub server_pid: u32,
-    pub database: Option<(&'a Database, &'a str)>,
-}
+/// Whose CPU time a run reads: the server's process id, and for a PostgreSQL fixture the
+/// database and its sessions' `application_name` ([`Database::sessions`]).
+pub(crate) type Watch<'a> = (u32, Option<(&'a Database, &'a str)>);
 
 /// What one run measured.
 #[derive(Debug, Default)]
@@ -70,9 +60,8 @@ pub(crate) struct Run {
     /// Failed requests (a row with errors is invalid), and the first failure.
     pub errors: u64,
     pub first_error: Option<String>,
-    /// The measurement window.
     pub window: Duration,
-    /// Latency quantiles `(q, ms)` as the generator reports them, and the slowest (oha).
+    /// Latency quantiles `(q, ms)` as the generator reports them, and the slowest.
     pub quantiles: Vec<(f64, f64)>,
     pub max_ms: Option<f64>,
     /// oha's fixed rate.
@@ -93,7 +82,6 @@ pub(crate) fn percent(part: Duration, window: Duration) -> f64 {
 }
 
 impl Run {
-    /// Requests per second.
     pub(crate) fn rps(&self) -> f64 {
         self.requests as f64 / self.window.as_secs_f64().max(1e-9)
     }
@@ -123,15 +111,16 @@ impl Run {
         if server.is_empty() || client.is_empty() {
             return None;
         }
-        let busy = |cpus: &[usize]| -> f64 {
+        let busy = |cpus: &[usize], own: Duration| {
             let on = |&cpu: &usize| self.cores.get(cpu).map_or(0.0, Duration::as_secs_f64);
-            cpus.iter().map(on).sum()
+            (cpus.iter().map(on).sum::<f64>() - own.as_secs_f64()).max(0.0)
         };
-        let server = (busy(server) - self.server_cpu.as_secs_f64()).max(0.0);
-        let client = (busy(client) - self.client_cpu.as_secs_f64()).max(0.0);
-        let database = self.database_cpu.map_or(0.0, |cpu| cpu.as_secs_f64());
-        let foreign = Duration::from_secs_f64((server + client - database).max(0.0));
-        Some(percent(foreign, self.window))
+        let database = self.database_cpu.unwrap_or_default().as_secs_f64();
+        let foreign = busy(server, self.server_cpu) + busy(client, self.client_cpu) - database;
+        Some(percent(
+            Duration::from_secs_f64(foreign.max(0.0)),
+            self.window,
+        ))
     }
 
     fn fail(&mut self, failed: u64, why: String) {
@@ -140,81 +129,73 @@ impl Run {
     }
 }
 
-/// CPU clocks at one instant.
-struct Clocks {
-    server: Duration,
-    writer: Option<Duration>,
-    database: Option<Vec<(u32, Duration)>>,
-    cores: Vec<Duration>,
-}
+/// CPU clocks at one instant: a server's, its SQLite writer thread's, its database sessions',
+/// and each CPU's busy time.
+pub(crate) struct Clocks(
+    Duration,
+    Option<Duration>,
+    Option<Vec<(u32, Duration)>>,
+    Vec<Duration>,
+);
 
 impl Clocks {
-    fn read(pid: u32, sessions: Option<&[u32]>) -> Result<Self, String> {
-        Ok(Clocks {
-            server: procfs::cpu_time(pid).map_err(|e| format!("server CPU time: {e}"))?,
-            writer: procfs::thread_cpu_time(pid, WRITER_THREAD)
-                .map_err(|e| format!("writer thread CPU time: {e}"))?,
-            database: sessions.map(procfs::cpu_times),
-            cores: procfs::per_cpu_busy().map_err(|e| format!("CPU busy time: {e}"))?,
-        })
+    pub(crate) fn read(pid: u32, sessions: Option<&[u32]>) -> Result<Self, String> {
+        let server = procfs::cpu_time(pid).map_err(|e| format!("server CPU time: {e}"))?;
+        let writer = procfs::thread_cpu_time(pid, WRITER_THREAD);
+        let writer = writer.map_err(|e| format!("writer thread CPU time: {e}"))?;
+        let cores = procfs::per_cpu_busy().map_err(|e| format!("CPU busy time: {e}"))?;
+        Ok(Clocks(
+            server,
+            writer,
+            sessions.map(procfs::cpu_times),
+            cores,
+        ))
     }
 
     /// Fills `run`'s CPU figures with the clocks since `before`.
-    fn since(&self, before: &Clocks, run: &mut Run) {
-        run.server_cpu = self.server.saturating_sub(before.server);
-        run.writer_cpu = self
-            .writer
-            .zip(before.writer)
-            .map(|(a, b)| a.saturating_sub(b));
-        run.database_cpu = before
-            .database
-            .as_deref()
-            .zip(self.database.as_deref())
-            .map(|(b, a)| procfs::cpu_used(b, a));
-        let start = |i| before.cores.get(i).copied().unwrap_or_default();
-        let cores = self.cores.iter().enumerate();
+    pub(crate) fn since(&self, before: &Clocks, run: &mut Run) {
+        run.server_cpu = self.0.saturating_sub(before.0);
+        run.writer_cpu = self.1.zip(before.1).map(|(a, b)| a.saturating_sub(b));
+        let sessions = before.2.as_deref().zip(self.2.as_deref());
+        run.database_cpu = sessions.map(|(b, a)| procfs::cpu_used(b, a));
+        let start = |i| before.3.get(i).copied().unwrap_or_default();
+        let cores = self.3.iter().enumerate();
         run.cores = cores.map(|(i, now)| now.saturating_sub(start(i))).collect();
     }
 }
 
-/// Sends `call` to `url` with `generator` under `spec`, checking one response against
-/// `expect` first and the fixture's counters around the window; reads what `watch` names.
-/// The generator's script or body file goes to `logs`.
+/// Sends `call` to `url` with `generator` under `spec`, checking one response first and the
+/// fixture's counters around the window; reads what `watch` names. The generator's script or
+/// body file goes to `logs`.
 pub(crate) async fn measure(
     url: &str,
     call: &Call,
-    expect: Expect,
     spec: LoadSpec,
     generator: Generator<'_>,
-    watch: Watch<'_>,
+    (pid, database): Watch<'_>,
     logs: &Path,
 ) -> Result<Run, String> {
-    call.checked(url, expect).await?;
-    let stem = call.method().replace('/', "-");
+    call.checked(url).await?;
+    let stem = call.method.replace('/', "-");
     let (file, text) = match generator {
         Generator::Wrk => (logs.join(format!("wrk-{stem}.lua")), call.wrk_script()),
-        Generator::Oha(..) => (logs.join(format!("oha-{stem}.json")), call.body().into()),
+        Generator::Oha(..) => (logs.join(format!("oha-{stem}.json")), call.body.clone()),
     };
     std::fs::write(&file, text).map_err(|e| format!("{}: {e}", file.display()))?;
     let once = |window| generate(generator, call, url, &file, spec.connections, window);
     if !spec.warmup.is_zero() {
         once(spec.warmup).await?;
     }
-    let counted = Counts::read(url, call.method()).await?;
-    let sessions = match watch.database {
+    let counted = Counts::read(url, call.method).await?;
+    let sessions = match database {
         Some((database, name)) => Some(database.sessions(name).await?),
         None => None,
     };
-    let before = Clocks::read(watch.server_pid, sessions.as_deref())?;
-    let started = tokio::time::Instant::now();
+    let before = Clocks::read(pid, sessions.as_deref())?;
     let mut run = once(spec.duration).await?;
-    let after = Clocks::read(watch.server_pid, sessions.as_deref())?;
-    if run.window.is_zero() {
-        run.window = started.elapsed();
-    }
-    after.since(&before, &mut run);
+    Clocks::read(pid, sessions.as_deref())?.since(&before, &mut run);
     if let Some(before) = counted {
-        let after = Counts::read(url, call.method()).await?.unwrap_or(before);
+        let after = Counts::read(url, call.method).await?.unwrap_or(before);
         // The generator's count leaves out up to one request per connection cut off at the end.
         let cut_off = u64::try_from(spec.connections).unwrap_or(u64::MAX);
         if let Some((failed, why)) = before.failures_until(after, run.requests, cut_off) {
@@ -230,7 +211,7 @@ pub(crate) async fn measure(
     Ok(run)
 }
 
-/// One run of the generator for `window`: its counts, quantiles and own CPU time.
+/// One run of the generator for `window`: its summary and own CPU time.
 async fn generate(
     generator: Generator<'_>,
     call: &Call,
@@ -240,21 +221,23 @@ async fn generate(
     window: Duration,
 ) -> Result<Run, String> {
     let seconds = format!("{}s", window.as_secs_f64().ceil().max(1.0));
-    let (program, mut command) = match generator {
-        Generator::Wrk => ("wrk".to_owned(), tokio::process::Command::new("wrk")),
-        Generator::Oha(oha, _) => (oha.display().to_string(), tokio::process::Command::new(oha)),
+    let (program, rate) = match generator {
+        Generator::Wrk => (Path::new("wrk"), None),
+        Generator::Oha(oha, rate) => (oha, Some(rate)),
     };
-    match generator {
-        Generator::Wrk => command.args(["-t1", "-d", &seconds, "-s"]).arg(file),
-        Generator::Oha(_, rate) => {
-            let rate = rate.to_string();
-            command.args([
+    let mut command = tokio::process::Command::new(program);
+    match rate {
+        None => command.args(["-t1", "-d", &seconds, "-s"]).arg(file),
+        Some(rate) => {
+            let json = [
                 "--no-tui",
                 "--output-format",
                 "json",
                 "--latency-correction",
-            ]);
+            ];
+            let rate = rate.to_string();
             command
+                .args(json)
                 .args(["-q", &rate, "-z", &seconds, "-m", "POST", "-D"])
                 .arg(file);
             for (name, value) in call.headers() {
@@ -264,96 +247,65 @@ async fn generate(
         }
     };
     command.arg("-c").arg(connections.to_string()).arg(url);
-    let (output, cpu) = procfs::run_timing_cpu(command, &program, window + GRACE).await?;
+    let name = program.display().to_string();
+    let (output, cpu) = procfs::run_timing_cpu(command, &name, window + GRACE).await?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         return Err(format!(
-            "{program} failed ({}): {}",
+            "{name} failed ({}): {}",
             output.status,
             stderr.trim()
         ));
     }
-    let mut run = match generator {
-        Generator::Wrk => parse_wrk(&stdout)?,
-        Generator::Oha(_, rate) => parse_oha(&stdout, rate)?,
-    };
+    let mut run = parse_summary(&stdout, rate)?;
     run.client_cpu = cpu;
     Ok(run)
 }
 
-/// What the wrk script's `done` hook printed.
-fn parse_wrk(stdout: &str) -> Result<Run, String> {
-    let mut run = Run::default();
-    let number = |text: &str| text.parse::<f64>().map_err(|e| format!("wrk: {text}: {e}"));
-    for line in stdout.lines() {
-        match line.split_whitespace().collect::<Vec<_>>().as_slice() {
-            ["quantile", q, micros] => {
-                run.quantiles
-                    .push((number(q)? / 100.0, number(micros)? / 1000.0));
-            }
-            ["requests", n] => run.requests = number(n)? as u64,
-            ["errors", n] if number(n)? > 0.0 => {
-                run.fail(
-                    number(n)? as u64,
-                    format!("wrk counted {n} failed requests"),
-                );
-            }
-            _ => {}
-        }
-    }
-    if run.quantiles.is_empty() {
-        return Err(format!("wrk printed no summary:\n{stdout}"));
-    }
-    Ok(run)
-}
-
-/// The parts of oha's `--output-format json` summary used here (times in seconds).
+/// The parts of a JSON summary used here (times in seconds): oha's `--output-format json`, or
+/// what the wrk script prints in the same shape after wrk's own text.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct OhaSummary {
-    summary: OhaTotals,
+struct Summary {
+    summary: Totals,
     latency_percentiles: BTreeMap<String, Option<f64>>,
     status_code_distribution: BTreeMap<String, u64>,
     error_distribution: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Deserialize)]
-struct OhaTotals {
+struct Totals {
     total: f64,
     slowest: Option<f64>,
 }
 
-/// oha's summary as a run: 200 answers counted, other statuses and errors failed (except the
-/// requests its deadline cut off at the end).
-fn parse_oha(stdout: &str, rate: u32) -> Result<Run, String> {
-    let summary: OhaSummary =
-        serde_json::from_str(stdout).map_err(|e| format!("oha's summary: {e}: {stdout}"))?;
+/// A summary as a run: 200 answers counted, other statuses and errors failed (except the
+/// requests oha's deadline cut off at the end).
+fn parse_summary(stdout: &str, rate: Option<u32>) -> Result<Run, String> {
+    let json = stdout.find('{').map_or("", |start| &stdout[start..]);
+    let summary: Summary = serde_json::from_str(json)
+        .map_err(|e| format!("the generator's summary: {e}: {stdout}"))?;
     let mut run = Run {
-        rate: Some(rate),
+        rate,
         window: Duration::from_secs_f64(summary.summary.total.max(0.0)),
         max_ms: summary.summary.slowest.map(|s| s * 1000.0),
         ..Run::default()
     };
-    for (q, name) in QUANTILES {
+    for (q, name) in [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p99.9")] {
         let seconds = summary.latency_percentiles.get(name).copied().flatten();
         run.quantiles
             .push((q, seconds.map_or(f64::NAN, |s| s * 1000.0)));
     }
-    for (status, &count) in &summary.status_code_distribution {
-        if status == "200" {
-            run.requests += count;
-        } else {
-            run.errors += count;
-            run.first_error
-                .get_or_insert(format!("oha got HTTP {status} {count} times"));
+    for (status, count) in summary.status_code_distribution {
+        match status.as_str() {
+            "200" => run.requests += count,
+            _ => run.fail(run.errors + count, format!("HTTP {status} {count} times")),
         }
     }
-    for (error, &count) in &summary.error_distribution {
-        if error != "aborted due to deadline" {
-            run.errors += count;
-            run.first_error
-                .get_or_insert(format!("oha: {error} ({count} times)"));
+    for (error, count) in summary.error_distribution {
+        if count > 0 && error != "aborted due to deadline" {
+            run.fail(run.errors + count, format!("{error} ({count} times)"));
         }
     }
     Ok(run)
@@ -386,20 +338,19 @@ impl Counts {
             .to_owned()
             + "/metrics";
         let text = async { reqwest::get(&metrics).await?.text().await };
-        Ok(Self::parse(
-            &text.await.map_err(|e| format!("{metrics}: {e}"))?,
-            method,
-        ))
+        let text = text.await.map_err(|e| format!("{metrics}: {e}"))?;
+        Ok(Self::parse(&text, method))
     }
 
     fn parse(text: &str, method: &str) -> Option<Self> {
-        if !text.contains("mcp_requests_total") {
-            return None;
-        }
         let label = format!("method=\"{method}\"");
-        let mut counts = Counts { ok: 0, other: 0 };
-        let lines = text.lines();
-        for line in lines.filter(|l| l.starts_with("mcp_requests_total{") && l.contains(&label)) {
+        let mut counts = text
+            .contains("mcp_requests_total")
+            .then_some(Counts { ok: 0, other: 0 })?;
+        for line in text
+            .lines()
+            .filter(|l| l.starts_with("mcp_requests_total{") && l.contains(&label))
+        {
             let count: u64 = line
                 .rsplit(' ')
                 .next()
@@ -431,25 +382,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn wrk_s_done_hook_output_is_read() {
-        let stdout =
-            "Running 5s test\nquantile 50 263\nquantile 99 980\nrequests 700000\nerrors 3\n";
-        let run = parse_wrk(stdout).unwrap();
-        assert_eq!(run.quantiles, vec![(0.5, 0.263), (0.99, 0.98)]);
-        assert_eq!((run.requests, run.errors), (700_000, 3));
-        assert!(parse_wrk("no summary").is_err());
-    }
-
-    #[test]
-    fn oha_s_json_summary_is_read() {
+    fn json_summaries_are_read() {
         let printed = r#"{"summary": {"total": 5.0, "slowest": 0.0183},
             "latencyPercentiles": {"p50": 0.00041, "p90": 0.0007, "p99": 0.0021, "p99.9": 0.0093},
             "statusCodeDistribution": {"200": 99950, "503": 2},
             "errorDistribution": {"aborted due to deadline": 12, "connection closed": 1}}"#;
-        let run = parse_oha(printed, 20_000).unwrap();
+        let run = parse_summary(printed, Some(20_000)).unwrap();
         assert_eq!((run.requests, run.errors), (99_950, 3));
-        assert_eq!(run.first_error.as_deref(), Some("oha got HTTP 503 2 times"));
+        assert_eq!(run.first_error.as_deref(), Some("HTTP 503 2 times"));
         assert!((run.latency_ms(0.999) - 9.3).abs() < 1e-9 && run.kept_rate());
+        let wrk = "Running 5s test\n  Requests/sec: 1\n{\"summary\": {\"total\": 5.0, \"slowest\": 0.01}, \
+            \"latencyPercentiles\": {\"p50\": 0.000263}, \"statusCodeDistribution\": {\"200\": 700000}, \
+            \"errorDistribution\": {\"wrk: non-2xx answers\": 0, \"wrk: socket errors\": 3}}\n";
+        let run = parse_summary(wrk, None).unwrap();
+        assert_eq!(
+            (run.requests, run.errors, run.latency_ms(0.5)),
+            (700_000, 3, 0.263)
+        );
+        assert!(parse_summary("no summary", None).is_err());
     }
 
     #[test]

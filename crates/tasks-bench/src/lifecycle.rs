@@ -6,12 +6,12 @@
 use std::time::{Duration, Instant};
 
 use futures_util::{stream, StreamExt as _};
-use serde_json::json;
+use serde_json::{json, Value};
 use tasks_client::{Client, Execution, TaskStatus};
 use tokio::sync::Semaphore;
 
+use crate::generator::{Clocks, Run};
 use crate::mcp::{self, Tally};
-use crate::procfs;
 use crate::server::ServerProcess;
 
 /// Polls of one task before it counts as an error.
@@ -28,8 +28,7 @@ pub(crate) struct LifecycleResult {
     /// `tasks/get` calls made.
     pub polls: u64,
     /// Server CPU time, and each CPU's busy time, over the whole run.
-    pub server_cpu: Duration,
-    pub cores: Vec<Duration>,
+    pub cpu: Run,
     pub tally: Tally,
 }
 
@@ -42,46 +41,32 @@ pub(crate) async fn run(
 ) -> Result<LifecycleResult, String> {
     let client = mcp::connect(server.url(), false).await?;
     let in_flight = Semaphore::new(connections.max(1));
-    let cpu = || procfs::cpu_time(server.pid()).map_err(|e| format!("server CPU time: {e}"));
-    let busy = || procfs::per_cpu_busy().map_err(|e| format!("CPU busy time: {e}"));
-    let (cpu_before, busy_before) = (cpu()?, busy()?);
+    let before = Clocks::read(server.pid(), None)?;
     let started = Instant::now();
     let arguments = json!({"seconds": seconds, "label": "l"});
-    let outcomes: Vec<Result<u64, String>> = stream::iter(0..tasks)
-        .map(|_| one(&client, &in_flight, &arguments))
-        .buffer_unordered(tasks.max(1))
-        .collect()
-        .await;
-    let total = started.elapsed();
-    let (cpu_after, busy_after) = (cpu()?, busy()?);
-    let mut result = LifecycleResult {
+    let lifecycles = stream::iter(0..tasks).map(|_| one(&client, &in_flight, &arguments));
+    let outcomes: Vec<_> = lifecycles.buffer_unordered(tasks.max(1)).collect().await;
+    let (total, mut cpu) = (started.elapsed(), Run::default());
+    Clocks::read(server.pid(), None)?.since(&before, &mut cpu);
+    let (mut polls, mut tally) = (0, Tally::default());
+    for outcome in outcomes {
+        match outcome {
+            Ok(n) => polls += n,
+            Err(why) => tally.fail(why),
+        }
+    }
+    Ok(LifecycleResult {
         tasks,
         seconds,
         total,
-        polls: 0,
-        server_cpu: cpu_after.saturating_sub(cpu_before),
-        cores: busy_after
-            .iter()
-            .zip(busy_before.iter().chain(std::iter::repeat(&Duration::ZERO)))
-            .map(|(after, before)| after.saturating_sub(*before))
-            .collect(),
-        tally: Tally::default(),
-    };
-    for outcome in outcomes {
-        match outcome {
-            Ok(polls) => result.polls += polls,
-            Err(why) => result.tally.fail(why),
-        }
-    }
-    Ok(result)
+        polls,
+        cpu,
+        tally,
+    })
 }
 
 /// One lifecycle, each request holding a permit of `in_flight`; the number of polls.
-async fn one(
-    client: &Client,
-    in_flight: &Semaphore,
-    arguments: &serde_json::Value,
-) -> Result<u64, String> {
+async fn one(client: &Client, in_flight: &Semaphore, arguments: &Value) -> Result<u64, String> {
     let permit = in_flight.acquire().await.map_err(|e| e.to_string())?;
     let task = match client.call_tool("slow_compute", arguments).await {
         Ok(Execution::Task(task)) => task,
@@ -94,14 +79,9 @@ async fn one(
     for polls in 1..=MAX_POLLS {
         tokio::time::sleep(interval).await;
         let permit = in_flight.acquire().await.map_err(|e| e.to_string())?;
-        let status = task
-            .get()
-            .await
-            .map_err(|e| format!("tasks/get: {e}"))?
-            .state
-            .status();
+        let view = task.get().await.map_err(|e| format!("tasks/get: {e}"))?;
         drop(permit);
-        match status {
+        match view.state.status() {
             TaskStatus::Completed => return Ok(polls),
             TaskStatus::Working => {}
             other => return Err(format!("task {}: {}", task.id(), other.as_str())),

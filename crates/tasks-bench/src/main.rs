@@ -18,12 +18,12 @@
 //! | module | uses |
 //! |---|---|
 //! | `suite` (the run) | `throughput`, `durable`, `memory`, `lifecycle`, `resume`, `takeover`, `report`, `fixtures`, `generator`, `database`, `pin`, `cli` |
-//! | `report` (markdown) | `throughput`, `durable`, `memory`, `lifecycle`, `resume`, `takeover` (their results), `series`, `generator`, `fixtures`, `mcp`, `pin`, `procfs` |
+//! | `report` (markdown) | `throughput`, `durable`, `memory`, `lifecycle`, `resume`, `takeover` (their results), `series`, `generator`, `fixtures`, `mcp`, `pin`, `procfs`, `cli` |
 //! | `throughput` (rows 1–3, 7a–7c, 8a, 8b, 9) | `fixtures`, `generator`, `series`, `mcp`, `call`, `cli` |
 //! | `durable` (fsync, row 7d) | `memory`, `fixtures` |
-//! | `memory` (5a, 5b), `lifecycle` (4), `resume` (8c), `takeover` (8d) | `fixtures`, `generator`, `series`, `mcp`, `call`, `server`, `procfs` |
+//! | `memory` (5a, 5b), `lifecycle` (4), `resume` (8c), `takeover` (8d) | `fixtures`, `generator`, `series`, `mcp`, `call`, `server` |
+//! | `fixtures` (starting and measuring servers) | `series`, `generator`, `server`, `call`, `database`, `pin`, `cli` |
 //! | `series` (clean runs, median) | `generator`, `pin` |
-//! | `fixtures` (starting servers) | `server`, `database`, `generator`, `pin`, `cli` |
 //! | `generator` (wrk, oha, CPU clocks) | `call`, `database`, `procfs` |
 //! | `server` (child processes) | `procfs` |
 //! | `mcp` (`tasks-client`), `call` (the raw request), `database`, `procfs`, `pin`, `baseline`, `cli` | nothing of this crate |
@@ -93,7 +93,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let text = report.render();
+    let (text, valid) = report.render();
     println!("{text}");
     if let Some(path) = &args.output {
         if let Err(error) = std::fs::write(path, &text) {
@@ -101,7 +101,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    if report.valid() {
+    if valid {
         ExitCode::SUCCESS
     } else {
         eprintln!("some rows had errors: their figures are invalid");

@@ -5,8 +5,10 @@
 use std::time::Duration;
 
 use futures_util::{stream, StreamExt as _};
-use serde_json::Value;
-use tasks_client::{Client, ClientCapability, Execution, InputHandler, TaskId, TaskStatus};
+use serde_json::{json, Value};
+use tasks_client::{
+    Client, ClientCapability, Execution, InputHandler, TaskId, TaskState, TaskStatus,
+};
 
 /// Rounds of polling before a task short of its status counts as an error, and the pause
 /// between rounds.
@@ -21,13 +23,11 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
-    /// Counts a failure.
     pub(crate) fn fail(&mut self, why: impl Into<String>) {
         self.errors += 1;
         self.first_error.get_or_insert_with(|| why.into());
     }
 
-    /// Adds `other`'s failures.
     pub(crate) fn add(&mut self, other: Tally) {
         self.errors += other.errors;
         self.first_error = self.first_error.take().or(other.first_error);
@@ -73,22 +73,14 @@ pub(crate) async fn create(
     count: usize,
     concurrency: usize,
 ) -> (Vec<TaskId>, Tally) {
-    let calls = stream::iter(0..count)
-        .map(|_| async move {
-            match client.call_tool(tool, arguments).await {
-                Ok(Execution::Task(task)) => Ok(task.id().clone()),
-                Ok(_) => Err(format!("{tool}: no task created")),
-                Err(error) => Err(format!("{tool}: {error}")),
-            }
-        })
-        .buffer_unordered(concurrency.max(1));
-    let outcomes: Vec<_> = calls.collect().await;
-    let mut tally = Tally::default();
-    let mut ids = Vec::with_capacity(count);
+    let calls = stream::iter(0..count).map(|_| client.call_tool(tool, arguments));
+    let outcomes: Vec<_> = calls.buffer_unordered(concurrency.max(1)).collect().await;
+    let (mut ids, mut tally) = (Vec::with_capacity(count), Tally::default());
     for outcome in outcomes {
         match outcome {
-            Ok(id) => ids.push(id),
-            Err(why) => tally.fail(why),
+            Ok(Execution::Task(task)) => ids.push(task.id().clone()),
+            Ok(_) => tally.fail(format!("{tool}: no task created")),
+            Err(error) => tally.fail(format!("{tool}: {error}")),
         }
     }
     (ids, tally)
@@ -103,8 +95,7 @@ pub(crate) async fn wait_all(
     status: TaskStatus,
     concurrency: usize,
 ) -> Tally {
-    let mut pending: Vec<TaskId> = ids.to_vec();
-    let mut tally = Tally::default();
+    let (mut pending, mut tally) = (ids.to_vec(), Tally::default());
     for round in 0..ROUNDS {
         if pending.is_empty() {
             return tally;
@@ -112,17 +103,19 @@ pub(crate) async fn wait_all(
         if round > 0 {
             tokio::time::sleep(PAUSE).await;
         }
-        let gets = stream::iter(std::mem::take(&mut pending))
-            .map(|id| async move {
-                let now = client
-                    .task(id.clone())
-                    .get()
-                    .await
-                    .map(|t| t.state.status());
-                (id, now)
-            })
-            .buffer_unordered(concurrency.max(1));
-        for (id, now) in gets.collect::<Vec<_>>().await {
+        let gets = stream::iter(std::mem::take(&mut pending)).map(|id| async move {
+            let now = client
+                .task(id.clone())
+                .get()
+                .await
+                .map(|t| t.state.status());
+            (id, now)
+        });
+        for (id, now) in gets
+            .buffer_unordered(concurrency.max(1))
+            .collect::<Vec<_>>()
+            .await
+        {
             match now {
                 Ok(now) if now == status => {}
                 Ok(TaskStatus::Working) => pending.push(id),
@@ -145,26 +138,18 @@ pub(crate) async fn wait_all(
 /// its id, and the serialized size of its stored `result` (the payload).
 pub(crate) async fn completed_task(url: &str) -> Result<(String, usize), String> {
     let client = connect(url, false).await?;
-    let (ids, tally) = create(
-        &client,
-        "slow_compute",
-        &serde_json::json!({"seconds": 0}),
-        1,
-        1,
-    )
-    .await;
+    let (ids, tally) = create(&client, "slow_compute", &json!({"seconds": 0}), 1, 1).await;
     tally.ok("creating a task")?;
     let id = ids.into_iter().next().ok_or("no task created")?;
-    wait_all(&client, std::slice::from_ref(&id), TaskStatus::Completed, 1)
-        .await
-        .ok("waiting for it")?;
+    let waited = wait_all(&client, std::slice::from_ref(&id), TaskStatus::Completed, 1).await;
+    waited.ok("waiting for it")?;
     let task = client
         .task(id.clone())
         .get()
         .await
         .map_err(|e| e.to_string())?;
     let payload = match &task.state {
-        tasks_client::TaskState::Completed { result } => result.as_str().len(),
+        TaskState::Completed { result } => result.as_str().len(),
         _ => 0,
     };
     Ok((id.to_string(), payload))

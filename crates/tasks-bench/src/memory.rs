@@ -1,26 +1,23 @@
 //! The memory rows, which no load generator does: resident memory (`VmRSS`) per stored
-//! completed task (5a) and per task parked in `input_required` (5b), the tasks created and
-//! followed to their status through `tasks-client`; and `tasks/get` throughput (wrk) on one of
-//! those tasks while it is the only one and again once the others are stored (a read must not
-//! cost more with many tasks stored).
+//! completed task (5a, and 7d's memory part) and per task parked in `input_required` (5b), the
+//! tasks created and followed to their status through `tasks-client`; and `tasks/get`
+//! throughput (wrk) on one of those tasks while it is the only one and again once the others
+//! are stored (a read must not cost more with many tasks stored).
 
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-use tasks_client::{Client, TaskStatus};
+use serde_json::json;
+use tasks_client::TaskStatus;
 
-use crate::call::{Call, Expect};
-use crate::fixtures::Servers;
-use crate::generator::{self, Generator, Watch};
+use crate::call::Call;
+use crate::fixtures::{Fixture, Servers};
 use crate::mcp::{self, Tally};
 use crate::series::Series;
-use crate::server::ServerProcess;
 
-/// Tasks created (and settled) before the first memory reading, so allocator arenas,
-/// connection buffers and maps have their working size.
+/// Tasks created (and settled) before the first memory reading of the stored rows, so
+/// allocator arenas, connection buffers and maps have their working size; with the task the
+/// payload size is read from, the tasks stored besides the measured ones.
 const WARMUP_TASKS: usize = 1000;
-/// Tasks [`stored`] creates besides the measured ones: the warm-up, and one to read the
-/// payload size from.
 pub(crate) const TASKS_BEFORE: usize = WARMUP_TASKS + 1;
 
 /// One memory measurement: tasks added between two readings of the server's RSS.
@@ -33,6 +30,10 @@ pub(crate) struct MemoryResult {
     pub create_time: Duration,
     /// Failed creations, or tasks that did not reach their status.
     pub tally: Tally,
+    /// Serialized size of one stored task's `result` (its payload) in bytes; stored rows only.
+    pub payload_bytes: Option<usize>,
+    /// `tasks/get` on one task with no other task, and with the row's tasks stored.
+    pub gets: Option<[Series; 2]>,
 }
 
 impl MemoryResult {
@@ -42,175 +43,66 @@ impl MemoryResult {
     }
 }
 
-/// `tasks/get` on one task with no other task (`idle`), and with the row's tasks stored.
-#[derive(Debug)]
-pub(crate) struct Gets {
-    pub idle: Series,
-    pub loaded: Series,
-}
-
-/// Row 5a's result (and row 7d's memory part, without `gets`).
-#[derive(Debug)]
-pub(crate) struct StoredResult {
-    pub memory: MemoryResult,
-    /// Serialized size of one task's stored `result` (its payload), in bytes.
-    pub payload_bytes: usize,
-    pub gets: Option<Gets>,
-}
-
-/// Row 5b's result.
-#[derive(Debug)]
-pub(crate) struct ParkedResult {
-    pub memory: MemoryResult,
-    pub gets: Gets,
-}
-
-/// `--rounds` clean wrk runs of `tasks/get` on task `id` of `server`, expecting `status`.
-async fn gets(
+/// Stored (`parked` false): creates [`WARMUP_TASKS`], reads RSS, creates `count` small
+/// completed tasks (`slow_compute`, `seconds: 0`), reads RSS again. Parked: parks one
+/// `confirm_delete` task, reads RSS, parks `count - 1` more, reads RSS again. With `gets`,
+/// measures `tasks/get` on the first task before and after.
+pub(crate) async fn run(
     servers: &Servers<'_>,
-    server: &ServerProcess,
-    id: &str,
-    status: TaskStatus,
-) -> Result<Series, String> {
-    let get = Call::tasks_get(id);
-    let expect = Expect::Status(status.as_str());
-    let watch = Watch {
-        server_pid: server.pid(),
-        database: None,
+    fixture: &Fixture,
+    count: usize,
+    parked: bool,
+    gets: bool,
+) -> Result<MemoryResult, String> {
+    let (tool, arguments, status) = match parked {
+        true => (
+            "confirm_delete",
+            json!({"filename": "a.txt"}),
+            TaskStatus::InputRequired,
+        ),
+        false => ("slow_compute", json!({"seconds": 0}), TaskStatus::Completed),
     };
-    let mut series = Series::default();
-    while series.wants_more(usize::try_from(servers.args.rounds).unwrap_or(1)) {
-        let (spec, logs) = (servers.spec, &servers.logs);
-        let run = generator::measure(
-            server.url(),
-            &get,
-            expect,
-            spec,
-            Generator::Wrk,
-            watch,
-            logs,
-        );
-        series.push(run.await?, servers.pinning);
-    }
-    Ok(series)
-}
-
-/// Creates `count` tasks of `tool` and waits until each is in `status`.
-async fn populate(
-    client: &Client,
-    tool: &str,
-    arguments: &Value,
-    count: usize,
-    status: TaskStatus,
-    connections: usize,
-) -> (Duration, Tally) {
-    let started = Instant::now();
-    let (ids, mut tally) = mcp::create(client, tool, arguments, count, connections).await;
-    let create_time = started.elapsed();
-    tally.add(mcp::wait_all(client, &ids, status, connections).await);
-    (create_time, tally)
-}
-
-/// Creates [`WARMUP_TASKS`], reads RSS, creates `count` small completed tasks (`slow_compute`,
-/// `seconds: 0`), reads RSS again. With `with_gets`, measures `tasks/get` on one of them before
-/// and after the `count` tasks are stored.
-pub(crate) async fn stored(
-    servers: &Servers<'_>,
-    server: &ServerProcess,
-    count: usize,
-    with_gets: bool,
-) -> Result<StoredResult, String> {
+    let url = fixture.server.url();
+    let client = mcp::connect(url, parked).await?;
+    let (client, arguments) = (&client, &arguments);
+    let populate = |count, connections| async move {
+        let started = Instant::now();
+        let (ids, mut tally) = mcp::create(client, tool, arguments, count, connections).await;
+        let create_time = started.elapsed();
+        tally.add(mcp::wait_all(client, &ids, status, connections).await);
+        (ids, create_time, tally)
+    };
     let connections = servers.args.connections;
-    let client = mcp::connect(server.url(), false).await?;
-    let small = json!({"seconds": 0});
-    let completed = TaskStatus::Completed;
-    let (_, warmup) = populate(
-        &client,
-        "slow_compute",
-        &small,
-        WARMUP_TASKS,
-        completed,
-        connections,
-    )
-    .await;
-    warmup.ok("warm-up")?;
-    let (id, payload_bytes) = mcp::completed_task(server.url()).await?;
-    let idle = match with_gets {
-        true => Some(gets(servers, server, &id, completed).await?),
-        false => None,
+    let (id, payload_bytes) = if parked {
+        let (ids, _, tally) = populate(1, 1).await;
+        tally.ok("parking a task")?;
+        (ids.first().ok_or("no task")?.to_string(), None)
+    } else {
+        populate(WARMUP_TASKS, connections).await.2.ok("warm-up")?;
+        let (id, payload) = mcp::completed_task(url).await?;
+        (id, Some(payload))
     };
-    let rss_before = server.rss()?;
-    let (create_time, tally) = populate(
-        &client,
-        "slow_compute",
-        &small,
-        count,
-        completed,
-        connections,
-    )
-    .await;
-    let rss_after = server.rss()?;
+    let get = Call::tasks_get(&id, status.as_str());
+    let idle = if gets {
+        Some(servers.series(fixture, &get).await?)
+    } else {
+        None
+    };
+    let rss_before = fixture.server.rss()?;
+    let count = count - usize::from(parked);
+    let (_, create_time, tally) = populate(count, connections).await;
+    let rss_after = fixture.server.rss()?;
     let gets = match idle {
-        Some(idle) => Some(Gets {
-            idle,
-            loaded: gets(servers, server, &id, completed).await?,
-        }),
+        Some(idle) => Some([idle, servers.series(fixture, &get).await?]),
         None => None,
     };
-    let memory = MemoryResult {
+    Ok(MemoryResult {
         count,
         rss_before,
         rss_after,
         create_time,
         tally,
-    };
-    Ok(StoredResult {
-        memory,
         payload_bytes,
         gets,
-    })
-}
-
-/// Parks one `confirm_delete` task and measures `tasks/get` on it; reads RSS; parks
-/// `count - 1` more; reads RSS; measures `tasks/get` on the first again.
-pub(crate) async fn parked(
-    servers: &Servers<'_>,
-    server: &ServerProcess,
-    count: usize,
-) -> Result<ParkedResult, String> {
-    let connections = servers.args.connections;
-    let client = mcp::connect(server.url(), true).await?;
-    let parking = json!({"filename": "a.txt"});
-    let parked = TaskStatus::InputRequired;
-    let (ids, tally) = mcp::create(&client, "confirm_delete", &parking, 1, 1).await;
-    tally.ok("parking a task")?;
-    mcp::wait_all(&client, &ids, parked, 1)
-        .await
-        .ok("parking a task")?;
-    let id = ids.first().ok_or("no task")?.to_string();
-    let idle = gets(servers, server, &id, parked).await?;
-    let rss_before = server.rss()?;
-    let count = count.saturating_sub(1);
-    let (create_time, tally) = populate(
-        &client,
-        "confirm_delete",
-        &parking,
-        count,
-        parked,
-        connections,
-    )
-    .await;
-    let rss_after = server.rss()?;
-    let loaded = gets(servers, server, &id, parked).await?;
-    let memory = MemoryResult {
-        count,
-        rss_before,
-        rss_after,
-        create_time,
-        tally,
-    };
-    Ok(ParkedResult {
-        memory,
-        gets: Gets { idle, loaded },
     })
 }

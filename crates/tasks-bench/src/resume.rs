@@ -51,8 +51,8 @@ pub(crate) async fn run(
     tasks: usize,
     levels: &[usize],
 ) -> Result<Vec<ResumeLevel>, String> {
-    let a = mcp::connect(cluster.node(0)?.server.url(), true).await?;
-    let b = mcp::connect(cluster.node(1)?.server.url(), true).await?;
+    let a = mcp::connect(cluster.url(0)?, true).await?;
+    let b = mcp::connect(cluster.url(1)?, true).await?;
     level(&a, &b, WARMUP_TASKS, 1).await?.tally.ok("warm-up")?;
     let mut out = Vec::new();
     for &concurrency in levels {

@@ -4,9 +4,8 @@
 //! generator's core during a run. Such a run is *disturbed*: the busy time of the pinned cores
 //! exceeds the time the processes themselves used by more than [`DISTURBED_PERCENT`] of one
 //! core (on an otherwise idle machine the two agree within a few percent, since the kernel's
-//! loopback work is charged to them). Rows run in interleaved rounds, more rounds are added
-//! while rows lack clean runs, and the report shows the median of the clean runs (of all runs
-//! when none is clean).
+//! loopback work is charged to them). The report shows the median of the clean runs (of all
+//! runs when none is clean).
 
 use crate::generator::Run;
 use crate::pin::Pinning;
@@ -28,21 +27,21 @@ impl Series {
         self.runs.push((run, disturbed));
     }
 
-    /// Whether another round is wanted: fewer than `rounds` clean runs, and fewer than twice
+    /// Whether another run is wanted: fewer than `rounds` clean runs, and fewer than twice
     /// `rounds` runs in all.
-    pub(crate) fn wants_more(&self, rounds: usize) -> bool {
-        self.clean() < rounds && self.runs.len() < 2 * rounds
+    pub(crate) fn wants_more(&self, rounds: u64) -> bool {
+        let (clean, all) = (self.clean() as u64, self.runs.len() as u64);
+        clean < rounds && all < 2 * rounds
     }
 
     /// The runs the figures come from, by requests/s: the clean ones, or all when none is.
     fn used(&self) -> Vec<&Run> {
         let clean = self.clean() > 0;
-        let mut used: Vec<&Run> = self
+        let runs = self
             .runs
             .iter()
-            .filter(|(_, disturbed)| !(clean && *disturbed))
-            .map(|(run, _)| run)
-            .collect();
+            .filter(|(_, disturbed)| !(clean && *disturbed));
+        let mut used: Vec<&Run> = runs.map(|(run, _)| run).collect();
         used.sort_by(|a, b| a.rps().total_cmp(&b.rps()));
         used
     }
@@ -60,12 +59,11 @@ impl Series {
         (rps(used.first()), rps(used.last()))
     }
 
-    /// Number of runs.
     pub(crate) fn len(&self) -> usize {
         self.runs.len()
     }
 
-    /// Number of clean (undisturbed) runs.
+    /// Number of undisturbed runs.
     pub(crate) fn clean(&self) -> usize {
         self.runs.iter().filter(|(_, disturbed)| !disturbed).count()
     }
@@ -75,7 +73,6 @@ impl Series {
         self.runs.iter().map(|(run, _)| run.errors).sum()
     }
 
-    /// The first failure of any run.
     pub(crate) fn first_error(&self) -> Option<&str> {
         self.runs
             .iter()
@@ -90,10 +87,9 @@ mod tests {
     use super::*;
 
     fn run(requests: u64) -> Run {
-        let window = Duration::from_secs(1);
         Run {
             requests,
-            window,
+            window: Duration::from_secs(1),
             ..Run::default()
         }
     }

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use crate::cli::{Row, RunArgs};
 use crate::database::Database;
-use crate::fixtures::{self, Servers, Synchronous};
+use crate::fixtures::{self, Servers};
 use crate::generator::{self, LoadSpec};
 use crate::pin::Pinning;
 use crate::report::{self, Report};
@@ -36,7 +36,7 @@ pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, Str
             Err(reason) => {
                 eprintln!("rows 8a–8d skipped: {reason}");
                 args = args.without(Row::is_postgres);
-                report.postgres_skipped = Some(reason);
+                report.skipped.push(("8a–8d", reason));
                 None
             }
         },
@@ -54,7 +54,7 @@ pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, Str
         }
         eprintln!("row 9 skipped: {reason}");
         args = args.without(|row| row == Row::Latency);
-        report.latency_skipped = Some(reason);
+        report.skipped.push(("9", reason));
     }
     let wrk = std::process::Command::new("wrk").arg("--version").output();
     if wrk.is_err() {
@@ -102,21 +102,23 @@ pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, Str
         eprintln!("row 4: lifecycle");
         let b = servers.fixture("fixture-b")?;
         let (tasks, seconds) = (args.lifecycle_tasks, args.lifecycle_seconds);
-        report.lifecycle = Some(lifecycle::run(&b, tasks, seconds, args.connections).await?);
+        report.lifecycle = Some(lifecycle::run(&b.server, tasks, seconds, args.connections).await?);
     }
     if args.runs(Row::Stored) {
         eprintln!("row 5a: stored tasks");
         let c = servers.fixture("fixture-c")?;
-        report.stored = Some(memory::stored(&servers, &c, args.memory_tasks, true).await?);
+        report.stored = Some(memory::run(&servers, &c, args.memory_tasks, false, true).await?);
     }
     if args.runs(Row::Parked) {
         eprintln!("row 5b: parked tasks");
         let d = servers.fixture("fixture-d")?;
-        report.parked = Some(memory::parked(&servers, &d, args.memory_tasks).await?);
+        report.parked = Some(memory::run(&servers, &d, args.memory_tasks, true, true).await?);
     }
     if args.runs(Row::StoredSqlite) {
         eprintln!("row 7d: stored tasks, SQLite");
-        let t = servers.sqlite("fixture-stored-sqlite", Synchronous::Full)?;
+        let t = servers
+            .for_row(Row::StoredSqlite, "fixture-stored-sqlite")
+            .await?;
         report.stored_sqlite = Some(durable::stored(&servers, t, args.sqlite_tasks).await?);
     }
     if args.runs(Row::ResumePostgres) {

@@ -124,8 +124,8 @@ async fn one_kill(
     lease: Duration,
     offsets: Offsets,
 ) -> Result<TakeoverRound, String> {
-    let a = mcp::connect(cluster.node(0)?.server.url(), false).await?;
-    let b = mcp::connect(cluster.node(1)?.server.url(), false).await?;
+    let a = mcp::connect(cluster.url(0)?, false).await?;
+    let b = mcp::connect(cluster.url(1)?, false).await?;
     let job = json!({"steps": STEPS, "stepMs": STEP_MS});
     let (ids, tally) = mcp::create(&a, "resumable_job", &job, tasks, 8).await;
     tally.ok("creating the tasks on A")?;

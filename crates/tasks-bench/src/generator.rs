@@ -134,16 +134,15 @@ impl Run {
 pub(crate) struct Clocks(
     Duration,
     Option<Duration>,
-    Option<Vec<(u32, Duration)>>,
+    Option<std::collections::BTreeMap<u32, Duration>>,
     Vec<Duration>,
 );
 
 impl Clocks {
     pub(crate) fn read(pid: u32, sessions: Option<&[u32]>) -> Result<Self, String> {
-        let server = procfs::cpu_time(pid).map_err(|e| format!("server CPU time: {e}"))?;
-        let writer = procfs::thread_cpu_time(pid, WRITER_THREAD);
-        let writer = writer.map_err(|e| format!("writer thread CPU time: {e}"))?;
-        let cores = procfs::per_cpu_busy().map_err(|e| format!("CPU busy time: {e}"))?;
+        let server = procfs::cpu_time(&pid.to_string())?;
+        let writer = procfs::thread_cpu_time(pid, WRITER_THREAD)?;
+        let cores = procfs::per_cpu_busy()?;
         Ok(Clocks(
             server,
             writer,
@@ -156,7 +155,7 @@ impl Clocks {
     pub(crate) fn since(&self, before: &Clocks, run: &mut Run) {
         run.server_cpu = self.0.saturating_sub(before.0);
         run.writer_cpu = self.1.zip(before.1).map(|(a, b)| a.saturating_sub(b));
-        let sessions = before.2.as_deref().zip(self.2.as_deref());
+        let sessions = before.2.as_ref().zip(self.2.as_ref());
         run.database_cpu = sessions.map(|(b, a)| procfs::cpu_used(b, a));
         let start = |i| before.3.get(i).copied().unwrap_or_default();
         let cores = self.3.iter().enumerate();

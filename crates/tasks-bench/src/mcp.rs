@@ -33,6 +33,11 @@ impl Tally {
         self.first_error = self.first_error.take().or(other.first_error);
     }
 
+    /// Its errors and first error, for a report line.
+    pub(crate) fn failed(&self) -> (u64, Option<&str>) {
+        (self.errors, self.first_error.as_deref())
+    }
+
     /// An error when anything failed, prefixed with `what`.
     pub(crate) fn ok(self, what: &str) -> Result<(), String> {
         match self.first_error {

@@ -1,60 +1,56 @@
 //! Readings from `/proc` (Linux): a process's resident memory and CPU time, each CPU's busy
 //! time, and the CPU model.
 
+use std::collections::BTreeMap;
 use std::fs;
-use std::io;
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-/// Resident set size (`VmRSS` of `/proc/<pid>/status`) in bytes.
-pub(crate) fn rss_bytes(pid: u32) -> io::Result<u64> {
-    let status = fs::read_to_string(format!("/proc/{pid}/status"))?;
-    parse_vm_rss(&status).ok_or_else(|| io::Error::other("no VmRSS line"))
+fn read(path: &str) -> Result<String, String> {
+    fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))
 }
 
-/// User plus system CPU time of process `pid` (all its threads), from `/proc/<pid>/stat`.
-pub(crate) fn cpu_time(pid: u32) -> io::Result<Duration> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    let ticks = parse_cpu_ticks(&stat).ok_or_else(|| io::Error::other("malformed stat"))?;
-    Ok(ticks_to_duration(ticks))
+/// Resident set size (`VmRSS` of `/proc/<pid>/status`) in bytes.
+pub(crate) fn rss_bytes(pid: u32) -> Result<u64, String> {
+    parse_vm_rss(&read(&format!("/proc/{pid}/status"))?).ok_or("no VmRSS line".into())
+}
+
+/// User plus system CPU time of process (or thread: `<pid>/task/<tid>`) `pid`, from its `stat`.
+pub(crate) fn cpu_time(pid: &str) -> Result<Duration, String> {
+    let ticks = parse_cpu_ticks(&read(&format!("/proc/{pid}/stat"))?);
+    ticks
+        .map(ticks_to_duration)
+        .ok_or(format!("/proc/{pid}/stat: malformed"))
 }
 
 /// The CPU time of each process of `pids` that can still be read (others have ended).
-pub(crate) fn cpu_times(pids: &[u32]) -> Vec<(u32, Duration)> {
-    pids.iter()
-        .filter_map(|&pid| cpu_time(pid).ok().map(|time| (pid, time)))
+pub(crate) fn cpu_times(pids: &[u32]) -> BTreeMap<u32, Duration> {
+    let times = pids.iter().map(|&pid| (pid, cpu_time(&pid.to_string())));
+    times
+        .filter_map(|(pid, time)| Some((pid, time.ok()?)))
         .collect()
 }
 
 /// CPU time the processes of `before` used until `after` (both from [`cpu_times`]); a process
 /// missing from `after` ended meanwhile and counts as having used nothing more.
-pub(crate) fn cpu_used(before: &[(u32, Duration)], after: &[(u32, Duration)]) -> Duration {
-    before
-        .iter()
-        .map(|&(pid, then)| {
-            after
-                .iter()
-                .find(|(other, _)| *other == pid)
-                .map_or(Duration::ZERO, |&(_, now)| now.saturating_sub(then))
-        })
-        .sum()
+pub(crate) fn cpu_used(
+    before: &BTreeMap<u32, Duration>,
+    after: &BTreeMap<u32, Duration>,
+) -> Duration {
+    let used = |(pid, then): (&u32, &Duration)| after.get(pid).map(|now| now.saturating_sub(*then));
+    before.iter().filter_map(used).sum()
 }
 
-/// User plus system CPU time of the thread of process `pid` whose name (`comm`, at most 15
-/// bytes) is `name`, from `/proc/<pid>/task/<tid>/stat`; `None` when there is no such thread.
-pub(crate) fn thread_cpu_time(pid: u32, name: &str) -> io::Result<Option<Duration>> {
-    for entry in fs::read_dir(format!("/proc/{pid}/task"))? {
-        let dir = entry?.path();
-        let Ok(comm) = fs::read_to_string(dir.join("comm")) else {
-            continue; // the thread ended meanwhile
-        };
-        if comm.trim_end() != name {
-            continue;
+/// CPU time of the thread of process `pid` whose name (`comm`, at most 15 bytes) is `name`;
+/// `None` when there is no such thread.
+pub(crate) fn thread_cpu_time(pid: u32, name: &str) -> Result<Option<Duration>, String> {
+    let tasks = fs::read_dir(format!("/proc/{pid}/task")).map_err(|e| e.to_string())?;
+    for tid in tasks.filter_map(|entry| entry.ok()?.file_name().into_string().ok()) {
+        // A thread that ended meanwhile has no `comm`.
+        if read(&format!("/proc/{pid}/task/{tid}/comm")).is_ok_and(|comm| comm.trim_end() == name) {
+            return cpu_time(&format!("{pid}/task/{tid}")).map(Some);
         }
-        let stat = fs::read_to_string(dir.join("stat"))?;
-        let ticks = parse_cpu_ticks(&stat).ok_or_else(|| io::Error::other("malformed stat"))?;
-        return Ok(Some(ticks_to_duration(ticks)));
     }
     Ok(None)
 }
@@ -63,41 +59,34 @@ pub(crate) fn thread_cpu_time(pid: u32, name: &str) -> io::Result<Option<Duratio
 /// CPU time every 20 ms while it runs (the last reading counts: once it has exited, `/proc` no
 /// longer has it); its output and that CPU time. Both pipes are read while it runs, so a
 /// talkative child cannot block on a full pipe; one still running after `deadline` is killed
-/// and the run fails.
+/// (dropped) and the run fails.
 pub(crate) async fn run_timing_cpu(
     mut command: tokio::process::Command,
     name: &str,
     deadline: Duration,
-) -> Result<(std::process::Output, Duration), String> {
+) -> Result<(Output, Duration), String> {
+    let command = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let child = command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| format!("{name}: {e}"))?;
-    let pid = child.id().unwrap_or(0);
+    let pid = child.id().unwrap_or(0).to_string();
     let output = child.wait_with_output();
     tokio::pin!(output);
-    let mut cpu = Duration::ZERO;
-    let mut tick = tokio::time::interval(Duration::from_millis(20));
+    let (mut cpu, mut tick) = (
+        Duration::ZERO,
+        tokio::time::interval(Duration::from_millis(20)),
+    );
     let give_up = tokio::time::sleep(deadline);
     tokio::pin!(give_up);
     loop {
         tokio::select! {
-            done = &mut output => {
-                let output = done.map_err(|e| format!("{name}: {e}"))?;
-                return Ok((output, cpu));
-            }
-            _ = tick.tick() => {
-                if let Ok(now) = cpu_time(pid) {
-                    cpu = now;
-                }
-            }
-            () = &mut give_up => {
-                // Dropping the output future drops the child, which kills it.
-                return Err(format!("{name} still ran after {} s: killed", deadline.as_secs()));
-            }
+            done = &mut output => return Ok((done.map_err(|e| format!("{name}: {e}"))?, cpu)),
+            _ = tick.tick() => cpu = cpu_time(&pid).unwrap_or(cpu),
+            () = &mut give_up => return Err(format!("{name} still ran after {deadline:?}: killed")),
         }
     }
 }
@@ -106,57 +95,49 @@ pub(crate) async fn run_timing_cpu(
 /// state but idle and IO wait. It includes the kernel's network work (softirq), which on
 /// loopback is a large part of each request and is not always charged to a process, and the
 /// time of any other process on that CPU.
-pub(crate) fn per_cpu_busy() -> io::Result<Vec<Duration>> {
-    let stat = fs::read_to_string("/proc/stat")?;
-    let ticks = parse_per_cpu_busy(&stat).ok_or_else(|| io::Error::other("malformed stat"))?;
+pub(crate) fn per_cpu_busy() -> Result<Vec<Duration>, String> {
+    let ticks = parse_per_cpu_busy(&read("/proc/stat")?).ok_or("/proc/stat: malformed")?;
     Ok(ticks.into_iter().map(ticks_to_duration).collect())
 }
 
 /// The CPU model (`model name` of `/proc/cpuinfo`) and the number of logical CPUs listed.
 pub(crate) fn cpu_model() -> (String, usize) {
-    let info = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let models: Vec<&str> = info
+    let info = read("/proc/cpuinfo").unwrap_or_default();
+    let models = info
         .lines()
-        .filter(|line| line.starts_with("model name"))
-        .filter_map(|line| line.split_once(':').map(|(_, v)| v.trim()))
+        .filter_map(|line| line.strip_prefix("model name"));
+    let models: Vec<&str> = models
+        .filter_map(|line| Some(line.split_once(':')?.1.trim()))
         .collect();
-    let model = models.first().copied().unwrap_or("unknown").to_owned();
-    (model, models.len())
+    (
+        models.first().copied().unwrap_or("unknown").to_owned(),
+        models.len(),
+    )
 }
 
+/// `ticks` of `USER_HZ`, the unit of the `/proc` times (`getconf CLK_TCK`, else 100).
 fn ticks_to_duration(ticks: u64) -> Duration {
-    Duration::from_secs_f64(ticks as f64 / clock_ticks() as f64)
-}
-
-/// `USER_HZ`, the unit of the `/proc` times (`getconf CLK_TCK`, else 100).
-fn clock_ticks() -> u64 {
-    static TICKS: OnceLock<u64> = OnceLock::new();
-    *TICKS.get_or_init(|| {
-        Command::new("getconf")
-            .arg("CLK_TCK")
-            .output()
-            .ok()
-            .and_then(|out| String::from_utf8(out.stdout).ok())
-            .and_then(|text| text.trim().parse().ok())
-            .filter(|&ticks| ticks > 0)
-            .unwrap_or(100)
-    })
+    static HZ: OnceLock<u64> = OnceLock::new();
+    let hz = HZ.get_or_init(|| {
+        let out = Command::new("getconf").arg("CLK_TCK").output().ok();
+        let hz = out.and_then(|out| String::from_utf8(out.stdout).ok()?.trim().parse().ok());
+        hz.filter(|&hz| hz > 0).unwrap_or(100)
+    });
+    Duration::from_secs_f64(ticks as f64 / *hz as f64)
 }
 
 fn parse_vm_rss(status: &str) -> Option<u64> {
-    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    let line = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))?;
+    Some(line.split_whitespace().next()?.parse::<u64>().ok()? * 1024)
 }
 
 /// `utime + stime` in clock ticks. Fields after the parenthesized command name (which may hold
 /// spaces): state is the first, utime the 12th, stime the 13th.
 fn parse_cpu_ticks(stat: &str) -> Option<u64> {
-    let (_, rest) = stat.rsplit_once(')')?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some(utime + stime)
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace().skip(11);
+    Some(fields.next()?.parse::<u64>().ok()? + fields.next()?.parse::<u64>().ok()?)
 }
 
 /// Busy ticks of each `cpuN` line, indexed by N: the first eight fields (user, nice, system,
@@ -165,22 +146,20 @@ fn parse_per_cpu_busy(stat: &str) -> Option<Vec<u64>> {
     let mut busy = Vec::new();
     for line in stat.lines() {
         let mut fields = line.split_whitespace();
+        // Not the aggregate `cpu` line, nor any other line.
         let Some(Ok(index)) = fields
             .next()
             .and_then(|name| name.strip_prefix("cpu"))
             .map(str::parse::<usize>)
         else {
-            continue; // the aggregate `cpu` line and every other line
+            continue;
         };
         let values: Vec<u64> = fields
             .take(8)
             .map(|field| field.parse().ok())
             .collect::<Option<_>>()?;
-        let total: u64 = values.iter().sum();
-        if busy.len() <= index {
-            busy.resize(index + 1, 0);
-        }
-        busy[index] = total - values.get(3)? - values.get(4)?;
+        busy.resize(busy.len().max(index + 1), 0);
+        busy[index] = values.iter().sum::<u64>() - values.get(3)? - values.get(4)?;
     }
     Some(busy)
 }
@@ -190,32 +169,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_vm_rss_in_bytes() {
+    fn parses_proc_files() {
         let status = "Name:\tx\nVmPeak:\t  10 kB\nVmRSS:\t    2048 kB\nThreads: 2\n";
-        assert_eq!(parse_vm_rss(status), Some(2048 * 1024));
-        assert_eq!(parse_vm_rss("Name: x\n"), None);
-    }
-
-    #[test]
-    fn reads_cpu_ticks_past_a_command_name_with_spaces() {
+        assert_eq!(
+            (parse_vm_rss(status), parse_vm_rss("Name: x\n")),
+            (Some(2048 * 1024), None)
+        );
         let stat = "42 (a b) S 1 42 42 0 -1 4194560 100 0 0 0 7 5 0 0 20 0 1 0 1 1 1";
-        assert_eq!(parse_cpu_ticks(stat), Some(12));
-    }
-
-    #[test]
-    fn reads_per_cpu_busy_ticks() {
-        let stat = "cpu  10 1 5 1000 7 2 3 4 9 0\n\
-                    cpu0 5 0 2 500 3 1 1 2 0 0\n\
-                    cpu1 5 1 3 500 4 1 2 2 9 0\n\
-                    intr 1 2\n";
+        assert_eq!(
+            parse_cpu_ticks(stat),
+            Some(12),
+            "past a command name with spaces"
+        );
+        let stat = "cpu  10 1 5 1000 7 2 3 4 9 0\ncpu0 5 0 2 500 3 1 1 2 0 0\n\
+                    cpu1 5 1 3 500 4 1 2 2 9 0\nintr 1 2\n";
         assert_eq!(parse_per_cpu_busy(stat), Some(vec![11, 14]));
     }
 
     #[test]
     fn sums_the_cpu_time_of_processes_still_running() {
         let ms = Duration::from_millis;
-        let before = [(1, ms(10)), (2, ms(20)), (3, ms(5))];
-        let after = [(1, ms(15)), (3, ms(9)), (4, ms(100))];
+        let before = BTreeMap::from([(1, ms(10)), (2, ms(20)), (3, ms(5))]);
+        let after = BTreeMap::from([(1, ms(15)), (3, ms(9)), (4, ms(100))]);
         assert_eq!(cpu_used(&before, &after), ms(9));
         let own = cpu_times(&[std::process::id(), u32::MAX]);
         assert_eq!(own.len(), 1, "an id that is no process is left out");
@@ -223,11 +198,9 @@ mod tests {
 
     #[test]
     fn reads_this_machine() {
-        assert!(rss_bytes(std::process::id()).unwrap() > 0);
-        assert!(cpu_time(std::process::id()).is_ok());
-        assert!(thread_cpu_time(std::process::id(), "no such thread")
-            .unwrap()
-            .is_none());
+        let pid = std::process::id();
+        assert!(rss_bytes(pid).unwrap() > 0 && cpu_time(&pid.to_string()).is_ok());
+        assert!(thread_cpu_time(pid, "no such thread").unwrap().is_none());
         assert!(!per_cpu_busy().unwrap().is_empty());
     }
 }

@@ -65,8 +65,8 @@ struct Line {
     first_error: Option<String>,
 }
 
-fn line(name: impl Into<String>, cells: String, errors: u64, first_error: Option<&str>) -> Line {
-    let first_error = first_error.map(str::to_owned);
+fn line(name: impl Into<String>, cells: String, failed: (u64, Option<&str>)) -> Line {
+    let (errors, first_error) = (failed.0, failed.1.map(str::to_owned));
     Line {
         name: name.into(),
         cells,
@@ -159,31 +159,24 @@ fn ratio(series: Option<&Series>, reference: Option<&Series>) -> Option<f64> {
 }
 
 /// The setup lines of a run's header.
-pub(crate) fn describe(
-    rounds: u64,
-    threads: u16,
-    pinning: &Pinning,
-    spec: LoadSpec,
-) -> Vec<String> {
+pub(crate) fn describe(rounds: u64, threads: u16, pin: &Pinning, spec: LoadSpec) -> Vec<String> {
     let (model, cpus) = crate::procfs::cpu_model();
     let read = |path| std::fs::read_to_string(path).unwrap_or_default();
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
     let now = now.map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(0));
-    let loadavg = read("/proc/loadavg")
+    let loadavg = read("/proc/loadavg");
+    let loadavg = loadavg
         .split_whitespace()
         .take(3)
         .collect::<Vec<_>>()
         .join(", ");
-    let (connections, warmup, window) = (
-        spec.connections,
-        spec.warmup.as_millis(),
-        spec.duration.as_millis(),
-    );
+    let connections = spec.connections;
+    let (warmup, window) = (spec.warmup.as_millis(), spec.duration.as_millis());
     vec![
         format!("date: {}", tasks_core::Timestamp::from_unix_millis(now)),
         format!("machine: {model}, {cpus} logical CPUs, Linux {}", read("/proc/sys/kernel/osrelease").trim()),
         format!("load average at start (1, 5, 15 min): {loadavg}"),
-        format!("pinning: {}", pinning.describe()),
+        format!("pinning: {}", pin.describe()),
         format!("server runtime: {threads} tokio worker thread(s), fixture (`--worker-threads`) and baseline alike"),
         format!(
             "throughput rows: wrk (one thread; its CPU is the generator column), {connections} keep-alive connections, {warmup} ms warm-up, {window} ms window, interleaved rounds until {rounds} clean runs per row (at most {}; a run is disturbed when other processes took over {:.0} % of a core on the pinned CPUs), median of the clean runs shown; one response checked in full before each run, then wrk's non-2xx and socket errors and the fixture's request counters by JSON-RPC code",
@@ -198,27 +191,22 @@ impl Report {
     /// Mean busy percentage of the server's (or the generator's) CPUs over `window`, or `—`
     /// when unpinned.
     fn busy(&self, cores: &[Duration], server: bool, window: Duration) -> String {
-        let cpus = if server {
-            self.pinning.server_cpus()
-        } else {
-            self.pinning.client_cpus()
-        };
+        let pinning = &self.pinning;
+        let cpus = [pinning.client_cpus(), pinning.server_cpus()][usize::from(server)];
         if cpus.is_empty() {
             return "—".into();
         }
-        let busy: Duration = cpus
+        let busy = cpus
             .iter()
-            .map(|&cpu| cores.get(cpu).copied().unwrap_or_default())
-            .sum();
+            .map(|&cpu| cores.get(cpu).copied().unwrap_or_default());
+        let busy: Duration = busy.sum();
         format!("{:.0} %", percent(busy, window) / cpus.len() as f64)
     }
 
     /// The report as markdown, and whether no row had errors.
     pub(crate) fn render(&self) -> (String, bool) {
-        let mut out = Out {
-            text: "### Run\n\n".into(),
-            ..Out::default()
-        };
+        let mut out = Out::default();
+        out.text.push_str("### Run\n\n");
         let text = &mut out.text;
         for line in &self.setup {
             let _ = writeln!(text, "- {line}");
@@ -244,10 +232,10 @@ impl Report {
         self.render_latency(&mut out);
         self.render_targets(&mut out);
         if !out.first_errors.is_empty() {
+            let errors = out.first_errors.join("\n");
             let _ = writeln!(
                 out.text,
-                "\n### First errors (rows with errors are invalid)\n\n{}",
-                out.first_errors.join("\n")
+                "\n### First errors (rows with errors are invalid)\n\n{errors}"
             );
         }
         (out.text, out.errors == 0)
@@ -255,72 +243,77 @@ impl Report {
 
     fn render_throughput(&self, out: &mut Out) {
         let t = |row| self.throughput.series.get(&row);
-        let mut rows: Vec<(String, Option<&Series>, Option<&Series>)> = vec![
-            (
-                "1 baseline: bare hyper, fixed response".into(),
-                t(Row::Baseline),
-                None,
-            ),
-            ("2 `tasks/get`, completed task".into(), t(Row::Get), None),
-            (
-                "3 creation: `tools/call` `slow_compute` `seconds: 0`".into(),
-                t(Row::Create),
-                None,
-            ),
-        ];
-        for (row, m, task, done) in [
+        let mut rows: Vec<(String, Option<&Series>, Option<&Series>)> = Vec::new();
+        let (base, get, create) = (t(Row::Baseline), t(Row::Get), t(Row::Create));
+        rows.push(("1 baseline: bare hyper, fixed response".into(), base, None));
+        rows.push(("2 `tasks/get`, completed task".into(), get, None));
+        let name = "3 creation: `tools/call` `slow_compute` `seconds: 0`";
+        rows.push((name.into(), create, None));
+        let (stored, parked) = (
             ("5a", &self.stored, "completed", "stored"),
             ("5b", &self.parked, "parked", "parked"),
-        ] {
-            if let Some((m, [idle, loaded])) = m.as_ref().and_then(|m| Some((m, m.gets.as_ref()?)))
-            {
-                let count = thousands(m.count + usize::from(row == "5b"));
-                rows.push((
-                    format!("{row} `tasks/get`, {task} task, no other task"),
-                    Some(idle),
-                    None,
-                ));
-                rows.push((
-                    format!("{row} `tasks/get`, same task, {count} {done}"),
-                    Some(loaded),
-                    None,
-                ));
-            }
-        }
-        for (name, row, reference) in [
-            ("7a `tasks/get`, SQLite (FULL)", Row::GetSqlite, Row::Get),
-            ("7b creation, SQLite FULL", Row::CreateSqlite, Row::Create),
-            (
-                "7c creation, SQLite NORMAL",
-                Row::CreateSqliteNormal,
-                Row::Create,
-            ),
-            ("8a `tasks/get`, PostgreSQL", Row::GetPostgres, Row::Get),
-            ("8b creation, PostgreSQL", Row::CreatePostgres, Row::Create),
-        ] {
-            rows.push((name.into(), t(row), t(reference)));
-        }
-        let mut lines = Vec::new();
-        for (name, series, reference) in rows {
-            let Some((series, r)) = series.and_then(|s| Some((s, s.median()?))) else {
+        );
+        for (row, m, task, done) in [stored, parked] {
+            let Some((m, [idle, loaded])) = m.as_ref().and_then(|m| Some((m, m.gets.as_ref()?)))
+            else {
                 continue;
             };
+            let count = thousands(m.count + usize::from(row == "5b"));
+            rows.push((
+                format!("{row} `tasks/get`, {task} task, no other task"),
+                Some(idle),
+                None,
+            ));
+            rows.push((
+                format!("{row} `tasks/get`, same task, {count} {done}"),
+                Some(loaded),
+                None,
+            ));
+        }
+        rows.push((
+            "7a `tasks/get`, SQLite (FULL)".into(),
+            t(Row::GetSqlite),
+            get,
+        ));
+        rows.push((
+            "7b creation, SQLite FULL".into(),
+            t(Row::CreateSqlite),
+            create,
+        ));
+        rows.push((
+            "7c creation, SQLite NORMAL".into(),
+            t(Row::CreateSqliteNormal),
+            create,
+        ));
+        rows.push((
+            "8a `tasks/get`, PostgreSQL".into(),
+            t(Row::GetPostgres),
+            get,
+        ));
+        rows.push((
+            "8b creation, PostgreSQL".into(),
+            t(Row::CreatePostgres),
+            create,
+        ));
+        let mut lines = Vec::new();
+        for (name, series, reference) in rows {
+            let Some(r) = series.and_then(Series::median) else {
+                continue;
+            };
+            let Some(series) = series else { continue };
             let ((low, high), w) = (series.rps_range(), r.window);
             let (rps, clean, runs, errors) =
                 (r.rps(), series.clean(), series.len(), series.errors());
             let (p50, p99, p999) = (r.latency_ms(0.5), r.latency_ms(0.99), r.latency_ms(0.999));
             let vs_base = or_dash(ratio(Some(series), t(Row::Baseline)), 2);
-            let vs_memory = or_dash(
-                reference.and_then(|reference| ratio(Some(series), Some(reference))),
-                2,
-            );
+            let vs_memory = or_dash(ratio(Some(series), reference), 2);
             let cpu_us = r.micros_per_request(r.server_cpu);
             let db_us = or_dash(r.database_cpu.map(|cpu| r.micros_per_request(cpu)), 1);
             let (cpu, client) = (percent(r.server_cpu, w), percent(r.client_cpu, w));
             let writer = or_dash(r.writer_cpu.map(|cpu| percent(cpu, w)), 0);
             let (busy, client_busy) = (self.busy(&r.cores, true, w), self.busy(&r.cores, false, w));
             let cells = format!("{rps:.0} | {low:.0}–{high:.0} | {clean}/{runs} | {p50:.3} | {p99:.3} | {p999:.3} | {vs_base} | {vs_memory} | {cpu_us:.1} | {db_us} | {cpu:.0} % | {writer} | {busy} | {client:.0} % | {client_busy} | {errors}");
-            lines.push(line(name, cells, errors, series.first_error()));
+            lines.push(line(name, cells, (errors, series.first_error())));
         }
         let title = "### Throughput (wrk: rows 1–3, 5a, 5b, 7a–7c, 8a, 8b)";
         out.table(title, "row | requests/s | range | clean runs | p50 ms | p99 ms | p99.9 ms | vs baseline | vs memory (row 2 / row 3) | server CPU µs/request | database CPU µs/request | server process CPU | writer thread CPU % | server core busy | generator process CPU | generator core busy | errors", lines);
@@ -333,47 +326,37 @@ impl Report {
             let per_second = (tasks as u64).saturating_sub(errors) as f64 / total;
             let polls = r.polls as f64 / tasks.max(1) as f64;
             let cpu_us = r.cpu.server_cpu.as_secs_f64() * 1e6 / tasks.max(1) as f64;
-            let (cpu, busy) = (
-                percent(r.cpu.server_cpu, r.total),
-                self.busy(&r.cpu.cores, true, r.total),
-            );
+            let cpu = percent(r.cpu.server_cpu, r.total);
+            let busy = self.busy(&r.cpu.cores, true, r.total);
             let header = format!("tasks (`slow_compute` `seconds: {}`), all started at once | total s | tasks/s | polls/task | server CPU/task µs | server process CPU | server core busy | errors", r.seconds);
             let cells = format!("{total:.2} | {per_second:.0} | {polls:.2} | {cpu_us:.1} | {cpu:.0} % | {busy} | {errors}");
-            let first_error = r.tally.first_error.as_deref();
-            out.table(
-                "### Lifecycle (row 4)",
-                &header,
-                vec![line(tasks.to_string(), cells, errors, first_error)],
-            );
+            let lines = vec![line(tasks.to_string(), cells, r.tally.failed())];
+            out.table("### Lifecycle (row 4)", &header, lines);
         }
         let mut lines = Vec::new();
-        for (name, m) in [
-            (
-                "5a stored completed (`slow_compute` `seconds: 0`)",
-                &self.stored,
-            ),
-            (
-                "5b parked in `input_required` (`confirm_delete`)",
-                &self.parked,
-            ),
-        ] {
+        let stored = (
+            "5a stored completed (`slow_compute` `seconds: 0`)",
+            &self.stored,
+        );
+        let parked = (
+            "5b parked in `input_required` (`confirm_delete`)",
+            &self.parked,
+        );
+        for (name, m) in [stored, parked] {
             let Some(m) = m else { continue };
-            let (count, before, after, per_task) =
-                (m.count, mib(m.rss_before), mib(m.rss_after), m.per_task());
+            let (count, before, after) = (m.count, mib(m.rss_before), mib(m.rss_after));
+            let per_task = m.per_task();
             let beyond = or_dash(m.payload_bytes.map(|p| per_task - p as f64), 0);
             let payload = or_dash(m.payload_bytes.map(|p| p as f64), 0);
             let (created, errors) = (count as f64 / m.create_time.as_secs_f64(), m.tally.errors);
             let cells = format!("{count} | {before} | {after} | {per_task:.0} | {payload} | {beyond} | {created:.0} | {errors}");
-            lines.push(line(name, cells, errors, m.tally.first_error.as_deref()));
+            lines.push(line(name, cells, m.tally.failed()));
         }
         out.table("### Memory (row 5)", "row | tasks added | RSS before MiB | RSS after MiB | RSS/task bytes | payload bytes | beyond payload bytes | created/s | errors", lines);
         if let Some(s) = &self.stored_sqlite {
             let per_task = |bytes: u64| format!("{:.0}", bytes as f64 / s.tasks.max(1) as f64);
-            let (db, wal, running) = (
-                mib(s.db_bytes),
-                mib(s.wal_bytes),
-                per_task(s.db_bytes + s.wal_bytes),
-            );
+            let (db, wal) = (mib(s.db_bytes), mib(s.wal_bytes));
+            let running = per_task(s.db_bytes + s.wal_bytes);
             let closed = s
                 .closed_bytes
                 .map_or("— (WAL left behind)".into(), per_task);
@@ -382,7 +365,7 @@ impl Report {
             let created = m.count as f64 / m.create_time.as_secs_f64();
             let cells = format!("{tasks} | {db} | {wal} | {running} | {closed} | {rss:.0} | {created:.0} | {errors}");
             let name = "7d stored completed (`slow_compute` `seconds: 0`), SQLite FULL";
-            let lines = vec![line(name, cells, errors, m.tally.first_error.as_deref())];
+            let lines = vec![line(name, cells, m.tally.failed())];
             out.table("### Database size (row 7d)", "row | tasks in database | `tasks.db` MiB | `tasks.db-wal` MiB | (db + WAL) / task bytes | `tasks.db` after a clean stop / task bytes | RSS/task bytes | created/s | errors", lines);
         }
     }
@@ -392,62 +375,45 @@ impl Report {
         let spread = |d: &[Duration]| [0.5, 0.9, 0.99, 1.0].map(|q| ms(d, q)).join(" / ");
         let levels = self.resume.iter().flatten().map(|l| {
             let (tasks, errors) = (l.tasks, l.tally.errors);
-            let ack = format!(
-                "{} / {}",
-                ms(&l.acknowledged, 0.5),
-                ms(&l.acknowledged, 0.99)
-            );
+            let ack = [0.5, 0.99].map(|q| ms(&l.acknowledged, q)).join(" / ");
             let (runner, answerer) = (spread(&l.on_runner), spread(&l.on_answerer));
             let per_second = l.tasks as f64 / l.total.as_secs_f64();
             let cells =
                 format!("{tasks} | {ack} | {runner} | {answerer} | {per_second:.0} | {errors}");
-            line(
-                l.concurrency.to_string(),
-                cells,
-                errors,
-                l.tally.first_error.as_deref(),
-            )
+            line(l.concurrency.to_string(), cells, l.tally.failed())
         });
         let title = "### Cross-node resume (row 8c)\n\n`confirm_delete` created on node A and parked (not measured), then answered with `tasks/update` on node B, so many at once; latency from sending the update to the terminal view of a `subscriptions/listen` watch opened beforehand on A (which runs the task) and on B (one more hint)";
         out.table(title, "tasks at once | tasks | update acknowledged p50 / p99 ms | completed, seen on A: p50 / p90 / p99 / max ms | completed, seen on B: p50 / p90 / p99 / max ms | answers/s | errors", levels.collect());
         let Some(t) = &self.takeover else { return };
         let lease = t.lease.as_secs_f64();
-        let cells = |offsets: Option<(Duration, Duration)>,
+        // The offsets, tasks, takeover times and errors of a kill, or of all (no offsets).
+        let cells = |offsets: [Option<Duration>; 2],
                      tasks: usize,
                      sorted: &[Duration],
                      errors: u64| {
-            let (start_b, kill) = (secs(offsets.map(|o| o.0)), secs(offsets.map(|o| o.1)));
-            let (rerun, min, p50) = (
+            let [start_b, kill] = offsets.map(secs);
+            let [min, p50, max] = [0.0, 0.5, 1.0].map(|q| secs(quantile(sorted, q)));
+            let beyond = |max: Duration| format!("{:+.2}", max.as_secs_f64() - lease);
+            let (rerun, beyond) = (
                 sorted.len(),
-                secs(quantile(sorted, 0.0)),
-                secs(quantile(sorted, 0.5)),
+                quantile(sorted, 1.0).map_or("—".into(), beyond),
             );
-            let max = quantile(sorted, 1.0);
-            let beyond = max.map_or("—".into(), |max| {
-                format!("{:+.2}", max.as_secs_f64() - lease)
-            });
-            let max = secs(max);
             format!("{start_b} | {kill} | {tasks} | {rerun} | {min} | {p50} | {max} | {lease:.2} | {beyond} | {errors}")
         };
         let mut lines = Vec::new();
         for (i, r) in t.rounds.iter().enumerate() {
-            let row = cells(
-                Some((r.offsets.start_b, r.offsets.kill)),
-                r.tasks,
-                &r.taken_over,
-                r.tally.errors,
-            );
-            lines.push(line(
-                (i + 1).to_string(),
-                row,
-                r.tally.errors,
-                r.tally.first_error.as_deref(),
-            ));
+            let offsets = [Some(r.offsets.start_b), Some(r.offsets.kill)];
+            let row = cells(offsets, r.tasks, &r.taken_over, r.tally.errors);
+            lines.push(line((i + 1).to_string(), row, r.tally.failed()));
         }
         let tasks = t.rounds.iter().map(|r| r.tasks).sum();
         let errors = t.rounds.iter().map(|r| r.tally.errors).sum();
-        // Each round's errors are counted on its own line.
-        lines.push(line("all", cells(None, tasks, &t.all(), errors), 0, None));
+        // Each kill's errors are counted on its own line.
+        lines.push(line(
+            "all",
+            cells([None; 2], tasks, &t.all(), errors),
+            (0, None),
+        ));
         let (steps, step_ms) = t.steps;
         let title = format!("### Takeover (row 8d)\n\nTwo nodes with `--lease-ms {}`; `resumable_job` (`steps: {steps}`, `stepMs: {step_ms}`) tasks started on A; A killed with SIGKILL once B's watches showed them all running; time from the kill to each task's first `(attempt 2)` status on B. Each kill starts B and kills A at its own offsets (shares of a tick, a third of the lease, at most 2 s); the worst case is the lease plus one tick", t.lease.as_millis());
         out.table(&title, "kill | B started after A s | kill after tasks seen s | tasks | re-run on B | min s | p50 s | max s | lease s | max − lease s | errors", lines);
@@ -460,26 +426,19 @@ impl Report {
         let names = ["1 baseline", "2 `tasks/get`, completed task", "3 creation"];
         let mut lines = Vec::new();
         for (name, r) in runs.iter().flat_map(|three| names.iter().zip(three)) {
-            let (rate, rps, mark) = (
-                r.rate.unwrap_or_default(),
-                r.rps(),
-                if r.kept_rate() { "" } else { " ‡" },
-            );
-            let quantiles = [0.5, 0.9, 0.99, 0.999]
-                .map(|q| format!("{:.3}", r.latency_ms(q)))
-                .join(" | ");
-            let max = or_dash(r.max_ms, 3);
+            let (rate, rps, max) = (r.rate.unwrap_or_default(), r.rps(), or_dash(r.max_ms, 3));
+            let mark = if r.kept_rate() { "" } else { " ‡" };
+            let quantiles = [0.5, 0.9, 0.99, 0.999].map(|q| format!("{:.3}", r.latency_ms(q)));
             let (cpu, client) = (
                 percent(r.server_cpu, r.window),
                 percent(r.client_cpu, r.window),
             );
-            let cpu_us = r.micros_per_request(r.server_cpu);
+            let (cpu_us, quantiles) = (r.micros_per_request(r.server_cpu), quantiles.join(" | "));
             let cells = format!("{rps:.0}{mark} | {quantiles} | {max} | {cpu:.0} % | {cpu_us:.1} | {client:.0} % | {}", r.errors);
             lines.push(line(
                 format!("{rate} | {name}"),
                 cells,
-                r.errors,
-                r.first_error.as_deref(),
+                (r.errors, r.first_error.as_deref()),
             ));
         }
         let title = format!("### Open-loop latency (row 9)\n\n{version}, `-q <rate> --latency-correction`, on the load generator's CPU; one run per rate and server after a warm-up at that rate; a request's latency counts from when it was due to be sent; no disturbance check (one run each). answered/s: HTTP 200 answers in the window over its length; server CPU: share of one core, and per answer (10 ms ticks of `/proc`). ‡: below 95 % of the rate, the server did not keep up, and requests due but never sent are in no quantile");
@@ -489,38 +448,39 @@ impl Report {
     fn render_targets(&self, out: &mut Out) {
         let t = |row| self.throughput.series.get(&row);
         let mut lines = Vec::new();
-        let mut add = |what: String, reached: String, met: bool| {
+        let mut add = |cells: String, met: bool| {
+            let (what, reached) = cells.split_once(" | ").unwrap_or_default();
             let met = if met { "yes" } else { "**no**" };
-            lines.push(line(what, format!("{reached} | {met}"), 0, None));
+            lines.push(line(what, format!("{reached} | {met}"), (0, None)));
         };
         let clean = |series: &[Option<&Series>]| series.iter().flatten().all(|s| s.errors() == 0);
-        for (what, row, goal) in [
+        let (get, create) = (
             ("`tasks/get`", Row::Get, GET_TARGET_RATIO),
             ("creation", Row::Create, CREATE_TARGET_RATIO),
-        ] {
+        );
+        for (what, row, goal) in [get, create] {
             if let Some(x) = ratio(t(row), t(Row::Baseline)) {
                 let met = x >= goal && clean(&[t(row), t(Row::Baseline)]);
                 add(
-                    format!("{what} ≥ {goal} × baseline requests/s"),
-                    format!("{x:.2}"),
+                    format!("{what} ≥ {goal} × baseline requests/s | {x:.2}"),
                     met,
                 );
             }
         }
         if let Some(m) = &self.stored {
             let (per_task, bound) = (m.per_task(), STORED_TARGET_BYTES);
-            let what = format!("≤ {bound} bytes RSS per stored small completed task");
+            let met = per_task <= bound && m.tally.errors == 0;
             add(
-                what,
-                format!("{per_task:.0} bytes"),
-                per_task <= bound && m.tally.errors == 0,
+                format!(
+                    "≤ {bound} bytes RSS per stored small completed task | {per_task:.0} bytes"
+                ),
+                met,
             );
         }
         if let Some(m) = &self.parked {
             let (count, errors) = (m.count + 1, m.tally.errors);
             add(
-                format!("{count} parked tasks without errors"),
-                format!("{errors} errors"),
+                format!("{count} parked tasks without errors | {errors} errors"),
                 errors == 0,
             );
         }
@@ -532,17 +492,14 @@ impl Report {
             .parked
             .as_ref()
             .map(|m| ("on a parked task".to_owned(), m));
-        for (what, gets) in stored
-            .into_iter()
-            .chain(parked)
-            .filter_map(|(what, m)| Some((what, m.gets.as_ref()?)))
-        {
-            let [idle, loaded] = gets;
+        for (what, m) in stored.into_iter().chain(parked) {
+            let Some([idle, loaded]) = &m.gets else {
+                continue;
+            };
             if let Some(x) = ratio(Some(loaded), Some(idle)) {
                 let met = x >= 0.8 && clean(&[Some(idle), Some(loaded)]);
                 add(
-                    format!("`tasks/get` {what} within 20 % of idle"),
-                    format!("{x:.2} of idle"),
+                    format!("`tasks/get` {what} within 20 % of idle | {x:.2} of idle"),
                     met,
                 );
             }
@@ -550,65 +507,56 @@ impl Report {
         if let Some(rps) = t(Row::CreateSqlite).and_then(Series::median).map(Run::rps) {
             let (goal, met) = (SQLITE_CREATE_TARGET, clean(&[t(Row::CreateSqlite)]));
             add(
-                format!("durable creation (FULL) ≥ {goal:.0} tasks/s"),
-                format!("{rps:.0} tasks/s"),
+                format!("durable creation (FULL) ≥ {goal:.0} tasks/s | {rps:.0} tasks/s"),
                 rps >= goal && met,
             );
         }
         if let Some(x) = ratio(t(Row::GetSqlite), t(Row::Get)) {
             let met = x >= SQLITE_GET_TARGET && clean(&[t(Row::GetSqlite), t(Row::Get)]);
-            let what = "`tasks/get` on a durable task within 10 % of the memory store";
-            add(what.into(), format!("{x:.2} of row 2"), met);
+            add(format!("`tasks/get` on a durable task within 10 % of the memory store | {x:.2} of row 2"), met);
         }
-        for (what, row, (target, stretch), unit) in [
-            (
-                "`tasks/get`",
-                Row::GetPostgres,
-                POSTGRES_GET_TARGET,
-                "requests/s",
-            ),
-            (
-                "creation",
-                Row::CreatePostgres,
-                POSTGRES_CREATE_TARGET,
-                "tasks/s",
-            ),
-        ] {
+        let get = (
+            "`tasks/get`",
+            Row::GetPostgres,
+            POSTGRES_GET_TARGET,
+            "requests/s",
+        );
+        let create = (
+            "creation",
+            Row::CreatePostgres,
+            POSTGRES_CREATE_TARGET,
+            "tasks/s",
+        );
+        for (what, row, (target, stretch), unit) in [get, create] {
             let Some(rps) = t(row).and_then(Series::median).map(Run::rps) else {
                 continue;
             };
             for (goal, note) in [(target, ""), (stretch, " (stretch)")] {
-                let what = format!("{what} on PostgreSQL ≥ {goal:.0} {unit}{note}");
-                add(
-                    what,
-                    format!("{rps:.0} {unit}"),
-                    rps >= goal && clean(&[t(row)]),
-                );
+                let cells =
+                    format!("{what} on PostgreSQL ≥ {goal:.0} {unit}{note} | {rps:.0} {unit}");
+                add(cells, rps >= goal && clean(&[t(row)]));
             }
         }
         for level in self.resume.iter().flatten() {
             let p99 = quantile(&level.on_runner, 0.99).unwrap_or(Duration::MAX);
             let (bound, at_once) = (RESUME_P99.as_millis(), level.concurrency);
-            let what = format!("cross-node update-to-resume p99 < {bound} ms, {at_once} at once");
+            let p99_ms = ms(&level.on_runner, 0.99);
             let met = level.tally.errors == 0 && p99 < RESUME_P99;
-            add(what, format!("{} ms", ms(&level.on_runner, 0.99)), met);
+            add(
+                format!(
+                    "cross-node update-to-resume p99 < {bound} ms, {at_once} at once | {p99_ms} ms"
+                ),
+                met,
+            );
         }
-        if let Some((t, max)) = self
-            .takeover
-            .as_ref()
-            .and_then(|t| Some((t, quantile(&t.all(), 1.0)?)))
-        {
+        let takeover = self.takeover.as_ref().map(|t| (t, quantile(&t.all(), 1.0)));
+        if let Some((t, Some(max))) = takeover {
             let errors: u64 = t.rounds.iter().map(|r| r.tally.errors).sum();
             let (bound, margin) = (t.lease + TAKEOVER_MARGIN, TAKEOVER_MARGIN.as_secs());
-            let what = format!(
-                "takeover ≤ lease + {margin} s ({:.1} s)",
-                bound.as_secs_f64()
-            );
-            add(
-                what,
-                format!("{:.2} s at most", max.as_secs_f64()),
-                errors == 0 && max <= bound,
-            );
+            let (bound_s, max_s) = (bound.as_secs_f64(), max.as_secs_f64());
+            let cells =
+                format!("takeover ≤ lease + {margin} s ({bound_s:.1} s) | {max_s:.2} s at most");
+            add(cells, errors == 0 && max <= bound);
         }
         out.table("### Targets", "target | reached | met", lines);
     }
@@ -633,11 +581,7 @@ mod tests {
 
     #[test]
     fn cluster_tables_targets_and_errors() {
-        let ms = |v: &[u64]| {
-            v.iter()
-                .map(|&m| Duration::from_millis(m))
-                .collect::<Vec<_>>()
-        };
+        let ms = |v: &[u64]| v.iter().map(|&m| Duration::from_millis(m)).collect();
         let s = Duration::from_secs;
         let mut failed = Tally::default();
         failed.fail("1 tasks not re-run");

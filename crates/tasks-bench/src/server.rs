@@ -86,7 +86,7 @@ impl ServerProcess {
 
     /// Resident memory in bytes.
     pub(crate) fn rss(&self) -> Result<u64, String> {
-        procfs::rss_bytes(self.pid()).map_err(|e| format!("{}: VmRSS: {e}", self.name))
+        procfs::rss_bytes(self.pid()).map_err(|e| format!("{}: {e}", self.name))
     }
 }
 

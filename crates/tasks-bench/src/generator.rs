@@ -8,6 +8,9 @@
 //! * **oha** (`cargo install oha --locked --version 1.16.0`): the open-loop latency row, at a
 //!   fixed rate (`-q`) with `--latency-correction`, read from its JSON summary.
 //!
+//! A [`Call`] is the exact request a generator repeats (MCP 2026-07-28 over HTTP, declaring the
+//! Tasks extension); everything else the harness says to a fixture goes through `tasks-client`.
+//!
 //! Neither reads JSON-RPC bodies, so before each run one response of the call is checked in
 //! full ([`Call::checked`]), the generator's non-2xx answers and socket errors count as
 //! errors, and for a fixture its `mcp_requests_total{method,code}` counters (`GET /metrics`)
@@ -20,8 +23,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
+use serde_json::{json, Value};
+use tasks_core::protocol::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
+use tasks_core::protocol::{PROTOCOL_VERSION, TASKS_EXTENSION};
 
-use crate::call::Call;
 use crate::database::Database;
 use crate::procfs;
 
@@ -134,21 +139,21 @@ impl Run {
 pub(crate) struct Clocks(
     Duration,
     Option<Duration>,
-    Option<std::collections::BTreeMap<u32, Duration>>,
+    Option<BTreeMap<u32, Duration>>,
     Vec<Duration>,
 );
 
 impl Clocks {
     pub(crate) fn read(pid: u32, sessions: Option<&[u32]>) -> Result<Self, String> {
-        let server = procfs::cpu_time(&pid.to_string())?;
-        let writer = procfs::thread_cpu_time(pid, WRITER_THREAD)?;
-        let cores = procfs::per_cpu_busy()?;
-        Ok(Clocks(
-            server,
-            writer,
+        let (server, sessions) = (
+            procfs::cpu_time(&pid.to_string())?,
             sessions.map(procfs::cpu_times),
-            cores,
-        ))
+        );
+        let (writer, cores) = (
+            procfs::thread_cpu_time(pid, WRITER_THREAD)?,
+            procfs::per_cpu_busy()?,
+        );
+        Ok(Clocks(server, writer, sessions, cores))
     }
 
     /// Fills `run`'s CPU figures with the clocks since `before`.
@@ -202,10 +207,8 @@ pub(crate) async fn measure(
         }
     }
     if run.requests == 0 || run.quantiles.iter().any(|(_, ms)| !ms.is_finite()) {
-        run.fail(
-            1,
-            "the generator counted no answer, or no latency quantiles".into(),
-        );
+        let why = "the generator counted no answer, or no latency quantiles";
+        run.fail(1, why.into());
     }
     Ok(run)
 }
@@ -224,28 +227,15 @@ async fn generate(
         Generator::Wrk => (Path::new("wrk"), None),
         Generator::Oha(oha, rate) => (oha, Some(rate)),
     };
-    let mut command = tokio::process::Command::new(program);
-    match rate {
-        None => command.args(["-t1", "-d", &seconds, "-s"]).arg(file),
-        Some(rate) => {
-            let json = [
-                "--no-tui",
-                "--output-format",
-                "json",
-                "--latency-correction",
-            ];
-            let rate = rate.to_string();
-            command
-                .args(json)
-                .args(["-q", &rate, "-z", &seconds, "-m", "POST", "-D"])
-                .arg(file);
-            for (name, value) in call.headers() {
-                command.arg("-H").arg(format!("{name}: {value}"));
-            }
-            &mut command
-        }
+    let args = match rate {
+        None => format!("-c {connections} -t1 -d {seconds} -s"),
+        Some(rate) => format!("-c {connections} --no-tui --output-format json --latency-correction -q {rate} -z {seconds} -m POST -D"),
     };
-    command.arg("-c").arg(connections.to_string()).arg(url);
+    let mut command = tokio::process::Command::new(program);
+    command.args(args.split(' ')).arg(file).arg(url);
+    for (name, value) in call.headers().iter().filter(|_| rate.is_some()) {
+        command.arg("-H").arg(format!("{name}: {value}"));
+    }
     let name = program.display().to_string();
     let (output, cpu) = procfs::run_timing_cpu(command, &name, window + GRACE).await?;
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -293,8 +283,8 @@ fn parse_summary(stdout: &str, rate: Option<u32>) -> Result<Run, String> {
     };
     for (q, name) in [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p99.9")] {
         let seconds = summary.latency_percentiles.get(name).copied().flatten();
-        run.quantiles
-            .push((q, seconds.map_or(f64::NAN, |s| s * 1000.0)));
+        let ms = seconds.map_or(f64::NAN, |s| s * 1000.0);
+        run.quantiles.push((q, ms));
     }
     for (status, count) in summary.status_code_distribution {
         match status.as_str() {
@@ -331,11 +321,10 @@ struct Counts {
 impl Counts {
     /// The counters of `method` at the server of `url`; `None` for a server without them.
     async fn read(url: &str, method: &str) -> Result<Option<Self>, String> {
-        let metrics = url
-            .rsplit_once('/')
-            .map_or(url, |(base, _)| base)
-            .to_owned()
-            + "/metrics";
+        let metrics = format!(
+            "{}/metrics",
+            url.rsplit_once('/').map_or(url, |(base, _)| base)
+        );
         let text = async { reqwest::get(&metrics).await?.text().await };
         let text = text.await.map_err(|e| format!("{metrics}: {e}"))?;
         Ok(Self::parse(&text, method))
@@ -376,9 +365,147 @@ impl Counts {
     }
 }
 
+/// One prepared request, sent unchanged as often as needed (the protocol is stateless, so a
+/// repeated `tools/call` creates a new task), and the `status` every answer must show (`None`:
+/// a `CreateTaskResult`).
+#[derive(Debug, Clone)]
+pub(crate) struct Call {
+    pub method: &'static str,
+    name: String,
+    pub body: String,
+    expect: Option<&'static str>,
+}
+
+impl Call {
+    /// `tasks/get` of `task_id`, in `status`.
+    pub(crate) fn tasks_get(task_id: &str, status: &'static str) -> Self {
+        Call::new(
+            "tasks/get",
+            task_id,
+            json!({"taskId": task_id}),
+            Some(status),
+        )
+    }
+
+    /// The creation request of rows 3, 7b, 7c, 8b and 9: `slow_compute` with `seconds: 0`.
+    pub(crate) fn create() -> Self {
+        let params = json!({"name": "slow_compute", "arguments": {"seconds": 0}});
+        Call::new("tools/call", "slow_compute", params, None)
+    }
+
+    fn new(
+        method: &'static str,
+        name: &str,
+        mut params: Value,
+        expect: Option<&'static str>,
+    ) -> Self {
+        params["_meta"] = json!({
+            META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+            META_CLIENT_CAPABILITIES: {"extensions": {TASKS_EXTENSION: {}}},
+        });
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let (name, body) = (name.to_owned(), body.to_string());
+        Call {
+            method,
+            name,
+            body,
+            expect,
+        }
+    }
+
+    /// The headers besides `Host`, as every generator sends them.
+    pub(crate) fn headers(&self) -> [(&'static str, &str); 5] {
+        [
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", PROTOCOL_VERSION),
+            ("Mcp-Method", self.method),
+            ("Mcp-Name", &self.name),
+        ]
+    }
+
+    /// A wrk Lua script sending this call on every request (wrk sets `Host` from the URL); its
+    /// `done` hook prints the summary in the shape of oha's JSON (times in seconds).
+    pub(crate) fn wrk_script(&self) -> String {
+        let mut script = format!("wrk.method = \"POST\"\nwrk.body = [==[{}]==]\n", self.body);
+        for (name, value) in self.headers() {
+            script.push_str(&format!("wrk.headers[\"{name}\"] = \"{value}\"\n"));
+        }
+        script
+            + "function done(s, latency, requests)\n\
+               local e, p = s.errors, function(q) return latency:percentile(q) / 1e6 end\n\
+               io.write(string.format('{\"summary\": {\"total\": %f, \"slowest\": %f}, \
+               \"latencyPercentiles\": {\"p50\": %f, \"p90\": %f, \"p99\": %f, \"p99.9\": %f}, \
+               \"statusCodeDistribution\": {\"200\": %d}, \
+               \"errorDistribution\": {\"wrk: non-2xx answers\": %d, \"wrk: socket errors\": %d}}\\n', \
+               s.duration / 1e6, latency.max / 1e6, p(50), p(90), p(99), p(99.9), \
+               s.requests - e.status, e.status, e.connect + e.read + e.write + e.timeout))\n\
+             end\n"
+    }
+
+    /// Sends this call to `url` once and checks the answer in full (HTTP 200, a JSON-RPC
+    /// `result` of the expected shape and no `error`); the raw body.
+    pub(crate) async fn checked(&self, url: &str) -> Result<Vec<u8>, String> {
+        let mut request = reqwest::Client::new().post(url).body(self.body.clone());
+        for (name, value) in self.headers() {
+            request = request.header(name, value);
+        }
+        let response = request.send().await.map_err(|e| format!("{url}: {e}"))?;
+        let status = response.status().as_u16();
+        let body = response.bytes().await.map_err(|e| format!("{url}: {e}"))?;
+        let method = self.method;
+        self.check(status, &body)
+            .map_err(|why| format!("{method} {url}: {why}"))?;
+        Ok(body.to_vec())
+    }
+
+    fn check(&self, http: u16, body: &[u8]) -> Result<(), String> {
+        let reply: Value = serde_json::from_slice(body).unwrap_or_default();
+        let result = &reply["result"];
+        let shape = match self.expect {
+            None => result["resultType"] == "task" && result["taskId"].is_string(),
+            Some(status) => result["resultType"] == "complete" && result["status"] == status,
+        };
+        if http == 200 && reply.get("error").is_none() && shape {
+            return Ok(());
+        }
+        let wanted = self.expect.unwrap_or("a created task");
+        Err(format!(
+            "HTTP {http}, wanted {wanted}: {}",
+            String::from_utf8_lossy(body)
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_carries_the_routing_headers_and_meta() {
+        let body: Value = serde_json::from_str(&Call::create().body).unwrap();
+        assert_eq!(body["params"]["name"], "slow_compute");
+        let meta = &body["params"]["_meta"];
+        assert_eq!(
+            meta[META_CLIENT_CAPABILITIES]["extensions"][TASKS_EXTENSION],
+            json!({})
+        );
+        let script = Call::tasks_get("abc", "completed").wrk_script();
+        assert!(script.contains("wrk.headers[\"Mcp-Name\"] = \"abc\""));
+        assert!(script.contains("wrk.headers[\"Mcp-Method\"] = \"tasks/get\""));
+    }
+
+    #[test]
+    fn only_a_200_result_of_the_expected_shape_passes() {
+        let (get, create) = (Call::tasks_get("t", "completed"), Call::create());
+        let done = br#"{"result":{"resultType":"complete","taskId":"t","status":"completed"}}"#;
+        assert!(get.check(200, done).is_ok() && get.check(400, done).is_err());
+        assert!(create.check(200, done).is_err());
+        let created = br#"{"result":{"resultType":"task","taskId":"t","status":"working"}}"#;
+        assert!(create.check(200, created).is_ok());
+        let error = br#"{"error":{"code":-32602,"message":"x"}}"#;
+        assert!(get.check(200, error).is_err() && create.check(200, b"not json").is_err());
+    }
 
     #[test]
     fn json_summaries_are_read() {

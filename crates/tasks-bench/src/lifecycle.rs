@@ -10,9 +10,9 @@ use serde_json::{json, Value};
 use tasks_client::{Client, Execution, TaskStatus};
 use tokio::sync::Semaphore;
 
+use crate::fixtures::ServerProcess;
 use crate::generator::{Clocks, Run};
 use crate::mcp::{self, Tally};
-use crate::server::ServerProcess;
 
 /// Polls of one task before it counts as an error.
 const MAX_POLLS: u64 = 1000;

@@ -17,24 +17,20 @@
 //!
 //! | module | uses |
 //! |---|---|
-//! | `suite` (the run) | `throughput`, `durable`, `memory`, `lifecycle`, `resume`, `takeover`, `report`, `fixtures`, `generator`, `database`, `pin`, `cli` |
-//! | `report` (markdown) | `throughput`, `durable`, `memory`, `lifecycle`, `resume`, `takeover` (their results), `series`, `generator`, `fixtures`, `mcp`, `pin`, `procfs`, `cli` |
-//! | `throughput` (rows 1–3, 7a–7c, 8a, 8b, 9) | `fixtures`, `generator`, `series`, `mcp`, `call`, `cli` |
-//! | `durable` (fsync, row 7d) | `memory`, `fixtures` |
-//! | `memory` (5a, 5b), `lifecycle` (4), `resume` (8c), `takeover` (8d) | `fixtures`, `generator`, `series`, `mcp`, `call`, `server` |
-//! | `fixtures` (starting and measuring servers) | `series`, `generator`, `server`, `call`, `database`, `pin`, `cli` |
+//! | `suite` (the run) | `throughput`, `memory`, `lifecycle`, `resume`, `takeover`, `report`, `fixtures`, `generator`, `database`, `pin`, `cli` |
+//! | `report` (markdown) | `throughput`, `memory`, `lifecycle`, `resume`, `takeover` (their results), `series`, `generator`, `fixtures`, `mcp`, `pin`, `procfs`, `cli` |
+//! | `throughput` (rows 1–3, 7a–7c, 8a, 8b, 9) | `fixtures`, `generator`, `series`, `mcp`, `cli` |
+//! | `memory` (5a, 5b, 7d, fsync), `lifecycle` (4), `resume` (8c), `takeover` (8d) | `fixtures`, `generator`, `series`, `mcp` |
+//! | `fixtures` (server processes, measuring one) | `series`, `generator`, `database`, `procfs`, `pin`, `cli` |
 //! | `series` (clean runs, median) | `generator`, `pin` |
-//! | `generator` (wrk, oha, CPU clocks) | `call`, `database`, `procfs` |
-//! | `server` (child processes) | `procfs` |
-//! | `mcp` (`tasks-client`), `call` (the raw request), `database`, `procfs`, `pin`, `baseline`, `cli` | nothing of this crate |
+//! | `generator` (the request, wrk, oha, CPU clocks) | `database`, `procfs` |
+//! | `mcp` (`tasks-client`), `database`, `procfs`, `pin`, `baseline`, `cli` | nothing of this crate |
 //!
 //! The binary `tasks-heap` (`src/bin/heap.rs`) counts heap bytes per stored task in process.
 
 mod baseline;
-mod call;
 mod cli;
 mod database;
-mod durable;
 mod fixtures;
 mod generator;
 mod lifecycle;
@@ -45,7 +41,6 @@ mod procfs;
 mod report;
 mod resume;
 mod series;
-mod server;
 mod suite;
 mod takeover;
 mod throughput;

@@ -7,10 +7,9 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::cli::Row;
-use crate::durable::{self, StoredSqliteResult};
 use crate::generator::{percent, LoadSpec, Run};
 use crate::lifecycle::LifecycleResult;
-use crate::memory::MemoryResult;
+use crate::memory::{self, MemoryResult, StoredSqliteResult};
 use crate::pin::Pinning;
 use crate::resume::ResumeLevel;
 use crate::series::Series;
@@ -217,7 +216,7 @@ impl Report {
         if let Some(f) = &self.fsync {
             let [p50, p90, p99, max] =
                 [0.5, 0.9, 0.99, 1.0].map(|q| quantile(f, q).map_or(0, |d| d.as_micros()));
-            let (append, syncs) = (durable::APPEND_BYTES, durable::SYNCS);
+            let (append, syncs) = (memory::APPEND_BYTES, memory::SYNCS);
             let _ = writeln!(text, "- SQLite fixtures: `--store sqlite:<fresh directory>/tasks.db`, `--sqlite-synchronous full` unless the row says NORMAL; fsync latency of that disk (append {append} bytes + `sync_data`, {syncs} times): p50 {p50} µs, p90 {p90} µs, p99 {p99} µs, max {max} µs");
         }
         if let Some(database) = &self.postgres {

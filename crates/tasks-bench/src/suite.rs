@@ -23,7 +23,7 @@ use crate::fixtures::{self, Servers};
 use crate::generator::{self, LoadSpec};
 use crate::pin::Pinning;
 use crate::report::{self, Report};
-use crate::{durable, lifecycle, memory, resume, takeover, throughput};
+use crate::{lifecycle, memory, resume, takeover, throughput};
 
 /// Runs the selected rows.
 pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, String> {
@@ -95,7 +95,7 @@ pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, Str
         eprintln!("fsync latency of {}", servers.sqlite_dir.display());
         let dir = &servers.sqlite_dir;
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        report.fsync = Some(durable::fsync_latency(dir)?);
+        report.fsync = Some(memory::fsync_latency(dir)?);
     }
     report.throughput = throughput::interleaved(&servers).await?;
     if args.runs(Row::Lifecycle) {
@@ -119,7 +119,7 @@ pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, Str
         let t = servers
             .for_row(Row::StoredSqlite, "fixture-stored-sqlite")
             .await?;
-        report.stored_sqlite = Some(durable::stored(&servers, t, args.sqlite_tasks).await?);
+        report.stored_sqlite = Some(memory::stored(&servers, t, args.sqlite_tasks).await?);
     }
     if args.runs(Row::ResumePostgres) {
         eprintln!("row 8c: cross-node resume latency, PostgreSQL");

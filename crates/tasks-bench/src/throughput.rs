@@ -17,10 +17,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::call::Call;
 use crate::cli::Row;
 use crate::fixtures::{Fixture, Servers};
-use crate::generator::{Generator, Run};
+use crate::generator::{Call, Generator, Run};
 use crate::mcp;
 use crate::series::Series;
 

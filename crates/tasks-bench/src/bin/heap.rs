@@ -17,12 +17,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use serde_json::json;
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
-use tasks_core::{JsonObject, Task, TaskStatus};
-use tasks_runtime::MemoryStore;
-use tasks_runtime::{text_result, RuntimeConfig, Scope, TaskRuntime, Tool, ToolRegistry};
-use tasks_runtime::{unstable::encoded_len, Work};
+use tasks_core::{JsonObject, Task, TaskState, TaskStatus};
+use tasks_runtime::{text_result, unstable::encoded_len, Limits, MemoryStore, RuntimeConfig};
+use tasks_runtime::{Scope, TaskRuntime, Tool, ToolRegistry, Work};
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
@@ -36,10 +34,13 @@ struct Args {
     tasks: usize,
 }
 
-fn work(arguments: &JsonObject) -> Work {
+/// The work of one `slow_compute` task with `seconds: 0`.
+fn work() -> Work {
+    let mut arguments = JsonObject::new();
+    arguments.insert("seconds".into(), 0.into());
     Work {
         tool: "slow_compute".into(),
-        arguments: arguments.clone(),
+        arguments,
         input_responses: None,
         client_capabilities: JsonObject::new(),
         scope: Scope::shared(),
@@ -48,36 +49,28 @@ fn work(arguments: &JsonObject) -> Work {
     }
 }
 
-/// How long single creations took: the slowest, and how many took over a millisecond (a
-/// stall: the typical creation here takes a few microseconds).
-#[derive(Debug, Default)]
-struct Stalls {
-    slowest: Duration,
-    over_1_ms: usize,
-}
-
+/// Creates `count` tasks and waits until each is completed: the tasks, the slowest single
+/// creation, and how many took over a millisecond (a stall: the typical creation here takes a
+/// few microseconds).
 async fn store_tasks(
     runtime: &TaskRuntime,
     count: usize,
-) -> Result<(Vec<Arc<Task>>, Stalls), String> {
-    let arguments = json!({"seconds": 0})
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    let mut ids = Vec::with_capacity(count);
-    let mut stalls = Stalls::default();
+) -> Result<(Vec<Arc<Task>>, Duration, usize), String> {
+    let (mut ids, mut slowest, mut stalls) = (Vec::with_capacity(count), Duration::ZERO, 0);
     for _ in 0..count {
         let started = Instant::now();
         let task = runtime
-            .create_task(work(&arguments))
+            .create_task(work())
             .await
             .map_err(|e| format!("create: {e:?}"))?;
         let took = started.elapsed();
-        stalls.slowest = stalls.slowest.max(took);
-        stalls.over_1_ms += usize::from(took > Duration::from_millis(1));
+        (slowest, stalls) = (
+            slowest.max(took),
+            stalls + usize::from(took > Duration::from_millis(1)),
+        );
         ids.push(task.id().clone());
     }
-    let mut last = Vec::with_capacity(count);
+    let mut tasks = Vec::with_capacity(count);
     for id in ids {
         loop {
             let task = runtime
@@ -85,13 +78,13 @@ async fn store_tasks(
                 .await
                 .map_err(|e| format!("get: {e:?}"))?;
             if task.status() == TaskStatus::Completed {
-                last.push(task);
+                tasks.push(task);
                 break;
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
     }
-    Ok((last, stalls))
+    Ok((tasks, slowest, stalls))
 }
 
 /// Heap bytes one value made by `make` keeps (the mean of 1 000, the containers excluded).
@@ -108,27 +101,24 @@ fn main() -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    runtime.block_on(async {
+        .build();
+    runtime.map_err(|e| e.to_string())?.block_on(async {
         let mut registry = ToolRegistry::new();
-        registry.register(
-            Tool::new("slow_compute", "Completes at once", |_ctx| async {
-                Ok(text_result("Completed"))
-            })
-            .with_policy(tasks_core::TaskPolicy::Optional),
-        );
-        let limits = tasks_runtime::Limits::default()
+        let tool = Tool::new("slow_compute", "Completes at once", |_| async {
+            Ok(text_result("Completed"))
+        });
+        registry.register(tool.with_policy(tasks_core::TaskPolicy::Optional));
+        let limits = Limits::default()
             .with_max_tasks(10_000_000)
-            .with_max_active_per_scope(10_000_000)
-            .with_max_workers(1_000_000);
+            .with_max_active_per_scope(10_000_000);
+        let limits = limits.with_max_workers(1_000_000);
         let config = RuntimeConfig::default()
             .with_limits(limits)
             .with_ttl_ms(None);
         let tasks = TaskRuntime::new(Arc::new(MemoryStore::new()), registry, config);
         drop(store_tasks(&tasks, 1_000).await?);
         let region = Region::new(GLOBAL);
-        let (stored, stalls) = store_tasks(&tasks, args.tasks).await?;
+        let (stored, slowest, stalls) = store_tasks(&tasks, args.tasks).await?;
         let sample = stored.first().cloned();
         drop(stored);
         // Let finished workers and their wake-ups go before counting.
@@ -136,19 +126,19 @@ fn main() -> Result<(), String> {
         let change = region.change();
         let net = change.bytes_allocated as i64 - change.bytes_deallocated as i64
             + change.bytes_reallocated as i64;
-        let per_task = net as f64 / args.tasks as f64;
+        let per = |n: f64| n / args.tasks as f64;
         println!("tasks stored: {}", args.tasks);
-        println!("net heap bytes per stored completed task: {per_task:.0}");
         println!(
-            "allocations per task: {:.1} (frees: {:.1})",
-            change.allocations as f64 / args.tasks as f64,
-            change.deallocations as f64 / args.tasks as f64
+            "net heap bytes per stored completed task: {:.0}",
+            per(net as f64)
         );
-        println!(
-            "slowest single creation: {:.3} ms; creations over 1 ms: {}",
-            stalls.slowest.as_secs_f64() * 1000.0,
-            stalls.over_1_ms
+        let (allocations, frees) = (
+            per(change.allocations as f64),
+            per(change.deallocations as f64),
         );
+        println!("allocations per task: {allocations:.1} (frees: {frees:.1})");
+        let slowest = slowest.as_secs_f64() * 1000.0;
+        println!("slowest single creation: {slowest:.3} ms; creations over 1 ms: {stalls}");
         println!("size_of::<Task>(): {}", std::mem::size_of::<Task>());
         println!("size_of::<Work>(): {}", std::mem::size_of::<Work>());
         if let Some(task) = sample {
@@ -156,28 +146,16 @@ fn main() -> Result<(), String> {
                 "serialized Task (storage form): {} bytes",
                 encoded_len(&*task)
             );
-            if let tasks_core::TaskState::Completed { result } = task.state() {
+            if let TaskState::Completed { result } = task.state() {
                 println!("serialized result: {} bytes", encoded_len(result));
-                println!(
-                    "the stored result (text): {} heap bytes",
-                    heap_per_copy(|| result.clone())
-                );
+                let text = heap_per_copy(|| result.clone());
+                println!("the stored result (text): {text} heap bytes");
                 let tree = result.to_object();
-                println!(
-                    "the same result as a Value tree: {} heap bytes",
-                    heap_per_copy(|| tree.clone())
-                );
+                let tree = heap_per_copy(|| tree.clone());
+                println!("the same result as a Value tree: {tree} heap bytes");
             }
         }
-        println!(
-            "serialized Work: {} bytes",
-            encoded_len(&work(
-                &json!({"seconds": 0})
-                    .as_object()
-                    .cloned()
-                    .unwrap_or_default()
-            ))
-        );
-        Ok::<(), String>(())
+        println!("serialized Work: {} bytes", encoded_len(&work()));
+        Ok(())
     })
 }

@@ -7,7 +7,6 @@
 use std::convert::Infallible;
 use std::io::Write as _;
 use std::net::SocketAddr;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -25,26 +24,21 @@ const READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// Runs the baseline server on `listen` with `worker_threads` (tokio's default when `None`),
 /// answering with `body`; prints its URL as the first stdout line, like the fixture. Runs until
 /// killed.
-pub(crate) fn serve(listen: SocketAddr, worker_threads: Option<u16>, body: Bytes) -> ExitCode {
+pub(crate) fn serve(
+    listen: SocketAddr,
+    worker_threads: Option<u16>,
+    body: Bytes,
+) -> Result<(), String> {
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    runtime.enable_all();
     if let Some(threads) = worker_threads {
         runtime.worker_threads(usize::from(threads));
     }
-    let runtime = match runtime.build() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("baseline: cannot start the runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(accept_loop(listen, body)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("baseline: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    let runtime = runtime
+        .enable_all()
+        .build()
+        .map_err(|e| format!("baseline: {e}"))?;
+    let served = runtime.block_on(accept_loop(listen, body));
+    served.map_err(|e| format!("baseline: {e}"))
 }
 
 async fn accept_loop(listen: SocketAddr, body: Bytes) -> std::io::Result<()> {
@@ -75,27 +69,23 @@ async fn accept_loop(listen: SocketAddr, body: Bytes) -> std::io::Result<()> {
     }
 }
 
+/// Reads the request body like the fixture does, then answers a POST with `body`.
 async fn answer(
     request: Request<Incoming>,
     body: Bytes,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
-    let method = request.method().clone();
-    // Read the request body like the fixture does, then drop it.
-    let read = request.into_body().collect().await;
-    let mut response = if method == Method::POST && read.is_ok() {
-        let mut response = Response::new(Full::new(body));
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        response
-    } else {
-        Response::new(Full::new(Bytes::new()))
+    let post = request.method() == Method::POST;
+    let read = request.into_body().collect().await.is_ok();
+    let (status, body) = match (post, read) {
+        (true, true) => (StatusCode::OK, body),
+        (true, false) => (StatusCode::BAD_REQUEST, Bytes::new()),
+        (false, _) => (StatusCode::METHOD_NOT_ALLOWED, Bytes::new()),
     };
-    if method != Method::POST {
-        *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
-    } else if read.is_err() {
-        *response.status_mut() = StatusCode::BAD_REQUEST;
+    let mut response = Response::new(Full::new(body));
+    *response.status_mut() = status;
+    if status == StatusCode::OK {
+        let json = HeaderValue::from_static("application/json");
+        response.headers_mut().insert(header::CONTENT_TYPE, json);
     }
     Ok(response)
 }

@@ -109,30 +109,20 @@ impl Servers<'_> {
             .join(format!("sqlite-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir); // a killed earlier run's
         fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let dir = TempDir(dir);
         let mut store = OsString::from("sqlite:");
-        store.push(dir.0.join("tasks.db"));
-        let sync = if row == Row::CreateSqliteNormal {
-            "normal"
-        } else {
-            "full"
-        };
-        let flags = [
-            "--store".into(),
-            store,
-            "--sqlite-synchronous".into(),
-            sync.into(),
-        ];
-        let server = self.start(name, &self.fixture, flags)?;
+        store.push(dir.join("tasks.db"));
+        let sync = ["full", "normal"][usize::from(row == Row::CreateSqliteNormal)];
+        let flags = format!("--sqlite-synchronous {sync}");
+        let server = self.start(name, &self.fixture, &flags, vec![("--store", store)])?;
         Ok(Fixture {
-            dir: Some(dir),
+            dir: Some(TempDir(dir)),
             ..Fixture::from(server)
         })
     }
 
     /// A fixture on the memory store.
     pub(crate) fn fixture(&self, name: &str) -> Result<Fixture, String> {
-        Ok(self.start(name, &self.fixture, [])?.into())
+        Ok(self.start(name, &self.fixture, "", Vec::new())?.into())
     }
 
     /// The bare hyper baseline, answering every request with `body`.
@@ -140,28 +130,28 @@ impl Servers<'_> {
         let file = self.logs.join(format!("{name}-body.json"));
         fs::write(&file, body).map_err(|e| format!("{}: {e}", file.display()))?;
         let exe = std::env::current_exe().map_err(|e| format!("own path: {e}"))?;
-        let args = ["baseline-server".into(), "--body-file".into(), file.into()];
-        Ok(self.start(name, &exe, args)?.into())
+        let body = vec![("--body-file", file.into())];
+        Ok(self.start(name, &exe, "baseline-server", body)?.into())
     }
 
     pub(crate) fn database(&self) -> Result<&Database, String> {
-        self.database
-            .as_ref()
-            .ok_or("no PostgreSQL database".into())
+        let database = self.database.as_ref();
+        database.ok_or("no PostgreSQL database".into())
     }
 
     /// A cluster with no node yet, on a fresh schema; its secret file is created by the first
     /// node to start.
     pub(crate) async fn cluster(&self, name: &str) -> Result<Cluster, String> {
         let schema = self.database()?.schema(name).await?;
-        let path = self
+        let secret = self
             .logs
             .join(format!("{name}-{}.secret", std::process::id()));
-        let _ = fs::remove_file(&path); // a killed earlier run's
+        let _ = fs::remove_file(&secret); // a killed earlier run's
+        let secret = SecretFile(secret);
         Ok(Cluster {
             nodes: Vec::new(),
             schema,
-            secret: SecretFile(path),
+            secret,
         })
     }
 
@@ -172,24 +162,20 @@ impl Servers<'_> {
         &self,
         cluster: &mut Cluster,
         node: &str,
-        lease_ms: Option<u64>,
+        lease: Option<u64>,
     ) -> Result<(), String> {
         let app = format!("tasks-bench-{}-{node}", std::process::id());
-        let (url, schema) = (self.database()?.url_for(&app), cluster.schema.name());
-        let flags = [
-            "--store",
-            &url,
-            "--postgres-schema",
-            schema,
-            "--drain-ms",
-            "0",
+        let lease = lease.map_or(String::new(), |ms| format!(" --lease-ms {ms}"));
+        let flags = format!(
+            "--postgres-schema {} --drain-ms 0{lease}",
+            cluster.schema.name()
+        );
+        let store = self.database()?.url_for(&app).into();
+        let values = vec![
+            ("--store", store),
+            ("--secret-file", cluster.secret.0.clone().into()),
         ];
-        let mut flags: Vec<OsString> = flags.map(Into::into).into();
-        flags.extend(["--secret-file".into(), cluster.secret.0.clone().into()]);
-        if let Some(lease_ms) = lease_ms {
-            flags.extend(["--lease-ms".into(), lease_ms.to_string().into()]);
-        }
-        let server = self.start(node, &self.fixture, flags)?;
+        let server = self.start(node, &self.fixture, &flags, values)?;
         cluster.nodes.push(Fixture {
             app: Some(app),
             ..Fixture::from(server)
@@ -197,20 +183,23 @@ impl Servers<'_> {
         Ok(())
     }
 
-    /// Starts `program` (the fixture, or this binary for the baseline) with `args`, listening
-    /// on a free port, with `--server-threads` worker threads; its stderr goes to
-    /// `<name>.log` in the log folder.
-    fn start<I: IntoIterator<Item = OsString>>(
+    /// Starts `program` (the fixture, or this binary for the baseline) with `flags` (separated
+    /// by spaces) and each flag of `values` with its value, listening on a free port, with
+    /// `--server-threads` worker threads; its stderr goes to `<name>.log` in the log folder.
+    fn start(
         &self,
         name: &str,
         program: &Path,
-        args: I,
+        flags: &str,
+        values: Vec<(&str, OsString)>,
     ) -> Result<ServerProcess, String> {
         let mut command = self.pinning.server_command(program);
-        command
-            .args(args)
-            .args(["--listen", "127.0.0.1:0", "--worker-threads"]);
-        command.arg(self.args.server_threads.to_string());
+        command.args(flags.split_whitespace());
+        for (flag, value) in values {
+            command.arg(flag).arg(value);
+        }
+        let threads = self.args.server_threads;
+        command.args(format!("--listen 127.0.0.1:0 --worker-threads {threads}").split(' '));
         if program == self.fixture.as_path() {
             command.args(FIXTURE_LIMITS.split(' '));
         }
@@ -224,10 +213,10 @@ impl Servers<'_> {
         call: &Call,
         generator: Generator<'_>,
     ) -> Result<Run, String> {
-        let sessions = match &fixture.app {
-            Some(app) => Some((self.database()?, app.as_str())),
-            None => None,
-        };
+        let app = fixture.app.as_deref();
+        let sessions = app
+            .map(|app| Ok::<_, String>((self.database()?, app)))
+            .transpose()?;
         let (url, watch) = (fixture.server.url(), (fixture.server.pid(), sessions));
         generator::measure(url, call, self.spec, generator, watch, &self.logs).await
     }
@@ -236,10 +225,8 @@ impl Servers<'_> {
     pub(crate) async fn series(&self, fixture: &Fixture, call: &Call) -> Result<Series, String> {
         let mut series = Series::default();
         while series.wants_more(self.args.rounds) {
-            series.push(
-                self.measure(fixture, call, Generator::Wrk).await?,
-                self.pinning,
-            );
+            let run = self.measure(fixture, call, Generator::Wrk).await?;
+            series.push(run, self.pinning);
         }
         Ok(series)
     }

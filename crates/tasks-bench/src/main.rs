@@ -57,15 +57,26 @@ use crate::cli::{Cli, Command};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    match run() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("some rows had errors: their figures are invalid");
+            ExitCode::FAILURE
+        }
+        Err(error) => {
+            eprintln!("tasks-bench: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The command; whether every row was free of errors.
+fn run() -> Result<bool, String> {
     let args = match Cli::parse().command {
         Command::BaselineServer(args) => {
-            return match std::fs::read(&args.body_file) {
-                Ok(body) => baseline::serve(args.listen, args.worker_threads, body.into()),
-                Err(error) => {
-                    eprintln!("{}: {error}", args.body_file.display());
-                    ExitCode::FAILURE
-                }
-            }
+            let path = &args.body_file;
+            let body = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            return baseline::serve(args.listen, args.worker_threads, body.into()).map(|()| true);
         }
         Command::Run(args) => args,
     };
@@ -77,29 +88,11 @@ fn main() -> ExitCode {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build();
-    let report = match runtime.map_err(|e| e.to_string()) {
-        Ok(runtime) => runtime.block_on(suite::run(&args, &pinning)),
-        Err(error) => Err(format!("cannot start the runtime: {error}")),
-    };
-    let report = match report {
-        Ok(report) => report,
-        Err(error) => {
-            eprintln!("tasks-bench: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let (text, valid) = report.render();
+    let runtime = runtime.map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let (text, valid) = runtime.block_on(suite::run(&args, &pinning))?.render();
     println!("{text}");
     if let Some(path) = &args.output {
-        if let Err(error) = std::fs::write(path, &text) {
-            eprintln!("{}: {error}", path.display());
-            return ExitCode::FAILURE;
-        }
+        std::fs::write(path, &text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    if valid {
-        ExitCode::SUCCESS
-    } else {
-        eprintln!("some rows had errors: their figures are invalid");
-        ExitCode::FAILURE
-    }
+    Ok(valid)
 }

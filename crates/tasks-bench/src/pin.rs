@@ -22,22 +22,22 @@ impl Pinning {
         else {
             return Pinning::default();
         };
-        if cpus < 2 || !taskset_available() {
-            return Pinning::default();
-        }
         let pid = std::process::id().to_string();
-        let pinned = Command::new("taskset")
-            .args(["-a", "-p", "-c", client, &pid])
-            .stdout(Stdio::null())
-            .status()
-            .is_ok_and(|status| status.success());
-        if !pinned {
+        let taskset = |args: &[&str]| {
+            let status = Command::new("taskset")
+                .args(args)
+                .stdout(Stdio::null())
+                .status();
+            status.is_ok_and(|status| status.success())
+        };
+        if cpus < 2 || !taskset(&["--version"]) || !taskset(&["-a", "-p", "-c", client, &pid]) {
             return Pinning::default();
         }
+        let server_list = server.to_owned();
         Pinning {
             server: server_set,
             client: client_set,
-            server_list: server.to_owned(),
+            server_list,
         }
     }
 
@@ -66,41 +66,25 @@ impl Pinning {
         if self.server.is_empty() {
             return "not pinned (taskset unavailable, fewer than 2 CPUs, or --no-pin)".to_owned();
         }
-        format!(
-            "servers on CPU {:?} (`taskset -c {}`), load generator on CPU {:?} (`taskset -a -p -c <list> <own pid>`)",
-            self.server, self.server_list, self.client
-        )
+        let (server, list, client) = (&self.server, &self.server_list, &self.client);
+        format!("servers on CPU {server:?} (`taskset -c {list}`), load generator on CPU {client:?} (`taskset -a -p -c <list> <own pid>`)")
     }
 }
 
 /// Parses a `taskset` CPU list: comma-separated numbers and inclusive ranges (`0`, `2-3,5`).
 pub(crate) fn parse_cpu_list(list: &str) -> Option<Vec<usize>> {
     let mut cpus = Vec::new();
-    for part in list.split(',') {
-        match part.split_once('-') {
-            Some((low, high)) => {
-                let (low, high): (usize, usize) =
-                    (low.trim().parse().ok()?, high.trim().parse().ok()?);
-                if low > high {
-                    return None;
-                }
-                cpus.extend(low..=high);
-            }
-            None => cpus.push(part.trim().parse().ok()?),
+    for part in list.split(',').map(str::trim) {
+        let (low, high) = part.split_once('-').unwrap_or((part, part));
+        let (low, high): (usize, usize) = (low.trim().parse().ok()?, high.trim().parse().ok()?);
+        if low > high {
+            return None;
         }
+        cpus.extend(low..=high);
     }
     cpus.sort_unstable();
     cpus.dedup();
     Some(cpus)
-}
-
-fn taskset_available() -> bool {
-    Command::new("taskset")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
 }
 
 #[cfg(test)]

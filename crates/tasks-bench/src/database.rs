@@ -24,17 +24,15 @@ impl Database {
         let (admin, connection) = match tokio::time::timeout(CONNECT_LIMIT, connecting).await {
             Ok(Ok(pair)) => pair,
             Ok(Err(error)) => {
-                let cause = std::error::Error::source(&error)
-                    .map_or_else(String::new, |cause| format!(": {cause}"));
+                let cause = std::error::Error::source(&error).map(|c| format!(": {c}"));
+                let cause = cause.unwrap_or_default();
                 return Err(format!("no PostgreSQL at {shown} ({error}{cause})"));
             }
             Err(_) => return Err(format!("no PostgreSQL at {shown} (timed out)")),
         };
         tokio::spawn(connection);
-        Ok(Database {
-            url: url.to_owned(),
-            admin,
-        })
+        let url = url.to_owned();
+        Ok(Database { url, admin })
     }
 
     /// The URL without its password, for the report.
@@ -51,12 +49,8 @@ impl Database {
 
     /// The server version (`SHOW server_version`).
     pub(crate) async fn version(&self) -> Result<String, String> {
-        let row = self
-            .admin
-            .query_one("SHOW server_version", &[])
-            .await
-            .map_err(|e| format!("server_version: {e}"))?;
-        Ok(row.get(0))
+        let row = self.admin.query_one("SHOW server_version", &[]).await;
+        Ok(row.map_err(|e| format!("server_version: {e}"))?.get(0))
     }
 
     /// A fresh schema name for `row`, `tasks_bench_<pid>_<n>_<row>` (at most 63 bytes); a
@@ -64,31 +58,21 @@ impl Database {
     pub(crate) async fn schema(&self, row: &str) -> Result<TempSchema, String> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let mut name = format!(
-            "tasks_bench_{}_{n}_{}",
-            std::process::id(),
-            row.replace('-', "_")
-        );
+        let (pid, row) = (std::process::id(), row.replace('-', "_"));
+        let mut name = format!("tasks_bench_{pid}_{n}_{row}");
         name.truncate(63);
         drop_schema(&self.admin, &name).await?;
-        Ok(TempSchema {
-            name,
-            url: self.url.clone(),
-        })
+        let url = self.url.clone();
+        Ok(TempSchema { name, url })
     }
 
     /// The process ids of the sessions whose `application_name` is `name`, `<name>-listen` or
     /// `<name>-notify`: the database server processes working for that fixture.
     pub(crate) async fn sessions(&self, name: &str) -> Result<Vec<u32>, String> {
-        let rows = self
-            .admin
-            .query(
-                "SELECT pid FROM pg_stat_activity \
-                 WHERE application_name = $1 OR application_name IN ($1 || '-listen', $1 || '-notify')",
-                &[&name],
-            )
-            .await
-            .map_err(|e| format!("pg_stat_activity: {e}"))?;
+        let query = "SELECT pid FROM pg_stat_activity \
+            WHERE application_name = $1 OR application_name IN ($1 || '-listen', $1 || '-notify')";
+        let rows = self.admin.query(query, &[&name]).await;
+        let rows = rows.map_err(|e| format!("pg_stat_activity: {e}"))?;
         Ok(rows
             .iter()
             .filter_map(|row| u32::try_from(row.get::<_, i32>(0)).ok())
@@ -97,25 +81,17 @@ impl Database {
 }
 
 async fn drop_schema(client: &Client, name: &str) -> Result<(), String> {
-    client
-        .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE"))
-        .await
-        .map_err(|e| format!("drop schema {name}: {e}"))
+    let sql = format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE");
+    let dropped = client.batch_execute(&sql).await;
+    dropped.map_err(|e| format!("drop schema {name}: {e}"))
 }
 
-/// A schema for one row's fixtures (they create its tables); dropped with everything in it
-/// when this value is dropped, so drop the fixtures first.
+/// A schema for one row's fixtures (they create its tables), `name` their `--postgres-schema`;
+/// dropped with everything in it when this value is dropped, so drop the fixtures first.
 #[derive(Debug)]
 pub(crate) struct TempSchema {
-    name: String,
+    pub name: String,
     url: String,
-}
-
-impl TempSchema {
-    /// The fixture's `--postgres-schema` value.
-    pub(crate) fn name(&self) -> &str {
-        &self.name
-    }
 }
 
 impl Drop for TempSchema {
@@ -126,12 +102,10 @@ impl Drop for TempSchema {
         let dropped = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
-                .build()
-                .map_err(|e| e.to_string())?;
-            runtime.block_on(async move {
-                let (client, connection) = tokio_postgres::connect(&url, NoTls)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                .build();
+            runtime.map_err(|e| e.to_string())?.block_on(async move {
+                let connected = tokio_postgres::connect(&url, NoTls).await;
+                let (client, connection) = connected.map_err(|e| e.to_string())?;
                 tokio::spawn(connection);
                 drop_schema(&client, &name).await
             })

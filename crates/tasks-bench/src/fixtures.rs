@@ -168,7 +168,7 @@ impl Servers<'_> {
         let lease = lease.map_or(String::new(), |ms| format!(" --lease-ms {ms}"));
         let flags = format!(
             "--postgres-schema {} --drain-ms 0{lease}",
-            cluster.schema.name()
+            cluster.schema.name
         );
         let store = self.database()?.url_for(&app).into();
         let values = vec![

@@ -374,8 +374,9 @@ impl Report {
         let spread = |d: &[Duration]| [0.5, 0.9, 0.99, 1.0].map(|q| ms(d, q)).join(" / ");
         let levels = self.resume.iter().flatten().map(|l| {
             let (tasks, errors) = (l.tasks, l.tally.errors);
-            let ack = [0.5, 0.99].map(|q| ms(&l.acknowledged, q)).join(" / ");
-            let (runner, answerer) = (spread(&l.on_runner), spread(&l.on_answerer));
+            let [acknowledged, on_runner, on_answerer] = &l.latencies;
+            let ack = [0.5, 0.99].map(|q| ms(acknowledged, q)).join(" / ");
+            let (runner, answerer) = (spread(on_runner), spread(on_answerer));
             let per_second = l.tasks as f64 / l.total.as_secs_f64();
             let cells =
                 format!("{tasks} | {ack} | {runner} | {answerer} | {per_second:.0} | {errors}");
@@ -537,9 +538,9 @@ impl Report {
             }
         }
         for level in self.resume.iter().flatten() {
-            let p99 = quantile(&level.on_runner, 0.99).unwrap_or(Duration::MAX);
+            let p99 = quantile(&level.latencies[1], 0.99).unwrap_or(Duration::MAX);
             let (bound, at_once) = (RESUME_P99.as_millis(), level.concurrency);
-            let p99_ms = ms(&level.on_runner, 0.99);
+            let p99_ms = ms(&level.latencies[1], 0.99);
             let met = level.tally.errors == 0 && p99 < RESUME_P99;
             add(
                 format!(
@@ -587,9 +588,7 @@ mod tests {
         let level = ResumeLevel {
             concurrency: 4,
             tasks: 3,
-            acknowledged: ms(&[2, 2, 3]),
-            on_runner: ms(&[10, 11, 60]),
-            on_answerer: ms(&[14, 15, 70]),
+            latencies: [ms(&[2, 2, 3]), ms(&[10, 11, 60]), ms(&[14, 15, 70])],
             total: s(1),
             tally: Tally::default(),
         };

@@ -6,7 +6,7 @@
 //!
 //! The tasks of a level are created and parked first (not measured), then answered,
 //! `concurrency` at a time. Before each update, the task is watched on each node with
-//! `tasks-client`'s `subscriptions/listen` watch ([`TaskCall::updates`], its first view read
+//! `tasks-client`'s `subscriptions/listen` watch ([`tasks_client::TaskCall::updates`], its first view read
 //! once the stream is acknowledged). The latency of a task runs from just before the update is
 //! sent to the terminal view on A's watch (A runs the worker: the resume itself, no poll
 //! interval in it) and on B's (one more hint: what a client of B sees); the time until B
@@ -17,9 +17,7 @@ use std::time::Duration;
 
 use futures_util::{stream, Stream, StreamExt as _};
 use serde_json::json;
-use tasks_client::{
-    Client, ClientError, DetailedTask, SettleOptions, TaskCall, TaskId, TaskStatus,
-};
+use tasks_client::{Client, ClientError, DetailedTask, SettleOptions, TaskId, TaskStatus};
 use tokio::time::Instant;
 
 use crate::fixtures::Cluster;
@@ -36,9 +34,7 @@ const WARMUP_TASKS: usize = 10;
 pub(crate) struct ResumeLevel {
     pub concurrency: usize,
     pub tasks: usize,
-    pub acknowledged: Vec<Duration>,
-    pub on_runner: Vec<Duration>,
-    pub on_answerer: Vec<Duration>,
+    pub latencies: [Vec<Duration>; 3],
     /// Wall time of the level's answers (parking excluded).
     pub total: Duration,
     pub tally: Tally,
@@ -81,33 +77,25 @@ async fn level(
         .buffer_unordered(concurrency.max(1))
         .collect()
         .await;
-    let mut out = ResumeLevel {
-        concurrency,
-        tasks,
-        acknowledged: Vec::new(),
-        on_runner: Vec::new(),
-        on_answerer: Vec::new(),
-        total: started.elapsed(),
-        tally: Tally::default(),
-    };
+    let (total, mut tally) = (started.elapsed(), Tally::default());
+    let mut latencies: [Vec<Duration>; 3] = Default::default();
     for sample in samples {
         match sample {
-            Ok([ack, runner, answerer]) => {
-                out.acknowledged.push(ack);
-                out.on_runner.push(runner);
-                out.on_answerer.push(answerer);
-            }
-            Err(why) => out.tally.fail(why),
+            Ok(sample) => latencies
+                .iter_mut()
+                .zip(sample)
+                .for_each(|(all, one)| all.push(one)),
+            Err(why) => tally.fail(why),
         }
     }
-    for latencies in [
-        &mut out.acknowledged,
-        &mut out.on_runner,
-        &mut out.on_answerer,
-    ] {
-        latencies.sort();
-    }
-    Ok(out)
+    latencies.iter_mut().for_each(|latencies| latencies.sort());
+    Ok(ResumeLevel {
+        concurrency,
+        tasks,
+        latencies,
+        total,
+        tally,
+    })
 }
 
 /// Answers the parked task `id`: watch it on both nodes, update on B, wait for the terminal
@@ -122,29 +110,22 @@ async fn answer(a: &Client, b: &Client, id: TaskId) -> Result<[Duration; 3], Str
     let answer = json!({"confirm-delete": {"action": "accept", "content": {"confirm": true}}});
     let responses = answer.as_object().cloned().unwrap_or_default();
     let sent = Instant::now();
-    let (acknowledged, runner, answerer) = tokio::join!(
-        acknowledge(&on_b, responses),
-        terminal(&mut watch_a),
-        terminal(&mut watch_b)
-    );
-    Ok([acknowledged?, runner?, answerer?].map(|at| at - sent))
+    let acknowledge = async {
+        let updated = on_b.update(responses).await;
+        updated
+            .map(|_| Instant::now())
+            .map_err(|e| format!("tasks/update: {e}"))
+    };
+    let (ack, runner, answerer) =
+        tokio::join!(acknowledge, terminal(&mut watch_a), terminal(&mut watch_b));
+    Ok([ack?, runner?, answerer?].map(|at| at - sent))
 }
 
-async fn acknowledge(
-    task: &TaskCall,
-    responses: tasks_client::JsonObject,
-) -> Result<Instant, String> {
-    task.update(responses)
-        .await
-        .map_err(|e| format!("tasks/update: {e}"))?;
-    Ok(Instant::now())
-}
+/// A task's `subscriptions/listen` watch.
+type Watch<'a> = dyn Stream<Item = Result<DetailedTask, ClientError>> + Unpin + 'a;
 
 /// The next view of a watch, within [`LIMIT`].
-async fn next<S>(watch: &mut S) -> Result<DetailedTask, String>
-where
-    S: Stream<Item = Result<DetailedTask, ClientError>> + Unpin,
-{
+async fn next(watch: &mut Watch<'_>) -> Result<DetailedTask, String> {
     match tokio::time::timeout(LIMIT, watch.next()).await {
         Ok(Some(view)) => view.map_err(|e| e.to_string()),
         Ok(None) => Err("the watch ended".into()),
@@ -153,10 +134,7 @@ where
 }
 
 /// Reads `watch` until a terminal view; the instant it arrived, if `completed`.
-async fn terminal<S>(watch: &mut S) -> Result<Instant, String>
-where
-    S: Stream<Item = Result<DetailedTask, ClientError>> + Unpin,
-{
+async fn terminal(watch: &mut Watch<'_>) -> Result<Instant, String> {
     loop {
         let view = next(watch).await?;
         match view.state.status() {

@@ -27,34 +27,29 @@ use crate::{lifecycle, memory, resume, takeover, throughput};
 
 /// Runs the selected rows.
 pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, String> {
-    let mut args = args.clone();
-    let mut report = Report::default();
-    let database = match args.runs_any(Row::is_postgres) {
-        true => match Database::connect(&args.database_url).await {
-            Ok(database) => Some(database),
-            Err(reason) if !args.rows.is_empty() => return Err(reason),
-            Err(reason) => {
-                eprintln!("rows 8a–8d skipped: {reason}");
-                args = args.without(Row::is_postgres);
-                report.skipped.push(("8a–8d", reason));
-                None
-            }
-        },
-        false => None,
-    };
-    let oha = generator::oha_version(&args.oha);
-    if oha.is_none() && args.runs(Row::Latency) {
-        let reason = format!(
-            "{} does not run (install it with `cargo install oha --locked --version {}`, or pass --oha PATH)",
-            args.oha.display(),
-            generator::OHA_VERSION
-        );
-        if args.rows.contains(&Row::Latency) {
+    let (mut args, mut report) = (args.clone(), Report::default());
+    // Leaves out the rows `kind` selects for `reason`, or fails when they were named.
+    let mut skip = |args: &mut RunArgs, rows: &'static str, kind: fn(Row) -> bool, reason| {
+        if args.rows.iter().any(|&row| kind(row)) {
             return Err(reason);
         }
-        eprintln!("row 9 skipped: {reason}");
-        args = args.without(|row| row == Row::Latency);
-        report.skipped.push(("9", reason));
+        eprintln!("rows {rows} skipped: {reason}");
+        *args = args.without(kind);
+        report.skipped.push((rows, reason));
+        Ok(())
+    };
+    let mut database = None;
+    if args.runs_any(Row::is_postgres) {
+        match Database::connect(&args.database_url).await {
+            Ok(connected) => database = Some(connected),
+            Err(reason) => skip(&mut args, "8a–8d", Row::is_postgres, reason)?,
+        }
+    }
+    let oha = generator::oha_version(&args.oha);
+    if oha.is_none() && args.runs(Row::Latency) {
+        let (path, version) = (args.oha.display(), generator::OHA_VERSION);
+        let reason = format!("{path} does not run (install it with `cargo install oha --locked --version {version}`, or pass --oha PATH)");
+        skip(&mut args, "9", |row| row == Row::Latency, reason)?;
     }
     let wrk = std::process::Command::new("wrk").arg("--version").output();
     if wrk.is_err() {
@@ -62,12 +57,11 @@ pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, Str
     }
     let logs = fixtures::log_dir();
     std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
-    let fixture = match &args.fixture {
-        Some(path) => path.clone(),
-        None => std::env::current_exe()
-            .map_err(|e| format!("own path: {e}"))?
-            .with_file_name("tasks-fixture"),
-    };
+    let exe = std::env::current_exe().map_err(|e| format!("own path: {e}"))?;
+    let fixture = args
+        .fixture
+        .clone()
+        .unwrap_or(exe.with_file_name("tasks-fixture"));
     let spec = LoadSpec {
         connections: args.connections,
         warmup: Duration::from_millis(args.warmup_ms),
@@ -85,11 +79,8 @@ pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, Str
     report.setup = report::describe(args.rounds, args.server_threads, pinning, spec);
     report.pinning = pinning.clone();
     if let Some(database) = &servers.database {
-        report.postgres = Some(format!(
-            "{}, PostgreSQL {}",
-            database.shown(),
-            database.version().await?
-        ));
+        let (shown, version) = (database.shown(), database.version().await?);
+        report.postgres = Some(format!("{shown}, PostgreSQL {version}"));
     }
     if args.runs_any(Row::is_sqlite) {
         eprintln!("fsync latency of {}", servers.sqlite_dir.display());

@@ -10,12 +10,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(name = "tasks-bench", version)]
 pub(crate) struct Cli {
-    /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// Subcommands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Run the benchmark rows and print the markdown report.

@@ -28,7 +28,6 @@ use crate::series::Series;
 pub(crate) const FIXTURE_LIMITS: &str =
     "--max-tasks 10000000 --max-active-per-scope 10000000 --max-workers 1000000 --ttl-ms 0";
 
-/// What starts the servers of a run.
 pub(crate) struct Servers<'a> {
     pub args: &'a RunArgs,
     pub pinning: &'a Pinning,
@@ -120,7 +119,6 @@ impl Servers<'_> {
         })
     }
 
-    /// A fixture on the memory store.
     pub(crate) fn fixture(&self, name: &str) -> Result<Fixture, String> {
         Ok(self.start(name, &self.fixture, "", Vec::new())?.into())
     }
@@ -325,7 +323,6 @@ impl ServerProcess {
         Ok(at)
     }
 
-    /// Resident memory in bytes.
     pub(crate) fn rss(&self) -> Result<u64, String> {
         procfs::rss_bytes(self.pid()).map_err(|e| format!("{}: {e}", self.name))
     }

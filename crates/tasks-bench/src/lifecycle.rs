@@ -17,7 +17,6 @@ use crate::mcp::{self, Tally};
 /// Polls of one task before it counts as an error.
 const MAX_POLLS: u64 = 1000;
 
-/// What the lifecycle row measured.
 #[derive(Debug)]
 pub(crate) struct LifecycleResult {
     /// Tasks started, and the `seconds` argument of each.

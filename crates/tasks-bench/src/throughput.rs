@@ -23,7 +23,6 @@ use crate::generator::{Call, Generator, Run};
 use crate::mcp;
 use crate::series::Series;
 
-/// The rows run in interleaved rounds.
 const ROWS: [Row; 8] = [
     Row::Baseline,
     Row::Get,

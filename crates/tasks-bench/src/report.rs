@@ -14,7 +14,7 @@ use crate::pin::Pinning;
 use crate::resume::ResumeLevel;
 use crate::series::Series;
 use crate::takeover::TakeoverResult;
-use crate::throughput::Throughput;
+use crate::throughput::{Throughput, ROWS};
 
 /// Largest resident memory per stored small completed task, payload included.
 const STORED_TARGET_BYTES: f64 = 512.0;
@@ -57,21 +57,10 @@ pub(crate) struct Report {
 
 /// One table row: its name (the first cell, or cells), the other cells, and its failed
 /// requests or tasks with the first failure.
-struct Line {
-    name: String,
-    cells: String,
-    errors: u64,
-    first_error: Option<String>,
-}
+struct Line(String, String, u64, Option<String>);
 
 fn line(name: impl Into<String>, cells: String, failed: (u64, Option<&str>)) -> Line {
-    let (errors, first_error) = (failed.0, failed.1.map(str::to_owned));
-    Line {
-        name: name.into(),
-        cells,
-        errors,
-        first_error,
-    }
+    Line(name.into(), cells, failed.0, failed.1.map(str::to_owned))
 }
 
 /// The report being written: its text, the failed requests or tasks of all its rows, and the
@@ -92,18 +81,9 @@ impl Out {
             return;
         }
         let columns = header.matches(" | ").count();
-        let _ = writeln!(
-            self.text,
-            "\n{title}\n\n| {header} |\n|---|{}",
-            "---:|".repeat(columns)
-        );
-        for Line {
-            name,
-            cells,
-            errors,
-            first_error,
-        } in lines
-        {
+        let align = "---:|".repeat(columns);
+        let _ = writeln!(self.text, "\n{title}\n\n| {header} |\n|---|{align}");
+        for Line(name, cells, errors, first_error) in lines {
             let _ = writeln!(self.text, "| {name} | {cells} |");
             self.errors += errors;
             if let Some(error) = first_error {
@@ -117,9 +97,8 @@ impl Out {
 /// The value at quantile `q` of `sorted` (nearest rank).
 pub(crate) fn quantile(sorted: &[Duration], q: f64) -> Option<Duration> {
     let rank = (q.clamp(0.0, 1.0) * sorted.len() as f64).ceil() as usize;
-    sorted
-        .get(rank.saturating_sub(1).min(sorted.len().checked_sub(1)?))
-        .copied()
+    let last = sorted.len().checked_sub(1)?;
+    sorted.get(rank.saturating_sub(1).min(last)).copied()
 }
 
 fn ms(sorted: &[Duration], q: f64) -> String {
@@ -186,6 +165,20 @@ pub(crate) fn describe(rounds: u64, threads: u16, pin: &Pinning, spec: LoadSpec)
     ]
 }
 
+/// The throughput table's name of a row of [`ROWS`].
+fn title(row: Row) -> &'static str {
+    match row {
+        Row::Baseline => "1 baseline: bare hyper, fixed response",
+        Row::Get => "2 `tasks/get`, completed task",
+        Row::Create => "3 creation: `tools/call` `slow_compute` `seconds: 0`",
+        Row::GetSqlite => "7a `tasks/get`, SQLite (FULL)",
+        Row::CreateSqlite => "7b creation, SQLite FULL",
+        Row::CreateSqliteNormal => "7c creation, SQLite NORMAL",
+        Row::GetPostgres => "8a `tasks/get`, PostgreSQL",
+        _ => "8b creation, PostgreSQL",
+    }
+}
+
 impl Report {
     /// Mean busy percentage of the server's (or the generator's) CPUs over `window`, or `—`
     /// when unpinned.
@@ -195,10 +188,7 @@ impl Report {
         if cpus.is_empty() {
             return "—".into();
         }
-        let busy = cpus
-            .iter()
-            .map(|&cpu| cores.get(cpu).copied().unwrap_or_default());
-        let busy: Duration = busy.sum();
+        let busy: Duration = cpus.iter().filter_map(|&cpu| cores.get(cpu)).sum();
         format!("{:.0} %", percent(busy, window) / cpus.len() as f64)
     }
 
@@ -232,10 +222,8 @@ impl Report {
         self.render_targets(&mut out);
         if !out.first_errors.is_empty() {
             let errors = out.first_errors.join("\n");
-            let _ = writeln!(
-                out.text,
-                "\n### First errors (rows with errors are invalid)\n\n{errors}"
-            );
+            let title = "### First errors (rows with errors are invalid)";
+            let _ = writeln!(out.text, "\n{title}\n\n{errors}");
         }
         (out.text, out.errors == 0)
     }
@@ -243,57 +231,25 @@ impl Report {
     fn render_throughput(&self, out: &mut Out) {
         let t = |row| self.throughput.series.get(&row);
         let mut rows: Vec<(String, Option<&Series>, Option<&Series>)> = Vec::new();
-        let (base, get, create) = (t(Row::Baseline), t(Row::Get), t(Row::Create));
-        rows.push(("1 baseline: bare hyper, fixed response".into(), base, None));
-        rows.push(("2 `tasks/get`, completed task".into(), get, None));
-        let name = "3 creation: `tools/call` `slow_compute` `seconds: 0`";
-        rows.push((name.into(), create, None));
-        let (stored, parked) = (
-            ("5a", &self.stored, "completed", "stored"),
-            ("5b", &self.parked, "parked", "parked"),
-        );
-        for (row, m, task, done) in [stored, parked] {
+        for &row in &ROWS[..3] {
+            rows.push((title(row).into(), t(row), None));
+        }
+        let stored = ("5a", &self.stored, "completed", "stored");
+        for (row, m, task, done) in [stored, ("5b", &self.parked, "parked", "parked")] {
             let Some((m, [idle, loaded])) = m.as_ref().and_then(|m| Some((m, m.gets.as_ref()?)))
             else {
                 continue;
             };
             let count = thousands(m.count + usize::from(row == "5b"));
-            rows.push((
-                format!("{row} `tasks/get`, {task} task, no other task"),
-                Some(idle),
-                None,
-            ));
-            rows.push((
-                format!("{row} `tasks/get`, same task, {count} {done}"),
-                Some(loaded),
-                None,
-            ));
+            let name = format!("{row} `tasks/get`, {task} task, no other task");
+            rows.push((name, Some(idle), None));
+            let name = format!("{row} `tasks/get`, same task, {count} {done}");
+            rows.push((name, Some(loaded), None));
         }
-        rows.push((
-            "7a `tasks/get`, SQLite (FULL)".into(),
-            t(Row::GetSqlite),
-            get,
-        ));
-        rows.push((
-            "7b creation, SQLite FULL".into(),
-            t(Row::CreateSqlite),
-            create,
-        ));
-        rows.push((
-            "7c creation, SQLite NORMAL".into(),
-            t(Row::CreateSqliteNormal),
-            create,
-        ));
-        rows.push((
-            "8a `tasks/get`, PostgreSQL".into(),
-            t(Row::GetPostgres),
-            get,
-        ));
-        rows.push((
-            "8b creation, PostgreSQL".into(),
-            t(Row::CreatePostgres),
-            create,
-        ));
+        for &row in &ROWS[3..] {
+            let reference = [Row::Create, Row::Get][usize::from(row.name().starts_with("get"))];
+            rows.push((title(row).into(), t(row), t(reference)));
+        }
         let mut lines = Vec::new();
         for (name, series, reference) in rows {
             let Some(r) = series.and_then(Series::median) else {
@@ -333,15 +289,9 @@ impl Report {
             out.table("### Lifecycle (row 4)", &header, lines);
         }
         let mut lines = Vec::new();
-        let stored = (
-            "5a stored completed (`slow_compute` `seconds: 0`)",
-            &self.stored,
-        );
-        let parked = (
-            "5b parked in `input_required` (`confirm_delete`)",
-            &self.parked,
-        );
-        for (name, m) in [stored, parked] {
+        let stored = "5a stored completed (`slow_compute` `seconds: 0`)";
+        let parked = "5b parked in `input_required` (`confirm_delete`)";
+        for (name, m) in [(stored, &self.stored), (parked, &self.parked)] {
             let Some(m) = m else { continue };
             let (count, before, after) = (m.count, mib(m.rss_before), mib(m.rss_after));
             let per_task = m.per_task();
@@ -378,8 +328,14 @@ impl Report {
             let ack = [0.5, 0.99].map(|q| ms(acknowledged, q)).join(" / ");
             let (runner, answerer) = (spread(on_runner), spread(on_answerer));
             let per_second = l.tasks as f64 / l.total.as_secs_f64();
-            let cells =
-                format!("{tasks} | {ack} | {runner} | {answerer} | {per_second:.0} | {errors}");
+            let cells = [
+                tasks.to_string(),
+                ack,
+                runner,
+                answerer,
+                format!("{per_second:.0}"),
+            ];
+            let cells = format!("{} | {errors}", cells.join(" | "));
             line(l.concurrency.to_string(), cells, l.tally.failed())
         });
         let title = "### Cross-node resume (row 8c)\n\n`confirm_delete` created on node A and parked (not measured), then answered with `tasks/update` on node B, so many at once; latency from sending the update to the terminal view of a `subscriptions/listen` watch opened beforehand on A (which runs the task) and on B (one more hint)";
@@ -387,17 +343,11 @@ impl Report {
         let Some(t) = &self.takeover else { return };
         let lease = t.lease.as_secs_f64();
         // The offsets, tasks, takeover times and errors of a kill, or of all (no offsets).
-        let cells = |offsets: [Option<Duration>; 2],
-                     tasks: usize,
-                     sorted: &[Duration],
-                     errors: u64| {
-            let [start_b, kill] = offsets.map(secs);
+        let cells = |offsets: [Option<Duration>; 2], tasks: usize, sorted: &[Duration], errors| {
+            let ([start_b, kill], rerun) = (offsets.map(secs), sorted.len());
             let [min, p50, max] = [0.0, 0.5, 1.0].map(|q| secs(quantile(sorted, q)));
             let beyond = |max: Duration| format!("{:+.2}", max.as_secs_f64() - lease);
-            let (rerun, beyond) = (
-                sorted.len(),
-                quantile(sorted, 1.0).map_or("—".into(), beyond),
-            );
+            let beyond = quantile(sorted, 1.0).map_or("—".into(), beyond);
             format!("{start_b} | {kill} | {tasks} | {rerun} | {min} | {p50} | {max} | {lease:.2} | {beyond} | {errors}")
         };
         let mut lines = Vec::new();
@@ -407,13 +357,10 @@ impl Report {
             lines.push(line((i + 1).to_string(), row, r.tally.failed()));
         }
         let tasks = t.rounds.iter().map(|r| r.tasks).sum();
-        let errors = t.rounds.iter().map(|r| r.tally.errors).sum();
+        let errors: u64 = t.rounds.iter().map(|r| r.tally.errors).sum();
         // Each kill's errors are counted on its own line.
-        lines.push(line(
-            "all",
-            cells([None; 2], tasks, &t.all(), errors),
-            (0, None),
-        ));
+        let all = cells([None; 2], tasks, &t.all(), errors);
+        lines.push(line("all", all, (0, None)));
         let (steps, step_ms) = t.steps;
         let title = format!("### Takeover (row 8d)\n\nTwo nodes with `--lease-ms {}`; `resumable_job` (`steps: {steps}`, `stepMs: {step_ms}`) tasks started on A; A killed with SIGKILL once B's watches showed them all running; time from the kill to each task's first `(attempt 2)` status on B. Each kill starts B and kills A at its own offsets (shares of a tick, a third of the lease, at most 2 s); the worst case is the lease plus one tick", t.lease.as_millis());
         out.table(&title, "kill | B started after A s | kill after tasks seen s | tasks | re-run on B | min s | p50 s | max s | lease s | max − lease s | errors", lines);
@@ -448,34 +395,27 @@ impl Report {
     fn render_targets(&self, out: &mut Out) {
         let t = |row| self.throughput.series.get(&row);
         let mut lines = Vec::new();
+        // `cells`: the target and what was reached.
         let mut add = |cells: String, met: bool| {
             let (what, reached) = cells.split_once(" | ").unwrap_or_default();
             let met = if met { "yes" } else { "**no**" };
             lines.push(line(what, format!("{reached} | {met}"), (0, None)));
         };
         let clean = |series: &[Option<&Series>]| series.iter().flatten().all(|s| s.errors() == 0);
-        let (get, create) = (
-            ("`tasks/get`", Row::Get, GET_TARGET_RATIO),
-            ("creation", Row::Create, CREATE_TARGET_RATIO),
-        );
-        for (what, row, goal) in [get, create] {
-            if let Some(x) = ratio(t(row), t(Row::Baseline)) {
-                let met = x >= goal && clean(&[t(row), t(Row::Baseline)]);
-                add(
-                    format!("{what} ≥ {goal} × baseline requests/s | {x:.2}"),
-                    met,
-                );
-            }
+        let get = ("`tasks/get`", Row::Get, GET_TARGET_RATIO);
+        for (what, row, goal) in [get, ("creation", Row::Create, CREATE_TARGET_RATIO)] {
+            let Some(x) = ratio(t(row), t(Row::Baseline)) else {
+                continue;
+            };
+            let cells = format!("{what} ≥ {goal} × baseline requests/s | {x:.2}");
+            add(cells, x >= goal && clean(&[t(row), t(Row::Baseline)]));
         }
         if let Some(m) = &self.stored {
             let (per_task, bound) = (m.per_task(), STORED_TARGET_BYTES);
-            let met = per_task <= bound && m.tally.errors == 0;
-            add(
-                format!(
-                    "≤ {bound} bytes RSS per stored small completed task | {per_task:.0} bytes"
-                ),
-                met,
+            let cells = format!(
+                "≤ {bound} bytes RSS per stored small completed task | {per_task:.0} bytes"
             );
+            add(cells, per_task <= bound && m.tally.errors == 0);
         }
         if let Some(m) = &self.parked {
             let (count, errors) = (m.count + 1, m.tally.errors);
@@ -486,34 +426,39 @@ impl Report {
         }
         let stored = self
             .stored
-            .as_ref()
+            .iter()
             .map(|m| (format!("with {} stored", thousands(m.count)), m));
         let parked = self
             .parked
-            .as_ref()
+            .iter()
             .map(|m| ("on a parked task".to_owned(), m));
-        for (what, m) in stored.into_iter().chain(parked) {
-            let Some([idle, loaded]) = &m.gets else {
+        for (what, m) in stored.chain(parked) {
+            let Some(x) = m
+                .gets
+                .as_ref()
+                .and_then(|[idle, loaded]| ratio(Some(loaded), Some(idle)))
+            else {
                 continue;
             };
-            if let Some(x) = ratio(Some(loaded), Some(idle)) {
-                let met = x >= 0.8 && clean(&[Some(idle), Some(loaded)]);
-                add(
-                    format!("`tasks/get` {what} within 20 % of idle | {x:.2} of idle"),
-                    met,
-                );
-            }
-        }
-        if let Some(rps) = t(Row::CreateSqlite).and_then(Series::median).map(Run::rps) {
-            let (goal, met) = (SQLITE_CREATE_TARGET, clean(&[t(Row::CreateSqlite)]));
+            let cells = format!("`tasks/get` {what} within 20 % of idle | {x:.2} of idle");
             add(
-                format!("durable creation (FULL) ≥ {goal:.0} tasks/s | {rps:.0} tasks/s"),
-                rps >= goal && met,
+                cells,
+                x >= 0.8 && m.gets.iter().flatten().all(|s| s.errors() == 0),
             );
         }
+        if let Some(rps) = t(Row::CreateSqlite).and_then(Series::median).map(Run::rps) {
+            let goal = SQLITE_CREATE_TARGET;
+            let cells = format!("durable creation (FULL) ≥ {goal:.0} tasks/s | {rps:.0} tasks/s");
+            add(cells, rps >= goal && clean(&[t(Row::CreateSqlite)]));
+        }
         if let Some(x) = ratio(t(Row::GetSqlite), t(Row::Get)) {
-            let met = x >= SQLITE_GET_TARGET && clean(&[t(Row::GetSqlite), t(Row::Get)]);
-            add(format!("`tasks/get` on a durable task within 10 % of the memory store | {x:.2} of row 2"), met);
+            let cells = format!(
+                "`tasks/get` on a durable task within 10 % of the memory store | {x:.2} of row 2"
+            );
+            add(
+                cells,
+                x >= SQLITE_GET_TARGET && clean(&[t(Row::GetSqlite), t(Row::Get)]),
+            );
         }
         let get = (
             "`tasks/get`",
@@ -541,13 +486,10 @@ impl Report {
             let p99 = quantile(&level.latencies[1], 0.99).unwrap_or(Duration::MAX);
             let (bound, at_once) = (RESUME_P99.as_millis(), level.concurrency);
             let p99_ms = ms(&level.latencies[1], 0.99);
-            let met = level.tally.errors == 0 && p99 < RESUME_P99;
-            add(
-                format!(
-                    "cross-node update-to-resume p99 < {bound} ms, {at_once} at once | {p99_ms} ms"
-                ),
-                met,
+            let cells = format!(
+                "cross-node update-to-resume p99 < {bound} ms, {at_once} at once | {p99_ms} ms"
             );
+            add(cells, level.tally.errors == 0 && p99 < RESUME_P99);
         }
         let takeover = self.takeover.as_ref().map(|t| (t, quantile(&t.all(), 1.0)));
         if let Some((t, Some(max))) = takeover {

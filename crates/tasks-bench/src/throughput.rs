@@ -23,7 +23,7 @@ use crate::generator::{Call, Generator, Run};
 use crate::mcp;
 use crate::series::Series;
 
-const ROWS: [Row; 8] = [
+pub(crate) const ROWS: [Row; 8] = [
     Row::Baseline,
     Row::Get,
     Row::Create,

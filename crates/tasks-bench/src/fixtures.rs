@@ -46,18 +46,22 @@ pub(crate) struct Fixture {
     /// The `application_name` of a PostgreSQL node's sessions.
     pub app: Option<String>,
     /// A SQLite fixture's directory.
-    pub dir: Option<TempDir>,
+    pub dir: Option<Temp>,
     /// A lone PostgreSQL node's schema and secret file.
     cluster: Option<Box<Cluster>>,
 }
 
-/// A directory removed with everything in it when dropped.
-pub(crate) struct TempDir(pub PathBuf);
+/// A file, or a directory with everything in it, removed when dropped.
+pub(crate) struct Temp(pub PathBuf);
 
-impl Drop for TempDir {
+impl Drop for Temp {
     fn drop(&mut self) {
-        if let Err(error) = fs::remove_dir_all(&self.0) {
-            eprintln!("cannot remove {}: {error}", self.0.display());
+        let path = &self.0;
+        match fs::remove_dir_all(path).or_else(|_| fs::remove_file(path)) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                eprintln!("cannot remove {}: {error}", path.display());
+            }
+            _ => {}
         }
     }
 }
@@ -66,26 +70,14 @@ impl Drop for TempDir {
 pub(crate) struct Cluster {
     pub nodes: Vec<Fixture>,
     schema: TempSchema,
-    secret: SecretFile,
-}
-
-struct SecretFile(PathBuf);
-
-impl Drop for SecretFile {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.0);
-    }
+    secret: Temp,
 }
 
 impl Cluster {
     /// The URL of node `i` (in start order).
     pub(crate) fn url(&self, i: usize) -> Result<&str, String> {
-        Ok(self
-            .nodes
-            .get(i)
-            .ok_or(format!("no node {i}"))?
-            .server
-            .url())
+        let node = self.nodes.get(i).ok_or(format!("no node {i}"))?;
+        Ok(node.server.url())
     }
 }
 
@@ -114,7 +106,7 @@ impl Servers<'_> {
         let flags = format!("--sqlite-synchronous {sync}");
         let server = self.start(name, &self.fixture, &flags, vec![("--store", store)])?;
         Ok(Fixture {
-            dir: Some(TempDir(dir)),
+            dir: Some(Temp(dir)),
             ..Fixture::from(server)
         })
     }
@@ -145,7 +137,7 @@ impl Servers<'_> {
             .logs
             .join(format!("{name}-{}.secret", std::process::id()));
         let _ = fs::remove_file(&secret); // a killed earlier run's
-        let secret = SecretFile(secret);
+        let secret = Temp(secret);
         Ok(Cluster {
             nodes: Vec::new(),
             schema,

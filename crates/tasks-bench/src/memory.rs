@@ -94,7 +94,7 @@ pub(crate) async fn run(
         None
     };
     let rss_before = fixture.server.rss()?;
-    let count = count - usize::from(parked);
+    let count = count.saturating_sub(usize::from(parked));
     let (_, create_time, tally) = populate(count, connections).await;
     let rss_after = fixture.server.rss()?;
     let gets = match idle {

@@ -1,19 +1,14 @@
 //! One measured run of an external load generator, with what no load generator gives read
 //! around it: the server's CPU time (and its SQLite writer thread's and its PostgreSQL
 //! sessions'), each CPU's busy time (for the disturbance check, [`crate::series`]), and the
-//! fixture's own request counters.
-//!
-//! * **wrk** (Debian's package): the closed-loop throughput rows, `wrk -t1 -c<connections>`,
-//!   the request in a Lua script whose `done` hook prints its summary in oha's JSON shape.
-//! * **oha** (`cargo install oha --locked --version 1.16.0`): the open-loop latency row, at a
-//!   fixed rate (`-q`) with `--latency-correction`, read from its JSON summary.
+//! fixture's own request counters. wrk (`-t1`, closed loop) drives the throughput rows, oha
+//! (`-q <rate> --latency-correction`, open loop) row 9; docs/benchmarks.md says how to install
+//! them. Both summaries are read as oha's JSON, which the wrk script's `done` hook prints too.
 //!
 //! A [`Call`] is the exact request a generator repeats (MCP 2026-07-28 over HTTP, declaring the
-//! Tasks extension); everything else the harness says to a fixture goes through `tasks-client`.
-//!
-//! Neither reads JSON-RPC bodies, so before each run one response of the call is checked in
-//! full ([`Call::checked`]), the generator's non-2xx answers and socket errors count as
-//! errors, and for a fixture its `mcp_requests_total{method,code}` counters (`GET /metrics`)
+//! Tasks extension). Neither generator reads JSON-RPC bodies, so before each run one response
+//! is checked in full ([`Call::checked`]), the generator's non-2xx answers and socket errors
+//! count as errors, and a fixture's `mcp_requests_total{method,code}` counters (`GET /metrics`)
 //! read around the window must count every request of the run `ok`. A run is a warm-up (not
 //! counted) and then the measured window; the generator's own CPU time is sampled while it
 //! runs ([`procfs::run_timing_cpu`]) to show it had CPU to spare.

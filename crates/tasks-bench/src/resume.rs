@@ -1,16 +1,8 @@
-//! Row 8c: cross-node update-to-resume latency. Two nodes share a schema; `confirm_delete`
-//! tasks are created on node A, where each parks in `input_required` (key `confirm-delete`),
-//! and each is answered with `tasks/update` on node B. B commits the answer and sends a hint;
-//! A's listener re-reads the row, hands the answer to its parked worker, and the worker
-//! completes the task.
-//!
-//! The tasks of a level are created and parked first (not measured), then answered,
-//! `concurrency` at a time. Before each update, the task is watched on each node with
-//! `tasks-client`'s `subscriptions/listen` watch ([`tasks_client::TaskCall::updates`], its first view read
-//! once the stream is acknowledged). The latency of a task runs from just before the update is
-//! sent to the terminal view on A's watch (A runs the worker: the resume itself, no poll
-//! interval in it) and on B's (one more hint: what a client of B sees); the time until B
-//! acknowledges the update is reported too.
+//! Row 8c: cross-node update-to-resume latency (docs/benchmarks.md, "8c `resume-postgres`").
+//! `confirm_delete` tasks parked on node A are answered with `tasks/update` on node B; each
+//! task is watched on both nodes ([`tasks_client::TaskCall::updates`]) before its update, and
+//! its latency runs to the terminal view on A's watch (A runs the worker: the resume itself, no
+//! poll interval in it) and on B's (one more hint: what a client of B sees).
 
 use std::pin::pin;
 use std::time::Duration;

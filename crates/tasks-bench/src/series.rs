@@ -1,11 +1,7 @@
-//! Repeated runs of one throughput row, and which of them to believe.
-//!
-//! The machine is shared: another process may take CPU time from the server's or the load
-//! generator's core during a run. Such a run is *disturbed*: the busy time of the pinned cores
-//! exceeds the time the processes themselves used by more than [`DISTURBED_PERCENT`] of one
-//! core (on an otherwise idle machine the two agree within a few percent, since the kernel's
-//! loopback work is charged to them). The report shows the median of the clean runs (of all
-//! runs when none is clean).
+//! Repeated runs of one throughput row, and which of them to believe (docs/benchmarks.md,
+//! "Noise control"): a run is *disturbed* when the pinned cores were busy beyond what the
+//! processes themselves used by more than [`DISTURBED_PERCENT`] of one core; the report shows
+//! the median of the clean runs (of all runs when none is clean).
 
 use crate::generator::Run;
 use crate::pin::Pinning;

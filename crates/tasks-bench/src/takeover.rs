@@ -1,18 +1,9 @@
-//! Row 8d: takeover time. Two nodes share a fresh schema, both with `--lease-ms`;
-//! `resumable_job` tasks (re-run from the start after a crash) are started on node A. Once
-//! node B's watches (`tasks-client`'s `subscriptions/listen` watch of each task) have shown
-//! every one of them running on A (a status message ending in `(attempt 1)`), A is killed with
-//! SIGKILL. The takeover time of a task runs from the kill to B's first view of it at attempt
-//! 2: B found A's lease run out, claimed the task and started it again. Each round (a kill)
-//! gets fresh nodes and a fresh schema.
-//!
-//! A node renews its lease and looks for orphaned tasks on the same tick, every third of the
-//! lease, at most every 2 s (`docs/deployment.md`). The takeover time is the lease, less the
-//! time from A's last renewal to the kill, plus the time from the expiry to B's next tick. The
-//! rounds spread both over a k × k grid (k = ⌈√rounds⌉): round `i` starts B `(i / k) / k` of a
-//! tick after A, and kills A `(i mod k) / k` of a tick after B has shown the tasks running.
-//! The worst case, a kill just after a renewal with B's tick just before the expiry, is the
-//! lease plus one tick.
+//! Row 8d: takeover time (docs/benchmarks.md, "8d `takeover-postgres`"). `resumable_job` tasks
+//! run on node A; once node B's watches have shown each at `(attempt 1)`, A is killed with
+//! SIGKILL, and a task's takeover time runs to B's first view of it at attempt 2. Each kill
+//! gets fresh nodes and a fresh schema. A node renews its lease and looks for orphaned tasks on
+//! one tick (a third of the lease, at most 2 s), so the kills are spread over a k × k grid of
+//! both nodes' tick offsets ([`offsets`]); the worst case is the lease plus one tick.
 
 use std::time::Duration;
 
@@ -75,7 +66,9 @@ pub(crate) struct Offsets {
     pub kill: Duration,
 }
 
-/// Where round `round` (0-based) of `rounds` puts its kill (see the module docs).
+/// Where kill `round` (0-based) of `rounds` falls: B starts `(round / k) / k` of a tick after
+/// A, and A is killed `(round mod k) / k` of a tick after B has shown the tasks running, with
+/// k = ⌈√rounds⌉.
 pub(crate) fn offsets(lease: Duration, round: u64, rounds: u64) -> Offsets {
     let tick = (lease / 3).min(MAX_RENEWAL);
     let k = (1..).find(|k| k * k >= rounds.max(1)).unwrap_or(1);

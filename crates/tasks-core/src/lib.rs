@@ -56,7 +56,7 @@
 //! | `wire` | `projection`, `task`, `input`, `progress`, `logging`, `number`, `id`, `time` |
 //! | `projection` | `task`, `progress`, `raw`, `protocol` |
 //! | `reducer` | `event`, `task`, `input`, `raw`, `protocol`, `time` |
-//! | `event` | `task`, `progress`, `raw`, `error` |
+//! | `event` | `task`, `input`, `progress`, `raw`, `error` |
 //! | `task` | `input`, `progress`, `raw`, `id`, `time`, `error` |
 //! | `input` | `protocol`, `error` |
 //! | `cursor`, `jsonrpc` | `error` |

@@ -2,7 +2,8 @@
 # Runs every check and test: formatting (`cargo fmt --check`), that the tests and `cargo run`
 # share one build (the features of every dependency are the same with and without the tests'
 # dev-dependencies; tests/Cargo.toml), lints (`cargo clippy --all-targets -D warnings`), the API
-# docs (`cargo doc` with warnings as errors, so every intra-doc link resolves), the dependency
+# docs (`cargo doc` with warnings as errors, so every intra-doc link resolves), that the fuzz
+# targets type-check (`cargo check` of fuzz/), the dependency
 # policy of deny.toml (`cargo deny check licenses bans sources`, then `advisories` when the
 # RustSec advisory database on GitHub can be reached, else a line saying it was skipped), the
 # Rust workspace tests with cargo-nextest (the store contract on every store, the kill -9
@@ -245,6 +246,9 @@ if [ "$QUICK" -eq 0 ]; then
   phase features same_features
   phase clippy cargo clippy --workspace --all-targets --locked -- -D warnings
   phase docs env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+  # The fuzz targets are their own workspace (fuzz/Cargo.toml), which the phases above do not
+  # build: type-check them so that an API change cannot leave them broken unnoticed.
+  phase fuzz-check cargo check --manifest-path fuzz/Cargo.toml --bins --locked --target-dir target/fuzz
   if [ "$DENY" -eq 1 ]; then
     phase deny deny_checks
   fi

@@ -12,7 +12,7 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 use tasks_core::{InputRequest, TaskPolicy};
 use tasks_http::{Dispatcher, ResponseBody, ServerBuilder};
-use tasks_runtime::{text_result, Limits, Scope, Tool, ToolContext, ToolError};
+use tasks_runtime::{text_result, Limits, Caller, Tool, ToolContext, ToolError};
 
 struct World {
     rt: tokio::runtime::Runtime,
@@ -69,7 +69,7 @@ fuzz_target!(|data: &[u8]| {
         .and_then(|v| v.get("id"))
         .filter(|id| common::readable_id(id))
         .cloned();
-    let response = w.rt.block_on(w.d.dispatch(&headers, body, Scope::shared()));
+    let response = w.rt.block_on(w.d.dispatch(&headers, body, Caller::shared()));
     assert!(
         [200, 202, 400, 401, 403, 404, 405, 413, 415, 500].contains(&response.status),
         "{}",

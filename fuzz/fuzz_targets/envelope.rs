@@ -1,11 +1,11 @@
-//! Request parsing and admission (`tasks_core::admission`): `parse_envelope` then `admit` on
+//! Request parsing and admission (`tasks_core::plan::admit`): `parse_envelope` then `admit` on
 //! arbitrary headers and body. Never panics; every failure has the code of its step.
 #![no_main]
 
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use tasks_core::admission::{admit, parse_envelope};
+use tasks_core::plan::{admit, parse_envelope};
 use tasks_core::Method;
 use tasks_http::Head;
 

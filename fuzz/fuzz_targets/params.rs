@@ -1,11 +1,11 @@
-//! Params validation (`tasks_core::params`) and request `_meta` parsing
+//! Params validation (`tasks_core::plan::parse_task_ref`, `parse_update`) and request `_meta` parsing
 //! (`tasks_core::RequestMeta::parse`) on arbitrary JSON: total, -32602 with a fixed message
 //! that never echoes the client's values, and accepted values exactly as sent.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
-use tasks_core::params::{parse_task_ref, parse_update};
+use tasks_core::plan::{parse_task_ref, parse_update};
 use tasks_core::{McpError, RequestMeta};
 
 const MESSAGES: [&str; 5] = [

@@ -7,9 +7,9 @@ mod common;
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use tasks_core::call::ToolRules;
-use tasks_core::mrtr::StateKey;
-use tasks_core::param_headers::ParamHeader;
+use tasks_core::plan::ToolRules;
+use tasks_core::plan::StateKey;
+use tasks_core::plan::ParamHeader;
 use tasks_core::plan::{plan, Plan, ServerView};
 use tasks_core::{ClientCapability, JsonObject, Method, TaskPolicy, Timestamp};
 use tasks_http::Head;

@@ -231,7 +231,7 @@ fn live_text(task: &DetailedTask) -> String {
         .task
         .status_message
         .as_deref()
-        .and_then(|m| m.strip_prefix(tasks_core::task::MESSAGE_WAITING_PREFIX));
+        .and_then(|m| m.strip_prefix(tasks_core::MESSAGE_WAITING_PREFIX));
     match (task.state.status(), waiting) {
         (tasks_core::TaskStatus::InputRequired, Some(keys)) => {
             format!("input_required: {}", crate::text::clean(keys))

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
-use tasks_core::param_headers::{mirror, param_headers};
+use tasks_core::plan::{mirror, param_headers};
 use tasks_core::protocol::PROTOCOL_VERSION;
 use tasks_core::wire::{
     CreateTaskResult, DiscoverResult, InputRequiredResult, ResultType, ToolEntry,

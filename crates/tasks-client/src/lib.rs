@@ -20,7 +20,7 @@
 //!   optional deadline. [`TaskCall::updates`] is the same as a `Stream` of changes.
 //! * **Progress:** [`DetailedTask::progress`] reads how far a task's work is ([`Progress`]),
 //!   which a server of this project shows under the experimental `_meta` key
-//!   `dev.mcp-tasks/progress` ([`tasks_core::progress`]); each change of it is one of
+//!   `dev.mcp-tasks/progress` ([`tasks_core::Progress`]); each change of it is one of
 //!   [`TaskCall::updates`].
 //! * **Resuming:** [`TaskCall::handle`] is a serializable [`TaskHandle`]; after a restart,
 //!   [`Client::resume`] finds the task again.

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{json, Value};
-use tasks_core::param_headers::ParamHeader;
+use tasks_core::plan::ParamHeader;
 use tasks_core::wire::DetailedTask;
 use tasks_core::{JsonObject, TaskId};
 

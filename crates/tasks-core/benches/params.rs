@@ -7,7 +7,7 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
-use tasks_core::params::{parse_task_ref, parse_update};
+use tasks_core::plan::{parse_task_ref, parse_update};
 
 fn params(c: &mut Criterion) {
     let mut group = c.benchmark_group("params");

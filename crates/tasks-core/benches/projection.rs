@@ -6,7 +6,7 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
-use tasks_core::projection::{creation, detailed, notification};
+use tasks_core::wire::{creation, detailed, task_notification};
 
 fn projections(c: &mut Criterion) {
     let mut group = c.benchmark_group("projection");
@@ -25,7 +25,7 @@ fn projections(c: &mut Criterion) {
         b.iter(|| serde_json::to_vec(&detailed(black_box(&parked)).with_meta(&meta)))
     });
     group.bench_function("notification, completed", |b| {
-        b.iter(|| serde_json::to_vec(&notification(black_box(&completed), &subscription)))
+        b.iter(|| serde_json::to_vec(&task_notification(black_box(&completed), &subscription)))
     });
     group.finish();
 }

@@ -16,7 +16,7 @@
 use serde_json::{Map, Number, Value};
 
 /// Feeds the canonical encoding of `value` to `out` (a hasher's `update`), in pieces.
-pub fn encode(value: &Value, out: &mut impl FnMut(&[u8])) {
+pub(crate) fn encode(value: &Value, out: &mut impl FnMut(&[u8])) {
     match value {
         Value::Null => out(b"n"),
         Value::Bool(false) => out(b"f"),
@@ -41,7 +41,7 @@ pub fn encode(value: &Value, out: &mut impl FnMut(&[u8])) {
 }
 
 /// [`encode`] of an object.
-pub fn encode_object(map: &Map<String, Value>, out: &mut impl FnMut(&[u8])) {
+pub(crate) fn encode_object(map: &Map<String, Value>, out: &mut impl FnMut(&[u8])) {
     out(b"{");
     out(&(map.len() as u64).to_be_bytes());
     let mut entries: Vec<(&String, &Value)> = map.iter().collect();
@@ -53,7 +53,8 @@ pub fn encode_object(map: &Map<String, Value>, out: &mut impl FnMut(&[u8])) {
 }
 
 /// The canonical encoding of `value` as one byte vector.
-pub fn to_bytes(value: &Value) -> Vec<u8> {
+#[cfg(test)]
+fn to_bytes(value: &Value) -> Vec<u8> {
     let mut bytes = Vec::new();
     encode(value, &mut |piece| bytes.extend_from_slice(piece));
     bytes

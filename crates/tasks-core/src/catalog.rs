@@ -8,7 +8,7 @@
 //! with a fixed message. What needs the server's catalog (does the prompt exist, which
 //! resource a URI names, what completes an argument) is the runtime's, after the plan.
 //!
-//! * the list methods: `cursor` absent, `null` or a string ([`crate::cursor`]);
+//! * the list methods: `cursor` absent, `null` or a string ([`page`], [`parse_cursor`]);
 //! * `resources/read`: `uri` a non-empty string of at most [`MAX_URI_BYTES`];
 //! * `prompts/get`: `name` a string, `arguments` absent, `null` or an object of strings;
 //!   then MRTR (MCP 2026-07-28 "Multi Round-Trip Requests": input rounds work on any request,
@@ -21,12 +21,15 @@
 //! * the Skills extension ([`crate::skill`]): `skills/list` a cursor; `skills/get` a `uri` as
 //!   for `resources/read`; `resources/directory/read` both.
 
+// Pagination and resource templates, used from here.
+pub use crate::cursor::{page, parse_cursor, Page, DEFAULT_PAGE_SIZE};
+pub use crate::uri_template::{TemplateError, UriTemplate};
+
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
 use crate::call::parse_call_inputs;
-use crate::cursor::parse_cursor;
 use crate::error::McpError;
 use crate::method::{Feature, Method};
 use crate::mrtr::{self, Binding, RequestState, StateKey};

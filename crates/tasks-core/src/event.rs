@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::JsonRpcError;
+use crate::input::InputRequest;
 use crate::progress::Progress;
 use crate::raw::RawObject;
-use crate::task::InputRequest;
 
 /// One thing that happened to a task, fed to [`crate::apply`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,7 +39,7 @@ pub enum Event {
         /// The new `statusMessage`.
         message: String,
     },
-    /// The work says how far it is (this server's addition, [`crate::progress`]), and what
+    /// The work says how far it is (this server's addition, [`Progress`](crate::Progress)), and what
     /// it is doing when `message` is set; the status does not change. The progress is taken
     /// only when it is ahead of the task's ([`Progress::advances`]: it never moves backwards,
     /// not even for a re-run that starts counting again); the message as

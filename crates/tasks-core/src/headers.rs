@@ -41,7 +41,7 @@ pub enum MirroredHeader {
     /// `Mcp-Name`, mirroring `params.name`, `params.uri` or `params.taskId`.
     Name,
     /// An `Mcp-Param-<Name>` header, mirroring a tool argument annotated with `x-mcp-header`
-    /// (see [`crate::param_headers`]). Its [`name`](MirroredHeader::name) is the prefix only.
+    /// (see [`crate::plan::ParamHeader`]). Its [`name`](MirroredHeader::name) is the prefix only.
     Param,
 }
 

@@ -13,7 +13,7 @@ use crate::protocol::MAX_TASK_ID_BYTES;
 pub const TASK_ID_RANDOM_BYTES: usize = 24;
 
 /// Why a string is not a valid [`TaskId`]; each maps to a fixed -32602 message (the messages
-/// and the 256-byte limit are this server's choice; see [`crate::params`]).
+/// and the 256-byte limit are this server's choice; see [`crate::plan::parse_task_ref`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TaskIdError {

@@ -10,38 +10,29 @@
 //!
 //! ## Map
 //!
-//! | module | concept |
+//! What a user needs is at the crate root or in one of ten public modules; every other module
+//! is private, and its items that users need are re-exported from one of these (the workspace's
+//! `unreachable_pub` lint keeps it so).
+//!
+//! | path | what |
 //! |---|---|
-//! | [`method`] | [`Method`]: the served methods, in one place |
-//! | [`admission`] | parsing and admitting one message: steps 3–11 of this server's admission order |
-//! | [`mrtr`] | MRTR `requestState`: signed, request-bound, expiring; idempotent retry task ids |
-//! | [`canonical`] | a canonical byte encoding of JSON values for hashing: key order and number spelling do not matter |
-//! | [`call`] | planning a `tools/call`: the normative step order, run now or create a task |
-//! | [`catalog`] | the requests of prompts, resources, completion and skills, validated |
-//! | [`cursor`] | pagination: opaque cursors and pages of list results |
-//! | [`uri_template`] | resource templates: which URIs a `uriTemplate` covers, and its variables |
-//! | [`skill`] | the Skills extension: `SKILL.md` frontmatter, names, paths, digests, limits, directory children |
-//! | [`plan`] | the request planner: a message in, a [`plan::Plan`] out (reject, accept, or the action to run) |
-//! | [`protocol`] | protocol constants: revision, extension id, `_meta` keys |
-//! | [`id`] | [`TaskId`]: non-empty, at most 256 bytes |
-//! | [`time`] | [`Timestamp`]: UTC milliseconds, RFC 3339 on the wire |
-//! | [`input`] | input requests, the client capability each needs, typed and validated answers |
-//! | [`task`] | [`Task`] and [`TaskState`]: the status-payload table enforced by the type |
-//! | [`event`] | [`Event`]: what can happen to a task |
-//! | [`progress`] | [`Progress`]: how far a task's work is, and its experimental `_meta` key |
-//! | [`reducer`] | [`apply`]: the pure reducer; terminal states absorb every event |
-//! | [`projection`] | wire shapes: `CreateTaskResult`, `DetailedTask`, `notifications/tasks`, the ack |
-//! | [`params`] | parsing and validation of `tasks/get`, `tasks/update`, `tasks/cancel` params |
-//! | [`negotiation`] | per-request `_meta`, client capabilities, task policy and the decision table |
-//! | [`headers`] | `Mcp-Method` / `Mcp-Name` routing-header rules and `=?base64?…?=` decoding |
-//! | [`param_headers`] | `x-mcp-header` tool parameters mirrored in `Mcp-Param-*` headers |
-//! | [`listen`] | `subscriptions/listen` filters, acknowledgement, closing; [`listen::ListKind`] |
-//! | [`exchange`] | what outlives a message, as state machines (events in, frames out): the listen stream, a request answered now with its notifications and next MRTR round |
-//! | [`jsonrpc`] | JSON-RPC framing of results, errors and notifications; the serverInfo `_meta` |
-//! | [`logging`] | [`LogLevel`] of `notifications/message` |
-//! | [`wire`] | typed base-protocol shapes: discover, `tools/list`, `input_required`, progress, log; `resultType` |
+//! | crate root | the task model: [`Task`], [`TaskState`], [`TaskStatus`], [`NewTask`], [`TaskId`], [`Event`], the reducer [`apply`] and [`TaskUpdate`], [`Progress`], [`Timestamp`]; the error table [`McpError`]; [`Method`] and [`Feature`]; per-request [`RequestMeta`] and [`TaskPolicy`] |
+//! | [`plan`] | the request planner: a message in, a [`plan::Plan`] out; with its parts: admission ([`plan::admit`]), `tools/call` ([`plan::plan_call`]), task params ([`plan::plan_task_method`]), MRTR `requestState` ([`plan::RequestState`], [`plan::StateKey`]), `Mcp-Param-*` headers ([`plan::ParamHeader`]) |
+//! | [`exchange`] | what outlives a message, as state machines (events in, frames out): the listen stream and its filter ([`exchange::ListenFilter`], [`exchange::ListKind`]), a request answered now with its notifications and next MRTR round |
 //! | [`sessions`] | the 2025 session path on the same endpoint: era routing, sessions and their machines (table, request ids, re-delivery), its planner and wire shapes |
-//! | [`error`] | [`McpError`]: every JSON-RPC error the server sends, with its HTTP status |
+//! | [`wire`] | typed base-protocol shapes (discover, `tools/list`, `input_required`, progress, log; `resultType`) and the task projections: `CreateTaskResult`, `DetailedTask`, `notifications/tasks`, the ack |
+//! | [`jsonrpc`] | JSON-RPC framing of results, errors and notifications; the serverInfo `_meta` |
+//! | [`headers`] | `Mcp-Method` / `Mcp-Name` routing-header rules and `=?base64?…?=` decoding |
+//! | [`catalog`] | the requests of prompts, resources, completion and skills, validated; pagination; resource templates |
+//! | [`skill`] | the Skills extension: `SKILL.md` frontmatter, names, paths, digests, limits, directory children |
+//! | [`input`] | input requests, the client capability each needs, typed and validated answers |
+//! | [`protocol`] | protocol constants: revision, extension id, `_meta` keys |
+//!
+//! The private modules, one concept each: `admission`, `call`, `params`, `mrtr` (signed,
+//! request-bound, expiring `requestState`; idempotent retry task ids), `param_headers`,
+//! `listen`, `projection`, `cursor`, `uri_template`, `canonical` (a canonical byte encoding of
+//! JSON values for hashing), `negotiation`, `task`, `event`, `reducer`, `progress`, `id`, `time`,
+//! `logging`, `method`, `raw`, `trace`, `number` and `error`.
 //!
 //! ## Module layers
 //!
@@ -53,19 +44,19 @@
 //! |---|---|
 //! | `sessions` | `plan`, `exchange`, `jsonrpc`, `call`, `admission`, `catalog`, `params`, `negotiation`, `headers`, `input`, `task`, `progress`, `logging`, `method`, `id`, `number`, `protocol`, `error` |
 //! | `exchange` | `listen`, `projection`, `wire`, `mrtr`, `jsonrpc`, `negotiation`, `input`, `task`, `logging`, `method`, `id`, `time`, `error` |
-//! | `plan` | `call`, `catalog`, `listen`, `admission`, `params`, `negotiation`, `mrtr`, `method`, `time`, `error` |
+//! | `plan` | `call`, `catalog`, `listen`, `admission`, `params`, `param_headers`, `negotiation`, `mrtr`, `method`, `time`, `error` |
 //! | `listen` | `catalog`, `id`, `protocol`, `error` |
-//! | `catalog` | `call`, `cursor`, `skill`, `mrtr`, `method`, `time`, `error` |
+//! | `catalog` | `call`, `cursor`, `uri_template`, `skill`, `mrtr`, `method`, `time`, `error` |
 //! | `call` | `admission`, `mrtr`, `negotiation`, `headers`, `param_headers`, `input`, `method`, `id`, `time`, `error` |
 //! | `admission` | `negotiation`, `headers`, `method`, `protocol`, `error` |
 //! | `param_headers` | `headers`, `error` |
 //! | `headers`, `params` | `method`, `id`, `error` |
 //! | `negotiation` | `logging`, `trace`, `protocol`, `error` |
 //! | `mrtr` | `canonical`, `input`, `method`, `id`, `time`, `error` |
-//! | `wire` | `task`, `input`, `progress`, `logging`, `number`, `id`, `time` |
+//! | `wire` | `projection`, `task`, `input`, `progress`, `logging`, `number`, `id`, `time` |
 //! | `projection` | `task`, `progress`, `raw`, `protocol` |
 //! | `reducer` | `event`, `task`, `input`, `raw`, `protocol`, `time` |
-//! | `event` | `task`, `progress`, `raw`, `error` |
+//! | `event` | `task`, `input`, `progress`, `raw`, `error` |
 //! | `task` | `input`, `progress`, `raw`, `id`, `time`, `error` |
 //! | `input` | `protocol`, `error` |
 //! | `cursor`, `jsonrpc` | `error` |
@@ -86,7 +77,7 @@
 //! * **The protocol is decided here, before anything runs.** [`plan::plan`] takes a message
 //!   (headers as plain data, body, the server's view of its tools, the time) to a rejection or
 //!   an action; the transport carries the action out on the runtime and frames the answer with
-//!   [`jsonrpc`], [`projection`] and [`wire`]. Every rule is tested here without a network or an
+//!   [`jsonrpc`] and [`wire`]. Every rule is tested here without a network or an
 //!   async runtime: order tables (admission, `tools/call`), property tests of the planner, and
 //!   model-based sequences of planner and reducer together.
 //! * **Projections never carry** `requestState`, `ttl`, `pollInterval`, a nested `task`, or the
@@ -109,55 +100,61 @@
 //! Where none of them decides, the docs say that the choice is this server's.
 #![forbid(unsafe_code)]
 
-pub mod admission;
-pub mod call;
-pub mod canonical;
+mod admission;
+mod call;
+mod canonical;
 pub mod catalog;
-pub mod cursor;
-pub mod error;
-pub mod event;
+mod cursor;
+mod error;
+mod event;
 pub mod exchange;
 pub mod headers;
-pub mod id;
+mod id;
 pub mod input;
 pub mod jsonrpc;
-pub mod listen;
-pub mod logging;
-pub mod method;
-pub mod mrtr;
-pub mod negotiation;
+mod listen;
+mod logging;
+mod method;
+mod mrtr;
+mod negotiation;
 mod number;
-pub mod param_headers;
-pub mod params;
+mod param_headers;
+mod params;
 pub mod plan;
-pub mod progress;
-pub mod projection;
+mod progress;
+mod projection;
 pub mod protocol;
-pub mod raw;
-pub mod reducer;
+mod raw;
+mod reducer;
 pub mod sessions;
 pub mod skill;
-pub mod task;
-pub mod time;
-pub mod trace;
-pub mod uri_template;
+mod task;
+mod time;
+mod trace;
+mod uri_template;
 pub mod wire;
 
-pub use error::{CapacityLimit, JsonRpcError, McpError};
+pub use error::{
+    http_status_for_code, CapacityLimit, JsonRpcError, McpError, INTERNAL_ERROR, MAX_ECHO_BYTES,
+};
 pub use event::Event;
-pub use id::TaskId;
+pub use id::{TaskId, TaskIdError, TASK_ID_RANDOM_BYTES};
 pub use input::{
     ClientCapability, ElicitAnswer, InputRequest, InputResponse, Root, SamplingAnswer,
     SamplingRequest,
 };
-pub use logging::LogLevel;
+pub use logging::{LogLevel, UnknownLogLevel};
 pub use method::{Feature, Method};
-pub use negotiation::{Decision, RequestMeta, TaskPolicy};
+pub use negotiation::{progress_token, Decision, RequestMeta, TaskPolicy};
 pub use progress::{Progress, META_PROGRESS};
-pub use raw::RawObject;
+pub use raw::{nesting_depth, RawObject, MAX_RESULT_DEPTH};
 pub use reducer::{apply, ReduceError, TaskUpdate, Transition};
-pub use task::{Answered, InputRequests, NewTask, Task, TaskState, TaskStatus};
+pub use task::{
+    Answered, InputRequests, InvalidTask, NewTask, Task, TaskState, TaskStatus, MESSAGE_ACCEPTED,
+    MESSAGE_CANCELLED, MESSAGE_INPUT_RECEIVED, MESSAGE_WAITING_PREFIX,
+};
 pub use time::Timestamp;
+pub use trace::{TraceParent, META_TRACEPARENT};
 
 /// A JSON object (`serde_json::Map<String, Value>`), the shape of every MCP result and params.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;

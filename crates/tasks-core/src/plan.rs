@@ -13,25 +13,43 @@
 //! found ([`ServerView::Tool`]), so nothing looks the tool up again by name, and the arguments
 //! moved out of the request, never copied on their way to a task's work.
 //!
-//! Order: admission ([`crate::admission`], steps 3–11); the Tasks
+//! Order: admission ([`admit`], steps 3–11); the Tasks
 //! declaration's settings (-32602 for any setting); then per method: `tools/list` (a cursor is
-//! -32602), `tools/call` ([`crate::call`]: tool lookup, then its step order), the task methods
+//! -32602), `tools/call` ([`plan_call`]: tool lookup, then its step order), the task methods
 //! ([`crate::params::plan_task_method`]), `subscriptions/listen` ([`ListenFilter::parse`]),
 //! prompts, resources and completion ([`crate::catalog::parse`]; a method of a feature the
 //! server does not offer, [`ServerView::offers`], is -32601 at admission step 10).
 //! What needs the store (task lookup, which listen ids the caller may see) follows the plan.
 
+// The planner's parts, used from here: admission, `tools/call`, task params, MRTR state and
+// the `Mcp-Param-*` headers of tool parameters.
+pub use crate::admission::{
+    admit, admit_offering, parse_envelope, parse_message, Admitted, Envelope, EnvelopeError,
+    HeaderSource, Message, Response,
+};
+pub use crate::call::{
+    into_arguments, invalid_arguments_result, parse_call, parse_call_inputs, plan_call,
+    tool_error_result, CallContext, CallInputs, CallParams, CallPlan, ToolRules,
+};
+pub use crate::mrtr::{
+    issue, state_lifetime_ms, task_id_for_retry, verify, Binding, RequestState, StateKey,
+    NONCE_BYTES, STATE_LIFETIME_MS,
+};
+pub use crate::param_headers::{
+    check_param_headers, mirror, param_headers, InvalidAnnotation, ParamHeader, ParamKind,
+    X_MCP_HEADER,
+};
+pub use crate::params::{
+    parse_task_ref, parse_update, plan_task_method, TaskAction, TaskRef, UpdateParams,
+};
+
 use serde_json::Value;
 
-use crate::admission::{admit_offering, parse_envelope, Envelope, HeaderSource};
-use crate::call::{into_arguments, parse_call, plan_call, CallContext, CallPlan, ToolRules};
 use crate::catalog::{self, CatalogRequest, StateCheck};
 use crate::error::McpError;
 use crate::listen::ListenFilter;
 use crate::method::{Feature, Method};
-use crate::mrtr::StateKey;
 use crate::negotiation::RequestMeta;
-use crate::params::{plan_task_method, TaskAction};
 use crate::time::Timestamp;
 use crate::JsonObject;
 

@@ -45,7 +45,7 @@ pub fn nesting_depth(object: &JsonObject) -> usize {
     deepest
 }
 
-/// A JSON object held as its compact serialized text (see the [module docs](self)).
+/// A JSON object held as its compact serialized text (whose limits [`MAX_RESULT_DEPTH`] gives).
 ///
 /// Serializes as the object itself, the text written unchanged, with `serde_json` (the only
 /// format this project writes; another serializer sees `serde_json`'s raw-value wrapper, so

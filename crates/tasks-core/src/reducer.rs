@@ -250,7 +250,7 @@ fn without_related_task(result: RawObject) -> RawObject {
 }
 
 /// The 2025-11-25 result `_meta` key that must never appear on a 2026-07-28 task result.
-pub use crate::protocol::META_RELATED_TASK as RELATED_TASK_META;
+use crate::protocol::META_RELATED_TASK as RELATED_TASK_META;
 
 /// Whether the work's `message` becomes the task's `statusMessage`: not while input is
 /// outstanding (the message then says what the task waits for), nor when it is the current one.

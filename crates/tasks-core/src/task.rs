@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::JsonRpcError;
 use crate::id::TaskId;
-pub use crate::input::InputRequest;
+use crate::input::InputRequest;
 use crate::input::InputResponse;
 use crate::progress::Progress;
 use crate::raw::RawObject;
@@ -183,7 +183,7 @@ impl TaskState {
 /// on every real change, `lastUpdatedAt >= createdAt`, and an answered input key never returns.
 ///
 /// The serde form is the *storage* form (for durable stores); the wire forms are in
-/// [`crate::projection`]. Reading a stored task checks the invariants the reducer keeps
+/// [`crate::wire`] (`creation`, `detailed`). Reading a stored task checks the invariants the reducer keeps
 /// ([`InvalidTask`]), so a damaged or hand-edited row is refused instead of trusted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", try_from = "StoredTask")]

@@ -1,5 +1,5 @@
 //! Typed wire shapes of the base protocol that the Tasks server sends, each with `Serialize`
-//! and `Deserialize` so a client can reuse them (task shapes are in [`crate::projection`]).
+//! and `Deserialize` so a client can reuse them (the task projections, [`creation`] and the others, are here too).
 //!
 //! Sources: MCP 2026-07-28 schema (`DiscoverResult`, `ListToolsResult`, `Tool`,
 //! `InputRequiredResult`, `ProgressNotificationParams`, `LoggingMessageNotificationParams`;
@@ -7,11 +7,15 @@
 //! (MCP 2026-07-28 basic, "ResultType": a result without it is read as `complete`).
 //!
 //! The task shapes a client reads ([`CreateTaskResult`], [`DetailedTask`]) are the owned
-//! counterparts of the server's borrowed views in [`crate::projection`]; a property test
+//! counterparts of the server's borrowed views ([`creation`], [`detailed`], [`ack`], [`task_notification`]); a property test
 //! checks that every view reads back into them.
 //!
 //! Fields are declared in the order of their wire names, so a shape serializes to the same
 //! bytes as the sorted JSON object it replaced (the byte-level snapshots stay stable).
+
+// The task projections, used from here.
+pub use crate::projection::{ack, creation, detailed, notification as task_notification};
+pub use crate::projection::{ResultMeta, TaskView};
 
 use std::collections::BTreeMap;
 
@@ -268,7 +272,7 @@ pub struct DetailedTask {
 impl DetailedTask {
     /// The progress the task's work reported, from `_meta` under
     /// [`META_PROGRESS`](crate::progress::META_PROGRESS) (this server's experimental key; see
-    /// [`crate::progress`]): `None` when the server sent none, or sent one that is not valid.
+    /// [`Progress`](crate::Progress)): `None` when the server sent none, or sent one that is not valid.
     pub fn progress(&self) -> Option<crate::progress::Progress> {
         crate::progress::Progress::from_meta(&self.meta)
     }

@@ -1,7 +1,7 @@
-//! `subscriptions/listen` filters without a network (`tasks_core::listen`).
+//! `subscriptions/listen` filters without a network (`tasks_core::exchange::ListenFilter`).
 
 use serde_json::{json, Value};
-use tasks_core::listen::{
+use tasks_core::exchange::{
     acknowledgement, closing, list_changed_params, Announces, ListenFilter, MAX_TASK_IDS,
 };
 use tasks_core::{McpError, TaskId};
@@ -139,7 +139,7 @@ fn acknowledgement_and_closing_shapes() {
         bare,
         json!({"_meta": {"io.modelcontextprotocol/subscriptionId": "sub-7"}, "notifications": {}})
     );
-    let back: tasks_core::listen::Acknowledgement = serde_json::from_value(bare).unwrap();
+    let back: tasks_core::exchange::Acknowledgement = serde_json::from_value(bare).unwrap();
     assert_eq!(
         back,
         acknowledgement(&id, &[], &Announces::default()),

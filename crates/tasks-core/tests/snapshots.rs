@@ -5,9 +5,9 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use tasks_core::jsonrpc;
-use tasks_core::projection::{ack, creation, detailed, notification, ResultMeta};
-use tasks_core::reducer::RELATED_TASK_META;
+use tasks_core::protocol::META_RELATED_TASK;
 use tasks_core::sessions::tasks::progress_notification;
+use tasks_core::wire::{ack, creation, detailed, task_notification, ResultMeta};
 use tasks_core::{
     apply, CapacityLimit, Event, JsonObject, JsonRpcError, McpError, Progress, RequestMeta, Task,
     TaskId,
@@ -65,7 +65,7 @@ fn tasks() -> Vec<(&'static str, Task)> {
                 "isError": false,
                 "_meta": {
                     "io.modelcontextprotocol/serverInfo": {"name": "snodo-conformance", "version": "0.1.0"},
-                    RELATED_TASK_META: {"taskId": "pS3xq0cLrM7f2n1kHf8WbQZ7uD0aYt4e"}
+                    META_RELATED_TASK: {"taskId": "pS3xq0cLrM7f2n1kHf8WbQZ7uD0aYt4e"}
                 }
             }))
             .into(),
@@ -121,11 +121,11 @@ fn notification_of_a_completed_task() {
     let meta = object(json!({"io.modelcontextprotocol/subscriptionId": "overwritten", "k": 1}));
     insta::assert_json_snapshot!(
         "notification_completed",
-        wire(notification(&completed, &json!("sub-1")).with_meta(&meta))
+        wire(task_notification(&completed, &json!("sub-1")).with_meta(&meta))
     );
     insta::assert_json_snapshot!(
         "notification_completed_integer_id",
-        wire(notification(&completed, &json!(7)))
+        wire(task_notification(&completed, &json!(7)))
     );
 }
 
@@ -142,7 +142,7 @@ fn in_progress() -> Task {
     )
 }
 
-/// The experimental progress key (tasks_core::progress) on `tasks/get` and
+/// The experimental progress key (tasks_core::Progress) on `tasks/get` and
 /// `notifications/tasks`, beside the server's own `_meta`.
 #[test]
 fn progress_in_meta() {
@@ -153,7 +153,7 @@ fn progress_in_meta() {
     );
     insta::assert_json_snapshot!(
         "notification_working_progress",
-        wire(notification(&task, &json!("sub-1")))
+        wire(task_notification(&task, &json!("sub-1")))
     );
     // A progress of unknown total, with a fraction.
     let unknown = next(
@@ -231,7 +231,7 @@ fn error_objects() {
 /// The error object of every params and request `_meta` validation failure.
 #[test]
 fn validation_error_objects() {
-    use tasks_core::params::{parse_task_ref, parse_update};
+    use tasks_core::plan::{parse_task_ref, parse_update};
     let update = |r: Value| json!({"taskId": "t1", "inputResponses": r});
     let mut rendered = Vec::new();
     for params in [

@@ -24,7 +24,7 @@ use crate::service::{not_found, HttpBody, McpHandle, McpService, ResponseFuture}
 
 use crate::config::{DispatchConfig, SessionConfig};
 use crate::dispatcher::{Dispatcher, PrincipalFn};
-use tasks_core::mrtr::StateKey;
+use tasks_core::plan::StateKey;
 
 /// Default request body limit in bytes (1 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;

@@ -3,7 +3,7 @@
 //! The HTTP-only checks of the request head happen here ([`Dispatcher::admit_head`]:
 //! `Host`/`Origin` 403, POST 405, `Content-Type` 415, the caller's scope or 401; the
 //! transport adds 413 for a body over the limit); everything after is planned by
-//! [`tasks_core::plan`] (steps 3–11 of the admission order in [`tasks_core::admission`], then
+//! [`tasks_core::plan`] (steps 3–11 of the admission order in [`tasks_core::plan::admit`], then
 //! each method's checks), and this module carries the plan out on the runtime.
 //! [`crate::server`] only moves bytes.
 
@@ -14,12 +14,12 @@ use bytes::Bytes;
 use http::request::Parts;
 use http::HeaderMap;
 use serde_json::json;
-use tasks_core::admission::{parse_message, Message};
-use tasks_core::mrtr::StateKey;
+use tasks_core::plan::StateKey;
+use tasks_core::plan::{parse_message, Message};
 use tasks_core::plan::{plan_envelope, Action, Plan, Planned};
-use tasks_core::projection::ResultMeta;
 use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::sessions::{route, Era};
+use tasks_core::wire::ResultMeta;
 use tasks_core::{JsonObject, McpError, Timestamp};
 use tasks_runtime::{Caller, Scope, ScopeKey, TaskRuntime, Tool};
 use tokio_util::sync::CancellationToken;

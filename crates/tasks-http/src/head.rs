@@ -1,8 +1,8 @@
 //! The request head as the core reads it.
 
 use http::{HeaderMap, HeaderName};
-use tasks_core::admission::HeaderSource;
 use tasks_core::headers::MirroredHeader;
+use tasks_core::plan::HeaderSource;
 use tasks_core::sessions::SESSION_HEADER;
 
 /// The headers the core asks for on every request, by the name it asks with and as a parsed

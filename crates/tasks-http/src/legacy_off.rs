@@ -4,7 +4,7 @@
 //! supported versions), and a GET or DELETE is HTTP 405.
 
 use http::request::Parts;
-use tasks_core::admission::Message;
+use tasks_core::plan::Message;
 use tasks_core::McpError;
 use tasks_runtime::Scope;
 use tokio_util::sync::CancellationToken;

@@ -20,10 +20,10 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::{Registry, Unit};
-use tasks_core::admission::Message;
-use tasks_core::method::Method;
+use tasks_core::plan::Message;
 use tasks_core::sessions::{session_label_index, SESSION_LABELS};
 use tasks_core::McpError;
+use tasks_core::Method;
 use tasks_runtime::TaskRuntime;
 
 /// The content type of [`Metrics::encode`]'s text.

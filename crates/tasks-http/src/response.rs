@@ -7,7 +7,7 @@ use bytes::Bytes;
 use futures_util::Stream;
 use serde::Serialize;
 use serde_json::Value;
-use tasks_core::error::http_status_for_code;
+use tasks_core::http_status_for_code;
 use tasks_core::jsonrpc;
 use tasks_core::{JsonRpcError, McpError};
 
@@ -76,7 +76,7 @@ impl McpResponse {
     }
 
     /// An error response for a raw JSON-RPC error object (e.g. returned by a tool), with the
-    /// status of [`tasks_core::error::http_status_for_code`].
+    /// status of [`tasks_core::http_status_for_code`].
     pub fn rpc_error(id: &Value, error: &JsonRpcError) -> Self {
         McpResponse {
             status: http_status_for_code(error.code),

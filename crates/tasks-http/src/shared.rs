@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use tasks_core::jsonrpc::with_server_meta;
-use tasks_core::mrtr::StateKey;
 use tasks_core::plan::ServerView;
-use tasks_core::projection::ResultMeta;
+use tasks_core::plan::StateKey;
+use tasks_core::wire::ResultMeta;
 use tasks_core::wire::{CacheScope, ResultType, ToolEntry, ToolsListResult};
 use tasks_core::{Feature, JsonObject};
 use tasks_runtime::catalog::Catalog;

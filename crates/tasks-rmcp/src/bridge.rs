@@ -5,9 +5,9 @@ use std::sync::Arc;
 use rmcp::model::{Implementation, Tool as RmcpTool};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::json;
-use tasks_core::mrtr::StateKey;
-use tasks_core::projection::ResultMeta;
+use tasks_core::plan::StateKey;
 use tasks_core::protocol::META_SERVER_INFO;
+use tasks_core::wire::ResultMeta;
 use tasks_core::JsonObject;
 use tasks_runtime::{Caller, Principal, Scope, ScopeKey, TaskRuntime, Tool};
 

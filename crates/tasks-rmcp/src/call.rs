@@ -1,4 +1,4 @@
-//! `tools/call` of a runtime tool: planned by [`tasks_core::call`] (the same steps, errors and
+//! `tools/call` of a runtime tool: planned by [`tasks_core::plan::plan_call`] (the same steps, errors and
 //! order as this project's own server: params, `Mcp-Param-*` headers, `requestState`, client
 //! capabilities, answers, arguments), then run now (a synchronous result or an MRTR
 //! `input_required` round, [`SyncExchange`]) or created as a task (`CreateTaskResult`, the
@@ -11,11 +11,11 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, ServerNotification};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
-use tasks_core::call::{into_arguments, parse_call, plan_call, CallContext, CallPlan};
 use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest, SyncResponse};
-use tasks_core::mrtr::NONCE_BYTES;
-use tasks_core::negotiation::TaskPolicy;
-use tasks_core::{projection, McpError};
+use tasks_core::plan::NONCE_BYTES;
+use tasks_core::plan::{into_arguments, parse_call, plan_call, CallContext, CallPlan};
+use tasks_core::TaskPolicy;
+use tasks_core::{wire, McpError};
 use tasks_runtime::{run_sync, Notifier, SyncCall, Tool, Work};
 
 use crate::bridge::TasksBridge;
@@ -34,7 +34,7 @@ impl TasksBridge {
     ///
     /// # Errors
     /// -32602 `Unknown tool` for a tool the runtime does not have; -32602, -32020 and -32021
-    /// in the planner's order (see [`tasks_core::call`]); -32603 `Internal error` when the
+    /// in the planner's order (see [`tasks_core::plan::plan_call`]); -32603 `Internal error` when the
     /// tool runs only as a task ([`TaskPolicy::Required`]) but `handler` does not advertise the
     /// Tasks extension (a task-capable tool then runs at once, whatever the request
     /// declared); a store failure's -32603 (nothing is stored then).
@@ -113,7 +113,7 @@ impl TasksBridge {
                     .runtime
                     .create_task_with_tool(tool, work, task_id)
                     .await?;
-                let view = projection::creation(&task).with_result_meta(&inner.server_meta);
+                let view = wire::creation(&task).with_result_meta(&inner.server_meta);
                 Ok(CallToolResponse::Task(to_rmcp(view)?))
             }
             CallPlan::RunSync { answers, previous } => {

@@ -8,7 +8,7 @@ use rmcp::ErrorData;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
-use tasks_core::admission::HeaderSource;
+use tasks_core::plan::HeaderSource;
 use tasks_core::protocol::META_PROTOCOL_VERSION;
 use tasks_core::{McpError, RequestMeta};
 use tasks_runtime::Tool;

@@ -12,9 +12,9 @@ use http::{HeaderMap, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt as _, Either, Full, LengthLimitError, Limited};
 use serde_json::Value;
-use tasks_core::admission::{admit, parse_envelope};
+use tasks_core::exchange::ListenFilter;
 use tasks_core::headers::MirroredHeader;
-use tasks_core::listen::ListenFilter;
+use tasks_core::plan::{admit, parse_envelope};
 use tasks_core::protocol::PROTOCOL_VERSION;
 use tasks_core::{jsonrpc, McpError, Method, TaskId};
 
@@ -89,7 +89,7 @@ impl<S> tower::Layer<S> for ListenLayer {
 /// For a `POST` that may be a `subscriptions/listen` request it buffers the body (at most
 /// [`ListenLayer::max_body_bytes`]), and when the body is a listen request whose
 /// `params.notifications` has a `taskIds` member it runs this project's admission and filter
-/// checks ([`tasks_core::admission::admit`], then [`tasks_core::listen::ListenFilter::parse`]),
+/// checks ([`tasks_core::plan::admit`], then [`tasks_core::exchange::ListenFilter::parse`]),
 /// in our own server's order. A refusal is answered here with the error table's code and HTTP
 /// status, before rmcp sees the request; otherwise the ids go into the request's extensions as
 /// [`ListenTaskIds`] (rmcp hands the request's `http::request::Parts`, extensions included, to

@@ -38,7 +38,7 @@
 //!     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig};
 //! use rmcp::service::{RequestContext, RoleServer};
 //! use rmcp::{tool, tool_router, ErrorData, ServerHandler};
-//! use tasks_core::negotiation::TaskPolicy;
+//! use tasks_core::TaskPolicy;
 //! use tasks_rmcp::TasksBridge;
 //! use tasks_runtime::{text_result, RuntimeConfig, TaskRuntime, Tool, ToolRegistry};
 //! use tasks_store_sqlite::{SqliteOptions, SqliteStore};

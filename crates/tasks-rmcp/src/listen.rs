@@ -13,8 +13,8 @@ use rmcp::model::{GetMeta as _, ServerNotification, SubscriptionFilter, TaskStat
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::ErrorData;
 use serde_json::Value;
+use tasks_core::exchange::Announces;
 use tasks_core::exchange::{ListenExchange, ListenFrameKind};
-use tasks_core::listen::Announces;
 use tasks_core::{McpError, TaskId};
 use tasks_runtime::Wake;
 use tokio::sync::broadcast::error::RecvError;

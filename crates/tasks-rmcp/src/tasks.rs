@@ -11,8 +11,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{json, Value};
 use tasks_core::headers::{check_name, name_rule, single, MirroredHeader};
-use tasks_core::params::{plan_task_method, TaskAction};
-use tasks_core::{projection, Method};
+use tasks_core::plan::{plan_task_method, TaskAction};
+use tasks_core::{wire, Method};
 
 use crate::bridge::TasksBridge;
 use crate::convert::{self, to_rmcp, Failure};
@@ -112,7 +112,7 @@ impl TasksBridge {
                 .map(|answer| match answer {
                     Answer::Task(view) => CustomResult::new(view),
                     Answer::Ack => {
-                        CustomResult::new(projection::ack(Some(self.inner.server_meta.object())))
+                        CustomResult::new(wire::ack(Some(self.inner.server_meta.object())))
                     }
                 }),
         )
@@ -152,8 +152,7 @@ impl TasksBridge {
             Ok::<_, Failure>(match action {
                 TaskAction::Get(target) => {
                     let task = runtime.get(&scope, &target.task_id).await?;
-                    let view =
-                        projection::detailed(&task).with_result_meta(&self.inner.server_meta);
+                    let view = wire::detailed(&task).with_result_meta(&self.inner.server_meta);
                     Answer::Task(serde_json::to_value(view).unwrap_or(Value::Null))
                 }
                 TaskAction::Update(update) => {

@@ -18,7 +18,7 @@ use tasks_runtime::{Tool, ToolError};
 /// ```
 /// use rmcp::model::{CallToolResult, ContentBlock};
 /// use rmcp::ErrorData;
-/// use tasks_core::negotiation::TaskPolicy;
+/// use tasks_core::TaskPolicy;
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// struct ReportArgs {

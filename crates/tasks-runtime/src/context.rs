@@ -327,7 +327,7 @@ impl ToolContext {
     ///   `pollIntervalMs`, the latest report winning; `message`, when given, becomes the
     ///   `statusMessage` in the same write). Clients see it under the experimental `_meta` key
     ///   `dev.mcp-tasks/progress` of `tasks/get` and `notifications/tasks` as
-    ///   `{"progress": progress, "total": total}` ([`tasks_core::progress`]); a 2025-11-25
+    ///   `{"progress": progress, "total": total}` ([`tasks_core::Progress`]); a 2025-11-25
     ///   client whose call carried a `progressToken` gets `notifications/progress` with it on
     ///   its session's GET stream. A task's progress never moves backwards: a report not ahead
     ///   of the stored one (a re-run after a crash counting from zero again) is kept out of the

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-pub use tasks_core::listen::ListKind;
+pub use tasks_core::exchange::ListKind;
 use tokio::sync::broadcast;
 
 /// A cloneable handle announcing list changes to every open listen stream.

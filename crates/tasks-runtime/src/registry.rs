@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
-use tasks_core::call::ToolRules;
-use tasks_core::param_headers::{param_headers, ParamHeader};
+use tasks_core::plan::ToolRules;
+use tasks_core::plan::{param_headers, ParamHeader};
 use tasks_core::{ClientCapability, JsonObject, TaskPolicy};
 
 use crate::context::{bounded, check_arguments, ToolContext, ToolError};
@@ -366,7 +366,7 @@ impl Tool {
     /// Sets the JSON Schema (2020-12) of the arguments. Arguments are validated against it
     /// before the tool runs or a task is created. Top-level string, integer or boolean
     /// properties annotated with `"x-mcp-header": "<Name>"` must also arrive in an
-    /// `Mcp-Param-<Name>` header ([`tasks_core::param_headers`]).
+    /// `Mcp-Param-<Name>` header ([`tasks_core::plan::ParamHeader`]).
     ///
     /// # Panics
     /// When `schema` is not an object, is not a valid JSON Schema, or breaks the `x-mcp-header`

@@ -27,7 +27,7 @@ pub fn error_result(text: impl Into<String>) -> Value {
 
 /// [`error_result`] as an object.
 pub(crate) fn error_object(text: String) -> JsonObject {
-    tasks_core::call::tool_error_result(text)
+    tasks_core::plan::tool_error_result(text)
 }
 
 /// A structured result of type `T`: the `CallToolResult` carries the value as

@@ -5,7 +5,7 @@ use std::sync::{Arc, RwLock, Weak};
 
 use futures_util::FutureExt as _;
 use serde_json::Value;
-use tasks_core::id::TASK_ID_RANDOM_BYTES;
+use tasks_core::TASK_ID_RANDOM_BYTES;
 use tasks_core::{Event, McpError, NewTask, Task, TaskId};
 use tokio::sync::{broadcast, Semaphore};
 use tokio::task::JoinHandle;

@@ -41,12 +41,12 @@ pub(crate) fn outcome_event(
                     )),
                 });
             }
-            let depth = tasks_core::raw::nesting_depth(&result);
-            if depth > tasks_core::raw::MAX_RESULT_DEPTH {
+            let depth = tasks_core::nesting_depth(&result);
+            if depth > tasks_core::MAX_RESULT_DEPTH {
                 return Some(Event::Failed {
                     error: JsonRpcError::internal(format!(
                         "Task result is nested deeper than {} levels",
-                        tasks_core::raw::MAX_RESULT_DEPTH
+                        tasks_core::MAX_RESULT_DEPTH
                     )),
                 });
             }
@@ -108,7 +108,7 @@ pub(crate) async fn run(
     if let Some(trace) = work
         .trace_parent
         .as_deref()
-        .and_then(tasks_core::trace::TraceParent::parse)
+        .and_then(tasks_core::TraceParent::parse)
     {
         span.record("trace_id", trace.trace_id());
     }

@@ -20,7 +20,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{tool, tool_router, ErrorData, ServerHandler};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tasks_core::negotiation::TaskPolicy;
+use tasks_core::TaskPolicy;
 use tasks_rmcp::{rmcp_tool, PrincipalSource, TasksBridge};
 use tasks_runtime::{ListChanges, Node, Principal, TaskRuntime, ToolRegistry};
 use tokio_util::sync::CancellationToken;

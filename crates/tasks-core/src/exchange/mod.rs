@@ -18,6 +18,13 @@
 //! outcome, a shutdown) and writes the frames it gets back; which events become frames, in
 //! which order, and when the exchange is over is decided here.
 
+// The listen stream's rules, used from here.
+pub use crate::listen::{
+    acknowledgement, closing, list_changed_params, resource_updated_params, Acknowledgement,
+    Announces, Honoured, ListKind, ListenFilter, SubscriptionMeta, MAX_RESOURCE_SUBSCRIPTIONS,
+    MAX_TASK_IDS,
+};
+
 mod listen;
 mod sync_call;
 

@@ -233,7 +233,7 @@ pub struct SyncResponse {
 /// * The response is the last frame ([`SyncExchange::finish`] consumes the exchange, so nothing
 ///   can follow it): the result with the server's `_meta`, the JSON-RPC error with its HTTP
 ///   status, or the next MRTR `input_required` round. That round's `requestState`
-///   ([`crate::mrtr`]) is issued here: bound to the method, name, arguments and scope of the
+///   ([`crate::plan::RequestState`]) is issued here: bound to the method, name, arguments and scope of the
 ///   request, numbered one more than the round the request answered (1 for a first call),
 ///   carrying the answers so far and what this round asks, valid from the time given for the
 ///   lifetime given, and made unique by a nonce drawn only for such a round.

@@ -13,15 +13,15 @@
 //! <https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle>; transports,
 //! "Streamable HTTP" and "Session Management":
 //! <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>), and serves
-//! 2025-06-18 sessions the same way ([`version`]).
+//! 2025-06-18 sessions the same way ([`negotiate`]).
 //!
 //! | module | concept |
 //! |---|---|
-//! | [`era`] | [`route`]: which era a message belongs to, before any session lookup |
-//! | [`version`] | the revisions served on the session path and `initialize` negotiation |
+//! | `era` | [`route`]: which era a message belongs to, before any session lookup |
+//! | `version` | the revisions served on the session path and `initialize` negotiation |
 //! | [`session`] | [`SessionId`], the session's [`Phase`] machine, and the machines of what outlives a message: the session table, request ids and input rounds, GET-stream re-delivery |
-//! | [`plan`] | [`plan_session`]: one message of a session in, a [`SessionPlan`] out |
-//! | [`label`] | the bounded label a session message is counted and logged under |
+//! | `plan` | [`plan_session`]: one message of a session in, a [`SessionPlan`] out |
+//! | `label` | the bounded label a session message is counted and logged under |
 //! | [`tasks`] | 2025-11-25 tasks: the hint and `taskSupport` table, the task view, `tasks/result` |
 //! | [`wire`] | `InitializeResult`, server capabilities, the 2025 `tools/list` entry |
 //!
@@ -29,14 +29,15 @@
 //! ([`crate::plan`]), and so do the decisions about what outlives a message ([`session`]); the
 //! transport keeps only the async part (streams, tokens, channels).
 
-pub mod era;
-pub mod label;
-pub mod plan;
+mod era;
+mod label;
+mod plan;
 pub mod session;
 pub mod tasks;
-pub mod version;
+mod version;
 pub mod wire;
 
+pub use crate::negotiation::session_era_error;
 pub use era::{route, Era, SESSION_HEADER};
 pub use label::{session_label_index, SESSION_LABELS};
 pub use plan::{plan_session, SessionAction, SessionCall, SessionPlan, SessionView};

@@ -331,7 +331,7 @@ fn plan_initialize<T>(envelope: Envelope, session: SessionView) -> SessionPlan<T
 /// against (`elicitation`, `sampling`, `roots`), at most [`MAX_CAPABILITY_BYTES`] of them;
 /// `None` when they are larger. A session lives long, so nothing else the client sent is
 /// kept.
-pub fn retained_capabilities(capabilities: &JsonObject) -> Option<JsonObject> {
+pub(crate) fn retained_capabilities(capabilities: &JsonObject) -> Option<JsonObject> {
     let kept: JsonObject = ["elicitation", "sampling", "roots"]
         .into_iter()
         .filter_map(|key| Some((key.to_owned(), capabilities.get(key)?.clone())))
@@ -341,7 +341,7 @@ pub fn retained_capabilities(capabilities: &JsonObject) -> Option<JsonObject> {
 }
 
 /// The most bytes of client capabilities a session keeps ([`retained_capabilities`]).
-pub const MAX_CAPABILITY_BYTES: usize = 4096;
+pub(crate) const MAX_CAPABILITY_BYTES: usize = 4096;
 
 fn plan_notification<T>(method: &str, params: Option<&Value>) -> SessionPlan<T> {
     match method {

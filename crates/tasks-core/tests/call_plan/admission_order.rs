@@ -1,8 +1,8 @@
-//! The admission order of `tasks_core::admission`, steps 3–11, without a network: each step
+//! The admission order of `tasks_core::plan::admit`, steps 3–11, without a network: each step
 //! broken alone gets its own error, and when two are broken the earlier step's error wins.
 
 use serde_json::{json, Value};
-use tasks_core::admission::{admit, parse_envelope, Admitted};
+use tasks_core::plan::{admit, parse_envelope, Admitted};
 use tasks_core::{McpError, Method};
 
 /// A request as plain data: headers (lowercase name, value) and a JSON body.

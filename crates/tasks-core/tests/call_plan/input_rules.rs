@@ -1,5 +1,5 @@
 //! The client-input rules: which capability each request needs, what an answer means, and the
-//! 2025-era answer (`tasks_core::input`, `tasks_core::negotiation::session_era_error`).
+//! 2025-era answer (`tasks_core::input`, `tasks_core::sessions::session_era_error`).
 
 use crate::common;
 
@@ -7,7 +7,7 @@ use common::{arb_any_json, object};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use tasks_core::input::{missing_capabilities, InputKind, InvalidResponse, MalformedRequest};
-use tasks_core::negotiation::session_era_error;
+use tasks_core::sessions::session_era_error;
 use tasks_core::{
     ClientCapability, ElicitAnswer, InputRequest, InputResponse, McpError, Root, SamplingRequest,
 };

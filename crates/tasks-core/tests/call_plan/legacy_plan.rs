@@ -7,7 +7,7 @@ use crate::common;
 use common::stub::{StubTool, StubView};
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use tasks_core::admission::{parse_message, Message};
+use tasks_core::plan::{parse_message, Message};
 use tasks_core::sessions::tasks::TaskHint;
 use tasks_core::sessions::{
     plan_session, route, Era, Phase, SessionAction, SessionPlan, SessionView,

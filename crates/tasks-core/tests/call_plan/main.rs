@@ -1,4 +1,4 @@
-//! The `tools/call` plan without a network or a runtime (`tasks_core::call`): each step broken
+//! The `tools/call` plan without a network or a runtime (`tasks_core::plan::plan_call`): each step broken
 //! alone gets its own answer, with two broken the earlier step wins, and the happy paths plan
 //! what they should.
 
@@ -15,9 +15,9 @@ mod negotiation_errors;
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
-use tasks_core::call::{parse_call, plan_call, CallContext, CallPlan, ToolRules};
-use tasks_core::mrtr::{self, Binding, RequestState, StateKey, STATE_LIFETIME_MS};
-use tasks_core::param_headers::{param_headers, ParamHeader};
+use tasks_core::plan::{issue, Binding, RequestState, StateKey, STATE_LIFETIME_MS};
+use tasks_core::plan::{param_headers, ParamHeader};
+use tasks_core::plan::{parse_call, plan_call, CallContext, CallPlan, ToolRules};
 use tasks_core::{
     ClientCapability, InputRequest, JsonObject, McpError, Method, RequestMeta, TaskPolicy,
     Timestamp,
@@ -87,7 +87,7 @@ fn state_for(arguments: &Value) -> String {
         answers: JsonObject::new(),
         asked: BTreeMap::from([("who".to_owned(), ask())]),
     };
-    mrtr::issue(&key(), binding, state, NOW, STATE_LIFETIME_MS, [0; 12])
+    issue(&key(), binding, state, NOW, STATE_LIFETIME_MS, [0; 12])
 }
 
 #[derive(Clone)]

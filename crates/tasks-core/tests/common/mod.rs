@@ -11,7 +11,7 @@ use std::num::NonZeroU64;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use tasks_core::input::InvalidResponse;
-use tasks_core::reducer::RELATED_TASK_META;
+use tasks_core::protocol::META_RELATED_TASK;
 use tasks_core::{
     apply, ElicitAnswer, Event, InputRequest, InputResponse, JsonObject, JsonRpcError, Progress,
     Root, Task, TaskId, TaskState, Timestamp,
@@ -29,7 +29,7 @@ pub(crate) const FORBIDDEN_KEYS: [&str; 5] = [
     "ttl",
     "pollInterval",
     "task",
-    RELATED_TASK_META,
+    META_RELATED_TASK,
 ];
 
 pub(crate) fn ts(ms: u64) -> Timestamp {
@@ -193,7 +193,7 @@ pub(crate) fn arb_result_meta() -> impl Strategy<Value = Option<JsonObject>> {
                 );
             }
             if related {
-                m.insert(RELATED_TASK_META.into(), json!({"taskId": "old-v1-id"}));
+                m.insert(META_RELATED_TASK.into(), json!({"taskId": "old-v1-id"}));
             }
             m
         },

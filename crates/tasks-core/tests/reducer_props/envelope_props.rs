@@ -1,4 +1,4 @@
-//! Step 3 (`tasks_core::admission::parse_message`) reads the top-level object member by member
+//! Step 3 (`tasks_core::plan::parse_message`) reads the top-level object member by member
 //! instead of building a map of it. These properties hold it to the parser it replaced, kept
 //! here as the reference: the body parsed into a `serde_json::Value`, then the members taken out
 //! of its map. Both must give the same message or the same error (with the same echoed id) for
@@ -7,7 +7,7 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use tasks_core::admission::{parse_message, Message, Response};
+use tasks_core::plan::{parse_message, Message, Response};
 use tasks_core::McpError;
 
 /// What step 3 answers: the message, or the error and the id it echoes.
@@ -79,7 +79,7 @@ fn reference(body: &[u8]) -> Parsed {
         }
         _ => return fail(id, McpError::InvalidRequest("method must be a string")),
     };
-    Ok(Message::Envelope(tasks_core::admission::Envelope {
+    Ok(Message::Envelope(tasks_core::plan::Envelope {
         id,
         method,
         params: object.remove("params"),

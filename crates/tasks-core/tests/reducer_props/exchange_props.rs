@@ -11,15 +11,15 @@ use std::sync::Arc;
 use common::{object, request, ts, T0};
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use tasks_core::error::http_status_for_code;
+use tasks_core::exchange::{Announces, ListKind};
 use tasks_core::exchange::{
     ListenExchange, ListenFrame, ListenFrameKind, NotificationsWanted, RequestNotification,
     StateIssuer, SyncExchange, SyncOutcome, SyncRequest,
 };
-use tasks_core::listen::{Announces, ListKind};
-use tasks_core::mrtr::{verify, Binding, StateKey, NONCE_BYTES};
-use tasks_core::projection::ResultMeta;
-use tasks_core::raw::RawObject;
+use tasks_core::http_status_for_code;
+use tasks_core::plan::{verify, Binding, StateKey, NONCE_BYTES};
+use tasks_core::wire::ResultMeta;
+use tasks_core::RawObject;
 use tasks_core::{
     apply, Event, InputRequest, JsonObject, JsonRpcError, LogLevel, Method, Task, TaskId,
 };

@@ -20,13 +20,13 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{json, Value};
 use tasks_core::input::InvalidResponse;
-use tasks_core::projection::detailed;
-use tasks_core::reducer::RELATED_TASK_META;
-use tasks_core::task::{MESSAGE_ACCEPTED, MESSAGE_CANCELLED, MESSAGE_INPUT_RECEIVED};
+use tasks_core::protocol::META_RELATED_TASK;
+use tasks_core::wire::detailed;
 use tasks_core::{
     apply, ElicitAnswer, Event, InputRequests, InputResponse, Progress, ReduceError, Task,
     TaskState, TaskStatus,
 };
+use tasks_core::{MESSAGE_ACCEPTED, MESSAGE_CANCELLED, MESSAGE_INPUT_RECEIVED};
 
 /// What the model predicts for one event.
 #[derive(Debug)]
@@ -169,7 +169,7 @@ fn expect(before: &Task, event: &Event, answered: &BTreeSet<String>) -> Expect {
             // The model: parse the stored text and drop the key from `_meta`.
             let mut result = result.to_object();
             if let Some(Value::Object(meta)) = result.get_mut("_meta") {
-                meta.remove(RELATED_TASK_META);
+                meta.remove(META_RELATED_TASK);
             }
             Expect::Changed {
                 state: TaskState::Completed {
@@ -487,7 +487,7 @@ fn only_unknown_keys_change_nothing() {
 fn completed_strips_related_task_and_clock_never_goes_back() {
     let result = object(json!({
         "content": [{"type": "text", "text": "done"}],
-        "_meta": {RELATED_TASK_META: {"taskId": "x"}, "keep": 1}
+        "_meta": {META_RELATED_TASK: {"taskId": "x"}, "keep": 1}
     }));
     let t = step(
         &working(),

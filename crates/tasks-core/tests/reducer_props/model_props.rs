@@ -7,13 +7,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use tasks_core::call::{CallPlan, ToolRules};
-use tasks_core::id::TASK_ID_RANDOM_BYTES;
-use tasks_core::mrtr::StateKey;
-use tasks_core::param_headers::ParamHeader;
-use tasks_core::params::TaskAction;
+use tasks_core::plan::ParamHeader;
+use tasks_core::plan::StateKey;
+use tasks_core::plan::TaskAction;
 use tasks_core::plan::{plan, Action, Plan, ServerView};
-use tasks_core::projection::{creation, detailed};
+use tasks_core::plan::{CallPlan, ToolRules};
+use tasks_core::wire::{creation, detailed};
+use tasks_core::TASK_ID_RANDOM_BYTES;
 use tasks_core::{
     apply, ClientCapability, Event, InputRequest, JsonObject, McpError, ReduceError, Task, TaskId,
     TaskPolicy, TaskStatus, Timestamp,

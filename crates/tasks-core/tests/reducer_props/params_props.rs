@@ -11,8 +11,8 @@ use common::*;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use tasks_core::headers::{check_mirrored, decode_value, encode_value, MirroredHeader};
-use tasks_core::param_headers::{check_param_headers, mirror, param_headers};
-use tasks_core::params::{parse_task_ref, parse_update};
+use tasks_core::plan::{check_param_headers, mirror, param_headers};
+use tasks_core::plan::{parse_task_ref, parse_update};
 use tasks_core::protocol::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 use tasks_core::{LogLevel, McpError, RequestMeta};
 

@@ -6,8 +6,8 @@ use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{json, Value};
-use tasks_core::projection::{ack, creation, detailed, notification};
 use tasks_core::protocol::{META_SERVER_INFO, META_SUBSCRIPTION_ID};
+use tasks_core::wire::{ack, creation, detailed, task_notification};
 use tasks_core::{apply, Event, JsonObject, Task, TaskState, META_PROGRESS};
 
 const PAYLOADS: [&str; 3] = ["inputRequests", "result", "error"];
@@ -120,8 +120,8 @@ fn check_all(task: &Task, sub: &Value, meta: &JsonObject) -> Result<(), TestCase
         creation(task).with_meta(meta).to_value(),
         detailed(task).to_value(),
         detailed(task).with_meta(meta).to_value(),
-        notification(task, sub).to_value(),
-        notification(task, sub).with_meta(meta).to_value(),
+        task_notification(task, sub).to_value(),
+        task_notification(task, sub).with_meta(meta).to_value(),
         ack(None),
         ack(Some(meta)),
     ];
@@ -241,7 +241,7 @@ proptest! {
             .cloned()
             .unwrap_or_default();
         result_meta.insert(
-            tasks_core::reducer::RELATED_TASK_META.into(),
+            tasks_core::protocol::META_RELATED_TASK.into(),
             json!({"taskId": task.id().as_str()}),
         );
         result.insert("_meta".into(), Value::Object(result_meta.clone()));
@@ -249,7 +249,7 @@ proptest! {
         let done = apply(&task, Event::Completed { result: result.into() }, now).unwrap().task;
         if !task.is_terminal() {
             let inlined = detailed(&done).to_value();
-            result_meta.remove(tasks_core::reducer::RELATED_TASK_META);
+            result_meta.remove(tasks_core::protocol::META_RELATED_TASK);
             prop_assert_eq!(&inlined["result"]["_meta"], &Value::Object(result_meta));
         }
         check_all(&done, &sub, &meta)?;
@@ -281,7 +281,7 @@ proptest! {
         prop_assert_eq!(read.task.last_updated_at, task.last_updated_at());
         prop_assert_eq!(serde_json::to_value(&read).unwrap(), got);
 
-        let note = serde_json::to_value(notification(&task, &sub).with_meta(&meta)).unwrap();
+        let note = serde_json::to_value(task_notification(&task, &sub).with_meta(&meta)).unwrap();
         let read: DetailedTask = serde_json::from_value(note.clone()).unwrap();
         prop_assert_eq!(read.result_type, None);
         prop_assert_eq!(&read.state, task.state());

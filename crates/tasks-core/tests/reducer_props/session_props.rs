@@ -8,9 +8,9 @@ use std::sync::Arc;
 use common::{object, request, ts, T0};
 use proptest::prelude::*;
 use serde_json::json;
-use tasks_core::raw::RawObject;
 use tasks_core::sessions::session::{Delivered, ResultWait, WaitStep};
 use tasks_core::sessions::tasks::payload;
+use tasks_core::RawObject;
 use tasks_core::{apply, jsonrpc, Event, JsonRpcError, McpError, Task, TaskId, TaskState};
 
 // ---------------------------------------------------------------------------------------------
@@ -355,13 +355,16 @@ proptest! {
             match kind {
                 0 => {
                     let begun = requests.begin(id, handle);
-                    if model.contains_key(&text) {
-                        prop_assert_eq!(begun, Err(McpError::InvalidRequest(
-                            "A request with this id is still being served"
-                        )));
-                    } else {
-                        prop_assert_eq!(begun, Ok(RequestKey::of(id)));
-                        model.insert(text, handle);
+                    match model.entry(text) {
+                        std::collections::hash_map::Entry::Occupied(_) => {
+                            prop_assert_eq!(begun, Err(McpError::InvalidRequest(
+                                "A request with this id is still being served"
+                            )));
+                        }
+                        std::collections::hash_map::Entry::Vacant(slot) => {
+                            prop_assert_eq!(begun, Ok(RequestKey::of(id)));
+                            slot.insert(handle);
+                        }
                     }
                 }
                 1 => prop_assert_eq!(requests.cancelled(id), model.get(&text)),

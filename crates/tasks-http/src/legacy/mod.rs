@@ -38,10 +38,10 @@ use futures_util::stream;
 use http::request::Parts;
 use http::HeaderMap;
 use serde_json::Value;
-use tasks_core::admission::Message;
 use tasks_core::catalog::CatalogRequest;
+use tasks_core::exchange::ListKind;
 use tasks_core::input::missing_capabilities;
-use tasks_core::listen::ListKind;
+use tasks_core::plan::Message;
 use tasks_core::sessions::tasks::SessionTaskView;
 use tasks_core::sessions::wire::{
     empty_result, Implementation, InitializeResult, ServerCapabilities, SessionTool,

@@ -3,7 +3,7 @@
 //! announcements become notifications, re-reads, the graceful closure; its docs cite the
 //! spec).
 //!
-//! * The filter was checked when the request was planned ([`tasks_core::listen::ListenFilter`]).
+//! * The filter was checked when the request was planned ([`tasks_core::exchange::ListenFilter`]).
 //! * The driver subscribes to the runtime's [`Changes`] before reading the requested tasks, so
 //!   that no change in between is lost; an id the caller cannot see is left out, and a store
 //!   that cannot answer refuses the request (HTTP 503, retryable) rather than leave out a task
@@ -21,7 +21,7 @@ use bytes::Bytes;
 use futures_util::stream;
 use serde_json::Value;
 use tasks_core::exchange::ListenExchange;
-use tasks_core::listen::{Announces, ListenFilter};
+use tasks_core::exchange::{Announces, ListenFilter};
 use tasks_core::{Feature, McpError};
 use tasks_runtime::{Changes, ListKind, Scope, TaskRuntime, Wake};
 use tokio::sync::broadcast::{self, error::RecvError};

@@ -20,7 +20,7 @@ use futures_util::stream;
 use http::HeaderMap;
 use serde_json::Value;
 use tasks_core::exchange::{notification_message, SyncExchange, SyncResponse};
-use tasks_core::mrtr::NONCE_BYTES;
+use tasks_core::plan::NONCE_BYTES;
 use tasks_core::McpError;
 use tasks_runtime::Tool;
 use tasks_runtime::{run_sync, Notifier, Randomness, RequestNotification, SyncCall, SyncOutcome};

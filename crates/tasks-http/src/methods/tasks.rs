@@ -2,15 +2,15 @@
 //! Requests", "Task Cancellation":
 //! <https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
 //!
-//! Planned by [`tasks_core::params::plan_task_method`] (the Tasks declaration, then the
+//! Planned by [`tasks_core::plan::plan_task_method`] (the Tasks declaration, then the
 //! params); then the lookup in the caller's scope ([`tasks_core::McpError::UnknownTask`]) and
 //! the action. `tasks/get` answers the `DetailedTask`; update and cancel answer
 //! the empty ack `{"resultType":"complete"}`, also for a terminal task and for unknown input
 //! keys.
 
 use serde_json::Value;
-use tasks_core::params::TaskAction;
-use tasks_core::{projection, McpError};
+use tasks_core::plan::TaskAction;
+use tasks_core::{wire, McpError};
 use tasks_runtime::Scope;
 
 use crate::response::McpResponse;
@@ -25,7 +25,7 @@ pub(crate) async fn handle(
     match action {
         TaskAction::Get(target) => {
             let task = d.runtime.get(scope, &target.task_id).await?;
-            let view = projection::detailed(&task).with_result_meta(&d.server_meta);
+            let view = wire::detailed(&task).with_result_meta(&d.server_meta);
             Ok(McpResponse::result(id, &view))
         }
         TaskAction::Update(update) => {
@@ -42,5 +42,5 @@ pub(crate) async fn handle(
 }
 
 fn ack(d: &Shared, id: &Value) -> McpResponse {
-    McpResponse::result(id, &projection::ack(Some(&d.server_meta)))
+    McpResponse::result(id, &wire::ack(Some(&d.server_meta)))
 }

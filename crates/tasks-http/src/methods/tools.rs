@@ -3,7 +3,7 @@
 //! Creation":
 //! <https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
 //!
-//! `tools/call` is planned by [`tasks_core::call`] (the normative step order, from params to
+//! `tools/call` is planned by [`tasks_core::plan::plan_call`] (the normative step order, from params to
 //! "run now" or "create a task"); this module carries the plan out: a
 //! synchronous run ([`sync_call`]: result, MRTR `input_required`, or error, as JSON or as an
 //! SSE stream carrying progress and log notifications first) or task creation
@@ -12,10 +12,10 @@
 use http::HeaderMap;
 use serde_json::Value;
 use std::sync::Arc;
-use tasks_core::call::CallPlan;
+use tasks_core::plan::CallPlan;
 
 use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest};
-use tasks_core::{projection, JsonObject, McpError, RequestMeta, Timestamp};
+use tasks_core::{wire, JsonObject, McpError, RequestMeta, Timestamp};
 
 use tasks_runtime::{Caller, SyncCall, Tool, Work};
 
@@ -57,7 +57,7 @@ pub(crate) async fn call(
             d.runtime
                 .seal_principal(&mut work, caller.principal.as_ref())?;
             let task = d.runtime.create_task_with_tool(tool, work, task_id).await?;
-            let view = projection::creation(&task).with_result_meta(&d.server_meta);
+            let view = wire::creation(&task).with_result_meta(&d.server_meta);
             Ok(McpResponse::result(&id, &view))
         }
         CallPlan::RunSync { answers, previous } => {

@@ -1,6 +1,6 @@
 //! In-process tests of the dispatcher (no network): the task decision table, the not-declared
-//! table, the admission order of `tasks_core::admission`, the tasks params table of
-//! `tasks_core::params`, the status payloads (SEP-2663 "Task Status"), acknowledgements, MRTR
+//! table, the admission order of `tasks_core::plan::admit`, the tasks params table of
+//! `tasks_core::plan::plan_task_method`, the status payloads (SEP-2663 "Task Status"), acknowledgements, MRTR
 //! `requestState`, id echo, scope isolation and the listen stream.
 
 // Modules rather than binaries of their own (each integration-test binary links the
@@ -244,7 +244,7 @@ async fn tasks_extension_settings_must_be_empty() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Admission (the order of `tasks_core::admission`).
+// Admission (the order of `tasks_core::plan::admit`).
 // ---------------------------------------------------------------------------------------------
 
 /// One request failing every step; each line fixes the step that failed and shows the next.
@@ -938,7 +938,7 @@ async fn mcp_name_rules_on_tools_call() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// tasks/* params (`tasks_core::params`) and unknown ids (-32602: SEP-2663 "Error Handling").
+// tasks/* params (`tasks_core::plan::plan_task_method`) and unknown ids (-32602: SEP-2663 "Error Handling").
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test]

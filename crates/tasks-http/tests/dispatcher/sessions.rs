@@ -13,7 +13,7 @@ use common::*;
 use futures_util::StreamExt as _;
 use http::Method;
 use serde_json::{json, Value};
-use tasks_core::listen::ListKind;
+use tasks_core::exchange::ListKind;
 use tasks_core::LogLevel;
 use tasks_http::SessionConfig;
 use tasks_runtime::{text_result, ListChanges, Tool};

@@ -21,7 +21,7 @@ use common::legacy::*;
 use common::*;
 use http::Method;
 use serde_json::{json, Value};
-use tasks_core::mrtr::StateKey;
+use tasks_core::plan::StateKey;
 use tasks_core::Timestamp;
 use tasks_http::{DispatchConfig, Dispatcher, ServerBuilder};
 use tasks_runtime::{

@@ -4,7 +4,7 @@
 //!
 //! A catalog holds no task state: any node serves any request of it, and nothing of it is
 //! stored. Its items are listed in registration order (stable across requests), a page of
-//! [`tasks_core::cursor::DEFAULT_PAGE_SIZE`] items at a time. Register and remove items at run
+//! [`tasks_core::catalog::DEFAULT_PAGE_SIZE`] items at a time. Register and remove items at run
 //! time through the runtime ([`TaskRuntime::register_prompt`](crate::TaskRuntime::register_prompt)
 //! and its siblings), which announces the change on the listen streams that asked for it.
 //!
@@ -32,8 +32,8 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
+use tasks_core::catalog::{page, DEFAULT_PAGE_SIZE};
 use tasks_core::catalog::{CompletionRef, CompletionRequest};
-use tasks_core::cursor::{page, DEFAULT_PAGE_SIZE};
 use tasks_core::exchange::SyncOutcome;
 use tasks_core::skill::{Child, DIRECTORY_MIME_TYPE};
 use tasks_core::{Feature, JsonObject, JsonRpcError, McpError};
@@ -164,8 +164,8 @@ impl Catalog {
 
     /// Whether the server has list `kind`, so that its changes are announced: its tools
     /// always; its prompts and resources when it offers them.
-    pub fn has_list(&self, kind: tasks_core::listen::ListKind) -> bool {
-        use tasks_core::listen::ListKind;
+    pub fn has_list(&self, kind: tasks_core::exchange::ListKind) -> bool {
+        use tasks_core::exchange::ListKind;
         match kind {
             ListKind::Tools => true,
             ListKind::Prompts => self.offers(Feature::Prompts),
@@ -181,7 +181,7 @@ impl Catalog {
     /// One page of `list` from `cursor`: `{"<items>": [...], "nextCursor"?}`.
     ///
     /// # Errors
-    /// -32602 `Invalid cursor` ([`tasks_core::cursor::page`]).
+    /// -32602 `Invalid cursor` ([`tasks_core::catalog::page`]).
     pub fn list(&self, list: CatalogList, cursor: Option<&str>) -> Result<JsonObject, McpError> {
         let size = self.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
         let len = match list {

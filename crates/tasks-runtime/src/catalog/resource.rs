@@ -11,7 +11,7 @@ use base64::Engine as _;
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt as _;
 use serde_json::{json, Value};
-use tasks_core::uri_template::UriTemplate;
+use tasks_core::catalog::UriTemplate;
 use tasks_core::{JsonObject, JsonRpcError};
 
 use super::completion::Completer;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tasks_core::{
-    projection, InputRequest, JsonObject, McpError, NewTask, Task, TaskId, TaskUpdate, Timestamp,
+    wire, InputRequest, JsonObject, McpError, NewTask, Task, TaskId, TaskUpdate, Timestamp,
 };
 use tasks_runtime::store::CreateLimits;
 use tasks_runtime::{
@@ -221,7 +221,7 @@ impl Store for YieldingStore {
 
 /// The `tasks/get` wire form of `task`.
 pub(crate) fn detailed_json(task: &Task) -> Value {
-    projection::detailed(task).to_value()
+    wire::detailed(task).to_value()
 }
 
 /// Counters a tool updates so a test can see what the worker did.

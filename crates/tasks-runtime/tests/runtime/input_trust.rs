@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::*;
 use serde_json::{json, Value};
-use tasks_core::id::TASK_ID_RANDOM_BYTES;
+use tasks_core::TASK_ID_RANDOM_BYTES;
 use tasks_core::{
     ClientCapability, ElicitAnswer, JsonRpcError, McpError, TaskId, TaskState, TaskStatus,
 };

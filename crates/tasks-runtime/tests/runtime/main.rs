@@ -1295,7 +1295,7 @@ async fn a_result_nested_too_deeply_fails_the_task() {
     });
     let rt = runtime(vec![deep_tool], RuntimeConfig::default());
     let scope = Scope::shared();
-    let limit = tasks_core::raw::MAX_RESULT_DEPTH as u64;
+    let limit = tasks_core::MAX_RESULT_DEPTH as u64;
     // result → structuredContent → deep → `levels` arrays.
     let fits = rt
         .create_task(work_in(&scope, "deep", json!({ "levels": limit - 2 })))

@@ -24,7 +24,7 @@
 //!   revision is handled once. A delivery asks only what the task asks when it holds the claim
 //!   (the driver reads the task again then), so an answered question is not asked again.
 //! * **Progress.** When the call that created a task carried a `progressToken`, the task's
-//!   progress ([`crate::progress`]) goes out on the GET stream as `notifications/progress` with
+//!   progress ([`crate::Progress`]) goes out on the GET stream as `notifications/progress` with
 //!   that token (tasks, "Task Progress Notifications": the token stays valid for the task's
 //!   lifetime), each ahead of the last one the session sent ([`TaskBook::progress_update`]:
 //!   progress, <https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/progress>,

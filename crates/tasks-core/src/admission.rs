@@ -349,7 +349,7 @@ pub fn admit<H: HeaderSource + ?Sized>(
 ///
 /// # Errors
 /// The first failing step's error, as in the module table.
-pub fn admit_offering<H: HeaderSource + ?Sized>(
+pub(crate) fn admit_offering<H: HeaderSource + ?Sized>(
     headers: &H,
     envelope: Envelope,
     offers: impl Fn(Feature) -> bool,

@@ -77,7 +77,7 @@ pub fn parse_call(params: &Value) -> Result<CallParams<'_>, McpError> {
 
 /// The MRTR members of a request's params, borrowed from them.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CallInputs<'a> {
+pub(crate) struct CallInputs<'a> {
     /// `inputResponses`, when present (every value an object, no empty key).
     pub input_responses: Option<&'a JsonObject>,
     /// `requestState`, when present.
@@ -90,7 +90,7 @@ pub struct CallInputs<'a> {
 /// # Errors
 /// -32602 `inputResponses must be an object`, `inputResponses is invalid` (an empty key or a
 /// value that is not an object), `requestState must be a string`.
-pub fn parse_call_inputs(params: &Value) -> Result<CallInputs<'_>, McpError> {
+pub(crate) fn parse_call_inputs(params: &Value) -> Result<CallInputs<'_>, McpError> {
     let input_responses = match params.get("inputResponses") {
         None => None,
         Some(Value::Object(responses)) => {
@@ -132,7 +132,7 @@ pub fn into_arguments(params: Value) -> JsonObject {
 
 /// The tool error result answering arguments that fail the `inputSchema` (step 7):
 /// `{"content":[{"type":"text","text":message}],"isError":true,"resultType":"complete"}`.
-pub fn invalid_arguments_result(message: String) -> JsonObject {
+pub(crate) fn invalid_arguments_result(message: String) -> JsonObject {
     let mut result = tool_error_result(message);
     result.insert("resultType".into(), Value::from("complete"));
     result

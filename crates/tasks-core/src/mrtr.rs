@@ -37,7 +37,7 @@ type HmacSha256 = Hmac<Sha256>;
 
 /// How long an issued `requestState` stays valid at most, in milliseconds (10 minutes). A
 /// server whose tasks live shorter issues states that live no longer than its tasks (see
-/// [`state_lifetime_ms`]).
+/// [`StateIssuer::new`](crate::exchange::StateIssuer::new)).
 pub const STATE_LIFETIME_MS: u64 = 600_000;
 
 /// The bytes of a state's nonce.
@@ -47,7 +47,7 @@ pub const NONCE_BYTES: usize = 12;
 /// unlimited): [`STATE_LIFETIME_MS`], or the task TTL when shorter. A task created by a retry
 /// then outlives every state that could replay that retry, so a replay always finds the task
 /// instead of running the tool again.
-pub fn state_lifetime_ms(task_ttl_ms: Option<u64>) -> u64 {
+pub(crate) fn state_lifetime_ms(task_ttl_ms: Option<u64>) -> u64 {
     task_ttl_ms.map_or(STATE_LIFETIME_MS, |ttl| ttl.min(STATE_LIFETIME_MS))
 }
 
@@ -138,7 +138,11 @@ impl RequestState {
 /// merged answers are `answers`: a keyed hash, so a replay of the same retry addresses the same
 /// task, on any process sharing the key and the store, and nobody without the key can predict
 /// it.
-pub fn task_id_for_retry(key: &StateKey, request_state: &str, answers: &JsonObject) -> TaskId {
+pub(crate) fn task_id_for_retry(
+    key: &StateKey,
+    request_state: &str,
+    answers: &JsonObject,
+) -> TaskId {
     let mut hmac = mac(key, "task-id");
     hmac.update(&(request_state.len() as u64).to_be_bytes());
     hmac.update(request_state.as_bytes());

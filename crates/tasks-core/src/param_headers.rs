@@ -26,7 +26,7 @@ use crate::headers::{decode_value, MirroredHeader};
 use crate::JsonObject;
 
 /// The annotation keyword.
-pub const X_MCP_HEADER: &str = "x-mcp-header";
+pub(crate) const X_MCP_HEADER: &str = "x-mcp-header";
 
 /// The JSON type of an annotated property; only these three may be mirrored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

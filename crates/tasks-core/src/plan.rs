@@ -24,24 +24,24 @@
 // The planner's parts, used from here: admission, `tools/call`, task params, MRTR state and
 // the `Mcp-Param-*` headers of tool parameters.
 pub use crate::admission::{
-    admit, admit_offering, parse_envelope, parse_message, Admitted, Envelope, EnvelopeError,
-    HeaderSource, Message, Response,
+    admit, parse_envelope, parse_message, Admitted, Envelope, EnvelopeError, HeaderSource, Message,
+    Response,
 };
 pub use crate::call::{
-    into_arguments, invalid_arguments_result, parse_call, parse_call_inputs, plan_call,
-    tool_error_result, CallContext, CallInputs, CallParams, CallPlan, ToolRules,
+    into_arguments, parse_call, plan_call, tool_error_result, CallContext, CallParams, CallPlan,
+    ToolRules,
 };
 pub use crate::mrtr::{
-    issue, state_lifetime_ms, task_id_for_retry, verify, Binding, RequestState, StateKey,
-    NONCE_BYTES, STATE_LIFETIME_MS,
+    issue, verify, Binding, RequestState, StateKey, NONCE_BYTES, STATE_LIFETIME_MS,
 };
 pub use crate::param_headers::{
     check_param_headers, mirror, param_headers, InvalidAnnotation, ParamHeader, ParamKind,
-    X_MCP_HEADER,
 };
 pub use crate::params::{
     parse_task_ref, parse_update, plan_task_method, TaskAction, TaskRef, UpdateParams,
 };
+
+use crate::admission::admit_offering;
 
 use serde_json::Value;
 

@@ -182,17 +182,17 @@ impl SyncRequest {
 pub struct StateIssuer {
     /// The HMAC key protecting the state.
     pub key: StateKey,
-    /// How long an issued state stays valid, in milliseconds
-    /// ([`crate::mrtr::state_lifetime_ms`]).
+    /// How long an issued state stays valid, in milliseconds: [`crate::plan::STATE_LIFETIME_MS`],
+    /// or the task TTL when shorter (so that a task a retry created outlives every state that
+    /// could replay the retry).
     pub lifetime_ms: u64,
     /// The time the state is issued at (its expiry is `now + lifetime_ms`).
     pub now: Timestamp,
 }
 
 impl StateIssuer {
-    /// An issuer with `key` at `now`, whose states live as long as
-    /// [`crate::mrtr::state_lifetime_ms`] gives for tasks kept `task_ttl_ms` (`None`:
-    /// unlimited).
+    /// An issuer with `key` at `now`, whose states live [`crate::plan::STATE_LIFETIME_MS`], or
+    /// `task_ttl_ms` when shorter (`None`: tasks are kept without limit).
     pub fn new(key: StateKey, task_ttl_ms: Option<u64>, now: Timestamp) -> Self {
         StateIssuer {
             key,

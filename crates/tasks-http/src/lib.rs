@@ -104,7 +104,7 @@
 //! | `dispatcher` | `legacy`, `methods`, `shared`, `head`, `config`, `origin`, `principal`, `metrics`, `response` |
 //! | `legacy` (the 2025 session path), `legacy_off` (its stand-in without the `sessions` feature) | `methods::sync_call`, `methods::catalog`, `shared`, `config`, `head`, `metrics`, `response` |
 //! | `methods::*` | `shared`, `config`, `metrics`, `response`, `head`, `methods::sync_call` |
-//! | `shared` | `config`, `metrics`, `legacy::sessions` |
+//! | `shared` | `config`, `metrics` |
 //! | `config` | `origin` |
 //! | `metrics` | `head` |
 //! | `origin`, `principal`, `response`, `head`, `server` | nothing of this crate |

@@ -15,8 +15,14 @@ use tasks_runtime::{TaskRuntime, Tool, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::DispatchConfig;
-use crate::legacy::sessions::Sessions;
 use crate::metrics::Metrics;
+
+/// The live 2025 sessions; without the `sessions` feature a type with no values.
+#[cfg(feature = "sessions")]
+pub(crate) type Sessions = tasks_runtime::session::Sessions;
+/// The live 2025 sessions; without the `sessions` feature a type with no values.
+#[cfg(not(feature = "sessions"))]
+pub(crate) type Sessions = std::convert::Infallible;
 
 /// The state every method handler reads.
 pub(crate) struct Shared {

@@ -72,6 +72,7 @@
 //! | module | uses |
 //! |---|---|
 //! | `lifecycle` ([`Node`]: start and shutdown) | `runtime` |
+//! | `session` (the live 2025 sessions: their state, rounds, input delivery, tasks) | `runtime`, `entropy`, `scope`, `work`, `lock` |
 //! | `hosted` (the catalog a [`TaskRuntime`] serves) | `runtime`, `catalog`, `list_changes` |
 //! | `runtime` ([`TaskRuntime`]) | `recovery`, `wait`, `inner`, `worker`, `registry`, `catalog`, `store`, `metrics`, `clock`, `config`, `entropy`, `events`, `seal`, `scope`, `work` |
 //! | `recovery` (leases, takeover) | `follow`, `inner`, `worker`, `registry`, `store`, `config`, `lock` |
@@ -126,6 +127,7 @@ mod runtime;
 mod scope;
 mod seal;
 mod secret;
+pub mod session;
 mod state;
 mod status;
 pub mod store;

@@ -29,8 +29,9 @@ use tasks_runtime::{run_sync, Notifier, SyncCall, SyncOutcome, Tool};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::frames::{ask, respond, Frame, Start};
-use super::sessions::{InFlight, Session};
+use tasks_runtime::session::{ask, Frame, InFlight, Session};
+
+use super::frames::{respond, Start};
 use crate::methods::sync_call::notification_frame;
 use crate::response::McpResponse;
 

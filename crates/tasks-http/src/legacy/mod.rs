@@ -24,10 +24,8 @@
 //! <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>; lifecycle:
 //! <https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle>.
 
-pub(crate) mod call;
+mod call;
 mod frames;
-mod inputs;
-pub(crate) mod sessions;
 mod tasks;
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -42,7 +40,7 @@ use tasks_core::admission::Message;
 use tasks_core::catalog::CatalogRequest;
 use tasks_core::input::missing_capabilities;
 use tasks_core::listen::ListKind;
-use tasks_core::sessions::tasks::SessionTaskView;
+use tasks_core::sessions::tasks::{creation, SessionTaskView};
 use tasks_core::sessions::wire::{
     empty_result, Implementation, InitializeResult, ServerCapabilities, SessionTool,
     SessionToolsList, ToolExecution,
@@ -59,9 +57,9 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use crate::head::Head;
 use crate::response::{notification_bytes, McpResponse};
 use crate::shared::{Shared, View};
-use frames::Frame;
-use sessions::{Session, Sessions, StreamClaim};
 use tasks_core::sessions::session::{self, Seen, Step, MAX_SESSION_TASKS};
+use tasks_runtime::session::tasks::{self as session_tasks, Creating};
+use tasks_runtime::session::{deliver, Frame, Session, Sessions, StreamClaim};
 
 /// The session named by the request's `Mcp-Session-Id`, as the planner sees it.
 fn lookup(
@@ -191,13 +189,15 @@ async fn run(
                             progress_token,
                             ..
                         } = call;
-                        let creating = tasks::Creating {
+                        let creating = Creating {
                             name,
                             arguments,
                             hint,
                             progress_token,
                         };
-                        tasks::create(d, &session, &id, creating).await
+                        session_tasks::create(&d.runtime, &session, creating)
+                            .await
+                            .map(|task| McpResponse::result(&id, &creation(&task)))
                     }
                 }
             }
@@ -206,8 +206,12 @@ async fn run(
                 Err(error) => Err(error),
             },
         },
-        SessionAction::GetTask(task) => tasks::get(d, &session, &id, &task).await,
-        SessionAction::CancelTask(task) => tasks::cancel(d, &scope, &id, &task).await,
+        SessionAction::GetTask(task) => session_tasks::get(&d.runtime, &session, &task)
+            .await
+            .map(|task| McpResponse::result(&id, &SessionTaskView(&task))),
+        SessionAction::CancelTask(task) => session_tasks::cancel(&d.runtime, &scope, &task)
+            .await
+            .map(|task| McpResponse::result(&id, &SessionTaskView(&task))),
         SessionAction::ListTasks(after) => tasks::list(d, &scope, &id, after.as_ref()).await,
         SessionAction::Catalog(CatalogRequest::GetPrompt(request)) => {
             match crate::methods::catalog::find_prompt(&d.runtime.catalog(), &request) {
@@ -280,7 +284,7 @@ fn tools_list(tools: &ToolRegistry, tasks: bool) -> SessionToolsList {
 
 /// The session table, when the session path is on (`limits`).
 pub(crate) fn table(
-    limits: Option<crate::config::SessionConfig>,
+    limits: Option<tasks_runtime::session::SessionConfig>,
     shutdown: &CancellationToken,
     entropy: &tasks_runtime::Randomness,
 ) -> Option<Sessions> {
@@ -473,7 +477,7 @@ impl GetStream {
         let (runtime, session) = (self.runtime.clone(), self.claim.session().clone());
         let (task, tx) = (task.clone(), self.frames_tx.clone());
         tokio::spawn(async move {
-            inputs::deliver(&runtime, &session, &task, &tx, &stop).await;
+            deliver(&runtime, &session, &task, &tx, &stop).await;
         });
     }
 

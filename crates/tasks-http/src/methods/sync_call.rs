@@ -28,7 +28,7 @@ use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinHandle};
 use tokio_util::sync::DropGuard;
 
-use crate::response::{McpResponse, ResponseBody};
+use crate::response::McpResponse;
 
 /// Whether the client accepts an SSE response: `Accept` names `text/event-stream` (or a
 /// wildcard covering it) without `q=0`.
@@ -126,11 +126,7 @@ fn nonce(entropy: &Randomness) -> [u8; NONCE_BYTES] {
 
 /// The response as one JSON message.
 fn json(response: SyncResponse) -> McpResponse {
-    McpResponse {
-        status: response.status,
-        body: ResponseBody::Json(Bytes::from(response.message)),
-        session_id: None,
-    }
+    McpResponse::json_with_status(response.status, Bytes::from(response.message))
 }
 
 /// Stops the tool when the response is dropped before the tool finished.

@@ -16,7 +16,7 @@ use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest, SyncResponse}
 use tasks_core::mrtr::NONCE_BYTES;
 use tasks_core::negotiation::TaskPolicy;
 use tasks_core::{projection, McpError};
-use tasks_runtime::{run_sync, Notifier, SyncCall, Tool, Work};
+use tasks_runtime::{run_sync, Notifier, NotifyingRun, SyncCall, Tool, Work};
 
 use crate::bridge::TasksBridge;
 use crate::convert::{self, error_value, to_rmcp, Failure, Headers};
@@ -154,22 +154,13 @@ impl TasksBridge {
             let outcome = run_sync(&tool, call).await;
             return exchange.finish(outcome, nonce);
         };
-        let (notifier, mut notifications) = Notifier::channel(wanted.progress, wanted.log_level);
+        let (notifier, notifications) = Notifier::channel(wanted.progress, wanted.log_level);
         let call = call.with_notifier(Some(notifier));
-        let run = run_sync(&tool, call);
-        tokio::pin!(run);
-        let outcome = loop {
-            tokio::select! {
-                biased;
-                Some(notification) = notifications.recv() => {
-                    forward(cx, &exchange.on_notification(notification)).await;
-                }
-                outcome = &mut run => break outcome,
-            }
-        };
-        while let Ok(notification) = notifications.try_recv() {
+        let mut run = NotifyingRun::new(run_sync(&tool, call), notifications);
+        while let Some(notification) = run.notification().await {
             forward(cx, &exchange.on_notification(notification)).await;
         }
+        let outcome = run.output().await;
         exchange.finish(outcome, nonce)
     }
 }

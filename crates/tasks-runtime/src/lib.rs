@@ -73,6 +73,7 @@
 //! |---|---|
 //! | `lifecycle` ([`Node`]: start and shutdown) | `runtime` |
 //! | `session` (the live 2025 sessions: their state, rounds, input delivery, tasks) | `runtime`, `entropy`, `scope`, `work`, `lock` |
+//! | `feed` ([`Feed`]: what a long-lived stream follows) | `runtime`, `list_changes`, `wait`, `scope` |
 //! | `hosted` (the catalog a [`TaskRuntime`] serves) | `runtime`, `catalog`, `list_changes` |
 //! | `runtime` ([`TaskRuntime`]) | `recovery`, `wait`, `inner`, `worker`, `registry`, `catalog`, `store`, `metrics`, `clock`, `config`, `entropy`, `events`, `seal`, `scope`, `work` |
 //! | `recovery` (leases, takeover) | `follow`, `inner`, `worker`, `registry`, `store`, `config`, `lock` |
@@ -110,6 +111,7 @@ mod entropy;
 mod error;
 mod events;
 mod expiry;
+mod feed;
 mod follow;
 mod form;
 mod hosted;
@@ -142,11 +144,12 @@ pub use context::ToolContext;
 pub use entropy::{Entropy, EntropyError, OsEntropy, Randomness, SeededEntropy};
 pub use error::ToolError;
 pub use events::{StatusEvent, TaskEvent};
+pub use feed::{follow_tasks, Feed, FeedEvent};
 pub use form::Elicited;
 pub use lifecycle::{unfinished_fate, Node};
 pub use list_changes::{ListChanges, ListKind};
 pub use metrics::RuntimeMetrics;
-pub use notify::{Notifier, RequestNotification};
+pub use notify::{Notifier, NotifyingRun, RequestNotification};
 pub use recovery::MESSAGE_INTERRUPTED;
 pub use registry::{PolicyFn, Recovery, Tool, ToolHandler, ToolPolicy, ToolRegistry};
 pub use result::{error_result, text_result, IntoToolResult, Json};

@@ -25,7 +25,7 @@ use tasks_core::sessions::session::{Asker, CallRounds, RoundStep};
 use tasks_core::sessions::SessionCall;
 use tasks_core::JsonObject;
 use tasks_runtime::catalog::{render_prompt, Prompt};
-use tasks_runtime::{run_sync, Notifier, SyncCall, SyncOutcome, Tool};
+use tasks_runtime::{run_sync, Notifier, NotifyingRun, SyncCall, SyncOutcome, Tool};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -122,7 +122,7 @@ async fn drive<H, Fut>(
                 None => return,
             },
             RoundStep::Run => {
-                let (notifier, mut notifications) =
+                let (notifier, notifications) =
                     Notifier::channel(progress_token.is_some(), session.log_level());
                 let sync = SyncCall::new(arguments.clone())
                     .with_input_responses(rounds.input_responses())
@@ -130,27 +130,20 @@ async fn drive<H, Fut>(
                     .with_principal(session.principal.clone())
                     .with_notifier(Some(notifier))
                     .with_cancel(cancel.clone());
-                let run = handler(sync);
-                tokio::pin!(run);
-                let outcome = loop {
-                    tokio::select! {
+                let mut run = NotifyingRun::new(handler(sync), notifications);
+                loop {
+                    let notification = tokio::select! {
                         biased;
                         () = cancel.cancelled() => return,
-                        Some(n) = notifications.recv() => {
-                            let frame = notification_frame(n, progress_token);
-                            if tx.send(Frame::Message(frame)).await.is_err() {
-                                return;
-                            }
-                        }
-                        outcome = &mut run => break outcome,
-                    }
-                };
-                while let Ok(n) = notifications.try_recv() {
+                        notification = run.notification() => notification,
+                    };
+                    let Some(n) = notification else { break };
                     let frame = notification_frame(n, progress_token);
                     if tx.send(Frame::Message(frame)).await.is_err() {
                         return;
                     }
                 }
+                let outcome = run.output().await;
                 rounds.outcome(outcome)
             }
         };

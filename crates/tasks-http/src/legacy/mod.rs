@@ -49,8 +49,7 @@ use tasks_core::sessions::{
     plan_session, SessionAction, SessionCall, SessionId, SessionPlan, SessionView, SESSION_HEADER,
 };
 use tasks_core::{McpError, Task, TaskId};
-use tasks_runtime::{Caller, Changes, Scope, TaskRuntime, ToolRegistry, Wake};
-use tokio::sync::broadcast::{self, error::RecvError};
+use tasks_runtime::{Caller, Feed, FeedEvent, Scope, TaskRuntime, ToolRegistry, Wake};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
@@ -328,15 +327,11 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
     let claim = session.open_stream();
     let (frames_tx, frames) = mpsc::channel(16);
     let stop = claim.token.child_token();
+    let lists = d.config.list_changes.as_ref();
+    // Subscribed before the first read of the session's tasks (in the first `next`).
+    let changes = claim.session().tasks.then(|| d.runtime.changes());
     let stream = GetStream {
-        changes: d.config.list_changes.as_ref().map(|c| c.subscribe()),
-        resources: d
-            .config
-            .list_changes
-            .as_ref()
-            .map(|c| c.subscribe_resources()),
-        // Subscribed before the first read of the session's tasks (in the first `next`).
-        waits: claim.session().tasks.then(|| d.runtime.changes()),
+        feed: Feed::new(changes, lists, true, true),
         shutdown: d.shutdown.clone(),
         runtime: d.runtime.clone(),
         frames,
@@ -374,10 +369,9 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
 /// ([`Session::nudge`]).
 struct GetStream {
     claim: StreamClaim,
-    changes: Option<broadcast::Receiver<ListKind>>,
-    /// The URIs of updated resources; the session's subscriptions pick what goes out.
-    resources: Option<broadcast::Receiver<Arc<str>>>,
-    waits: Option<Changes>,
+    /// Task changes (in a session offered tasks), list announcements, and resource updates
+    /// (the session's subscriptions pick what goes out).
+    feed: Feed,
     shutdown: CancellationToken,
     runtime: TaskRuntime,
     /// Server-to-client requests of the deliveries this stream runs.
@@ -394,22 +388,6 @@ struct GetStream {
     /// The parent of this stream's deliveries, stopped when the stream is dropped.
     stop: CancellationToken,
     _stop: DropGuard,
-}
-
-/// The next value of an optional receiver; pending forever without one.
-async fn next_of<T: Clone>(receiver: &mut Option<broadcast::Receiver<T>>) -> Result<T, RecvError> {
-    match receiver {
-        Some(receiver) => receiver.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// The next wake-up of optional changes; pending forever without them.
-async fn next_wake(changes: &mut Option<Changes>) -> Option<Wake> {
-    match changes {
-        Some(changes) => changes.next().await,
-        None => std::future::pending().await,
-    }
 }
 
 impl GetStream {
@@ -505,8 +483,7 @@ impl GetStream {
     /// read runs may go unannounced; a status notification is optional, and the task's input
     /// requests are delivered either way.
     async fn prime(&mut self) {
-        use futures_util::FutureExt as _;
-        while let Some(Some(wake)) = self.waits.as_mut().and_then(|c| c.next().now_or_never()) {
+        while let Some(wake) = self.feed.queued() {
             if !matches!(wake, Wake::Reread { .. }) {
                 self.wake(wake).await;
             }
@@ -550,36 +527,10 @@ impl GetStream {
             if let Some(bytes) = self.queue.pop_front() {
                 return Some(bytes);
             }
-            tokio::select! {
+            let event = tokio::select! {
+                biased;
                 () = ended.cancelled() => return None,
                 () = self.shutdown.cancelled() => return None,
-                change = next_of(&mut self.changes) => match change {
-                    Ok(kind) if self.runtime.catalog().has_list(kind) => {
-                        return Some(notification_bytes(kind.method(), &serde_json::Map::new()));
-                    }
-                    Ok(_) => {}
-                    // A lagging receiver missed announcements: one notification of each list
-                    // the server has covers them.
-                    Err(RecvError::Lagged(_)) => {
-                        let catalog = self.runtime.catalog();
-                        for kind in ListKind::ALL.into_iter().filter(|k| catalog.has_list(*k)) {
-                            self.queue.push_back(notification_bytes(
-                                kind.method(),
-                                &serde_json::Map::new(),
-                            ));
-                        }
-                    }
-                    Err(RecvError::Closed) => self.changes = None,
-                },
-                update = next_of(&mut self.resources) => match update {
-                    Ok(uri) if self.claim.session().subscribed(&uri) => {
-                        let mut params = serde_json::Map::new();
-                        params.insert("uri".into(), Value::from(&*uri));
-                        return Some(notification_bytes("notifications/resources/updated", &params));
-                    }
-                    Ok(_) | Err(RecvError::Lagged(_)) => {}
-                    Err(RecvError::Closed) => self.resources = None,
-                },
                 Some(frame) = self.frames.recv() => match frame {
                     Frame::Message(bytes) | Frame::Final(bytes) => return Some(bytes),
                 },
@@ -587,11 +538,31 @@ impl GetStream {
                 Some(task) = self.claim.nudges.recv() => {
                     let step = self.known.nudged(Seen::of(&task));
                     self.step(step, Some(&task));
+                    continue;
                 }
-                wake = next_wake(&mut self.waits) => match wake {
-                    Some(wake) => self.wake(wake).await,
-                    None => self.waits = None,
-                },
+                event = self.feed.next() => event,
+            };
+            let catalog = self.runtime.catalog();
+            let list = |kind: ListKind| notification_bytes(kind.method(), &serde_json::Map::new());
+            match event {
+                FeedEvent::Task(wake) => self.wake(wake).await,
+                FeedEvent::TasksEnded => {}
+                FeedEvent::ListChanged(kind) if catalog.has_list(kind) => return Some(list(kind)),
+                // A lagging receiver missed announcements: one notification of each list the
+                // server has covers them.
+                FeedEvent::ListsLagged => {
+                    let kinds = ListKind::ALL.into_iter().filter(|k| catalog.has_list(*k));
+                    self.queue.extend(kinds.map(list));
+                }
+                FeedEvent::ResourceUpdated(uri) if self.claim.session().subscribed(&uri) => {
+                    let mut params = serde_json::Map::new();
+                    params.insert("uri".into(), Value::from(&*uri));
+                    return Some(notification_bytes(
+                        "notifications/resources/updated",
+                        &params,
+                    ));
+                }
+                FeedEvent::ListChanged(_) | FeedEvent::ResourceUpdated(_) => {}
             }
         }
     }

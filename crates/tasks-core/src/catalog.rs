@@ -31,6 +31,7 @@ use crate::error::McpError;
 use crate::method::{Feature, Method};
 use crate::mrtr::{self, Binding, RequestState, StateKey};
 use crate::time::Timestamp;
+use crate::wire::CacheScope;
 use crate::JsonObject;
 
 /// The longest URI `resources/read` and completion references take, in bytes.
@@ -84,6 +85,26 @@ pub enum CatalogRequest {
         /// The cursor, `None` for the first page.
         cursor: Option<String>,
     },
+}
+
+impl CatalogRequest {
+    /// How its 2026-07-28 result may be cached (MCP 2026-07-28 "Caching"): `public` for the
+    /// lists and a skill's entry, which are the same for every caller; `private` for a read,
+    /// whose reader may answer by caller; `None` (no `ttlMs`, no `cacheScope`) for the others:
+    /// `prompts/get`, completion, and a directory read (Skills extension).
+    pub fn cache_scope(&self) -> Option<CacheScope> {
+        match self {
+            CatalogRequest::ListPrompts { .. }
+            | CatalogRequest::ListResources { .. }
+            | CatalogRequest::ListResourceTemplates { .. }
+            | CatalogRequest::ListSkills { .. }
+            | CatalogRequest::GetSkill { .. } => Some(CacheScope::Public),
+            CatalogRequest::ReadResource { .. } => Some(CacheScope::Private),
+            CatalogRequest::GetPrompt(_)
+            | CatalogRequest::Complete(_)
+            | CatalogRequest::ReadDirectory { .. } => None,
+        }
+    }
 }
 
 /// A validated `prompts/get`.

@@ -41,6 +41,7 @@
 //! | [`logging`] | [`LogLevel`] of `notifications/message` |
 //! | [`wire`] | typed base-protocol shapes: discover, `tools/list`, `input_required`, progress, log; `resultType` |
 //! | [`sessions`] | the 2025 session path on the same endpoint: era routing, sessions and their machines (table, request ids, re-delivery), its planner and wire shapes |
+//! | [`labels`] | the bounded metric label values of a request: its method, its JSON-RPC code, a store refusal's outcome |
 //! | [`error`] | [`McpError`]: every JSON-RPC error the server sends, with its HTTP status |
 //!
 //! ## Module layers
@@ -51,11 +52,12 @@
 //!
 //! | module | uses |
 //! |---|---|
+//! | `labels` | `sessions`, `admission`, `method`, `error` |
 //! | `sessions` | `plan`, `exchange`, `jsonrpc`, `call`, `admission`, `catalog`, `params`, `negotiation`, `headers`, `input`, `task`, `progress`, `logging`, `method`, `id`, `number`, `protocol`, `error` |
 //! | `exchange` | `listen`, `projection`, `wire`, `mrtr`, `jsonrpc`, `negotiation`, `input`, `task`, `logging`, `method`, `id`, `time`, `error` |
 //! | `plan` | `call`, `catalog`, `listen`, `admission`, `params`, `negotiation`, `mrtr`, `method`, `time`, `error` |
 //! | `listen` | `catalog`, `id`, `protocol`, `error` |
-//! | `catalog` | `call`, `cursor`, `skill`, `mrtr`, `method`, `time`, `error` |
+//! | `catalog` | `call`, `cursor`, `skill`, `mrtr`, `wire`, `method`, `time`, `error` |
 //! | `call` | `admission`, `mrtr`, `negotiation`, `headers`, `param_headers`, `input`, `method`, `id`, `time`, `error` |
 //! | `admission` | `negotiation`, `headers`, `method`, `protocol`, `error` |
 //! | `param_headers` | `headers`, `error` |
@@ -121,6 +123,7 @@ pub mod headers;
 pub mod id;
 pub mod input;
 pub mod jsonrpc;
+pub mod labels;
 pub mod listen;
 pub mod logging;
 pub mod method;

@@ -29,11 +29,12 @@ use crate::config::DispatchConfig;
 use crate::head::Head;
 use crate::legacy;
 use crate::methods;
-use crate::metrics::{code_label, method_index, method_name, session_method_index, Metrics};
+use crate::metrics::{method_index, Metrics};
 use crate::principal::Principal;
 use crate::response::BodyError;
 use crate::response::McpResponse;
 use crate::shared::{Shared, ToolsList, View};
+use tasks_core::labels::{code_index, code_label, method_label, session_method_index};
 
 /// Maps a request head to its caller's [`Principal`] (e.g. from `Authorization`), or rejects it
 /// (HTTP 401 with a JSON-RPC error body). The empty principal is the shared scope.
@@ -87,7 +88,7 @@ impl Dispatcher {
             json!({"name": config.server_name, "version": config.server_version}),
         );
         let tools = runtime.tools();
-        let tools_list = crate::shared::list_result(&tools, &config, &server_meta);
+        let tools_list = tools.list_result(config.cache_ttl_ms, server_meta.clone());
         let metrics = Arc::new(Metrics::new(&runtime));
         let shutdown = CancellationToken::new();
         let sessions = legacy::table(config.sessions, &shutdown, runtime.entropy());
@@ -195,7 +196,7 @@ impl Dispatcher {
     pub async fn dispatch(&self, headers: &HeaderMap, body: &[u8], caller: Caller) -> McpResponse {
         let started = std::time::Instant::now();
         let method_at = method_index(headers);
-        let method = method_name(method_at);
+        let method = method_label(method_at);
         // DEBUG, on the hot path: the method is one of a bounded set; the tool is recorded
         // only once the planner found it registered, the trace id only from a valid W3C
         // `traceparent`; nothing else of the body is recorded.
@@ -209,10 +210,10 @@ impl Dispatcher {
             self.answer(headers, body, caller).instrument(span).await;
         let took = started.elapsed();
         let method_at = session_method.unwrap_or(method_at);
-        let method = method_name(method_at);
+        let method = method_label(method_at);
         tracing::debug!(
             method,
-            code = code_label(error.as_ref().map(McpError::code)),
+            code = code_label(code_index(error.as_ref().map(McpError::code))),
             status = response.status,
             duration_us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
             "mcp request answered"

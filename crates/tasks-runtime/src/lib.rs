@@ -83,6 +83,7 @@
 //! | `sync` (a tool run within its request, input as MRTR rounds) | `worker`, `context`, `registry`, `result`, `notify`, `error`, `form`, `state`, `scope`, `lock` |
 //! | `worker` (a task's tool run detached) | `inner`, `context`, `registry`, `result`, `status`, `store`, `error`, `work` |
 //! | `inner` (shared state: commits, events, waiters, reaping) | `port` (implements it), `registry`, `store`, `metrics`, `expiry`, `clock`, `config`, `events`, `error`, `seal`, `scope`, `lock` |
+//! | `listing` (the tools as `tools/list` shows them) | `registry` |
 //! | `registry` ([`Tool`]) | `context`, `result`, `form`, `state` |
 //! | `result` (what a tool answers) | `error`, `form` |
 //! | `context` ([`ToolContext`]) | `port`, `status`, `notify`, `store`, `error`, `work`, `scope`, `form`, `state`, `lock` |
@@ -118,6 +119,7 @@ mod hosted;
 mod inner;
 mod lifecycle;
 mod list_changes;
+mod listing;
 mod lock;
 mod metrics;
 mod notify;

@@ -42,8 +42,7 @@ use tasks_core::input::missing_capabilities;
 use tasks_core::listen::ListKind;
 use tasks_core::sessions::tasks::{creation, SessionTaskView};
 use tasks_core::sessions::wire::{
-    empty_result, Implementation, InitializeResult, ServerCapabilities, SessionTool,
-    SessionToolsList, ToolExecution,
+    empty_result, Implementation, InitializeResult, ServerCapabilities,
 };
 use tasks_core::sessions::{
     plan_session, SessionAction, SessionCall, SessionId, SessionPlan, SessionView, SESSION_HEADER,
@@ -172,7 +171,9 @@ async fn run(
             session.set_log_level(level);
             Ok(McpResponse::result(&id, &empty_result()))
         }
-        SessionAction::ListTools => Ok(McpResponse::result(&id, &tools_list(tools, session.tasks))),
+        SessionAction::ListTools => {
+            Ok(McpResponse::result(&id, &tools.session_list(session.tasks)))
+        }
         SessionAction::Call(call) => match (call.tool.clone(), call.task) {
             (tool, Some(hint)) if call.invalid_arguments.is_none() => {
                 // A capability the tool always needs is checked before any task exists.
@@ -256,28 +257,6 @@ async fn run(
             McpResponse::session_error(&id, &error.to_error_object()),
             Some(error),
         ),
-    }
-}
-
-/// The 2025 `tools/list` result: every tool, in registration order, with
-/// `execution.taskSupport` in sessions offered tasks.
-fn tools_list(tools: &ToolRegistry, tasks: bool) -> SessionToolsList {
-    let no_params = serde_json::Map::new();
-    SessionToolsList {
-        tools: tools
-            .iter()
-            .map(|tool| SessionTool {
-                name: tool.name().to_owned(),
-                description: tool.description().to_owned(),
-                input_schema: tool.input_schema().clone(),
-                annotations: tool.annotations().cloned(),
-                execution: tasks.then(|| ToolExecution {
-                    task_support: tool.policy_for(&no_params).into(),
-                }),
-                output_schema: tool.output_schema().cloned(),
-                title: tool.title().map(str::to_owned),
-            })
-            .collect(),
     }
 }
 

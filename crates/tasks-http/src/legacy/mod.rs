@@ -28,7 +28,7 @@ mod call;
 mod frames;
 mod tasks;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -39,7 +39,6 @@ use serde_json::Value;
 use tasks_core::admission::Message;
 use tasks_core::catalog::CatalogRequest;
 use tasks_core::input::missing_capabilities;
-use tasks_core::listen::ListKind;
 use tasks_core::sessions::tasks::{creation, SessionTaskView};
 use tasks_core::sessions::wire::{
     empty_result, Implementation, InitializeResult, ServerCapabilities,
@@ -47,15 +46,15 @@ use tasks_core::sessions::wire::{
 use tasks_core::sessions::{
     plan_session, SessionAction, SessionCall, SessionId, SessionPlan, SessionView, SESSION_HEADER,
 };
-use tasks_core::{McpError, Task, TaskId};
+use tasks_core::{McpError, TaskId};
 use tasks_runtime::{Caller, Feed, FeedEvent, Scope, TaskRuntime, ToolRegistry, Wake};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::head::Head;
-use crate::response::{notification_bytes, McpResponse};
+use crate::response::McpResponse;
 use crate::shared::{Shared, View};
-use tasks_core::sessions::session::{self, Seen, Step, MAX_SESSION_TASKS};
+use tasks_core::sessions::session::{Effect, SessionStream};
 use tasks_runtime::session::tasks::{self as session_tasks, Creating};
 use tasks_runtime::session::{deliver, Frame, Session, Sessions, StreamClaim};
 
@@ -315,10 +314,10 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
         runtime: d.runtime.clone(),
         frames,
         frames_tx,
+        session: claim.session().clone(),
         claim,
-        known: session::GetStream::new(),
+        machine: SessionStream::new(),
         deliveries: HashMap::new(),
-        queue: VecDeque::new(),
         primed: false,
         _stop: stop.clone().drop_guard(),
         stop,
@@ -330,38 +329,36 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
     McpResponse::stream(Box::pin(messages))
 }
 
-/// A session's standalone GET stream: `notifications/tools/list_changed` when the tool list
-/// changes; `notifications/tasks/status` (the task, flat, as 2025-11-25 shows it) when a task
-/// this session created changes; and the input requests of those tasks while no `tasks/result`
-/// delivers them ([`inputs`]), so a client that polls `tasks/get` until the task ends is asked
-/// too. A request whose task no longer asks for it (the task is gone, ended, or answered
-/// elsewhere) is withdrawn. It follows the runtime's [`Changes`]: after a feed resync, after
-/// falling behind, and on the guard interval it re-reads the session's unfinished tasks, so no
-/// single lost notification keeps a status or an input request from it. Ends with the session,
-/// a newer GET stream, or the server.
+/// A session's standalone GET stream: the driver of the core's [`SessionStream`], which decides
+/// what goes out (`notifications/tasks/status` and `notifications/progress` of the tasks this
+/// session created, list changes, updates of subscribed resources) and when the input requests
+/// of those tasks are delivered here ([`deliver`]: while no `tasks/result` delivers them, so a
+/// client that polls `tasks/get` until the task ends is asked too) or withdrawn (the task is
+/// gone, ended, or answered elsewhere). It follows the runtime's changes ([`Feed`]): after a
+/// feed resync, after falling behind, and on the guard interval it re-reads the session's
+/// unfinished tasks, so no single lost notification keeps a status or an input request from
+/// it. Ends with the session, a newer GET stream, or the server.
 ///
 /// A task's questions go out here only once the client has named the task in a request
-/// (`tasks/get` or `tasks/result`, [`TaskBook::named`](tasks_core::sessions::session::TaskBook::named)): a question sent as soon as the task
-/// asks could reach the client before the `CreateTaskResult` that tells it the task exists, and
-/// a client cannot match it to anything (the official Tasks client library answers it with an
-/// error). A poll that finds its task waiting for input asks this stream to deliver
-/// ([`Session::nudge`]).
+/// (`tasks/get` or `tasks/result`, [`TaskBook::named`](tasks_core::sessions::session::TaskBook::named)):
+/// a question sent as soon as the task asks could reach the client before the
+/// `CreateTaskResult` that tells it the task exists, and a client cannot match it to anything
+/// (the official Tasks client library answers it with an error). A poll that finds its task
+/// waiting for input asks this stream to deliver ([`Session::nudge`]).
 struct GetStream {
     claim: StreamClaim,
-    /// Task changes (in a session offered tasks), list announcements, and resource updates
-    /// (the session's subscriptions pick what goes out).
+    session: Arc<Session>,
+    /// Task changes (in a session offered tasks), list announcements, and resource updates.
     feed: Feed,
     shutdown: CancellationToken,
     runtime: TaskRuntime,
     /// Server-to-client requests of the deliveries this stream runs.
     frames: mpsc::Receiver<Frame>,
     frames_tx: mpsc::Sender<Frame>,
-    /// What this stream knows of the session's tasks: the core's re-delivery decisions.
-    known: session::GetStream,
+    /// The core's decisions.
+    machine: SessionStream,
     /// The token stopping each task's delivery on this stream.
     deliveries: HashMap<TaskId, CancellationToken>,
-    /// Notifications ready to go out.
-    queue: VecDeque<Bytes>,
     /// Whether the session's tasks waiting for input when the stream opened were delivered.
     primed: bool,
     /// The parent of this stream's deliveries, stopped when the stream is dropped.
@@ -370,86 +367,44 @@ struct GetStream {
 }
 
 impl GetStream {
-    /// Carries out what the core decided about `task` on this stream.
-    fn step(&mut self, step: Step, task: Option<&Arc<Task>>) {
-        match (step, task) {
-            (Step::Deliver, Some(task)) => self.deliver(task),
-            (Step::Withdraw, _) => {
-                if let Some(id) = task.map(|t| t.id().clone()) {
+    /// Carries out the machine's effects: a delivery of a task's input requests runs in the
+    /// background under the task's delivery token (a new one when it has none running); a
+    /// withdrawal stops it.
+    fn apply(&mut self) {
+        while let Some(effect) = self.machine.poll_effect() {
+            match effect {
+                Effect::Deliver(task) => {
+                    let stop = match self.deliveries.get(task.id()) {
+                        Some(stop) if !stop.is_cancelled() => stop.clone(),
+                        _ => {
+                            let stop = self.stop.child_token();
+                            self.deliveries.insert(task.id().clone(), stop.clone());
+                            stop
+                        }
+                    };
+                    let (runtime, session) = (self.runtime.clone(), self.session.clone());
+                    let tx = self.frames_tx.clone();
+                    tokio::spawn(async move {
+                        deliver(&runtime, &session, &task, &tx, &stop).await;
+                    });
+                }
+                Effect::Withdraw(id) => {
                     if let Some(stop) = self.deliveries.remove(&id) {
                         stop.cancel();
                     }
                 }
             }
-            _ => {}
         }
     }
 
-    /// A state of one of the session's tasks: announced (when `announce`) if newer than what
-    /// the stream knows; its input requests delivered while it asks, withdrawn once it does
-    /// not.
-    fn saw(&mut self, task: Arc<Task>, announce: bool) {
-        let knows = self.claim.session().book(|book| book.knows(task.id()));
-        let Some(step) = self.known.saw(Seen::of(&task), knows) else {
-            return;
-        };
-        self.step(step, Some(&task));
-        // The task's progress, when the call that created it carried a progress token and the
-        // session has not sent this far yet (also when the stream opens: a reconnecting client
-        // learns the latest); before the status, so that a client stopping at `completed` has
-        // seen the last progress.
-        let session = self.claim.session();
-        if let Some(params) = session.book(|book| book.progress_update(&task)) {
-            self.queue
-                .push_back(notification_bytes("notifications/progress", &params));
-        }
-        if announce {
-            self.queue.push_back(notification_bytes(
-                "notifications/tasks/status",
-                &SessionTaskView(&task),
-            ));
-        }
-    }
-
-    /// Task `id` is gone: its input requests are withdrawn, and it is not re-read again.
-    fn gone(&mut self, id: &TaskId, step: Step) {
-        if step == Step::Withdraw {
-            if let Some(stop) = self.deliveries.remove(id) {
-                stop.cancel();
-            }
-        }
-    }
-
-    /// Delivers `task`'s input requests in the background, under the task's delivery token
-    /// (a new one when it has none running).
-    fn deliver(&mut self, task: &Arc<Task>) {
-        let stop = match self.deliveries.get(task.id()) {
-            Some(stop) if !stop.is_cancelled() => stop.clone(),
-            _ => {
-                let stop = self.stop.child_token();
-                self.deliveries.insert(task.id().clone(), stop.clone());
-                stop
-            }
-        };
-        let (runtime, session) = (self.runtime.clone(), self.claim.session().clone());
-        let (task, tx) = (task.clone(), self.frames_tx.clone());
-        tokio::spawn(async move {
-            deliver(&runtime, &session, &task, &tx, &stop).await;
-        });
-    }
-
-    /// A status event or a removal from the runtime's changes.
+    /// A change from the runtime's feed.
     async fn wake(&mut self, wake: Wake) {
-        let session = self.claim.session().clone();
-        let ours = |id: &TaskId| session.book(|book| book.announces(id));
+        let (session, machine) = (&self.session, &mut self.machine);
         match wake {
-            Wake::Status(event) if event.scope == session.scope && ours(event.task.id()) => {
-                self.saw(event.task, true);
-            }
-            Wake::Removed(id) if ours(&id) => {
-                let step = self.known.gone(&id);
-                self.gone(&id, step);
-            }
+            Wake::Status(event) => session.book(|book| {
+                machine.on_status(book, event.scope == session.scope, &event.task);
+            }),
+            Wake::Removed(id) => session.book(|book| machine.on_removed(book, &id)),
             // Changes may have been missed: the unfinished tasks are read again.
             Wake::Reread { .. } => self.reread(true).await,
             _ => {}
@@ -470,25 +425,17 @@ impl GetStream {
         self.reread(false).await;
     }
 
-    /// Re-reads the session's tasks not known to be settled, as [`GetStream::saw`] each.
+    /// Re-reads the session's tasks the machine asks for.
     async fn reread(&mut self, announce: bool) {
-        let session = self.claim.session().clone();
-        let created = session.book(|book| book.created_tasks(MAX_SESSION_TASKS));
-        let ids = self.known.to_reread(created);
+        let ids = self.session.book(|book| self.machine.to_reread(book));
         if ids.is_empty() {
             return;
         }
-        match self.runtime.read_many(&session.scope, &ids).await {
+        match self.runtime.read_many(&self.session.scope, &ids).await {
             Ok(tasks) => {
-                let mut missing: HashSet<&TaskId> = ids.iter().collect();
-                for task in tasks {
-                    missing.remove(task.id());
-                    self.saw(task, announce);
-                }
-                for id in missing {
-                    let step = self.known.missing(id);
-                    self.gone(id, step);
-                }
+                let machine = &mut self.machine;
+                self.session
+                    .book(|book| machine.on_read(book, &ids, &tasks, announce));
             }
             Err(error) => tracing::warn!(%error, "re-reading a session's tasks failed"),
         }
@@ -498,13 +445,14 @@ impl GetStream {
         let ended = self.claim.token.clone();
         if !self.primed {
             self.primed = true;
-            if self.claim.session().tasks {
+            if self.session.tasks {
                 self.prime().await;
             }
         }
         loop {
-            if let Some(bytes) = self.queue.pop_front() {
-                return Some(bytes);
+            self.apply();
+            if let Some(frame) = self.machine.poll_frame() {
+                return Some(Bytes::from(frame));
             }
             let event = tokio::select! {
                 biased;
@@ -515,33 +463,23 @@ impl GetStream {
                 },
                 // A poll read the task (waiting for input) after the client named it.
                 Some(task) = self.claim.nudges.recv() => {
-                    let step = self.known.nudged(Seen::of(&task));
-                    self.step(step, Some(&task));
+                    self.machine.on_nudge(&task);
                     continue;
                 }
                 event = self.feed.next() => event,
             };
             let catalog = self.runtime.catalog();
-            let list = |kind: ListKind| notification_bytes(kind.method(), &serde_json::Map::new());
             match event {
                 FeedEvent::Task(wake) => self.wake(wake).await,
                 FeedEvent::TasksEnded => {}
-                FeedEvent::ListChanged(kind) if catalog.has_list(kind) => return Some(list(kind)),
-                // A lagging receiver missed announcements: one notification of each list the
-                // server has covers them.
-                FeedEvent::ListsLagged => {
-                    let kinds = ListKind::ALL.into_iter().filter(|k| catalog.has_list(*k));
-                    self.queue.extend(kinds.map(list));
+                FeedEvent::ListChanged(kind) => {
+                    self.machine.on_list_changed(kind, catalog.has_list(kind));
                 }
-                FeedEvent::ResourceUpdated(uri) if self.claim.session().subscribed(&uri) => {
-                    let mut params = serde_json::Map::new();
-                    params.insert("uri".into(), Value::from(&*uri));
-                    return Some(notification_bytes(
-                        "notifications/resources/updated",
-                        &params,
-                    ));
+                FeedEvent::ListsLagged => self.machine.on_lists_lagged(|k| catalog.has_list(k)),
+                FeedEvent::ResourceUpdated(uri) => {
+                    let subscribed = self.session.subscribed(&uri);
+                    self.machine.on_resource_updated(&uri, subscribed);
                 }
-                FeedEvent::ListChanged(_) | FeedEvent::ResourceUpdated(_) => {}
             }
         }
     }

@@ -8,6 +8,7 @@
 //! | [`rounds`] | [`CallRounds`]: a call run now: when it answers, asks a round, gives up; what a refusal answers |
 //! | [`client`] | [`ClientRequests`]: the client's requests being served: duplicate ids, `notifications/cancelled` |
 //! | [`delivery`] | [`TaskBook`] and [`GetStream`]: which stream delivers a task's questions, and GET-stream re-delivery |
+//! | [`stream`] | [`SessionStream`]: a session's GET stream: which notifications go out, which deliveries run |
 //! | [`wait`] | [`ResultWait`]: a 2025-11-25 `tasks/result` waiting for its task: when it answers, delivers, re-reads |
 //!
 //! Each is events in, decisions out: no IO, no clock (time is an argument), no randomness (the
@@ -34,6 +35,7 @@ pub mod client;
 pub mod delivery;
 pub mod requests;
 pub mod rounds;
+pub mod stream;
 pub mod table;
 pub mod wait;
 
@@ -41,6 +43,7 @@ pub use client::{ClientRequests, RequestKey};
 pub use delivery::{GetStream, Seen, Step, TaskBook, MAX_SESSION_TASKS, RESCAN_LIMIT};
 pub use requests::{RequestSpace, Resolution, RoundId};
 pub use rounds::{Asker, CallRounds, Refused, RoundStep, MAX_INPUT_ROUNDS};
+pub use stream::{Effect, SessionStream};
 pub use table::{Activity, Idle, Lookup, SessionTable};
 pub use wait::{Delivered, ResultWait, WaitStep};
 

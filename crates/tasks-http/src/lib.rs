@@ -127,7 +127,8 @@
 //! The session path is the cargo feature `sessions`, on by default. Without it the
 //! crate serves 2026-07-28 only, as with `sessions(None)`: a 2025 `initialize` gets -32022
 //! naming the supported versions, and a GET or DELETE is HTTP 405. Its decisions are the
-//! core's session machines ([`tasks_core::sessions::session`]); the `legacy` module drives them.
+//! core's session machines ([`tasks_core::sessions::session`]), the state they act on the
+//! runtime's ([`tasks_runtime::session`]); the `legacy` module drives them.
 #![forbid(unsafe_code)]
 
 mod builder;

@@ -72,7 +72,7 @@
 //! | module | uses |
 //! |---|---|
 //! | `lifecycle` ([`Node`]: start and shutdown) | `runtime` |
-//! | `session` (the live 2025 sessions: their state, rounds, input delivery, tasks) | `runtime`, `entropy`, `scope`, `work`, `lock` |
+//! | `session` (the live 2025 sessions: their state, rounds, input delivery, tasks) | `runtime`, `registry`, `entropy`, `scope`, `work`, `lock` |
 //! | `feed` ([`Feed`]: what a long-lived stream follows) | `runtime`, `list_changes`, `wait`, `scope` |
 //! | `hosted` (the catalog a [`TaskRuntime`] serves) | `runtime`, `catalog`, `list_changes` |
 //! | `runtime` ([`TaskRuntime`]) | `recovery`, `wait`, `inner`, `worker`, `registry`, `catalog`, `store`, `metrics`, `clock`, `config`, `entropy`, `events`, `seal`, `scope`, `work` |

@@ -39,13 +39,13 @@ use crate::response::McpResponse;
 pub(crate) async fn run(
     session: Arc<Session>,
     id: Value,
-    tool: Arc<Tool>,
     call: SessionCall<Arc<Tool>>,
     in_flight: InFlight,
 ) -> McpResponse {
     if let Some(result) = call.invalid_arguments {
         return McpResponse::result(&id, &result);
     }
+    let tool = call.tool;
     let rounds = CallRounds::new(id, Asker::Tool);
     let handler = move |sync| {
         let tool = tool.clone();

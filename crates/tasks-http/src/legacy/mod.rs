@@ -38,14 +38,11 @@ use http::HeaderMap;
 use serde_json::Value;
 use tasks_core::admission::Message;
 use tasks_core::catalog::CatalogRequest;
-use tasks_core::input::missing_capabilities;
 use tasks_core::sessions::tasks::{creation, SessionTaskView};
 use tasks_core::sessions::wire::{
     empty_result, Implementation, InitializeResult, ServerCapabilities,
 };
-use tasks_core::sessions::{
-    plan_session, SessionAction, SessionCall, SessionId, SessionPlan, SessionView, SESSION_HEADER,
-};
+use tasks_core::sessions::{plan_session, SessionAction, SessionId, SessionPlan, SESSION_HEADER};
 use tasks_core::{McpError, TaskId};
 use tasks_runtime::{Caller, Feed, FeedEvent, Scope, TaskRuntime, ToolRegistry, Wake};
 use tokio::sync::mpsc;
@@ -55,31 +52,8 @@ use crate::head::Head;
 use crate::response::McpResponse;
 use crate::shared::{Shared, View};
 use tasks_core::sessions::session::{Effect, SessionStream};
-use tasks_runtime::session::tasks::{self as session_tasks, Creating};
+use tasks_runtime::session::tasks as session_tasks;
 use tasks_runtime::session::{deliver, Frame, Session, Sessions, StreamClaim};
-
-/// The session named by the request's `Mcp-Session-Id`, as the planner sees it.
-fn lookup(
-    sessions: &Sessions,
-    headers: &HeaderMap,
-    scope: &Scope,
-) -> (SessionView, Option<Arc<Session>>) {
-    if !headers.contains_key(SESSION_HEADER) {
-        return (SessionView::Absent, None);
-    }
-    let session = session_id(headers).and_then(|id| sessions.get(&id, scope));
-    match session {
-        Some(session) => (
-            SessionView::Live {
-                phase: session.phase(),
-                tasks: session.tasks,
-                list: session.list,
-            },
-            Some(session),
-        ),
-        None => (SessionView::Unknown, None),
-    }
-}
 
 /// Serves one POSTed message of the session path: the response, and the error it answers
 /// (`None` for a result, an accepted message or a stream).
@@ -91,7 +65,7 @@ pub(crate) async fn post(
     caller: Caller,
     view: &View<'_>,
 ) -> (McpResponse, Option<McpError>) {
-    let (found, session) = lookup(sessions, headers, &caller.scope);
+    let (found, session) = sessions.lookup(&Head(headers), &caller.scope);
     let fail = |id: Option<&Value>, error: McpError| (McpResponse::error(id, &error), Some(error));
     match plan_session(&Head(headers), message, found, view) {
         SessionPlan::Initialize {
@@ -163,100 +137,74 @@ async fn run(
     action: SessionAction<Arc<tasks_runtime::Tool>>,
     tools: &Arc<ToolRegistry>,
 ) -> (McpResponse, Option<McpError>) {
-    let scope = session.scope.clone();
-    let answer = match action {
-        SessionAction::Ping => Ok(McpResponse::result(&id, &empty_result())),
-        SessionAction::SetLevel(level) => {
-            session.set_log_level(level);
-            Ok(McpResponse::result(&id, &empty_result()))
-        }
-        SessionAction::ListTools => {
-            Ok(McpResponse::result(&id, &tools.session_list(session.tasks)))
-        }
-        SessionAction::Call(call) => match (call.tool.clone(), call.task) {
-            (tool, Some(hint)) if call.invalid_arguments.is_none() => {
-                // A capability the tool always needs is checked before any task exists.
-                match missing_capabilities(
-                    &session.client_capabilities,
-                    tool.client_needs().iter().copied(),
-                ) {
-                    Some(error) => Err(error),
-                    None => {
-                        let SessionCall {
-                            name,
-                            arguments,
-                            progress_token,
-                            ..
-                        } = call;
-                        let creating = Creating {
-                            name,
-                            arguments,
-                            hint,
-                            progress_token,
-                        };
-                        session_tasks::create(&d.runtime, &session, creating)
-                            .await
-                            .map(|task| McpResponse::result(&id, &creation(&task)))
-                    }
-                }
-            }
-            (tool, _) => match session.serve(&id) {
-                Ok(in_flight) => Ok(call::run(session, id.clone(), tool, call, in_flight).await),
-                Err(error) => Err(error),
-            },
-        },
-        SessionAction::GetTask(task) => session_tasks::get(&d.runtime, &session, &task)
-            .await
-            .map(|task| McpResponse::result(&id, &SessionTaskView(&task))),
-        SessionAction::CancelTask(task) => session_tasks::cancel(&d.runtime, &scope, &task)
-            .await
-            .map(|task| McpResponse::result(&id, &SessionTaskView(&task))),
-        SessionAction::ListTasks(after) => tasks::list(d, &scope, &id, after.as_ref()).await,
-        SessionAction::Catalog(CatalogRequest::GetPrompt(request)) => {
-            match crate::methods::catalog::find_prompt(&d.runtime.catalog(), &request) {
-                Ok(prompt) => match session.serve(&id) {
-                    Ok(in_flight) => Ok(call::run_prompt(
-                        session,
-                        id.clone(),
-                        prompt,
-                        request.arguments,
-                        in_flight,
-                    )
-                    .await),
-                    Err(error) => Err(error),
-                },
-                Err(error) => Err(error),
-            }
-        }
-        SessionAction::Catalog(request) => {
-            let caller = Caller {
-                scope: scope.clone(),
-                principal: session.principal.clone(),
-            };
-            Box::pin(crate::methods::catalog::handle_session(
-                d, &id, &caller, request,
-            ))
-            .await
-        }
-        SessionAction::Subscribe(uri) => session
-            .subscribe(uri)
-            .map(|()| McpResponse::result(&id, &empty_result())),
-        SessionAction::Unsubscribe(uri) => {
-            session.unsubscribe(&uri);
-            Ok(McpResponse::result(&id, &empty_result()))
-        }
-        SessionAction::TaskResult(task) => match session.serve(&id) {
-            Ok(in_flight) => tasks::result(d, session, id.clone(), task, in_flight).await,
-            Err(error) => Err(error),
-        },
-    };
-    match answer {
+    match answer(d, session, &id, action, tools).await {
         Ok(response) => (response, None),
         Err(error) => (
             McpResponse::session_error(&id, &error.to_error_object()),
             Some(error),
         ),
     }
+}
+
+/// The answer to a planned session request.
+async fn answer(
+    d: &Shared,
+    session: Arc<Session>,
+    id: &Value,
+    action: SessionAction<Arc<tasks_runtime::Tool>>,
+    tools: &Arc<ToolRegistry>,
+) -> Result<McpResponse, McpError> {
+    let (runtime, scope) = (&d.runtime, &session.scope);
+    let empty = || McpResponse::result(id, &empty_result());
+    let flat = |task: Arc<tasks_core::Task>| McpResponse::result(id, &SessionTaskView(&task));
+    Ok(match action {
+        SessionAction::Ping => empty(),
+        SessionAction::SetLevel(level) => {
+            session.set_log_level(level);
+            empty()
+        }
+        SessionAction::ListTools => McpResponse::result(id, &tools.session_list(session.tasks)),
+        SessionAction::Call(mut call) => match call.task.take() {
+            Some(hint) if call.invalid_arguments.is_none() => {
+                let task = session_tasks::create(runtime, &session, call, hint).await?;
+                McpResponse::result(id, &creation(&task))
+            }
+            _ => {
+                let in_flight = session.serve(id)?;
+                call::run(session, id.clone(), call, in_flight).await
+            }
+        },
+        SessionAction::GetTask(task) => flat(session_tasks::get(runtime, &session, &task).await?),
+        SessionAction::CancelTask(task) => {
+            flat(session_tasks::cancel(runtime, scope, &task).await?)
+        }
+        SessionAction::ListTasks(after) => tasks::list(d, scope, id, after.as_ref()).await?,
+        SessionAction::Catalog(CatalogRequest::GetPrompt(request)) => {
+            let prompt = crate::methods::catalog::find_prompt(&runtime.catalog(), &request)?;
+            let in_flight = session.serve(id)?;
+            let arguments = request.arguments;
+            call::run_prompt(session, id.clone(), prompt, arguments, in_flight).await
+        }
+        SessionAction::Catalog(request) => {
+            let principal = session.principal.clone();
+            Box::pin(crate::methods::catalog::handle_session(
+                d, id, principal, request,
+            ))
+            .await?
+        }
+        SessionAction::Subscribe(uri) => {
+            session.subscribe(uri)?;
+            empty()
+        }
+        SessionAction::Unsubscribe(uri) => {
+            session.unsubscribe(&uri);
+            empty()
+        }
+        SessionAction::TaskResult(task) => {
+            let in_flight = session.serve(id)?;
+            tasks::result(d, session, id.clone(), task, in_flight).await?
+        }
+    })
 }
 
 /// The session table, when the session path is on (`limits`).
@@ -276,23 +224,12 @@ pub(crate) fn may_name_session(d: &Shared, parts: &Parts) -> bool {
         && parts.headers.contains_key(SESSION_HEADER)
 }
 
-/// The one `Mcp-Session-Id` of a request, when it has the minted shape.
-fn session_id(headers: &HeaderMap) -> Option<SessionId> {
-    let mut values = headers.get_all(SESSION_HEADER).iter();
-    let raw = values.next()?;
-    values
-        .next()
-        .is_none()
-        .then(|| SessionId::parse(raw.as_bytes()))
-        .flatten()
-}
-
 /// Serves a GET (the standalone stream) or DELETE (end the session) of the session path.
 pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResponse {
     let Some(sessions) = &d.sessions else {
         return McpResponse::error(None, &McpError::HttpMethodNotAllowed);
     };
-    let id = session_id(&parts.headers);
+    let id = SessionId::of(&Head(&parts.headers));
     if parts.method == http::Method::DELETE {
         return match id {
             Some(id) if sessions.end(&id, scope) => McpResponse::empty(200),

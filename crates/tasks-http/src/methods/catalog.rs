@@ -21,7 +21,7 @@ use tasks_core::sessions::wire::session_result;
 use tasks_core::{McpError, Method, RequestMeta, Timestamp};
 
 use tasks_runtime::catalog::{render_prompt, Catalog, Prompt};
-use tasks_runtime::{Caller, SyncCall};
+use tasks_runtime::{Caller, Principal, SyncCall};
 
 use crate::methods::sync_call;
 use crate::response::McpResponse;
@@ -68,11 +68,11 @@ pub(crate) async fn handle(
 pub(crate) async fn handle_session(
     d: &Shared,
     id: &Value,
-    caller: &Caller,
+    principal: Option<Principal>,
     request: CatalogRequest,
 ) -> Result<McpResponse, McpError> {
     let catalog = d.runtime.catalog();
-    let result = catalog.answer(&request, caller.principal.clone()).await?;
+    let result = catalog.answer(&request, principal).await?;
     Ok(McpResponse::result(id, &session_result(result)))
 }
 

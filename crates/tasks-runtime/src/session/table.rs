@@ -4,8 +4,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tasks_core::admission::HeaderSource;
 use tasks_core::sessions::session::{Lookup, SessionTable};
-use tasks_core::sessions::{SessionId, SESSION_ID_RANDOM_BYTES};
+use tasks_core::sessions::{SessionId, SessionView, SESSION_HEADER, SESSION_ID_RANDOM_BYTES};
 use tasks_core::{JsonObject, McpError};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -96,6 +97,25 @@ impl Sessions {
                 None
             }
             Lookup::Unknown => None,
+        }
+    }
+
+    /// The session a request's `Mcp-Session-Id` names ([`SessionId::of`]) for `scope`, as the
+    /// session planner sees it ([`SessionView`]), with the live session if any.
+    pub fn lookup(
+        &self,
+        head: &(impl HeaderSource + ?Sized),
+        scope: &Scope,
+    ) -> (SessionView, Option<Arc<Session>>) {
+        if head.values(SESSION_HEADER).next().is_none() {
+            return (SessionView::Absent, None);
+        }
+        match SessionId::of(head).and_then(|id| self.get(&id, scope)) {
+            Some(session) => {
+                let (phase, tasks, list) = (session.phase(), session.tasks, session.list);
+                (SessionView::Live { phase, tasks, list }, Some(session))
+            }
+            None => (SessionView::Unknown, None),
         }
     }
 

@@ -6,47 +6,39 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use tasks_core::call::ToolRules as _;
+use tasks_core::input::missing_capabilities;
 use tasks_core::sessions::tasks::TaskHint;
-use tasks_core::{JsonObject, McpError, Task, TaskId, TaskState};
+use tasks_core::sessions::SessionCall;
+use tasks_core::{McpError, Task, TaskId, TaskState};
 
 use super::live::Session;
+use crate::registry::Tool;
 use crate::runtime::TaskRuntime;
 use crate::scope::Scope;
 use crate::work::Work;
 
-/// A hinted `tools/call` that creates a task.
-#[derive(Debug)]
-pub struct Creating {
-    /// The tool.
-    pub name: String,
-    /// Its arguments.
-    pub arguments: JsonObject,
-    /// The hint (its `ttl`, clamped to the server's bounds: [`TaskHint::ttl`]).
-    pub hint: TaskHint,
-    /// `params._meta.progressToken`: the task's progress goes out with it on the session's GET
-    /// stream ("Task Progress Notifications": the token stays valid for the whole task).
-    pub progress_token: Option<Value>,
-}
-
-/// Creates the task of a hinted `tools/call` of `session`.
+/// Creates the task of a `tools/call` of `session` hinted with `hint` (its `ttl`, clamped to
+/// the server's bounds: [`TaskHint::ttl`]). A capability the tool always needs is checked
+/// before any task exists. The call's `progressToken` stays valid for the whole task
+/// ("Task Progress Notifications"): the session's GET stream sends the task's progress with it.
 ///
 /// # Errors
-/// The runtime's: sealing the principal, minting the id, or creating the task.
+/// -32021 for a capability the client did not declare; the runtime's: sealing the principal,
+/// minting the id, or creating the task.
 pub async fn create(
     runtime: &TaskRuntime,
     session: &Session,
-    creating: Creating,
+    call: SessionCall<Arc<Tool>>,
+    hint: TaskHint,
 ) -> Result<Arc<Task>, McpError> {
-    let Creating {
-        name,
-        arguments,
-        hint,
-        progress_token,
-    } = creating;
+    let needs = call.tool.client_needs().iter().copied();
+    if let Some(error) = missing_capabilities(&session.client_capabilities, needs) {
+        return Err(error);
+    }
     let mut work = Work {
-        tool: name,
-        arguments,
+        tool: call.name,
+        arguments: call.arguments,
         input_responses: None,
         client_capabilities: session.client_capabilities.clone(),
         scope: session.scope.clone(),
@@ -61,7 +53,7 @@ pub async fn create(
     let task_id = runtime.mint_task_id()?;
     session.book(|book| {
         book.created(&task_id);
-        if let Some(token) = progress_token {
+        if let Some(token) = call.progress_token {
             book.follow_progress(&task_id, token);
         }
     });

@@ -31,6 +31,8 @@
 
 use std::fmt;
 
+use crate::admission::HeaderSource;
+
 pub mod client;
 pub mod delivery;
 pub mod requests;
@@ -81,6 +83,18 @@ impl SessionId {
             .map(|text| SessionId(text.into()))
     }
 
+    /// The one `Mcp-Session-Id` of a request, when it has the minted shape; `None` when the
+    /// header is absent, repeated, or malformed (so the session is unknown).
+    pub fn of(head: &(impl HeaderSource + ?Sized)) -> Option<Self> {
+        let mut values = head.values(super::SESSION_HEADER);
+        let raw = values.next()?;
+        values
+            .next()
+            .is_none()
+            .then(|| SessionId::parse(raw))
+            .flatten()
+    }
+
     /// The id as sent in the header.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -114,6 +128,21 @@ impl Phase {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_request_names_a_session_with_exactly_one_minted_header() {
+        let id = SessionId::from_random_bytes([7; SESSION_ID_RANDOM_BYTES]);
+        let one: &[(&str, &[u8])] = &[("mcp-session-id", id.as_str().as_bytes())];
+        assert_eq!(SessionId::of(one), Some(id.clone()));
+        let two: &[(&str, &[u8])] = &[
+            ("Mcp-Session-Id", id.as_str().as_bytes()),
+            ("Mcp-Session-Id", id.as_str().as_bytes()),
+        ];
+        assert_eq!(SessionId::of(two), None);
+        let malformed: &[(&str, &[u8])] = &[("Mcp-Session-Id", b"not-an-id")];
+        assert_eq!(SessionId::of(malformed), None);
+        assert_eq!(SessionId::of(&[] as &[(&str, &[u8])]), None);
+    }
 
     proptest! {
         #[test]

@@ -23,7 +23,7 @@
 
 use serde_json::Value;
 
-use crate::admission::{admit_offering, parse_envelope, Envelope, HeaderSource};
+use crate::admission::{admit_offering, parse_envelope, Envelope, HeaderSource, Message};
 use crate::call::{into_arguments, parse_call, plan_call, CallContext, CallPlan, ToolRules};
 use crate::catalog::{self, CatalogRequest, StateCheck};
 use crate::error::McpError;
@@ -121,6 +121,27 @@ pub fn plan<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
         Err(failure) => Plan::Reject {
             id: failure.id,
             error: failure.error,
+        },
+    }
+}
+
+/// [`plan_envelope`] for a message of the stateless path already parsed with
+/// [`parse_message`](crate::admission::parse_message) (which the era router,
+/// [`crate::sessions::route`], reads first): a JSON-RPC response, which only a 2025 session
+/// expects (the answer to a server-to-client request), is -32600 `method must be a string`,
+/// as [`parse_envelope`] answers it.
+pub fn plan_message<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
+    headers: &H,
+    message: Message,
+    view: &V,
+    scope: &str,
+    now: Timestamp,
+) -> Plan<V::Tool> {
+    match message {
+        Message::Envelope(envelope) => plan_envelope(headers, envelope, view, scope, now),
+        Message::Response(response) => Plan::Reject {
+            id: Some(response.id),
+            error: McpError::InvalidRequest("method must be a string"),
         },
     }
 }

@@ -14,9 +14,9 @@ use bytes::Bytes;
 use http::request::Parts;
 use http::HeaderMap;
 use serde_json::json;
-use tasks_core::admission::{parse_message, Message};
+use tasks_core::admission::parse_message;
 use tasks_core::mrtr::StateKey;
-use tasks_core::plan::{plan_envelope, Action, Plan, Planned};
+use tasks_core::plan::{plan_message, Action, Plan, Planned};
 use tasks_core::projection::ResultMeta;
 use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::sessions::{route, Era};
@@ -264,49 +264,36 @@ impl Dispatcher {
                 );
             }
         };
-        let envelope = match (&self.shared.sessions, route(&Head(headers), &message)) {
-            (Some(sessions), Era::Session) => {
-                // Boxed, like every large branch below: the dispatch future is as large as its
-                // largest branch, and is moved as a whole (into its box, into the span's
-                // wrapper) on every request, whichever branch it takes.
-                let label = session_method_index(&message);
-                let (response, error) = Box::pin(legacy::post(
-                    &self.shared,
-                    sessions,
-                    headers,
-                    message,
-                    caller,
-                    &view,
-                ))
-                .await;
-                return (response, error, Some(label));
+        if let (Some(sessions), Era::Session) =
+            (&self.shared.sessions, route(&Head(headers), &message))
+        {
+            // Boxed, like every large branch below: the dispatch future is as large as its
+            // largest branch, and is moved as a whole (into its box, into the span's
+            // wrapper) on every request, whichever branch it takes.
+            let label = session_method_index(&message);
+            let (response, error) = Box::pin(legacy::post(
+                &self.shared,
+                sessions,
+                headers,
+                message,
+                caller,
+                &view,
+            ))
+            .await;
+            return (response, error, Some(label));
+        }
+        let scope = caller.scope.as_str();
+        let (response, error) = match plan_message(&Head(headers), message, &view, scope, now) {
+            Plan::Accepted => (McpResponse::accepted(), None),
+            Plan::Reject { id, error } => (McpResponse::error(id.as_ref(), &error), Some(error)),
+            Plan::Run(planned) => {
+                let id = planned.id.clone();
+                match self.run(planned, headers, &caller, now, view).await {
+                    Ok(response) => (response, None),
+                    Err(error) => (McpResponse::error(Some(&id), &error), Some(error)),
+                }
             }
-            (_, _) => match message {
-                Message::Envelope(envelope) => envelope,
-                Message::Response(response) => {
-                    let error = McpError::InvalidRequest("method must be a string");
-                    return (
-                        McpResponse::error(Some(&response.id), &error),
-                        Some(error),
-                        None,
-                    );
-                }
-            },
         };
-        let (response, error) =
-            match plan_envelope(&Head(headers), envelope, &view, caller.scope.as_str(), now) {
-                Plan::Accepted => (McpResponse::accepted(), None),
-                Plan::Reject { id, error } => {
-                    (McpResponse::error(id.as_ref(), &error), Some(error))
-                }
-                Plan::Run(planned) => {
-                    let id = planned.id.clone();
-                    match self.run(planned, headers, &caller, now, view).await {
-                        Ok(response) => (response, None),
-                        Err(error) => (McpResponse::error(Some(&id), &error), Some(error)),
-                    }
-                }
-            };
         (response, error, None)
     }
 

@@ -102,7 +102,7 @@
 //! | `builder` | `service`, `server`, `dispatcher`, `config` |
 //! | `service` | `dispatcher`, `response` |
 //! | `dispatcher` | `legacy`, `methods`, `shared`, `head`, `config`, `origin`, `principal`, `metrics`, `response` |
-//! | `legacy` (the 2025 session path), `legacy_off` (its stand-in without the `sessions` feature) | `methods::sync_call`, `methods::catalog`, `shared`, `config`, `head`, `metrics`, `response` |
+//! | `legacy` (the 2025 session path), `legacy_off` (its stand-in without the `sessions` feature) | `methods::catalog`, `shared`, `config`, `head`, `metrics`, `response` |
 //! | `methods::*` | `shared`, `config`, `metrics`, `response`, `head`, `methods::sync_call` |
 //! | `shared` | `config`, `metrics` |
 //! | `config` | `origin` |

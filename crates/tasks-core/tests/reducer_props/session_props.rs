@@ -355,13 +355,16 @@ proptest! {
             match kind {
                 0 => {
                     let begun = requests.begin(id, handle);
-                    if model.contains_key(&text) {
-                        prop_assert_eq!(begun, Err(McpError::InvalidRequest(
-                            "A request with this id is still being served"
-                        )));
-                    } else {
-                        prop_assert_eq!(begun, Ok(RequestKey::of(id)));
-                        model.insert(text, handle);
+                    match model.entry(text) {
+                        std::collections::hash_map::Entry::Occupied(_) => {
+                            prop_assert_eq!(begun, Err(McpError::InvalidRequest(
+                                "A request with this id is still being served"
+                            )));
+                        }
+                        std::collections::hash_map::Entry::Vacant(vacant) => {
+                            prop_assert_eq!(begun, Ok(RequestKey::of(id)));
+                            vacant.insert(handle);
+                        }
                     }
                 }
                 1 => prop_assert_eq!(requests.cancelled(id), model.get(&text)),

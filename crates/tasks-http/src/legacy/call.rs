@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::Value;
+use tasks_core::exchange::notification_message;
 use tasks_core::sessions::session::{Asker, CallRounds, RoundStep};
 use tasks_core::sessions::SessionCall;
 use tasks_core::JsonObject;
@@ -32,7 +33,6 @@ use tokio_util::sync::CancellationToken;
 use tasks_runtime::session::{ask, Frame, InFlight, Session};
 
 use super::frames::{respond, Start};
-use crate::methods::sync_call::notification_frame;
 use crate::response::McpResponse;
 
 /// Runs `call` of `tool` for request `id` on `session` and builds the response.
@@ -138,7 +138,7 @@ async fn drive<H, Fut>(
                         notification = run.notification() => notification,
                     };
                     let Some(n) = notification else { break };
-                    let frame = notification_frame(n, progress_token);
+                    let frame = Bytes::from(notification_message(n, progress_token));
                     if tx.send(Frame::Message(frame)).await.is_err() {
                         return;
                     }

@@ -13,20 +13,15 @@
 //!   stream (the client went away) cancels the tool's token and aborts its task.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_util::future::Map;
 use futures_util::{stream, FutureExt as _};
 use http::HeaderMap;
-use serde_json::Value;
-use tasks_core::exchange::{notification_message, SyncExchange, SyncResponse};
+use tasks_core::exchange::{SyncExchange, SyncResponse};
 use tasks_core::mrtr::NONCE_BYTES;
 use tasks_core::McpError;
-use tasks_runtime::Tool;
-use tasks_runtime::{
-    run_sync, Notifier, NotifyingRun, Randomness, RequestNotification, SyncCall, SyncOutcome,
-};
+use tasks_runtime::{Notifier, NotifyingRun, Randomness, SyncCall, SyncOutcome};
 use tokio::task::{AbortHandle, JoinError, JoinHandle};
 use tokio_util::sync::DropGuard;
 
@@ -57,21 +52,8 @@ fn accepts_event_stream(headers: &HeaderMap) -> bool {
         })
 }
 
-/// Runs `tool` for one synchronous call and builds the response; `entropy` draws the nonce of
-/// an `input_required` round.
-pub(crate) async fn run(
-    tool: Arc<Tool>,
-    call: SyncCall,
-    headers: &HeaderMap,
-    exchange: SyncExchange,
-    entropy: Randomness,
-) -> McpResponse {
-    let handler = move |call| async move { run_sync(&tool, call).await };
-    drive(handler, call, headers, exchange, entropy).await
-}
-
 /// Runs `handler` (a tool's or a prompt's) for one synchronous request and builds the
-/// response, as the module docs say.
+/// response, as the module docs say; `entropy` draws the nonce of an `input_required` round.
 pub(crate) async fn drive<H, F>(
     handler: H,
     call: SyncCall,
@@ -177,13 +159,4 @@ impl Live {
             self.frames.push_back(response.message.into());
         }
     }
-}
-
-/// The wire form of one request notification (also the 2025 session path's).
-#[cfg_attr(not(feature = "sessions"), allow(dead_code))]
-pub(crate) fn notification_frame(
-    notification: RequestNotification,
-    progress_token: Option<&Value>,
-) -> Bytes {
-    Bytes::from(notification_message(notification, progress_token))
 }

@@ -250,7 +250,12 @@ mod tests {
         );
         assert_eq!(stream.to_reread(&book), [id(1), id(2)]);
         // Opening: not announced, but delivered; task 2 not stored yet is not gone.
-        stream.on_read(&mut book, &[id(1), id(2)], &[asks.clone()], false);
+        stream.on_read(
+            &mut book,
+            &[id(1), id(2)],
+            std::slice::from_ref(&asks),
+            false,
+        );
         assert!(frames(&mut stream).is_empty());
         assert_eq!(effects(&mut stream), [Effect::Deliver(asks)]);
         stream.on_read(&mut book, &[id(1), id(2)], &[], true);

@@ -53,7 +53,7 @@
 //! | module | uses |
 //! |---|---|
 //! | `labels` | `sessions`, `admission`, `method`, `error` |
-//! | `sessions` | `plan`, `exchange`, `jsonrpc`, `call`, `admission`, `catalog`, `params`, `negotiation`, `headers`, `input`, `task`, `progress`, `logging`, `method`, `id`, `number`, `protocol`, `error` |
+//! | `sessions` | `plan`, `exchange`, `jsonrpc`, `call`, `admission`, `catalog`, `listen`, `params`, `negotiation`, `headers`, `input`, `task`, `progress`, `logging`, `method`, `id`, `number`, `protocol`, `error` |
 //! | `exchange` | `listen`, `projection`, `wire`, `mrtr`, `jsonrpc`, `negotiation`, `input`, `task`, `logging`, `method`, `id`, `time`, `error` |
 //! | `plan` | `call`, `catalog`, `listen`, `admission`, `params`, `negotiation`, `mrtr`, `method`, `time`, `error` |
 //! | `listen` | `catalog`, `id`, `protocol`, `error` |

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use futures_util::FutureExt as _;
 use tasks_core::{McpError, Task, TaskId};
-use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::RecvError;
 
 use crate::list_changes::{ListChanges, ListKind};
 use crate::runtime::TaskRuntime;

@@ -176,6 +176,25 @@ pub fn extensions(offers: impl Fn(Feature) -> bool) -> JsonObject {
     extensions
 }
 
+/// The `server/discover` capabilities: `tools` (with `listChanged: true` when `list_changed`,
+/// the server announcing list changes), `extensions` (the Tasks extension, `{}`, never a
+/// legacy `capabilities.tasks`; and [`extensions`]), then the features offered
+/// ([`capabilities`]).
+pub fn discover_capabilities(offers: impl Fn(Feature) -> bool, list_changed: bool) -> JsonObject {
+    let tools = if list_changed {
+        json!({"listChanged": true})
+    } else {
+        json!({})
+    };
+    let mut extensions = extensions(&offers);
+    extensions.insert(crate::protocol::TASKS_EXTENSION.into(), json!({}));
+    let mut result = JsonObject::new();
+    result.insert("tools".into(), tools);
+    result.insert("extensions".into(), Value::Object(extensions));
+    result.extend(capabilities(offers, list_changed));
+    result
+}
+
 /// What checking a `requestState` needs: the caller, the key and the time.
 #[derive(Debug, Clone, Copy)]
 pub struct StateCheck<'a> {
@@ -338,6 +357,32 @@ fn parse_completion(params: &Value) -> Result<CompletionRequest, McpError> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn discover_capabilities_name_tools_tasks_and_the_features_offered() {
+        let none = discover_capabilities(|_| false, false);
+        assert_eq!(
+            Value::Object(none),
+            json!({"tools": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+        );
+        let all = discover_capabilities(|_| true, true);
+        let keys: Vec<&str> = all.keys().map(String::as_str).collect();
+        for key in ["tools", "extensions", "prompts", "resources", "completions"] {
+            assert!(keys.contains(&key), "{key}");
+        }
+        assert_eq!(all["tools"], json!({"listChanged": true}));
+        assert_eq!(
+            all["extensions"]["io.modelcontextprotocol/skills"],
+            json!({"directoryRead": true})
+        );
+        assert_eq!(
+            all["resources"],
+            json!({"listChanged": true, "subscribe": true})
+        );
+        assert_eq!(all["completions"], json!({}));
+        assert!(!all.contains_key("tasks"));
+    }
+
     use super::*;
     use serde_json::json;
 

@@ -57,7 +57,7 @@
 //! | `exchange` | `listen`, `projection`, `wire`, `mrtr`, `jsonrpc`, `negotiation`, `input`, `task`, `logging`, `method`, `id`, `time`, `error` |
 //! | `plan` | `call`, `catalog`, `listen`, `admission`, `params`, `negotiation`, `mrtr`, `method`, `time`, `error` |
 //! | `listen` | `catalog`, `id`, `protocol`, `error` |
-//! | `catalog` | `call`, `cursor`, `skill`, `mrtr`, `wire`, `method`, `time`, `error` |
+//! | `catalog` | `call`, `cursor`, `skill`, `mrtr`, `wire`, `method`, `protocol`, `time`, `error` |
 //! | `call` | `admission`, `mrtr`, `negotiation`, `headers`, `param_headers`, `input`, `method`, `id`, `time`, `error` |
 //! | `admission` | `negotiation`, `headers`, `method`, `protocol`, `error` |
 //! | `param_headers` | `headers`, `error` |

@@ -95,15 +95,3 @@ impl ServerView for View<'_> {
         self.catalog.offers(feature)
     }
 }
-
-impl Shared {
-    /// The capabilities of the features offered beside tools, for `server/discover` and a
-    /// 2025 `initialize` ([`tasks_core::catalog::capabilities`]).
-    pub(crate) fn feature_capabilities(&self) -> JsonObject {
-        let catalog = self.runtime.catalog();
-        tasks_core::catalog::capabilities(
-            |feature| catalog.offers(feature),
-            self.config.list_changes.is_some(),
-        )
-    }
-}

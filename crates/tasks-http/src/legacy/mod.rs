@@ -37,7 +37,7 @@ use http::request::Parts;
 use http::HeaderMap;
 use serde_json::Value;
 use tasks_core::admission::Message;
-use tasks_core::catalog::CatalogRequest;
+use tasks_core::catalog::{capabilities, CatalogRequest};
 use tasks_core::sessions::tasks::{creation, SessionTaskView};
 use tasks_core::sessions::wire::{
     empty_result, Implementation, InitializeResult, ServerCapabilities,
@@ -74,14 +74,18 @@ pub(crate) async fn post(
             client_capabilities,
         } => match sessions.open(version, caller, client_capabilities) {
             Ok(session) => {
+                let announces = d.config.list_changes.is_some();
+                let catalog = d.runtime.catalog();
+                // The features offered beside tools ([`tasks_core::catalog::capabilities`]).
+                let features = capabilities(|feature| catalog.offers(feature), announces);
                 let result = InitializeResult {
                     protocol_version: version,
                     capabilities: ServerCapabilities::for_session(
-                        d.config.list_changes.is_some(),
+                        announces,
                         session.tasks,
                         session.list,
                     )
-                    .with_features(d.feature_capabilities()),
+                    .with_features(features),
                     server_info: Implementation {
                         name: d.config.server_name.clone(),
                         version: d.config.server_version.clone(),

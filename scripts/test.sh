@@ -248,6 +248,9 @@ if [ "$QUICK" -eq 0 ]; then
   phase docs env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
   # The fuzz targets are their own workspace (fuzz/Cargo.toml), which the phases above do not
   # build: type-check them so that an API change cannot leave them broken unnoticed.
+  # The 2025 session path is a default feature (tasks-http's and tasks-runtime's `sessions`):
+  # the crates must build without it too.
+  phase sessions-off cargo check -p tasks-http --no-default-features --locked
   phase fuzz-check cargo check --manifest-path fuzz/Cargo.toml --bins --locked --target-dir target/fuzz
   if [ "$DENY" -eq 1 ]; then
     phase deny deny_checks

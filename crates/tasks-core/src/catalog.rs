@@ -34,6 +34,7 @@ use crate::error::McpError;
 use crate::method::{Feature, Method};
 use crate::mrtr::{self, Binding, RequestState, StateKey};
 use crate::time::Timestamp;
+use crate::wire::CacheScope;
 use crate::JsonObject;
 
 /// The longest URI `resources/read` and completion references take, in bytes.
@@ -87,6 +88,26 @@ pub enum CatalogRequest {
         /// The cursor, `None` for the first page.
         cursor: Option<String>,
     },
+}
+
+impl CatalogRequest {
+    /// How its 2026-07-28 result may be cached (MCP 2026-07-28 "Caching"): `public` for the
+    /// lists and a skill's entry, which are the same for every caller; `private` for a read,
+    /// whose reader may answer by caller; `None` (no `ttlMs`, no `cacheScope`) for the others:
+    /// `prompts/get`, completion, and a directory read (Skills extension).
+    pub fn cache_scope(&self) -> Option<CacheScope> {
+        match self {
+            CatalogRequest::ListPrompts { .. }
+            | CatalogRequest::ListResources { .. }
+            | CatalogRequest::ListResourceTemplates { .. }
+            | CatalogRequest::ListSkills { .. }
+            | CatalogRequest::GetSkill { .. } => Some(CacheScope::Public),
+            CatalogRequest::ReadResource { .. } => Some(CacheScope::Private),
+            CatalogRequest::GetPrompt(_)
+            | CatalogRequest::Complete(_)
+            | CatalogRequest::ReadDirectory { .. } => None,
+        }
+    }
 }
 
 /// A validated `prompts/get`.
@@ -156,6 +177,25 @@ pub fn extensions(offers: impl Fn(Feature) -> bool) -> JsonObject {
         );
     }
     extensions
+}
+
+/// The `server/discover` capabilities: `tools` (with `listChanged: true` when `list_changed`,
+/// the server announcing list changes), `extensions` (the Tasks extension, `{}`, never a
+/// legacy `capabilities.tasks`; and [`extensions`]), then the features offered
+/// ([`capabilities`]).
+pub fn discover_capabilities(offers: impl Fn(Feature) -> bool, list_changed: bool) -> JsonObject {
+    let tools = if list_changed {
+        json!({"listChanged": true})
+    } else {
+        json!({})
+    };
+    let mut extensions = extensions(&offers);
+    extensions.insert(crate::protocol::TASKS_EXTENSION.into(), json!({}));
+    let mut result = JsonObject::new();
+    result.insert("tools".into(), tools);
+    result.insert("extensions".into(), Value::Object(extensions));
+    result.extend(capabilities(offers, list_changed));
+    result
 }
 
 /// What checking a `requestState` needs: the caller, the key and the time.
@@ -320,6 +360,32 @@ fn parse_completion(params: &Value) -> Result<CompletionRequest, McpError> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn discover_capabilities_name_tools_tasks_and_the_features_offered() {
+        let none = discover_capabilities(|_| false, false);
+        assert_eq!(
+            Value::Object(none),
+            json!({"tools": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+        );
+        let all = discover_capabilities(|_| true, true);
+        let keys: Vec<&str> = all.keys().map(String::as_str).collect();
+        for key in ["tools", "extensions", "prompts", "resources", "completions"] {
+            assert!(keys.contains(&key), "{key}");
+        }
+        assert_eq!(all["tools"], json!({"listChanged": true}));
+        assert_eq!(
+            all["extensions"]["io.modelcontextprotocol/skills"],
+            json!({"directoryRead": true})
+        );
+        assert_eq!(
+            all["resources"],
+            json!({"listChanged": true, "subscribe": true})
+        );
+        assert_eq!(all["completions"], json!({}));
+        assert!(!all.contains_key("tasks"));
+    }
+
     use super::*;
     use serde_json::json;
 

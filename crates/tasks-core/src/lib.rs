@@ -10,7 +10,7 @@
 //!
 //! ## Map
 //!
-//! What a user needs is at the crate root or in one of ten public modules; every other module
+//! What a user needs is at the crate root or in one of eleven public modules; every other module
 //! is private, and its items that users need are re-exported from one of these (the workspace's
 //! `unreachable_pub` lint keeps it so).
 //!
@@ -27,6 +27,7 @@
 //! | [`skill`] | the Skills extension: `SKILL.md` frontmatter, names, paths, digests, limits, directory children |
 //! | [`input`] | input requests, the client capability each needs, typed and validated answers |
 //! | [`protocol`] | protocol constants: revision, extension id, `_meta` keys |
+//! | [`labels`] | the bounded metric labels a request is counted under: method, JSON-RPC code, refusal outcome |
 //!
 //! The private modules, one concept each: `admission`, `call`, `params`, `mrtr` (signed,
 //! request-bound, expiring `requestState`; idempotent retry task ids), `param_headers`,
@@ -42,11 +43,12 @@
 //!
 //! | module | uses |
 //! |---|---|
-//! | `sessions` | `plan`, `exchange`, `jsonrpc`, `call`, `admission`, `catalog`, `params`, `negotiation`, `headers`, `input`, `task`, `progress`, `logging`, `method`, `id`, `number`, `protocol`, `error` |
+//! | `labels` | `sessions`, `admission`, `method`, `error` |
+//! | `sessions` | `plan`, `exchange`, `jsonrpc`, `call`, `admission`, `catalog`, `listen`, `params`, `negotiation`, `headers`, `input`, `task`, `progress`, `logging`, `method`, `id`, `number`, `protocol`, `error` |
 //! | `exchange` | `listen`, `projection`, `wire`, `mrtr`, `jsonrpc`, `negotiation`, `input`, `task`, `logging`, `method`, `id`, `time`, `error` |
 //! | `plan` | `call`, `catalog`, `listen`, `admission`, `params`, `param_headers`, `negotiation`, `mrtr`, `method`, `time`, `error` |
 //! | `listen` | `catalog`, `id`, `protocol`, `error` |
-//! | `catalog` | `call`, `cursor`, `uri_template`, `skill`, `mrtr`, `method`, `time`, `error` |
+//! | `catalog` | `call`, `cursor`, `uri_template`, `skill`, `mrtr`, `wire`, `method`, `protocol`, `time`, `error` |
 //! | `call` | `admission`, `mrtr`, `negotiation`, `headers`, `param_headers`, `input`, `method`, `id`, `time`, `error` |
 //! | `admission` | `negotiation`, `headers`, `method`, `protocol`, `error` |
 //! | `param_headers` | `headers`, `error` |
@@ -112,6 +114,7 @@ pub mod headers;
 mod id;
 pub mod input;
 pub mod jsonrpc;
+pub mod labels;
 mod listen;
 mod logging;
 mod method;

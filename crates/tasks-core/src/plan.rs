@@ -143,6 +143,27 @@ pub fn plan<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
     }
 }
 
+/// [`plan_envelope`] for a message of the stateless path already parsed with
+/// [`parse_message`] (which the era router,
+/// [`crate::sessions::route`], reads first): a JSON-RPC response, which only a 2025 session
+/// expects (the answer to a server-to-client request), is -32600 `method must be a string`,
+/// as [`parse_envelope`] answers it.
+pub fn plan_message<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
+    headers: &H,
+    message: Message,
+    view: &V,
+    scope: &str,
+    now: Timestamp,
+) -> Plan<V::Tool> {
+    match message {
+        Message::Envelope(envelope) => plan_envelope(headers, envelope, view, scope, now),
+        Message::Response(response) => Plan::Reject {
+            id: Some(response.id),
+            error: McpError::InvalidRequest("method must be a string"),
+        },
+    }
+}
+
 /// [`plan`] for a message already parsed (step 3 done), e.g. by the era router
 /// ([`crate::sessions::route`]).
 pub fn plan_envelope<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(

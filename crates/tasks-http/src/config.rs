@@ -1,7 +1,6 @@
 //! The dispatcher's settings.
 
-use std::time::Duration;
-
+pub use tasks_runtime::session::SessionConfig;
 use tasks_runtime::ListChanges;
 
 use crate::origin::HostPolicy;
@@ -28,43 +27,6 @@ pub struct DispatchConfig {
     /// versions. Default: on, with [`SessionConfig::default`]. Without the crate's
     /// `sessions` feature it is ignored, as if `None`.
     pub sessions: Option<SessionConfig>,
-}
-
-/// Limits of the 2025 session path: sessions live in this process's memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SessionConfig {
-    /// Live sessions at once. When full, the session idle longest ends to make room (its
-    /// client gets HTTP 404 and starts a new one); when every session is busy (an open stream
-    /// or a request being served), `initialize` is -32603 `Too many sessions` (HTTP 503,
-    /// `data.retryable`). Default 10 000.
-    pub max_sessions: usize,
-    /// A session without requests and without an open GET stream for this long ends (its id
-    /// then gets HTTP 404, and the client starts a new session). Default 30 minutes.
-    pub idle_timeout: Duration,
-}
-
-impl Default for SessionConfig {
-    fn default() -> Self {
-        SessionConfig {
-            max_sessions: 10_000,
-            idle_timeout: Duration::from_secs(30 * 60),
-        }
-    }
-}
-
-impl SessionConfig {
-    /// Sets [`SessionConfig::max_sessions`].
-    pub fn with_max_sessions(mut self, max: usize) -> Self {
-        self.max_sessions = max;
-        self
-    }
-
-    /// Sets [`SessionConfig::idle_timeout`].
-    pub fn with_idle_timeout(mut self, timeout: Duration) -> Self {
-        self.idle_timeout = timeout;
-        self
-    }
 }
 
 impl Default for DispatchConfig {

@@ -3,7 +3,7 @@
 //! The HTTP-only checks of the request head happen here ([`Dispatcher::admit_head`]:
 //! `Host`/`Origin` 403, POST 405, `Content-Type` 415, the caller's scope or 401; the
 //! transport adds 413 for a body over the limit); everything after is planned by
-//! [`tasks_core::plan`] (steps 3–11 of the admission order in [`tasks_core::plan::admit`], then
+//! [`tasks_core::plan`] (steps 3–11 of the admission order in [`tasks_core::admission`], then
 //! each method's checks), and this module carries the plan out on the runtime.
 //! [`crate::server`] only moves bytes.
 
@@ -14,9 +14,9 @@ use bytes::Bytes;
 use http::request::Parts;
 use http::HeaderMap;
 use serde_json::json;
+use tasks_core::plan::parse_message;
 use tasks_core::plan::StateKey;
-use tasks_core::plan::{parse_message, Message};
-use tasks_core::plan::{plan_envelope, Action, Plan, Planned};
+use tasks_core::plan::{plan_message, Action, Plan, Planned};
 use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::sessions::{route, Era};
 use tasks_core::wire::ResultMeta;
@@ -29,11 +29,12 @@ use crate::config::DispatchConfig;
 use crate::head::Head;
 use crate::legacy;
 use crate::methods;
-use crate::metrics::{code_label, method_index, method_name, session_method_index, Metrics};
+use crate::metrics::{method_index, Metrics};
 use crate::principal::Principal;
 use crate::response::BodyError;
 use crate::response::McpResponse;
 use crate::shared::{Shared, ToolsList, View};
+use tasks_core::labels::{code_index, code_label, method_label, session_method_index};
 
 /// Maps a request head to its caller's [`Principal`] (e.g. from `Authorization`), or rejects it
 /// (HTTP 401 with a JSON-RPC error body). The empty principal is the shared scope.
@@ -87,7 +88,7 @@ impl Dispatcher {
             json!({"name": config.server_name, "version": config.server_version}),
         );
         let tools = runtime.tools();
-        let tools_list = crate::shared::list_result(&tools, &config, &server_meta);
+        let tools_list = tools.list_result(config.cache_ttl_ms, server_meta.clone());
         let metrics = Arc::new(Metrics::new(&runtime));
         let shutdown = CancellationToken::new();
         let sessions = legacy::table(config.sessions, &shutdown, runtime.entropy());
@@ -195,7 +196,7 @@ impl Dispatcher {
     pub async fn dispatch(&self, headers: &HeaderMap, body: &[u8], caller: Caller) -> McpResponse {
         let started = std::time::Instant::now();
         let method_at = method_index(headers);
-        let method = method_name(method_at);
+        let method = method_label(method_at);
         // DEBUG, on the hot path: the method is one of a bounded set; the tool is recorded
         // only once the planner found it registered, the trace id only from a valid W3C
         // `traceparent`; nothing else of the body is recorded.
@@ -209,10 +210,10 @@ impl Dispatcher {
             self.answer(headers, body, caller).instrument(span).await;
         let took = started.elapsed();
         let method_at = session_method.unwrap_or(method_at);
-        let method = method_name(method_at);
+        let method = method_label(method_at);
         tracing::debug!(
             method,
-            code = code_label(error.as_ref().map(McpError::code)),
+            code = code_label(code_index(error.as_ref().map(McpError::code))),
             status = response.status,
             duration_us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
             "mcp request answered"
@@ -263,49 +264,36 @@ impl Dispatcher {
                 );
             }
         };
-        let envelope = match (&self.shared.sessions, route(&Head(headers), &message)) {
-            (Some(sessions), Era::Session) => {
-                // Boxed, like every large branch below: the dispatch future is as large as its
-                // largest branch, and is moved as a whole (into its box, into the span's
-                // wrapper) on every request, whichever branch it takes.
-                let label = session_method_index(&message);
-                let (response, error) = Box::pin(legacy::post(
-                    &self.shared,
-                    sessions,
-                    headers,
-                    message,
-                    caller,
-                    &view,
-                ))
-                .await;
-                return (response, error, Some(label));
+        if let (Some(sessions), Era::Session) =
+            (&self.shared.sessions, route(&Head(headers), &message))
+        {
+            // Boxed, like every large branch below: the dispatch future is as large as its
+            // largest branch, and is moved as a whole (into its box, into the span's
+            // wrapper) on every request, whichever branch it takes.
+            let label = session_method_index(&message);
+            let (response, error) = Box::pin(legacy::post(
+                &self.shared,
+                sessions,
+                headers,
+                message,
+                caller,
+                &view,
+            ))
+            .await;
+            return (response, error, Some(label));
+        }
+        let scope = caller.scope.as_str();
+        let (response, error) = match plan_message(&Head(headers), message, &view, scope, now) {
+            Plan::Accepted => (McpResponse::accepted(), None),
+            Plan::Reject { id, error } => (McpResponse::error(id.as_ref(), &error), Some(error)),
+            Plan::Run(planned) => {
+                let id = planned.id.clone();
+                match self.run(planned, headers, &caller, now, view).await {
+                    Ok(response) => (response, None),
+                    Err(error) => (McpResponse::error(Some(&id), &error), Some(error)),
+                }
             }
-            (_, _) => match message {
-                Message::Envelope(envelope) => envelope,
-                Message::Response(response) => {
-                    let error = McpError::InvalidRequest("method must be a string");
-                    return (
-                        McpResponse::error(Some(&response.id), &error),
-                        Some(error),
-                        None,
-                    );
-                }
-            },
         };
-        let (response, error) =
-            match plan_envelope(&Head(headers), envelope, &view, caller.scope.as_str(), now) {
-                Plan::Accepted => (McpResponse::accepted(), None),
-                Plan::Reject { id, error } => {
-                    (McpResponse::error(id.as_ref(), &error), Some(error))
-                }
-                Plan::Run(planned) => {
-                    let id = planned.id.clone();
-                    match self.run(planned, headers, &caller, now, view).await {
-                        Ok(response) => (response, None),
-                        Err(error) => (McpResponse::error(Some(&id), &error), Some(error)),
-                    }
-                }
-            };
         (response, error, None)
     }
 

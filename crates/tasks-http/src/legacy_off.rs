@@ -11,14 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::SessionConfig;
 use crate::response::McpResponse;
+use crate::shared::Sessions;
 use crate::shared::{Shared, View};
-
-pub(crate) mod sessions {
-    /// No session table exists without the feature: this type has no values.
-    pub(crate) enum Sessions {}
-}
-
-use sessions::Sessions;
 
 /// No table, whatever the limits.
 pub(crate) fn table(

@@ -102,9 +102,9 @@
 //! | `builder` | `service`, `server`, `dispatcher`, `config` |
 //! | `service` | `dispatcher`, `response` |
 //! | `dispatcher` | `legacy`, `methods`, `shared`, `head`, `config`, `origin`, `principal`, `metrics`, `response` |
-//! | `legacy` (the 2025 session path), `legacy_off` (its stand-in without the `sessions` feature) | `methods::sync_call`, `methods::catalog`, `shared`, `config`, `head`, `metrics`, `response` |
+//! | `legacy` (the 2025 session path), `legacy_off` (its stand-in without the `sessions` feature) | `methods::catalog`, `shared`, `config`, `head`, `metrics`, `response` |
 //! | `methods::*` | `shared`, `config`, `metrics`, `response`, `head`, `methods::sync_call` |
-//! | `shared` | `config`, `metrics`, `legacy::sessions` |
+//! | `shared` | `config`, `metrics` |
 //! | `config` | `origin` |
 //! | `metrics` | `head` |
 //! | `origin`, `principal`, `response`, `head`, `server` | nothing of this crate |
@@ -127,7 +127,8 @@
 //! The session path is the cargo feature `sessions`, on by default. Without it the
 //! crate serves 2026-07-28 only, as with `sessions(None)`: a 2025 `initialize` gets -32022
 //! naming the supported versions, and a GET or DELETE is HTTP 405. Its decisions are the
-//! core's session machines ([`tasks_core::sessions::session`]); the `legacy` module drives them.
+//! core's session machines ([`tasks_core::sessions::session`]), the state they act on the
+//! runtime's ([`tasks_runtime::session`]); the `legacy` module drives them.
 #![forbid(unsafe_code)]
 
 mod builder;

@@ -2,16 +2,17 @@
 //! ([`tasks_runtime::RuntimeMetrics`]) and these, in one `prometheus-client` registry the
 //! server owns (prefix `mcp`), encoded as OpenMetrics text by [`Metrics::encode`].
 //!
-//! Label values are bounded: the method is one of the served methods, a `session/…` label of
-//! a 2025 session message, or `other` (the client chooses it), the code is `ok`, a JSON-RPC
-//! error code of the core's error table ([`McpError::CODES`]), or `other`.
+//! Label values are bounded, the core's tables ([`tasks_core::labels`]): the method is one of
+//! the served methods, a `session/…` label of a 2025 session message, or `other` (the client
+//! chooses it), the code is `ok`, a JSON-RPC error code of the core's error table
+//! ([`McpError::CODES`]), or `other`.
 //!
 //! A store-unavailable refusal (`mcp_store_unavailable_refusals_total{outcome}`) is counted
 //! where an error becomes a client's answer (with the request's code, once every answer is
 //! made, or when a 2025 `tasks/result` stream ends with it), never where the runtime reads: a
 //! read made for a stream's own bookkeeping that fails answers no one.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -20,8 +21,10 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::{Registry, Unit};
-use tasks_core::plan::Message;
-use tasks_core::sessions::{session_label_index, SESSION_LABELS};
+use tasks_core::labels::{
+    self, code_index, code_label, method_label, refusal_index, CODE_LABELS, METHOD_LABELS,
+    REFUSAL_OUTCOMES,
+};
 use tasks_core::McpError;
 use tasks_core::Method;
 use tasks_runtime::TaskRuntime;
@@ -40,65 +43,14 @@ struct MethodLabel {
     method: &'static str,
 }
 
-/// The `code` label values: `ok` (a result), each JSON-RPC code of the core's error table
-/// ([`McpError::CODES`], the codes this server answers with), then `other` (any other code, e.g.
-/// one a tool chose). Made once per process; a label indexes it ([`code_index`]).
-static CODES: LazyLock<Vec<String>> = LazyLock::new(|| {
-    std::iter::once("ok".to_owned())
-        .chain(McpError::CODES.iter().map(i64::to_string))
-        .chain(std::iter::once("other".to_owned()))
-        .collect()
-});
-
-/// How many `code` label values there are ([`CODES`]).
-const CODE_COUNT: usize = McpError::CODES.len() + 2;
-
-/// How many `method` label values there are: the served methods ([`Method::ALL`]), the labels
-/// of 2025 session messages ([`SESSION_LABELS`]), then `other`.
-const METHODS: usize = Method::ALL.len() + SESSION_LABELS.len() + 1;
-
 /// The index of a request's `method` label: the served method named by its `Mcp-Method` header
-/// (which admission checks against the body), at its place in [`Method::ALL`], else `other`.
+/// (which admission checks against the body), else `other` ([`labels::method_index`]).
 pub(crate) fn method_index(headers: &http::HeaderMap) -> usize {
-    headers
+    let method = headers
         .get(crate::head::mcp_method())
         .and_then(|value| value.to_str().ok())
-        .and_then(Method::parse)
-        .and_then(|method| Method::ALL.iter().position(|served| *served == method))
-        .unwrap_or(METHODS - 1)
-}
-
-/// The index of the `method` label of a message of a 2025 session, which carries no
-/// `Mcp-Method` header: `session/<method>` and the like ([`SESSION_LABELS`]).
-pub(crate) fn session_method_index(message: &Message) -> usize {
-    Method::ALL.len() + session_label_index(message)
-}
-
-/// The label of the method at `index` ([`method_index`], [`session_method_index`]).
-pub(crate) fn method_name(index: usize) -> &'static str {
-    match Method::ALL.get(index) {
-        Some(method) => method.as_str(),
-        None => SESSION_LABELS
-            .get(index - Method::ALL.len())
-            .copied()
-            .unwrap_or("other"),
-    }
-}
-
-/// The index in [`CODES`] of a JSON-RPC outcome (`None` for a result).
-fn code_index(code: Option<i64>) -> usize {
-    match code {
-        None => 0,
-        Some(code) => McpError::CODES
-            .iter()
-            .position(|known| *known == code)
-            .map_or(CODE_COUNT - 1, |at| at + 1),
-    }
-}
-
-/// The metric label of a JSON-RPC error code (`ok` for a result).
-pub(crate) fn code_label(code: Option<i64>) -> &'static str {
-    &CODES[code_index(code)]
+        .and_then(Method::parse);
+    labels::method_index(method)
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -111,25 +63,12 @@ struct OutcomeLabel {
     outcome: &'static str,
 }
 
-/// The `outcome` label values of a store-unavailable refusal: [`McpError::StoreUnavailable`]
-/// (`unchanged`), then [`McpError::StoreOutcomeUnknown`] (`unknown`).
-const REFUSAL_OUTCOMES: [&str; 2] = ["unchanged", "unknown"];
-
-/// The index in [`REFUSAL_OUTCOMES`] of `error`, when it is a store-unavailable refusal.
-fn refusal_index(error: &McpError) -> Option<usize> {
-    match error {
-        McpError::StoreUnavailable => Some(0),
-        McpError::StoreOutcomeUnknown => Some(1),
-        _ => None,
-    }
-}
-
 /// The server's metrics: request counters and latencies, open listen streams, and the
 /// runtime's task-lifecycle metrics, in one registry.
 #[derive(Debug)]
 pub struct Metrics {
     registry: Registry,
-    /// One handle per (method, code), made up front: `requests[method * CODE_COUNT + code]`.
+    /// One handle per (method, code), made up front: `requests[method * CODE_LABELS + code]`.
     requests: Vec<Counter>,
     /// One handle per method.
     latency: Vec<Histogram>,
@@ -173,9 +112,9 @@ impl Metrics {
             latency.clone(),
         );
         // Every handle of the request path is made now: a request indexes, never looks up.
-        let mut request_handles = Vec::with_capacity(METHODS * CODE_COUNT);
-        for method in (0..METHODS).map(method_name) {
-            for code in CODES.iter().map(String::as_str) {
+        let mut request_handles = Vec::with_capacity(METHOD_LABELS * CODE_LABELS);
+        for method in (0..METHOD_LABELS).map(method_label) {
+            for code in (0..CODE_LABELS).map(code_label) {
                 request_handles.push(
                     requests
                         .get_or_create(&RequestLabels { method, code })
@@ -183,13 +122,10 @@ impl Metrics {
                 );
             }
         }
-        let latency_handles = (0..METHODS)
+        let latency_handles = (0..METHOD_LABELS)
             .map(|index| {
-                latency
-                    .get_or_create(&MethodLabel {
-                        method: method_name(index),
-                    })
-                    .clone()
+                let method = method_label(index);
+                latency.get_or_create(&MethodLabel { method }).clone()
             })
             .collect();
         registry.register(
@@ -235,9 +171,9 @@ impl Metrics {
     /// stream, counted when it starts), which gives the `code` label and, for a
     /// store-unavailable refusal, counts it ([`Metrics::store_refusal`]).
     pub(crate) fn answered(&self, method: usize, error: Option<&McpError>, took: Duration) {
-        let method = method.min(METHODS - 1);
+        let method = method.min(METHOD_LABELS - 1);
         let code = error.map(McpError::code);
-        self.requests[method * CODE_COUNT + code_index(code)].inc();
+        self.requests[method * CODE_LABELS + code_index(code)].inc();
         self.latency[method].observe(took.as_secs_f64());
         if let Some(error) = error {
             self.store_refusal(error);
@@ -305,37 +241,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn labels_come_from_bounded_sets() {
+    fn the_method_label_comes_from_the_mcp_method_header() {
         let headers = |method: &str| {
             let mut headers = http::HeaderMap::new();
             headers.insert("mcp-method", method.parse().unwrap());
             headers
         };
         assert_eq!(
-            method_name(method_index(&headers("tasks/get"))),
+            method_label(method_index(&headers("tasks/get"))),
             "tasks/get"
         );
-        assert_eq!(method_name(method_index(&headers("x/evil"))), "other");
-        assert_eq!(method_name(method_index(&http::HeaderMap::new())), "other");
+        assert_eq!(method_label(method_index(&headers("x/evil"))), "other");
+        assert_eq!(method_label(method_index(&http::HeaderMap::new())), "other");
         for method in Method::ALL {
-            assert_eq!(
-                method_name(method_index(&headers(method.as_str()))),
-                method.as_str()
-            );
+            let label = method_label(method_index(&headers(method.as_str())));
+            assert_eq!(label, method.as_str());
         }
-        for (index, label) in SESSION_LABELS.iter().enumerate() {
-            assert_eq!(method_name(Method::ALL.len() + index), *label);
-        }
-        assert_eq!(method_name(METHODS - 1), "other");
-        assert_eq!(code_label(None), "ok");
-        assert_eq!(code_label(Some(-32602)), "-32602");
-        assert_eq!(code_label(Some(-1)), "other");
-        // Every code of the core's error table has its own label, in the table's order.
-        assert_eq!(CODES.len(), CODE_COUNT);
-        for (at, code) in McpError::CODES.iter().enumerate() {
-            assert_eq!(code_label(Some(*code)), code.to_string());
-            assert_eq!(code_index(Some(*code)), at + 1);
-        }
-        assert_eq!(code_label(Some(-32001)), "-32001");
     }
 }

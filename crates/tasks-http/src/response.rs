@@ -56,33 +56,31 @@ pub struct McpResponse {
 }
 
 impl McpResponse {
-    /// 202 with no body.
-    pub fn accepted() -> Self {
+    /// A response with `status` and `body` (no session id).
+    fn new(status: u16, body: ResponseBody) -> Self {
         McpResponse {
-            status: 202,
-            body: ResponseBody::Empty,
+            status,
+            body,
             session_id: None,
         }
+    }
+
+    /// 202 with no body.
+    pub fn accepted() -> Self {
+        Self::empty(202)
     }
 
     /// A JSON-RPC error response with the error's HTTP status. `id` is echoed when known.
     pub fn error(id: Option<&Value>, error: &McpError) -> Self {
         let (status, body) = jsonrpc::refusal(id, error);
-        McpResponse {
-            status,
-            body: ResponseBody::Json(Bytes::from(body)),
-            session_id: None,
-        }
+        Self::new(status, ResponseBody::Json(Bytes::from(body)))
     }
 
     /// An error response for a raw JSON-RPC error object (e.g. returned by a tool), with the
     /// status of [`tasks_core::http_status_for_code`].
     pub fn rpc_error(id: &Value, error: &JsonRpcError) -> Self {
-        McpResponse {
-            status: http_status_for_code(error.code),
-            body: ResponseBody::Json(error_bytes(Some(id), error)),
-            session_id: None,
-        }
+        let body = ResponseBody::Json(error_bytes(Some(id), error));
+        Self::new(http_status_for_code(error.code), body)
     }
 
     /// The response for a body the transport could not collect: 413 (too large) or a parse
@@ -96,48 +94,33 @@ impl McpResponse {
 
     /// A 200 JSON-RPC result response.
     pub fn result<T: Serialize>(id: &Value, result: &T) -> Self {
-        McpResponse {
-            status: 200,
-            body: ResponseBody::Json(result_bytes(id, result)),
-            session_id: None,
-        }
+        Self::message(result_bytes(id, result))
     }
 
     /// A 200 response with `error` in the body: how a 2025 session answers a JSON-RPC error
     /// (its clients read errors from successful HTTP responses).
     pub fn session_error(id: &Value, error: &JsonRpcError) -> Self {
-        McpResponse {
-            status: 200,
-            body: ResponseBody::Json(error_bytes(Some(id), error)),
-            session_id: None,
-        }
+        Self::message(error_bytes(Some(id), error))
     }
 
     /// 200 with one serialized JSON-RPC message as the body.
     pub fn message(bytes: Bytes) -> Self {
-        McpResponse {
-            status: 200,
-            body: ResponseBody::Json(bytes),
-            session_id: None,
-        }
+        Self::new(200, ResponseBody::Json(bytes))
+    }
+
+    /// A response with `status` and one serialized JSON-RPC message as the body.
+    pub(crate) fn json_with_status(status: u16, bytes: Bytes) -> Self {
+        Self::new(status, ResponseBody::Json(bytes))
     }
 
     /// A response with `status` and no body.
     pub fn empty(status: u16) -> Self {
-        McpResponse {
-            status,
-            body: ResponseBody::Empty,
-            session_id: None,
-        }
+        Self::new(status, ResponseBody::Empty)
     }
 
     /// 200 with an SSE body of `messages`.
     pub fn stream(messages: MessageStream) -> Self {
-        McpResponse {
-            status: 200,
-            body: ResponseBody::Stream(messages),
-            session_id: None,
-        }
+        Self::new(200, ResponseBody::Stream(messages))
     }
 
     /// The JSON body parsed back into a value (tests and tools); `None` for other bodies.

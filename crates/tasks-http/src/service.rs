@@ -124,7 +124,7 @@ impl McpService {
         // A body refused unread is drained, unless it announces more than DRAIN_LIMIT.
         let refuse = |body: B| {
             if declared.is_none_or(|n| n <= DRAIN_LIMIT) {
-                drain(body);
+                drain(Box::pin(body));
             }
         };
         let response = match self.dispatcher.admit_head(&parts) {
@@ -295,7 +295,7 @@ where
     match tokio::time::timeout(READ_TIMEOUT, read).await {
         Ok(Ok(())) => Ok(collected.freeze()),
         Ok(Err(BodyError::TooLarge(limit))) => {
-            drain_pinned(body);
+            drain(body);
             Err(BodyError::TooLarge(limit))
         }
         Ok(Err(error)) => Err(error),
@@ -305,15 +305,7 @@ where
 
 /// Discards the rest of a refused body (at most [`DRAIN_LIMIT`] bytes, for at most
 /// [`DRAIN_TIMEOUT`]) while the response is written.
-fn drain<B>(body: B)
-where
-    B: Body + Send + 'static,
-    B::Data: Send,
-{
-    drain_pinned(Box::pin(body));
-}
-
-fn drain_pinned<B>(mut body: Pin<Box<B>>)
+fn drain<B>(mut body: Pin<Box<B>>)
 where
     B: Body + Send + 'static,
     B::Data: Send,

@@ -8,15 +8,21 @@ use tasks_core::jsonrpc::with_server_meta;
 use tasks_core::plan::ServerView;
 use tasks_core::plan::StateKey;
 use tasks_core::wire::ResultMeta;
-use tasks_core::wire::{CacheScope, ResultType, ToolEntry, ToolsListResult};
+use tasks_core::wire::ToolsListResult;
 use tasks_core::{Feature, JsonObject};
 use tasks_runtime::catalog::Catalog;
 use tasks_runtime::{TaskRuntime, Tool, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::DispatchConfig;
-use crate::legacy::sessions::Sessions;
 use crate::metrics::Metrics;
+
+/// The live 2025 sessions; without the `sessions` feature a type with no values.
+#[cfg(feature = "sessions")]
+pub(crate) type Sessions = tasks_runtime::session::Sessions;
+/// The live 2025 sessions; without the `sessions` feature a type with no values.
+#[cfg(not(feature = "sessions"))]
+pub(crate) type Sessions = std::convert::Infallible;
 
 /// The state every method handler reads.
 pub(crate) struct Shared {
@@ -50,7 +56,8 @@ impl Shared {
         if Arc::ptr_eq(&cached.tools, tools) {
             return cached.result.clone();
         }
-        let result = Arc::new(list_result(tools, &self.config, &self.server_meta));
+        let meta = JsonObject::clone(&self.server_meta);
+        let result = Arc::new(tools.list_result(self.config.cache_ttl_ms, meta));
         self.tools_list.store(Arc::new(ToolsList {
             tools: tools.clone(),
             result: result.clone(),
@@ -61,34 +68,6 @@ impl Shared {
     /// A result object with the serverInfo `_meta` added (existing `_meta` keys kept).
     pub(crate) fn with_server_meta(&self, result: JsonObject) -> JsonObject {
         with_server_meta(&self.server_meta, result)
-    }
-}
-
-/// The `tools/list` result of `tools`: in registration order.
-pub(crate) fn list_result(
-    tools: &ToolRegistry,
-    config: &DispatchConfig,
-    server_meta: &JsonObject,
-) -> ToolsListResult {
-    let tools = tools
-        .iter()
-        .map(|tool| ToolEntry {
-            name: tool.name().to_owned(),
-            description: tool.description().to_owned(),
-            input_schema: tool.input_schema().clone(),
-            annotations: tool.annotations().cloned(),
-            output_schema: tool.output_schema().cloned(),
-            title: tool.title().map(str::to_owned),
-            execution: None,
-        })
-        .collect();
-    ToolsListResult {
-        result_type: ResultType::Complete,
-        tools,
-        ttl_ms: config.cache_ttl_ms,
-        cache_scope: CacheScope::Public,
-        meta: server_meta.clone(),
-        next_cursor: None,
     }
 }
 
@@ -114,17 +93,5 @@ impl ServerView for View<'_> {
 
     fn offers(&self, feature: Feature) -> bool {
         self.catalog.offers(feature)
-    }
-}
-
-impl Shared {
-    /// The capabilities of the features offered beside tools, for `server/discover` and a
-    /// 2025 `initialize` ([`tasks_core::catalog::capabilities`]).
-    pub(crate) fn feature_capabilities(&self) -> JsonObject {
-        let catalog = self.runtime.catalog();
-        tasks_core::catalog::capabilities(
-            |feature| catalog.offers(feature),
-            self.config.list_changes.is_some(),
-        )
     }
 }

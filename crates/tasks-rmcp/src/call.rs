@@ -1,4 +1,4 @@
-//! `tools/call` of a runtime tool: planned by [`tasks_core::plan::plan_call`] (the same steps, errors and
+//! `tools/call` of a runtime tool: planned by [`tasks_core::call`] (the same steps, errors and
 //! order as this project's own server: params, `Mcp-Param-*` headers, `requestState`, client
 //! capabilities, answers, arguments), then run now (a synchronous result or an MRTR
 //! `input_required` round, [`SyncExchange`]) or created as a task (`CreateTaskResult`, the
@@ -16,7 +16,7 @@ use tasks_core::plan::NONCE_BYTES;
 use tasks_core::plan::{into_arguments, parse_call, plan_call, CallContext, CallPlan};
 use tasks_core::TaskPolicy;
 use tasks_core::{wire, McpError};
-use tasks_runtime::{run_sync, Notifier, SyncCall, Tool, Work};
+use tasks_runtime::{run_sync, Notifier, NotifyingRun, SyncCall, Tool, Work};
 
 use crate::bridge::TasksBridge;
 use crate::convert::{self, error_value, to_rmcp, Failure, Headers};
@@ -154,22 +154,13 @@ impl TasksBridge {
             let outcome = run_sync(&tool, call).await;
             return exchange.finish(outcome, nonce);
         };
-        let (notifier, mut notifications) = Notifier::channel(wanted.progress, wanted.log_level);
+        let (notifier, notifications) = Notifier::channel(wanted.progress, wanted.log_level);
         let call = call.with_notifier(Some(notifier));
-        let run = run_sync(&tool, call);
-        tokio::pin!(run);
-        let outcome = loop {
-            tokio::select! {
-                biased;
-                Some(notification) = notifications.recv() => {
-                    forward(cx, &exchange.on_notification(notification)).await;
-                }
-                outcome = &mut run => break outcome,
-            }
-        };
-        while let Ok(notification) = notifications.try_recv() {
+        let mut run = NotifyingRun::new(run_sync(&tool, call), notifications);
+        while let Some(notification) = run.notification().await {
             forward(cx, &exchange.on_notification(notification)).await;
         }
+        let outcome = run.output().await;
         exchange.finish(outcome, nonce)
     }
 }

@@ -15,8 +15,8 @@ use rmcp::ErrorData;
 use serde_json::Value;
 use tasks_core::exchange::Announces;
 use tasks_core::exchange::{ListenExchange, ListenFrameKind};
-use tasks_core::{McpError, TaskId};
-use tasks_runtime::Wake;
+use tasks_core::TaskId;
+use tasks_runtime::{follow_tasks, Wake};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::bridge::TasksBridge;
@@ -106,18 +106,9 @@ impl TasksBridge {
         }
         let scope = self.scope(cx);
         // Subscribed before the reads, so that no change in between is lost.
-        let mut changes = runtime.changes();
-        let mut followed = Vec::with_capacity(ids.len());
-        for id in ids {
-            match runtime.get(&scope, id).await {
-                Ok(task) => {
-                    runtime.watch(&task);
-                    followed.push(task);
-                }
-                Err(McpError::UnknownTask) => {}
-                Err(error) => return Err(convert::error(&error)),
-            }
-        }
+        let (mut changes, followed) = follow_tasks(runtime, &scope, ids)
+            .await
+            .map_err(|error| convert::error(&error))?;
         let subscription_id = serde_json::to_value(&cx.id).unwrap_or(Value::Null);
         let mut exchange = ListenExchange::open(
             subscription_id,

@@ -72,6 +72,8 @@
 //! | module | uses |
 //! |---|---|
 //! | `lifecycle` ([`Node`]: start and shutdown) | `runtime` |
+//! | `session` (the live 2025 sessions: their state, rounds, input delivery, tasks) | `runtime`, `registry`, `entropy`, `scope`, `work`, `lock` |
+//! | `feed` ([`Feed`]: what a long-lived stream follows) | `runtime`, `list_changes`, `wait`, `scope` |
 //! | `hosted` (the catalog a [`TaskRuntime`] serves) | `runtime`, `catalog`, `list_changes` |
 //! | `runtime` ([`TaskRuntime`]) | `recovery`, `wait`, `inner`, `worker`, `registry`, `catalog`, `store`, `metrics`, `clock`, `config`, `entropy`, `events`, `seal`, `scope`, `work` |
 //! | `recovery` (leases, takeover) | `follow`, `inner`, `worker`, `registry`, `store`, `config`, `lock` |
@@ -81,6 +83,7 @@
 //! | `sync` (a tool run within its request, input as MRTR rounds) | `worker`, `context`, `registry`, `result`, `notify`, `error`, `form`, `state`, `scope`, `lock` |
 //! | `worker` (a task's tool run detached) | `inner`, `context`, `registry`, `result`, `status`, `store`, `error`, `work` |
 //! | `inner` (shared state: commits, events, waiters, reaping) | `port` (implements it), `registry`, `store`, `metrics`, `expiry`, `clock`, `config`, `events`, `error`, `seal`, `scope`, `lock` |
+//! | `listing` (the tools as `tools/list` shows them) | `registry` |
 //! | `registry` ([`Tool`]) | `context`, `result`, `form`, `state` |
 //! | `result` (what a tool answers) | `error`, `form` |
 //! | `context` ([`ToolContext`]) | `port`, `status`, `notify`, `store`, `error`, `work`, `scope`, `form`, `state`, `lock` |
@@ -109,12 +112,14 @@ mod entropy;
 mod error;
 mod events;
 mod expiry;
+mod feed;
 mod follow;
 mod form;
 mod hosted;
 mod inner;
 mod lifecycle;
 mod list_changes;
+mod listing;
 mod lock;
 mod metrics;
 mod notify;
@@ -126,6 +131,7 @@ mod runtime;
 mod scope;
 mod seal;
 mod secret;
+pub mod session;
 mod state;
 mod status;
 pub mod store;
@@ -140,11 +146,12 @@ pub use context::ToolContext;
 pub use entropy::{Entropy, EntropyError, OsEntropy, Randomness, SeededEntropy};
 pub use error::ToolError;
 pub use events::{StatusEvent, TaskEvent};
+pub use feed::{follow_tasks, Feed, FeedEvent};
 pub use form::Elicited;
 pub use lifecycle::{unfinished_fate, Node};
 pub use list_changes::{ListChanges, ListKind};
 pub use metrics::RuntimeMetrics;
-pub use notify::{Notifier, RequestNotification};
+pub use notify::{Notifier, NotifyingRun, RequestNotification};
 pub use recovery::MESSAGE_INTERRUPTED;
 pub use registry::{PolicyFn, Recovery, Tool, ToolHandler, ToolPolicy, ToolRegistry};
 pub use result::{error_result, text_result, IntoToolResult, Json};

@@ -2,6 +2,8 @@
 //!
 //! The design notes are on [`Notifier`](crate::Notifier).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -106,6 +108,62 @@ impl Notifier {
                 tracing::debug!(%error, "request notification dropped");
                 false
             }
+        }
+    }
+}
+
+/// A handler run together with the notifications of its [`Notifier`], in the order the
+/// transport sends them: every notification queued before the handler finished
+/// ([`NotifyingRun::notification`]), then its output ([`NotifyingRun::output`]). Any host
+/// forwards them (an HTTP response's SSE stream, an rmcp peer).
+pub struct NotifyingRun<F: Future> {
+    state: RunState<F>,
+    notifications: mpsc::Receiver<RequestNotification>,
+}
+
+enum RunState<F: Future> {
+    Running(Pin<Box<F>>),
+    Done(F::Output),
+}
+
+impl<F: Future> std::fmt::Debug for NotifyingRun<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let done = matches!(self.state, RunState::Done(_));
+        f.debug_struct("NotifyingRun")
+            .field("done", &done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F: Future> NotifyingRun<F> {
+    /// Follows `run` and the receiving end of its notifier.
+    pub fn new(run: F, notifications: mpsc::Receiver<RequestNotification>) -> Self {
+        NotifyingRun {
+            state: RunState::Running(Box::pin(run)),
+            notifications,
+        }
+    }
+
+    /// The next notification; `None` once the handler finished and every notification it
+    /// queued was taken. Polls the handler meanwhile. Cancel-safe.
+    pub async fn notification(&mut self) -> Option<RequestNotification> {
+        if let RunState::Running(run) = &mut self.state {
+            tokio::select! {
+                biased;
+                // A closed and empty channel disables this branch.
+                Some(notification) = self.notifications.recv() => return Some(notification),
+                output = run => self.state = RunState::Done(output),
+            }
+        }
+        self.notifications.try_recv().ok()
+    }
+
+    /// The handler's output (waited for when it has not finished yet; notifications not taken
+    /// by then are dropped).
+    pub async fn output(self) -> F::Output {
+        match self.state {
+            RunState::Running(run) => run.await,
+            RunState::Done(output) => output,
         }
     }
 }

@@ -6,7 +6,8 @@ use crate::common;
 use common::stub::StubView;
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use tasks_core::plan::{plan, Action, Plan};
+use tasks_core::plan::parse_message;
+use tasks_core::plan::{plan, plan_message, Action, Plan};
 use tasks_core::{Method, TaskPolicy, Timestamp};
 
 const METHODS: &[&str] = &[
@@ -158,6 +159,32 @@ fn arb_message() -> impl Strategy<Value = (Vec<u8>, Vec<(&'static str, Vec<u8>)>
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
+    /// Planning a message parsed first (as the era router does) plans it as the body would be:
+    /// a JSON-RPC response on the stateless path is the same -32600.
+    #[test]
+    fn a_parsed_message_plans_as_its_body((body, headers) in arb_message(), response in any::<bool>()) {
+        let body = if response { br#"{"jsonrpc":"2.0","id":7,"result":{}}"#.to_vec() } else { body };
+        let view = StubView::new(TaskPolicy::Optional, 3).with_prompts_and_resources();
+        let pairs: Vec<(&str, &[u8])> = headers.iter().map(|(n, v)| (*n, v.as_slice())).collect();
+        let now = Timestamp::from_unix_millis(1_000);
+        let direct = plan(pairs.as_slice(), &body, &view, "scope", now);
+        let Ok(message) = parse_message(&body) else {
+            prop_assert_eq!(kind(&direct), "reject");
+            return Ok(());
+        };
+        let parsed = plan_message(pairs.as_slice(), message, &view, "scope", now);
+        match (direct, parsed) {
+            (Plan::Accepted, Plan::Accepted) => {}
+            (Plan::Reject { id, error }, Plan::Reject { id: id2, error: error2 }) => {
+                prop_assert_eq!(id, id2);
+                prop_assert_eq!(error.code(), error2.code());
+                prop_assert_eq!(error.to_string(), error2.to_string());
+            }
+            (Plan::Run(a), Plan::Run(b)) => prop_assert_eq!(a.id, b.id),
+            (a, b) => prop_assert!(false, "{:?} / {:?}", kind(&a), kind(&b)),
+        }
+    }
+
     #[test]
     fn every_message_gets_a_consistent_plan((body, headers) in arb_message()) {
         let view = StubView::new(TaskPolicy::Optional, 3).with_prompts_and_resources();
@@ -250,5 +277,14 @@ fn the_generator_reaches_every_outcome() {
         "-32601", "-32602", "-32020", "-32021", "-32022",
     ] {
         assert!(seen.contains(want), "never produced {want}: {seen:?}");
+    }
+}
+
+/// The variant of a plan, for a failure message.
+fn kind<T>(plan: &Plan<T>) -> &'static str {
+    match plan {
+        Plan::Accepted => "accepted",
+        Plan::Reject { .. } => "reject",
+        Plan::Run(_) => "run",
     }
 }

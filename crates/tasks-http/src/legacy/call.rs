@@ -21,30 +21,31 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::Value;
+use tasks_core::exchange::notification_message;
 use tasks_core::sessions::session::{Asker, CallRounds, RoundStep};
 use tasks_core::sessions::SessionCall;
 use tasks_core::JsonObject;
 use tasks_runtime::catalog::{render_prompt, Prompt};
-use tasks_runtime::{run_sync, Notifier, SyncCall, SyncOutcome, Tool};
+use tasks_runtime::{run_sync, Notifier, NotifyingRun, SyncCall, SyncOutcome, Tool};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::frames::{ask, respond, Frame, Start};
-use super::sessions::{InFlight, Session};
-use crate::methods::sync_call::notification_frame;
+use tasks_runtime::session::{ask, Frame, InFlight, Session};
+
+use super::frames::{respond, Start};
 use crate::response::McpResponse;
 
 /// Runs `call` of `tool` for request `id` on `session` and builds the response.
 pub(crate) async fn run(
     session: Arc<Session>,
     id: Value,
-    tool: Arc<Tool>,
     call: SessionCall<Arc<Tool>>,
     in_flight: InFlight,
 ) -> McpResponse {
     if let Some(result) = call.invalid_arguments {
         return McpResponse::result(&id, &result);
     }
+    let tool = call.tool;
     let rounds = CallRounds::new(id, Asker::Tool);
     let handler = move |sync| {
         let tool = tool.clone();
@@ -121,7 +122,7 @@ async fn drive<H, Fut>(
                 None => return,
             },
             RoundStep::Run => {
-                let (notifier, mut notifications) =
+                let (notifier, notifications) =
                     Notifier::channel(progress_token.is_some(), session.log_level());
                 let sync = SyncCall::new(arguments.clone())
                     .with_input_responses(rounds.input_responses())
@@ -129,27 +130,20 @@ async fn drive<H, Fut>(
                     .with_principal(session.principal.clone())
                     .with_notifier(Some(notifier))
                     .with_cancel(cancel.clone());
-                let run = handler(sync);
-                tokio::pin!(run);
-                let outcome = loop {
-                    tokio::select! {
+                let mut run = NotifyingRun::new(handler(sync), notifications);
+                loop {
+                    let notification = tokio::select! {
                         biased;
                         () = cancel.cancelled() => return,
-                        Some(n) = notifications.recv() => {
-                            let frame = notification_frame(n, progress_token);
-                            if tx.send(Frame::Message(frame)).await.is_err() {
-                                return;
-                            }
-                        }
-                        outcome = &mut run => break outcome,
-                    }
-                };
-                while let Ok(n) = notifications.try_recv() {
-                    let frame = notification_frame(n, progress_token);
+                        notification = run.notification() => notification,
+                    };
+                    let Some(n) = notification else { break };
+                    let frame = Bytes::from(notification_message(n, progress_token));
                     if tx.send(Frame::Message(frame)).await.is_err() {
                         return;
                     }
                 }
+                let outcome = run.output().await;
                 rounds.outcome(outcome)
             }
         };

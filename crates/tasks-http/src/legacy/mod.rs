@@ -24,13 +24,11 @@
 //! <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>; lifecycle:
 //! <https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle>.
 
-pub(crate) mod call;
+mod call;
 mod frames;
-mod inputs;
-pub(crate) mod sessions;
 mod tasks;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -38,53 +36,24 @@ use futures_util::stream;
 use http::request::Parts;
 use http::HeaderMap;
 use serde_json::Value;
-use tasks_core::catalog::CatalogRequest;
-use tasks_core::exchange::ListKind;
-use tasks_core::input::missing_capabilities;
+use tasks_core::catalog::{capabilities, CatalogRequest};
 use tasks_core::plan::Message;
-use tasks_core::sessions::tasks::SessionTaskView;
+use tasks_core::sessions::tasks::{creation, SessionTaskView};
 use tasks_core::sessions::wire::{
-    empty_result, Implementation, InitializeResult, ServerCapabilities, SessionTool,
-    SessionToolsList, ToolExecution,
+    empty_result, Implementation, InitializeResult, ServerCapabilities,
 };
-use tasks_core::sessions::{
-    plan_session, SessionAction, SessionCall, SessionId, SessionPlan, SessionView, SESSION_HEADER,
-};
-use tasks_core::{McpError, Task, TaskId};
-use tasks_runtime::{Caller, Changes, Scope, TaskRuntime, ToolRegistry, Wake};
-use tokio::sync::broadcast::{self, error::RecvError};
+use tasks_core::sessions::{plan_session, SessionAction, SessionId, SessionPlan, SESSION_HEADER};
+use tasks_core::{McpError, TaskId};
+use tasks_runtime::{Caller, Feed, FeedEvent, Scope, TaskRuntime, ToolRegistry, Wake};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::head::Head;
-use crate::response::{notification_bytes, McpResponse};
+use crate::response::McpResponse;
 use crate::shared::{Shared, View};
-use frames::Frame;
-use sessions::{Session, Sessions, StreamClaim};
-use tasks_core::sessions::session::{self, Seen, Step, MAX_SESSION_TASKS};
-
-/// The session named by the request's `Mcp-Session-Id`, as the planner sees it.
-fn lookup(
-    sessions: &Sessions,
-    headers: &HeaderMap,
-    scope: &Scope,
-) -> (SessionView, Option<Arc<Session>>) {
-    if !headers.contains_key(SESSION_HEADER) {
-        return (SessionView::Absent, None);
-    }
-    let session = session_id(headers).and_then(|id| sessions.get(&id, scope));
-    match session {
-        Some(session) => (
-            SessionView::Live {
-                phase: session.phase(),
-                tasks: session.tasks,
-                list: session.list,
-            },
-            Some(session),
-        ),
-        None => (SessionView::Unknown, None),
-    }
-}
+use tasks_core::sessions::session::{Effect, SessionStream};
+use tasks_runtime::session::tasks as session_tasks;
+use tasks_runtime::session::{deliver, Frame, Session, Sessions, StreamClaim};
 
 /// Serves one POSTed message of the session path: the response, and the error it answers
 /// (`None` for a result, an accepted message or a stream).
@@ -96,7 +65,7 @@ pub(crate) async fn post(
     caller: Caller,
     view: &View<'_>,
 ) -> (McpResponse, Option<McpError>) {
-    let (found, session) = lookup(sessions, headers, &caller.scope);
+    let (found, session) = sessions.lookup(&Head(headers), &caller.scope);
     let fail = |id: Option<&Value>, error: McpError| (McpResponse::error(id, &error), Some(error));
     match plan_session(&Head(headers), message, found, view) {
         SessionPlan::Initialize {
@@ -105,14 +74,18 @@ pub(crate) async fn post(
             client_capabilities,
         } => match sessions.open(version, caller, client_capabilities) {
             Ok(session) => {
+                let announces = d.config.list_changes.is_some();
+                let catalog = d.runtime.catalog();
+                // The features offered beside tools ([`tasks_core::catalog::capabilities`]).
+                let features = capabilities(|feature| catalog.offers(feature), announces);
                 let result = InitializeResult {
                     protocol_version: version,
                     capabilities: ServerCapabilities::for_session(
-                        d.config.list_changes.is_some(),
+                        announces,
                         session.tasks,
                         session.list,
                     )
-                    .with_features(d.feature_capabilities()),
+                    .with_features(features),
                     server_info: Implementation {
                         name: d.config.server_name.clone(),
                         version: d.config.server_version.clone(),
@@ -168,86 +141,7 @@ async fn run(
     action: SessionAction<Arc<tasks_runtime::Tool>>,
     tools: &Arc<ToolRegistry>,
 ) -> (McpResponse, Option<McpError>) {
-    let scope = session.scope.clone();
-    let answer = match action {
-        SessionAction::Ping => Ok(McpResponse::result(&id, &empty_result())),
-        SessionAction::SetLevel(level) => {
-            session.set_log_level(level);
-            Ok(McpResponse::result(&id, &empty_result()))
-        }
-        SessionAction::ListTools => Ok(McpResponse::result(&id, &tools_list(tools, session.tasks))),
-        SessionAction::Call(call) => match (call.tool.clone(), call.task) {
-            (tool, Some(hint)) if call.invalid_arguments.is_none() => {
-                // A capability the tool always needs is checked before any task exists.
-                match missing_capabilities(
-                    &session.client_capabilities,
-                    tool.client_needs().iter().copied(),
-                ) {
-                    Some(error) => Err(error),
-                    None => {
-                        let SessionCall {
-                            name,
-                            arguments,
-                            progress_token,
-                            ..
-                        } = call;
-                        let creating = tasks::Creating {
-                            name,
-                            arguments,
-                            hint,
-                            progress_token,
-                        };
-                        tasks::create(d, &session, &id, creating).await
-                    }
-                }
-            }
-            (tool, _) => match session.serve(&id) {
-                Ok(in_flight) => Ok(call::run(session, id.clone(), tool, call, in_flight).await),
-                Err(error) => Err(error),
-            },
-        },
-        SessionAction::GetTask(task) => tasks::get(d, &session, &id, &task).await,
-        SessionAction::CancelTask(task) => tasks::cancel(d, &scope, &id, &task).await,
-        SessionAction::ListTasks(after) => tasks::list(d, &scope, &id, after.as_ref()).await,
-        SessionAction::Catalog(CatalogRequest::GetPrompt(request)) => {
-            match crate::methods::catalog::find_prompt(&d.runtime.catalog(), &request) {
-                Ok(prompt) => match session.serve(&id) {
-                    Ok(in_flight) => Ok(call::run_prompt(
-                        session,
-                        id.clone(),
-                        prompt,
-                        request.arguments,
-                        in_flight,
-                    )
-                    .await),
-                    Err(error) => Err(error),
-                },
-                Err(error) => Err(error),
-            }
-        }
-        SessionAction::Catalog(request) => {
-            let caller = Caller {
-                scope: scope.clone(),
-                principal: session.principal.clone(),
-            };
-            Box::pin(crate::methods::catalog::handle_session(
-                d, &id, &caller, request,
-            ))
-            .await
-        }
-        SessionAction::Subscribe(uri) => session
-            .subscribe(uri)
-            .map(|()| McpResponse::result(&id, &empty_result())),
-        SessionAction::Unsubscribe(uri) => {
-            session.unsubscribe(&uri);
-            Ok(McpResponse::result(&id, &empty_result()))
-        }
-        SessionAction::TaskResult(task) => match session.serve(&id) {
-            Ok(in_flight) => tasks::result(d, session, id.clone(), task, in_flight).await,
-            Err(error) => Err(error),
-        },
-    };
-    match answer {
+    match answer(d, session, &id, action, tools).await {
         Ok(response) => (response, None),
         Err(error) => (
             McpResponse::session_error(&id, &error.to_error_object()),
@@ -256,31 +150,70 @@ async fn run(
     }
 }
 
-/// The 2025 `tools/list` result: every tool, in registration order, with
-/// `execution.taskSupport` in sessions offered tasks.
-fn tools_list(tools: &ToolRegistry, tasks: bool) -> SessionToolsList {
-    let no_params = serde_json::Map::new();
-    SessionToolsList {
-        tools: tools
-            .iter()
-            .map(|tool| SessionTool {
-                name: tool.name().to_owned(),
-                description: tool.description().to_owned(),
-                input_schema: tool.input_schema().clone(),
-                annotations: tool.annotations().cloned(),
-                execution: tasks.then(|| ToolExecution {
-                    task_support: tool.policy_for(&no_params).into(),
-                }),
-                output_schema: tool.output_schema().cloned(),
-                title: tool.title().map(str::to_owned),
-            })
-            .collect(),
-    }
+/// The answer to a planned session request.
+async fn answer(
+    d: &Shared,
+    session: Arc<Session>,
+    id: &Value,
+    action: SessionAction<Arc<tasks_runtime::Tool>>,
+    tools: &Arc<ToolRegistry>,
+) -> Result<McpResponse, McpError> {
+    let (runtime, scope) = (&d.runtime, &session.scope);
+    let empty = || McpResponse::result(id, &empty_result());
+    let flat = |task: Arc<tasks_core::Task>| McpResponse::result(id, &SessionTaskView(&task));
+    Ok(match action {
+        SessionAction::Ping => empty(),
+        SessionAction::SetLevel(level) => {
+            session.set_log_level(level);
+            empty()
+        }
+        SessionAction::ListTools => McpResponse::result(id, &tools.session_list(session.tasks)),
+        SessionAction::Call(mut call) => match call.task.take() {
+            Some(hint) if call.invalid_arguments.is_none() => {
+                let task = session_tasks::create(runtime, &session, call, hint).await?;
+                McpResponse::result(id, &creation(&task))
+            }
+            _ => {
+                let in_flight = session.serve(id)?;
+                call::run(session, id.clone(), call, in_flight).await
+            }
+        },
+        SessionAction::GetTask(task) => flat(session_tasks::get(runtime, &session, &task).await?),
+        SessionAction::CancelTask(task) => {
+            flat(session_tasks::cancel(runtime, scope, &task).await?)
+        }
+        SessionAction::ListTasks(after) => tasks::list(d, scope, id, after.as_ref()).await?,
+        SessionAction::Catalog(CatalogRequest::GetPrompt(request)) => {
+            let prompt = crate::methods::catalog::find_prompt(&runtime.catalog(), &request)?;
+            let in_flight = session.serve(id)?;
+            let arguments = request.arguments;
+            call::run_prompt(session, id.clone(), prompt, arguments, in_flight).await
+        }
+        SessionAction::Catalog(request) => {
+            let principal = session.principal.clone();
+            Box::pin(crate::methods::catalog::handle_session(
+                d, id, principal, request,
+            ))
+            .await?
+        }
+        SessionAction::Subscribe(uri) => {
+            session.subscribe(uri)?;
+            empty()
+        }
+        SessionAction::Unsubscribe(uri) => {
+            session.unsubscribe(&uri);
+            empty()
+        }
+        SessionAction::TaskResult(task) => {
+            let in_flight = session.serve(id)?;
+            tasks::result(d, session, id.clone(), task, in_flight).await?
+        }
+    })
 }
 
 /// The session table, when the session path is on (`limits`).
 pub(crate) fn table(
-    limits: Option<crate::config::SessionConfig>,
+    limits: Option<tasks_runtime::session::SessionConfig>,
     shutdown: &CancellationToken,
     entropy: &tasks_runtime::Randomness,
 ) -> Option<Sessions> {
@@ -295,23 +228,12 @@ pub(crate) fn may_name_session(d: &Shared, parts: &Parts) -> bool {
         && parts.headers.contains_key(SESSION_HEADER)
 }
 
-/// The one `Mcp-Session-Id` of a request, when it has the minted shape.
-fn session_id(headers: &HeaderMap) -> Option<SessionId> {
-    let mut values = headers.get_all(SESSION_HEADER).iter();
-    let raw = values.next()?;
-    values
-        .next()
-        .is_none()
-        .then(|| SessionId::parse(raw.as_bytes()))
-        .flatten()
-}
-
 /// Serves a GET (the standalone stream) or DELETE (end the session) of the session path.
 pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResponse {
     let Some(sessions) = &d.sessions else {
         return McpResponse::error(None, &McpError::HttpMethodNotAllowed);
     };
-    let id = session_id(&parts.headers);
+    let id = SessionId::of(&Head(&parts.headers));
     if parts.method == http::Method::DELETE {
         return match id {
             Some(id) if sessions.end(&id, scope) => McpResponse::empty(200),
@@ -324,23 +246,19 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
     let claim = session.open_stream();
     let (frames_tx, frames) = mpsc::channel(16);
     let stop = claim.token.child_token();
+    let lists = d.config.list_changes.as_ref();
+    // Subscribed before the first read of the session's tasks (in the first `next`).
+    let changes = claim.session().tasks.then(|| d.runtime.changes());
     let stream = GetStream {
-        changes: d.config.list_changes.as_ref().map(|c| c.subscribe()),
-        resources: d
-            .config
-            .list_changes
-            .as_ref()
-            .map(|c| c.subscribe_resources()),
-        // Subscribed before the first read of the session's tasks (in the first `next`).
-        waits: claim.session().tasks.then(|| d.runtime.changes()),
+        feed: Feed::new(changes, lists, true, true),
         shutdown: d.shutdown.clone(),
         runtime: d.runtime.clone(),
         frames,
         frames_tx,
+        session: claim.session().clone(),
         claim,
-        known: session::GetStream::new(),
+        machine: SessionStream::new(),
         deliveries: HashMap::new(),
-        queue: VecDeque::new(),
         primed: false,
         _stop: stop.clone().drop_guard(),
         stop,
@@ -352,39 +270,36 @@ pub(crate) fn get_or_delete(d: &Shared, parts: &Parts, scope: &Scope) -> McpResp
     McpResponse::stream(Box::pin(messages))
 }
 
-/// A session's standalone GET stream: `notifications/tools/list_changed` when the tool list
-/// changes; `notifications/tasks/status` (the task, flat, as 2025-11-25 shows it) when a task
-/// this session created changes; and the input requests of those tasks while no `tasks/result`
-/// delivers them ([`inputs`]), so a client that polls `tasks/get` until the task ends is asked
-/// too. A request whose task no longer asks for it (the task is gone, ended, or answered
-/// elsewhere) is withdrawn. It follows the runtime's [`Changes`]: after a feed resync, after
-/// falling behind, and on the guard interval it re-reads the session's unfinished tasks, so no
-/// single lost notification keeps a status or an input request from it. Ends with the session,
-/// a newer GET stream, or the server.
+/// A session's standalone GET stream: the driver of the core's [`SessionStream`], which decides
+/// what goes out (`notifications/tasks/status` and `notifications/progress` of the tasks this
+/// session created, list changes, updates of subscribed resources) and when the input requests
+/// of those tasks are delivered here ([`deliver`]: while no `tasks/result` delivers them, so a
+/// client that polls `tasks/get` until the task ends is asked too) or withdrawn (the task is
+/// gone, ended, or answered elsewhere). It follows the runtime's changes ([`Feed`]): after a
+/// feed resync, after falling behind, and on the guard interval it re-reads the session's
+/// unfinished tasks, so no single lost notification keeps a status or an input request from
+/// it. Ends with the session, a newer GET stream, or the server.
 ///
 /// A task's questions go out here only once the client has named the task in a request
-/// (`tasks/get` or `tasks/result`, [`TaskBook::named`](tasks_core::sessions::session::TaskBook::named)): a question sent as soon as the task
-/// asks could reach the client before the `CreateTaskResult` that tells it the task exists, and
-/// a client cannot match it to anything (the official Tasks client library answers it with an
-/// error). A poll that finds its task waiting for input asks this stream to deliver
-/// ([`Session::nudge`]).
+/// (`tasks/get` or `tasks/result`, [`TaskBook::named`](tasks_core::sessions::session::TaskBook::named)):
+/// a question sent as soon as the task asks could reach the client before the
+/// `CreateTaskResult` that tells it the task exists, and a client cannot match it to anything
+/// (the official Tasks client library answers it with an error). A poll that finds its task
+/// waiting for input asks this stream to deliver ([`Session::nudge`]).
 struct GetStream {
     claim: StreamClaim,
-    changes: Option<broadcast::Receiver<ListKind>>,
-    /// The URIs of updated resources; the session's subscriptions pick what goes out.
-    resources: Option<broadcast::Receiver<Arc<str>>>,
-    waits: Option<Changes>,
+    session: Arc<Session>,
+    /// Task changes (in a session offered tasks), list announcements, and resource updates.
+    feed: Feed,
     shutdown: CancellationToken,
     runtime: TaskRuntime,
     /// Server-to-client requests of the deliveries this stream runs.
     frames: mpsc::Receiver<Frame>,
     frames_tx: mpsc::Sender<Frame>,
-    /// What this stream knows of the session's tasks: the core's re-delivery decisions.
-    known: session::GetStream,
+    /// The core's decisions.
+    machine: SessionStream,
     /// The token stopping each task's delivery on this stream.
     deliveries: HashMap<TaskId, CancellationToken>,
-    /// Notifications ready to go out.
-    queue: VecDeque<Bytes>,
     /// Whether the session's tasks waiting for input when the stream opened were delivered.
     primed: bool,
     /// The parent of this stream's deliveries, stopped when the stream is dropped.
@@ -392,103 +307,45 @@ struct GetStream {
     _stop: DropGuard,
 }
 
-/// The next value of an optional receiver; pending forever without one.
-async fn next_of<T: Clone>(receiver: &mut Option<broadcast::Receiver<T>>) -> Result<T, RecvError> {
-    match receiver {
-        Some(receiver) => receiver.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// The next wake-up of optional changes; pending forever without them.
-async fn next_wake(changes: &mut Option<Changes>) -> Option<Wake> {
-    match changes {
-        Some(changes) => changes.next().await,
-        None => std::future::pending().await,
-    }
-}
-
 impl GetStream {
-    /// Carries out what the core decided about `task` on this stream.
-    fn step(&mut self, step: Step, task: Option<&Arc<Task>>) {
-        match (step, task) {
-            (Step::Deliver, Some(task)) => self.deliver(task),
-            (Step::Withdraw, _) => {
-                if let Some(id) = task.map(|t| t.id().clone()) {
+    /// Carries out the machine's effects: a delivery of a task's input requests runs in the
+    /// background under the task's delivery token (a new one when it has none running); a
+    /// withdrawal stops it.
+    fn apply(&mut self) {
+        while let Some(effect) = self.machine.poll_effect() {
+            match effect {
+                Effect::Deliver(task) => {
+                    let stop = match self.deliveries.get(task.id()) {
+                        Some(stop) if !stop.is_cancelled() => stop.clone(),
+                        _ => {
+                            let stop = self.stop.child_token();
+                            self.deliveries.insert(task.id().clone(), stop.clone());
+                            stop
+                        }
+                    };
+                    let (runtime, session) = (self.runtime.clone(), self.session.clone());
+                    let tx = self.frames_tx.clone();
+                    tokio::spawn(async move {
+                        deliver(&runtime, &session, &task, &tx, &stop).await;
+                    });
+                }
+                Effect::Withdraw(id) => {
                     if let Some(stop) = self.deliveries.remove(&id) {
                         stop.cancel();
                     }
                 }
             }
-            _ => {}
         }
     }
 
-    /// A state of one of the session's tasks: announced (when `announce`) if newer than what
-    /// the stream knows; its input requests delivered while it asks, withdrawn once it does
-    /// not.
-    fn saw(&mut self, task: Arc<Task>, announce: bool) {
-        let knows = self.claim.session().book(|book| book.knows(task.id()));
-        let Some(step) = self.known.saw(Seen::of(&task), knows) else {
-            return;
-        };
-        self.step(step, Some(&task));
-        // The task's progress, when the call that created it carried a progress token and the
-        // session has not sent this far yet (also when the stream opens: a reconnecting client
-        // learns the latest); before the status, so that a client stopping at `completed` has
-        // seen the last progress.
-        let session = self.claim.session();
-        if let Some(params) = session.book(|book| book.progress_update(&task)) {
-            self.queue
-                .push_back(notification_bytes("notifications/progress", &params));
-        }
-        if announce {
-            self.queue.push_back(notification_bytes(
-                "notifications/tasks/status",
-                &SessionTaskView(&task),
-            ));
-        }
-    }
-
-    /// Task `id` is gone: its input requests are withdrawn, and it is not re-read again.
-    fn gone(&mut self, id: &TaskId, step: Step) {
-        if step == Step::Withdraw {
-            if let Some(stop) = self.deliveries.remove(id) {
-                stop.cancel();
-            }
-        }
-    }
-
-    /// Delivers `task`'s input requests in the background, under the task's delivery token
-    /// (a new one when it has none running).
-    fn deliver(&mut self, task: &Arc<Task>) {
-        let stop = match self.deliveries.get(task.id()) {
-            Some(stop) if !stop.is_cancelled() => stop.clone(),
-            _ => {
-                let stop = self.stop.child_token();
-                self.deliveries.insert(task.id().clone(), stop.clone());
-                stop
-            }
-        };
-        let (runtime, session) = (self.runtime.clone(), self.claim.session().clone());
-        let (task, tx) = (task.clone(), self.frames_tx.clone());
-        tokio::spawn(async move {
-            inputs::deliver(&runtime, &session, &task, &tx, &stop).await;
-        });
-    }
-
-    /// A status event or a removal from the runtime's changes.
+    /// A change from the runtime's feed.
     async fn wake(&mut self, wake: Wake) {
-        let session = self.claim.session().clone();
-        let ours = |id: &TaskId| session.book(|book| book.announces(id));
+        let (session, machine) = (&self.session, &mut self.machine);
         match wake {
-            Wake::Status(event) if event.scope == session.scope && ours(event.task.id()) => {
-                self.saw(event.task, true);
-            }
-            Wake::Removed(id) if ours(&id) => {
-                let step = self.known.gone(&id);
-                self.gone(&id, step);
-            }
+            Wake::Status(event) => session.book(|book| {
+                machine.on_status(book, event.scope == session.scope, &event.task);
+            }),
+            Wake::Removed(id) => session.book(|book| machine.on_removed(book, &id)),
             // Changes may have been missed: the unfinished tasks are read again.
             Wake::Reread { .. } => self.reread(true).await,
             _ => {}
@@ -501,8 +358,7 @@ impl GetStream {
     /// read runs may go unannounced; a status notification is optional, and the task's input
     /// requests are delivered either way.
     async fn prime(&mut self) {
-        use futures_util::FutureExt as _;
-        while let Some(Some(wake)) = self.waits.as_mut().and_then(|c| c.next().now_or_never()) {
+        while let Some(wake) = self.feed.queued() {
             if !matches!(wake, Wake::Reread { .. }) {
                 self.wake(wake).await;
             }
@@ -510,25 +366,17 @@ impl GetStream {
         self.reread(false).await;
     }
 
-    /// Re-reads the session's tasks not known to be settled, as [`GetStream::saw`] each.
+    /// Re-reads the session's tasks the machine asks for.
     async fn reread(&mut self, announce: bool) {
-        let session = self.claim.session().clone();
-        let created = session.book(|book| book.created_tasks(MAX_SESSION_TASKS));
-        let ids = self.known.to_reread(created);
+        let ids = self.session.book(|book| self.machine.to_reread(book));
         if ids.is_empty() {
             return;
         }
-        match self.runtime.read_many(&session.scope, &ids).await {
+        match self.runtime.read_many(&self.session.scope, &ids).await {
             Ok(tasks) => {
-                let mut missing: HashSet<&TaskId> = ids.iter().collect();
-                for task in tasks {
-                    missing.remove(task.id());
-                    self.saw(task, announce);
-                }
-                for id in missing {
-                    let step = self.known.missing(id);
-                    self.gone(id, step);
-                }
+                let machine = &mut self.machine;
+                self.session
+                    .book(|book| machine.on_read(book, &ids, &tasks, announce));
             }
             Err(error) => tracing::warn!(%error, "re-reading a session's tasks failed"),
         }
@@ -538,56 +386,41 @@ impl GetStream {
         let ended = self.claim.token.clone();
         if !self.primed {
             self.primed = true;
-            if self.claim.session().tasks {
+            if self.session.tasks {
                 self.prime().await;
             }
         }
         loop {
-            if let Some(bytes) = self.queue.pop_front() {
-                return Some(bytes);
+            self.apply();
+            if let Some(frame) = self.machine.poll_frame() {
+                return Some(Bytes::from(frame));
             }
-            tokio::select! {
+            let event = tokio::select! {
+                biased;
                 () = ended.cancelled() => return None,
                 () = self.shutdown.cancelled() => return None,
-                change = next_of(&mut self.changes) => match change {
-                    Ok(kind) if self.runtime.catalog().has_list(kind) => {
-                        return Some(notification_bytes(kind.method(), &serde_json::Map::new()));
-                    }
-                    Ok(_) => {}
-                    // A lagging receiver missed announcements: one notification of each list
-                    // the server has covers them.
-                    Err(RecvError::Lagged(_)) => {
-                        let catalog = self.runtime.catalog();
-                        for kind in ListKind::ALL.into_iter().filter(|k| catalog.has_list(*k)) {
-                            self.queue.push_back(notification_bytes(
-                                kind.method(),
-                                &serde_json::Map::new(),
-                            ));
-                        }
-                    }
-                    Err(RecvError::Closed) => self.changes = None,
-                },
-                update = next_of(&mut self.resources) => match update {
-                    Ok(uri) if self.claim.session().subscribed(&uri) => {
-                        let mut params = serde_json::Map::new();
-                        params.insert("uri".into(), Value::from(&*uri));
-                        return Some(notification_bytes("notifications/resources/updated", &params));
-                    }
-                    Ok(_) | Err(RecvError::Lagged(_)) => {}
-                    Err(RecvError::Closed) => self.resources = None,
-                },
                 Some(frame) = self.frames.recv() => match frame {
                     Frame::Message(bytes) | Frame::Final(bytes) => return Some(bytes),
                 },
                 // A poll read the task (waiting for input) after the client named it.
                 Some(task) = self.claim.nudges.recv() => {
-                    let step = self.known.nudged(Seen::of(&task));
-                    self.step(step, Some(&task));
+                    self.machine.on_nudge(&task);
+                    continue;
                 }
-                wake = next_wake(&mut self.waits) => match wake {
-                    Some(wake) => self.wake(wake).await,
-                    None => self.waits = None,
-                },
+                event = self.feed.next() => event,
+            };
+            let catalog = self.runtime.catalog();
+            match event {
+                FeedEvent::Task(wake) => self.wake(wake).await,
+                FeedEvent::TasksEnded => {}
+                FeedEvent::ListChanged(kind) => {
+                    self.machine.on_list_changed(kind, catalog.has_list(kind));
+                }
+                FeedEvent::ListsLagged => self.machine.on_lists_lagged(|k| catalog.has_list(k)),
+                FeedEvent::ResourceUpdated(uri) => {
+                    let subscribed = self.session.subscribed(&uri);
+                    self.machine.on_resource_updated(&uri, subscribed);
+                }
             }
         }
     }

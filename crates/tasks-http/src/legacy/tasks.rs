@@ -1,6 +1,6 @@
-//! 2025-11-25 tasks on a session: creation from a hinted `tools/call`, `tasks/get`,
-//! `tasks/cancel`, and the blocking `tasks/result` with its input side channel, all on the
-//! runtime and store the 2026-07-28 path uses (a task is one task in both eras).
+//! 2025-11-25 tasks on a session: `tasks/list`, and the blocking `tasks/result` with its input
+//! side channel (creation, `tasks/get` and `tasks/cancel` are [`tasks_runtime::session::tasks`]),
+//! all on the runtime and store the 2026-07-28 path uses (a task is one task in both eras).
 //!
 //! MCP 2025-11-25 tasks
 //! (<https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks>):
@@ -15,7 +15,7 @@
 //!   terminal task ([`payload`](tasks_core::sessions::tasks::payload)); for a task still
 //!   running it streams (SSE) and, while the task waits for input, sends each outstanding input
 //!   request as a JSON-RPC request of the session with `related-task` `_meta`
-//!   ([`super::inputs`]), unless the session's GET stream is already delivering them. Closing
+//!   ([`tasks_runtime::session::deliver`]), unless the session's GET stream is already delivering them. Closing
 //!   the stream stops only the wait: the task goes on, and a later `tasks/result` sends what is
 //!   still outstanding. A task that is gone while waited for (its TTL ran out) ends the wait
 //!   with -32602 `Unknown or inaccessible taskId`, as `tasks/get` answers, and its input
@@ -23,7 +23,7 @@
 //!   refused). The wait never depends on one notification ([`tasks_runtime::TaskWait`]). The wait's
 //!   decisions are the core's [`ResultWait`]; [`result`] drives it.
 //! * "Task Progress Notifications": a hinted call's `progressToken` stays valid for the whole
-//!   task; the session records it ([`Creating::progress_token`]), and its GET stream sends
+//!   task; the session records it ([`Creating::progress_token`](tasks_runtime::session::tasks::Creating::progress_token)), and its GET stream sends
 //!   the task's progress with it as `notifications/progress`.
 
 use std::sync::Arc;
@@ -31,90 +31,16 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::Value;
 use tasks_core::sessions::session::{ResultWait, WaitStep};
-use tasks_core::sessions::tasks::{creation, list_result, SessionTaskView, TaskHint, LIST_PAGE};
-use tasks_core::{JsonObject, McpError, TaskId, TaskState};
-use tasks_runtime::{Scope, TaskWait, Work};
+use tasks_core::sessions::tasks::{list_result, LIST_PAGE};
+use tasks_core::{McpError, TaskId};
+use tasks_runtime::session::{deliver, Frame, InFlight, Session};
+use tasks_runtime::{Scope, TaskWait};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::frames::{respond, Frame, Start};
-use super::inputs::deliver;
-use super::sessions::{InFlight, Session};
+use super::frames::{respond, Start};
 use crate::response::McpResponse;
 use crate::shared::Shared;
-
-/// A hinted `tools/call` that creates a task.
-pub(crate) struct Creating {
-    /// The tool.
-    pub(crate) name: String,
-    /// Its arguments.
-    pub(crate) arguments: JsonObject,
-    /// The hint (its `ttl`).
-    pub(crate) hint: TaskHint,
-    /// `params._meta.progressToken`: the task's progress goes out with it on the session's GET
-    /// stream.
-    pub(crate) progress_token: Option<Value>,
-}
-
-/// Creates the task of a hinted `tools/call` and answers its `CreateTaskResult`.
-pub(crate) async fn create(
-    d: &Shared,
-    session: &Session,
-    id: &Value,
-    creating: Creating,
-) -> Result<McpResponse, McpError> {
-    let Creating {
-        name,
-        arguments,
-        hint,
-        progress_token,
-    } = creating;
-    let mut work = Work {
-        tool: name,
-        arguments,
-        input_responses: None,
-        client_capabilities: session.client_capabilities.clone(),
-        scope: session.scope.clone(),
-        trace_parent: None,
-        sealed_principal: None,
-    };
-    d.runtime
-        .seal_principal(&mut work, session.principal.as_ref())?;
-    let ttl = hint.ttl(d.runtime.config().ttl_ms);
-    // The session learns the task before it exists: its worker may ask for input in its first
-    // step, and the GET stream announces and delivers only what the session has recorded as
-    // its own, so recording it after creation left a window in which that request was lost.
-    let task_id = d.runtime.mint_task_id()?;
-    session.book(|book| {
-        book.created(&task_id);
-        if let Some(token) = progress_token {
-            book.follow_progress(&task_id, token);
-        }
-    });
-    match d.runtime.create_minted(work, task_id.clone(), ttl).await {
-        Ok(task) => Ok(McpResponse::result(id, &creation(&task))),
-        Err(error) => {
-            session.book(|book| book.forget_created(&task_id));
-            Err(error)
-        }
-    }
-}
-
-/// `tasks/get`. The client has named the task, so the session's GET stream may ask its
-/// questions; when it waits for input, the stream is asked to deliver them now.
-pub(crate) async fn get(
-    d: &Shared,
-    session: &Session,
-    id: &Value,
-    task: &TaskId,
-) -> Result<McpResponse, McpError> {
-    session.book(|book| book.named(task));
-    let task = d.runtime.get(&session.scope, task).await?;
-    if matches!(task.state(), TaskState::InputRequired { .. }) {
-        session.nudge(task.clone());
-    }
-    Ok(McpResponse::result(id, &SessionTaskView(&task)))
-}
 
 /// `tasks/list`: one page of the caller's tasks (scope, not session: a client finds its
 /// tasks again from a new session), in id order.
@@ -130,29 +56,6 @@ pub(crate) async fn list(
     match d.runtime.list(scope, after, LIST_PAGE).await? {
         Some(page) => Ok(McpResponse::result(id, &list_result(&page))),
         None => Err(McpError::MethodNotFound),
-    }
-}
-
-/// `tasks/cancel`.
-///
-/// # Errors
-/// -32602 for an unknown task, and `Task is already terminal` for a task that ended before
-/// the cancellation could be committed.
-pub(crate) async fn cancel(
-    d: &Shared,
-    scope: &Scope,
-    id: &Value,
-    task: &TaskId,
-) -> Result<McpResponse, McpError> {
-    let terminal = || McpError::invalid_params("Task is already terminal");
-    if d.runtime.get(scope, task).await?.is_terminal() {
-        return Err(terminal());
-    }
-    d.runtime.cancel(scope, task).await?;
-    let now = d.runtime.get(scope, task).await?;
-    match now.state() {
-        TaskState::Cancelled => Ok(McpResponse::result(id, &SessionTaskView(&now))),
-        _ => Err(terminal()),
     }
 }
 

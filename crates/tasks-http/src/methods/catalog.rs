@@ -5,11 +5,9 @@
 //! <https://modelcontextprotocol.io/specification/2026-07-28/server/resources>).
 //!
 //! On 2026-07-28 every result carries `resultType: "complete"` and the serverInfo `_meta`; the
-//! cacheable ones (the lists, `resources/read` and `skills/get`) carry `ttlMs` (the server's
-//! [`cache_ttl_ms`](crate::ServerBuilder::cache_ttl_ms)) and `cacheScope`: `public` for the
-//! lists and a skill's entry, which are the same for every caller, `private` for a read, whose
-//! reader may answer by caller. `resources/directory/read` (Skills extension) is not
-//! cacheable: it carries neither. A `prompts/get` runs like a synchronous tool call: its handler may ask for input,
+//! cacheable ones carry `ttlMs` (the server's
+//! [`cache_ttl_ms`](crate::ServerBuilder::cache_ttl_ms)) and `cacheScope`
+//! ([`CatalogRequest::cache_scope`]). A `prompts/get` runs like a synchronous tool call: its handler may ask for input,
 //! answered by a retry of the same request ([`sync_call`]). A 2025 session gets the bare
 //! results, and a prompt there asks for input on the request's stream as a tool does
 //! (`legacy::call`).
@@ -20,11 +18,10 @@ use std::sync::Arc;
 use tasks_core::catalog::{CatalogRequest, PromptRequest};
 use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest};
 use tasks_core::sessions::wire::session_result;
-use tasks_core::wire::CacheScope;
-use tasks_core::{JsonObject, McpError, Method, RequestMeta, Timestamp};
+use tasks_core::{McpError, Method, RequestMeta, Timestamp};
 
-use tasks_runtime::catalog::{render_prompt, Catalog, CatalogList, Prompt};
-use tasks_runtime::{Caller, SyncCall};
+use tasks_runtime::catalog::{render_prompt, Catalog, Prompt};
+use tasks_runtime::{Caller, Principal, SyncCall};
 
 use crate::methods::sync_call;
 use crate::response::McpResponse;
@@ -47,22 +44,15 @@ pub(crate) async fn handle(
     r: Request<'_>,
     request: CatalogRequest,
 ) -> Result<McpResponse, McpError> {
-    let catalog = r.catalog.clone();
-    let (result, scope) = match request {
-        CatalogRequest::GetPrompt(prompt) => return get_prompt(d, r, prompt).await,
-        CatalogRequest::Complete(complete) => (catalog.complete(&complete)?, None),
-        CatalogRequest::ReadResource { uri } => (
-            catalog.read(&uri, r.caller.principal.clone()).await?,
-            Some(CacheScope::Private),
-        ),
-        CatalogRequest::GetSkill { uri } => (catalog.get_skill(&uri)?, Some(CacheScope::Public)),
-        CatalogRequest::ReadDirectory { uri, cursor } => {
-            (catalog.read_directory(&uri, cursor.as_deref())?, None)
-        }
-        other => (bare_list(&catalog, &other)?, Some(CacheScope::Public)),
-    };
+    if let CatalogRequest::GetPrompt(prompt) = request {
+        return get_prompt(d, r, prompt).await;
+    }
+    let result = r
+        .catalog
+        .answer(&request, r.caller.principal.clone())
+        .await?;
     let mut result = tasks_core::wire::complete(result);
-    if let Some(scope) = scope {
+    if let Some(scope) = request.cache_scope() {
         result.insert("ttlMs".into(), Value::from(d.config.cache_ttl_ms));
         result.insert(
             "cacheScope".into(),
@@ -72,43 +62,18 @@ pub(crate) async fn handle(
     Ok(McpResponse::result(&r.id, &d.with_server_meta(result)))
 }
 
-/// Answers `request` in a 2025 session: the bare result.
+/// Answers `request` in a 2025 session: the bare result (`prompts/get` runs on the session's
+/// stream, `legacy::call::run_prompt`).
 #[cfg_attr(not(feature = "sessions"), allow(dead_code))]
 pub(crate) async fn handle_session(
     d: &Shared,
     id: &Value,
-    caller: &Caller,
+    principal: Option<Principal>,
     request: CatalogRequest,
 ) -> Result<McpResponse, McpError> {
     let catalog = d.runtime.catalog();
-    let result = match request {
-        // `prompts/get` runs on the session's stream (`legacy::call::run_prompt`), not here.
-        CatalogRequest::Complete(complete) => catalog.complete(&complete)?,
-        CatalogRequest::ReadResource { uri } => {
-            catalog.read(&uri, caller.principal.clone()).await?
-        }
-        other => bare_list(&catalog, &other)?,
-    };
+    let result = catalog.answer(&request, principal).await?;
     Ok(McpResponse::result(id, &session_result(result)))
-}
-
-/// A page of one of the lists, without the 2026 additions.
-fn bare_list(catalog: &Catalog, request: &CatalogRequest) -> Result<JsonObject, McpError> {
-    match request {
-        CatalogRequest::ListPrompts { cursor } => {
-            catalog.list(CatalogList::Prompts, cursor.as_deref())
-        }
-        CatalogRequest::ListResources { cursor } => {
-            catalog.list(CatalogList::Resources, cursor.as_deref())
-        }
-        CatalogRequest::ListResourceTemplates { cursor } => {
-            catalog.list(CatalogList::Templates, cursor.as_deref())
-        }
-        CatalogRequest::ListSkills { cursor } => {
-            catalog.list(CatalogList::Skills, cursor.as_deref())
-        }
-        _ => Err(McpError::Internal("not a list")),
-    }
 }
 
 /// The prompt a `prompts/get` names, its arguments checked.

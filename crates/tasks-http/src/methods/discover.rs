@@ -3,15 +3,16 @@
 //! "Capability Negotiation"; no legacy `capabilities.tasks`: runner check
 //! `tasks-capability-negotiation/tasks-extension-advertised`).
 //!
-//! Result: `supportedVersions`, `capabilities` (`tools`, with `listChanged: true` when list
-//! changes are announced; `prompts`, `resources` and `completions` when the catalog offers
-//! them; and `extensions["io.modelcontextprotocol/tasks"] = {}`, never a legacy
-//! `capabilities.tasks`; `extensions["io.modelcontextprotocol/skills"] = {"directoryRead":
-//! true}` when the catalog has a skill),
+//! Result: `supportedVersions`, `capabilities` ([`discover_capabilities`]: `tools`, with
+//! `listChanged: true` when list changes are announced; `prompts`, `resources` and
+//! `completions` when the catalog offers them; and `extensions["io.modelcontextprotocol/tasks"]
+//! = {}`, never a legacy `capabilities.tasks`; `extensions["io.modelcontextprotocol/skills"] =
+//! {"directoryRead": true}` when the catalog has a skill),
 //! `ttlMs`, `cacheScope: "public"`, optional `instructions` and the serverInfo `_meta`.
 
-use serde_json::{json, Value};
-use tasks_core::protocol::{SUPPORTED_VERSIONS, TASKS_EXTENSION};
+use serde_json::Value;
+use tasks_core::catalog::discover_capabilities;
+use tasks_core::protocol::SUPPORTED_VERSIONS;
 use tasks_core::wire::{CacheScope, DiscoverResult, ResultType};
 use tasks_core::JsonObject;
 
@@ -19,22 +20,12 @@ use crate::response::McpResponse;
 use crate::shared::Shared;
 
 pub(crate) fn handle(d: &Shared, id: &Value) -> McpResponse {
-    let tools = if d.config.list_changes.is_some() {
-        json!({"listChanged": true})
-    } else {
-        json!({})
-    };
     let catalog = d.runtime.catalog();
-    let mut extensions = tasks_core::catalog::extensions(|feature| catalog.offers(feature));
-    extensions.insert(TASKS_EXTENSION.into(), json!({}));
-    let mut capabilities = json!({"tools": tools, "extensions": extensions});
-    if let Some(object) = capabilities.as_object_mut() {
-        object.extend(d.feature_capabilities());
-    }
+    let offers = |feature| catalog.offers(feature);
     let result = DiscoverResult {
         result_type: ResultType::Complete,
         supported_versions: SUPPORTED_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
-        capabilities: capabilities.as_object().cloned().unwrap_or_default(),
+        capabilities: discover_capabilities(offers, d.config.list_changes.is_some()),
         ttl_ms: d.config.cache_ttl_ms,
         cache_scope: CacheScope::Public,
         instructions: d.config.instructions.clone(),

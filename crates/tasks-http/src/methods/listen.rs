@@ -4,11 +4,12 @@
 //! spec).
 //!
 //! * The filter was checked when the request was planned ([`tasks_core::exchange::ListenFilter`]).
-//! * The driver subscribes to the runtime's [`Changes`] before reading the requested tasks, so
-//!   that no change in between is lost; an id the caller cannot see is left out, and a store
-//!   that cannot answer refuses the request (HTTP 503, retryable) rather than leave out a task
-//!   that exists.
-//! * It feeds the exchange the committed states, removals and re-read signals of [`Changes`]
+//! * The driver opens with [`follow_tasks`] (subscribed to the runtime's changes before the
+//!   requested tasks are read, so that no change in between is lost; an id the caller cannot
+//!   see is left out, and a store that cannot answer refuses the request: HTTP 503, retryable,
+//!   rather than leave out a task that exists).
+//! * It feeds the exchange its [`Feed`]: the committed states, removals and re-read signals of
+//!   [`Changes`](tasks_runtime::Changes)
 //!   (re-reading what the exchange asks for, with
 //!   [`RuntimeConfig::wait_recheck`](tasks_runtime::RuntimeConfig::wait_recheck) as the guard
 //!   interval), the server's list announcements and resource updates
@@ -23,8 +24,7 @@ use serde_json::Value;
 use tasks_core::exchange::ListenExchange;
 use tasks_core::exchange::{Announces, ListenFilter};
 use tasks_core::{Feature, McpError};
-use tasks_runtime::{Changes, ListKind, Scope, TaskRuntime, Wake};
-use tokio::sync::broadcast::{self, error::RecvError};
+use tasks_runtime::{follow_tasks, Feed, FeedEvent, Scope, TaskRuntime, Wake};
 use tokio_util::sync::CancellationToken;
 
 use crate::metrics::{ListenStreamGuard, Metrics};
@@ -35,12 +35,9 @@ struct Listen {
     exchange: ListenExchange,
     /// Fires when the server shuts down.
     shutdown: CancellationToken,
-    changes: Changes,
+    /// Task changes, and the list announcements and resource updates the client asked for.
+    feed: Feed,
     runtime: TaskRuntime,
-    /// List announcements, when the client asked for one and the server makes them.
-    list_changes: Option<broadcast::Receiver<ListKind>>,
-    /// Resource updates, when the client subscribed to a resource and the server offers them.
-    resource_updates: Option<broadcast::Receiver<std::sync::Arc<str>>>,
     scope: Scope,
     /// Counts the stream as open (`mcp_listen_streams`) until it is dropped.
     _open: ListenStreamGuard,
@@ -53,18 +50,8 @@ pub(crate) async fn handle(
     filter: ListenFilter,
     scope: &Scope,
 ) -> Result<McpResponse, McpError> {
-    let changes = d.runtime.changes();
-    let mut accepted = Vec::new();
-    for id in filter.task_ids.iter().flatten() {
-        match d.runtime.get(scope, id).await {
-            Ok(task) => {
-                d.runtime.watch(&task);
-                accepted.push(task);
-            }
-            Err(McpError::UnknownTask) => {}
-            Err(error) => return Err(error),
-        }
-    }
+    let (changes, accepted) =
+        follow_tasks(&d.runtime, scope, filter.task_ids.iter().flatten()).await?;
     // What the server announces: list changes of the lists it has (when it announces any),
     // and updates of its resources.
     let catalog = d.runtime.catalog();
@@ -74,16 +61,12 @@ pub(crate) async fn handle(
         |kind| announcing && catalog.has_list(kind),
         announcing && catalog.offers(Feature::Resources),
     );
-    let list_changes = match &d.config.list_changes {
-        Some(changes) if announces.any_list() => Some(changes.subscribe()),
-        _ => None,
-    };
-    let resource_updates = match &d.config.list_changes {
-        Some(changes) if !announces.resource_subscriptions.is_empty() => {
-            Some(changes.subscribe_resources())
-        }
-        _ => None,
-    };
+    let feed = Feed::new(
+        Some(changes),
+        d.config.list_changes.as_ref(),
+        announces.any_list(),
+        !announces.resource_subscriptions.is_empty(),
+    );
     let exchange = ListenExchange::open(
         id.clone(),
         scope.as_str(),
@@ -94,10 +77,8 @@ pub(crate) async fn handle(
     let state = Listen {
         exchange,
         shutdown: d.shutdown.clone(),
-        changes,
+        feed,
         runtime: d.runtime.clone(),
-        list_changes,
-        resource_updates,
         scope: scope.clone(),
         _open: d.metrics.listen_stream(),
         metrics: d.metrics.clone(),
@@ -123,50 +104,30 @@ pub(crate) async fn handle(
 }
 
 impl Listen {
-    /// Waits for the next event of either source, or for shutdown, and feeds it to the
-    /// exchange.
+    /// Waits for the next event of the feed, or for shutdown, and feeds it to the exchange.
     async fn next_event(&mut self) {
-        let list_change = async {
-            match &mut self.list_changes {
-                Some(receiver) => receiver.recv().await,
-                None => std::future::pending().await,
-            }
-        };
-        let resource_update = async {
-            match &mut self.resource_updates {
-                Some(receiver) => receiver.recv().await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
+        let event = tokio::select! {
             biased;
-            _ = self.shutdown.cancelled() => self.exchange.on_shutdown(),
-            wake = self.changes.next() => match wake {
-                Some(Wake::Status(event)) => {
-                    self.exchange.on_status(event.scope.as_str(), &event.task);
+            _ = self.shutdown.cancelled() => return self.exchange.on_shutdown(),
+            event = self.feed.next() => event,
+        };
+        match event {
+            FeedEvent::Task(Wake::Status(event)) => {
+                self.exchange.on_status(event.scope.as_str(), &event.task);
+            }
+            FeedEvent::Task(Wake::Removed(id)) => self.exchange.on_removed(&id),
+            FeedEvent::Task(Wake::Reread { skipped }) => {
+                if skipped > 0 {
+                    tracing::warn!(skipped, "listen stream lagged; status events skipped");
+                    self.metrics.events_skipped(skipped);
                 }
-                Some(Wake::Removed(id)) => self.exchange.on_removed(&id),
-                Some(Wake::Reread { skipped }) => {
-                    if skipped > 0 {
-                        tracing::warn!(skipped, "listen stream lagged; status events skipped");
-                        self.metrics.events_skipped(skipped);
-                    }
-                    self.reread().await;
-                }
-                Some(_) => {}
-                None => self.exchange.on_feed_end(),
-            },
-            kind = list_change => match kind {
-                Ok(kind) => self.exchange.on_list_changed(kind),
-                Err(RecvError::Lagged(_)) => self.exchange.on_list_lagged(),
-                Err(RecvError::Closed) => self.list_changes = None,
-            },
-            update = resource_update => match update {
-                Ok(uri) => self.exchange.on_resource_updated(&uri),
-                // Lost updates cannot be told apart: the client re-reads on the next one.
-                Err(RecvError::Lagged(_)) => {}
-                Err(RecvError::Closed) => self.resource_updates = None,
-            },
+                self.reread().await;
+            }
+            FeedEvent::Task(_) => {}
+            FeedEvent::TasksEnded => self.exchange.on_feed_end(),
+            FeedEvent::ListChanged(kind) => self.exchange.on_list_changed(kind),
+            FeedEvent::ListsLagged => self.exchange.on_list_lagged(),
+            FeedEvent::ResourceUpdated(uri) => self.exchange.on_resource_updated(&uri),
         }
     }
 

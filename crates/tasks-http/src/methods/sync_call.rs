@@ -13,22 +13,19 @@
 //!   stream (the client went away) cancels the tool's token and aborts its task.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 use bytes::Bytes;
-use futures_util::stream;
+use futures_util::future::Map;
+use futures_util::{stream, FutureExt as _};
 use http::HeaderMap;
-use serde_json::Value;
-use tasks_core::exchange::{notification_message, SyncExchange, SyncResponse};
+use tasks_core::exchange::{SyncExchange, SyncResponse};
 use tasks_core::plan::NONCE_BYTES;
 use tasks_core::McpError;
-use tasks_runtime::Tool;
-use tasks_runtime::{run_sync, Notifier, Randomness, RequestNotification, SyncCall, SyncOutcome};
-use tokio::sync::mpsc;
-use tokio::task::{AbortHandle, JoinHandle};
+use tasks_runtime::{Notifier, NotifyingRun, Randomness, SyncCall, SyncOutcome};
+use tokio::task::{AbortHandle, JoinError, JoinHandle};
 use tokio_util::sync::DropGuard;
 
-use crate::response::{McpResponse, ResponseBody};
+use crate::response::McpResponse;
 
 /// Whether the client accepts an SSE response: `Accept` names `text/event-stream` (or a
 /// wildcard covering it) without `q=0`.
@@ -55,21 +52,8 @@ fn accepts_event_stream(headers: &HeaderMap) -> bool {
         })
 }
 
-/// Runs `tool` for one synchronous call and builds the response; `entropy` draws the nonce of
-/// an `input_required` round.
-pub(crate) async fn run(
-    tool: Arc<Tool>,
-    call: SyncCall,
-    headers: &HeaderMap,
-    exchange: SyncExchange,
-    entropy: Randomness,
-) -> McpResponse {
-    let handler = move |call| async move { run_sync(&tool, call).await };
-    drive(handler, call, headers, exchange, entropy).await
-}
-
 /// Runs `handler` (a tool's or a prompt's) for one synchronous request and builds the
-/// response, as the module docs say.
+/// response, as the module docs say; `entropy` draws the nonce of an `input_required` round.
 pub(crate) async fn drive<H, F>(
     handler: H,
     call: SyncCall,
@@ -93,30 +77,26 @@ where
         guard.disarm();
         return json(exchange.finish(outcome, || nonce(&entropy)));
     };
-    let (notifier, mut notifications) = Notifier::channel(wanted.progress, wanted.log_level);
+    let (notifier, notifications) = Notifier::channel(wanted.progress, wanted.log_level);
     let call = call.with_notifier(Some(notifier));
-    let mut run = tokio::spawn(handler(call));
+    let spawned = tokio::spawn(handler(call));
     let guard = RunGuard {
-        abort: run.abort_handle(),
+        abort: spawned.abort_handle(),
         _cancel: cancel.drop_guard(),
     };
-    tokio::select! {
-        biased;
-        // A closed channel (the tool finished without notifying) disables this branch.
-        Some(first) = notifications.recv() => {
-            let first = Bytes::from(exchange.on_notification(first));
-            let live = Live {
-                frames: VecDeque::from([first]),
-                notifications,
-                run,
-                exchange: Some(exchange),
-                entropy,
-                _guard: guard,
-            };
-            McpResponse::stream(Box::pin(stream::unfold(live, Live::next)))
-        }
-        outcome = &mut run => json(exchange.finish(joined(outcome), || nonce(&entropy))),
-    }
+    let join: fn(_) -> _ = joined::<JoinError>;
+    let mut run = NotifyingRun::new(spawned.map(join), notifications);
+    let Some(first) = run.notification().await else {
+        return json(exchange.finish(run.output().await, || nonce(&entropy)));
+    };
+    let first = Bytes::from(exchange.on_notification(first));
+    let live = Live {
+        frames: VecDeque::from([first]),
+        run: Some((run, exchange)),
+        entropy,
+        _guard: guard,
+    };
+    McpResponse::stream(Box::pin(stream::unfold(live, Live::next)))
 }
 
 /// A fresh nonce; a failed draw leaves zeros (the round number still makes the state change).
@@ -126,11 +106,7 @@ fn nonce(entropy: &Randomness) -> [u8; NONCE_BYTES] {
 
 /// The response as one JSON message.
 fn json(response: SyncResponse) -> McpResponse {
-    McpResponse {
-        status: response.status,
-        body: ResponseBody::Json(Bytes::from(response.message)),
-        session_id: None,
-    }
+    McpResponse::json_with_status(response.status, Bytes::from(response.message))
 }
 
 /// Stops the tool when the response is dropped before the tool finished.
@@ -145,20 +121,22 @@ impl Drop for RunGuard {
     }
 }
 
-fn joined(outcome: Result<SyncOutcome, tokio::task::JoinError>) -> SyncOutcome {
+fn joined<E>(outcome: Result<SyncOutcome, E>) -> SyncOutcome {
     outcome.unwrap_or_else(|_| {
         SyncOutcome::Error(McpError::Internal("Tool raised an exception").to_error_object())
     })
 }
 
+/// The tool's run: its notifications, then its outcome (a panic is an internal error).
+type Run =
+    NotifyingRun<Map<JoinHandle<SyncOutcome>, fn(Result<SyncOutcome, JoinError>) -> SyncOutcome>>;
+
 /// The state of a streaming response.
 struct Live {
     /// Frames ready to go out.
     frames: VecDeque<Bytes>,
-    notifications: mpsc::Receiver<RequestNotification>,
-    run: JoinHandle<SyncOutcome>,
-    /// Until the tool's outcome is in.
-    exchange: Option<SyncExchange>,
+    /// The tool's run and the exchange, until the tool's outcome is in.
+    run: Option<(Run, SyncExchange)>,
     entropy: Randomness,
     _guard: RunGuard,
 }
@@ -170,32 +148,15 @@ impl Live {
                 return Some((frame, self));
             }
             // The final response went out: the stream is over.
-            let exchange = self.exchange.as_mut()?;
-            tokio::select! {
-                biased;
-                // A closed and empty channel disables this branch.
-                Some(notification) = self.notifications.recv() => {
-                    self.frames.push_back(exchange.on_notification(notification).into());
-                }
-                outcome = &mut self.run => {
-                    // The tool is done: what it queued, then the final response.
-                    while let Ok(notification) = self.notifications.try_recv() {
-                        self.frames.push_back(exchange.on_notification(notification).into());
-                    }
-                    let exchange = self.exchange.take()?;
-                    let response = exchange.finish(joined(outcome), || nonce(&self.entropy));
-                    self.frames.push_back(response.message.into());
-                }
+            let (run, exchange) = self.run.as_mut()?;
+            if let Some(notification) = run.notification().await {
+                self.frames
+                    .push_back(exchange.on_notification(notification).into());
+                continue;
             }
+            let (run, exchange) = self.run.take()?;
+            let response = exchange.finish(run.output().await, || nonce(&self.entropy));
+            self.frames.push_back(response.message.into());
         }
     }
-}
-
-/// The wire form of one request notification (also the 2025 session path's).
-#[cfg_attr(not(feature = "sessions"), allow(dead_code))]
-pub(crate) fn notification_frame(
-    notification: RequestNotification,
-    progress_token: Option<&Value>,
-) -> Bytes {
-    Bytes::from(notification_message(notification, progress_token))
 }

@@ -17,7 +17,7 @@ use tasks_core::plan::CallPlan;
 use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest};
 use tasks_core::{wire, JsonObject, McpError, RequestMeta, Timestamp};
 
-use tasks_runtime::{Caller, SyncCall, Tool, Work};
+use tasks_runtime::{run_sync, Caller, SyncCall, Tool, Work};
 
 use crate::methods::sync_call;
 use crate::response::McpResponse;
@@ -77,7 +77,8 @@ pub(crate) async fn call(
             let issuer = StateIssuer::new(d.state_key.clone(), d.runtime.config().ttl_ms, now);
             let exchange = SyncExchange::new(request, issuer, d.server_meta.clone());
             let entropy = d.runtime.entropy().clone();
-            Ok(sync_call::run(tool, sync, headers, exchange, entropy).await)
+            let handler = move |call| async move { run_sync(&tool, call).await };
+            Ok(sync_call::drive(handler, sync, headers, exchange, entropy).await)
         }
     }
 }

@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use tasks_core::catalog::{page, DEFAULT_PAGE_SIZE};
-use tasks_core::catalog::{CompletionRef, CompletionRequest};
+use tasks_core::catalog::{CatalogRequest, CompletionRef, CompletionRequest};
 use tasks_core::exchange::SyncOutcome;
 use tasks_core::skill::{Child, DIRECTORY_MIME_TYPE};
 use tasks_core::{Feature, JsonObject, JsonRpcError, McpError};
@@ -225,6 +225,34 @@ impl Catalog {
             result.insert("nextCursor".into(), Value::from(next));
         }
         Ok(result)
+    }
+
+    /// Answers `request`, for `principal`: the bare result (without the 2026-07-28 additions).
+    /// `prompts/get` is not answered here: it runs like a tool call ([`render_prompt`]).
+    ///
+    /// # Errors
+    /// As the module table says; -32603 for a `prompts/get`.
+    pub async fn answer(
+        &self,
+        request: &CatalogRequest,
+        principal: Option<Principal>,
+    ) -> Result<JsonObject, McpError> {
+        let list = |list, cursor: &Option<String>| self.list(list, cursor.as_deref());
+        match request {
+            CatalogRequest::ListPrompts { cursor } => list(CatalogList::Prompts, cursor),
+            CatalogRequest::ListResources { cursor } => list(CatalogList::Resources, cursor),
+            CatalogRequest::ListResourceTemplates { cursor } => {
+                list(CatalogList::Templates, cursor)
+            }
+            CatalogRequest::ListSkills { cursor } => list(CatalogList::Skills, cursor),
+            CatalogRequest::ReadResource { uri } => self.read(uri, principal).await,
+            CatalogRequest::Complete(complete) => self.complete(complete),
+            CatalogRequest::GetSkill { uri } => self.get_skill(uri),
+            CatalogRequest::ReadDirectory { uri, cursor } => {
+                self.read_directory(uri, cursor.as_deref())
+            }
+            CatalogRequest::GetPrompt(_) => Err(McpError::Internal("prompts/get runs as a call")),
+        }
     }
 
     /// Reads `uri` for `principal`: `{"contents": [...]}`.

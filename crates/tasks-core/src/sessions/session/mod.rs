@@ -8,6 +8,7 @@
 //! | [`rounds`] | [`CallRounds`]: a call run now: when it answers, asks a round, gives up; what a refusal answers |
 //! | [`client`] | [`ClientRequests`]: the client's requests being served: duplicate ids, `notifications/cancelled` |
 //! | [`delivery`] | [`TaskBook`] and [`GetStream`]: which stream delivers a task's questions, and GET-stream re-delivery |
+//! | [`stream`] | [`SessionStream`]: a session's GET stream: which notifications go out, which deliveries run |
 //! | [`wait`] | [`ResultWait`]: a 2025-11-25 `tasks/result` waiting for its task: when it answers, delivers, re-reads |
 //!
 //! Each is events in, decisions out: no IO, no clock (time is an argument), no randomness (the
@@ -30,10 +31,13 @@
 
 use std::fmt;
 
+use crate::admission::HeaderSource;
+
 pub mod client;
 pub mod delivery;
 pub mod requests;
 pub mod rounds;
+pub mod stream;
 pub mod table;
 pub mod wait;
 
@@ -41,6 +45,7 @@ pub use client::{ClientRequests, RequestKey};
 pub use delivery::{GetStream, Seen, Step, TaskBook, MAX_SESSION_TASKS, RESCAN_LIMIT};
 pub use requests::{RequestSpace, Resolution, RoundId};
 pub use rounds::{Asker, CallRounds, Refused, RoundStep, MAX_INPUT_ROUNDS};
+pub use stream::{Effect, SessionStream};
 pub use table::{Activity, Idle, Lookup, SessionTable};
 pub use wait::{Delivered, ResultWait, WaitStep};
 
@@ -78,6 +83,18 @@ impl SessionId {
             .map(|text| SessionId(text.into()))
     }
 
+    /// The one `Mcp-Session-Id` of a request, when it has the minted shape; `None` when the
+    /// header is absent, repeated, or malformed (so the session is unknown).
+    pub fn of(head: &(impl HeaderSource + ?Sized)) -> Option<Self> {
+        let mut values = head.values(super::SESSION_HEADER);
+        let raw = values.next()?;
+        values
+            .next()
+            .is_none()
+            .then(|| SessionId::parse(raw))
+            .flatten()
+    }
+
     /// The id as sent in the header.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -111,6 +128,21 @@ impl Phase {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_request_names_a_session_with_exactly_one_minted_header() {
+        let id = SessionId::from_random_bytes([7; SESSION_ID_RANDOM_BYTES]);
+        let one: &[(&str, &[u8])] = &[("mcp-session-id", id.as_str().as_bytes())];
+        assert_eq!(SessionId::of(one), Some(id.clone()));
+        let two: &[(&str, &[u8])] = &[
+            ("Mcp-Session-Id", id.as_str().as_bytes()),
+            ("Mcp-Session-Id", id.as_str().as_bytes()),
+        ];
+        assert_eq!(SessionId::of(two), None);
+        let malformed: &[(&str, &[u8])] = &[("Mcp-Session-Id", b"not-an-id")];
+        assert_eq!(SessionId::of(malformed), None);
+        assert_eq!(SessionId::of(&[] as &[(&str, &[u8])]), None);
+    }
 
     proptest! {
         #[test]

@@ -1,60 +1,56 @@
-//! The live 2025 sessions of this process: the driver of the core's session machines
-//! ([`tasks_core::sessions::session`]): the table ([`SessionTable`]), each session's request-id
-//! space ([`RequestSpace`]) and task book ([`TaskBook`]), with the tokens and channels that
-//! carry their decisions out.
-//!
-//! A session belongs to the caller that opened it: looked up under another scope it does not
-//! exist (HTTP 404), so a leaked session id is useless to another principal. Sessions live in
-//! memory only: with several nodes, a load balancer must send every request of a session to
-//! the node that opened it (affinity on the `Mcp-Session-Id` header; `docs/deployment.md`).
+//! One live session: the state the core's machines keep for it (its request-id space
+//! [`RequestSpace`], its client requests [`ClientRequests`], its task book [`TaskBook`]), with
+//! the tokens and channels that carry their decisions out, and the guards of what it is serving.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::Value;
 use tasks_core::sessions::session::{
-    Activity, ClientRequests, Idle, Lookup, RequestKey, RequestSpace, Resolution, RoundId,
-    SessionTable, TaskBook,
+    Activity, ClientRequests, Idle, RequestKey, RequestSpace, Resolution, RoundId, TaskBook,
 };
-use tasks_core::sessions::{serves_tasks, Phase, SessionId, SESSION_ID_RANDOM_BYTES};
+use tasks_core::sessions::{serves_tasks, Phase, SessionId};
 use tasks_core::{InputRequest, JsonObject, LogLevel, McpError, Task, TaskId};
-use tasks_runtime::Scope;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::SessionConfig;
+use crate::lock::lock;
+use crate::scope::{Caller, Principal, Scope};
 
 /// The client's answer to a server-to-client request: its `result`, or its `error` object.
-pub(crate) type Answer = Result<Value, Value>;
+pub type Answer = Result<Value, Value>;
+
+/// The most resources one session subscribes to.
+pub const MAX_SUBSCRIPTIONS: usize = 100;
 
 /// One live session.
-/// The most resources one session subscribes to.
-pub(crate) const MAX_SUBSCRIPTIONS: usize = 100;
-
-pub(crate) struct Session {
-    pub(crate) id: SessionId,
+pub struct Session {
+    /// Its id (the `Mcp-Session-Id` header).
+    pub id: SessionId,
     /// The negotiated revision.
-    pub(crate) version: &'static str,
-    pub(crate) scope: Scope,
+    pub version: &'static str,
+    /// The caller's scope: the session exists only for it.
+    pub scope: Scope,
     /// The caller's principal (`None` for the shared scope): what its tools see
-    /// ([`tasks_runtime::ToolContext::principal`]). Kept in this process only, as the session.
-    pub(crate) principal: Option<tasks_runtime::Principal>,
+    /// ([`ToolContext::principal`](crate::ToolContext::principal)). Kept in this process only,
+    /// as the session.
+    pub principal: Option<Principal>,
     /// The `capabilities` the client declared in `initialize`.
-    pub(crate) client_capabilities: JsonObject,
+    pub client_capabilities: JsonObject,
     /// Whether the session is offered tasks (2025-11-25).
-    pub(crate) tasks: bool,
+    pub tasks: bool,
     /// Whether it is offered `tasks/list`: tasks, and a caller identified by a principal or a
     /// scope function (not the shared scope).
-    pub(crate) list: bool,
+    pub list: bool,
     /// Fires when the session ends (DELETE, idle timeout): its streams close and its running
     /// requests stop.
-    pub(crate) ended: CancellationToken,
+    pub ended: CancellationToken,
     /// Notified when a delivery of a task's input requests ends ([`Delivery`] dropped), so a
     /// `tasks/result` that found another stream delivering can take over.
-    pub(crate) released: tokio::sync::Notify,
+    pub released: tokio::sync::Notify,
     /// The table's time origin.
     origin: Instant,
     state: Mutex<State>,
@@ -73,7 +69,7 @@ struct State {
     /// The tasks this session created and named, and which are being delivered.
     book: TaskBook,
     /// The resources whose updates the session subscribed to (`resources/subscribe`).
-    subscriptions: std::collections::BTreeSet<String>,
+    subscriptions: BTreeSet<String>,
     /// Where a poll that found its task waiting for input asks the newest GET stream to
     /// deliver the task's questions.
     nudge: Option<mpsc::Sender<Arc<Task>>>,
@@ -84,17 +80,49 @@ struct State {
 /// At most this many delivery requests wait for a GET stream ([`Session::nudge`]).
 const NUDGES: usize = 16;
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 fn bytes(message: &Value) -> Bytes {
     Bytes::from(serde_json::to_vec(message).unwrap_or_default())
 }
 
 impl Session {
+    /// A new session `id` of `caller` at `version`, ending with `parent` (the server's
+    /// shutdown); `now` on the table's clock, which starts at `origin`.
+    pub(crate) fn new(
+        id: SessionId,
+        version: &'static str,
+        caller: Caller,
+        client_capabilities: JsonObject,
+        parent: &CancellationToken,
+        (origin, now): (Instant, Duration),
+    ) -> Self {
+        let Caller { scope, principal } = caller;
+        let identified = scope != Scope::shared();
+        Session {
+            id,
+            version,
+            scope,
+            principal,
+            client_capabilities,
+            tasks: serves_tasks(version),
+            list: serves_tasks(version) && identified,
+            ended: parent.child_token(),
+            released: tokio::sync::Notify::new(),
+            origin,
+            state: Mutex::new(State {
+                phase: Phase::Initializing,
+                log_level: None,
+                activity: Activity::new(now),
+                requests: RequestSpace::new(),
+                rounds: HashMap::new(),
+                in_flight: ClientRequests::new(),
+                book: TaskBook::new(),
+                subscriptions: BTreeSet::new(),
+                nudge: None,
+                stream: None,
+            }),
+        }
+    }
+
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         lock(&self.state)
     }
@@ -104,22 +132,23 @@ impl Session {
     }
 
     /// The phase of its lifecycle.
-    pub(crate) fn phase(&self) -> Phase {
+    pub fn phase(&self) -> Phase {
         self.state().phase
     }
 
     /// `notifications/initialized` arrived.
-    pub(crate) fn initialized(&self) {
+    pub fn initialized(&self) {
         let mut state = self.state();
         state.phase = state.phase.initialized();
     }
 
     /// The level set by `logging/setLevel`, if any.
-    pub(crate) fn log_level(&self) -> Option<LogLevel> {
+    pub fn log_level(&self) -> Option<LogLevel> {
         self.state().log_level
     }
 
-    pub(crate) fn set_log_level(&self, level: LogLevel) {
+    /// `logging/setLevel`.
+    pub fn set_log_level(&self, level: LogLevel) {
         self.state().log_level = Some(level);
     }
 
@@ -127,7 +156,7 @@ impl Session {
     ///
     /// # Errors
     /// -32602 when the session already holds [`MAX_SUBSCRIPTIONS`] other subscriptions.
-    pub(crate) fn subscribe(&self, uri: String) -> Result<(), McpError> {
+    pub fn subscribe(&self, uri: String) -> Result<(), McpError> {
         let mut state = self.state();
         if state.subscriptions.len() >= MAX_SUBSCRIPTIONS && !state.subscriptions.contains(&uri) {
             return Err(McpError::invalid_params(
@@ -139,19 +168,19 @@ impl Session {
     }
 
     /// Ends the session's subscription to `uri`, if any.
-    pub(crate) fn unsubscribe(&self, uri: &str) {
+    pub fn unsubscribe(&self, uri: &str) {
         self.state().subscriptions.remove(uri);
     }
 
     /// Whether the session subscribed to `uri`.
-    pub(crate) fn subscribed(&self, uri: &str) -> bool {
+    pub fn subscribed(&self, uri: &str) -> bool {
         self.state().subscriptions.contains(uri)
     }
 
     /// Opens a round asking `questions` (for `task`, if any) on a stream that `open` guards
     /// (fired when that stream closes): the round, the requests to send, and where its
     /// resolution arrives.
-    pub(crate) fn ask(
+    pub fn ask(
         &self,
         questions: BTreeMap<String, InputRequest>,
         task: Option<&TaskId>,
@@ -166,7 +195,7 @@ impl Session {
 
     /// Ends `round` before it resolved: its requests are forgotten (a late answer is
     /// refused); with `withdraw`, the `notifications/cancelled` to send for a task's.
-    pub(crate) fn close(&self, round: RoundId, withdraw: bool) -> Vec<Bytes> {
+    pub fn close(&self, round: RoundId, withdraw: bool) -> Vec<Bytes> {
         let mut state = self.state();
         state.rounds.remove(&round);
         state
@@ -182,7 +211,7 @@ impl Session {
     /// # Errors
     /// -32600 when no such request is outstanding (never sent, already answered, or its
     /// round ended, its stream closed).
-    pub(crate) fn answer(&self, id: &Value, answer: Answer) -> Result<(), McpError> {
+    pub fn answer(&self, id: &Value, answer: Answer) -> Result<(), McpError> {
         let mut state = self.state();
         // A request whose stream closed is no longer outstanding, even before its driver
         // stopped (the stream's token fires when it is dropped).
@@ -211,7 +240,7 @@ impl Session {
     /// # Errors
     /// -32600 when a request of this session with the same id is still being served
     /// ([`ClientRequests::begin`]).
-    pub(crate) fn serve(self: &Arc<Self>, request_id: &Value) -> Result<InFlight, McpError> {
+    pub fn serve(self: &Arc<Self>, request_id: &Value) -> Result<InFlight, McpError> {
         let token = self.ended.child_token();
         let mut state = self.state();
         let key = state.in_flight.begin(request_id, token.clone())?;
@@ -224,21 +253,21 @@ impl Session {
     }
 
     /// `notifications/cancelled` for `request_id`.
-    pub(crate) fn cancel(&self, request_id: &Value) {
+    pub fn cancel(&self, request_id: &Value) {
         if let Some(token) = self.state().in_flight.cancelled(request_id) {
             token.cancel();
         }
     }
 
     /// Runs `f` on the session's task book ([`TaskBook`]).
-    pub(crate) fn book<R>(&self, f: impl FnOnce(&mut TaskBook) -> R) -> R {
+    pub fn book<R>(&self, f: impl FnOnce(&mut TaskBook) -> R) -> R {
         f(&mut self.state().book)
     }
 
     /// Asks the open GET stream, if any, to deliver the questions of `task` (which a request
     /// just found waiting for input). A stream with many nudges queued drops this one: the
     /// client's next poll nudges again.
-    pub(crate) fn nudge(&self, task: Arc<Task>) {
+    pub fn nudge(&self, task: Arc<Task>) {
         if let Some(nudge) = &self.state().nudge {
             let _ = nudge.try_send(task);
         }
@@ -246,7 +275,7 @@ impl Session {
 
     /// Claims the delivery of `task`'s input requests to this session (one delivery at a
     /// time, so no request goes out on two streams); `None` when another holds it.
-    pub(crate) fn deliver(self: &Arc<Self>, task: &TaskId) -> Option<Delivery> {
+    pub fn deliver(self: &Arc<Self>, task: &TaskId) -> Option<Delivery> {
         self.state().book.claim(task).then(|| Delivery {
             session: self.clone(),
             task: task.clone(),
@@ -256,7 +285,7 @@ impl Session {
     /// Claims the standalone GET stream. A stream still open is replaced: it ends (its token
     /// fires), so each message goes out on one stream, and a client reconnecting before the
     /// server noticed its old connection is gone is not refused.
-    pub(crate) fn open_stream(self: &Arc<Self>) -> StreamClaim {
+    pub fn open_stream(self: &Arc<Self>) -> StreamClaim {
         let token = self.ended.child_token();
         let (nudge, nudges) = mpsc::channel(NUDGES);
         let mut state = self.state();
@@ -272,6 +301,11 @@ impl Session {
         }
     }
 
+    /// The session is touched now (a request found it).
+    pub(crate) fn touch(&self, now: Duration) {
+        self.state().activity.touch(now);
+    }
+
     fn finish(&self) {
         let now = self.now();
         self.state().activity.finish(now);
@@ -279,7 +313,22 @@ impl Session {
 }
 
 /// A session in the table.
-struct Entry(Arc<Session>);
+pub(crate) struct Entry(pub(crate) Arc<Session>);
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 impl Idle for Entry {
     fn idle_since(&self) -> Option<Duration> {
@@ -288,11 +337,12 @@ impl Idle for Entry {
 }
 
 /// A client request of a session being served.
-pub(crate) struct InFlight {
+#[derive(Debug)]
+pub struct InFlight {
     session: Arc<Session>,
     key: RequestKey,
     /// Fires when the request is cancelled or the session ends.
-    pub(crate) token: CancellationToken,
+    pub token: CancellationToken,
 }
 
 impl Drop for InFlight {
@@ -303,7 +353,8 @@ impl Drop for InFlight {
 }
 
 /// The delivery of a task's input requests; released when dropped.
-pub(crate) struct Delivery {
+#[derive(Debug)]
+pub struct Delivery {
     session: Arc<Session>,
     task: TaskId,
 }
@@ -316,16 +367,18 @@ impl Drop for Delivery {
 }
 
 /// An open GET stream of a session; released when dropped.
-pub(crate) struct StreamClaim {
+#[derive(Debug)]
+pub struct StreamClaim {
     session: Arc<Session>,
     /// Fires when the session ends or a newer GET stream replaces this one.
-    pub(crate) token: CancellationToken,
+    pub token: CancellationToken,
     /// Tasks whose questions a poll asked this stream to deliver ([`Session::nudge`]).
-    pub(crate) nudges: mpsc::Receiver<Arc<Task>>,
+    pub nudges: mpsc::Receiver<Arc<Task>>,
 }
 
 impl StreamClaim {
-    pub(crate) fn session(&self) -> &Arc<Session> {
+    /// The session whose stream this is.
+    pub fn session(&self) -> &Arc<Session> {
         &self.session
     }
 }
@@ -333,113 +386,5 @@ impl StreamClaim {
 impl Drop for StreamClaim {
     fn drop(&mut self) {
         self.session.finish();
-    }
-}
-
-/// The table of live sessions.
-pub(crate) struct Sessions {
-    table: Mutex<SessionTable<Scope, Entry>>,
-    /// The server's shutdown: every session ends with it (its calls stop, its streams close).
-    shutdown: CancellationToken,
-    /// Where session ids are drawn: the runtime's randomness.
-    entropy: tasks_runtime::Randomness,
-    /// The origin of the table's time.
-    origin: Instant,
-}
-
-impl Sessions {
-    pub(crate) fn new(
-        config: SessionConfig,
-        shutdown: CancellationToken,
-        entropy: tasks_runtime::Randomness,
-    ) -> Self {
-        Sessions {
-            table: Mutex::new(SessionTable::new(config.max_sessions, config.idle_timeout)),
-            shutdown,
-            entropy,
-            origin: Instant::now(),
-        }
-    }
-
-    fn now(&self) -> Duration {
-        Instant::now().saturating_duration_since(self.origin)
-    }
-
-    /// Opens a session for `scope`.
-    ///
-    /// # Errors
-    /// -32603 `Too many sessions` (HTTP 503) when the table is full of busy sessions (an idle
-    /// one is ended to make room first); -32603 when no random id can be drawn.
-    pub(crate) fn open(
-        &self,
-        version: &'static str,
-        caller: tasks_runtime::Caller,
-        client_capabilities: JsonObject,
-    ) -> Result<Arc<Session>, McpError> {
-        let tasks_runtime::Caller { scope, principal } = caller;
-        let bytes: [u8; SESSION_ID_RANDOM_BYTES] = self
-            .entropy
-            .bytes()
-            .map_err(|_| McpError::Internal("Could not draw a session id"))?;
-        let identified = scope != Scope::shared();
-        let now = self.now();
-        let session = Arc::new(Session {
-            id: SessionId::from_random_bytes(bytes),
-            version,
-            scope: scope.clone(),
-            principal,
-            client_capabilities,
-            tasks: serves_tasks(version),
-            list: serves_tasks(version) && identified,
-            ended: self.shutdown.child_token(),
-            released: tokio::sync::Notify::new(),
-            origin: self.origin,
-            state: Mutex::new(State {
-                phase: Phase::Initializing,
-                log_level: None,
-                activity: Activity::new(now),
-                requests: RequestSpace::new(),
-                rounds: HashMap::new(),
-                in_flight: ClientRequests::new(),
-                book: TaskBook::new(),
-                subscriptions: Default::default(),
-                nudge: None,
-                stream: None,
-            }),
-        });
-        let mut table = lock(&self.table);
-        let ended = table.open(session.id.clone(), scope, Entry(session.clone()), now)?;
-        for Entry(ended) in ended {
-            ended.ended.cancel();
-        }
-        tracing::debug!(
-            version = session.version,
-            live = table.len(),
-            "2025 session opened"
-        );
-        Ok(session)
-    }
-
-    /// The live session `id` of `scope`; `None` when unknown, idle too long (it ends now), or
-    /// opened by another scope.
-    pub(crate) fn get(&self, id: &SessionId, scope: &Scope) -> Option<Arc<Session>> {
-        let now = self.now();
-        match lock(&self.table).get(id, scope, now) {
-            Lookup::Live(Entry(session)) => {
-                session.state().activity.touch(now);
-                Some(session.clone())
-            }
-            Lookup::Expired(Entry(session)) => {
-                session.ended.cancel();
-                None
-            }
-            Lookup::Unknown => None,
-        }
-    }
-
-    /// Ends session `id` of `scope` (DELETE); `false` when there is none.
-    pub(crate) fn end(&self, id: &SessionId, scope: &Scope) -> bool {
-        let ended = lock(&self.table).end(id, scope);
-        ended.map(|Entry(session)| session.ended.cancel()).is_some()
     }
 }

@@ -199,6 +199,16 @@ tools() {
 # binaries build is built with the same features either way (cargo resolves features per
 # command, and dev-dependencies add some), else `cargo run` recompiles most dependencies after
 # the tests. tests/Cargo.toml lists the features only dev-dependencies turn on.
+# fuzz_check: type-checks the fuzz targets against fuzz/Cargo.lock, their own lock file (fuzz/ is
+# its own workspace), which a dependency change in a workspace crate must update too.
+fuzz_check() {
+  if ! cargo check --manifest-path fuzz/Cargo.toml --bins --locked --target-dir target/fuzz; then
+    printf 'scripts/test.sh: the fuzz targets do not build; if cargo says fuzz/Cargo.lock needs\n' >&2
+    printf 'updating, run `cargo check --manifest-path fuzz/Cargo.toml --bins` and commit the lock\n' >&2
+    return 1
+  fi
+}
+
 same_features() {
   local normal all
   normal="$(cargo tree --workspace --locked -e normal,build --prefix none -f '{p}|{f}')"
@@ -251,7 +261,7 @@ if [ "$QUICK" -eq 0 ]; then
   # The 2025 session path is a default feature (tasks-http's and tasks-runtime's `sessions`):
   # the crates must build without it too.
   phase sessions-off cargo check -p tasks-http --no-default-features --locked
-  phase fuzz-check cargo check --manifest-path fuzz/Cargo.toml --bins --locked --target-dir target/fuzz
+  phase fuzz-check fuzz_check
   if [ "$DENY" -eq 1 ]; then
     phase deny deny_checks
   fi

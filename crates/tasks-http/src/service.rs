@@ -23,12 +23,12 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::{Buf as _, Bytes, BytesMut};
+use bytes::{Buf as _, Bytes};
 use futures_util::{stream, StreamExt as _};
 use http::{header, HeaderValue, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt as _, Empty, Full, StreamBody};
+use http_body_util::{BodyExt as _, Empty, Full, LengthLimitError, Limited, StreamBody};
 use hyper::body::Frame;
 use tasks_core::sessions::SESSION_HEADER;
 use tasks_runtime::{Node, TaskRuntime};
@@ -274,32 +274,14 @@ where
     B::Error: Into<Box<dyn StdError + Send + Sync>>,
 {
     let mut body = Box::pin(body);
-    let mut collected = BytesMut::new();
-    let read = async {
-        while let Some(frame) = body.frame().await {
-            let frame = frame.map_err(|_| BodyError::Incomplete)?;
-            if let Ok(mut data) = frame.into_data() {
-                if collected.len() + data.remaining() > limit {
-                    return Err(BodyError::TooLarge(limit));
-                }
-                while data.has_remaining() {
-                    let chunk = data.chunk();
-                    collected.extend_from_slice(chunk);
-                    let n = chunk.len();
-                    data.advance(n);
-                }
-            }
-        }
-        Ok(())
-    };
+    let read = Limited::new(&mut body, limit).collect();
     match tokio::time::timeout(READ_TIMEOUT, read).await {
-        Ok(Ok(())) => Ok(collected.freeze()),
-        Ok(Err(BodyError::TooLarge(limit))) => {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(error)) if error.is::<LengthLimitError>() => {
             drain(body);
             Err(BodyError::TooLarge(limit))
         }
-        Ok(Err(error)) => Err(error),
-        Err(_elapsed) => Err(BodyError::Incomplete),
+        Ok(Err(_)) | Err(_) => Err(BodyError::Incomplete),
     }
 }
 

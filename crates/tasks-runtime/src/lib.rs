@@ -72,7 +72,8 @@
 //! | module | uses |
 //! |---|---|
 //! | `lifecycle` ([`Node`]: start and shutdown) | `runtime` |
-//! | `session` (the live 2025 sessions: their state, rounds, input delivery, tasks) | `runtime`, `registry`, `entropy`, `scope`, `work`, `lock` |
+//! | `server_metrics` ([`ServerMetrics`]: a host's requests and streams, and the runtime's metrics, in one registry) | `runtime`, `metrics` |
+//! | `session` (the live 2025 sessions: their state, rounds, input delivery, tasks, and the drivers of their exchanges) | `server_metrics`, `feed`, `runtime`, `wait`, `sync`, `notify`, `registry`, `entropy`, `list_changes`, `scope`, `work`, `lock` |
 //! | `feed` ([`Feed`]: what a long-lived stream follows) | `runtime`, `list_changes`, `wait`, `scope` |
 //! | `hosted` (the catalog a [`TaskRuntime`] serves) | `runtime`, `catalog`, `list_changes` |
 //! | `runtime` ([`TaskRuntime`]) | `recovery`, `wait`, `inner`, `worker`, `registry`, `catalog`, `store`, `metrics`, `clock`, `config`, `entropy`, `events`, `seal`, `scope`, `work` |
@@ -131,6 +132,7 @@ mod runtime;
 mod scope;
 mod seal;
 mod secret;
+pub mod server_metrics;
 pub mod session;
 mod state;
 mod status;
@@ -159,6 +161,7 @@ pub use runtime::TaskRuntime;
 pub use scope::{Caller, Principal, Scope, ScopeKey};
 pub use seal::{PrincipalKey, SealedPrincipal, NONCE_BYTES as SEAL_NONCE_BYTES};
 pub use secret::{load_or_create_secret, MIN_SECRET_BYTES, SECRET_BYTES};
+pub use server_metrics::ServerMetrics;
 pub use store::memory::MemoryStore;
 pub use store::{
     Authority, CasOutcome, Change, Claimed, Created, Lease, Liveness, NodeId, Snapshot,

@@ -19,18 +19,13 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
 use serde_json::Value;
-use tasks_core::exchange::notification_message;
-use tasks_core::sessions::session::{Asker, CallRounds, RoundStep};
+use tasks_core::sessions::session::{Asker, CallRounds};
 use tasks_core::sessions::SessionCall;
 use tasks_core::JsonObject;
 use tasks_runtime::catalog::{render_prompt, Prompt};
-use tasks_runtime::{run_sync, Notifier, NotifyingRun, SyncCall, SyncOutcome, Tool};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-
-use tasks_runtime::session::{ask, Frame, InFlight, Session};
+use tasks_runtime::session::{drive_rounds, InFlight, RoundsCall, Session};
+use tasks_runtime::{run_sync, SyncCall, SyncOutcome, Tool};
 
 use super::frames::{respond, Start};
 use crate::response::McpResponse;
@@ -46,13 +41,16 @@ pub(crate) async fn run(
         return McpResponse::result(&id, &result);
     }
     let tool = call.tool;
-    let rounds = CallRounds::new(id, Asker::Tool);
     let handler = move |sync| {
         let tool = tool.clone();
         async move { run_sync(&tool, sync).await }
     };
-    let request = (call.arguments, call.progress_token);
-    start(session, rounds, request, handler, in_flight).await
+    let call = RoundsCall {
+        rounds: CallRounds::new(id, Asker::Tool),
+        arguments: call.arguments,
+        progress_token: call.progress_token,
+    };
+    start(session, call, handler, in_flight).await
 }
 
 /// Renders `prompt` (its arguments checked) for request `id` on `session`, its input requests
@@ -64,23 +62,23 @@ pub(crate) async fn run_prompt(
     arguments: JsonObject,
     in_flight: InFlight,
 ) -> McpResponse {
-    let rounds = CallRounds::new(id, Asker::Prompt);
     let prompt = Arc::new(prompt);
     let handler = move |sync| {
         let prompt = prompt.clone();
         async move { render_prompt(&prompt, sync).await }
     };
-    start(session, rounds, (arguments, None), handler, in_flight).await
+    let call = RoundsCall {
+        rounds: CallRounds::new(id, Asker::Prompt),
+        arguments,
+        progress_token: None,
+    };
+    start(session, call, handler, in_flight).await
 }
 
-/// The request's arguments (the same in every round) and its progress token, if it asked
-/// for progress.
-type Request = (JsonObject, Option<Value>);
-
+/// Drives `call`'s rounds ([`drive_rounds`]) toward the response.
 async fn start<H, Fut>(
     session: Arc<Session>,
-    rounds: CallRounds,
-    request: Request,
+    call: RoundsCall,
     handler: H,
     in_flight: InFlight,
 ) -> McpResponse
@@ -89,63 +87,9 @@ where
     Fut: std::future::Future<Output = SyncOutcome> + Send + 'static,
 {
     let cancel = in_flight.token.clone();
-    respond(cancel.clone(), Start::FirstFrame, move |tx| {
-        drive(session, rounds, request, handler, tx, cancel, in_flight)
+    respond(cancel.clone(), Start::FirstFrame, move |tx| async move {
+        let _in_flight = in_flight;
+        drive_rounds(session, call, handler, tx, cancel).await;
     })
     .await
-}
-
-/// Carries out the core's [`CallRounds`]: runs the handler, sends its notifications, asks
-/// its rounds, until the final frame (or the request stops).
-async fn drive<H, Fut>(
-    session: Arc<Session>,
-    mut rounds: CallRounds,
-    (arguments, progress_token): Request,
-    handler: H,
-    tx: mpsc::Sender<Frame>,
-    cancel: CancellationToken,
-    _in_flight: InFlight,
-) where
-    H: Fn(SyncCall) -> Fut,
-    Fut: std::future::Future<Output = SyncOutcome>,
-{
-    let progress_token = progress_token.as_ref();
-    let mut step = RoundStep::Run;
-    loop {
-        step = match step {
-            RoundStep::Final(frame) => {
-                let _ = tx.send(Frame::Final(Bytes::from(frame))).await;
-                return;
-            }
-            RoundStep::Ask(asked) => match ask(&session, asked, None, &tx, &cancel).await {
-                Some(resolution) => rounds.answered(resolution),
-                None => return,
-            },
-            RoundStep::Run => {
-                let (notifier, notifications) =
-                    Notifier::channel(progress_token.is_some(), session.log_level());
-                let sync = SyncCall::new(arguments.clone())
-                    .with_input_responses(rounds.input_responses())
-                    .with_client_capabilities(session.client_capabilities.clone())
-                    .with_principal(session.principal.clone())
-                    .with_notifier(Some(notifier))
-                    .with_cancel(cancel.clone());
-                let mut run = NotifyingRun::new(handler(sync), notifications);
-                loop {
-                    let notification = tokio::select! {
-                        biased;
-                        () = cancel.cancelled() => return,
-                        notification = run.notification() => notification,
-                    };
-                    let Some(n) = notification else { break };
-                    let frame = Bytes::from(notification_message(n, progress_token));
-                    if tx.send(Frame::Message(frame)).await.is_err() {
-                        return;
-                    }
-                }
-                let outcome = run.output().await;
-                rounds.outcome(outcome)
-            }
-        };
-    }
 }

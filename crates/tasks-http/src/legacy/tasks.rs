@@ -21,7 +21,7 @@
 //!   with -32602 `Unknown or inaccessible taskId`, as `tasks/get` answers, and its input
 //!   requests still outstanding are withdrawn (`notifications/cancelled`; a late answer is
 //!   refused). The wait never depends on one notification ([`tasks_runtime::TaskWait`]). The wait's
-//!   decisions are the core's [`ResultWait`]; [`result`] drives it.
+//!   decisions are the core's [`ResultWait`]; [`ResultDriver`] drives it.
 //! * "Task Progress Notifications": a hinted call's `progressToken` stays valid for the whole
 //!   task; the session records it ([`Creating::progress_token`](tasks_runtime::session::tasks::Creating::progress_token)), and its GET stream sends
 //!   the task's progress with it as `notifications/progress`.
@@ -33,10 +33,8 @@ use serde_json::Value;
 use tasks_core::sessions::session::{ResultWait, WaitStep};
 use tasks_core::sessions::tasks::{list_result, LIST_PAGE};
 use tasks_core::{McpError, TaskId};
-use tasks_runtime::session::{deliver, Frame, InFlight, Session};
-use tasks_runtime::{Scope, TaskWait};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use tasks_runtime::session::{InFlight, ResultDriver, Session};
+use tasks_runtime::Scope;
 
 use super::frames::{respond, Start};
 use crate::response::McpResponse;
@@ -59,8 +57,8 @@ pub(crate) async fn list(
     }
 }
 
-/// `tasks/result`: see the module docs. The decisions are the core's [`ResultWait`]; this
-/// drives it: reads, the delivery, and the waits for a change or for another stream.
+/// `tasks/result`: see the module docs. The decisions are the core's [`ResultWait`]; an
+/// answer at the first read is one JSON body, else a [`ResultDriver`] streams.
 pub(crate) async fn result(
     d: &Shared,
     session: Arc<Session>,
@@ -82,7 +80,7 @@ pub(crate) async fn result(
     Ok(
         respond(cancel.clone(), Start::Stream, move |tx| async move {
             let _in_flight = in_flight;
-            let waiting = Wait {
+            let waiting = ResultDriver {
                 runtime,
                 metrics,
                 session,
@@ -93,63 +91,4 @@ pub(crate) async fn result(
         })
         .await,
     )
-}
-
-/// The driver of a `tasks/result` waiting for its task.
-struct Wait {
-    runtime: tasks_runtime::TaskRuntime,
-    /// Counts the answer that ends the stream when it is a store-unavailable refusal.
-    metrics: Arc<crate::metrics::Metrics>,
-    session: Arc<Session>,
-    tx: mpsc::Sender<Frame>,
-    cancel: CancellationToken,
-}
-
-impl Wait {
-    /// Carries out `machine`'s steps from `step` until it answers or the request stops.
-    /// Every wait follows [`TaskWait`], so none depends on one notification.
-    async fn run(self, mut machine: ResultWait, mut step: WaitStep, mut wait: TaskWait) {
-        let session = self.session.clone();
-        let mut released = Box::pin(session.released.notified());
-        loop {
-            step = match step {
-                WaitStep::Answer { frame, error } => {
-                    // The request was counted when its stream started; a store-unavailable
-                    // refusal is counted here, once it is on its way.
-                    let sent = self.tx.send(Frame::Final(Bytes::from(frame))).await;
-                    if let (Ok(()), Some(error)) = (sent, error) {
-                        self.metrics.store_refusal(&error);
-                    }
-                    return;
-                }
-                WaitStep::End => return,
-                WaitStep::Read => machine.seen(wait.current().await),
-                WaitStep::Await { or_released } => tokio::select! {
-                    () = self.cancel.cancelled() => return,
-                    next = wait.next() => machine.seen(next),
-                    () = released.as_mut(), if or_released => machine.released(),
-                },
-                WaitStep::Deliver(task) => {
-                    let stop = self.cancel.child_token();
-                    // Armed before the delivery is tried: a delivery of another stream that
-                    // ends after this one found it busy still wakes this wait.
-                    released.set(session.released.notified());
-                    released.as_mut().enable();
-                    let delivery = deliver(&self.runtime, &self.session, &task, &self.tx, &stop);
-                    tokio::pin!(delivery);
-                    let delivered = loop {
-                        tokio::select! {
-                            delivered = &mut delivery => break delivered,
-                            next = wait.next(), if machine.follows() => {
-                                if machine.changed(next) {
-                                    stop.cancel();
-                                }
-                            }
-                        }
-                    };
-                    machine.delivered(delivered, self.cancel.is_cancelled())
-                }
-            };
-        }
-    }
 }

@@ -27,9 +27,10 @@ use tasks_core::{Feature, McpError};
 use tasks_runtime::{follow_tasks, Feed, FeedEvent, Scope, TaskRuntime, Wake};
 use tokio_util::sync::CancellationToken;
 
-use crate::metrics::{ListenStreamGuard, Metrics};
+use crate::metrics::Metrics;
 use crate::response::McpResponse;
 use crate::shared::Shared;
+use tasks_runtime::server_metrics::ListenStreamGuard;
 
 struct Listen {
     exchange: ListenExchange,

@@ -1,9 +1,11 @@
 //! The live 2025 sessions of this process, host-agnostic: the driver state of the core's session
 //! machines ([`tasks_core::sessions::session`]): the table ([`Sessions`]), each session's
 //! request-id space, client requests and task book ([`Session`]), the rounds of questions asked
-//! on one of its streams ([`ask`]) and the delivery of a task's input requests ([`deliver`]),
-//! and the session's 2025-11-25 task operations ([`tasks`]). A transport carries the
-//! [`Frame`]s out (the HTTP adapter as SSE) and hands back the client's answers
+//! on one of its streams ([`ask`]), the delivery of a task's input requests ([`deliver`]), and
+//! the session's 2025-11-25 task operations ([`tasks`]); and the async drivers of the session's
+//! exchanges: a request run in rounds ([`drive_rounds`]), a `tasks/result` wait
+//! ([`ResultDriver`]) and the standalone stream ([`standalone_stream`]). A transport carries
+//! the [`Frame`]s out (the HTTP adapter as SSE) and hands back the client's answers
 //! ([`Session::answer`]).
 //!
 //! A session belongs to the caller that opened it: looked up under another scope it does not
@@ -14,7 +16,13 @@
 #[cfg(feature = "sessions")]
 mod ask;
 #[cfg(feature = "sessions")]
+mod call;
+#[cfg(feature = "sessions")]
 mod live;
+#[cfg(feature = "sessions")]
+mod result_wait;
+#[cfg(feature = "sessions")]
+mod stream;
 #[cfg(feature = "sessions")]
 mod table;
 #[cfg(feature = "sessions")]
@@ -25,7 +33,13 @@ use std::time::Duration;
 #[cfg(feature = "sessions")]
 pub use ask::{ask, deliver, Frame};
 #[cfg(feature = "sessions")]
+pub use call::{drive_rounds, RoundsCall};
+#[cfg(feature = "sessions")]
 pub use live::{Answer, Delivery, InFlight, Session, StreamClaim, MAX_SUBSCRIPTIONS};
+#[cfg(feature = "sessions")]
+pub use result_wait::ResultDriver;
+#[cfg(feature = "sessions")]
+pub use stream::standalone_stream;
 #[cfg(feature = "sessions")]
 pub use table::Sessions;
 

@@ -6,15 +6,22 @@
 //! ```
 //!
 //! DIR (default: a temporary directory) decides the file system measured.
+//!
+//! With `COUNT=N` it instead creates and completes N tasks (a creation and a worker's terminal
+//! write each, as a task whose tool finishes at once costs the store) under `synchronous=FULL`
+//! by `CALLERS` concurrent callers (default 1: every write then commits alone), and exits: run under `valgrind --tool=callgrind` for two values of N,
+//! the difference of the instruction counts over the difference of N is the store's CPU cost
+//! of one task (both threads, the caller's and the writer's; fsync waits are not instructions),
+//! without the start-up.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tasks_core::{NewTask, TaskId, Timestamp};
+use tasks_core::{apply, Event, NewTask, TaskId, Timestamp};
 use tasks_runtime::store::CreateLimits;
-use tasks_runtime::{NodeId, Scope, Store, Work};
+use tasks_runtime::{Authority, CasOutcome, NodeId, Scope, Store, Work};
 use tasks_store_sqlite::{SqliteOptions, SqliteStore, Synchronous};
 
 const CONCURRENCY: usize = 64;
@@ -84,8 +91,69 @@ async fn measure(dir: &std::path::Path, synchronous: Synchronous, seconds: u64) 
     );
 }
 
+/// `COUNT=N`: N tasks created and completed, by `callers` concurrent callers (each creating
+/// and completing its tasks one after another; with one caller every write commits alone).
+async fn counted(dir: &std::path::Path, count: u64, callers: u64) {
+    let path = dir.join("counted.db");
+    let store = Arc::new(SqliteStore::open(&path, SqliteOptions::default()).expect("open"));
+    let commits = store.commits();
+    let mut set = tokio::task::JoinSet::new();
+    for caller in 0..callers {
+        let store = store.clone();
+        set.spawn(async move {
+            for i in (caller..count).step_by(usize::try_from(callers).expect("callers")) {
+                create_and_complete(&store, i).await;
+            }
+        });
+    }
+    while set.join_next().await.is_some() {}
+    let commits = store.commits() - commits;
+    eprintln!("{count} tasks by {callers} callers in {commits} commits");
+}
+
+/// Creates task `task-{i}` and completes it as its worker would.
+async fn create_and_complete(store: &SqliteStore, i: u64) {
+    let limits = CreateLimits {
+        max_tasks: usize::MAX,
+        max_active_per_scope: usize::MAX,
+        lease_required: false,
+    };
+    let node = NodeId::from_bytes([1; 16]);
+    let scope = Scope::new("scope");
+    let result = match json!({"content": [{"type": "text", "text": "done"}], "isError": false}) {
+        serde_json::Value::Object(map) => map,
+        _ => unreachable!(),
+    };
+    let now = Timestamp::from_unix_millis(2);
+    let id = TaskId::parse(&format!("task-{i}")).expect("id");
+    let task = NewTask::new(id, Timestamp::from_unix_millis(1), Some(3_600_000), None);
+    let created = store
+        .create(task, work(&scope).into(), limits, &node)
+        .await
+        .expect("create");
+    let completed = Event::Completed {
+        result: result.into(),
+    };
+    let update = apply(&created.snapshot.task, completed, now)
+        .expect("the reducer completes a working task")
+        .into_update()
+        .expect("completing changes the task");
+    let outcome = store
+        .transition(Authority::Worker(&created.lease), update, now)
+        .await
+        .expect("transition");
+    assert!(matches!(outcome, CasOutcome::Committed(_)), "{outcome:?}");
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
+    let env = |name: &str| std::env::var(name).ok().and_then(|n| n.parse().ok());
+    if let Some(count) = env("COUNT") {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let dir = std::env::args().nth(1).map(std::path::PathBuf::from);
+        let callers = env("CALLERS").unwrap_or(1).max(1);
+        return counted(dir.as_deref().unwrap_or(temp.path()), count, callers).await;
+    }
     let mut args = std::env::args().skip(1);
     let temp = tempfile::tempdir().expect("temp dir");
     let dir = args

@@ -284,15 +284,15 @@ fn write_cas(conn: &Connection, cas: &Cas, guard: bool) -> rusqlite::Result<Opti
         guard,
         sql::ms(cas.now),
     ];
-    let scope = |row: &rusqlite::Row<'_>| row.get::<_, String>(0);
-    match &cas.who {
-        Who::Request(scope_of) => {
+    let changed = match &cas.who {
+        Who::Request(scope) => {
             let mut all = base.to_vec();
-            let scope_param = scope_of.as_str();
+            let scope_param = scope.as_str();
             all.push(&scope_param);
-            conn.prepare_cached(sql::CAS_REQUEST)?
-                .query_row(all.as_slice(), scope)
-                .optional()
+            let changed = conn
+                .prepare_cached(sql::CAS_REQUEST)?
+                .execute(all.as_slice())?;
+            return Ok((changed == 1).then(|| scope.as_str().to_owned()));
         }
         Who::Worker(lease) => {
             let mut all = base.to_vec();
@@ -301,10 +301,15 @@ fn write_cas(conn: &Connection, cas: &Cas, guard: bool) -> rusqlite::Result<Opti
             all.push(&node);
             all.push(&generation);
             conn.prepare_cached(sql::CAS_WORKER)?
-                .query_row(all.as_slice(), scope)
-                .optional()
+                .execute(all.as_slice())?
         }
+    };
+    if changed == 0 {
+        return Ok(None);
     }
+    conn.prepare_cached(sql::SCOPE_OF)?
+        .query_row(params![task.id().as_str()], |row| row.get(0))
+        .map(Some)
 }
 
 fn committed(cas: Cas, scope: String, became_terminal: bool) -> Outcome {

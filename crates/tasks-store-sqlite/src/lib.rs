@@ -19,9 +19,11 @@
 //! OS crash.
 //!
 //! Writes are *group committed*: one writer thread owns the connection, takes every write
-//! queued (up to [`SqliteOptions::max_batch`]), runs each inside its own savepoint in one
-//! `BEGIN IMMEDIATE` transaction, and commits them with one sync. A refused write (a taken id,
-//! a stale revision, a full capacity) rolls back only itself. If the commit fails, every write
+//! queued (up to [`SqliteOptions::max_batch`]), runs them in one `BEGIN IMMEDIATE`
+//! transaction, and commits them with one sync. A refused write (a taken id, a stale revision,
+//! a full capacity) changes nothing: a write of one statement (a creation, a transition, a
+//! lease write) needs nothing more, and a write of several (a reap, a claim) runs inside its
+//! own savepoint, which rolls back only itself. If the commit fails, every write
 //! of the batch answers [`tasks_runtime::StoreError::Backend`] and nothing of it is visible.
 //! The backend error text is for logs; it never reaches a client.
 //!
@@ -92,8 +94,13 @@
 //! as expired in that tick, could read as unexpired again if the clock was also set back.
 //!
 //! A database of schema version 1 is migrated at open (one transaction): the row starts at
-//! the latest task creation time (0 without tasks). An older build refuses a version-2 file
-//! (newer schema) and leaves it unchanged.
+//! the latest task creation time (0 without tasks). An older build refuses a file of a newer
+//! schema version and leaves it unchanged.
+//!
+//! Schema version 3 has the same tables; the `tasks` table is rebuilt with its status check
+//! written as a chain of comparisons (`status = 'working' OR …`) instead of a five-value `IN`
+//! list, which SQLite evaluated by building a temporary b-tree on every insert and update of a
+//! task. Rows, row ids and indexes are copied as they are, in the migration's transaction.
 //!
 //! # Files, space and purging
 //!
@@ -115,7 +122,7 @@
 //! Pragmas at open: `journal_mode=WAL`, `synchronous=FULL|NORMAL`, `foreign_keys=ON`,
 //! `busy_timeout=5000`, `temp_store=MEMORY`, `journal_size_limit=67108864`,
 //! `auto_vacuum=INCREMENTAL` (set before the first table), `mmap_size=0` (memory-mapped I/O
-//! stays off). The schema is versioned by `PRAGMA user_version` (currently 2) and marked by
+//! stays off). The schema is versioned by `PRAGMA user_version` (currently 3) and marked by
 //! `PRAGMA application_id`; migrations are embedded and run in one transaction. A file of a
 //! newer version ([`OpenError::NewerSchema`]), or one that is not a task database or does not
 //! load ([`OpenError::Corrupt`]), is refused and left unchanged: never emptied or recreated.
@@ -124,7 +131,8 @@
 //!
 //! # Design choices
 //!
-//! A `std::thread` writer with group commit, savepoints per write, memory as the read model,
+//! A `std::thread` writer with group commit, savepoints for writes of several statements,
+//! memory as the read model,
 //! and the pragmas and schema above, as the project's design for durable stores proposed. It
 //! departs from that proposal in these points:
 //!

@@ -7,6 +7,7 @@ use rusqlite::Connection;
 const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_init.sql"),
     include_str!("../migrations/0002_clock.sql"),
+    include_str!("../migrations/0003_status_check.sql"),
 ];
 
 /// The newest schema version this build knows.

@@ -24,16 +24,20 @@ macro_rules! cas_set {
     };
 }
 
-/// Compare-and-set under a request's authority: `?11` is the scope. Returns the scope of the
-/// changed row (none when nothing changed).
-pub(crate) const CAS_REQUEST: &str = concat!(cas_set!(), " AND scope = ?11 RETURNING scope");
+/// Compare-and-set under a request's authority: `?11` is the scope. Changes one row or none.
+///
+/// No `RETURNING`: SQLite collects returned rows in a temporary table built and dropped per
+/// statement, which cost about a third of a durable task's writer CPU (docs/benchmarks.md,
+/// round 4); the scope is the request's, or a worker's write reads it ([`SCOPE_OF`]).
+pub(crate) const CAS_REQUEST: &str = concat!(cas_set!(), " AND scope = ?11");
 
-/// Compare-and-set under a worker's authority: `?11` the owner, `?12` the generation. Returns
-/// the scope of the changed row (none when nothing changed).
-pub(crate) const CAS_WORKER: &str = concat!(
-    cas_set!(),
-    " AND owner_node = ?11 AND generation = ?12 RETURNING scope"
-);
+/// Compare-and-set under a worker's authority: `?11` the owner, `?12` the generation. Changes
+/// one row or none.
+pub(crate) const CAS_WORKER: &str =
+    concat!(cas_set!(), " AND owner_node = ?11 AND generation = ?12");
+
+/// The scope of task `?1`.
+pub(crate) const SCOPE_OF: &str = "SELECT scope FROM tasks WHERE id = ?1";
 
 /// What a refused compare-and-set is classified on.
 pub(crate) const CLASSIFY: &str = "\

@@ -2,8 +2,9 @@
 //! read model.
 //!
 //! Loop: block for the first command, drain whatever else is queued up to `max_batch`,
-//! `BEGIN IMMEDIATE`, run each write inside its own `SAVEPOINT` (a refused write — a duplicate
-//! id, a stale revision, a full capacity — rolls back only itself), `COMMIT` (one fsync for the
+//! `BEGIN IMMEDIATE`, run each write (a write of several statements inside its own `SAVEPOINT`,
+//! so a refused or failed one rolls back only itself; a write of one change needs none: a
+//! refused one changed nothing, a failed statement is undone by SQLite), `COMMIT` (one fsync for the
 //! batch under `synchronous=FULL`), apply the committed changes to the read model in commit
 //! order, publish the task count, and only then answer every caller. Nothing is acknowledged
 //! before its batch has committed.
@@ -222,31 +223,28 @@ impl Writer {
         }
     }
 
-    /// Runs one write inside its own savepoint.
+    /// Runs one write: inside its own savepoint when it may change the database with more
+    /// than one statement ([`Op::one_change`]), so a refused or failed write rolls back alone.
     fn write(&mut self, op: Op) -> Result<Outcome, Step> {
         if self.conn.is_autocommit() {
             return Err(Step::Abort("the transaction ended early".into()));
         }
-        self.run_sql("SAVEPOINT w").map_err(Step::Abort)?;
-        match exec::execute(&self.conn, &mut self.counters, op) {
-            Ok(outcome) => {
-                if !outcome.keep {
-                    self.run_sql("ROLLBACK TO w").map_err(Step::Abort)?;
-                }
-                self.run_sql("RELEASE w").map_err(Step::Abort)?;
-                Ok(outcome)
-            }
-            Err(Failure(reason)) => {
-                // Some errors (a full disk, an I/O error) end the whole transaction in SQLite.
-                if self.conn.is_autocommit() {
-                    return Err(Step::Abort(reason));
-                }
-                self.run_sql("ROLLBACK TO w")
-                    .and_then(|()| self.run_sql("RELEASE w"))
-                    .map_err(Step::Abort)?;
-                Err(Step::Failed(reason))
-            }
+        let savepoint = !op.one_change();
+        if savepoint {
+            self.run_sql("SAVEPOINT w").map_err(Step::Abort)?;
         }
+        let outcome = match exec::execute(&self.conn, &mut self.counters, op) {
+            // Some errors (a full disk, an I/O error) end the whole transaction in SQLite.
+            Err(Failure(reason)) if self.conn.is_autocommit() => return Err(Step::Abort(reason)),
+            outcome => outcome,
+        };
+        if savepoint {
+            if !outcome.as_ref().is_ok_and(|outcome| outcome.keep) {
+                self.run_sql("ROLLBACK TO w").map_err(Step::Abort)?;
+            }
+            self.run_sql("RELEASE w").map_err(Step::Abort)?;
+        }
+        outcome.map_err(|Failure(reason)| Step::Failed(reason))
     }
 
     /// Raises the clock's high-water mark to `latest` inside the batch's transaction (a

@@ -169,14 +169,11 @@ fn a_version_1_database_is_migrated_with_its_latest_creation_as_the_mark() {
             }
         });
     }
-    // What version 1 wrote: its schema (migrations/0001_init.sql, unchanged) and rows, without
-    // the `clock` table version 2 adds.
-    {
-        let conn = rusqlite::Connection::open(&path).expect("open the file");
-        conn.execute_batch("DROP TABLE clock; PRAGMA user_version = 1;")
-            .expect("make it a version-1 database");
-    }
-    let store = SqliteStore::open(&path, SqliteOptions::default()).expect("migrating open");
+    // What version 1 wrote: its schema (migrations/0001_init.sql) and rows, without the
+    // `clock` table version 2 adds.
+    let old = dir.path().join("version-1.db");
+    crate::migrations::old_database(&old, 1, &path);
+    let store = SqliteStore::open(&old, SqliteOptions::default()).expect("migrating open");
     assert_eq!(
         store.time_floor(),
         at(5_000),
@@ -195,11 +192,11 @@ fn a_version_1_database_is_migrated_with_its_latest_creation_as_the_mark() {
         }
     });
     drop(store);
-    let conn = rusqlite::Connection::open(&path).expect("open the file");
+    let conn = rusqlite::Connection::open(&old).expect("open the file");
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .expect("user_version");
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
 }
 
 #[test]

@@ -8,6 +8,7 @@ mod common;
 // whole stack, and linking is slow): their tests are named `<module>::<test>`.
 mod batching;
 mod clock;
+mod migrations;
 mod node;
 mod open_errors;
 mod persistence;

@@ -284,7 +284,7 @@ async fn the_file_passes_the_integrity_check_after_a_workload() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .expect("user_version");
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
     let rows: i64 = conn
         .query_row("SELECT count(*) FROM tasks", [], |row| row.get(0))
         .expect("count");
@@ -453,5 +453,5 @@ fn a_row_of_the_previous_build_reads_and_keeps_the_progress_it_takes() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .expect("user_version");
-    assert_eq!(version, 2, "no schema change");
+    assert_eq!(version, 3, "no schema change");
 }

@@ -1,0 +1,168 @@
+//! Schema migrations on old data: a database that an older schema version wrote opens
+//! migrated to the latest version, every task intact and readable.
+
+use crate::common;
+
+use std::path::Path;
+
+use common::*;
+use tasks_runtime::{Scope, Store};
+use tasks_store_sqlite::{SqliteOptions, SqliteStore};
+
+/// The schema migrations as released: version `i` is the first `i` of them.
+const RELEASED: [&str; 3] = [
+    include_str!("../../migrations/0001_init.sql"),
+    include_str!("../../migrations/0002_clock.sql"),
+    include_str!("../../migrations/0003_status_check.sql"),
+];
+
+/// `PRAGMA application_id` of a task database ("MCPT").
+const APPLICATION_ID: i64 = 0x4d43_5054;
+
+/// Writes `path` as schema version `version` wrote it: that version's schema, from its
+/// released migrations, holding the rows of the database `rows_from` (written by this build;
+/// a task row has had the same columns and encoding in every version). The clock row is
+/// copied when version 2 or later has the table.
+pub(crate) fn old_database(path: &Path, version: usize, rows_from: &Path) {
+    let conn = rusqlite::Connection::open(path).expect("create the old file");
+    conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL;")
+        .expect("auto_vacuum");
+    for migration in &RELEASED[..version] {
+        conn.execute_batch(migration).expect("an old migration");
+    }
+    conn.execute(
+        "ATTACH DATABASE ?1 AS current",
+        [rows_from.to_str().expect("utf-8 path")],
+    )
+    .expect("attach");
+    conn.execute_batch("INSERT INTO tasks SELECT * FROM current.tasks;")
+        .expect("copy the tasks");
+    if version >= 2 {
+        conn.execute_batch("DELETE FROM clock; INSERT INTO clock SELECT * FROM current.clock;")
+            .expect("copy the clock");
+    }
+    conn.execute_batch(&format!(
+        "DETACH DATABASE current; PRAGMA user_version = {version}; \
+         PRAGMA application_id = {APPLICATION_ID};"
+    ))
+    .expect("mark the version");
+}
+
+/// `store` after creating `working` (its TTL running, its work kept) and `done` (completed,
+/// its work dropped).
+async fn two_tasks(store: &SqliteStore, scope: &Scope) {
+    for name in ["working", "done"] {
+        let task = tasks_core::NewTask::new(id(name), T0, Some(3_600_000), None);
+        let created = store
+            .create(task, work(scope, name).into(), ROOMY, &NODE_A)
+            .await
+            .expect("create");
+        if name == "done" {
+            let update = complete(&created.snapshot.task, at(1_000));
+            let lease = created.lease;
+            store
+                .transition(tasks_runtime::Authority::Worker(&lease), update, at(1_000))
+                .await
+                .expect("complete");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_version_2_database_is_migrated_with_every_task_intact() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (current, old) = (dir.path().join("current.db"), dir.path().join("old.db"));
+    let scope = Scope::new("alice");
+    let store = SqliteStore::open(&current, SqliteOptions::default()).expect("open");
+    two_tasks(&store, &scope).await;
+    let mut before = Vec::new();
+    for name in ["working", "done"] {
+        let snapshot = store.get(&scope, &id(name), at(2_000)).await.expect("get");
+        before.push(snapshot.expect("stored"));
+    }
+    let work_before = store.work(&scope, &id("working")).await.expect("work");
+    drop(store);
+    old_database(&old, 2, &current);
+
+    let store = SqliteStore::open(&old, SqliteOptions::default()).expect("migrating open");
+    for (name, before) in ["working", "done"].into_iter().zip(&before) {
+        let after = store.get(&scope, &id(name), at(2_000)).await.expect("get");
+        let after = after.unwrap_or_else(|| panic!("{name} survives the migration"));
+        assert_eq!(*after.task, *before.task, "{name} is the same task");
+        assert_eq!(after.scope, scope);
+    }
+    let work_after = store.work(&scope, &id("working")).await.expect("work");
+    assert_eq!(
+        work_after.as_deref(),
+        work_before.as_deref(),
+        "the work of the running task is kept"
+    );
+    assert!(store
+        .work(&scope, &id("done"))
+        .await
+        .expect("work")
+        .is_none());
+    // The migrated table takes writes: a new task, and the running one completed.
+    two_tasks_more(&store, &scope).await;
+    drop(store);
+
+    let conn = rusqlite::Connection::open(&old).expect("open the file");
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .expect("user_version");
+    assert_eq!(version, 3);
+    let table: String = conn
+        .query_row(
+            "SELECT sql FROM sqlite_schema WHERE name = 'tasks'",
+            [],
+            |row| row.get(0),
+        )
+        .expect("the tasks table");
+    assert!(
+        table.contains("status = 'working' OR status = 'input_required'"),
+        "{table}"
+    );
+    let indexes: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'tasks' ORDER BY name")
+        .expect("prepare")
+        .query_map([], |row| row.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("names");
+    assert_eq!(
+        indexes,
+        ["sqlite_autoindex_tasks_1", "tasks_active", "tasks_expiry"]
+    );
+    let refused = conn.execute(
+        "INSERT INTO tasks (id, scope, revision, status, created_at_ms, task, generation, attempt) \
+         VALUES ('bad', 's', 1, 'bogus', 0, '{}', 1, 1)",
+        [],
+    );
+    assert!(
+        refused.is_err_and(|error| error.to_string().contains("CHECK constraint failed")),
+        "a status outside the five is still refused"
+    );
+}
+
+/// After the migration: one task more, and `working` completed by its worker.
+async fn two_tasks_more(store: &SqliteStore, scope: &Scope) {
+    let task = tasks_core::NewTask::new(id("later"), at(2_000), None, None);
+    store
+        .create(task, work(scope, "later").into(), ROOMY, &NODE_A)
+        .await
+        .expect("create after the migration");
+    let working = store
+        .get(scope, &id("working"), at(2_000))
+        .await
+        .expect("get")
+        .expect("stored");
+    let update = complete(&working.task, at(2_500));
+    let outcome = store
+        .transition(tasks_runtime::Authority::Request(scope), update, at(2_500))
+        .await
+        .expect("complete after the migration");
+    assert!(
+        matches!(outcome, tasks_runtime::CasOutcome::Committed(_)),
+        "{outcome:?}"
+    );
+}

@@ -17,8 +17,10 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use tempfile::TempDir;
+
 use crate::cli::{Row, RunArgs};
-use crate::database::{Database, TempSchema};
+use crate::database::Database;
 use crate::generator::{self, Call, Generator, LoadSpec, Run};
 use crate::pin::Pinning;
 use crate::procfs;
@@ -46,31 +48,16 @@ pub(crate) struct Fixture {
     /// The `application_name` of a PostgreSQL node's sessions.
     pub app: Option<String>,
     /// A SQLite fixture's directory.
-    pub dir: Option<Temp>,
+    pub dir: Option<TempDir>,
     /// A lone PostgreSQL node's schema and secret file.
     cluster: Option<Box<Cluster>>,
 }
 
-/// A file, or a directory with everything in it, removed when dropped.
-pub(crate) struct Temp(pub PathBuf);
-
-impl Drop for Temp {
-    fn drop(&mut self) {
-        let path = &self.0;
-        match fs::remove_dir_all(path).or_else(|_| fs::remove_file(path)) {
-            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
-                eprintln!("cannot remove {}: {error}", path.display());
-            }
-            _ => {}
-        }
-    }
-}
-
-/// Nodes on one schema, stopped before the schema is dropped and the secret file removed.
+/// Nodes on one schema, stopped before the directory of their secret file is removed.
 pub(crate) struct Cluster {
     pub nodes: Vec<Fixture>,
-    schema: TempSchema,
-    secret: Temp,
+    schema: String,
+    secret: TempDir,
 }
 
 impl Cluster {
@@ -95,18 +82,14 @@ impl Servers<'_> {
             node.cluster = Some(Box::new(cluster));
             return Ok(node);
         }
-        let dir = self
-            .sqlite_dir
-            .join(format!("sqlite-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir); // a killed earlier run's
-        fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let dir = temp_dir(&format!("sqlite-{name}-"), &self.sqlite_dir)?;
         let mut store = OsString::from("sqlite:");
-        store.push(dir.join("tasks.db"));
+        store.push(dir.path().join("tasks.db"));
         let sync = ["full", "normal"][usize::from(row == Row::CreateSqliteNormal)];
         let flags = format!("--sqlite-synchronous {sync}");
         let server = self.start(name, &self.fixture, &flags, vec![("--store", store)])?;
         Ok(Fixture {
-            dir: Some(Temp(dir)),
+            dir: Some(dir),
             ..Fixture::from(server)
         })
     }
@@ -130,14 +113,10 @@ impl Servers<'_> {
     }
 
     /// A cluster with no node yet, on a fresh schema; its secret file is created by the first
-    /// node to start.
+    /// node to start, in a fresh directory.
     pub(crate) async fn cluster(&self, name: &str) -> Result<Cluster, String> {
         let schema = self.database()?.schema(name).await?;
-        let secret = self
-            .logs
-            .join(format!("{name}-{}.secret", std::process::id()));
-        let _ = fs::remove_file(&secret); // a killed earlier run's
-        let secret = Temp(secret);
+        let secret = temp_dir(&format!("{name}-secret-"), &self.logs)?;
         Ok(Cluster {
             nodes: Vec::new(),
             schema,
@@ -156,14 +135,11 @@ impl Servers<'_> {
     ) -> Result<(), String> {
         let app = format!("tasks-bench-{}-{node}", std::process::id());
         let lease = lease.map_or(String::new(), |ms| format!(" --lease-ms {ms}"));
-        let flags = format!(
-            "--postgres-schema {} --drain-ms 0{lease}",
-            cluster.schema.name
-        );
+        let flags = format!("--postgres-schema {} --drain-ms 0{lease}", cluster.schema);
         let store = self.database()?.url_for(&app).into();
         let values = vec![
             ("--store", store),
-            ("--secret-file", cluster.secret.0.clone().into()),
+            ("--secret-file", cluster.secret.path().join("secret").into()),
         ];
         let server = self.start(node, &self.fixture, &flags, values)?;
         cluster.nodes.push(Fixture {
@@ -231,6 +207,13 @@ impl From<ServerProcess> for Fixture {
             cluster: None,
         }
     }
+}
+
+/// A fresh directory in `parent` whose name starts with `prefix`, removed with everything in it
+/// when dropped.
+fn temp_dir(prefix: &str, parent: &Path) -> Result<TempDir, String> {
+    let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent);
+    dir.map_err(|e| format!("{}: {e}", parent.display()))
 }
 
 /// Where server logs go: `<target dir>/<profile>/tasks-bench-logs/`, next to this binary.

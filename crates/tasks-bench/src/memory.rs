@@ -172,10 +172,10 @@ pub(crate) async fn stored(
     else {
         return Err("not a SQLite fixture".into());
     };
-    let size = |name| fs::metadata(dir.0.join(name)).map_or(0, |meta| meta.len());
+    let size = |name| fs::metadata(dir.path().join(name)).map_or(0, |meta| meta.len());
     let (db_bytes, wal_bytes) = (size("tasks.db"), size("tasks.db-wal"));
     drop(server);
-    let closed_bytes = (!dir.0.join("tasks.db-wal").exists()).then(|| size("tasks.db"));
+    let closed_bytes = (!dir.path().join("tasks.db-wal").exists()).then(|| size("tasks.db"));
     let tasks = count + TASKS_BEFORE;
     Ok(StoredSqliteResult {
         stored,

@@ -210,7 +210,7 @@ impl Report {
             let _ = writeln!(text, "- SQLite fixtures: `--store sqlite:<fresh directory>/tasks.db`, `--sqlite-synchronous full` unless the row says NORMAL; fsync latency of that disk (append {append} bytes + `sync_data`, {syncs} times): p50 {p50} µs, p90 {p90} µs, p99 {p99} µs, max {max} µs");
         }
         if let Some(database) = &self.postgres {
-            let _ = writeln!(text, "- PostgreSQL rows: {database}, not pinned; each row on a fresh schema, dropped afterwards; database CPU is the CPU time of the fixture's own sessions (found by `application_name` in `pg_stat_activity`), not counted as foreign when judging a run disturbed");
+            let _ = writeln!(text, "- PostgreSQL rows: {database}, not pinned; each row on a fresh schema, dropped at the end of the run; database CPU is the CPU time of the fixture's own sessions (found by `application_name` in `pg_stat_activity`), not counted as foreign when judging a run disturbed");
         }
         for (rows, reason) in &self.skipped {
             let _ = writeln!(text, "- rows {rows} skipped: {reason}");

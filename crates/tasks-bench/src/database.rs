@@ -1,6 +1,6 @@
 //! The PostgreSQL database of rows 8a–8d: whether it is reachable, a fresh schema per row
-//! (dropped at the end of the run), and the server processes (sessions) that serve one fixture, whose CPU
-//! time the throughput rows report.
+//! (dropped at the end of the run), and the server processes (sessions) that serve one
+//! fixture, whose CPU time the throughput rows report.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::{stream, StreamExt as _};
 use serde_json::{json, Value};
-use tasks_client::{Client, Execution, TaskStatus};
+use tasks_client::{Client, TaskStatus};
 use tokio::sync::Semaphore;
 
 use crate::fixtures::ServerProcess;
@@ -67,11 +67,7 @@ pub(crate) async fn run(
 /// One lifecycle, each request holding a permit of `in_flight`; the number of polls.
 async fn one(client: &Client, in_flight: &Semaphore, arguments: &Value) -> Result<u64, String> {
     let permit = in_flight.acquire().await.map_err(|e| e.to_string())?;
-    let task = match client.call_tool("slow_compute", arguments).await {
-        Ok(Execution::Task(task)) => task,
-        Ok(_) => return Err("slow_compute: no task created".into()),
-        Err(error) => return Err(format!("slow_compute: {error}")),
-    };
+    let task = mcp::start(client, "slow_compute", arguments).await?;
     drop(permit);
     let created = task.creation().and_then(|c| c.task.poll_interval_ms);
     let interval = Duration::from_millis(created.unwrap_or(100));

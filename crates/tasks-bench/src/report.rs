@@ -19,14 +19,28 @@ use crate::throughput::{Throughput, ROWS};
 /// Largest resident memory per stored small completed task, payload included.
 const STORED_TARGET_BYTES: f64 = 512.0;
 /// Least `tasks/get` and creation requests/s against the baseline's.
-const GET_TARGET_RATIO: f64 = 0.8;
-const CREATE_TARGET_RATIO: f64 = 0.5;
+const RATIO_TARGETS: [(&str, Row, f64); 2] = [
+    ("`tasks/get`", Row::Get, 0.8),
+    ("creation", Row::Create, 0.5),
+];
 /// Durable creation (FULL) target, tasks/s; durable `tasks/get` against the memory store's.
 const SQLITE_CREATE_TARGET: f64 = 10_000.0;
 const SQLITE_GET_TARGET: f64 = 0.9;
 /// PostgreSQL `tasks/get` and creation targets and stretches, per second.
-const POSTGRES_GET_TARGET: (f64, f64) = (10_000.0, 15_000.0);
-const POSTGRES_CREATE_TARGET: (f64, f64) = (3_000.0, 5_000.0);
+const POSTGRES_TARGETS: [(&str, Row, [f64; 2], &str); 2] = [
+    (
+        "`tasks/get`",
+        Row::GetPostgres,
+        [10_000.0, 15_000.0],
+        "requests/s",
+    ),
+    (
+        "creation",
+        Row::CreatePostgres,
+        [3_000.0, 5_000.0],
+        "tasks/s",
+    ),
+];
 /// Largest p99 of cross-node update-to-resume latency; largest takeover beyond the lease.
 const RESUME_P99: Duration = Duration::from_millis(50);
 const TAKEOVER_MARGIN: Duration = Duration::from_secs(2);
@@ -118,19 +132,6 @@ fn mib(bytes: u64) -> String {
     format!("{:.1}", bytes as f64 / (1024.0 * 1024.0))
 }
 
-/// `1000000` as `1 000 000`.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(' ');
-        }
-        out.push(digit);
-    }
-    out
-}
-
 /// Median requests/s of `series` over `reference`'s.
 fn ratio(series: Option<&Series>, reference: Option<&Series>) -> Option<f64> {
     Some(series?.median()?.rps() / reference?.median()?.rps())
@@ -163,20 +164,6 @@ pub(crate) fn describe(rounds: u64, threads: u16, pin: &Pinning, spec: LoadSpec)
         ),
         format!("fixture flags: `{}`", crate::fixtures::FIXTURE_LIMITS),
     ]
-}
-
-/// The throughput table's name of a row of [`ROWS`].
-fn title(row: Row) -> &'static str {
-    match row {
-        Row::Baseline => "1 baseline: bare hyper, fixed response",
-        Row::Get => "2 `tasks/get`, completed task",
-        Row::Create => "3 creation: `tools/call` `slow_compute` `seconds: 0`",
-        Row::GetSqlite => "7a `tasks/get`, SQLite (FULL)",
-        Row::CreateSqlite => "7b creation, SQLite FULL",
-        Row::CreateSqliteNormal => "7c creation, SQLite NORMAL",
-        Row::GetPostgres => "8a `tasks/get`, PostgreSQL",
-        _ => "8b creation, PostgreSQL",
-    }
 }
 
 impl Report {
@@ -232,7 +219,7 @@ impl Report {
         let t = |row| self.throughput.series.get(&row);
         let mut rows: Vec<(String, Option<&Series>, Option<&Series>)> = Vec::new();
         for &row in &ROWS[..3] {
-            rows.push((title(row).into(), t(row), None));
+            rows.push((row.title(), t(row), None));
         }
         let stored = ("5a", &self.stored, "completed", "stored");
         for (row, m, task, done) in [stored, ("5b", &self.parked, "parked", "parked")] {
@@ -240,7 +227,7 @@ impl Report {
             else {
                 continue;
             };
-            let count = thousands(m.count + usize::from(row == "5b"));
+            let count = m.count + usize::from(row == "5b");
             let name = format!("{row} `tasks/get`, {task} task, no other task");
             rows.push((name, Some(idle), None));
             let name = format!("{row} `tasks/get`, same task, {count} {done}");
@@ -248,7 +235,7 @@ impl Report {
         }
         for &row in &ROWS[3..] {
             let reference = [Row::Create, Row::Get][usize::from(row.name().starts_with("get"))];
-            rows.push((title(row).into(), t(row), t(reference)));
+            rows.push((row.title(), t(row), t(reference)));
         }
         let mut lines = Vec::new();
         for (name, series, reference) in rows {
@@ -370,7 +357,7 @@ impl Report {
         let Some((version, runs)) = &self.latency else {
             return;
         };
-        let names = ["1 baseline", "2 `tasks/get`, completed task", "3 creation"];
+        let names = [Row::Baseline, Row::Get, Row::Create].map(Row::title);
         let mut lines = Vec::new();
         for (name, r) in runs.iter().flat_map(|three| names.iter().zip(three)) {
             let (rate, rps, max) = (r.rate.unwrap_or_default(), r.rps(), or_dash(r.max_ms, 3));
@@ -394,6 +381,12 @@ impl Report {
 
     fn render_targets(&self, out: &mut Out) {
         let t = |row| self.throughput.series.get(&row);
+        let rps = |row| t(row).and_then(Series::median).map(Run::rps);
+        let clean = |rows: &[Row]| {
+            rows.iter()
+                .filter_map(|&row| t(row))
+                .all(|s| s.errors() == 0)
+        };
         let mut lines = Vec::new();
         // `cells`: the target and what was reached.
         let mut add = |cells: String, met: bool| {
@@ -401,98 +394,65 @@ impl Report {
             let met = if met { "yes" } else { "**no**" };
             lines.push(line(what, format!("{reached} | {met}"), (0, None)));
         };
-        let clean = |series: &[Option<&Series>]| series.iter().flatten().all(|s| s.errors() == 0);
-        let get = ("`tasks/get`", Row::Get, GET_TARGET_RATIO);
-        for (what, row, goal) in [get, ("creation", Row::Create, CREATE_TARGET_RATIO)] {
-            let Some(x) = ratio(t(row), t(Row::Baseline)) else {
-                continue;
-            };
-            let cells = format!("{what} ≥ {goal} × baseline requests/s | {x:.2}");
-            add(cells, x >= goal && clean(&[t(row), t(Row::Baseline)]));
+        for (what, row, goal) in RATIO_TARGETS {
+            if let Some(x) = ratio(t(row), t(Row::Baseline)) {
+                let cells = format!("{what} ≥ {goal} × baseline requests/s | {x:.2}");
+                add(cells, x >= goal && clean(&[row, Row::Baseline]));
+            }
         }
         if let Some(m) = &self.stored {
             let (per_task, bound) = (m.per_task(), STORED_TARGET_BYTES);
-            let cells = format!(
-                "≤ {bound} bytes RSS per stored small completed task | {per_task:.0} bytes"
-            );
-            add(cells, per_task <= bound && m.tally.errors == 0);
+            let what = "bytes RSS per stored small completed task";
+            let met = per_task <= bound && m.tally.errors == 0;
+            add(format!("≤ {bound} {what} | {per_task:.0} bytes"), met);
         }
         if let Some(m) = &self.parked {
             let (count, errors) = (m.count + 1, m.tally.errors);
-            add(
-                format!("{count} parked tasks without errors | {errors} errors"),
-                errors == 0,
-            );
+            let cells = format!("{count} parked tasks without errors | {errors} errors");
+            add(cells, errors == 0);
         }
         let stored = self
             .stored
             .iter()
-            .map(|m| (format!("with {} stored", thousands(m.count)), m));
-        let parked = self
-            .parked
-            .iter()
-            .map(|m| ("on a parked task".to_owned(), m));
+            .map(|m| (format!("with {} stored", m.count), m));
+        let parked = self.parked.iter().map(|m| ("on a parked task".into(), m));
         for (what, m) in stored.chain(parked) {
-            let Some(x) = m
-                .gets
-                .as_ref()
-                .and_then(|[idle, loaded]| ratio(Some(loaded), Some(idle)))
-            else {
+            let Some([idle, loaded]) = &m.gets else {
+                continue;
+            };
+            let Some(x) = ratio(Some(loaded), Some(idle)) else {
                 continue;
             };
             let cells = format!("`tasks/get` {what} within 20 % of idle | {x:.2} of idle");
-            add(
-                cells,
-                x >= 0.8 && m.gets.iter().flatten().all(|s| s.errors() == 0),
-            );
+            add(cells, x >= 0.8 && idle.errors() + loaded.errors() == 0);
         }
-        if let Some(rps) = t(Row::CreateSqlite).and_then(Series::median).map(Run::rps) {
+        if let Some(rps) = rps(Row::CreateSqlite) {
             let goal = SQLITE_CREATE_TARGET;
             let cells = format!("durable creation (FULL) ≥ {goal:.0} tasks/s | {rps:.0} tasks/s");
-            add(cells, rps >= goal && clean(&[t(Row::CreateSqlite)]));
+            add(cells, rps >= goal && clean(&[Row::CreateSqlite]));
         }
         if let Some(x) = ratio(t(Row::GetSqlite), t(Row::Get)) {
-            let cells = format!(
-                "`tasks/get` on a durable task within 10 % of the memory store | {x:.2} of row 2"
-            );
-            add(
-                cells,
-                x >= SQLITE_GET_TARGET && clean(&[t(Row::GetSqlite), t(Row::Get)]),
-            );
+            let what = "`tasks/get` on a durable task within 10 % of the memory store";
+            let met = x >= SQLITE_GET_TARGET && clean(&[Row::GetSqlite, Row::Get]);
+            add(format!("{what} | {x:.2} of row 2"), met);
         }
-        let get = (
-            "`tasks/get`",
-            Row::GetPostgres,
-            POSTGRES_GET_TARGET,
-            "requests/s",
-        );
-        let create = (
-            "creation",
-            Row::CreatePostgres,
-            POSTGRES_CREATE_TARGET,
-            "tasks/s",
-        );
-        for (what, row, (target, stretch), unit) in [get, create] {
-            let Some(rps) = t(row).and_then(Series::median).map(Run::rps) else {
-                continue;
-            };
+        for (what, row, [target, stretch], unit) in POSTGRES_TARGETS {
+            let Some(rps) = rps(row) else { continue };
             for (goal, note) in [(target, ""), (stretch, " (stretch)")] {
                 let cells =
                     format!("{what} on PostgreSQL ≥ {goal:.0} {unit}{note} | {rps:.0} {unit}");
-                add(cells, rps >= goal && clean(&[t(row)]));
+                add(cells, rps >= goal && clean(&[row]));
             }
         }
         for level in self.resume.iter().flatten() {
             let p99 = quantile(&level.latencies[1], 0.99).unwrap_or(Duration::MAX);
             let (bound, at_once) = (RESUME_P99.as_millis(), level.concurrency);
+            let what = format!("cross-node update-to-resume p99 < {bound} ms, {at_once} at once");
             let p99_ms = ms(&level.latencies[1], 0.99);
-            let cells = format!(
-                "cross-node update-to-resume p99 < {bound} ms, {at_once} at once | {p99_ms} ms"
-            );
-            add(cells, level.tally.errors == 0 && p99 < RESUME_P99);
+            let met = level.tally.errors == 0 && p99 < RESUME_P99;
+            add(format!("{what} | {p99_ms} ms"), met);
         }
-        let takeover = self.takeover.as_ref().map(|t| (t, quantile(&t.all(), 1.0)));
-        if let Some((t, Some(max))) = takeover {
+        if let Some((t, Some(max))) = self.takeover.as_ref().map(|t| (t, quantile(&t.all(), 1.0))) {
             let errors: u64 = t.rounds.iter().map(|r| r.tally.errors).sum();
             let (bound, margin) = (t.lease + TAKEOVER_MARGIN, TAKEOVER_MARGIN.as_secs());
             let (bound_s, max_s) = (bound.as_secs_f64(), max.as_secs_f64());
@@ -518,7 +478,6 @@ mod tests {
         assert_eq!(quantile(&sorted, 0.0), Some(s(1)));
         assert_eq!(quantile(&sorted, 0.5), Some(s(2)));
         assert_eq!(quantile(&sorted, 0.99), Some(s(4)));
-        assert_eq!(thousands(1_000_000), "1 000 000");
     }
 
     #[test]

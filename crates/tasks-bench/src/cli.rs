@@ -113,12 +113,6 @@ pub(crate) struct RunArgs {
     /// Do not pin anything.
     #[arg(long)]
     pub no_pin: bool,
-    /// Tasks of the lifecycle row.
-    #[arg(long, default_value_t = 10_000)]
-    pub lifecycle_tasks: usize,
-    /// `seconds` of each lifecycle task.
-    #[arg(long, default_value_t = 0.05)]
-    pub lifecycle_seconds: f64,
     /// Tasks of the memory rows (stored and parked).
     #[arg(long, default_value_t = 100_000)]
     pub memory_tasks: usize,

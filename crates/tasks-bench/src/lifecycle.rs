@@ -14,14 +14,14 @@ use crate::fixtures::ServerProcess;
 use crate::generator::{Clocks, Run};
 use crate::mcp::{self, Tally};
 
+/// Tasks started, and the `seconds` argument of each.
+pub(crate) const TASKS: usize = 10_000;
+pub(crate) const SECONDS: f64 = 0.05;
 /// Polls of one task before it counts as an error.
 const MAX_POLLS: u64 = 1000;
 
 #[derive(Debug)]
 pub(crate) struct LifecycleResult {
-    /// Tasks started, and the `seconds` argument of each.
-    pub tasks: usize,
-    pub seconds: f64,
     /// From the first creation to the last completion seen.
     pub total: Duration,
     /// `tasks/get` calls made.
@@ -31,20 +31,19 @@ pub(crate) struct LifecycleResult {
     pub tally: Tally,
 }
 
-/// Runs `tasks` lifecycles of `slow_compute` with `seconds` on `server`.
+/// Runs [`TASKS`] lifecycles of `slow_compute` with [`SECONDS`] on `server`, at most
+/// `connections` requests in flight.
 pub(crate) async fn run(
     server: &ServerProcess,
-    tasks: usize,
-    seconds: f64,
     connections: usize,
 ) -> Result<LifecycleResult, String> {
     let client = mcp::connect(server.url(), false).await?;
     let in_flight = Semaphore::new(connections.max(1));
     let before = Clocks::read(server.pid(), None)?;
     let started = Instant::now();
-    let arguments = json!({"seconds": seconds, "label": "l"});
-    let lifecycles = stream::iter(0..tasks).map(|_| one(&client, &in_flight, &arguments));
-    let outcomes: Vec<_> = lifecycles.buffer_unordered(tasks.max(1)).collect().await;
+    let arguments = json!({"seconds": SECONDS, "label": "l"});
+    let lifecycles = stream::iter(0..TASKS).map(|_| one(&client, &in_flight, &arguments));
+    let outcomes: Vec<_> = lifecycles.buffer_unordered(TASKS).collect().await;
     let (total, mut cpu) = (started.elapsed(), Run::default());
     Clocks::read(server.pid(), None)?.since(&before, &mut cpu);
     let (mut polls, mut tally) = (0, Tally::default());
@@ -55,8 +54,6 @@ pub(crate) async fn run(
         }
     }
     Ok(LifecycleResult {
-        tasks,
-        seconds,
         total,
         polls,
         cpu,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::cli::Row;
 use crate::generator::{percent, LoadSpec, Run};
-use crate::lifecycle::LifecycleResult;
+use crate::lifecycle::{self, LifecycleResult};
 use crate::memory::{self, MemoryResult, StoredSqliteResult};
 use crate::pin::Pinning;
 use crate::resume::ResumeLevel;
@@ -264,13 +264,14 @@ impl Report {
     /// Rows 4, 5a, 5b, 7d: what the harness's own MCP client drives.
     fn render_tasks(&self, out: &mut Out) {
         if let Some(r) = &self.lifecycle {
-            let (tasks, total, errors) = (r.tasks, r.total.as_secs_f64(), r.tally.errors);
+            let (tasks, seconds) = (lifecycle::TASKS, lifecycle::SECONDS);
+            let (total, errors) = (r.total.as_secs_f64(), r.tally.errors);
             let per_second = (tasks as u64).saturating_sub(errors) as f64 / total;
-            let polls = r.polls as f64 / tasks.max(1) as f64;
-            let cpu_us = r.cpu.server_cpu.as_secs_f64() * 1e6 / tasks.max(1) as f64;
+            let polls = r.polls as f64 / tasks as f64;
+            let cpu_us = r.cpu.server_cpu.as_secs_f64() * 1e6 / tasks as f64;
             let cpu = percent(r.cpu.server_cpu, r.total);
             let busy = self.busy(&r.cpu.cores, true, r.total);
-            let header = format!("tasks (`slow_compute` `seconds: {}`), all started at once | total s | tasks/s | polls/task | server CPU/task µs | server process CPU | server core busy | errors", r.seconds);
+            let header = format!("tasks (`slow_compute` `seconds: {seconds}`), all started at once | total s | tasks/s | polls/task | server CPU/task µs | server process CPU | server core busy | errors");
             let cells = format!("{total:.2} | {per_second:.0} | {polls:.2} | {cpu_us:.1} | {cpu:.0} % | {busy} | {errors}");
             let lines = vec![line(tasks.to_string(), cells, r.tally.failed())];
             out.table("### Lifecycle (row 4)", &header, lines);

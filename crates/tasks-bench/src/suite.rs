@@ -108,8 +108,7 @@ async fn rows(
     if args.runs(Row::Lifecycle) {
         eprintln!("row 4: lifecycle");
         let b = servers.fixture("fixture-b")?;
-        let (tasks, seconds) = (args.lifecycle_tasks, args.lifecycle_seconds);
-        report.lifecycle = Some(lifecycle::run(&b.server, tasks, seconds, args.connections).await?);
+        report.lifecycle = Some(lifecycle::run(&b.server, args.connections).await?);
     }
     if args.runs(Row::Stored) {
         eprintln!("row 5a: stored tasks");

@@ -42,9 +42,14 @@ pub(crate) struct Servers<'a> {
     pub database: Option<Database>,
 }
 
-/// A running server, and what its store leaves, removed once it has stopped.
+/// A running server child process (the fixture, or the baseline), its stdout kept open so it
+/// never writes to a closed pipe, and what its store leaves, removed once it has stopped (the
+/// fields drop after [`Fixture::stop`]).
 pub(crate) struct Fixture {
-    pub server: ServerProcess,
+    child: Child,
+    _stdout: ChildStdout,
+    url: String,
+    name: String,
     /// The `application_name` of a PostgreSQL node's sessions.
     pub app: Option<String>,
     /// A SQLite fixture's directory.
@@ -64,7 +69,7 @@ impl Cluster {
     /// The URL of node `i` (in start order).
     pub(crate) fn url(&self, i: usize) -> Result<&str, String> {
         let node = self.nodes.get(i).ok_or(format!("no node {i}"))?;
-        Ok(node.server.url())
+        Ok(node.url())
     }
 }
 
@@ -87,15 +92,13 @@ impl Servers<'_> {
         store.push(dir.path().join("tasks.db"));
         let sync = ["full", "normal"][usize::from(row == Row::CreateSqliteNormal)];
         let flags = format!("--sqlite-synchronous {sync}");
-        let server = self.start(name, &self.fixture, &flags, vec![("--store", store)])?;
-        Ok(Fixture {
-            dir: Some(dir),
-            ..Fixture::from(server)
-        })
+        let mut fixture = self.start(name, &self.fixture, &flags, vec![("--store", store)])?;
+        fixture.dir = Some(dir);
+        Ok(fixture)
     }
 
     pub(crate) fn fixture(&self, name: &str) -> Result<Fixture, String> {
-        Ok(self.start(name, &self.fixture, "", Vec::new())?.into())
+        self.start(name, &self.fixture, "", Vec::new())
     }
 
     /// The bare hyper baseline, answering every request with `body`.
@@ -104,7 +107,7 @@ impl Servers<'_> {
         fs::write(&file, body).map_err(|e| format!("{}: {e}", file.display()))?;
         let exe = std::env::current_exe().map_err(|e| format!("own path: {e}"))?;
         let body = vec![("--body-file", file.into())];
-        Ok(self.start(name, &exe, "baseline-server", body)?.into())
+        self.start(name, &exe, "baseline-server", body)
     }
 
     pub(crate) fn database(&self) -> Result<&Database, String> {
@@ -141,11 +144,9 @@ impl Servers<'_> {
             ("--store", store),
             ("--secret-file", cluster.secret.path().join("secret").into()),
         ];
-        let server = self.start(node, &self.fixture, &flags, values)?;
-        cluster.nodes.push(Fixture {
-            app: Some(app),
-            ..Fixture::from(server)
-        });
+        let mut node = self.start(node, &self.fixture, &flags, values)?;
+        node.app = Some(app);
+        cluster.nodes.push(node);
         Ok(())
     }
 
@@ -158,7 +159,7 @@ impl Servers<'_> {
         program: &Path,
         flags: &str,
         values: Vec<(&str, OsString)>,
-    ) -> Result<ServerProcess, String> {
+    ) -> Result<Fixture, String> {
         let mut command = self.pinning.server_command(program);
         command.args(flags.split_whitespace());
         for (flag, value) in values {
@@ -169,7 +170,7 @@ impl Servers<'_> {
         if program == self.fixture.as_path() {
             command.args(FIXTURE_LIMITS.split(' '));
         }
-        ServerProcess::start(name, command, &self.logs.join(format!("{name}.log")))
+        Fixture::start(name, command, &self.logs.join(format!("{name}.log")))
     }
 
     /// One run of `call` against `fixture` (reading its database sessions' CPU time too).
@@ -183,7 +184,7 @@ impl Servers<'_> {
         let sessions = app
             .map(|app| Ok::<_, String>((self.database()?, app)))
             .transpose()?;
-        let (url, watch) = (fixture.server.url(), (fixture.server.pid(), sessions));
+        let (url, watch) = (fixture.url(), (fixture.pid(), sessions));
         generator::measure(url, call, self.spec, generator, watch, &self.logs).await
     }
 
@@ -195,17 +196,6 @@ impl Servers<'_> {
             series.push(run, self.pinning);
         }
         Ok(series)
-    }
-}
-
-impl From<ServerProcess> for Fixture {
-    fn from(server: ServerProcess) -> Self {
-        Fixture {
-            server,
-            app: None,
-            dir: None,
-            cluster: None,
-        }
     }
 }
 
@@ -228,17 +218,9 @@ pub(crate) fn log_dir() -> PathBuf {
 const START_LIMIT: Duration = Duration::from_secs(30);
 const STOP_LIMIT: Duration = Duration::from_secs(10);
 
-/// A running server child process, its stdout kept open so it never writes to a closed pipe.
-pub(crate) struct ServerProcess {
-    child: Child,
-    _stdout: ChildStdout,
-    url: String,
-    name: String,
-}
-
-impl ServerProcess {
+impl Fixture {
     /// Starts `command` (its stderr goes to `log`) and waits for its first stdout line, the URL.
-    pub(crate) fn start(name: &str, mut command: Command, log: &Path) -> Result<Self, String> {
+    fn start(name: &str, mut command: Command, log: &Path) -> Result<Self, String> {
         let log_file = File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
         let command = command
             .stdin(Stdio::null())
@@ -257,11 +239,14 @@ impl ServerProcess {
         let seen = match receiver.recv_timeout(START_LIMIT) {
             Ok((Ok(url), _stdout)) if url.starts_with("http://") => {
                 let name = name.to_owned();
-                return Ok(ServerProcess {
+                return Ok(Fixture {
                     child,
                     _stdout,
                     url,
                     name,
+                    app: None,
+                    dir: None,
+                    cluster: None,
                 });
             }
             Ok((Ok(line), _)) => format!("printed {line:?}"),
@@ -298,15 +283,15 @@ impl ServerProcess {
         Ok(at)
     }
 
+    /// Its resident memory (`VmRSS`) in bytes.
     pub(crate) fn rss(&self) -> Result<u64, String> {
         procfs::rss_bytes(self.pid()).map_err(|e| format!("{}: {e}", self.name))
     }
-}
 
-impl Drop for ServerProcess {
     /// Asks the server to stop (SIGTERM, so it shuts down gracefully and tools such as
-    /// valgrind wrapped around it write their reports), then kills it after [`STOP_LIMIT`].
-    fn drop(&mut self) {
+    /// valgrind wrapped around it write their reports), kills it after [`STOP_LIMIT`], and
+    /// reaps it; nothing once it has been reaped.
+    pub(crate) fn stop(&mut self) {
         if let Ok(Some(_)) = self.child.try_wait() {
             return; // already reaped (killed): its pid may be another process's by now
         }
@@ -322,5 +307,11 @@ impl Drop for ServerProcess {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        self.stop();
     }
 }

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use tasks_client::{Client, TaskStatus};
 use tokio::sync::Semaphore;
 
-use crate::fixtures::ServerProcess;
+use crate::fixtures::Fixture;
 use crate::generator::{Clocks, Run};
 use crate::mcp::{self, Tally};
 
@@ -33,10 +33,7 @@ pub(crate) struct LifecycleResult {
 
 /// Runs [`TASKS`] lifecycles of `slow_compute` with [`SECONDS`] on `server`, at most
 /// `connections` requests in flight.
-pub(crate) async fn run(
-    server: &ServerProcess,
-    connections: usize,
-) -> Result<LifecycleResult, String> {
+pub(crate) async fn run(server: &Fixture, connections: usize) -> Result<LifecycleResult, String> {
     let client = mcp::connect(server.url(), false).await?;
     let in_flight = Semaphore::new(connections.max(1));
     let before = Clocks::read(server.pid(), None)?;

@@ -108,7 +108,7 @@ async fn rows(
     if args.runs(Row::Lifecycle) {
         eprintln!("row 4: lifecycle");
         let b = servers.fixture("fixture-b")?;
-        report.lifecycle = Some(lifecycle::run(&b.server, args.connections).await?);
+        report.lifecycle = Some(lifecycle::run(&b, args.connections).await?);
     }
     if args.runs(Row::Stored) {
         eprintln!("row 5a: stored tasks");

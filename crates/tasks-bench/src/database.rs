@@ -35,11 +35,6 @@ impl Database {
         Ok(Database { url, admin })
     }
 
-    /// The URL without its password, for the report.
-    pub(crate) fn shown(&self) -> String {
-        tasks_store_postgres::redacted(&self.url)
-    }
-
     /// The URL a fixture named `name` connects with: its sessions carry `application_name`
     /// `name` (and the store's listener and notifier `<name>-listen`, `<name>-notify`).
     pub(crate) fn url_for(&self, name: &str) -> String {
@@ -47,10 +42,13 @@ impl Database {
         format!("{}{separator}application_name={name}", self.url)
     }
 
-    /// The server version (`SHOW server_version`).
-    pub(crate) async fn version(&self) -> Result<String, String> {
+    /// The URL without its password, and the server version (`SHOW server_version`), for
+    /// the report.
+    pub(crate) async fn describe(&self) -> Result<String, String> {
         let row = self.admin.query_one("SHOW server_version", &[]).await;
-        Ok(row.map_err(|e| format!("server_version: {e}"))?.get(0))
+        let version: String = row.map_err(|e| format!("server_version: {e}"))?.get(0);
+        let shown = tasks_store_postgres::redacted(&self.url);
+        Ok(format!("{shown}, PostgreSQL {version}"))
     }
 
     /// A fresh schema name for `row`, `tasks_bench_<pid>_<n>_<row>` (at most 63 bytes), for one

@@ -95,8 +95,7 @@ async fn rows(
     report.setup = report::describe(args.rounds, args.server_threads, pinning, servers.spec);
     report.pinning = pinning.clone();
     if let Some(database) = &servers.database {
-        let (shown, version) = (database.shown(), database.version().await?);
-        report.postgres = Some(format!("{shown}, PostgreSQL {version}"));
+        report.postgres = Some(database.describe().await?);
     }
     if args.runs_any(Row::is_sqlite) {
         eprintln!("fsync latency of {}", servers.sqlite_dir.display());

@@ -52,10 +52,9 @@ pub(crate) struct Fixture {
     name: String,
     /// The `application_name` of a PostgreSQL node's sessions.
     pub app: Option<String>,
-    /// A SQLite fixture's directory.
+    /// The fresh directory of a SQLite fixture's database, or of a lone PostgreSQL node's
+    /// secret file.
     pub dir: Option<TempDir>,
-    /// A lone PostgreSQL node's schema and secret file.
-    cluster: Option<Box<Cluster>>,
 }
 
 /// Nodes on one schema, stopped before the directory of their secret file is removed.
@@ -84,7 +83,7 @@ impl Servers<'_> {
             let mut cluster = self.cluster(name).await?;
             self.add_node(&mut cluster, name, None)?;
             let mut node = cluster.nodes.pop().ok_or("no node")?;
-            node.cluster = Some(Box::new(cluster));
+            node.dir = Some(cluster.secret);
             return Ok(node);
         }
         let dir = temp_dir(&format!("sqlite-{name}-"), &self.sqlite_dir)?;
@@ -246,7 +245,6 @@ impl Fixture {
                     name,
                     app: None,
                     dir: None,
-                    cluster: None,
                 });
             }
             Ok((Ok(line), _)) => format!("printed {line:?}"),

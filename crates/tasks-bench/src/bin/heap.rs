@@ -38,15 +38,7 @@ struct Args {
 fn work() -> Work {
     let mut arguments = JsonObject::new();
     arguments.insert("seconds".into(), 0.into());
-    Work {
-        tool: "slow_compute".into(),
-        arguments,
-        input_responses: None,
-        client_capabilities: JsonObject::new(),
-        scope: Scope::shared(),
-        trace_parent: None,
-        sealed_principal: None,
-    }
+    Work::new(Scope::shared(), "slow_compute", arguments)
 }
 
 /// Creates `count` tasks and waits until no worker runs: the first task's id, the slowest

@@ -22,38 +22,38 @@ pub(crate) enum Command {
     BaselineServer(BaselineArgs),
 }
 
-/// One benchmark row.
+/// One benchmark row; its doc comment is its `--help` text and its name in the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
 pub(crate) enum Row {
-    /// 1: the bare hyper baseline.
+    /// 1 baseline: bare hyper, fixed response
     Baseline,
-    /// 2: `tasks/get` on a completed task.
+    /// 2 `tasks/get`, completed task
     Get,
-    /// 3: task creation.
+    /// 3 creation: `tools/call` `slow_compute` `seconds: 0`
     Create,
-    /// 4: full lifecycles.
+    /// 4 full lifecycles: tasks started at once, each polled until completed
     Lifecycle,
-    /// 5a: memory per stored completed task.
+    /// 5a memory per stored completed task, and `tasks/get` on one of them
     Stored,
-    /// 5b: memory per parked task, and `tasks/get` on one of them.
+    /// 5b memory per parked task, and `tasks/get` on one of them
     Parked,
-    /// 7a: `tasks/get` on a completed task of a fixture on a durable SQLite store.
+    /// 7a `tasks/get`, SQLite FULL
     GetSqlite,
-    /// 7b: task creation on a durable SQLite store, `--sqlite-synchronous full`.
+    /// 7b creation, SQLite FULL
     CreateSqlite,
-    /// 7c: task creation on a durable SQLite store, `--sqlite-synchronous normal`.
+    /// 7c creation, SQLite NORMAL
     CreateSqliteNormal,
-    /// 7d: database size (and memory) per stored completed task on a SQLite store.
+    /// 7d database size (and memory) per stored completed task, SQLite FULL
     StoredSqlite,
-    /// 8a: `tasks/get` on a completed task of a fixture on PostgreSQL.
+    /// 8a `tasks/get`, PostgreSQL
     GetPostgres,
-    /// 8b: task creation on PostgreSQL.
+    /// 8b creation, PostgreSQL
     CreatePostgres,
-    /// 8c: cross-node update-to-resume latency, two nodes on one PostgreSQL schema.
+    /// 8c cross-node update-to-resume latency, two nodes on one PostgreSQL schema
     ResumePostgres,
-    /// 8d: takeover time of a killed node's tasks, two nodes on one PostgreSQL schema.
+    /// 8d takeover time of a killed node's tasks, two nodes on one PostgreSQL schema
     TakeoverPostgres,
-    /// 9: open-loop latency of rows 1–3 at fixed request rates (oha).
+    /// 9 open-loop latency of rows 1–3 at fixed request rates (oha)
     Latency,
 }
 
@@ -62,6 +62,12 @@ impl Row {
     pub(crate) fn name(self) -> String {
         self.to_possible_value()
             .map_or_else(String::new, |v| v.get_name().to_owned())
+    }
+
+    /// Its number and description (its doc comment), as the report names it.
+    pub(crate) fn title(self) -> String {
+        let help = self.to_possible_value().and_then(|v| v.get_help().cloned());
+        help.map_or_else(String::new, |help| help.to_string())
     }
 
     /// Whether the row runs a fixture on a SQLite store.
@@ -107,12 +113,6 @@ pub(crate) struct RunArgs {
     /// Do not pin anything.
     #[arg(long)]
     pub no_pin: bool,
-    /// Tasks of the lifecycle row.
-    #[arg(long, default_value_t = 10_000)]
-    pub lifecycle_tasks: usize,
-    /// `seconds` of each lifecycle task.
-    #[arg(long, default_value_t = 0.05)]
-    pub lifecycle_seconds: f64,
     /// Tasks of the memory rows (stored and parked).
     #[arg(long, default_value_t = 100_000)]
     pub memory_tasks: usize,
@@ -237,5 +237,6 @@ mod tests {
         assert!(without.runs(Row::CreatePostgres) && !without.runs(Row::Create));
         assert_eq!(run(&[]).latency_rates, [5_000, 20_000]);
         assert!(Cli::try_parse_from(["tasks-bench", "run", "--latency-rates", "0"]).is_err());
+        assert_eq!(Row::GetSqlite.title(), "7a `tasks/get`, SQLite FULL");
     }
 }

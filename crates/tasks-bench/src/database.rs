@@ -1,6 +1,6 @@
 //! The PostgreSQL database of rows 8a–8d: whether it is reachable, a fresh schema per row
-//! (dropped afterwards), and the server processes (sessions) that serve one fixture, whose CPU
-//! time the throughput rows report.
+//! (dropped at the end of the run), and the server processes (sessions) that serve one
+//! fixture, whose CPU time the throughput rows report.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -35,11 +35,6 @@ impl Database {
         Ok(Database { url, admin })
     }
 
-    /// The URL without its password, for the report.
-    pub(crate) fn shown(&self) -> String {
-        tasks_store_postgres::redacted(&self.url)
-    }
-
     /// The URL a fixture named `name` connects with: its sessions carry `application_name`
     /// `name` (and the store's listener and notifier `<name>-listen`, `<name>-notify`).
     pub(crate) fn url_for(&self, name: &str) -> String {
@@ -47,23 +42,36 @@ impl Database {
         format!("{}{separator}application_name={name}", self.url)
     }
 
-    /// The server version (`SHOW server_version`).
-    pub(crate) async fn version(&self) -> Result<String, String> {
+    /// The URL without its password, and the server version (`SHOW server_version`), for
+    /// the report.
+    pub(crate) async fn describe(&self) -> Result<String, String> {
         let row = self.admin.query_one("SHOW server_version", &[]).await;
-        Ok(row.map_err(|e| format!("server_version: {e}"))?.get(0))
+        let version: String = row.map_err(|e| format!("server_version: {e}"))?.get(0);
+        let shown = tasks_store_postgres::redacted(&self.url);
+        Ok(format!("{shown}, PostgreSQL {version}"))
     }
 
-    /// A fresh schema name for `row`, `tasks_bench_<pid>_<n>_<row>` (at most 63 bytes); a
-    /// schema of that name left by a killed earlier run is dropped first.
-    pub(crate) async fn schema(&self, row: &str) -> Result<TempSchema, String> {
+    /// A fresh schema name for `row`, `tasks_bench_<pid>_<n>_<row>` (at most 63 bytes), for one
+    /// row's fixtures (they create its tables); a schema of that name left by a killed earlier
+    /// run is dropped first, and [`Database::drop_schemas`] drops it at the end of the run.
+    pub(crate) async fn schema(&self, row: &str) -> Result<String, String> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let (pid, row) = (std::process::id(), row.replace('-', "_"));
-        let mut name = format!("tasks_bench_{pid}_{n}_{row}");
+        let mut name = format!("{}{n}_{}", schema_prefix(), row.replace('-', "_"));
         name.truncate(63);
         drop_schema(&self.admin, &name).await?;
-        let url = self.url.clone();
-        Ok(TempSchema { name, url })
+        Ok(name)
+    }
+
+    /// Drops every schema of this run ([`Database::schema`]) with everything in it; call it
+    /// once their fixtures have stopped.
+    pub(crate) async fn drop_schemas(&self) -> Result<(), String> {
+        let query = "SELECT nspname::text FROM pg_namespace WHERE left(nspname, length($1)) = $1";
+        let rows = self.admin.query(query, &[&schema_prefix()]).await;
+        for row in rows.map_err(|e| format!("pg_namespace: {e}"))? {
+            drop_schema(&self.admin, row.get(0)).await?;
+        }
+        Ok(())
     }
 
     /// The process ids of the sessions whose `application_name` is `name`, `<name>-listen` or
@@ -80,41 +88,13 @@ impl Database {
     }
 }
 
+/// The start of this run's schema names: `tasks_bench_<pid>_`.
+fn schema_prefix() -> String {
+    format!("tasks_bench_{}_", std::process::id())
+}
+
 async fn drop_schema(client: &Client, name: &str) -> Result<(), String> {
     let sql = format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE");
     let dropped = client.batch_execute(&sql).await;
     dropped.map_err(|e| format!("drop schema {name}: {e}"))
-}
-
-/// A schema for one row's fixtures (they create its tables), `name` their `--postgres-schema`;
-/// dropped with everything in it when this value is dropped, so drop the fixtures first.
-#[derive(Debug)]
-pub(crate) struct TempSchema {
-    pub name: String,
-    url: String,
-}
-
-impl Drop for TempSchema {
-    /// Drops the schema over a connection of its own, on a thread of its own (the caller may
-    /// be inside the benchmark's single-threaded runtime, which must not block on itself).
-    fn drop(&mut self) {
-        let (name, url) = (self.name.clone(), self.url.clone());
-        let dropped = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build();
-            runtime.map_err(|e| e.to_string())?.block_on(async move {
-                let connected = tokio_postgres::connect(&url, NoTls).await;
-                let (client, connection) = connected.map_err(|e| e.to_string())?;
-                tokio::spawn(connection);
-                drop_schema(&client, &name).await
-            })
-        })
-        .join();
-        match dropped {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => eprintln!("cannot drop schema {}: {error}", self.name),
-            Err(_) => eprintln!("dropping schema {} panicked", self.name),
-        }
-    }
 }

@@ -17,8 +17,10 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use tempfile::TempDir;
+
 use crate::cli::{Row, RunArgs};
-use crate::database::{Database, TempSchema};
+use crate::database::Database;
 use crate::generator::{self, Call, Generator, LoadSpec, Run};
 use crate::pin::Pinning;
 use crate::procfs;
@@ -40,44 +42,33 @@ pub(crate) struct Servers<'a> {
     pub database: Option<Database>,
 }
 
-/// A running server, and what its store leaves, removed once it has stopped.
+/// A running server child process (the fixture, or the baseline), its stdout kept open so it
+/// never writes to a closed pipe, and what its store leaves, removed once it has stopped (the
+/// fields drop after [`Fixture::stop`]).
 pub(crate) struct Fixture {
-    pub server: ServerProcess,
+    child: Child,
+    _stdout: ChildStdout,
+    url: String,
+    name: String,
     /// The `application_name` of a PostgreSQL node's sessions.
     pub app: Option<String>,
-    /// A SQLite fixture's directory.
-    pub dir: Option<Temp>,
-    /// A lone PostgreSQL node's schema and secret file.
-    cluster: Option<Box<Cluster>>,
+    /// The fresh directory of a SQLite fixture's database, or of a lone PostgreSQL node's
+    /// secret file.
+    pub dir: Option<TempDir>,
 }
 
-/// A file, or a directory with everything in it, removed when dropped.
-pub(crate) struct Temp(pub PathBuf);
-
-impl Drop for Temp {
-    fn drop(&mut self) {
-        let path = &self.0;
-        match fs::remove_dir_all(path).or_else(|_| fs::remove_file(path)) {
-            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
-                eprintln!("cannot remove {}: {error}", path.display());
-            }
-            _ => {}
-        }
-    }
-}
-
-/// Nodes on one schema, stopped before the schema is dropped and the secret file removed.
+/// Nodes on one schema, stopped before the directory of their secret file is removed.
 pub(crate) struct Cluster {
     pub nodes: Vec<Fixture>,
-    schema: TempSchema,
-    secret: Temp,
+    schema: String,
+    secret: TempDir,
 }
 
 impl Cluster {
     /// The URL of node `i` (in start order).
     pub(crate) fn url(&self, i: usize) -> Result<&str, String> {
         let node = self.nodes.get(i).ok_or(format!("no node {i}"))?;
-        Ok(node.server.url())
+        Ok(node.url())
     }
 }
 
@@ -92,27 +83,21 @@ impl Servers<'_> {
             let mut cluster = self.cluster(name).await?;
             self.add_node(&mut cluster, name, None)?;
             let mut node = cluster.nodes.pop().ok_or("no node")?;
-            node.cluster = Some(Box::new(cluster));
+            node.dir = Some(cluster.secret);
             return Ok(node);
         }
-        let dir = self
-            .sqlite_dir
-            .join(format!("sqlite-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir); // a killed earlier run's
-        fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let dir = temp_dir(&format!("sqlite-{name}-"), &self.sqlite_dir)?;
         let mut store = OsString::from("sqlite:");
-        store.push(dir.join("tasks.db"));
+        store.push(dir.path().join("tasks.db"));
         let sync = ["full", "normal"][usize::from(row == Row::CreateSqliteNormal)];
         let flags = format!("--sqlite-synchronous {sync}");
-        let server = self.start(name, &self.fixture, &flags, vec![("--store", store)])?;
-        Ok(Fixture {
-            dir: Some(Temp(dir)),
-            ..Fixture::from(server)
-        })
+        let mut fixture = self.start(name, &self.fixture, &flags, vec![("--store", store)])?;
+        fixture.dir = Some(dir);
+        Ok(fixture)
     }
 
     pub(crate) fn fixture(&self, name: &str) -> Result<Fixture, String> {
-        Ok(self.start(name, &self.fixture, "", Vec::new())?.into())
+        self.start(name, &self.fixture, "", Vec::new())
     }
 
     /// The bare hyper baseline, answering every request with `body`.
@@ -121,7 +106,7 @@ impl Servers<'_> {
         fs::write(&file, body).map_err(|e| format!("{}: {e}", file.display()))?;
         let exe = std::env::current_exe().map_err(|e| format!("own path: {e}"))?;
         let body = vec![("--body-file", file.into())];
-        Ok(self.start(name, &exe, "baseline-server", body)?.into())
+        self.start(name, &exe, "baseline-server", body)
     }
 
     pub(crate) fn database(&self) -> Result<&Database, String> {
@@ -130,14 +115,10 @@ impl Servers<'_> {
     }
 
     /// A cluster with no node yet, on a fresh schema; its secret file is created by the first
-    /// node to start.
+    /// node to start, in a fresh directory.
     pub(crate) async fn cluster(&self, name: &str) -> Result<Cluster, String> {
         let schema = self.database()?.schema(name).await?;
-        let secret = self
-            .logs
-            .join(format!("{name}-{}.secret", std::process::id()));
-        let _ = fs::remove_file(&secret); // a killed earlier run's
-        let secret = Temp(secret);
+        let secret = temp_dir(&format!("{name}-secret-"), &self.logs)?;
         Ok(Cluster {
             nodes: Vec::new(),
             schema,
@@ -156,20 +137,15 @@ impl Servers<'_> {
     ) -> Result<(), String> {
         let app = format!("tasks-bench-{}-{node}", std::process::id());
         let lease = lease.map_or(String::new(), |ms| format!(" --lease-ms {ms}"));
-        let flags = format!(
-            "--postgres-schema {} --drain-ms 0{lease}",
-            cluster.schema.name
-        );
+        let flags = format!("--postgres-schema {} --drain-ms 0{lease}", cluster.schema);
         let store = self.database()?.url_for(&app).into();
         let values = vec![
             ("--store", store),
-            ("--secret-file", cluster.secret.0.clone().into()),
+            ("--secret-file", cluster.secret.path().join("secret").into()),
         ];
-        let server = self.start(node, &self.fixture, &flags, values)?;
-        cluster.nodes.push(Fixture {
-            app: Some(app),
-            ..Fixture::from(server)
-        });
+        let mut node = self.start(node, &self.fixture, &flags, values)?;
+        node.app = Some(app);
+        cluster.nodes.push(node);
         Ok(())
     }
 
@@ -182,7 +158,7 @@ impl Servers<'_> {
         program: &Path,
         flags: &str,
         values: Vec<(&str, OsString)>,
-    ) -> Result<ServerProcess, String> {
+    ) -> Result<Fixture, String> {
         let mut command = self.pinning.server_command(program);
         command.args(flags.split_whitespace());
         for (flag, value) in values {
@@ -193,7 +169,7 @@ impl Servers<'_> {
         if program == self.fixture.as_path() {
             command.args(FIXTURE_LIMITS.split(' '));
         }
-        ServerProcess::start(name, command, &self.logs.join(format!("{name}.log")))
+        Fixture::start(name, command, &self.logs.join(format!("{name}.log")))
     }
 
     /// One run of `call` against `fixture` (reading its database sessions' CPU time too).
@@ -207,7 +183,7 @@ impl Servers<'_> {
         let sessions = app
             .map(|app| Ok::<_, String>((self.database()?, app)))
             .transpose()?;
-        let (url, watch) = (fixture.server.url(), (fixture.server.pid(), sessions));
+        let (url, watch) = (fixture.url(), (fixture.pid(), sessions));
         generator::measure(url, call, self.spec, generator, watch, &self.logs).await
     }
 
@@ -222,15 +198,11 @@ impl Servers<'_> {
     }
 }
 
-impl From<ServerProcess> for Fixture {
-    fn from(server: ServerProcess) -> Self {
-        Fixture {
-            server,
-            app: None,
-            dir: None,
-            cluster: None,
-        }
-    }
+/// A fresh directory in `parent` whose name starts with `prefix`, removed with everything in it
+/// when dropped.
+fn temp_dir(prefix: &str, parent: &Path) -> Result<TempDir, String> {
+    let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent);
+    dir.map_err(|e| format!("{}: {e}", parent.display()))
 }
 
 /// Where server logs go: `<target dir>/<profile>/tasks-bench-logs/`, next to this binary.
@@ -245,17 +217,9 @@ pub(crate) fn log_dir() -> PathBuf {
 const START_LIMIT: Duration = Duration::from_secs(30);
 const STOP_LIMIT: Duration = Duration::from_secs(10);
 
-/// A running server child process, its stdout kept open so it never writes to a closed pipe.
-pub(crate) struct ServerProcess {
-    child: Child,
-    _stdout: ChildStdout,
-    url: String,
-    name: String,
-}
-
-impl ServerProcess {
+impl Fixture {
     /// Starts `command` (its stderr goes to `log`) and waits for its first stdout line, the URL.
-    pub(crate) fn start(name: &str, mut command: Command, log: &Path) -> Result<Self, String> {
+    fn start(name: &str, mut command: Command, log: &Path) -> Result<Self, String> {
         let log_file = File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
         let command = command
             .stdin(Stdio::null())
@@ -274,11 +238,13 @@ impl ServerProcess {
         let seen = match receiver.recv_timeout(START_LIMIT) {
             Ok((Ok(url), _stdout)) if url.starts_with("http://") => {
                 let name = name.to_owned();
-                return Ok(ServerProcess {
+                return Ok(Fixture {
                     child,
                     _stdout,
                     url,
                     name,
+                    app: None,
+                    dir: None,
                 });
             }
             Ok((Ok(line), _)) => format!("printed {line:?}"),
@@ -315,15 +281,15 @@ impl ServerProcess {
         Ok(at)
     }
 
+    /// Its resident memory (`VmRSS`) in bytes.
     pub(crate) fn rss(&self) -> Result<u64, String> {
         procfs::rss_bytes(self.pid()).map_err(|e| format!("{}: {e}", self.name))
     }
-}
 
-impl Drop for ServerProcess {
     /// Asks the server to stop (SIGTERM, so it shuts down gracefully and tools such as
-    /// valgrind wrapped around it write their reports), then kills it after [`STOP_LIMIT`].
-    fn drop(&mut self) {
+    /// valgrind wrapped around it write their reports), kills it after [`STOP_LIMIT`], and
+    /// reaps it; nothing once it has been reaped.
+    pub(crate) fn stop(&mut self) {
         if let Ok(Some(_)) = self.child.try_wait() {
             return; // already reaped (killed): its pid may be another process's by now
         }
@@ -339,5 +305,11 @@ impl Drop for ServerProcess {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        self.stop();
     }
 }

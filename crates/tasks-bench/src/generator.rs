@@ -10,11 +10,12 @@
 //! is checked in full ([`Call::checked`]), the generator's non-2xx answers and socket errors
 //! count as errors, and a fixture's `mcp_requests_total{method,code}` counters (`GET /metrics`)
 //! read around the window must count every request of the run `ok`. A run is a warm-up (not
-//! counted) and then the measured window; the generator's own CPU time is sampled while it
-//! runs ([`procfs::run_timing_cpu`]) to show it had CPU to spare.
+//! counted) and then the measured window; the generator's own CPU time, read once it has ended
+//! ([`procfs::children_cpu_time`]), shows it had CPU to spare.
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::process::Stdio;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -231,8 +232,14 @@ async fn generate(
     for (name, value) in call.headers().iter().filter(|_| rate.is_some()) {
         command.arg("-H").arg(format!("{name}: {value}"));
     }
-    let name = program.display().to_string();
-    let (output, cpu) = procfs::run_timing_cpu(command, &name, window + GRACE).await?;
+    let (name, limit) = (program.display().to_string(), window + GRACE);
+    let before = procfs::children_cpu_time()?;
+    let output = command.stdin(Stdio::null()).kill_on_drop(true).output();
+    let output = match tokio::time::timeout(limit, output).await {
+        Ok(output) => output.map_err(|e| format!("{name}: {e}"))?,
+        Err(_) => return Err(format!("{name} still ran after {limit:?}: killed")),
+    };
+    let cpu = procfs::children_cpu_time()?.saturating_sub(before);
     let stdout = String::from_utf8_lossy(&output.stdout);
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);

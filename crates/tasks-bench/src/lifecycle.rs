@@ -7,21 +7,21 @@ use std::time::{Duration, Instant};
 
 use futures_util::{stream, StreamExt as _};
 use serde_json::{json, Value};
-use tasks_client::{Client, Execution, TaskStatus};
+use tasks_client::{Client, TaskStatus};
 use tokio::sync::Semaphore;
 
-use crate::fixtures::ServerProcess;
+use crate::fixtures::Fixture;
 use crate::generator::{Clocks, Run};
 use crate::mcp::{self, Tally};
 
+/// Tasks started, and the `seconds` argument of each.
+pub(crate) const TASKS: usize = 10_000;
+pub(crate) const SECONDS: f64 = 0.05;
 /// Polls of one task before it counts as an error.
 const MAX_POLLS: u64 = 1000;
 
 #[derive(Debug)]
 pub(crate) struct LifecycleResult {
-    /// Tasks started, and the `seconds` argument of each.
-    pub tasks: usize,
-    pub seconds: f64,
     /// From the first creation to the last completion seen.
     pub total: Duration,
     /// `tasks/get` calls made.
@@ -31,20 +31,16 @@ pub(crate) struct LifecycleResult {
     pub tally: Tally,
 }
 
-/// Runs `tasks` lifecycles of `slow_compute` with `seconds` on `server`.
-pub(crate) async fn run(
-    server: &ServerProcess,
-    tasks: usize,
-    seconds: f64,
-    connections: usize,
-) -> Result<LifecycleResult, String> {
+/// Runs [`TASKS`] lifecycles of `slow_compute` with [`SECONDS`] on `server`, at most
+/// `connections` requests in flight.
+pub(crate) async fn run(server: &Fixture, connections: usize) -> Result<LifecycleResult, String> {
     let client = mcp::connect(server.url(), false).await?;
     let in_flight = Semaphore::new(connections.max(1));
     let before = Clocks::read(server.pid(), None)?;
     let started = Instant::now();
-    let arguments = json!({"seconds": seconds, "label": "l"});
-    let lifecycles = stream::iter(0..tasks).map(|_| one(&client, &in_flight, &arguments));
-    let outcomes: Vec<_> = lifecycles.buffer_unordered(tasks.max(1)).collect().await;
+    let arguments = json!({"seconds": SECONDS, "label": "l"});
+    let lifecycles = stream::iter(0..TASKS).map(|_| one(&client, &in_flight, &arguments));
+    let outcomes: Vec<_> = lifecycles.buffer_unordered(TASKS).collect().await;
     let (total, mut cpu) = (started.elapsed(), Run::default());
     Clocks::read(server.pid(), None)?.since(&before, &mut cpu);
     let (mut polls, mut tally) = (0, Tally::default());
@@ -55,8 +51,6 @@ pub(crate) async fn run(
         }
     }
     Ok(LifecycleResult {
-        tasks,
-        seconds,
         total,
         polls,
         cpu,
@@ -67,11 +61,7 @@ pub(crate) async fn run(
 /// One lifecycle, each request holding a permit of `in_flight`; the number of polls.
 async fn one(client: &Client, in_flight: &Semaphore, arguments: &Value) -> Result<u64, String> {
     let permit = in_flight.acquire().await.map_err(|e| e.to_string())?;
-    let task = match client.call_tool("slow_compute", arguments).await {
-        Ok(Execution::Task(task)) => task,
-        Ok(_) => return Err("slow_compute: no task created".into()),
-        Err(error) => return Err(format!("slow_compute: {error}")),
-    };
+    let task = mcp::start(client, "slow_compute", arguments).await?;
     drop(permit);
     let created = task.creation().and_then(|c| c.task.poll_interval_ms);
     let interval = Duration::from_millis(created.unwrap_or(100));

@@ -2,18 +2,16 @@
 //! until each reaches a status, and tallying failures. At most `concurrency` requests are in
 //! flight at a time, so the client keeps at most that many connections.
 
+use std::pin::pin;
 use std::time::Duration;
 
 use futures_util::{stream, StreamExt as _};
 use serde_json::{json, Value};
-use tasks_client::{
-    Client, ClientCapability, Execution, InputHandler, TaskId, TaskState, TaskStatus,
-};
+use tasks_client::{Client, ClientCapability, Execution, InputHandler, SettleOptions, TaskCall};
+use tasks_client::{TaskId, TaskState, TaskStatus, Wait};
 
-/// Rounds of polling before a task short of its status counts as an error, and the pause
-/// between rounds.
-const ROUNDS: usize = 50;
-const PAUSE: Duration = Duration::from_millis(100);
+/// How long a task may take to reach the status waited for.
+const LIMIT: Duration = Duration::from_secs(30);
 
 /// Failures of many calls: how many, and the first.
 #[derive(Debug, Default)]
@@ -69,8 +67,21 @@ pub(crate) async fn connect(url: &str, eliciting: bool) -> Result<Client, String
     builder.connect().await.map_err(|e| format!("{url}: {e}"))
 }
 
+/// Calls `tool` with `arguments`: the task it created (an answer that is not a task fails).
+pub(crate) async fn start(
+    client: &Client,
+    tool: &str,
+    arguments: &Value,
+) -> Result<TaskCall, String> {
+    match client.call_tool(tool, arguments).await {
+        Ok(Execution::Task(task)) => Ok(task),
+        Ok(_) => Err(format!("{tool}: no task created")),
+        Err(error) => Err(format!("{tool}: {error}")),
+    }
+}
+
 /// Calls `tool` with `arguments` `count` times, `concurrency` at once; the ids of the tasks
-/// created, in completion order, and the failures (an answer that is not a task is one).
+/// created, in completion order, and the failures.
 pub(crate) async fn create(
     client: &Client,
     tool: &str,
@@ -78,64 +89,52 @@ pub(crate) async fn create(
     count: usize,
     concurrency: usize,
 ) -> (Vec<TaskId>, Tally) {
-    let calls = stream::iter(0..count).map(|_| client.call_tool(tool, arguments));
+    let calls = stream::iter(0..count).map(|_| start(client, tool, arguments));
     let outcomes: Vec<_> = calls.buffer_unordered(concurrency.max(1)).collect().await;
     let (mut ids, mut tally) = (Vec::with_capacity(count), Tally::default());
     for outcome in outcomes {
         match outcome {
-            Ok(Execution::Task(task)) => ids.push(task.id().clone()),
-            Ok(_) => tally.fail(format!("{tool}: no task created")),
-            Err(error) => tally.fail(format!("{tool}: {error}")),
+            Ok(task) => ids.push(task.id().clone()),
+            Err(why) => tally.fail(why),
         }
     }
     (ids, tally)
 }
 
-/// Polls every task of `ids` with `tasks/get` until it is in `status`; a task still
-/// `working` is polled again (after a pause) up to [`ROUNDS`] times; any other status is an
-/// error.
+/// How [`wait_all`] and [`completed_task`] watch a task: polling `tasks/get` (at once, then at
+/// the interval the server suggests), for at most [`LIMIT`], with no retry of a failed request.
+fn polling() -> SettleOptions {
+    let options = SettleOptions::default().wait(Wait::Poll);
+    options.deadline(LIMIT).retry_for(Duration::ZERO)
+}
+
+/// Watches each task of `ids`, `concurrency` at once, until it is in `status`; the last view
+/// of one that ends otherwise, fails, or is still short of it after [`LIMIT`] is an error.
 pub(crate) async fn wait_all(
     client: &Client,
     ids: &[TaskId],
     status: TaskStatus,
     concurrency: usize,
 ) -> Tally {
-    let (mut pending, mut tally) = (ids.to_vec(), Tally::default());
-    for round in 0..ROUNDS {
-        if pending.is_empty() {
-            return tally;
-        }
-        if round > 0 {
-            tokio::time::sleep(PAUSE).await;
-        }
-        let gets = stream::iter(std::mem::take(&mut pending)).map(|id| async move {
-            let now = client
-                .task(id.clone())
-                .get()
-                .await
-                .map(|t| t.state.status());
-            (id, now)
-        });
-        for (id, now) in gets
-            .buffer_unordered(concurrency.max(1))
-            .collect::<Vec<_>>()
-            .await
-        {
-            match now {
-                Ok(now) if now == status => {}
-                Ok(TaskStatus::Working) => pending.push(id),
-                Ok(now) => tally.fail(format!(
-                    "task {id} {}, not {}",
-                    now.as_str(),
-                    status.as_str()
-                )),
-                Err(error) => tally.fail(format!("tasks/get {id}: {error}")),
+    let watches = stream::iter(ids).map(|id| async move {
+        let mut views = pin!(client.task(id.clone()).updates(&polling()));
+        let mut last = None;
+        while let Some(view) = views.next().await {
+            match view.map(|view| view.state.status()) {
+                Ok(now) if now == status => return None,
+                Ok(now) => last = Some(now.as_str()),
+                Err(error) => return Some(format!("task {id}: {error}")),
             }
         }
-    }
-    for id in pending {
-        tally.fail(format!("task {id} still working after {ROUNDS} rounds"));
-    }
+        let last = last.unwrap_or("unseen");
+        Some(format!("task {id} {last}, not {}", status.as_str()))
+    });
+    let failures: Vec<_> = watches.buffer_unordered(concurrency.max(1)).collect().await;
+    let mut tally = Tally::default();
+    failures
+        .into_iter()
+        .flatten()
+        .for_each(|why| tally.fail(why));
     tally
 }
 
@@ -143,19 +142,14 @@ pub(crate) async fn wait_all(
 /// its id, and the serialized size of its stored `result` (the payload).
 pub(crate) async fn completed_task(url: &str) -> Result<(String, usize), String> {
     let client = connect(url, false).await?;
-    let (ids, tally) = create(&client, "slow_compute", &json!({"seconds": 0}), 1, 1).await;
-    tally.ok("creating a task")?;
-    let id = ids.into_iter().next().ok_or("no task created")?;
-    let waited = wait_all(&client, std::slice::from_ref(&id), TaskStatus::Completed, 1).await;
-    waited.ok("waiting for it")?;
-    let task = client
-        .task(id.clone())
-        .get()
-        .await
-        .map_err(|e| e.to_string())?;
-    let payload = match &task.state {
-        TaskState::Completed { result } => result.as_str().len(),
-        _ => 0,
-    };
-    Ok((id.to_string(), payload))
+    let task = start(&client, "slow_compute", &json!({"seconds": 0})).await?;
+    let id = task.id().to_string();
+    let last = task.updates(&polling()).collect::<Vec<_>>().await.pop();
+    let view = last
+        .ok_or("no view")?
+        .map_err(|e| format!("task {id}: {e}"))?;
+    match view.state {
+        TaskState::Completed { result } => Ok((id, result.as_str().len())),
+        state => Err(format!("task {id} {}", state.status().as_str())),
+    }
 }

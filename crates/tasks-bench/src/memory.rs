@@ -67,7 +67,7 @@ pub(crate) async fn run(
         ),
         false => ("slow_compute", json!({"seconds": 0}), TaskStatus::Completed),
     };
-    let url = fixture.server.url();
+    let url = fixture.url();
     let client = mcp::connect(url, parked).await?;
     let (client, arguments) = (&client, &arguments);
     let populate = |count, connections| async move {
@@ -93,10 +93,10 @@ pub(crate) async fn run(
     } else {
         None
     };
-    let rss_before = fixture.server.rss()?;
+    let rss_before = fixture.rss()?;
     let count = count.saturating_sub(usize::from(parked));
     let (_, create_time, tally) = populate(count, connections).await;
-    let rss_after = fixture.server.rss()?;
+    let rss_after = fixture.rss()?;
     let gets = match idle {
         Some(idle) => Some([idle, servers.series(fixture, &get).await?]),
         None => None,
@@ -160,22 +160,20 @@ pub(crate) struct StoredSqliteResult {
 /// again after stopping it.
 pub(crate) async fn stored(
     servers: &Servers<'_>,
-    fixture: Fixture,
+    mut fixture: Fixture,
     count: usize,
 ) -> Result<StoredSqliteResult, String> {
     let stored = run(servers, &fixture, count, false, false).await?;
-    let Fixture {
-        server,
-        dir: Some(dir),
-        ..
-    } = fixture
-    else {
-        return Err("not a SQLite fixture".into());
-    };
-    let size = |name| fs::metadata(dir.0.join(name)).map_or(0, |meta| meta.len());
+    let dir = fixture
+        .dir
+        .as_ref()
+        .ok_or("not a SQLite fixture")?
+        .path()
+        .to_owned();
+    let size = |name| fs::metadata(dir.join(name)).map_or(0, |meta| meta.len());
     let (db_bytes, wal_bytes) = (size("tasks.db"), size("tasks.db-wal"));
-    drop(server);
-    let closed_bytes = (!dir.0.join("tasks.db-wal").exists()).then(|| size("tasks.db"));
+    fixture.stop();
+    let closed_bytes = (!dir.join("tasks.db-wal").exists()).then(|| size("tasks.db"));
     let tasks = count + TASKS_BEFORE;
     Ok(StoredSqliteResult {
         stored,

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -18,7 +18,7 @@ pub(crate) fn rss_bytes(pid: u32) -> Result<u64, String> {
 
 /// User plus system CPU time of process (or thread: `<pid>/task/<tid>`) `pid`, from its `stat`.
 pub(crate) fn cpu_time(pid: &str) -> Result<Duration, String> {
-    let ticks = parse_cpu_ticks(&read(&format!("/proc/{pid}/stat"))?);
+    let ticks = parse_cpu_ticks(&read(&format!("/proc/{pid}/stat"))?, 11);
     ticks
         .map(ticks_to_duration)
         .ok_or(format!("/proc/{pid}/stat: malformed"))
@@ -55,40 +55,14 @@ pub(crate) fn thread_cpu_time(pid: u32, name: &str) -> Result<Option<Duration>, 
     Ok(None)
 }
 
-/// Runs `command` (named `name` in errors) to its end with its output captured, reading its
-/// CPU time every 20 ms while it runs (the last reading counts: once it has exited, `/proc` no
-/// longer has it); its output and that CPU time. Both pipes are read while it runs, so a
-/// talkative child cannot block on a full pipe; one still running after `deadline` is killed
-/// (dropped) and the run fails.
-pub(crate) async fn run_timing_cpu(
-    mut command: tokio::process::Command,
-    name: &str,
-    deadline: Duration,
-) -> Result<(Output, Duration), String> {
-    let command = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = command
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("{name}: {e}"))?;
-    let pid = child.id().unwrap_or(0).to_string();
-    let output = child.wait_with_output();
-    tokio::pin!(output);
-    let (mut cpu, mut tick) = (
-        Duration::ZERO,
-        tokio::time::interval(Duration::from_millis(20)),
-    );
-    let give_up = tokio::time::sleep(deadline);
-    tokio::pin!(give_up);
-    loop {
-        tokio::select! {
-            done = &mut output => return Ok((done.map_err(|e| format!("{name}: {e}"))?, cpu)),
-            _ = tick.tick() => cpu = cpu_time(&pid).unwrap_or(cpu),
-            () = &mut give_up => return Err(format!("{name} still ran after {deadline:?}: killed")),
-        }
-    }
+/// User plus system CPU time of this process's children that have ended and been waited for
+/// (`cutime + cstime` of `/proc/self/stat`): it grows by a child's whole CPU time once the child
+/// is reaped.
+pub(crate) fn children_cpu_time() -> Result<Duration, String> {
+    let ticks = parse_cpu_ticks(&read("/proc/self/stat")?, 13);
+    ticks
+        .map(ticks_to_duration)
+        .ok_or("/proc/self/stat: malformed".into())
 }
 
 /// Busy time of each CPU (index = CPU number) from the `cpuN` lines of `/proc/stat`: every
@@ -133,10 +107,11 @@ fn parse_vm_rss(status: &str) -> Option<u64> {
     Some(line.split_whitespace().next()?.parse::<u64>().ok()? * 1024)
 }
 
-/// `utime + stime` in clock ticks. Fields after the parenthesized command name (which may hold
-/// spaces): state is the first, utime the 12th, stime the 13th.
-fn parse_cpu_ticks(stat: &str) -> Option<u64> {
-    let mut fields = stat.rsplit_once(')')?.1.split_whitespace().skip(11);
+/// Two CPU times in clock ticks, summed: `utime + stime` (`skip` 11) or `cutime + cstime` (`skip`
+/// 13). Fields after the parenthesized command name (which may hold spaces): state is the
+/// first, utime the 12th, stime the 13th, cutime the 14th, cstime the 15th.
+fn parse_cpu_ticks(stat: &str, skip: usize) -> Option<u64> {
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace().skip(skip);
     Some(fields.next()?.parse::<u64>().ok()? + fields.next()?.parse::<u64>().ok()?)
 }
 
@@ -175,10 +150,10 @@ mod tests {
             (parse_vm_rss(status), parse_vm_rss("Name: x\n")),
             (Some(2048 * 1024), None)
         );
-        let stat = "42 (a b) S 1 42 42 0 -1 4194560 100 0 0 0 7 5 0 0 20 0 1 0 1 1 1";
+        let stat = "42 (a b) S 1 42 42 0 -1 4194560 100 0 0 0 7 5 3 4 20 0 1 0 1 1 1";
         assert_eq!(
-            parse_cpu_ticks(stat),
-            Some(12),
+            (parse_cpu_ticks(stat, 11), parse_cpu_ticks(stat, 13)),
+            (Some(12), Some(7)),
             "past a command name with spaces"
         );
         let stat = "cpu  10 1 5 1000 7 2 3 4 9 0\ncpu0 5 0 2 500 3 1 1 2 0 0\n\
@@ -200,6 +175,17 @@ mod tests {
     fn reads_this_machine() {
         let pid = std::process::id();
         assert!(rss_bytes(pid).unwrap() > 0 && cpu_time(&pid.to_string()).is_ok());
+        let before = children_cpu_time().unwrap();
+        let spin = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done";
+        assert!(Command::new("sh")
+            .args(["-c", spin])
+            .status()
+            .unwrap()
+            .success());
+        assert!(
+            children_cpu_time().unwrap() > before,
+            "a reaped child's CPU time counts"
+        );
         assert!(thread_cpu_time(pid, "no such thread").unwrap().is_none());
         assert!(!per_cpu_busy().unwrap().is_empty());
     }

@@ -76,11 +76,26 @@ pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, Str
         fixture,
         database,
     };
-    report.setup = report::describe(args.rounds, args.server_threads, pinning, spec);
+    let rows = rows(&servers, oha, &mut report).await;
+    let dropped = match &servers.database {
+        Some(database) => database.drop_schemas().await,
+        None => Ok(()),
+    };
+    rows.and(dropped).map(|()| report)
+}
+
+/// Runs the rows `servers.args` selects into `report` (row 9 with the oha of `oha`'s version
+/// line).
+async fn rows(
+    servers: &Servers<'_>,
+    oha: Option<String>,
+    report: &mut Report,
+) -> Result<(), String> {
+    let (args, pinning) = (servers.args, servers.pinning);
+    report.setup = report::describe(args.rounds, args.server_threads, pinning, servers.spec);
     report.pinning = pinning.clone();
     if let Some(database) = &servers.database {
-        let (shown, version) = (database.shown(), database.version().await?);
-        report.postgres = Some(format!("{shown}, PostgreSQL {version}"));
+        report.postgres = Some(database.describe().await?);
     }
     if args.runs_any(Row::is_sqlite) {
         eprintln!("fsync latency of {}", servers.sqlite_dir.display());
@@ -88,29 +103,28 @@ pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, Str
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         report.fsync = Some(memory::fsync_latency(dir)?);
     }
-    report.throughput = throughput::interleaved(&servers).await?;
+    report.throughput = throughput::interleaved(servers).await?;
     if args.runs(Row::Lifecycle) {
         eprintln!("row 4: lifecycle");
         let b = servers.fixture("fixture-b")?;
-        let (tasks, seconds) = (args.lifecycle_tasks, args.lifecycle_seconds);
-        report.lifecycle = Some(lifecycle::run(&b.server, tasks, seconds, args.connections).await?);
+        report.lifecycle = Some(lifecycle::run(&b, args.connections).await?);
     }
     if args.runs(Row::Stored) {
         eprintln!("row 5a: stored tasks");
         let c = servers.fixture("fixture-c")?;
-        report.stored = Some(memory::run(&servers, &c, args.memory_tasks, false, true).await?);
+        report.stored = Some(memory::run(servers, &c, args.memory_tasks, false, true).await?);
     }
     if args.runs(Row::Parked) {
         eprintln!("row 5b: parked tasks");
         let d = servers.fixture("fixture-d")?;
-        report.parked = Some(memory::run(&servers, &d, args.memory_tasks, true, true).await?);
+        report.parked = Some(memory::run(servers, &d, args.memory_tasks, true, true).await?);
     }
     if args.runs(Row::StoredSqlite) {
         eprintln!("row 7d: stored tasks, SQLite");
         let t = servers
             .for_row(Row::StoredSqlite, "fixture-stored-sqlite")
             .await?;
-        report.stored_sqlite = Some(memory::stored(&servers, t, args.sqlite_tasks).await?);
+        report.stored_sqlite = Some(memory::stored(servers, t, args.sqlite_tasks).await?);
     }
     if args.runs(Row::ResumePostgres) {
         eprintln!("row 8c: cross-node resume latency, PostgreSQL");
@@ -123,11 +137,11 @@ pub(crate) async fn run(args: &RunArgs, pinning: &Pinning) -> Result<Report, Str
     }
     if args.runs(Row::TakeoverPostgres) {
         eprintln!("row 8d: takeover, PostgreSQL");
-        report.takeover = Some(takeover::run(&servers).await?);
+        report.takeover = Some(takeover::run(servers).await?);
     }
     if let (true, Some(version)) = (args.runs(Row::Latency), oha) {
         eprintln!("row 9: open-loop latency (oha)");
-        report.latency = Some((version, throughput::latency(&servers, &args.oha).await?));
+        report.latency = Some((version, throughput::latency(servers, &args.oha).await?));
     }
-    Ok(report)
+    Ok(())
 }

@@ -142,7 +142,7 @@ async fn one_kill(
             }
             tokio::time::sleep(offsets.kill).await;
             let node = cluster.nodes.first_mut().ok_or("no node A")?;
-            let at = node.server.kill()?;
+            let at = node.kill()?;
             killed = Some(at);
             deadline = at + lease + LIMIT;
             continue;

@@ -44,7 +44,7 @@ pub(crate) struct Throughput {
 
 /// `tasks/get` of a new completed task of `fixture`, and its response.
 async fn get_of_a_completed_task(fixture: &Fixture) -> Result<(Call, Vec<u8>), String> {
-    let url = fixture.server.url();
+    let url = fixture.url();
     let get = Call::tasks_get(&mcp::completed_task(url).await?.0, "completed");
     let body = get.checked(url).await?;
     Ok((get, body))

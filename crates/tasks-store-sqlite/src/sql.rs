@@ -13,10 +13,13 @@ ON CONFLICT (id) DO NOTHING";
 
 /// The set part of a compare-and-set write: the new task, and `work` cleared once terminal.
 /// `?9` is 1 when the new task is terminal and the stored one must still be active (so the
-/// writer knows the task *became* terminal); 0 accepts any stored status.
+/// writer knows the task *became* terminal); 0 accepts any stored status. `?5` and `?6` (the
+/// creation and expiry times) are not set: no reducer event changes `createdAt` or `ttlMs`
+/// (a property test of tasks-core), and leaving `expires_at_ms` out of the `SET` spares the
+/// write an update of the `tasks_expiry` index.
 macro_rules! cas_set {
     () => {
-        "UPDATE tasks SET revision = ?3, status = ?4, created_at_ms = ?5, expires_at_ms = ?6, \
+        "UPDATE tasks SET revision = ?3, status = ?4, \
                           task = ?7, work = CASE WHEN ?8 THEN NULL ELSE work END \
          WHERE id = ?1 AND revision = ?2 \
            AND (expires_at_ms IS NULL OR expires_at_ms > ?10) \

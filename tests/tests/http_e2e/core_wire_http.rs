@@ -7,7 +7,12 @@
 //! `subscriptions/listen` stream (`server-stateless`).
 
 use serde_json::{json, Value};
-use tasks_tests::*;
+use tasks_test_support::client::*;
+use tasks_test_support::events::wait_status;
+use tasks_test_support::fixture::*;
+use tasks_test_support::protocol::*;
+use tasks_test_support::sse::Sse;
+use tasks_test_support::wait::WAIT_LIMIT;
 
 const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";

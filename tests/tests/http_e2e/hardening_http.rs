@@ -10,7 +10,12 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 use tasks_core::TaskStatus;
 use tasks_fixture::Settings;
-use tasks_tests::*;
+use tasks_test_support::client::*;
+use tasks_test_support::events::wait_status;
+use tasks_test_support::fixture::*;
+use tasks_test_support::protocol::*;
+use tasks_test_support::raw::raw_exchange;
+use tasks_test_support::sse::Sse;
 
 fn b64(text: impl AsRef<[u8]>) -> String {
     format!("=?base64?{}?=", STANDARD.encode(text))

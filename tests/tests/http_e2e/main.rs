@@ -19,7 +19,12 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tasks_core::TaskStatus;
 use tasks_fixture::Settings;
-use tasks_tests::*;
+use tasks_test_support::client::*;
+use tasks_test_support::events::{wait_for, wait_status};
+use tasks_test_support::fixture::*;
+use tasks_test_support::protocol::*;
+use tasks_test_support::sse::Sse;
+use tasks_test_support::wait::WAIT_LIMIT;
 
 fn text_of(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or_default()

@@ -6,7 +6,9 @@
 
 use futures_util::StreamExt as _;
 use serde_json::{json, Value};
-use tasks_tests::*;
+use tasks_test_support::fixture::*;
+use tasks_test_support::sse::Sse;
+use tasks_test_support::wait::WAIT_LIMIT;
 
 const V2025: &str = "2025-11-25";
 

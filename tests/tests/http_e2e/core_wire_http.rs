@@ -522,7 +522,7 @@ async fn fixture_tool_change_reaches_only_listen_streams_that_asked() {
         .send()
         .await
         .unwrap();
-    let mut prompts = Sse::new(Box::pin(prompts.bytes_stream()));
+    let mut prompts = Sse::of(prompts);
     assert_eq!(
         prompts.next().await["params"]["notifications"],
         json!({"promptsListChanged": true, "taskIds": [task_id]})
@@ -539,7 +539,7 @@ async fn fixture_tool_change_reaches_only_listen_streams_that_asked() {
         .await
         .unwrap();
     assert_eq!(tools.status(), 200);
-    let mut tools = Sse::new(Box::pin(tools.bytes_stream()));
+    let mut tools = Sse::of(tools);
     assert_eq!(
         tools.next().await,
         json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
@@ -614,7 +614,7 @@ async fn fixture_resources_update_subscribed_listen_streams_and_refuse_unknown_u
         .send()
         .await
         .unwrap();
-    let mut watched = Sse::new(Box::pin(watched.bytes_stream()));
+    let mut watched = Sse::of(watched);
     assert_eq!(
         watched.next().await["params"]["notifications"],
         json!({"resourceSubscriptions": ["test://watched-resource"]})

@@ -655,7 +655,7 @@ async fn bearer_scopes_isolate_principals_over_http() {
     .await
     .unwrap();
     assert_eq!(response.status(), 200);
-    let mut bob_stream = Sse::new(Box::pin(response.bytes_stream()));
+    let mut bob_stream = Sse::of(response);
     assert_eq!(
         bob_stream.next().await,
         json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
@@ -672,7 +672,7 @@ async fn bearer_scopes_isolate_principals_over_http() {
     .send()
     .await
     .unwrap();
-    let mut alice_stream = Sse::new(Box::pin(response.bytes_stream()));
+    let mut alice_stream = Sse::of(response);
     assert_eq!(
         alice_stream.next().await["params"]["notifications"],
         json!({"taskIds": [parked]})

@@ -369,7 +369,7 @@ async fn listen_streams_status_notifications_over_sse() {
     assert_eq!(header("content-type").as_deref(), Some("text/event-stream"));
     assert_eq!(header("cache-control").as_deref(), Some("no-cache"));
     assert_eq!(header("x-accel-buffering").as_deref(), Some("no"));
-    let mut sse = Sse::new(Box::pin(response.bytes_stream()));
+    let mut sse = Sse::of(response);
 
     let ack = sse.next().await;
     assert_eq!(
@@ -475,7 +475,7 @@ async fn shutdown_is_not_held_up_by_a_closed_listen_stream() {
         .send()
         .await
         .unwrap();
-    let mut sse = Sse::new(Box::pin(response.bytes_stream()));
+    let mut sse = Sse::of(response);
     assert_eq!(
         sse.next().await["method"],
         "notifications/subscriptions/acknowledged"

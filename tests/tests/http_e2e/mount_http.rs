@@ -254,7 +254,7 @@ async fn the_shutdown_token_closes_listen_streams_with_their_response() {
         .send()
         .await
         .unwrap();
-    let mut sse = Sse::new(Box::pin(response.bytes_stream()));
+    let mut sse = Sse::of(response);
     assert_eq!(
         sse.next().await["method"],
         "notifications/subscriptions/acknowledged"
@@ -368,7 +368,7 @@ async fn metrics_count_requests_tasks_and_streams_without_task_data() {
         .send()
         .await
         .unwrap();
-    let mut sse = Sse::new(Box::pin(listen.bytes_stream()));
+    let mut sse = Sse::of(listen);
     assert_eq!(
         sse.next().await["method"],
         "notifications/subscriptions/acknowledged"

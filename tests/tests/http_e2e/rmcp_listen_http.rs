@@ -147,7 +147,7 @@ impl Served {
             .unwrap();
         assert_eq!(response.status(), 200);
         assert_eq!(response.headers()["content-type"], "text/event-stream");
-        let mut sse = Sse::new(Box::pin(response.bytes_stream()));
+        let mut sse = Sse::of(response);
         assert_eq!(
             sse.next().await,
             json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",

@@ -310,7 +310,7 @@ async fn check(ledger: &Ledger, nodes: &[&Fixture], runs: &std::path::Path, kill
         count(Kind::Job) >= 5 && count(Kind::Parked) >= 5,
         "{ledger:?}"
     );
-    let reader = Client::new(&nodes[1].url);
+    let reader = Client::of_node(&nodes[1].url);
     let mut finals: HashMap<&str, Value> = HashMap::new();
     for (id, kind) in &ledger.created {
         let answered = ledger.answered.contains(id);

@@ -11,11 +11,11 @@
 //! skipped, except under `CI=true`, where it fails. Nextest group `postgres`.
 
 use tasks_test_support::postgres as pg;
+use tasks_test_support::Sse;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::StreamExt as _;
 use serde_json::{json, Value};
 use tasks_core::TaskStatus;
 use tasks_http::ServerBuilder;
@@ -41,37 +41,6 @@ fn gated(gate: &Arc<Notify>) -> ToolRegistry {
         }
     }));
     tools
-}
-
-/// The JSON messages of an SSE body, one at a time.
-struct Sse {
-    body: std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
-    buffer: String,
-}
-
-impl Sse {
-    async fn next(&mut self) -> Value {
-        loop {
-            if let Some(end) = self.buffer.find("\n\n") {
-                let event: String = self.buffer.drain(..end + 2).collect();
-                let data: String = event
-                    .lines()
-                    .filter_map(|line| line.strip_prefix("data:"))
-                    .map(str::trim_start)
-                    .collect();
-                if !data.is_empty() {
-                    return serde_json::from_str(&data).expect("JSON data");
-                }
-                continue;
-            }
-            let chunk = tokio::time::timeout(PROMPT, self.body.next())
-                .await
-                .expect("a message within the bound")
-                .expect("the stream is open")
-                .expect("a chunk");
-            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
-        }
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -168,10 +137,7 @@ async fn a_tasks_result_on_another_node_ends_after_its_feed_connection_is_termin
     .await
     .expect("tasks/result");
     assert_eq!(waiting.headers()["content-type"], "text/event-stream");
-    let mut answer = Sse {
-        body: Box::pin(waiting.bytes_stream()),
-        buffer: String::new(),
-    };
+    let mut answer = Sse::of(waiting);
 
     // B's feed connection is terminated again and again (each new one within milliseconds)
     // while A completes the task, so the completion's hint reaches no listener of B.
@@ -226,7 +192,8 @@ async fn a_tasks_result_on_another_node_ends_after_its_feed_connection_is_termin
     assert!(killed >= 1, "B's listener was terminated");
 
     // Keep-alive comments flow meanwhile: the bound is on the answer itself.
-    let done = tokio::time::timeout(PROMPT, answer.next())
+    let done = answer
+        .next_within(PROMPT)
         .await
         .expect("the wait ends once B's feed is back (its resync re-reads the task)");
     assert_eq!(done["id"], 7, "{done}");

@@ -51,7 +51,7 @@ async fn two_nodes_share_tasks_answers_cancellations_and_notifications() {
         refused["error"]["data"]["limit"], "max_jobs",
         "A's only slot is taken: {refused}"
     );
-    cb.cancel(&long).await;
+    cb.cancel_task(&long).await;
     let cancelled = ca
         .wait_until(&long, PROMPT, "cancelled, read on A", is_terminal)
         .await;
@@ -76,7 +76,11 @@ async fn two_nodes_share_tasks_answers_cancellations_and_notifications() {
     };
     ca.wait_until(&freed, PROMPT, "the new task completes", is_terminal)
         .await;
-    assert_eq!(cb.get(&long).await, cancelled, "still cancelled, unchanged");
+    assert_eq!(
+        cb.get_task(&long).await,
+        cancelled,
+        "still cancelled, unchanged"
+    );
 
     // A listen stream on B follows a task running on A: states in order, no repeats, the
     // terminal state last.
@@ -85,7 +89,7 @@ async fn two_nodes_share_tasks_answers_cancellations_and_notifications() {
         .await;
     let mut sse = cb.listen(&[&job]).await;
     let mut seen: Vec<Value> = Vec::new();
-    while let Some(message) = sse.next(PROMPT).await {
+    while let Some(message) = sse.try_next(PROMPT).await {
         assert_eq!(message["method"], "notifications/tasks", "{message}");
         let task = message["params"].clone();
         assert_eq!(task["taskId"], job.as_str());
@@ -230,7 +234,7 @@ async fn a_killed_node_s_tasks_are_taken_over_and_every_acknowledged_task_is_acc
     assert!(!parked_on_a.is_empty(), "{ledger:?}");
     let cb = b.client();
     for id in &parked_on_a {
-        cb.update(id, confirm(true)).await;
+        cb.update_task(id, confirm(true)).await;
     }
     for id in parked_on_a {
         let done = cc.wait_until(id, PROMPT, "answered", is_terminal).await;
@@ -271,7 +275,7 @@ async fn a_node_paused_past_its_lease_fences_itself_when_it_resumes() {
     // From now on only B's run may write: A's run (still in its sleep) is fenced.
     let deadline = tokio::time::Instant::now() + TAKEOVER;
     let done = loop {
-        let task = cb.get(&job).await;
+        let task = cb.get_task(&job).await;
         if let Some(seen) = attempt(&task) {
             assert_eq!(seen, 2, "the paused node wrote after its takeover: {task}");
         }
@@ -365,7 +369,7 @@ async fn terminated_database_sessions_are_replaced() {
     }
     let mut sse = cb.listen(&[&job]).await;
     let mut steps = Vec::new();
-    while let Some(message) = sse.next(PROMPT).await {
+    while let Some(message) = sse.try_next(PROMPT).await {
         let task = &message["params"];
         if is_terminal(task) {
             assert_eq!(status(task), "completed", "{task}");

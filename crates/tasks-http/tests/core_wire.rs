@@ -7,13 +7,10 @@
 //! (subscriptions; tools "List Changed Notification"), and the request's client capabilities as
 //! seen by tools. Spec pages: <https://modelcontextprotocol.io/specification/2026-07-28>.
 
-mod common;
-
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::*;
 use futures_util::StreamExt as _;
 use http_body_util::BodyExt as _;
 use serde_json::{json, Value};
@@ -21,6 +18,12 @@ use tasks_core::{ClientCapability, JsonRpcError, LogLevel, TaskPolicy, TaskStatu
 use tasks_http::response::MessageStream;
 use tasks_http::{Dispatcher, McpResponse, ResponseBody};
 use tasks_runtime::{text_result, ListChanges, ListKind, Tool, ToolContext, ToolError};
+use tasks_test_support::dispatcher::*;
+use tasks_test_support::events::wait_status;
+use tasks_test_support::protocol::*;
+use tasks_test_support::request::*;
+use tasks_test_support::tools::*;
+use tasks_test_support::wait::WAIT_LIMIT;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 

@@ -1,12 +1,12 @@
 //! Snapshots of the exact wire bytes the dispatcher writes: `server/discover`, `tools/list`, a
 //! `CreateTaskResult` (id and timestamps redacted) and every admission error body.
 
-mod common;
-
-use common::*;
 use http::Method;
 use serde_json::{json, Value};
 use tasks_http::BodyError;
+use tasks_test_support::dispatcher::*;
+use tasks_test_support::protocol::*;
+use tasks_test_support::request::*;
 
 /// `<status>\n<body bytes>`.
 fn wire(reply: &Reply) -> String {

@@ -163,7 +163,7 @@ pub async fn answered_across(a: &Client, b: &Client) -> (String, Value) {
         parked_on(t, "confirm-delete")
     })
     .await;
-    let ack = b.update(&id, confirm(true)).await;
+    let ack = b.update_task(&id, confirm(true)).await;
     assert_eq!(ack["resultType"], "complete", "{ack}");
     let done = b.wait_until(&id, PROMPT, "completed", is_terminal).await;
     assert_eq!(status(&done), "completed", "{done}");

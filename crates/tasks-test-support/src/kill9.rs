@@ -389,7 +389,7 @@ pub async fn run(run: Kill9) {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut server = start(&run, &db, &log);
     for cycle in 0..cycles {
-        let client = Client::new(&server.url);
+        let client = Client::of_node(&server.url);
         let stop = Arc::new(AtomicBool::new(false));
         let workers: Vec<_> = (0..run.clients)
             .map(|i| {
@@ -414,7 +414,7 @@ pub async fn run(run: Kill9) {
         integrity_check(&db);
 
         server = start(&run, &db, &log);
-        let client = Client::new(&server.url);
+        let client = Client::of_node(&server.url);
         let entries: Vec<(String, Acked)> = ledger
             .lock()
             .unwrap()

@@ -1,26 +1,19 @@
 //! Test support: the database to test against (or a clear skip), a fresh schema per store,
-//! dropped when the test ends (also when it panics), and tasks, work and reducer updates.
+//! dropped when the test ends (also when it panics), and (from [`crate::store`]) tasks, work
+//! and reducer updates.
 
 pub mod proxy;
 
 use std::sync::Mutex;
-pub use tasks_store_contract::{at, id, new_task, next, object, work, NODE_A, NODE_B, T0};
 
-use serde_json::json;
-use tasks_core::{Event, Task, TaskUpdate, Timestamp};
-use tasks_runtime::store::CreateLimits;
+pub use crate::store::{
+    at, complete_with, id, new_task, next, object, work, NODE_A, NODE_B, ROOMY, T0,
+};
 use tasks_store_postgres::{redacted, PostgresOptions, PostgresStore};
 use tokio_postgres::NoTls;
 
 /// The database the tests use when `DATABASE_URL` is unset.
 pub const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
-
-/// Limits no test reaches unless it means to.
-pub const ROOMY: CreateLimits = CreateLimits {
-    max_tasks: 100_000,
-    max_active_per_scope: 100_000,
-    lease_required: false,
-};
 
 /// `DATABASE_URL`, or [`DEFAULT_URL`].
 pub fn url() -> String {
@@ -155,16 +148,4 @@ impl Drop for Database {
             Err(_) => eprintln!("dropping the test schemas panicked"),
         }
     }
-}
-
-/// The update completing `task` with one text block, `text`.
-pub fn complete_with(task: &Task, text: &str, now: Timestamp) -> TaskUpdate {
-    let result = object(json!({"content": [{"type": "text", "text": text}], "isError": false}));
-    next(
-        task,
-        Event::Completed {
-            result: result.into(),
-        },
-        now,
-    )
 }

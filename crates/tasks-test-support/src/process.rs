@@ -93,7 +93,7 @@ impl Fixture {
 
     /// A client of this node.
     pub fn client(&self) -> Client {
-        Client::new(&self.url)
+        Client::of_node(&self.url)
     }
 }
 

@@ -8,8 +8,9 @@ use std::net::SocketAddr;
 
 use serde_json::{json, Value};
 use tasks_example_axum::{app, mcp_server, Auth, MCP_PATH, METADATA_PATH};
-
-const VERSION: &str = "2026-07-28";
+use tasks_test_support::protocol::TASKS;
+use tasks_test_support::request::Req;
+use tasks_test_support::Client;
 
 /// Serves the application on a loopback port, authenticated when `tokens` is not empty.
 async fn start(tokens: &[(&str, &str)]) -> (SocketAddr, tasks_http::McpHandle) {
@@ -28,30 +29,24 @@ async fn start(tokens: &[(&str, &str)]) -> (SocketAddr, tasks_http::McpHandle) {
     (addr, handle)
 }
 
-/// A POST of `method` to the MCP endpoint with the headers MCP 2026-07-28 asks for.
+/// A POST of `method` to the MCP endpoint with the headers MCP 2026-07-28 asks for (the
+/// shared request builder's), `Mcp-Name` only as given.
 fn post(
     addr: SocketAddr,
     id: u32,
     method: &str,
-    mut params: Value,
+    params: Value,
     name: Option<&str>,
 ) -> reqwest::RequestBuilder {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
-    });
-    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-    let mut request = reqwest::Client::new()
-        .post(format!("http://{addr}{MCP_PATH}"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", VERSION)
-        .header("mcp-method", method)
-        .body(body.to_string());
+    let mut request = Req::new(method)
+        .id(json!(id))
+        .params(params)
+        .caps(json!({"extensions": {TASKS: {}}}))
+        .without("mcp-name");
     if let Some(name) = name {
         request = request.header("mcp-name", name);
     }
-    request
+    Client::new(format!("http://{addr}{MCP_PATH}")).req(&request)
 }
 
 async fn json_of(response: reqwest::Response) -> (u16, Value) {

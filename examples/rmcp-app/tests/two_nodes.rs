@@ -28,21 +28,25 @@ async fn a_task_created_on_one_node_is_answered_and_cancelled_on_the_other() {
 
     // Parked on A, read and answered on B: it completes, and A reads what B reads.
     let (parked, done) = answered_across(&ca, &cb).await;
-    assert_eq!(ca.get(&parked).await, done, "A and B read the same task");
+    assert_eq!(
+        ca.get_task(&parked).await,
+        done,
+        "A and B read the same task"
+    );
 
     // A long task on A, read on B while it runs, cancelled on B: cancelled as A sees it, and
     // the same on both nodes afterwards.
     let long = ca.create("slow_compute", json!({"seconds": 600})).await;
-    let running = cb.get(&long).await;
+    let running = cb.get_task(&long).await;
     assert_eq!(status(&running), "working", "{running}");
     assert_eq!(running["taskId"], long.as_str());
-    let ack = cb.cancel(&long).await;
+    let ack = cb.cancel_task(&long).await;
     assert_eq!(ack["resultType"], "complete", "{ack}");
     let cancelled = ca
         .wait_until(&long, PROMPT, "cancelled, read on A", is_terminal)
         .await;
     assert_eq!(status(&cancelled), "cancelled", "{cancelled}");
-    assert_eq!(cb.get(&long).await, cancelled, "B reads what A reads");
+    assert_eq!(cb.get_task(&long).await, cancelled, "B reads what A reads");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use serde_json::{json, Value};
-use tasks_tests::{tasks_caps, Client};
+use tasks_test_support::protocol::tasks_caps;
+use tasks_test_support::Client;
 
 /// Soak test: concurrent clients creating, polling, updating and cancelling tasks.
 #[derive(Debug, Parser)]

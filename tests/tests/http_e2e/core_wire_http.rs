@@ -7,7 +7,12 @@
 //! `subscriptions/listen` stream (`server-stateless`).
 
 use serde_json::{json, Value};
-use tasks_tests::*;
+use tasks_test_support::client::*;
+use tasks_test_support::events::wait_status;
+use tasks_test_support::fixture::*;
+use tasks_test_support::protocol::*;
+use tasks_test_support::sse::Sse;
+use tasks_test_support::wait::WAIT_LIMIT;
 
 const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -517,7 +522,7 @@ async fn fixture_tool_change_reaches_only_listen_streams_that_asked() {
         .send()
         .await
         .unwrap();
-    let mut prompts = Sse::new(Box::pin(prompts.bytes_stream()));
+    let mut prompts = Sse::of(prompts);
     assert_eq!(
         prompts.next().await["params"]["notifications"],
         json!({"promptsListChanged": true, "taskIds": [task_id]})
@@ -534,7 +539,7 @@ async fn fixture_tool_change_reaches_only_listen_streams_that_asked() {
         .await
         .unwrap();
     assert_eq!(tools.status(), 200);
-    let mut tools = Sse::new(Box::pin(tools.bytes_stream()));
+    let mut tools = Sse::of(tools);
     assert_eq!(
         tools.next().await,
         json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
@@ -609,7 +614,7 @@ async fn fixture_resources_update_subscribed_listen_streams_and_refuse_unknown_u
         .send()
         .await
         .unwrap();
-    let mut watched = Sse::new(Box::pin(watched.bytes_stream()));
+    let mut watched = Sse::of(watched);
     assert_eq!(
         watched.next().await["params"]["notifications"],
         json!({"resourceSubscriptions": ["test://watched-resource"]})

@@ -12,7 +12,9 @@ use serde_json::{json, Value};
 use tasks_core::TaskStatus;
 use tasks_http::prelude::*;
 use tasks_http::RunningServer;
-use tasks_tests::*;
+use tasks_test_support::client::*;
+use tasks_test_support::events::wait_status;
+use tasks_test_support::protocol::*;
 
 /// The booking the tool asks for.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -10,7 +10,12 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 use tasks_core::TaskStatus;
 use tasks_fixture::Settings;
-use tasks_tests::*;
+use tasks_test_support::client::*;
+use tasks_test_support::events::wait_status;
+use tasks_test_support::fixture::*;
+use tasks_test_support::protocol::*;
+use tasks_test_support::raw::raw_exchange;
+use tasks_test_support::sse::Sse;
 
 fn b64(text: impl AsRef<[u8]>) -> String {
     format!("=?base64?{}?=", STANDARD.encode(text))
@@ -650,7 +655,7 @@ async fn bearer_scopes_isolate_principals_over_http() {
     .await
     .unwrap();
     assert_eq!(response.status(), 200);
-    let mut bob_stream = Sse::new(Box::pin(response.bytes_stream()));
+    let mut bob_stream = Sse::of(response);
     assert_eq!(
         bob_stream.next().await,
         json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
@@ -667,7 +672,7 @@ async fn bearer_scopes_isolate_principals_over_http() {
     .send()
     .await
     .unwrap();
-    let mut alice_stream = Sse::new(Box::pin(response.bytes_stream()));
+    let mut alice_stream = Sse::of(response);
     assert_eq!(
         alice_stream.next().await["params"]["notifications"],
         json!({"taskIds": [parked]})

@@ -5,7 +5,10 @@
 
 use serde_json::{json, Value};
 use tasks_core::TaskStatus;
-use tasks_tests::*;
+use tasks_test_support::client::*;
+use tasks_test_support::events::{wait_for, wait_status};
+use tasks_test_support::fixture::*;
+use tasks_test_support::protocol::*;
 
 fn text_of(task: &Value) -> &str {
     task["result"]["content"][0]["text"]

@@ -6,7 +6,9 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use tasks_tests::*;
+use tasks_test_support::client::*;
+use tasks_test_support::fixture::*;
+use tasks_test_support::protocol::*;
 
 /// The W3C specification's example trace context.
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";

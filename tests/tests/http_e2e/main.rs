@@ -19,7 +19,12 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tasks_core::TaskStatus;
 use tasks_fixture::Settings;
-use tasks_tests::*;
+use tasks_test_support::client::*;
+use tasks_test_support::events::{wait_for, wait_status};
+use tasks_test_support::fixture::*;
+use tasks_test_support::protocol::*;
+use tasks_test_support::sse::Sse;
+use tasks_test_support::wait::WAIT_LIMIT;
 
 fn text_of(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or_default()
@@ -364,7 +369,7 @@ async fn listen_streams_status_notifications_over_sse() {
     assert_eq!(header("content-type").as_deref(), Some("text/event-stream"));
     assert_eq!(header("cache-control").as_deref(), Some("no-cache"));
     assert_eq!(header("x-accel-buffering").as_deref(), Some("no"));
-    let mut sse = Sse::new(Box::pin(response.bytes_stream()));
+    let mut sse = Sse::of(response);
 
     let ack = sse.next().await;
     assert_eq!(
@@ -470,7 +475,7 @@ async fn shutdown_is_not_held_up_by_a_closed_listen_stream() {
         .send()
         .await
         .unwrap();
-    let mut sse = Sse::new(Box::pin(response.bytes_stream()));
+    let mut sse = Sse::of(response);
     assert_eq!(
         sse.next().await["method"],
         "notifications/subscriptions/acknowledged"

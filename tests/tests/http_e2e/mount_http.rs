@@ -12,7 +12,12 @@ use axum::Router;
 use serde_json::json;
 use tasks_fixture::Settings;
 use tasks_http::{McpHandle, Principal};
-use tasks_tests::*;
+use tasks_test_support::client::*;
+use tasks_test_support::dispatcher::bearer_principal;
+use tasks_test_support::fixture::*;
+use tasks_test_support::protocol::*;
+use tasks_test_support::sse::Sse;
+use tasks_test_support::wait::WAIT_LIMIT;
 use tokio_util::sync::CancellationToken;
 
 /// Serves `app` on a loopback port; returns its address and the token that stops it.
@@ -249,7 +254,7 @@ async fn the_shutdown_token_closes_listen_streams_with_their_response() {
         .send()
         .await
         .unwrap();
-    let mut sse = Sse::new(Box::pin(response.bytes_stream()));
+    let mut sse = Sse::of(response);
     assert_eq!(
         sse.next().await["method"],
         "notifications/subscriptions/acknowledged"
@@ -269,7 +274,7 @@ async fn a_principal_fn_refusal_carries_the_configured_challenge() {
         r#"Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp""#;
     let settings = settings();
     let server = tasks_fixture::server(&settings)
-        .principal_fn(|parts| bearer_principal(&parts.headers))
+        .principal_fn(bearer_principal)
         .www_authenticate(challenge.parse().unwrap())
         .bind(settings.listen)
         .await
@@ -363,7 +368,7 @@ async fn metrics_count_requests_tasks_and_streams_without_task_data() {
         .send()
         .await
         .unwrap();
-    let mut sse = Sse::new(Box::pin(listen.bytes_stream()));
+    let mut sse = Sse::of(listen);
     assert_eq!(
         sse.next().await["method"],
         "notifications/subscriptions/acknowledged"

@@ -15,7 +15,10 @@ use rmcp_app::{App, Settings, ENDPOINT_PATH};
 use serde_json::{json, Value};
 use tasks_core::TaskStatus;
 use tasks_runtime::{Node, Principal, StatusEvent};
-use tasks_tests::*;
+use tasks_test_support::client::*;
+use tasks_test_support::events::wait_status;
+use tasks_test_support::protocol::*;
+use tasks_test_support::sse::Sse;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
@@ -130,7 +133,7 @@ impl Served {
         notifications: Value,
         caps: Value,
         acknowledged: Value,
-    ) -> Sse<impl futures_util::Stream<Item = reqwest::Result<impl AsRef<[u8]>>> + Unpin> {
+    ) -> Sse {
         let response = self
             .post(
                 who,
@@ -144,7 +147,7 @@ impl Served {
             .unwrap();
         assert_eq!(response.status(), 200);
         assert_eq!(response.headers()["content-type"], "text/event-stream");
-        let mut sse = Sse::new(Box::pin(response.bytes_stream()));
+        let mut sse = Sse::of(response);
         assert_eq!(
             sse.next().await,
             json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
@@ -156,12 +159,7 @@ impl Served {
 
     /// [`Served::listen`] for `task_ids`, declaring Tasks: rmcp 3.11.0 acknowledges its typed
     /// filter only, so the followed ids are not echoed.
-    async fn listen_tasks(
-        &self,
-        who: &str,
-        listen_id: &str,
-        task_ids: Value,
-    ) -> Sse<impl futures_util::Stream<Item = reqwest::Result<impl AsRef<[u8]>>> + Unpin> {
+    async fn listen_tasks(&self, who: &str, listen_id: &str, task_ids: Value) -> Sse {
         let filter = json!({"taskIds": task_ids});
         self.listen(who, json!(listen_id), filter, tasks_caps(), json!({}))
             .await

@@ -18,10 +18,11 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures_util::{Stream, StreamExt as _};
+use futures_util::StreamExt as _;
 use serde_json::{json, Value};
 use tasks_fixture::store::StoreSpec;
-use tasks_tests::*;
+use tasks_test_support::fixture::*;
+use tasks_test_support::sse::Sse;
 
 const V2025: &str = "2025-11-25";
 /// How long one call may take to settle, its question answered.
@@ -125,31 +126,11 @@ impl Session {
     }
 }
 
-/// The JSON messages of an SSE body, without a time limit of their own.
-fn messages(response: reqwest::Response) -> impl Stream<Item = Value> + Unpin + Send + 'static {
-    Box::pin(futures_util::stream::unfold(
-        (response.bytes_stream(), Vec::<u8>::new()),
-        |(mut body, mut buffer)| async move {
-            loop {
-                while let Some(end) = buffer.iter().position(|b| *b == b'\n') {
-                    let line: Vec<u8> = buffer.drain(..=end).collect();
-                    let line = String::from_utf8(line).ok()?;
-                    if let Some(data) = line.trim_end().strip_prefix("data:") {
-                        let message = serde_json::from_str(data.trim_start()).ok()?;
-                        return Some((message, (body, buffer)));
-                    }
-                }
-                buffer.extend_from_slice(&body.next().await?.ok()?);
-            }
-        },
-    ))
-}
-
 /// Answers every request the session's GET stream carries until the stream ends.
 fn answer_get_stream(session: Session, get: reqwest::Response, asked: Asked) {
     tokio::spawn(async move {
-        let mut stream = messages(get);
-        while let Some(message) = stream.next().await {
+        let mut stream = Sse::of(get);
+        while let Some(message) = stream.next_or_end().await {
             if message.get("method").is_some() && message.get("id").is_some() {
                 session.answer(&message, &asked).await;
             }
@@ -184,8 +165,8 @@ async fn call(session: &Session, n: usize, race: bool, asked: &Asked) -> Value {
                 .post(json!({"jsonrpc": "2.0", "id": format!("r{n}"),
                     "method": "tasks/result", "params": {"taskId": task}}))
                 .await;
-            let mut stream = messages(response);
-            while let Some(message) = stream.next().await {
+            let mut stream = Sse::of(response);
+            while let Some(message) = stream.next_or_end().await {
                 if message.get("method").is_some() && message.get("id").is_some() {
                     session.answer(&message, &asked).await;
                 } else {

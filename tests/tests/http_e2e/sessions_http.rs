@@ -6,7 +6,9 @@
 
 use futures_util::StreamExt as _;
 use serde_json::{json, Value};
-use tasks_tests::*;
+use tasks_test_support::fixture::*;
+use tasks_test_support::sse::Sse;
+use tasks_test_support::wait::WAIT_LIMIT;
 
 const V2025: &str = "2025-11-25";
 
@@ -77,7 +79,7 @@ async fn a_2025_client_runs_a_session_with_an_elicitation_over_http() {
         .await
         .unwrap();
     assert_eq!(call.headers()["content-type"], "text/event-stream");
-    let mut events = Sse::new(call.bytes_stream());
+    let mut events = Sse::of(call);
     let request = events.next().await;
     assert_eq!(request["method"], "elicitation/create");
     assert_eq!(request["params"]["message"], "Delete a.txt?");
@@ -162,7 +164,7 @@ async fn open_session(server: &tasks_http::RunningServer, capabilities: Value) -
 async fn a_2025_task_sends_notifications_progress_with_the_calls_token_over_http() {
     let server = start(settings()).await;
     let client = open_session(&server, json!({})).await;
-    let mut get_stream = Sse::new(client.get_stream().await.bytes_stream());
+    let mut get_stream = Sse::of(client.get_stream().await);
     // MCP 2025-11-25 tasks, "Task Progress Notifications": the call's token stays valid for
     // the whole task.
     let created = client

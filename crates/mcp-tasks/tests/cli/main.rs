@@ -6,13 +6,11 @@
 // whole stack, and linking is slow): their tests are named `<module>::<test>`.
 mod pty;
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use std::io::BufRead as _;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+use tasks_test_support::fixture::{quick_settings, start};
 
 use serde_json::{json, Value};
 use tasks_client::{Client, Execution, SettleOptions};
@@ -59,7 +57,7 @@ async fn run_in(args: &[&str], env: &[(&str, Option<&str>)]) -> (i32, String, St
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exit_codes_follow_the_outcome() {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let url = url.as_str();
     let (code, out, _) = run(&["call", url, "greet", "name=Ada"]).await;
@@ -138,7 +136,7 @@ async fn exit_codes_follow_the_outcome() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn input_without_a_terminal_needs_an_answer() {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let url = url.as_str();
     let (code, _, err) = run(&["call", url, "confirm_delete", "filename=a.txt"]).await;
@@ -177,7 +175,7 @@ async fn input_without_a_terminal_needs_an_answer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_output_is_the_raw_result() {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let (code, out, _) = run(&[
         "call",
@@ -212,7 +210,7 @@ impl tasks_client::InputHandler for DeclaresForms {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_watch_and_cancel_a_task_created_elsewhere() {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let client = Client::builder(&url)
         .input_handler(DeclaresForms)
@@ -282,7 +280,7 @@ async fn get_watch_and_cancel_a_task_created_elsewhere() {
 /// a line per tenth of its progress, not one per report.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_progress_lines_are_throttled() {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let (code, out, err) = run(&["call", &url, "slow_compute", "seconds=2", "label=t"]).await;
     assert_eq!((code, out.as_str()), (0, "Completed t\n"), "{err}");
@@ -299,7 +297,7 @@ async fn plain_progress_lines_are_throttled() {
 /// sets `CARGO`), else the path it was started by.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hints_name_the_program_as_it_was_run() {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let args = ["call", &url, "confirm_delete", "filename=a.txt"];
     let (code, _, err) = run_in(&args, &[("CARGO", Some("cargo"))]).await;
@@ -370,7 +368,7 @@ async fn finish(mut child: Child, lines: mpsc::Receiver<String>) -> (i32, String
 /// know (a memory store forgets on restart) ends the run with a hint saying why.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_outage_is_told_and_a_restart_that_lost_the_task_explained() {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let address = server.local_addr();
     let (child, mut lines) = spawn(&["call", &url, "slow_compute", "seconds=60"]);
@@ -384,7 +382,11 @@ async fn an_outage_is_told_and_a_restart_that_lost_the_task_explained() {
         )),
         "{note}"
     );
-    let again = common::fixture_at(address).await;
+    let again = start(tasks_fixture::Settings {
+        listen: address,
+        ..quick_settings()
+    })
+    .await;
     let (code, rest) = finish(child, lines).await;
     assert_eq!(code, 6, "{rest}");
     assert!(
@@ -408,7 +410,7 @@ async fn an_outage_is_told_and_a_restart_that_lost_the_task_explained() {
 /// says how to reach the task again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn following_gives_up_after_retry_for() {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let (child, mut lines) = spawn(&[
         "call",
@@ -435,7 +437,7 @@ async fn following_gives_up_after_retry_for() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prompts_are_listed_and_got_with_their_arguments_and_input() {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let url = url.as_str();
     let (code, out, err) = run(&["prompts", url]).await;
@@ -559,7 +561,7 @@ async fn prompts_are_listed_and_got_with_their_arguments_and_input() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resources_are_listed_read_and_completed() {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let url = url.as_str();
     let (code, out, err) = run(&["resources", url]).await;
@@ -743,7 +745,7 @@ async fn a_server_without_prompts_or_resources_is_a_refusal() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn skills_are_listed_shown_read_verified_and_browsed() {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let url = url.as_str();
     let report = "skill://conformance/report-writing/SKILL.md";
@@ -956,7 +958,7 @@ async fn skills_are_listed_shown_read_verified_and_browsed() {
 /// from the skill list; a trailing `/` on a directory is dropped before sending.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_skill_or_directory_asked_for_wrongly_gets_a_hint() {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let url = url.as_str();
     let program = env!("CARGO_BIN_EXE_mcp-tasks");

@@ -8,7 +8,7 @@
 //! Each test drives `mcp-tasks` with rexpect; every expectation waits up to [`EXPECT_MS`].
 //! The tests spawn processes, so nextest runs them one at a time (`.config/nextest.toml`).
 
-use crate::common;
+use tasks_test_support::fixture::{quick_settings, start};
 
 use std::process::Command;
 use std::time::Duration;
@@ -73,7 +73,7 @@ async fn drive<T: Send + 'static>(script: impl FnOnce() -> T + Send + 'static) -
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn confirm_delete_asks_and_completes_on_yes() {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let (code, id) = drive(move || {
         let mut session = spawn(&["call", &url, "confirm_delete", "filename=a.txt"]);
@@ -92,7 +92,7 @@ async fn confirm_delete_asks_and_completes_on_yes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn escape_at_the_prompt_declines() {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let code = drive(move || {
         let mut session = spawn(&["call", &url, "confirm_delete", "filename=b.txt"]);
@@ -113,7 +113,7 @@ async fn escape_at_the_prompt_declines() {
 /// Calls `tool ARGS…`, waits for `shown`, presses Ctrl-C, and checks that the task ends
 /// `cancelled` on the server with exit code 4.
 async fn cancel_with_ctrl_c(args: &'static [&'static str], shown: &'static str) {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let (code, id) = drive(move || {
         let mut command = vec!["call", url.as_str()];
@@ -149,7 +149,7 @@ async fn ctrl_c_cancels_a_running_task() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_reporting_progress_gets_a_bar_with_rate_and_time_left() {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let code = drive(move || {
         let mut session = spawn(&["call", &url, "slow_compute", "seconds=4", "label=bar"]);
@@ -175,7 +175,7 @@ async fn a_task_reporting_progress_gets_a_bar_with_rate_and_time_left() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_forms_are_asked_in_turn() {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let code = drive(move || {
         let mut session = spawn(&["call", &url, "multi_input"]);
@@ -287,7 +287,7 @@ async fn ctrl_c_before_anything_is_sent_ends_at_once() {
 /// same form as a tool's, and prints the rendered message.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_asks_its_question_at_the_terminal() {
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let (code, shown) = drive(move || {
         let mut session = spawn(&["prompt", &url, "test_input_required_result_prompt"]);
@@ -312,7 +312,7 @@ async fn a_prompt_asks_its_question_at_the_terminal() {
 async fn the_live_line_names_the_input_a_task_waits_for() {
     // The fixture's ids are 32 characters: with them whole and the server's `Waiting for
     // input: ` the key fell past the end of an 80-column line.
-    let server = common::fixture().await;
+    let server = start(quick_settings()).await;
     let url = server.url();
     let code = drive(move || {
         let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"));

@@ -1,5 +1,6 @@
 //! Inputs shared by the tasks-core micro-benchmarks: a small task in each state, the fixture's
-//! `slow_compute` result and `confirm_delete` elicitation, and the serverInfo `_meta`.
+//! `slow_compute` result and `confirm_delete` elicitation, and the serverInfo `_meta`. Only
+//! these benchmarks use them, so they stay beside them (not in `tasks-test-support`).
 
 #![allow(dead_code)] // each bench file uses a different subset
 

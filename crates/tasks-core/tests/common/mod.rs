@@ -1,5 +1,10 @@
 //! Generators and helpers shared by the tasks-core integration tests.
 //!
+//! These stay here rather than in `tasks-test-support` (the workspace's one place for test
+//! support): only tasks-core's tests use them (proptest strategies over the reducer's events,
+//! a stub `ServerView` for the planner), and tasks-core, the pure bottom layer, would otherwise
+//! build tasks-runtime and tokio for its own tests.
+//!
 //! Each test binary uses a different subset, hence the `dead_code` allowance.
 #![allow(dead_code)]
 

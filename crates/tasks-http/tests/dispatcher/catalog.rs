@@ -3,10 +3,6 @@
 //! prompt, caching hints, list changes and resource updates on listen streams, and the Skills
 //! extension's methods.
 
-use crate::common;
-
-use common::legacy::{answer, in_session, legacy_result, open};
-use common::*;
 use serde_json::{json, Value};
 use tasks_http::prelude::*;
 use tasks_http::Dispatcher;
@@ -15,6 +11,11 @@ use tasks_runtime::catalog::{
     ResourceContents, ResourceTemplate, Skill,
 };
 use tasks_runtime::ListChanges;
+use tasks_test_support::dispatcher::*;
+use tasks_test_support::legacy::{answer, in_session, legacy_result, open};
+use tasks_test_support::protocol::*;
+use tasks_test_support::request::*;
+use tasks_test_support::wait::WAIT_LIMIT;
 
 fn greet() -> Prompt {
     Prompt::new("greet", "Greets someone", |ctx| async move {
@@ -364,7 +365,10 @@ async fn listen_streams_get_the_list_changes_and_resource_updates_they_asked_for
 async fn a_2025_session_lists_reads_gets_completes_and_subscribes() {
     let d = dispatcher_with(Some(ListChanges::new()));
     let session = open(&d).await;
-    let init = common::legacy::initialize().send(&d).await.json();
+    let init = tasks_test_support::legacy::initialize()
+        .send(&d)
+        .await
+        .json();
     assert_eq!(
         init["result"]["capabilities"]["prompts"],
         json!({"listChanged": true})

@@ -16,13 +16,10 @@
 //!
 //! The long-running coverage-guided version of this lives in `fuzz/` (see `docs/fuzzing.md`).
 
-use crate::common;
-
 use std::sync::OnceLock;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use common::*;
 use futures_util::StreamExt as _;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use proptest::prelude::*;
@@ -30,6 +27,10 @@ use proptest::strategy::ValueTree as _;
 use serde_json::{json, Map, Value};
 use tasks_core::Method;
 use tasks_http::{Dispatcher, ResponseBody};
+use tasks_test_support::dispatcher::*;
+use tasks_test_support::protocol::*;
+use tasks_test_support::request::*;
+use tasks_test_support::wait::WAIT_LIMIT;
 
 /// Tool names of the common test dispatcher, plus an unknown one.
 const TOOLS: &[&str] = &[

@@ -4,19 +4,22 @@
 //! (the sections Malformed requests, Headers, Tool failures and Races of `docs/hardening.md`,
 //! which also describes the behaviour chosen where the references are silent).
 
-use crate::common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use common::*;
 use serde_json::{json, Value};
 use tasks_core::{TaskPolicy, TaskStatus};
 use tasks_http::{BodyError, Dispatcher};
 use tasks_runtime::{text_result, Limits, Tool, ToolError};
+use tasks_test_support::dispatcher::*;
+use tasks_test_support::events::{wait_for, wait_status};
+use tasks_test_support::protocol::*;
+use tasks_test_support::request::*;
+use tasks_test_support::tools::*;
+use tasks_test_support::wait::WAIT_LIMIT;
 
 const PANIC_TEXT: &str = "hunter2-secret-panic-payload";
 

@@ -5,13 +5,13 @@
 //! session path serves 2025-11-25 and 2025-06-18: `sessions.rs`. Over HTTP:
 //! `tests/tests/http_e2e/input_trust_http.rs`, `a_2025_initialize_is_told_the_supported_versions`.
 
-use crate::common;
-
 use std::sync::Arc;
 
-use common::*;
 use serde_json::json;
 use tasks_http::Dispatcher;
+use tasks_test_support::dispatcher::*;
+use tasks_test_support::request::*;
+use tasks_test_support::tools::*;
 
 /// A dispatcher serving 2026-07-28 only.
 fn modern_only() -> (Dispatcher, Arc<Runs>) {

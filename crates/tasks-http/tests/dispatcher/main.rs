@@ -24,18 +24,19 @@ mod typed;
 #[cfg(feature = "sessions")] // the 2025 session path
 mod waits;
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use std::collections::BTreeSet;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use common::*;
 use http::Method;
 use serde_json::{json, Value};
 use tasks_core::TaskStatus;
 use tasks_http::BodyError;
+use tasks_test_support::dispatcher::*;
+use tasks_test_support::events::wait_status;
+use tasks_test_support::protocol::*;
+use tasks_test_support::request::*;
+use tasks_test_support::tools::*;
 
 fn keys(value: &Value) -> BTreeSet<&str> {
     value

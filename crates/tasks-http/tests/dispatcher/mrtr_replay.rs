@@ -1,10 +1,11 @@
 //! Replaying the final MRTR round of a call that creates a task: the same
 //! retry answers with the same task, and no state outlives the tasks it could replay.
 
-use crate::common;
-
-use common::*;
 use serde_json::{json, Value};
+use tasks_test_support::dispatcher::*;
+use tasks_test_support::protocol::*;
+use tasks_test_support::request::*;
+use tasks_test_support::tools::*;
 
 fn state_of(result: &Value) -> String {
     assert_eq!(result["resultType"], "input_required", "{result}");

@@ -4,17 +4,19 @@
 //! `notifications/progress` with the creating call's `progressToken` on a 2025-11-25 session's
 //! GET stream.
 
-use crate::common;
-
 use std::time::Duration;
 
-use common::legacy::*;
-use common::*;
 use http::Method;
 use serde_json::{json, Value};
 use tasks_core::{TaskPolicy, TaskStatus};
 use tasks_http::Dispatcher;
 use tasks_runtime::{text_result, Tool};
+use tasks_test_support::dispatcher::*;
+use tasks_test_support::events::{wait_for, wait_status};
+use tasks_test_support::legacy::*;
+use tasks_test_support::protocol::*;
+use tasks_test_support::request::*;
+use tasks_test_support::tools::*;
 
 /// The experimental key.
 const PROGRESS: &str = "dev.mcp-tasks/progress";

@@ -2,14 +2,15 @@
 //! with the scope key, so a durable store holds only keyed hashes as scopes, and a task's work
 //! holds its caller only sealed; the tools see the caller as `ToolContext::principal`.
 
-use crate::common;
-
 use std::sync::Arc;
 
-use common::*;
 use serde_json::json;
 use tasks_core::TaskId;
 use tasks_runtime::{MemoryStore, Scope, ScopeKey, Store};
+use tasks_test_support::dispatcher::*;
+use tasks_test_support::events::wait_status;
+use tasks_test_support::request::*;
+use tasks_test_support::tools::*;
 
 fn bearer_dispatcher(store: Arc<MemoryStore>, secret: &[u8]) -> tasks_http::Dispatcher {
     let runs = Arc::new(Runs::default());

@@ -3,16 +3,18 @@
 //! the blocking `tasks/result` with its input side channel, `tasks/cancel`, and
 //! `notifications/tasks/status` on the session's GET stream; one task seen from both eras.
 
-use crate::common;
-
-use common::legacy::*;
-use common::*;
 use futures_util::StreamExt as _;
 use http::Method;
 use serde_json::{json, Value};
 use tasks_core::{TaskPolicy, TaskStatus};
 use tasks_http::Dispatcher;
 use tasks_runtime::{Tool, ToolError};
+use tasks_test_support::dispatcher::*;
+use tasks_test_support::events::{wait_for, wait_status};
+use tasks_test_support::legacy::*;
+use tasks_test_support::protocol::*;
+use tasks_test_support::request::*;
+use tasks_test_support::tools::*;
 
 /// A hinted call of `tool`; returns the `task` of its `CreateTaskResult`.
 async fn create(d: &Dispatcher, session: &str, tool: &str, hint: Value) -> Value {

@@ -4,12 +4,8 @@
 //! scope binding. Over real HTTP: `tests/tests/http_e2e/sessions_http.rs`; the runner's 2025-11-25
 //! scenarios: `conformance/`.
 
-use crate::common;
-
 use std::time::Duration;
 
-use common::legacy::*;
-use common::*;
 use futures_util::StreamExt as _;
 use http::Method;
 use serde_json::{json, Value};
@@ -17,6 +13,12 @@ use tasks_core::exchange::ListKind;
 use tasks_core::LogLevel;
 use tasks_http::SessionConfig;
 use tasks_runtime::{text_result, ListChanges, Tool};
+use tasks_test_support::dispatcher::*;
+use tasks_test_support::legacy::*;
+use tasks_test_support::protocol::*;
+use tasks_test_support::request::*;
+use tasks_test_support::tools::*;
+use tasks_test_support::wait::WAIT_LIMIT;
 
 #[tokio::test]
 async fn initialize_opens_a_session_and_the_lifecycle_runs_in_it() {

@@ -5,14 +5,10 @@
 //! no client, and is not counted. In process, under tokio's paused clock, over a memory store
 //! that refuses on command.
 
-use crate::common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::legacy::*;
-use common::*;
 use http::Method;
 use serde_json::{json, Value};
 use tasks_core::{NewTask, TaskId, TaskStatus, TaskUpdate, Timestamp};
@@ -22,6 +18,12 @@ use tasks_runtime::{
     Authority, CasOutcome, Claimed, Created, Lease, Liveness, MemoryStore, NodeId, Scope, Snapshot,
     Store, StoreError, Work,
 };
+use tasks_test_support::dispatcher::*;
+use tasks_test_support::events::wait_status;
+use tasks_test_support::legacy::*;
+use tasks_test_support::protocol::*;
+use tasks_test_support::request::*;
+use tasks_test_support::tools::*;
 
 /// How the [`Flaky`] store answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,18 +3,17 @@
 //! adapter (streamable-http "Receiving Messages", the keep-alive note), and the `Retry-After` of
 //! a 503.
 
-use crate::common;
-
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::*;
 use futures_util::{stream, StreamExt as _};
 use http_body_util::BodyExt as _;
 use serde_json::json;
 use tasks_core::McpError;
 use tasks_http::response::McpResponse;
 use tasks_http::service::{into_http, KEEP_ALIVE, KEEP_ALIVE_COMMENT};
+use tasks_test_support::dispatcher::*;
+use tasks_test_support::request::*;
 
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 

@@ -3,16 +3,16 @@
 //! tool runs or a task exists, and `?` on an I/O error in a tool body answering an `isError`
 //! result in a synchronous call and completing a task with one.
 
-use crate::common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::*;
 use serde_json::{json, Value};
 use tasks_core::TaskStatus;
 use tasks_http::prelude::*;
 use tasks_http::Dispatcher;
+use tasks_test_support::dispatcher::*;
+use tasks_test_support::events::wait_status;
+use tasks_test_support::request::*;
 
 /// Which rows to read.
 #[derive(Deserialize, JsonSchema)]

@@ -11,14 +11,10 @@
 //!   guard re-read ([`ServerBuilder::wait_recheck`]): a 2025 `tasks/result` and a 2026
 //!   `subscriptions/listen` stream.
 
-use crate::common;
-
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::legacy::*;
-use common::*;
 use http::Method;
 use serde_json::{json, Value};
 use tasks_core::plan::StateKey;
@@ -27,6 +23,11 @@ use tasks_http::{DispatchConfig, Dispatcher, ServerBuilder};
 use tasks_runtime::{
     Clock, MemoryStore, RuntimeConfig, ScopeKey, Store, TaskRuntime, ToolRegistry,
 };
+use tasks_test_support::dispatcher::*;
+use tasks_test_support::legacy::*;
+use tasks_test_support::protocol::*;
+use tasks_test_support::request::*;
+use tasks_test_support::tools::*;
 
 /// A guard so far away that only the event under test can end a wait.
 const NEVER: Duration = Duration::from_secs(3600);

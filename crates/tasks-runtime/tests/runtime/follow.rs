@@ -3,14 +3,11 @@
 //! PostgreSQL store's LISTEN/NOTIFY feed does. Hints can be switched off (lost) and a resync
 //! sent by hand. Everything runs under tokio's paused clock.
 
-use crate::common;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use common::*;
 use serde_json::json;
 use tasks_core::{NewTask, TaskId, TaskStatus, TaskUpdate, Timestamp};
 use tasks_runtime::store::CreateLimits;
@@ -19,6 +16,9 @@ use tasks_runtime::{
     MemoryStore, NodeId, RuntimeConfig, Scope, Snapshot, Store, StoreError, TaskRuntime,
     TokioClock, Tool, ToolRegistry, Work,
 };
+use tasks_test_support::events::{assert_event_order, drain_for, events_through};
+use tasks_test_support::protocol::accept;
+use tasks_test_support::{probe::*, runtime::*, task_wait::*, wait::*};
 use tokio::sync::broadcast;
 
 const SWEEP: Duration = Duration::from_secs(5);

@@ -2,19 +2,19 @@
 //! progress, through the runtime (issue "input you can trust"). Tokio's paused clock
 //! throughout.
 
-use crate::common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
 use serde_json::{json, Value};
 use tasks_core::TASK_ID_RANDOM_BYTES;
 use tasks_core::{
     ClientCapability, ElicitAnswer, JsonRpcError, McpError, TaskId, TaskState, TaskStatus,
 };
 use tasks_runtime::{run_sync, text_result, RuntimeConfig, Scope, SyncCall, SyncOutcome, Tool};
+use tasks_test_support::events::drain_for;
+use tasks_test_support::protocol::accept;
+use tasks_test_support::{probe::*, runtime::*, task_wait::*};
 
 /// `consent`: asks `confirm` with a form of one required boolean `confirm`; answers what the
 /// typed answer means.

@@ -13,9 +13,6 @@ mod store_contract;
 mod typed;
 mod waits;
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,7 +24,9 @@ use tasks_runtime::{
     ToolError,
 };
 
-use common::*;
+use tasks_test_support::events::{assert_event_order, drain_for};
+use tasks_test_support::protocol::accept;
+use tasks_test_support::{probe::*, runtime::*, task_wait::*, wait::*};
 
 const PANIC_TEXT: &str = "secret-db-password-hunter2 exploded";
 
@@ -82,7 +81,7 @@ fn continuation_tool() -> Tool {
     })
 }
 
-fn sleepy_tool(probe: Arc<common::Probe>) -> Tool {
+fn sleepy_tool(probe: Arc<Probe>) -> Tool {
     Tool::new("sleepy", "Sleeps a minute", move |_ctx| {
         let probe = probe.clone();
         async move {

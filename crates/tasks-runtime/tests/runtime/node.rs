@@ -3,17 +3,15 @@
 //! (neither failed nor cancelled) and taken over at once by the next node on the store,
 //! because the shutdown ended the lease.
 
-use crate::common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
 use tasks_core::TaskStatus;
 use tasks_runtime::{
     text_result, MemoryStore, Recovery, RuntimeConfig, Scope, TaskRuntime, TokioClock, Tool,
     ToolRegistry,
 };
+use tasks_test_support::{runtime::*, task_wait::*};
 use tokio::sync::Notify;
 
 /// A node over `store` whose `job` finishes when `gate` is notified (re-run when recovered).

@@ -1,8 +1,6 @@
 //! Races on a multi-thread runtime: each test loops many iterations of one race and checks the
 //! invariants that must hold whichever side wins. No sleeps: waits are event-driven.
 
-use crate::common;
-
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -11,7 +9,9 @@ use serde_json::{json, Value};
 use tasks_core::{TaskState, TaskStatus};
 use tasks_runtime::{text_result, Limits, RuntimeConfig, Scope, TaskRuntime, Tool};
 
-use common::*;
+use tasks_test_support::events::{assert_event_order, events_through};
+use tasks_test_support::protocol::accept;
+use tasks_test_support::{probe::*, runtime::*, task_wait::*, wait::*};
 
 fn roomy() -> RuntimeConfig {
     RuntimeConfig::default().with_limits(Limits::default().with_max_workers(10_000))

@@ -3,13 +3,10 @@
 //! running, like a paused process that resumes later: a zombie whose writes must be fenced).
 //! Everything runs under tokio's paused clock.
 
-use crate::common;
-
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::*;
 use serde_json::{json, Value};
 use tasks_core::{Task, TaskStatus};
 use tasks_runtime::MESSAGE_INTERRUPTED;
@@ -17,6 +14,9 @@ use tasks_runtime::{
     text_result, LeaseConfig, MemoryStore, Recovery, RuntimeConfig, Scope, Store, TaskRuntime,
     TokioClock, Tool, ToolContext, ToolError, ToolRegistry,
 };
+use tasks_test_support::events::drain_for;
+use tasks_test_support::protocol::accept;
+use tasks_test_support::{probe::*, runtime::*, task_wait::*, wait::*};
 use tokio::sync::Notify;
 
 const LEASE: Duration = Duration::from_secs(3);

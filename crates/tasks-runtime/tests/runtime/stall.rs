@@ -4,19 +4,18 @@
 //! and requests are refused as retryable (503) with what is known about their outcome.
 //! Everything runs under tokio's paused clock.
 
-use crate::common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
 use tasks_core::{McpError, NewTask, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::store::CreateLimits;
 use tasks_runtime::{
     Authority, CasOutcome, Claimed, Created, LeaseConfig, Limits, Liveness, MemoryStore, NodeId,
     RuntimeConfig, Scope, Snapshot, Store, StoreError, TaskRuntime, TokioClock, ToolRegistry, Work,
 };
+use tasks_test_support::protocol::accept;
+use tasks_test_support::{probe::*, runtime::*, task_wait::*, wait::*};
 use tokio::sync::watch;
 use tokio::time::Instant;
 

@@ -3,8 +3,6 @@
 //! `?` in a tool body turning a failure into an `isError: true` result, in a synchronous call
 //! and in a task.
 
-use crate::common;
-
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -18,7 +16,7 @@ use tasks_runtime::{
     ToolError,
 };
 
-use common::*;
+use tasks_test_support::{runtime::*, task_wait::*};
 
 /// What to report on.
 #[derive(Debug, Deserialize, JsonSchema)]

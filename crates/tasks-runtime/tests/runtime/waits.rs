@@ -1,14 +1,12 @@
 //! A wait that falls behind the runtime's event channel re-reads at once (tokio's paused
 //! clock, memory store): the event it waited for was among those it missed.
 
-use crate::common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
 use tasks_core::TaskStatus;
 use tasks_runtime::{text_result, Limits, RuntimeConfig, Scope, Tool};
+use tasks_test_support::{runtime::*, task_wait::*};
 
 #[tokio::test(start_paused = true)]
 async fn a_wait_that_falls_behind_re_reads_at_once() {

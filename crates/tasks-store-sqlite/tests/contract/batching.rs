@@ -2,15 +2,13 @@
 //! write of its batch and leaves the read model and the counters as they were; a write whose
 //! SQL fails (a full database) fails alone while the rest of its batch commits.
 
-use crate::common;
-
 use std::sync::Arc;
 
-use common::*;
 use tasks_core::TaskStatus;
 use tasks_runtime::store::CreateLimits;
 use tasks_runtime::{Authority, CasOutcome, Scope, Store, StoreError};
 use tasks_store_sqlite::{SqliteOptions, SqliteStore, Synchronous};
+use tasks_test_support::store::*;
 
 fn open(path: &std::path::Path, synchronous: Synchronous) -> SqliteStore {
     let options = SqliteOptions::default().with_synchronous(synchronous);

@@ -2,19 +2,17 @@
 //! back (it is neither readable nor claimed and re-run), and a database of schema version 1 is
 //! migrated to carry the mark.
 
-use crate::common;
-
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::*;
 use serde_json::Value;
 use tasks_core::{McpError, Timestamp};
 use tasks_runtime::{
     Clock, Recovery, RuntimeConfig, Scope, Store, TaskRuntime, Tool, ToolRegistry,
 };
 use tasks_store_sqlite::{SqliteOptions, SqliteStore};
+use tasks_test_support::store::*;
 
 /// A wall clock the test sets by hand.
 struct HostClock(AtomicU64);

@@ -1,9 +1,6 @@
 //! The shared store contract (the `tasks-store-contract` crate) against [`SqliteStore`], each
 //! check on a fresh database file, and its concurrency checks repeated.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 // Modules rather than binaries of their own (each integration-test binary links the
 // whole stack, and linking is slow): their tests are named `<module>::<test>`.
 mod batching;

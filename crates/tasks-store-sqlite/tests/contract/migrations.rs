@@ -1,11 +1,9 @@
 //! Schema migrations on old data: a database that an older schema version wrote opens
 //! migrated to the latest version, every task intact and readable.
 
-use crate::common;
-
 use std::path::Path;
 
-use common::*;
+use tasks_test_support::store::*;
 use tasks_runtime::{Scope, Store};
 use tasks_store_sqlite::{SqliteOptions, SqliteStore};
 

@@ -3,17 +3,15 @@
 //! when it opens) ([`TaskRuntime::start`] takes it over and re-runs
 //! it), whose shutdown drains it to completion.
 
-use crate::common;
-
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
 use tasks_core::TaskStatus;
 use tasks_runtime::{text_result, Recovery, RuntimeConfig, Scope, TaskRuntime, Tool, ToolRegistry};
 use tasks_store_sqlite::{SqliteOptions, SqliteStore};
+use tasks_test_support::store::*;
 use tokio::sync::Notify;
 
 /// One server process: its own tokio runtime (dropped with it, which drops the tools still

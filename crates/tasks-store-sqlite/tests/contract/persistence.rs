@@ -2,16 +2,14 @@
 //! file passes SQLite's integrity check; the previous process's tasks are orphans at once; a
 //! task row of the previous build takes progress without a schema change.
 
-use crate::common;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use common::*;
 use tasks_core::{Task, TaskStatus};
 use tasks_runtime::{Authority, CasOutcome, Lease, Liveness, NodeId, Scope, Store, Work};
 use tasks_store_contract::{one_of_four, ROWS_BEFORE_PROGRESS, ROW_WITH_PROGRESS_END};
 use tasks_store_sqlite::{SqliteOptions, SqliteStore};
+use tasks_test_support::store::*;
 
 struct Expected {
     scope: Scope,

@@ -11,7 +11,6 @@
 mod rmcp_client_stdio;
 
 use std::future::IntoFuture as _;
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use axum::extract::Request;
@@ -27,21 +26,18 @@ use rmcp_app::{App, Settings, ENDPOINT_PATH};
 use serde_json::{json, Value};
 use tasks_rmcp::TasksBridge;
 use tasks_runtime::{Node, Principal, Scope};
+use tasks_test_support::protocol::TASKS;
+use tasks_test_support::request::Req;
+use tasks_test_support::wait::WAIT_LIMIT;
+use tasks_test_support::Client;
 use tokio_util::sync::CancellationToken;
-
-/// The protocol revision.
-const VERSION: &str = "2026-07-28";
-
-/// How long a test waits for an answer before it fails.
-const WAIT_LIMIT: Duration = Duration::from_secs(15);
 
 /// The header the test's authentication layer reads the caller from.
 const USER_HEADER: &str = "x-user";
 
 /// A server on a loopback port; stops when dropped.
 struct Server {
-    addr: SocketAddr,
-    http: reqwest::Client,
+    client: Client,
     node: Option<Node>,
     stop: CancellationToken,
 }
@@ -70,11 +66,7 @@ impl Server {
                 .into_future(),
         );
         Server {
-            addr,
-            http: reqwest::Client::builder()
-                .timeout(WAIT_LIMIT)
-                .build()
-                .unwrap(),
+            client: Client::with_timeout(&format!("http://{addr}{ENDPOINT_PATH}"), WAIT_LIMIT),
             node: Some(node),
             stop,
         }
@@ -85,32 +77,24 @@ impl Server {
     fn post(
         &self,
         method: &str,
-        mut params: Value,
+        params: Value,
         name: Option<&str>,
         declare: bool,
     ) -> reqwest::RequestBuilder {
         let capabilities = if declare {
-            json!({"extensions": {"io.modelcontextprotocol/tasks": {}}, "elicitation": {"form": {}}})
+            json!({"extensions": {TASKS: {}}, "elicitation": {"form": {}}})
         } else {
             json!({})
         };
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": VERSION,
-            "io.modelcontextprotocol/clientCapabilities": capabilities,
-        });
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let mut request = self
-            .http
-            .post(format!("http://{}{ENDPOINT_PATH}", self.addr))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", VERSION)
-            .header("mcp-method", method)
-            .body(body.to_string());
+        // `Mcp-Name` only as given, whatever the params hold.
+        let mut request = Req::new(method)
+            .params(params)
+            .caps(capabilities)
+            .without("mcp-name");
         if let Some(name) = name {
             request = request.header("mcp-name", name);
         }
-        request
+        self.client.req(&request)
     }
 
     /// Drains the node's tasks and stops serving.

@@ -8,7 +8,6 @@
 //! every request's `_meta` and never listens (rmcp 3.11.0 drops listen streams carrying
 //! notifications outside what it acknowledged).
 
-use std::future::Future;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -22,19 +21,10 @@ use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
 use rmcp::ClientServiceExt as _;
 use serde_json::{json, Value};
-
-/// How long a test waits for an answer, or for a task to reach a state, before it fails.
-const WAIT_LIMIT: Duration = Duration::from_secs(15);
+use tasks_test_support::wait::{within, WAIT_LIMIT};
 
 /// A client of one `rmcp-app --stdio` process.
 type Client = RunningService<RoleClient, ClientConfig>;
-
-/// `future`'s output, failing the test when it takes longer than [`WAIT_LIMIT`].
-async fn within<F: Future>(what: &str, future: F) -> F::Output {
-    tokio::time::timeout(WAIT_LIMIT, future)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: no answer within {WAIT_LIMIT:?}"))
-}
 
 /// Starts `rmcp-app --stdio` with `args` and connects rmcp's client to it: `server/discover`
 /// for MCP 2026-07-28, then every request declares the Tasks extension and form elicitation.

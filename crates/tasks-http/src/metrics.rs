@@ -1,7 +1,8 @@
-//! The server's metrics: [`Metrics`] is the runtime's [`ServerMetrics`] (requests by method
-//! and JSON-RPC outcome, their latency, listen streams, store-unavailable refusals and the
-//! task lifecycle, in one `prometheus-client` registry with the prefix `mcp`); this module adds
-//! how a request's `method` label is read from its head.
+//! The server's metrics: [`Metrics`] is the runtime's
+//! [`ServerMetrics`](tasks_runtime::ServerMetrics) (requests by method and JSON-RPC outcome,
+//! their latency, listen streams, store-unavailable refusals and the task lifecycle, in one
+//! `prometheus-client` registry with the prefix `mcp`); this module adds how a request's
+//! `method` label is read from its head.
 
 use tasks_core::labels;
 use tasks_core::Method;

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use tasks_test_support::store::*;
 use tasks_runtime::{Scope, Store};
 use tasks_store_sqlite::{SqliteOptions, SqliteStore};
+use tasks_test_support::store::*;
 
 /// The schema migrations as released: version `i` is the first `i` of them.
 const RELEASED: [&str; 3] = [

@@ -11,7 +11,7 @@ use tasks_runtime::{
 
 use crate::command::{Answer, Cas, NewTask, Op, Who};
 use crate::counters::Counters;
-use crate::model::{Effect, Entry};
+use crate::model::{Effect, Entry, Model};
 use crate::sql;
 
 /// What one write did.
@@ -66,11 +66,12 @@ impl From<serde_json::Error> for Failure {
 pub(crate) fn execute(
     conn: &Connection,
     counters: &mut Counters,
+    model: &Model,
     op: Op,
 ) -> Result<Outcome, Failure> {
     match op {
         Op::Create(new) => create(conn, counters, new),
-        Op::Transition(cas) => transition(conn, counters, cas),
+        Op::Transition(cas) => transition(conn, counters, model, cas),
         Op::Reap { now } => reap(conn, counters, now),
         Op::Register { node, expires, .. } => {
             conn.prepare_cached(sql::REGISTER_NODE)?
@@ -188,14 +189,19 @@ fn create(conn: &Connection, counters: &mut Counters, new: NewTask) -> Result<Ou
     ))
 }
 
-fn transition(conn: &Connection, counters: &mut Counters, cas: Cas) -> Result<Outcome, Failure> {
+fn transition(
+    conn: &Connection,
+    counters: &mut Counters,
+    model: &Model,
+    cas: Cas,
+) -> Result<Outcome, Failure> {
     let terminal = cas.task.is_terminal();
     // First with the guard that the stored task is still active, so a commit here means the
     // task became terminal (the reducer never changes a terminal task, so this is the path
     // every write takes; the unguarded retry below only keeps the semantics exact).
-    if let Some(scope) = write_cas(conn, &cas, terminal)? {
+    if let Some(scope) = write_cas(conn, model, &cas, terminal)? {
         if terminal {
-            counters.deactivated(&scope);
+            counters.deactivated(scope.as_str());
         }
         return Ok(committed(cas, scope, terminal));
     }
@@ -247,7 +253,7 @@ fn transition(conn: &Connection, counters: &mut Counters, cas: Cas) -> Result<Ou
     }
     if terminal && !sql::is_active(&stored.status) {
         // A terminal task replaced by another terminal one: no longer active either way.
-        if let Some(scope) = write_cas(conn, &cas, false)? {
+        if let Some(scope) = write_cas(conn, model, &cas, false)? {
             return Ok(committed(cas, scope, false));
         }
     }
@@ -268,8 +274,15 @@ struct Stored {
     task: String,
 }
 
-/// The compare-and-set statement; the stored scope when it committed.
-fn write_cas(conn: &Connection, cas: &Cas, guard: bool) -> rusqlite::Result<Option<String>> {
+/// The compare-and-set statement; the stored scope when it committed (a worker's write reads
+/// it from the read model, which holds every committed task: a task is written by a worker
+/// only after its creation committed).
+fn write_cas(
+    conn: &Connection,
+    model: &Model,
+    cas: &Cas,
+    guard: bool,
+) -> rusqlite::Result<Option<Scope>> {
     let task = &cas.task;
     let terminal = task.is_terminal();
     let base = params![
@@ -292,7 +305,7 @@ fn write_cas(conn: &Connection, cas: &Cas, guard: bool) -> rusqlite::Result<Opti
             let changed = conn
                 .prepare_cached(sql::CAS_REQUEST)?
                 .execute(all.as_slice())?;
-            return Ok((changed == 1).then(|| scope.as_str().to_owned()));
+            return Ok((changed == 1).then(|| scope.clone()));
         }
         Who::Worker(lease) => {
             let mut all = base.to_vec();
@@ -307,16 +320,15 @@ fn write_cas(conn: &Connection, cas: &Cas, guard: bool) -> rusqlite::Result<Opti
     if changed == 0 {
         return Ok(None);
     }
+    if let Some(scope) = model.scope_of(task.id()) {
+        return Ok(Some(scope));
+    }
     conn.prepare_cached(sql::SCOPE_OF)?
-        .query_row(params![task.id().as_str()], |row| row.get(0))
-        .map(Some)
+        .query_row(params![task.id().as_str()], |row| row.get::<_, String>(0))
+        .map(|scope| Some(Scope::new(scope)))
 }
 
-fn committed(cas: Cas, scope: String, became_terminal: bool) -> Outcome {
-    let scope = match cas.who {
-        Who::Request(scope) => scope,
-        Who::Worker(_) => Scope::new(scope),
-    };
+fn committed(cas: Cas, scope: Scope, became_terminal: bool) -> Outcome {
     let snapshot = Snapshot {
         task: cas.task.clone(),
         scope,

@@ -88,6 +88,12 @@ impl Model {
             .collect()
     }
 
+    /// The scope of committed task `id`, whatever it is (for the writer: a task's scope never
+    /// changes).
+    pub(crate) fn scope_of(&self, id: &TaskId) -> Option<Scope> {
+        self.tasks.get(id).map(|entry| entry.scope.clone())
+    }
+
     /// The work of `id` in `scope`, while the task is not terminal.
     pub(crate) fn work(&self, scope: &Scope, id: &TaskId) -> Option<Arc<Work>> {
         self.tasks.get(id).and_then(|entry| {

@@ -31,7 +31,8 @@ macro_rules! cas_set {
 ///
 /// No `RETURNING`: SQLite collects returned rows in a temporary table built and dropped per
 /// statement, which cost about a third of a durable task's writer CPU (docs/benchmarks.md,
-/// round 4); the scope is the request's, or a worker's write reads it ([`SCOPE_OF`]).
+/// round 4); the scope is the request's, or for a worker's write the read model's ([`SCOPE_OF`]
+/// when the model lacks the task).
 pub(crate) const CAS_REQUEST: &str = concat!(cas_set!(), " AND scope = ?11");
 
 /// Compare-and-set under a worker's authority: `?11` the owner, `?12` the generation. Changes

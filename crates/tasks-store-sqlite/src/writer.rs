@@ -233,7 +233,7 @@ impl Writer {
         if savepoint {
             self.run_sql("SAVEPOINT w").map_err(Step::Abort)?;
         }
-        let outcome = match exec::execute(&self.conn, &mut self.counters, op) {
+        let outcome = match exec::execute(&self.conn, &mut self.counters, &self.model, op) {
             // Some errors (a full disk, an I/O error) end the whole transaction in SQLite.
             Err(Failure(reason)) if self.conn.is_autocommit() => return Err(Step::Abort(reason)),
             outcome => outcome,

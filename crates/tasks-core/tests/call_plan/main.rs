@@ -8,6 +8,7 @@ mod common;
 // Modules rather than binaries of their own (each integration-test binary links the
 // whole stack, and linking is slow): their tests are named `<module>::<test>`.
 mod admission_order;
+mod envelope_rules;
 mod header_rules;
 mod input_rules;
 mod legacy_plan;

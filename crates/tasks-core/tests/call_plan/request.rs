@@ -189,6 +189,12 @@ impl Req {
         self
     }
 
+    /// Sends `params` without `_meta`.
+    pub(crate) fn no_meta(mut self) -> Self {
+        self.params().remove("_meta");
+        self
+    }
+
     /// Sets (replaces) header `name`.
     pub(crate) fn header(mut self, name: &'static str, value: impl AsRef<[u8]>) -> Self {
         self.set_header(name, value);
@@ -210,6 +216,19 @@ impl Req {
     /// Removes header `name`.
     pub(crate) fn without(mut self, name: &str) -> Self {
         self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        self
+    }
+
+    /// Sends these bytes as the body.
+    pub(crate) fn body(mut self, body: impl Into<Vec<u8>>) -> Self {
+        self.raw = Some(body.into());
+        self
+    }
+
+    /// Sends this JSON value as the body.
+    pub(crate) fn body_json(mut self, body: Value) -> Self {
+        self.body = body;
+        self.raw = None;
         self
     }
 
@@ -253,6 +272,13 @@ impl Req {
     pub(crate) fn error(&self, status: u16, code: i64, message: &str) -> Value {
         let (got, body) = wire(self.plan());
         assert_eq!(body["id"], self.body["id"], "id echoed: {body}");
+        assert_error(got, &body, status, code, message)
+    }
+
+    /// Asserts a refusal without an id (the message could not be read).
+    pub(crate) fn anonymous_error(&self, status: u16, code: i64, message: &str) -> Value {
+        let (got, body) = wire(self.plan());
+        assert!(body.get("id").is_none(), "no id: {body}");
         assert_error(got, &body, status, code, message)
     }
 }

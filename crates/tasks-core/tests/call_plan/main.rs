@@ -13,6 +13,7 @@ mod header_rules;
 mod input_rules;
 mod legacy_plan;
 mod negotiation_errors;
+mod params_rules;
 mod request;
 
 use std::collections::BTreeMap;

@@ -150,6 +150,11 @@ impl Req {
         Req::task_method("tasks/update", task_id).param("inputResponses", responses)
     }
 
+    /// `subscriptions/listen` with `notifications`.
+    pub(crate) fn listen(notifications: Value) -> Self {
+        Req::new("subscriptions/listen").param("notifications", notifications)
+    }
+
     /// Sets the id.
     pub(crate) fn id(mut self, id: Value) -> Self {
         self.body["id"] = id;
@@ -175,6 +180,11 @@ impl Req {
     /// Declares the Tasks extension.
     pub(crate) fn tasks(self) -> Self {
         self.cap("extensions", json!({TASKS: {}}))
+    }
+
+    /// Declares `elicitation: {}`.
+    pub(crate) fn elicitation(self) -> Self {
+        self.cap("elicitation", json!({}))
     }
 
     /// Sets the version in both the header and `_meta`.

@@ -1,7 +1,9 @@
 //! In-process tests of the dispatcher (no network): the task decision table, the not-declared
-//! table, the admission order of `tasks_core::plan::admit`, the tasks params table of
-//! `tasks_core::plan::plan_task_method`, the status payloads (SEP-2663 "Task Status"), acknowledgements, MRTR
-//! `requestState`, id echo, scope isolation and the listen stream.
+//! table, the admission order of `tasks_core::plan::admit`, the status payloads (SEP-2663 "Task
+//! Status"), acknowledgements, MRTR `requestState`, id echo, scope isolation and the listen
+//! stream. The planner's rule tables (headers, message, params) are tasks-core's
+//! (`crates/tasks-core/tests/call_plan/`); here one case of each shows the adapter carries the
+//! decision to the wire.
 
 // Modules rather than binaries of their own (each integration-test binary links the
 // whole stack, and linking is slow): their tests are named `<module>::<test>`.
@@ -665,81 +667,25 @@ async fn mcp_name_rules_on_tools_call() {
 // tasks/* params (`tasks_core::plan::plan_task_method`) and unknown ids (-32602: SEP-2663 "Error Handling").
 // ---------------------------------------------------------------------------------------------
 
+/// One case of the table in `tasks-core/tests/call_plan/params_rules.rs` (which has every
+/// case), and what only the store answers: a valid id at the length limit is looked up.
 #[tokio::test]
 async fn tasks_params_validation_table() {
     let (d, _) = dispatcher();
-    let empty = "A non-empty taskId is required";
-    let long = "taskId is longer than 256 bytes";
-    let responses = "tasks/update requires an inputResponses object";
-    let invalid = "inputResponses is invalid";
-    let with_id = |method: &str, id: Value, name: &str| {
-        Req::new(method)
-            .tasks()
-            .param("taskId", id)
-            .header("mcp-name", name)
-    };
-    let long_id = "a".repeat(257);
     let long_utf8 = "\u{e9}".repeat(129); // 258 bytes, 129 characters
-    let mut cases = Vec::new();
-    for method in ["tasks/get", "tasks/cancel", "tasks/update"] {
-        let update = |req: Req| {
-            if method == "tasks/update" {
-                req.param("inputResponses", json!({}))
-            } else {
-                req
-            }
-        };
-        cases.push((update(with_id(method, json!(42), "42")), empty));
-        cases.push((update(with_id(method, json!(null), "x")), empty));
-        cases.push((update(with_id(method, json!(["a"]), "x")), empty));
-        cases.push((update(with_id(method, json!(""), "")), empty));
-        cases.push((
-            update(Req::new(method).tasks().header("mcp-name", "x")),
-            empty,
-        ));
-        cases.push((update(with_id(method, json!(long_id), &long_id)), long));
-        cases.push((
-            update(with_id(method, json!(long_utf8), &b64(&long_utf8))),
-            long,
-        ));
-    }
-    let update = |responses: Value| Req::update("t-1", responses).tasks();
-    cases.push((Req::task_method("tasks/update", "t-1").tasks(), responses));
-    for bad in [json!([]), json!("string"), json!(null), json!(1)] {
-        cases.push((update(bad), responses));
-    }
-    for bad in [
-        json!({"": {}}),
-        json!({"k": 1}),
-        json!({"k": "s"}),
-        json!({"k": []}),
-        json!({"k": null}),
-        json!({"ok": {}, "bad": true}),
-    ] {
-        cases.push((update(bad), invalid));
-    }
-    // taskId is checked before inputResponses.
-    cases.push((
-        with_id("tasks/update", json!(42), "42").param("inputResponses", json!([])),
-        empty,
-    ));
-    for (i, (req, message)) in cases.into_iter().enumerate() {
-        let reply = req.id(json!(i)).send(&d).await;
-        let body = reply.json();
-        assert_eq!(
-            (
-                reply.status,
-                &body["error"]["code"],
-                &body["error"]["message"]
-            ),
-            (400, &json!(-32602), &json!(message)),
-            "case {i}: {body}"
-        );
-        assert_eq!(body["id"], i, "case {i}");
-    }
-    // 256 bytes (128 two-byte characters) is a valid id: the lookup answers.
     let at_limit = "\u{e9}".repeat(128);
-    with_id("tasks/get", json!(at_limit), &b64(&at_limit))
+    let get = |id: &str| {
+        Req::new("tasks/get")
+            .tasks()
+            .param("taskId", json!(id))
+            .header("mcp-name", b64(id))
+    };
+    get(&long_utf8).id(json!(5)).send(&d).await.error(
+        400,
+        -32602,
+        "taskId is longer than 256 bytes",
+    );
+    get(&at_limit)
         .send(&d)
         .await
         .error(400, -32602, "Unknown or inaccessible taskId");
@@ -1282,39 +1228,17 @@ async fn per_call_policy_creates_the_task_on_the_final_round() {
     assert_eq!(text_of(&got["result"]), "Hello, Alice (task: true)");
 }
 
+/// One case of the table in `tasks-core/tests/call_plan/params_rules.rs` (which has every
+/// case): the tool is looked up among the runtime's.
 #[tokio::test]
 async fn tools_call_params_are_checked() {
     let (d, _) = dispatcher();
-    let cases = [
-        (
-            Req::new("tools/call").header("mcp-name", "x"),
-            "tools/call requires a string name",
-        ),
-        (
-            Req::call("sync_echo", json!([1])),
-            "arguments must be an object",
-        ),
-        (Req::call("no_such_tool", json!({})), "Unknown tool"),
-        (
-            Req::call("interview", json!({})).param("inputResponses", json!([])),
-            "inputResponses must be an object",
-        ),
-        (
-            Req::call("interview", json!({})).param("inputResponses", json!({"": {}})),
-            "inputResponses is invalid",
-        ),
-        (
-            Req::call("interview", json!({})).param("inputResponses", json!({"first": 1})),
-            "inputResponses is invalid",
-        ),
-    ];
-    for (req, message) in cases {
-        req.elicitation()
-            .tasks()
-            .send(&d)
-            .await
-            .error(400, -32602, message);
-    }
+    Req::call("no_such_tool", json!({}))
+        .elicitation()
+        .tasks()
+        .send(&d)
+        .await
+        .error(400, -32602, "Unknown tool");
 }
 
 #[tokio::test]
@@ -1543,6 +1467,9 @@ async fn listen_acknowledges_accepted_ids_and_streams_status_changes() {
     assert_eq!(statuses, ["working", "completed"]);
 }
 
+/// One case of the table in `tasks-core/tests/call_plan/params_rules.rs` (which has every
+/// case), and the acknowledgements, which are the server's: unknown ids are dropped, the
+/// subscription id keeps its type, and filters this server does not honour are left out.
 #[tokio::test]
 async fn listen_filter_rules() {
     let (d, _) = dispatcher();
@@ -1553,37 +1480,6 @@ async fn listen_filter_rules() {
         .await
         .error(400, -32021, "Missing required client capability");
     assert_eq!(error["data"], tasks_missing_data());
-    let ids: Vec<String> = (0..101).map(|i| format!("id-{i}")).collect();
-    Req::listen(json!({"taskIds": ids}))
-        .tasks()
-        .send(&d)
-        .await
-        .error(400, -32602, "taskIds lists more than 100 ids");
-    for bad in [
-        json!("a"),
-        json!([42]),
-        json!([""]),
-        json!(["a".repeat(257)]),
-    ] {
-        Req::listen(json!({"taskIds": bad}))
-            .tasks()
-            .send(&d)
-            .await
-            .error(400, -32602, "taskIds must be an array of task ids");
-    }
-    for bad in [None, Some(json!([])), Some(json!("all"))] {
-        let mut req = Req::new("subscriptions/listen").tasks();
-        if let Some(bad) = bad {
-            req = req.param("notifications", bad);
-        }
-        req.send(&d).await.error(
-            400,
-            -32602,
-            "subscriptions/listen requires a notifications object",
-        );
-    }
-    // 100 ids is fine; unknown ones are dropped; an integer id keeps its type; filters this
-    // server does not honour are left out of the acknowledgement.
     let ids: Vec<String> = (0..100).map(|i| format!("id-{i}")).collect();
     let mut stream = Req::listen(json!({"taskIds": ids, "toolsListChanged": true}))
         .tasks()

@@ -1,47 +1,19 @@
 //! The admission order of `tasks_core::plan::admit`, steps 3–11, without a network: each step
 //! broken alone gets its own error, and when two are broken the earlier step's error wins.
 
-use serde_json::{json, Value};
+use serde_json::json;
 use tasks_core::plan::{admit, parse_envelope, Admitted};
 use tasks_core::{McpError, Method};
 
-/// A request as plain data: headers (lowercase name, value) and a JSON body.
-#[derive(Clone, Debug)]
-struct Req {
-    headers: Vec<(&'static str, Vec<u8>)>,
-    body: Value,
-}
+use crate::request::Req;
 
 fn good() -> Req {
-    Req {
-        headers: vec![
-            ("mcp-protocol-version", b"2026-07-28".to_vec()),
-            ("mcp-method", b"tasks/get".to_vec()),
-            ("mcp-name", b"t-1".to_vec()),
-        ],
-        body: json!({"jsonrpc": "2.0", "id": 7, "method": "tasks/get", "params": {
-            "taskId": "t-1",
-            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                      "io.modelcontextprotocol/clientCapabilities": {}}}}),
-    }
+    Req::get("t-1").id(json!(7))
 }
 
-impl Req {
-    fn set_header(&mut self, name: &'static str, value: &str) {
-        self.headers.retain(|(n, _)| *n != name);
-        self.headers.push((name, value.as_bytes().to_vec()));
-    }
-
-    fn run(&self) -> Result<Admitted, McpError> {
-        let bytes = serde_json::to_vec(&self.body).unwrap();
-        let envelope = parse_envelope(&bytes).map_err(|e| e.error)?;
-        let headers: Vec<(&str, &[u8])> = self
-            .headers
-            .iter()
-            .map(|(n, v)| (*n, v.as_slice()))
-            .collect();
-        admit(headers.as_slice(), envelope)
-    }
+fn run(req: &Req) -> Result<Admitted, McpError> {
+    let envelope = parse_envelope(&req.bytes()).map_err(|e| e.error)?;
+    admit(req.head().as_slice(), envelope)
 }
 
 type Break = fn(&mut Req);
@@ -119,7 +91,7 @@ fn outcome(result: Result<Admitted, McpError>) -> (i64, String) {
 
 #[test]
 fn a_correct_request_is_admitted() {
-    let admitted = good().run().expect("admitted");
+    let admitted = run(&good()).expect("admitted");
     assert_eq!(admitted.method, Method::TasksGet);
     assert_eq!(admitted.id, json!(7));
     assert_eq!(admitted.meta.protocol_version, "2026-07-28");
@@ -130,7 +102,7 @@ fn each_step_broken_alone_gets_its_own_error() {
     for (name, break_it, code, message) in steps() {
         let mut req = good();
         break_it(&mut req);
-        assert_eq!(outcome(req.run()), (code, message.to_owned()), "{name}");
+        assert_eq!(outcome(run(&req)), (code, message.to_owned()), "{name}");
     }
 }
 
@@ -145,7 +117,7 @@ fn with_two_steps_broken_the_earlier_one_wins() {
             break_late(&mut req);
             break_early(&mut req);
             assert_eq!(
-                outcome(req.run()),
+                outcome(run(&req)),
                 (*code, (*message).to_owned()),
                 "{early} with {late}"
             );

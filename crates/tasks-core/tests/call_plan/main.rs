@@ -8,9 +8,13 @@ mod common;
 // Modules rather than binaries of their own (each integration-test binary links the
 // whole stack, and linking is slow): their tests are named `<module>::<test>`.
 mod admission_order;
+mod envelope_rules;
+mod header_rules;
 mod input_rules;
 mod legacy_plan;
 mod negotiation_errors;
+mod params_rules;
+mod request;
 
 use std::collections::BTreeMap;
 

@@ -86,14 +86,19 @@ impl Op {
         }
     }
 
-    /// Whether the write changes the database with at most one statement, so it needs no
-    /// savepoint of its own: SQLite undoes a failed statement by itself, and a write that is
-    /// refused has changed nothing (a create refused before its insert or whose insert
-    /// conflicted, a compare-and-set that matched no row, a heartbeat whose renewal matched
-    /// none before its delete). A reap (several chunks) and a claim (expired nodes, then the
-    /// claim) run in a savepoint, which rolls back a refused or failed write alone.
+    /// Whether the write changes the database with at most one statement and nothing that can
+    /// fail follows its change, so it needs no savepoint of its own: SQLite undoes a failed
+    /// statement by itself, and a write that is refused has changed nothing (a create refused
+    /// before its insert or whose insert conflicted, a compare-and-set that matched no row, a
+    /// heartbeat whose renewal matched none before its delete). A reap (several chunks), a
+    /// claim (expired nodes, then the claim) and an attempt charge (its stored value is
+    /// checked after the update) run in a savepoint, which rolls back a refused or failed
+    /// write alone.
     pub(crate) fn one_change(&self) -> bool {
-        !matches!(self, Op::Reap { .. } | Op::Claim { .. })
+        !matches!(
+            self,
+            Op::Reap { .. } | Op::Claim { .. } | Op::ChargeAttempt { .. }
+        )
     }
 }
 

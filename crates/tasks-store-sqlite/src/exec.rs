@@ -297,7 +297,7 @@ fn write_cas(
         guard,
         sql::ms(cas.now),
     ];
-    let changed = match &cas.who {
+    match &cas.who {
         Who::Request(scope) => {
             let mut all = base.to_vec();
             let scope_param = scope.as_str();
@@ -305,27 +305,30 @@ fn write_cas(
             let changed = conn
                 .prepare_cached(sql::CAS_REQUEST)?
                 .execute(all.as_slice())?;
-            return Ok((changed == 1).then(|| scope.clone()));
+            Ok((changed == 1).then(|| scope.clone()))
         }
         Who::Worker(lease) => {
+            // The scope is read before the change, so nothing that can fail follows it (the
+            // write runs without a savepoint of its own: `Op::one_change`).
+            let scope = match model.scope_of(task.id()) {
+                Some(scope) => Some(scope),
+                None => conn
+                    .prepare_cached(sql::SCOPE_OF)?
+                    .query_row(params![task.id().as_str()], |row| row.get::<_, String>(0))
+                    .optional()?
+                    .map(Scope::new),
+            };
             let mut all = base.to_vec();
             let node = sql::node(&lease.node);
             let generation = sql_u64(lease.generation);
             all.push(&node);
             all.push(&generation);
-            conn.prepare_cached(sql::CAS_WORKER)?
-                .execute(all.as_slice())?
+            let changed = conn
+                .prepare_cached(sql::CAS_WORKER)?
+                .execute(all.as_slice())?;
+            Ok(scope.filter(|_| changed == 1))
         }
-    };
-    if changed == 0 {
-        return Ok(None);
     }
-    if let Some(scope) = model.scope_of(task.id()) {
-        return Ok(Some(scope));
-    }
-    conn.prepare_cached(sql::SCOPE_OF)?
-        .query_row(params![task.id().as_str()], |row| row.get::<_, String>(0))
-        .map(|scope| Some(Scope::new(scope)))
 }
 
 fn committed(cas: Cas, scope: Scope, became_terminal: bool) -> Outcome {

@@ -1,5 +1,6 @@
 //! [`Db`]: what every call of the store works with, the pool and the statements of one
-//! schema, the writer of group commits, the change feed and the database server's clock.
+//! schema, the writer of group commits, the change feed, the database server's clock and the
+//! settled tasks read.
 
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use crate::backend;
 use crate::batch::Writer;
 use crate::clock::DbClock;
 use crate::feed::Feed;
+use crate::settled::SettledTasks;
 use crate::sql::Sql;
 
 /// The pool and the statements of one schema, the change feed and the clock; dropping it (with
@@ -23,6 +25,8 @@ pub(crate) struct Db {
     pub(crate) target: String,
     pub(crate) feed: Feed,
     pub(crate) clock: Arc<DbClock>,
+    /// Terminal tasks this instance has read (they never change again).
+    pub(crate) settled: SettledTasks,
     /// Stops the background tasks (the feed, the clock's refresh, the batch collectors).
     pub(crate) stop: CancellationToken,
     _stop: DropGuard,
@@ -51,6 +55,7 @@ impl Db {
             target,
             feed,
             clock,
+            settled: SettledTasks::default(),
             stop: stop.clone(),
             _stop: stop.drop_guard(),
         }

@@ -365,13 +365,14 @@
 //! | `connect` (settings, pool, migration at start-up) | `connector`, `schema`, `db`, `feed`, `clock`, `backend`, `sql`, `target`, `options`, `error` |
 //! | `create`, `cas` (group-committed writes) | `batch`, `counters` (cas), `db`, `backend`, `sql`, `text` |
 //! | `read`, `reap`, `leases` | `counters` (reap), `db`, `backend`, `sql`, `text` (read) |
-//! | `db` (the pool, statements, writer, feed and clock every call works with) | `batch`, `feed`, `clock`, `backend`, `sql` |
+//! | `db` (the pool, statements, writer, feed, clock and settled tasks every call works with) | `batch`, `feed`, `clock`, `settled`, `backend`, `sql` |
 //! | `batch` (group commit) | `feed`, `sql` |
 //! | `counters` (unsettled counter changes) | `backend`, `sql` |
 //! | `feed` (the change feed: `feed::listener`, `feed::notifier`, `feed::payload`, `feed::backoff`) | `connector`, `backend`, `sql` |
 //! | `clock` (the database server's clock) | `backend` |
 //! | `schema` | `sql` |
 //! | `connector` (TCP or TLS) | `error` |
+//! | `settled` (terminal tasks read, in memory) | nothing of this crate |
 //! | `backend`, `sql`, `text`, `target`, `options`, `error` | nothing of this crate |
 
 #![forbid(unsafe_code)]
@@ -392,6 +393,7 @@ mod options;
 mod read;
 mod reap;
 mod schema;
+mod settled;
 mod sql;
 mod store;
 mod target;

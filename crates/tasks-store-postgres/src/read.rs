@@ -1,6 +1,7 @@
 //! Reads: each one primary-key (or single-row) `SELECT` through a cached prepared statement,
-//! except `list`, one range scan of the `(scope, id)` index. There is no cache in the store;
-//! every read sees every committed write of every node. A read whose connection dies under it
+//! except `list`, one range scan of the `(scope, id)` index. The one cache is of tasks read in
+//! a terminal state, which never change again ([`crate::settled`]), so every read sees every
+//! committed write of every node. A read whose connection dies under it
 //! (the server terminated it, a reset) runs once more on a fresh connection ([`rows`]).
 
 use std::sync::Arc;
@@ -57,15 +58,20 @@ pub(crate) async fn get(
     if !storable(id.as_str()) || !storable(scope.as_str()) {
         return Ok(None);
     }
+    if let Some(settled) = db.settled.get(scope, id, now) {
+        return Ok(Some(settled));
+    }
     let rows = rows(db, &db.sql.get, &[&id.as_str(), &scope.as_str(), &ms(now)]).await?;
     let Some(row) = rows.first() else {
         return Ok(None);
     };
     let Json(task): Json<Task> = row.try_get(0).map_err(backend::corrupt)?;
-    Ok(Some(Snapshot {
+    let snapshot = Snapshot {
         task: Arc::new(task),
         scope: scope.clone(),
-    }))
+    };
+    db.settled.keep(&snapshot);
+    Ok(Some(snapshot))
 }
 
 /// [`tasks_runtime::Store::list`]: one `SELECT … ORDER BY id LIMIT` on the scope's index.

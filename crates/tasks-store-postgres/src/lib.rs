@@ -17,14 +17,18 @@
 //!
 //! # Model: the database is the only state
 //!
-//! The store keeps no task state in memory: it has a connection pool
+//! The store keeps no changing task state in memory: it has a connection pool
 //! ([`PostgresOptions::pool_size`] connections, `deadpool-postgres`) with each connection's
 //! prepared statements (`prepare_cached`), plus the two dedicated connections of the
 //! [change feed](#change-feed) and the offset of the [clock](#clock). Every call is one or a
 //! few statements on one pooled connection: a `get` is one primary-key `SELECT`, a
 //! `task_count` reads one counter row (less the reservations in flight). So a write
 //! acknowledged by any node is visible to every node's next read, and there is no read model
-//! to load at start-up or to keep coherent.
+//! to load at start-up or to keep coherent. The one exception needs no coherence: each
+//! instance keeps up to 16 384 of the tasks it has read in a terminal state and answers a
+//! `get` of them from memory, because a terminal task never changes again (the reducer absorbs
+//! every event; the store commits only reducer output at the revision it was made from) and
+//! is deleted only by reaping once expired, which the kept copy judges at the same `now`.
 //!
 //! Every decision is made in SQL, on the row, never by reading and then writing:
 //!

@@ -7,7 +7,9 @@
 //! commits only the reducer's output, at the revision it was made from, so no write can follow
 //! a terminal state. The one later change is the task's deletion by the reaper, which deletes
 //! only expired tasks; here an entry is judged expired at the same `now`, by the same rule
-//! (`expires_at <= now`), as the database's read, and then reads as absent. So an entry answers
+//! (`expires_at <= now`), as the database's read, and then reads as absent (the runtime's clock
+//! never goes back, and its task ids are random, so a reaped id does not come back as another
+//! task while an entry for it could still answer). So an entry answers
 //! exactly what the database would until the task expires, and every read of a task not yet
 //! terminal goes to the database, which has every node's acknowledged writes: a read never goes
 //! backwards and an acknowledged write is readable on every node at once.

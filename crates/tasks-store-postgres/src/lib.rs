@@ -25,8 +25,8 @@
 //! `task_count` reads one counter row (less the reservations in flight). So a write
 //! acknowledged by any node is visible to every node's next read, and there is no read model
 //! to load at start-up or to keep coherent. The one exception needs no coherence: each
-//! instance keeps up to 16 384 of the tasks it has read in a terminal state and answers a
-//! `get` of them from memory, because a terminal task never changes again (the reducer absorbs
+//! instance keeps up to 16 384 of the tasks it has read in a terminal state (64 MiB of task
+//! JSON at most; a task over 64 KiB is not kept) and answers a `get` of them from memory, because a terminal task never changes again (the reducer absorbs
 //! every event; the store commits only reducer output at the revision it was made from) and
 //! is deleted only by reaping once expired, which the kept copy judges at the same `now`.
 //!

@@ -14,8 +14,10 @@
 //! terminal goes to the database, which has every node's acknowledged writes: a read never goes
 //! backwards and an acknowledged write is readable on every node at once.
 //!
-//! Bounded: at most [`CAPACITY`] tasks, in [`SHARDS`] shards each evicting its least recently
-//! read task ([`hashlink::LruCache`]).
+//! Bounded: at most [`CAPACITY`] tasks and [`BUDGET_BYTES`] of task JSON, in [`SHARDS`] shards
+//! each evicting its least recently read tasks ([`hashlink::LruCache`]); a task whose JSON is
+//! larger than [`MAX_TASK_BYTES`] (a large result) is not kept and is read from the database
+//! each time.
 
 use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 use std::sync::{Arc, Mutex};
@@ -27,6 +29,12 @@ use tasks_runtime::{Scope, Snapshot};
 /// Settled tasks kept at most, per store instance.
 pub(crate) const CAPACITY: usize = 16_384;
 
+/// The task JSON kept at most, per store instance, in bytes (64 MiB).
+pub(crate) const BUDGET_BYTES: usize = 64 * 1024 * 1024;
+
+/// A task whose JSON is larger than this many bytes (64 KiB) is not kept.
+pub(crate) const MAX_TASK_BYTES: usize = 64 * 1024;
+
 /// Shards, each behind its own lock, so concurrent reads rarely wait for each other.
 pub(crate) const SHARDS: usize = 16;
 
@@ -34,25 +42,38 @@ pub(crate) const SHARDS: usize = 16;
 struct Settled {
     task: Arc<Task>,
     scope: Scope,
+    /// The length of its JSON, in bytes.
+    bytes: usize,
+}
+
+/// One shard: its tasks, least recently read first, and the bytes they hold.
+struct Shard {
+    tasks: LruCache<TaskId, Settled>,
+    bytes: usize,
 }
 
 /// The cache of one store instance.
 pub(crate) struct SettledTasks {
-    shards: Vec<Mutex<LruCache<TaskId, Settled>>>,
+    shards: Vec<Mutex<Shard>>,
 }
 
 impl Default for SettledTasks {
     fn default() -> Self {
         SettledTasks {
             shards: (0..SHARDS)
-                .map(|_| Mutex::new(LruCache::new(CAPACITY / SHARDS)))
+                .map(|_| {
+                    Mutex::new(Shard {
+                        tasks: LruCache::new_unbounded(),
+                        bytes: 0,
+                    })
+                })
                 .collect(),
         }
     }
 }
 
 impl SettledTasks {
-    fn shard(&self, id: &TaskId) -> &Mutex<LruCache<TaskId, Settled>> {
+    fn shard(&self, id: &TaskId) -> &Mutex<Shard> {
         let mut hasher = DefaultHasher::new();
         id.as_str().hash(&mut hasher);
         let index = usize::try_from(hasher.finish() % SHARDS as u64).unwrap_or(0);
@@ -63,7 +84,7 @@ impl SettledTasks {
     /// `None` says nothing: the database decides.
     pub(crate) fn get(&self, scope: &Scope, id: &TaskId, now: Timestamp) -> Option<Snapshot> {
         let mut shard = self.shard(id).lock().unwrap_or_else(|e| e.into_inner());
-        let settled = shard.get(id)?;
+        let settled = shard.tasks.get(id)?;
         if settled.scope != *scope || settled.task.is_expired(now) {
             return None;
         }
@@ -73,18 +94,34 @@ impl SettledTasks {
         })
     }
 
-    /// Keeps `snapshot` when its task is terminal (a read from the database).
+    /// Keeps `snapshot` when its task is terminal (a read from the database) and its JSON is at
+    /// most [`MAX_TASK_BYTES`], evicting the shard's least recently read tasks while it holds
+    /// more than its share of [`CAPACITY`] or [`BUDGET_BYTES`].
     pub(crate) fn keep(&self, snapshot: &Snapshot) {
         if !snapshot.task.is_terminal() {
+            return;
+        }
+        let bytes = tasks_runtime::unstable::encoded_len(&*snapshot.task);
+        if bytes > MAX_TASK_BYTES {
             return;
         }
         let id = snapshot.task.id().clone();
         let settled = Settled {
             task: snapshot.task.clone(),
             scope: snapshot.scope.clone(),
+            bytes,
         };
         let mut shard = self.shard(&id).lock().unwrap_or_else(|e| e.into_inner());
-        shard.insert(id, settled);
+        if let Some(replaced) = shard.tasks.insert(id, settled) {
+            shard.bytes -= replaced.bytes;
+        }
+        shard.bytes += bytes;
+        while shard.tasks.len() > CAPACITY / SHARDS || shard.bytes > BUDGET_BYTES / SHARDS {
+            let Some((_, evicted)) = shard.tasks.remove_lru() else {
+                break;
+            };
+            shard.bytes -= evicted.bytes;
+        }
     }
 }
 
@@ -144,11 +181,65 @@ mod tests {
         for i in 0..(CAPACITY * 2) {
             cache.keep(&snapshot(&format!("t-{i}"), true));
         }
-        let kept: usize = cache.shards.iter().map(|s| s.lock().unwrap().len()).sum();
+        let kept: usize = cache
+            .shards
+            .iter()
+            .map(|s| s.lock().unwrap().tasks.len())
+            .sum();
         assert_eq!(kept, CAPACITY, "each shard holds its share");
         let last = TaskId::parse(&format!("t-{}", CAPACITY * 2 - 1)).unwrap();
         assert!(cache.get(&Scope::new("alice"), &last, at(3_000)).is_some());
         let first = TaskId::parse("t-0").unwrap();
         assert!(cache.get(&Scope::new("alice"), &first, at(3_000)).is_none());
+    }
+
+    /// Task `id` of alice completed with a text of `text_bytes` bytes.
+    fn completed(id: &str, text_bytes: usize) -> Snapshot {
+        let task = snapshot(id, false);
+        let result = serde_json::json!({
+            "content": [{"type": "text", "text": "x".repeat(text_bytes)}],
+            "isError": false
+        });
+        let serde_json::Value::Object(result) = result else {
+            unreachable!()
+        };
+        let done = apply(
+            &task.task,
+            Event::Completed {
+                result: result.into(),
+            },
+            at(2_000),
+        )
+        .unwrap()
+        .into_update()
+        .unwrap()
+        .into_task();
+        Snapshot {
+            task: Arc::new(done),
+            scope: task.scope,
+        }
+    }
+
+    #[test]
+    fn large_tasks_are_not_kept_and_the_bytes_stay_within_the_budget() {
+        let cache = SettledTasks::default();
+        let alice = Scope::new("alice");
+        cache.keep(&completed("big", MAX_TASK_BYTES));
+        let big = TaskId::parse("big").unwrap();
+        assert!(
+            cache.get(&alice, &big, at(3_000)).is_none(),
+            "over the limit"
+        );
+        // 48 KiB tasks: a shard's 4 MiB share holds about 85 of them, not its 1 024.
+        for i in 0..(SHARDS * 200) {
+            cache.keep(&completed(&format!("t-{i}"), 48 * 1024));
+        }
+        for shard in &cache.shards {
+            let shard = shard.lock().unwrap();
+            assert!(shard.bytes <= BUDGET_BYTES / SHARDS, "{}", shard.bytes);
+            assert!(shard.tasks.len() < CAPACITY / SHARDS);
+            let counted: usize = shard.tasks.iter().map(|(_, s)| s.bytes).sum();
+            assert_eq!(counted, shard.bytes, "the shard counts what it holds");
+        }
     }
 }

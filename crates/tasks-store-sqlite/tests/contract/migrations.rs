@@ -14,6 +14,15 @@ const RELEASED: [&str; 3] = [
     include_str!("../../migrations/0003_status_check.sql"),
 ];
 
+/// The schema version this build writes: one per released migration.
+pub(crate) const LATEST: i64 = RELEASED.len() as i64;
+
+/// The schema version of the database `conn` is open on (`PRAGMA user_version`).
+pub(crate) fn user_version(conn: &rusqlite::Connection) -> i64 {
+    conn.query_row("PRAGMA user_version", [], |row| row.get(0))
+        .expect("user_version")
+}
+
 /// `PRAGMA application_id` of a task database ("MCPT").
 const APPLICATION_ID: i64 = 0x4d43_5054;
 
@@ -105,10 +114,8 @@ async fn a_version_2_database_is_migrated_with_every_task_intact() {
     drop(store);
 
     let conn = rusqlite::Connection::open(&old).expect("open the file");
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |row| row.get(0))
-        .expect("user_version");
-    assert_eq!(version, 3);
+    let version = crate::migrations::user_version(&conn);
+    assert_eq!(version, crate::migrations::LATEST);
     let table: String = conn
         .query_row(
             "SELECT sql FROM sqlite_schema WHERE name = 'tasks'",

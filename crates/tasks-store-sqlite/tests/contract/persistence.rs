@@ -279,10 +279,8 @@ async fn the_file_passes_the_integrity_check_after_a_workload() {
         .query_row("PRAGMA auto_vacuum", [], |row| row.get(0))
         .expect("auto_vacuum");
     assert_eq!(auto_vacuum, 2, "auto_vacuum is INCREMENTAL");
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |row| row.get(0))
-        .expect("user_version");
-    assert_eq!(version, 3);
+    let version = crate::migrations::user_version(&conn);
+    assert_eq!(version, crate::migrations::LATEST);
     let rows: i64 = conn
         .query_row("SELECT count(*) FROM tasks", [], |row| row.get(0))
         .expect("count");
@@ -360,9 +358,7 @@ fn a_new_database_keeps_its_schema_in_the_main_file() {
     std::fs::copy(&path, &copy).expect("copy the main file");
     drop(store);
     let connection = rusqlite::Connection::open(&copy).expect("open the copy");
-    let version: i64 = connection
-        .query_row("PRAGMA user_version", [], |row| row.get(0))
-        .expect("user_version");
+    let version = crate::migrations::user_version(&connection);
     assert!(version >= 1, "the schema version is in the main file");
     let tables: i64 = connection
         .query_row(
@@ -448,8 +444,6 @@ fn a_row_of_the_previous_build_reads_and_keeps_the_progress_it_takes() {
         stored.ends_with(ROW_WITH_PROGRESS_END),
         "one optional member more: {stored}"
     );
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |row| row.get(0))
-        .expect("user_version");
-    assert_eq!(version, 3, "no schema change");
+    let version = crate::migrations::user_version(&conn);
+    assert_eq!(version, crate::migrations::LATEST, "no schema change");
 }

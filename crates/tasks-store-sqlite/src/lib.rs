@@ -22,8 +22,9 @@
 //! queued (up to [`SqliteOptions::max_batch`]), runs them in one `BEGIN IMMEDIATE`
 //! transaction, and commits them with one sync. A refused write (a taken id, a stale revision,
 //! a full capacity) changes nothing: a write of one statement (a creation, a transition, a
-//! lease write) needs nothing more, and a write of several (a reap, a claim) runs inside its
-//! own savepoint, which rolls back only itself. If the commit fails, every write
+//! lease write) needs nothing more, and a write of several statements (a reap, a claim) or
+//! one checked after its change (an attempt charge) runs inside its own savepoint, which
+//! rolls back only itself. If the commit fails, every write
 //! of the batch answers [`tasks_runtime::StoreError::Backend`] and nothing of it is visible.
 //! The backend error text is for logs; it never reaches a client.
 //!

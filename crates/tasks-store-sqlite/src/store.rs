@@ -103,10 +103,14 @@ impl SqliteStore {
         self.shared.commits.load(Ordering::Acquire)
     }
 
-    /// Test support: writes sent but not yet taken by the writer thread.
+    /// Test support: writes in the writer thread's channel, not yet taken. Every write counted
+    /// here is already in the channel, so a writer resumed from [`SqliteStore::pause`] after
+    /// this reached `n` takes at least those `n` writes in its next batch.
     #[doc(hidden)]
     pub fn queued(&self) -> usize {
-        self.shared.queued.load(Ordering::Acquire)
+        let taken = self.shared.taken.load(Ordering::Acquire);
+        let sent = self.shared.sent.load(Ordering::Acquire);
+        usize::try_from(sent.saturating_sub(taken)).unwrap_or(usize::MAX)
     }
 
     /// Test support: makes the next `n` commits fail (a SQLite commit hook turns each into a
@@ -141,11 +145,10 @@ impl SqliteStore {
         let stopped = || StoreError::Backend("the task store writer thread has stopped".into());
         let commands = self.commands.as_ref().ok_or_else(stopped)?;
         let (reply, answer) = oneshot::channel();
-        self.shared.queued.fetch_add(1, Ordering::AcqRel);
         if commands.send(Command::Write(Write { op, reply })).is_err() {
-            self.shared.queued.fetch_sub(1, Ordering::AcqRel);
             return Err(stopped());
         }
+        self.shared.sent.fetch_add(1, Ordering::AcqRel);
         answer.await.map_err(|_| stopped())?
     }
 }

@@ -39,8 +39,12 @@ const VACUUM_FREE_PAGES: i64 = 2_048;
 pub(crate) struct Shared {
     /// Transactions committed by the writer (test support and diagnostics).
     pub(crate) commits: AtomicU64,
-    /// Writes sent but not yet taken by the writer.
-    pub(crate) queued: AtomicUsize,
+    /// Writes in the writer's channel so far (counted after the send, so every write counted
+    /// is there to be taken).
+    pub(crate) sent: AtomicU64,
+    /// Writes the writer has taken from its channel so far. `sent - taken` is the queue; a
+    /// write taken before its sender counted it makes that briefly negative, read as 0.
+    pub(crate) taken: AtomicU64,
     /// Test support: the next this-many commits are turned into rollbacks by a commit hook.
     pub(crate) fail_commits: AtomicUsize,
 }
@@ -128,13 +132,13 @@ impl Writer {
                 }
                 Command::Write(write) => write,
             };
-            self.shared.queued.fetch_sub(1, Ordering::AcqRel);
+            self.shared.taken.fetch_add(1, Ordering::AcqRel);
             let mut batch = vec![first];
             let mut pause = None;
             while batch.len() < self.max_batch {
                 match self.commands.try_recv() {
                     Ok(Command::Write(write)) => {
-                        self.shared.queued.fetch_sub(1, Ordering::AcqRel);
+                        self.shared.taken.fetch_add(1, Ordering::AcqRel);
                         batch.push(write);
                     }
                     Ok(Command::Pause(gate)) => {

@@ -12,7 +12,8 @@
 //! by `CALLERS` concurrent callers (default 1: every write then commits alone), and exits: run under `valgrind --tool=callgrind` for two values of N,
 //! the difference of the instruction counts over the difference of N is the store's CPU cost
 //! of one task (both threads, the caller's and the writer's; fsync waits are not instructions),
-//! without the start-up.
+//! without the start-up. `COMPLETE=0` leaves the tasks working (the creation alone): the least
+//! a task whose tool finishes at once could cost if it were stored with one write.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -91,9 +92,9 @@ async fn measure(dir: &std::path::Path, synchronous: Synchronous, seconds: u64) 
     );
 }
 
-/// `COUNT=N`: N tasks created and completed, by `callers` concurrent callers (each creating
-/// and completing its tasks one after another; with one caller every write commits alone).
-async fn counted(dir: &std::path::Path, count: u64, callers: u64) {
+/// `COUNT=N`: N tasks created (and completed when `complete`), by `callers` concurrent callers
+/// (each one task after another; with one caller every write commits alone).
+async fn counted(dir: &std::path::Path, count: u64, callers: u64, complete: bool) {
     let path = dir.join("counted.db");
     let store = Arc::new(SqliteStore::open(&path, SqliteOptions::default()).expect("open"));
     let commits = store.commits();
@@ -102,7 +103,7 @@ async fn counted(dir: &std::path::Path, count: u64, callers: u64) {
         let store = store.clone();
         set.spawn(async move {
             for i in (caller..count).step_by(usize::try_from(callers).expect("callers")) {
-                create_and_complete(&store, i).await;
+                create_and_complete(&store, i, complete).await;
             }
         });
     }
@@ -111,8 +112,8 @@ async fn counted(dir: &std::path::Path, count: u64, callers: u64) {
     eprintln!("{count} tasks by {callers} callers in {commits} commits");
 }
 
-/// Creates task `task-{i}` and completes it as its worker would.
-async fn create_and_complete(store: &SqliteStore, i: u64) {
+/// Creates task `task-{i}` and, when `complete`, completes it as its worker would.
+async fn create_and_complete(store: &SqliteStore, i: u64, complete: bool) {
     let limits = CreateLimits {
         max_tasks: usize::MAX,
         max_active_per_scope: usize::MAX,
@@ -131,6 +132,9 @@ async fn create_and_complete(store: &SqliteStore, i: u64) {
         .create(task, work(&scope).into(), limits, &node)
         .await
         .expect("create");
+    if !complete {
+        return;
+    }
     let completed = Event::Completed {
         result: result.into(),
     };
@@ -152,7 +156,9 @@ async fn main() {
         let temp = tempfile::tempdir().expect("temp dir");
         let dir = std::env::args().nth(1).map(std::path::PathBuf::from);
         let callers = env("CALLERS").unwrap_or(1).max(1);
-        return counted(dir.as_deref().unwrap_or(temp.path()), count, callers).await;
+        let complete = env("COMPLETE").unwrap_or(1) != 0;
+        let dir = dir.as_deref().unwrap_or(temp.path());
+        return counted(dir, count, callers, complete).await;
     }
     let mut args = std::env::args().skip(1);
     let temp = tempfile::tempdir().expect("temp dir");

@@ -103,6 +103,7 @@
 #![forbid(unsafe_code)]
 
 mod admission;
+mod borrowed;
 mod call;
 mod canonical;
 pub mod catalog;

@@ -320,7 +320,7 @@ fn body() -> impl Strategy<Value = Vec<u8>> {
 }
 
 /// A header as sent: derived from the body (`None`), left out or repeated, or another value.
-fn header(others: Vec<&'static str>) -> impl Strategy<Value = Option<Vec<&'static str>>> {
+fn header(others: Vec<&'static str>) -> impl Strategy<Value = Header> {
     prop_oneof![
         30 => Just(None),
         1 => Just(Some(vec![])),
@@ -329,15 +329,14 @@ fn header(others: Vec<&'static str>) -> impl Strategy<Value = Option<Vec<&'stati
     ]
 }
 
+/// What is sent of `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`: see [`header`].
+type Sent = (Header, Header, Header);
+
+/// One header as sent: derived from the body (`None`), or these values.
+type Header = Option<Vec<&'static str>>;
+
 /// The headers for `body`: each derived from what the body says, unless replaced.
-fn headers(
-    body: &[u8],
-    (version, method, name): (
-        Option<Vec<&'static str>>,
-        Option<Vec<&'static str>>,
-        Option<Vec<&'static str>>,
-    ),
-) -> Vec<(&'static str, Vec<u8>)> {
+fn headers(body: &[u8], (version, method, name): Sent) -> Vec<(&'static str, Vec<u8>)> {
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let get = |pointer: &str| {
         parsed
@@ -371,13 +370,7 @@ fn headers(
     out
 }
 
-fn arb_headers() -> impl Strategy<
-    Value = (
-        Option<Vec<&'static str>>,
-        Option<Vec<&'static str>>,
-        Option<Vec<&'static str>>,
-    ),
-> {
+fn arb_headers() -> impl Strategy<Value = Sent> {
     (
         header(vec![
             "2025-11-25",

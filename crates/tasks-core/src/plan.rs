@@ -20,6 +20,11 @@
 //! prompts, resources and completion ([`crate::catalog::parse`]; a method of a feature the
 //! server does not offer, [`ServerView::offers`], is -32601 at admission step 10).
 //! What needs the store (task lookup, which listen ids the caller may see) follows the plan.
+//!
+//! [`plan`] first tries [`plan_typed`], which plans the requests served most (`tasks/get`,
+//! `tasks/cancel`, `tools/call`) from typed fields borrowed from the body, without a
+//! [`Value`] tree of their params, and only when every step above passes; whatever it declines
+//! (any error included) takes the order above, so it answers nothing differently.
 
 // The planner's parts, used from here: admission, `tools/call`, task params, MRTR state and
 // the `Mcp-Param-*` headers of tool parameters.

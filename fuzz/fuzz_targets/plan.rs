@@ -1,6 +1,8 @@
 //! The request planner (`tasks_core::plan::plan`) on arbitrary headers and body, without a
 //! runtime: never panics, and every plan is consistent with the message (the properties of
-//! `crates/tasks-core/tests/reducer_props/plan_props.rs`, on coverage-guided inputs).
+//! `crates/tasks-core/tests/reducer_props/plan_props.rs`, on coverage-guided inputs); and its
+//! typed fast path (`plan_typed`) plans only what the `Value` path (`parse_envelope`, then
+//! `plan_envelope`) plans the same way (`typed_props.rs` there).
 #![no_main]
 
 mod common;
@@ -10,11 +12,11 @@ use serde_json::Value;
 use tasks_core::plan::ToolRules;
 use tasks_core::plan::StateKey;
 use tasks_core::plan::ParamHeader;
-use tasks_core::plan::{plan, Plan, ServerView};
+use tasks_core::plan::{parse_envelope, plan, plan_envelope, plan_typed, Plan, ServerView};
 use tasks_core::{ClientCapability, JsonObject, Method, TaskPolicy, Timestamp};
 use tasks_http::Head;
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct Tool;
 
 impl ToolRules for Tool {
@@ -23,6 +25,9 @@ impl ToolRules for Tool {
     }
     fn policy_for(&self, _params: &JsonObject) -> TaskPolicy {
         TaskPolicy::Optional
+    }
+    fn fixed_policy(&self) -> Option<TaskPolicy> {
+        Some(TaskPolicy::Optional)
     }
     fn client_needs(&self) -> &[ClientCapability] {
         &[ClientCapability::ElicitationForm]
@@ -54,7 +59,15 @@ fuzz_target!(|data: &[u8]| {
         .and_then(|m| m.get("id"))
         .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
         .cloned();
-    match plan(&Head(&headers), body, &view, "scope", Timestamp::from_unix_millis(1)) {
+    let now = Timestamp::from_unix_millis(1);
+    if let Some(typed) = plan_typed(&Head(&headers), body, &view, "scope", now) {
+        let envelope = parse_envelope(body).expect("a typed plan's body is a request");
+        assert_eq!(
+            typed,
+            plan_envelope(&Head(&headers), envelope, &view, "scope", now)
+        );
+    }
+    match plan(&Head(&headers), body, &view, "scope", now) {
         Plan::Accepted => {
             let m = message.expect("a notification is JSON");
             assert!(m.get("id").is_none());

@@ -28,13 +28,15 @@
 //! capabilities, params) follow per method. The request head comes in as plain data
 //! ([`HeaderSource`]), so the whole order is testable without a network.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use crate::borrowed;
 use crate::error::McpError;
-use crate::headers::{self, MirroredHeader};
+use crate::headers::{self, MirroredHeader, NameRule};
 use crate::method::{Feature, Method};
 use crate::negotiation::{session_era_error, RequestMeta};
 use crate::protocol::{METHOD_INITIALIZE, SUPPORTED_VERSIONS};
@@ -365,35 +367,17 @@ pub(crate) fn admit_offering<H: HeaderSource + ?Sized>(
     if let Some(error) = session_era_error(&method, params.as_ref(), first_version.as_deref()) {
         return Err(error);
     }
-    let version_header = one(headers, MirroredHeader::ProtocolVersion)?;
     // 5. MCP-Protocol-Version present.
-    let version_raw = version_header.ok_or(McpError::HeaderMismatch(
-        "Missing MCP-Protocol-Version header",
-    ))?;
-    let header_version = headers::decode_value(MirroredHeader::ProtocolVersion, version_raw)?;
+    let header_version = header_version(headers)?;
     // 6. Mcp-Method present and equal to the body method.
-    headers::check_mirrored(
-        MirroredHeader::Method,
-        one(headers, MirroredHeader::Method)?,
-        Some(&method),
-    )?;
+    check_method(headers, &method)?;
     // 7. Required _meta.
     if params.as_ref().is_some_and(|p| !p.is_object()) {
         return Err(McpError::invalid_params("params must be an object"));
     }
     let meta = RequestMeta::parse(params.as_ref())?;
-    // 8. Header version equals the body version.
-    if header_version != meta.protocol_version {
-        return Err(McpError::HeaderMismatch(
-            "MCP-Protocol-Version header does not match the request _meta protocolVersion",
-        ));
-    }
-    // 9. Supported version.
-    if !SUPPORTED_VERSIONS.contains(&meta.protocol_version.as_str()) {
-        return Err(McpError::UnsupportedVersion {
-            requested: meta.protocol_version,
-        });
-    }
+    // 8–9. Header version equals the body version, and is supported.
+    check_version(&header_version, &meta)?;
     // 10. Known method (of a feature the server offers).
     let Some(method) = Method::parse(&method).filter(|m| m.feature().is_none_or(&offers)) else {
         return Err(if method == METHOD_INITIALIZE {
@@ -403,14 +387,95 @@ pub(crate) fn admit_offering<H: HeaderSource + ?Sized>(
         });
     };
     // 11. Mcp-Name.
-    headers::check_name(
-        headers::name_rule(method, params.as_ref()),
-        one(headers, MirroredHeader::Name)?,
-    )?;
+    check_name(headers, headers::name_rule(method, params.as_ref()))?;
     Ok(Admitted {
         id,
         method,
         params: params.unwrap_or(Value::Null),
+        meta,
+    })
+}
+
+/// Step 5's header: `MCP-Protocol-Version` present, once, and decodable.
+fn header_version<H: HeaderSource + ?Sized>(headers: &H) -> Result<Cow<'_, str>, McpError> {
+    let raw = one(headers, MirroredHeader::ProtocolVersion)?.ok_or(McpError::HeaderMismatch(
+        "Missing MCP-Protocol-Version header",
+    ))?;
+    headers::decode_value(MirroredHeader::ProtocolVersion, raw)
+}
+
+/// Step 6: `Mcp-Method` present, once, and equal to the body's `method`.
+fn check_method<H: HeaderSource + ?Sized>(headers: &H, method: &str) -> Result<(), McpError> {
+    headers::check_mirrored(
+        MirroredHeader::Method,
+        one(headers, MirroredHeader::Method)?,
+        Some(method),
+    )
+}
+
+/// Steps 8–9: the header's version equals the `_meta` one, which this server supports.
+fn check_version(header_version: &str, meta: &RequestMeta) -> Result<(), McpError> {
+    if header_version != meta.protocol_version {
+        return Err(McpError::HeaderMismatch(
+            "MCP-Protocol-Version header does not match the request _meta protocolVersion",
+        ));
+    }
+    if !SUPPORTED_VERSIONS.contains(&meta.protocol_version.as_str()) {
+        return Err(McpError::UnsupportedVersion {
+            requested: meta.protocol_version.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// Step 11: `Mcp-Name` as `rule` asks.
+fn check_name<H: HeaderSource + ?Sized>(headers: &H, rule: NameRule<'_>) -> Result<(), McpError> {
+    headers::check_name(rule, one(headers, MirroredHeader::Name)?)
+}
+
+/// A hot request (`tasks/get`, `tasks/cancel`, `tools/call`) that passed steps 3–11, read by
+/// [`crate::borrowed`] without a [`Value`] tree of its params.
+#[derive(Debug)]
+pub(crate) struct TypedAdmitted<'a> {
+    /// The request id (a string or an integer).
+    pub(crate) id: Value,
+    /// The method.
+    pub(crate) method: Method,
+    /// The members of the params its planning reads.
+    pub(crate) params: borrowed::Params<'a>,
+    /// The validated request `_meta`.
+    pub(crate) meta: RequestMeta,
+}
+
+/// Steps 3–11 by the typed read: `Some` only when `body` is a hot request that the typed read
+/// accepts and that passes every step, with what [`parse_message`] and [`admit`] give for it;
+/// `None` otherwise, and those two then decide (and answer any error).
+///
+/// Its method is a request's (step 4) of no optional feature (step 10); a `_meta` with a
+/// protocol version is neither a 2025-era request nor routed to a 2025 session (step 5,
+/// [`crate::sessions::route`]); its params are an object with a `_meta` object (step 7).
+pub(crate) fn admit_typed<'a, H: HeaderSource + ?Sized>(
+    headers: &H,
+    body: &'a [u8],
+) -> Option<TypedAdmitted<'a>> {
+    let borrowed::Typed {
+        id,
+        method,
+        params,
+        meta,
+    } = borrowed::read(body)?;
+    let header_version = header_version(headers).ok()?;
+    check_method(headers, method.as_str()).ok()?;
+    check_version(&header_version, &meta).ok()?;
+    let name = match method.name_field() {
+        Some("taskId") => params.task_id.as_deref(),
+        _ => params.name.as_deref(),
+    };
+    check_name(headers, NameRule::Compare(name?)).ok()?;
+    Some(TypedAdmitted {
+        id,
+        method,
+        params,
         meta,
     })
 }

@@ -116,7 +116,7 @@ pub(crate) fn parse_call_inputs(params: &Value) -> Result<CallInputs<'_>, McpErr
 }
 
 /// The arguments of a call without any (`{}`).
-static NO_ARGUMENTS: LazyLock<JsonObject> = LazyLock::new(JsonObject::new);
+pub(crate) static NO_ARGUMENTS: LazyLock<JsonObject> = LazyLock::new(JsonObject::new);
 
 /// The arguments of `tools/call` params that [`parse_call`] accepted, moved out of them (`{}`
 /// when absent or null): the planner's copy-free way from the request to the task's work.
@@ -157,6 +157,13 @@ pub trait ToolRules {
     fn param_headers(&self) -> &[ParamHeader];
     /// The task policy for a call with these params.
     fn policy_for(&self, params: &JsonObject) -> TaskPolicy;
+    /// The task policy when it is the same for every call, so that [`ToolRules::policy_for`]
+    /// answers it whatever the params; `None` (the default) when it may depend on them. The
+    /// planner's typed path ([`crate::plan::plan_typed`]) plans a call without a params
+    /// object only for a tool that answers `Some`.
+    fn fixed_policy(&self) -> Option<TaskPolicy> {
+        None
+    }
     /// Client capabilities every call needs.
     fn client_needs(&self) -> &[ClientCapability];
     /// Checks the arguments against the input schema; the error is a short message naming
@@ -172,6 +179,9 @@ impl<T: ToolRules + ?Sized> ToolRules for Arc<T> {
     }
     fn policy_for(&self, params: &JsonObject) -> TaskPolicy {
         (**self).policy_for(params)
+    }
+    fn fixed_policy(&self) -> Option<TaskPolicy> {
+        (**self).fixed_policy()
     }
     fn client_needs(&self) -> &[ClientCapability] {
         (**self).client_needs()
@@ -232,6 +242,18 @@ pub fn plan_call<H: HeaderSource + ?Sized>(
     headers: &H,
     cx: CallContext<'_>,
 ) -> Result<CallPlan, McpError> {
+    plan_call_as(call, tool, headers, cx, || tool.policy_for(cx.params))
+}
+
+/// [`plan_call`] with the tool's task policy given by `policy` (asked at step 5), not by
+/// [`ToolRules::policy_for`] of `cx.params`.
+pub(crate) fn plan_call_as<H: HeaderSource + ?Sized>(
+    call: &CallParams<'_>,
+    tool: &dyn ToolRules,
+    headers: &H,
+    cx: CallContext<'_>,
+    policy: impl FnOnce() -> TaskPolicy,
+) -> Result<CallPlan, McpError> {
     // 3. Arguments mirrored in Mcp-Param-* headers.
     check_param_headers(tool.param_headers(), call.arguments, |name| {
         headers::single(MirroredHeader::Param, headers.values(name))
@@ -248,7 +270,7 @@ pub fn plan_call<H: HeaderSource + ?Sized>(
         None => None,
     };
     // 5. Client capabilities.
-    let decision = tool.policy_for(cx.params).decide(cx.tasks_declared);
+    let decision = policy().decide(cx.tasks_declared);
     let tasks_missing =
         (decision == Decision::MissingCapability).then_some(ClientCapability::Tasks);
     let needs = tool.client_needs().iter().copied().chain(tasks_missing);

@@ -29,11 +29,12 @@
 //! | [`protocol`] | protocol constants: revision, extension id, `_meta` keys |
 //! | [`labels`] | the bounded metric labels a request is counted under: method, JSON-RPC code, refusal outcome |
 //!
-//! The private modules, one concept each: `admission`, `call`, `params`, `mrtr` (signed,
-//! request-bound, expiring `requestState`; idempotent retry task ids), `param_headers`,
-//! `listen`, `projection`, `cursor`, `uri_template`, `canonical` (a canonical byte encoding of
-//! JSON values for hashing), `negotiation`, `task`, `event`, `reducer`, `progress`, `id`, `time`,
-//! `logging`, `method`, `raw`, `trace`, `number` and `error`.
+//! The private modules, one concept each: `admission`, `borrowed` (the typed read of the hot
+//! requests), `call`, `params`, `mrtr` (signed, request-bound, expiring `requestState`;
+//! idempotent retry task ids), `param_headers`, `listen`, `projection`, `cursor`,
+//! `uri_template`, `canonical` (a canonical byte encoding of JSON values for hashing),
+//! `negotiation`, `task`, `event`, `reducer`, `progress`, `id`, `time`, `logging`, `method`,
+//! `raw`, `trace`, `number` and `error`.
 //!
 //! ## Module layers
 //!
@@ -50,7 +51,8 @@
 //! | `listen` | `catalog`, `id`, `protocol`, `error` |
 //! | `catalog` | `call`, `cursor`, `uri_template`, `skill`, `mrtr`, `wire`, `method`, `protocol`, `time`, `error` |
 //! | `call` | `admission`, `mrtr`, `negotiation`, `headers`, `param_headers`, `input`, `method`, `id`, `time`, `error` |
-//! | `admission` | `negotiation`, `headers`, `method`, `protocol`, `error` |
+//! | `admission` | `borrowed`, `negotiation`, `headers`, `method`, `protocol`, `error` |
+//! | `borrowed` | `negotiation`, `method`, `trace`, `protocol` |
 //! | `param_headers` | `headers`, `error` |
 //! | `headers`, `params` | `method`, `id`, `error` |
 //! | `negotiation` | `logging`, `trace`, `protocol`, `error` |
@@ -103,6 +105,7 @@
 #![forbid(unsafe_code)]
 
 mod admission;
+mod borrowed;
 mod call;
 mod canonical;
 pub mod catalog;

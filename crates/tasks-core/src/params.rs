@@ -48,7 +48,11 @@ fn object(params: &Value) -> Result<&crate::JsonObject, McpError> {
 }
 
 fn task_id(params: &crate::JsonObject) -> Result<TaskId, McpError> {
-    let raw = params.get("taskId").and_then(Value::as_str).unwrap_or("");
+    task_id_of(params.get("taskId").and_then(Value::as_str).unwrap_or(""))
+}
+
+/// A `taskId` given as a string (`""` when missing or not a string).
+pub(crate) fn task_id_of(raw: &str) -> Result<TaskId, McpError> {
     TaskId::parse(raw).map_err(|e| McpError::invalid_params(e.to_string()))
 }
 
@@ -111,15 +115,41 @@ pub fn plan_task_method(
     params: &Value,
     tasks_declared: bool,
 ) -> Result<TaskAction, McpError> {
+    check_task_method(method, tasks_declared)?;
+    Ok(match method {
+        Method::TasksUpdate => TaskAction::Update(parse_update(params)?),
+        Method::TasksCancel => TaskAction::Cancel(parse_task_ref(params)?),
+        _ => TaskAction::Get(parse_task_ref(params)?),
+    })
+}
+
+/// [`plan_task_method`] for `tasks/get` or `tasks/cancel` whose `taskId` is `task_id`.
+///
+/// # Errors
+/// As [`plan_task_method`].
+pub(crate) fn plan_task_ref(
+    method: Method,
+    task_id: &str,
+    tasks_declared: bool,
+) -> Result<TaskAction, McpError> {
+    check_task_method(method, tasks_declared)?;
+    let task = TaskRef {
+        task_id: task_id_of(task_id)?,
+    };
+    Ok(match method {
+        Method::TasksCancel => TaskAction::Cancel(task),
+        Method::TasksGet => TaskAction::Get(task),
+        _ => return Err(McpError::MethodNotFound),
+    })
+}
+
+/// A task method, on a request that declared the Tasks extension.
+fn check_task_method(method: Method, tasks_declared: bool) -> Result<(), McpError> {
     if !method.is_task_method() {
         return Err(McpError::MethodNotFound);
     }
     if !tasks_declared {
         return Err(McpError::missing_tasks_capability());
     }
-    Ok(match method {
-        Method::TasksUpdate => TaskAction::Update(parse_update(params)?),
-        Method::TasksCancel => TaskAction::Cancel(parse_task_ref(params)?),
-        _ => TaskAction::Get(parse_task_ref(params)?),
-    })
+    Ok(())
 }

@@ -20,6 +20,11 @@
 //! prompts, resources and completion ([`crate::catalog::parse`]; a method of a feature the
 //! server does not offer, [`ServerView::offers`], is -32601 at admission step 10).
 //! What needs the store (task lookup, which listen ids the caller may see) follows the plan.
+//!
+//! [`plan`] first tries [`plan_typed`], which plans the requests served most (`tasks/get`,
+//! `tasks/cancel`, `tools/call`) from typed fields borrowed from the body, without a
+//! [`Value`] tree of their params, and only when every step above passes; whatever it declines
+//! (any error included) takes the order above, so it answers nothing differently.
 
 // The planner's parts, used from here: admission, `tools/call`, task params, MRTR state and
 // the `Mcp-Param-*` headers of tool parameters.
@@ -41,7 +46,9 @@ pub use crate::params::{
     parse_task_ref, parse_update, plan_task_method, TaskAction, TaskRef, UpdateParams,
 };
 
-use crate::admission::admit_offering;
+use crate::admission::{admit_offering, admit_typed, TypedAdmitted};
+use crate::call::plan_call_as;
+use crate::params::plan_task_ref;
 
 use serde_json::Value;
 
@@ -134,6 +141,9 @@ pub fn plan<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
     scope: &str,
     now: Timestamp,
 ) -> Plan<V::Tool> {
+    if let Some(plan) = plan_typed(headers, body, view, scope, now) {
+        return plan;
+    }
     match parse_envelope(body) {
         Ok(envelope) => plan_envelope(headers, envelope, view, scope, now),
         Err(failure) => Plan::Reject {
@@ -141,6 +151,79 @@ pub fn plan<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
             error: failure.error,
         },
     }
+}
+
+/// [`plan`]'s fast path for the requests served most, `tasks/get`, `tasks/cancel` and
+/// `tools/call`: the body read into typed fields borrowed from it, with no [`Value`] tree of its
+/// params (a call's `arguments` excepted, which move on to the tool).
+///
+/// `Some` only for a request that passes every check, with the plan [`plan`] gives it
+/// ([`Plan::Run`]); `None` for any other body: another method, an error at any step, a `_meta`
+/// `logLevel` or `progressToken`, an MRTR retry (`inputResponses`, `requestState`), a tool
+/// whose task policy depends on the call ([`ToolRules::fixed_policy`]), a malformed body.
+/// [`parse_message`] and [`plan_message`] then decide it as every other request. A body it
+/// plans carries a `_meta` protocol version, so it is never one of a 2025 session
+/// ([`crate::sessions::route`] gives it [`crate::sessions::Era::Modern`]): a transport may plan
+/// with it before routing by era.
+pub fn plan_typed<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
+    headers: &H,
+    body: &[u8],
+    view: &V,
+    scope: &str,
+    now: Timestamp,
+) -> Option<Plan<V::Tool>> {
+    let TypedAdmitted {
+        id,
+        method,
+        params,
+        meta,
+    } = admit_typed(headers, body)?;
+    let tasks_declared = meta.declares_tasks().ok()?;
+    let action = match method {
+        Method::TasksGet | Method::TasksCancel => {
+            let task_id = params.task_id.as_deref()?;
+            Action::Task(plan_task_ref(method, task_id, tasks_declared).ok()?)
+        }
+        Method::ToolsCall => {
+            let arguments = match params.arguments {
+                None | Some(Value::Null) => JsonObject::new(),
+                Some(Value::Object(arguments)) => arguments,
+                Some(_) => return None,
+            };
+            let name = params.name.as_deref()?;
+            let tool = view.tool(name)?;
+            let policy = tool.fixed_policy()?;
+            let call = CallParams {
+                name,
+                arguments: &arguments,
+                input_responses: None,
+                request_state: None,
+            };
+            // The policy is fixed: no params object is asked for it.
+            let no_params = JsonObject::new();
+            let cx = CallContext {
+                params: &no_params,
+                meta: &meta,
+                tasks_declared,
+                scope,
+                state_key: view.state_key(),
+                now,
+            };
+            let plan = plan_call_as(&call, &tool, headers, cx, || policy).ok()?;
+            Action::Call {
+                tool,
+                arguments,
+                plan,
+            }
+        }
+        _ => return None,
+    };
+    Some(Plan::Run(Planned {
+        id,
+        meta,
+        tasks_declared,
+        action,
+    }))
 }
 
 /// [`plan_envelope`] for a message of the stateless path already parsed with

@@ -16,7 +16,7 @@ use http::HeaderMap;
 use serde_json::json;
 use tasks_core::plan::parse_message;
 use tasks_core::plan::StateKey;
-use tasks_core::plan::{plan_message, Action, Plan, Planned};
+use tasks_core::plan::{plan_message, plan_typed, Action, Plan, Planned};
 use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::sessions::{route, Era};
 use tasks_core::wire::ResultMeta;
@@ -254,36 +254,45 @@ impl Dispatcher {
             catalog: self.shared.runtime.catalog(),
             state_key: &self.shared.state_key,
         };
-        let message = match parse_message(body) {
-            Ok(message) => message,
-            Err(failure) => {
-                return (
-                    McpResponse::error(failure.id.as_ref(), &failure.error),
-                    Some(failure.error),
-                    None,
-                );
+        // The hot requests are planned from typed fields of the body (never a 2025 session's:
+        // they carry a `_meta` version); every other body is parsed into values, routed by
+        // era, and planned.
+        let typed = plan_typed(&Head(headers), body, &view, caller.scope.as_str(), now);
+        let plan = match typed {
+            Some(plan) => plan,
+            None => {
+                let message = match parse_message(body) {
+                    Ok(message) => message,
+                    Err(failure) => {
+                        return (
+                            McpResponse::error(failure.id.as_ref(), &failure.error),
+                            Some(failure.error),
+                            None,
+                        );
+                    }
+                };
+                if let (Some(sessions), Era::Session) =
+                    (&self.shared.sessions, route(&Head(headers), &message))
+                {
+                    // Boxed, like every large branch below: the dispatch future is as large
+                    // as its largest branch, and is moved as a whole (into its box, into the
+                    // span's wrapper) on every request, whichever branch it takes.
+                    let label = session_method_index(&message);
+                    let (response, error) = Box::pin(legacy::post(
+                        &self.shared,
+                        sessions,
+                        headers,
+                        message,
+                        caller,
+                        &view,
+                    ))
+                    .await;
+                    return (response, error, Some(label));
+                }
+                plan_message(&Head(headers), message, &view, caller.scope.as_str(), now)
             }
         };
-        if let (Some(sessions), Era::Session) =
-            (&self.shared.sessions, route(&Head(headers), &message))
-        {
-            // Boxed, like every large branch below: the dispatch future is as large as its
-            // largest branch, and is moved as a whole (into its box, into the span's
-            // wrapper) on every request, whichever branch it takes.
-            let label = session_method_index(&message);
-            let (response, error) = Box::pin(legacy::post(
-                &self.shared,
-                sessions,
-                headers,
-                message,
-                caller,
-                &view,
-            ))
-            .await;
-            return (response, error, Some(label));
-        }
-        let scope = caller.scope.as_str();
-        let (response, error) = match plan_message(&Head(headers), message, &view, scope, now) {
+        let (response, error) = match plan {
             Plan::Accepted => (McpResponse::accepted(), None),
             Plan::Reject { id, error } => (McpResponse::error(id.as_ref(), &error), Some(error)),
             Plan::Run(planned) => {

@@ -668,6 +668,12 @@ impl ToolRules for Tool {
     fn policy_for(&self, params: &JsonObject) -> TaskPolicy {
         Tool::policy_for(self, params)
     }
+    fn fixed_policy(&self) -> Option<TaskPolicy> {
+        match &self.policy {
+            ToolPolicy::Fixed(policy) => Some(*policy),
+            ToolPolicy::PerCall(_) => None,
+        }
+    }
     fn client_needs(&self) -> &[ClientCapability] {
         Tool::client_needs(self)
     }

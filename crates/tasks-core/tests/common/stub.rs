@@ -18,6 +18,9 @@ impl ToolRules for StubTool {
     fn policy_for(&self, _params: &JsonObject) -> TaskPolicy {
         self.0
     }
+    fn fixed_policy(&self) -> Option<TaskPolicy> {
+        Some(self.0)
+    }
     fn client_needs(&self) -> &[ClientCapability] {
         &[]
     }

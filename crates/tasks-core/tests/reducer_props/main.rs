@@ -9,6 +9,7 @@ mod params_props;
 mod plan_props;
 mod projection_props;
 mod session_props;
+mod typed_props;
 
 #[path = "../common/mod.rs"]
 mod common;

@@ -109,6 +109,13 @@ impl Servers<'_> {
         self.start(name, &exe, "baseline-server", body)
     }
 
+    /// The peer server `peer-<peer>` of the `--peers` directory, on its library's in-memory
+    /// task store.
+    pub(crate) fn peer(&self, peer: &str, name: &str) -> Result<Fixture, String> {
+        let dir = self.args.peers.as_deref().ok_or("no --peers")?;
+        self.start(name, &dir.join(format!("peer-{peer}")), "", Vec::new())
+    }
+
     pub(crate) fn database(&self) -> Result<&Database, String> {
         let database = self.database.as_ref();
         database.ok_or("no PostgreSQL database".into())

@@ -19,7 +19,7 @@
 //! |---|---|
 //! | `suite` (the run) | `throughput`, `memory`, `lifecycle`, `resume`, `takeover`, `report`, `fixtures`, `generator`, `database`, `pin`, `cli` |
 //! | `report` (markdown) | `throughput`, `memory`, `lifecycle`, `resume`, `takeover` (their results), `series`, `generator`, `fixtures`, `mcp`, `pin`, `procfs`, `cli` |
-//! | `throughput` (rows 1–3, 7a–7c, 8a, 8b, 9) | `fixtures`, `generator`, `series`, `mcp`, `cli` |
+//! | `throughput` (rows 1–3, also on the peers, 7a–7c, 8a, 8b, 9) | `fixtures`, `generator`, `series`, `mcp`, `cli` |
 //! | `memory` (5a, 5b, 7d, fsync), `lifecycle` (4), `resume` (8c), `takeover` (8d) | `fixtures`, `generator`, `series`, `mcp` |
 //! | `fixtures` (server processes, measuring one) | `series`, `generator`, `database`, `procfs`, `pin`, `cli` |
 //! | `series` (clean runs, median) | `generator`, `pin` |

@@ -1,13 +1,6 @@
-//! Starting the servers of a run as child processes (fixtures on the memory store, on a fresh
-//! SQLite database, or as nodes on a fresh PostgreSQL schema, and the bare hyper baseline),
-//! each stopped when dropped, and measuring one.
-//!
-//! Every fixture runs with [`FIXTURE_LIMITS`]: capacity limits far above what a row creates,
-//! so no creation is refused, and unlimited TTL, so nothing is reaped during a row. A SQLite
-//! fixture gets `--store sqlite:<fresh dir>/tasks.db`. PostgreSQL nodes get the database, a
-//! fresh schema and a secret file shared by the nodes of a [`Cluster`] (as
-//! `docs/deployment.md` runs them). What a store leaves is removed once its servers have
-//! stopped (fields drop in declaration order).
+//! The servers of a run as child processes (fixtures on the memory store, SQLite or PostgreSQL,
+//! the baseline, the peers), each stopped when dropped, and measuring one. What a store leaves
+//! is removed once its servers have stopped (fields drop in declaration order).
 
 use std::ffi::OsString;
 use std::fs::{self, File};

@@ -160,6 +160,10 @@ pub(crate) struct RunArgs {
     /// The fixture binary; default: `tasks-fixture` next to this binary.
     #[arg(long)]
     pub fixture: Option<PathBuf>,
+    /// The directory of the built peer servers (`peer-rmcp`, `peer-tower-mcp`, from
+    /// `bench/peers`): rows 2 and 3 run on each of them too, in the same rounds.
+    #[arg(long)]
+    pub peers: Option<PathBuf>,
     /// Rows to run (comma-separated); default: all.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub rows: Vec<Row>,

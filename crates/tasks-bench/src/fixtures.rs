@@ -1,13 +1,6 @@
-//! Starting the servers of a run as child processes (fixtures on the memory store, on a fresh
-//! SQLite database, or as nodes on a fresh PostgreSQL schema, and the bare hyper baseline),
-//! each stopped when dropped, and measuring one.
-//!
-//! Every fixture runs with [`FIXTURE_LIMITS`]: capacity limits far above what a row creates,
-//! so no creation is refused, and unlimited TTL, so nothing is reaped during a row. A SQLite
-//! fixture gets `--store sqlite:<fresh dir>/tasks.db`. PostgreSQL nodes get the database, a
-//! fresh schema and a secret file shared by the nodes of a [`Cluster`] (as
-//! `docs/deployment.md` runs them). What a store leaves is removed once its servers have
-//! stopped (fields drop in declaration order).
+//! The servers of a run as child processes (fixtures on the memory store, SQLite or PostgreSQL,
+//! the baseline, the peers), each stopped when dropped, and measuring one. What a store leaves
+//! is removed once its servers have stopped (fields drop in declaration order).
 
 use std::ffi::OsString;
 use std::fs::{self, File};
@@ -107,6 +100,13 @@ impl Servers<'_> {
         let exe = std::env::current_exe().map_err(|e| format!("own path: {e}"))?;
         let body = vec![("--body-file", file.into())];
         self.start(name, &exe, "baseline-server", body)
+    }
+
+    /// The peer server `peer-<peer>` of the `--peers` directory, on its library's in-memory
+    /// task store.
+    pub(crate) fn peer(&self, peer: &str, name: &str) -> Result<Fixture, String> {
+        let dir = self.args.peers.as_deref().ok_or("no --peers")?;
+        self.start(name, &dir.join(format!("peer-{peer}")), "", Vec::new())
     }
 
     pub(crate) fn database(&self) -> Result<&Database, String> {

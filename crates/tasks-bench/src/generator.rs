@@ -1,17 +1,6 @@
-//! One measured run of an external load generator, with what no load generator gives read
-//! around it: the server's CPU time (and its SQLite writer thread's and its PostgreSQL
-//! sessions'), each CPU's busy time (for the disturbance check, [`crate::series`]), and the
-//! fixture's own request counters. wrk (`-t1`, closed loop) drives the throughput rows, oha
-//! (`-q <rate> --latency-correction`, open loop) row 9; docs/benchmarks.md says how to install
-//! them. Both summaries are read as oha's JSON, which the wrk script's `done` hook prints too.
-//!
-//! A [`Call`] is the exact request a generator repeats (MCP 2026-07-28 over HTTP, declaring the
-//! Tasks extension). Neither generator reads JSON-RPC bodies, so before each run one response
-//! is checked in full ([`Call::checked`]), the generator's non-2xx answers and socket errors
-//! count as errors, and a fixture's `mcp_requests_total{method,code}` counters (`GET /metrics`)
-//! read around the window must count every request of the run `ok`. A run is a warm-up (not
-//! counted) and then the measured window; the generator's own CPU time, read once it has ended
-//! ([`procfs::children_cpu_time`]), shows it had CPU to spare.
+//! One measured run of wrk or oha, and what no load generator reads around it: CPU clocks,
+//! one response checked in full ([`Call::checked`]) and the fixture's request counters
+//! (docs/benchmarks.md, "Load generators"). A [`Call`] is the exact request a generator repeats.
 
 use std::collections::BTreeMap;
 use std::path::Path;

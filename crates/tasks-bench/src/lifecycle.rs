@@ -1,7 +1,4 @@
-//! Row 4, full lifecycles, which no load generator follows: N `slow_compute` tasks started at
-//! once (through `tasks-client`, at most `--connections` requests in flight), each polled with
-//! `tasks/get` at the `pollIntervalMs` its `CreateTaskResult` suggests until it is completed;
-//! total wall time and the server's CPU time per task.
+//! Row 4, full lifecycles through `tasks-client` (docs/benchmarks.md).
 
 use std::time::{Duration, Instant};
 

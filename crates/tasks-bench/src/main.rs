@@ -1,14 +1,9 @@
 //! `tasks-bench`: the on-demand loopback benchmark of the MCP Tasks fixture server
 //! (docs/benchmarks.md). Not part of the test command; no timed assertion.
 //!
-//! `tasks-bench run` starts a bare hyper baseline and the real `tasks-fixture` binary as child
-//! processes pinned to one CPU, drives the throughput rows with wrk and the open-loop latency
-//! row with oha on the other, and prints a markdown report. It keeps what no load generator
-//! does: the servers' CPU time per request from `/proc`, the check that no other process
-//! disturbed a run, ratios to the baseline measured side by side, resident memory and
-//! database size per stored task, the durable stores' own figures (fsync latency, the SQLite
-//! writer thread, the PostgreSQL sessions' CPU), and the rows that follow tasks to their end
-//! through `tasks-client` (lifecycle, memory, cross-node resume, takeover).
+//! It keeps what no load generator does: server CPU per request from `/proc`, the disturbance
+//! check, ratios to a baseline measured side by side, memory and database size per task, and
+//! the rows that follow tasks to their end through `tasks-client`.
 //!
 //! ## Module layers
 //!
@@ -19,7 +14,7 @@
 //! |---|---|
 //! | `suite` (the run) | `throughput`, `memory`, `lifecycle`, `resume`, `takeover`, `report`, `fixtures`, `generator`, `database`, `pin`, `cli` |
 //! | `report` (markdown) | `throughput`, `memory`, `lifecycle`, `resume`, `takeover` (their results), `series`, `generator`, `fixtures`, `mcp`, `pin`, `procfs`, `cli` |
-//! | `throughput` (rows 1–3, 7a–7c, 8a, 8b, 9) | `fixtures`, `generator`, `series`, `mcp`, `cli` |
+//! | `throughput` (rows 1–3, also on the peers, 7a–7c, 8a, 8b, 9) | `fixtures`, `generator`, `series`, `mcp`, `cli` |
 //! | `memory` (5a, 5b, 7d, fsync), `lifecycle` (4), `resume` (8c), `takeover` (8d) | `fixtures`, `generator`, `series`, `mcp` |
 //! | `fixtures` (server processes, measuring one) | `series`, `generator`, `database`, `procfs`, `pin`, `cli` |
 //! | `series` (clean runs, median) | `generator`, `pin` |

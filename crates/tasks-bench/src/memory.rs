@@ -1,10 +1,6 @@
-//! The memory rows, which no load generator does: resident memory (`VmRSS`) per stored
-//! completed task (5a, and 7d's memory part) and per task parked in `input_required` (5b), the
-//! tasks created and followed to their status through `tasks-client`; and `tasks/get`
-//! throughput (wrk) on one of those tasks while it is the only one and again once the others
-//! are stored (a read must not cost more with many tasks stored). And what only the durable
-//! SQLite store has: the fsync latency of the disk its databases live on, and row 7d, the
-//! database size per stored small completed task.
+//! Rows 5a, 5b and 7d (docs/benchmarks.md): resident memory per stored or parked task,
+//! `tasks/get` on one of them before and after, the database size per task; and the fsync
+//! latency of the SQLite disk.
 
 use std::fs::{self, OpenOptions};
 use std::io::Write as _;

@@ -14,7 +14,7 @@ use crate::pin::Pinning;
 use crate::resume::ResumeLevel;
 use crate::series::Series;
 use crate::takeover::TakeoverResult;
-use crate::throughput::{Throughput, ROWS};
+use crate::throughput::{Throughput, PEERS, ROWS};
 
 /// Largest resident memory per stored small completed task, payload included.
 const STORED_TARGET_BYTES: f64 = 512.0;
@@ -192,6 +192,7 @@ impl Report {
             let _ = writeln!(text, "- rows {rows} skipped: {reason}");
         }
         self.render_throughput(&mut out);
+        self.render_peers(&mut out);
         self.render_tasks(&mut out);
         self.render_cluster(&mut out);
         self.render_latency(&mut out);
@@ -248,6 +249,43 @@ impl Report {
         }
         let title = "### Throughput (wrk: rows 1–3, 5a, 5b, 7a–7c, 8a, 8b)";
         out.table(title, "row | requests/s | range | clean runs | p50 ms | p99 ms | p99.9 ms | vs baseline | vs memory (row 2 / row 3) | server CPU µs/request | database CPU µs/request | server process CPU | writer thread CPU % | server core busy | generator process CPU | generator core busy | errors", lines);
+    }
+
+    /// Rows 2 and 3 on the fixture and on each peer: their median requests/s, server CPU per
+    /// request and ratio to the baseline of the same run.
+    fn render_peers(&self, out: &mut Out) {
+        let t = &self.throughput;
+        if t.peers.is_empty() {
+            return;
+        }
+        let [get, create] = [Row::Get, Row::Create].map(|row| t.series.get(&row));
+        let ours = ("ours (`tasks-fixture`)", get, create);
+        let theirs = PEERS.map(|p| {
+            (
+                p,
+                t.peers.get(&(p, Row::Get)),
+                t.peers.get(&(p, Row::Create)),
+            )
+        });
+        let mut lines = Vec::new();
+        for (name, get, create) in [ours].into_iter().chain(theirs) {
+            let (mut cells, mut errors, mut first) = (Vec::new(), 0, None);
+            for series in [get, create] {
+                let r = series.and_then(Series::median);
+                cells.push(or_dash(r.map(Run::rps), 0));
+                cells.push(or_dash(r.map(|r| r.micros_per_request(r.server_cpu)), 1));
+                cells.push(or_dash(ratio(series, t.series.get(&Row::Baseline)), 2));
+                cells.push(series.map_or("—".into(), |s| format!("{}/{}", s.clean(), s.len())));
+                errors += series.map_or(0, Series::errors);
+                first = first.or(series.and_then(Series::first_error));
+            }
+            cells.push(errors.to_string());
+            // Our rows' errors are counted in the throughput table already.
+            let failed = [(errors, first), (0, None)][usize::from(name == ours.0)];
+            lines.push(line(name, cells.join(" | "), failed));
+        }
+        let title = "### Ours vs theirs (rows 2 and 3 on the peers)\n\nThe same `slow_compute` task and `tasks/get` on rmcp and tower-mcp (`bench/peers`, versions pinned in its Cargo.toml), each on its library's in-memory task store (no limit refuses a creation, no task expires during a run), started with the fixture's worker threads and pinning, driven in the same rounds with the same load; ratios to the baseline of this run";
+        out.table(title, "server | `tasks/get` requests/s | server CPU µs/request | vs baseline | clean runs | creation requests/s | server CPU µs/request | vs baseline | clean runs | errors", lines);
     }
 
     /// Rows 4, 5a, 5b, 7d: what the harness's own MCP client drives.
@@ -488,6 +526,14 @@ mod tests {
             let series = throughput.series.entry(row).or_default();
             series.push(run, &Pinning::default());
         }
+        let mut rmcp = Series::default();
+        let run = Run {
+            requests: 250,
+            window: s(1),
+            ..Run::default()
+        };
+        rmcp.push(run, &Pinning::default());
+        throughput.peers.insert(("rmcp", Row::Get), rmcp);
         let report = Report {
             throughput,
             resume: Some(vec![level]),
@@ -519,6 +565,8 @@ mod tests {
         assert!(text.contains("- rows 8a–8d skipped: no PostgreSQL"));
         assert!(text.contains("| `get` ≥ 0.8 × `baseline` requests/s | 0.50 | **no** |"));
         assert!(text.contains("| 2 `tasks/get`, completed task | 500 | 500–500 | 1/1 |"));
+        assert!(text.contains("| ours (`tasks-fixture`) | 500 | 0.0 | 0.50 | 1/1 | — |"));
+        assert!(text.contains("| rmcp | 250 | 0.0 | 0.25 | 1/1 | — | — | — | — | 0 |"));
         assert!(!valid);
     }
 }

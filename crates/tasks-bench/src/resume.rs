@@ -1,8 +1,5 @@
-//! Row 8c: cross-node update-to-resume latency (docs/benchmarks.md, "8c `resume-postgres`").
-//! `confirm_delete` tasks parked on node A are answered with `tasks/update` on node B; each
-//! task is watched on both nodes ([`tasks_client::TaskCall::updates`]) before its update, and
-//! its latency runs to the terminal view on A's watch (A runs the worker: the resume itself, no
-//! poll interval in it) and on B's (one more hint: what a client of B sees).
+//! Row 8c: cross-node update-to-resume latency (docs/benchmarks.md, "8c `resume-postgres`"):
+//! parked on A, answered on B, watched on both.
 
 use std::pin::pin;
 use std::time::Duration;

@@ -1,9 +1,5 @@
-//! Row 8d: takeover time (docs/benchmarks.md, "8d `takeover-postgres`"). `resumable_job` tasks
-//! run on node A; once node B's watches have shown each at `(attempt 1)`, A is killed with
-//! SIGKILL, and a task's takeover time runs to B's first view of it at attempt 2. Each kill
-//! gets fresh nodes and a fresh schema. A node renews its lease and looks for orphaned tasks on
-//! one tick (a third of the lease, at most 2 s), so the kills are spread over a k × k grid of
-//! both nodes' tick offsets ([`offsets`]); the worst case is the lease plus one tick.
+//! Row 8d: takeover time of a killed node's tasks (docs/benchmarks.md, "8d
+//! `takeover-postgres`"), the kills spread over both nodes' tick offsets ([`offsets`]).
 
 use std::time::Duration;
 

@@ -12,6 +12,8 @@
 //! | one SQLite fixture per round | 7b creation (FULL), 7c creation (NORMAL) | a fresh database per round |
 //! | PostgreSQL node P | 8a `tasks/get` | — |
 //! | one PostgreSQL node per round | 8b creation | a fresh schema per round |
+//! | each peer of `--peers` | 2 `tasks/get` on it | — |
+//! | one of each peer per round | 3 creation on it | a round stores every task it creates |
 //! | fixture L, a baseline serving its response, fixture M | 9 (`tasks/get` on L, creation on M) | started after the others stopped |
 
 use std::collections::BTreeMap;
@@ -34,12 +36,16 @@ pub(crate) const ROWS: [Row; 8] = [
     Row::CreatePostgres,
 ];
 
-/// The series of each interleaved row, and the size of the `tasks/get` response the baseline
-/// serves.
+/// The peers of `--peers` (`bench/peers`): the same tool on other MCP libraries.
+pub(crate) const PEERS: [&str; 2] = ["rmcp", "tower-mcp"];
+
+/// The series of each interleaved row (and of rows 2 and 3 on each peer), and the size of the
+/// `tasks/get` response the baseline serves.
 #[derive(Debug, Default)]
 pub(crate) struct Throughput {
     pub get_response_bytes: Option<usize>,
     pub series: BTreeMap<Row, Series>,
+    pub peers: BTreeMap<(&'static str, Row), Series>,
 }
 
 /// `tasks/get` of a new completed task of `fixture`, and its response.
@@ -57,6 +63,12 @@ pub(crate) async fn interleaved(servers: &Servers<'_>) -> Result<Throughput, Str
     let rows: Vec<Row> = ROWS
         .into_iter()
         .filter(|&row| servers.args.runs(row))
+        .collect();
+    let peer_rows = PEERS
+        .into_iter()
+        .flat_map(|p| [(p, Row::Get), (p, Row::Create)]);
+    let peer_rows: Vec<_> = peer_rows
+        .filter(|&(_, row)| servers.args.peers.is_some() && servers.args.runs(row))
         .collect();
     if rows.is_empty() {
         return Ok(out);
@@ -82,13 +94,21 @@ pub(crate) async fn interleaved(servers: &Servers<'_>) -> Result<Throughput, Str
             standing.insert(row, (fixture, get));
         }
     }
-    let wants_more = |out: &Throughput, row| {
-        out.series
-            .get(row)
-            .is_none_or(|s| s.wants_more(servers.args.rounds))
+    let mut peers = BTreeMap::new();
+    for &(peer, row) in &peer_rows {
+        if row == Row::Get {
+            let server = servers.peer(peer, &format!("peer-{peer}"))?;
+            let (get, _) = get_of_a_completed_task(&server).await?;
+            peers.insert(peer, (server, get));
+        }
+    }
+    let wants = |series: Option<&Series>| series.is_none_or(|s| s.wants_more(servers.args.rounds));
+    let wants_more = |out: &Throughput| {
+        rows.iter().any(|row| wants(out.series.get(row)))
+            || peer_rows.iter().any(|key| wants(out.peers.get(key)))
     };
     let mut round = 0;
-    while rows.iter().any(|row| wants_more(&out, row)) {
+    while wants_more(&out) {
         round += 1;
         for &row in &rows {
             eprintln!("round {round}: {row:?}");
@@ -106,6 +126,20 @@ pub(crate) async fn interleaved(servers: &Servers<'_>) -> Result<Throughput, Str
                 .entry(row)
                 .or_default()
                 .push(run, servers.pinning);
+        }
+        for &(peer, row) in &peer_rows {
+            eprintln!("round {round}: {peer} {row:?}");
+            let run = match peers.get(peer).filter(|_| row == Row::Get) {
+                Some((server, get)) => servers.measure(server, get, Generator::Wrk).await?,
+                None => {
+                    let fresh = servers.peer(peer, &format!("peer-{peer}-{round}"))?;
+                    servers
+                        .measure(&fresh, &Call::create(), Generator::Wrk)
+                        .await?
+                }
+            };
+            let series = out.peers.entry((peer, row)).or_default();
+            series.push(run, servers.pinning);
         }
     }
     Ok(out)

@@ -1,14 +1,6 @@
-//! `tasks-heap`: heap bytes per stored task in the memory store, counted by an instrumented
-//! allocator: the per-task memory target is checked with a counting allocator as well as RSS
-//! (docs/benchmarks.md, round 2).
-//!
-//! In one process, without HTTP: a `TaskRuntime` on a `MemoryStore` with one tool that
-//! completes at once with the fixture's `slow_compute` result (`{"content": [{"type": "text",
-//! "text": "Completed"}]}`). After 1 000 warm-up tasks, it creates `--tasks` more (default
-//! 100 000), waits until every one is `completed`, and prints the net heap bytes (allocated
-//! minus freed) per task, with the in-memory sizes of the types a stored task is made of and
-//! the serialized size of its parts, for the byte budget in docs/benchmarks.md. It also prints
-//! the slowest single creation, which shows a stall such as a large table growing at once.
+//! `tasks-heap`: net heap bytes per stored completed task in the memory store, in one process
+//! without HTTP, counted by an instrumented allocator (docs/benchmarks.md, "Heap per stored
+//! task"); also the slowest single creation.
 //!
 //! `cargo run --release -p tasks-bench --bin tasks-heap -- --tasks 100000`
 

@@ -49,7 +49,7 @@ cd "$HERE/.."
 # What a first run needs on a 2-core machine, from a fresh clone: update this line and the
 # README's "A first run needs ..." from the `[test] total` and `[test] disk at the end` lines of
 # a measured run (replacing "estimate, not yet measured" with "measured YYYY-MM-DD"):
-NEEDS="about 13-16 minutes and 6 GB of disk on 2 cores (measured 2026-12-06: 770 s including 130 s to install cargo-nextest and cargo-deny, target 5.2 GB; 968 s on a slower machine)"
+NEEDS="about 13-16 minutes and 6 GB of disk on 2 cores (measured 2026-12-06: 775 s including 127 s to install cargo-nextest and cargo-deny, target 5.2 GB; 968 s on a slower machine)"
 # Pinned: a new cargo-deny release may change its checks or its config format. 0.20.2 builds
 # with Rust 1.88 or newer.
 CARGO_DENY_VERSION=0.20.2

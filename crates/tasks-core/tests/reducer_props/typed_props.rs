@@ -117,6 +117,22 @@ fn members(
         .prop_shuffle()
 }
 
+/// An object's text (`required` and up to two `extra` members) most of the time, else one of
+/// the `odd` texts in its place.
+fn object_or(
+    required: impl Strategy<Value = Vec<Member>>,
+    extra: BoxedStrategy<Member>,
+    odd: &[&str],
+) -> impl Strategy<Value = String> {
+    let object_text = required
+        .prop_flat_map(move |required| members(required, extra.clone(), 2))
+        .prop_map(|m| object(&m));
+    prop_oneof![
+        16 => object_text,
+        1 => prop::sample::select(texts(odd)),
+    ]
+}
+
 fn texts(values: &[&str]) -> Vec<String> {
     values.iter().map(|v| (*v).to_owned()).collect()
 }
@@ -209,13 +225,7 @@ fn meta() -> impl Strategy<Value = String> {
         values,
     )
     .boxed();
-    let object_text = required
-        .prop_flat_map(move |required| members(required, extra.clone(), 2))
-        .prop_map(|m| object(&m));
-    prop_oneof![
-        16 => object_text,
-        1 => prop::sample::select(texts(&["null", "[]", "\"m\"", "{}"])),
-    ]
+    object_or(required, extra, &["null", "[]", "\"m\"", "{}"])
 }
 
 /// A params object's text for `method` (or another value in its place).
@@ -257,13 +267,7 @@ fn params(method: &'static str) -> impl Strategy<Value = String> {
         values,
     )
     .boxed();
-    let object_text = required
-        .prop_flat_map(move |required| members(required, extra.clone(), 2))
-        .prop_map(|m| object(&m));
-    prop_oneof![
-        16 => object_text,
-        1 => prop::sample::select(texts(&["null", "[]", "\"p\"", "{}"])),
-    ]
+    object_or(required, extra, &["null", "[]", "\"p\"", "{}"])
 }
 
 /// A body of a hot request, mostly well-formed, with a byte cut or changed now and then.

@@ -37,6 +37,7 @@ use serde_json::Value;
 use crate::borrowed;
 use crate::error::McpError;
 use crate::headers::{self, MirroredHeader, NameRule};
+use crate::json::{self, Checked, Plain};
 use crate::method::{Feature, Method};
 use crate::negotiation::{session_era_error, RequestMeta};
 use crate::protocol::{METHOD_INITIALIZE, SUPPORTED_VERSIONS};
@@ -138,13 +139,12 @@ pub fn parse_envelope(body: &[u8]) -> Result<Envelope, EnvelopeError> {
 /// one of `result` and `error`, the error an object).
 ///
 /// The top-level object is read member by member rather than into a map:
-/// only the values are built, each a [`Value`] as before. Every other member is parsed as a
-/// [`Value`] too and dropped, so the same bodies are JSON (invalid UTF-8 and lone surrogate
-/// escapes are -32700 wherever they are), and a repeated member keeps its last value, as a map
-/// does. One difference from parsing the whole body as a [`Value`]: with serde_json's
-/// `raw_value` feature, a top-level object whose first member is named
-/// `$serde_json::private::RawValue` (serde_json's internal marker) was read as the JSON text in
-/// that member's value; here it is an ordinary unknown member, so such a body is -32600.
+/// only the values are built, each a [`Value`] with plain member names ([`json::Plain`]).
+/// Every other member is parsed the same way and dropped, so the same bodies are JSON (invalid
+/// UTF-8, lone surrogate escapes and nesting past 127 levels are -32700 wherever they are), and
+/// a repeated member keeps its last value, as a map does. A member named after one of
+/// `serde_json`'s markers ([`json::MARKERS`]), at any depth, is -32600 with the message
+/// [`json::MARKER_MESSAGE`] and a null id, whatever serde_json features the build has.
 ///
 /// # Errors
 /// As [`parse_envelope`], except that a well-formed response is a [`Message::Response`].
@@ -165,6 +165,9 @@ pub fn parse_message(body: &[u8]) -> Result<Message, EnvelopeError> {
                 None,
                 McpError::InvalidRequest("Expected a JSON-RPC request object"),
             )
+        }
+        Err(error) if json::is_marker_error(&error) => {
+            return fail(None, McpError::InvalidRequest(json::MARKER_MESSAGE))
         }
         Err(_) => return fail(None, McpError::Parse),
     };
@@ -256,6 +259,9 @@ impl<'de> Deserialize<'de> for Member {
                 f.write_str("a member name")
             }
             fn visit_str<E: de::Error>(self, name: &str) -> Result<Member, E> {
+                if json::is_marker(name) {
+                    return Err(E::custom(json::MARKER_MESSAGE));
+                }
                 Ok(match name {
                     "jsonrpc" => Member::Jsonrpc,
                     "id" => Member::Id,
@@ -282,7 +288,7 @@ impl<'de> Deserialize<'de> for TopLevel {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TopLevel, A::Error> {
                 let mut members = Members::default();
                 while let Some(name) = map.next_key::<Member>()? {
-                    let value = Some(map.next_value::<Value>()?);
+                    let value = Some(map.next_value::<Plain>()?.0);
                     match name {
                         Member::Jsonrpc => members.jsonrpc = value,
                         Member::Id => members.id = value,
@@ -296,7 +302,7 @@ impl<'de> Deserialize<'de> for TopLevel {
                 Ok(TopLevel::Object(members))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TopLevel, A::Error> {
-                while seq.next_element::<Value>()?.is_some() {}
+                while seq.next_element::<Checked>()?.is_some() {}
                 Ok(TopLevel::Array)
             }
             fn visit_bool<E: de::Error>(self, _: bool) -> Result<TopLevel, E> {

@@ -12,8 +12,8 @@
 //! `logLevel` or `progressToken`, an MRTR retry's `inputResponses` or `requestState`, a member
 //! named after one of `serde_json`'s private markers, anything that is not JSON) is declined
 //! (`None`), and the `Value` path decides it as before. So it answers no error of its own, and
-//! what it accepts is what the `Value` path accepts: the same texts are JSON (every skipped value
-//! is visited as [`Value`] would visit it: numbers in range, strings valid UTF-8 without lone
+//! what it accepts is what the `Value` path accepts: the same texts are JSON (every value is read
+//! or skipped as [`json::Plain`] reads it: numbers in range, strings valid UTF-8 without lone
 //! surrogates, nesting within `serde_json`'s limit), a name written with escapes is the same
 //! name, and a repeated member keeps its last value, as a map does. The property tests in
 //! `tests/reducer_props/typed_props.rs` hold the planner built on it to the `Value` path.
@@ -21,9 +21,10 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
+use crate::json::{self, Checked, Plain};
 use crate::method::Method;
 use crate::negotiation::RequestMeta;
 use crate::protocol::{
@@ -135,7 +136,7 @@ impl<'de> Deserialize<'de> for Top<'de> {
                 {
                     match name {
                         Some(0) => top.jsonrpc = Some(map.next_value::<Str<'de>>()?.0),
-                        Some(1) => top.id = Some(map.next_value()?),
+                        Some(1) => top.id = Some(map.next_value::<Plain>()?.0),
                         Some(2) => {
                             let method = map.next_value::<Str<'de>>()?.0;
                             top.method = Some(hot_method(&method).ok_or_else(decline)?);
@@ -175,7 +176,7 @@ impl<'de> Deserialize<'de> for Params<'de> {
                     match name {
                         Some(0) => params.task_id = Some(map.next_value::<Str<'de>>()?.0),
                         Some(1) => params.name = Some(map.next_value::<Str<'de>>()?.0),
-                        Some(2) => params.arguments = Some(map.next_value()?),
+                        Some(2) => params.arguments = Some(map.next_value::<Plain>()?.0),
                         Some(3) => params.meta = Some(map.next_value()?),
                         Some(_) => return Err(decline()),
                         None => {
@@ -210,7 +211,7 @@ impl<'de> Deserialize<'de> for Meta<'de> {
                 while let Some(name) = map.next_key_seed(Names(NAMES))? {
                     match name {
                         Some(0) => meta.protocol_version = Some(map.next_value::<Str<'de>>()?.0),
-                        Some(1) => meta.client_capabilities = Some(map.next_value()?),
+                        Some(1) => meta.client_capabilities = Some(map.next_value::<Plain>()?.0),
                         Some(2) => meta.trace_parent = Some(map.next_value::<Str<'de>>()?.0),
                         Some(_) => return Err(decline()),
                         None => {
@@ -226,15 +227,9 @@ impl<'de> Deserialize<'de> for Meta<'de> {
 }
 
 /// A member name, as its index in the names given, `None` for another name. A name that is
-/// one of `serde_json`'s private markers declines the body: [`Value`] treats an object whose
+/// one of `serde_json`'s private markers declines the body (the `Value` path refuses it): [`Value`] treats an object whose
 /// first member has one specially.
 struct Names(&'static [&'static str]);
-
-/// `serde_json`'s markers (`raw_value`'s and `arbitrary_precision`'s).
-const MARKERS: [&str; 2] = [
-    "$serde_json::private::RawValue",
-    "$serde_json::private::Number",
-];
 
 impl<'de> DeserializeSeed<'de> for Names {
     type Value = Option<usize>;
@@ -249,7 +244,7 @@ impl Visitor<'_> for Names {
         f.write_str("a member name")
     }
     fn visit_str<E: de::Error>(self, name: &str) -> Result<Option<usize>, E> {
-        if MARKERS.contains(&name) {
+        if json::is_marker(name) {
             return Err(decline());
         }
         Ok(self.0.iter().position(|known| *known == name))
@@ -278,50 +273,5 @@ impl<'de> Deserialize<'de> for Str<'de> {
             }
         }
         deserializer.deserialize_str(V)
-    }
-}
-
-/// Any JSON value, visited as [`Value`] visits it (so the same texts are accepted) and
-/// dropped without being built.
-struct Checked;
-
-impl<'de> Deserialize<'de> for Checked {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(Checked)
-    }
-}
-
-impl<'de> Visitor<'de> for Checked {
-    type Value = Checked;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
-        while seq.next_element::<Checked>()?.is_some() {}
-        Ok(Checked)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
-        while map.next_key_seed(Names(&[]))?.is_some() {
-            map.next_value::<Checked>()?;
-        }
-        Ok(Checked)
     }
 }

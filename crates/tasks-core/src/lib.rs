@@ -10,7 +10,7 @@
 //!
 //! ## Map
 //!
-//! What a user needs is at the crate root or in one of eleven public modules; every other module
+//! What a user needs is at the crate root or in one of twelve public modules; every other module
 //! is private, and its items that users need are re-exported from one of these (the workspace's
 //! `unreachable_pub` lint keeps it so).
 //!
@@ -21,6 +21,7 @@
 //! | [`exchange`] | what outlives a message, as state machines (events in, frames out): the listen stream and its filter ([`exchange::ListenFilter`], [`exchange::ListKind`]), a request answered now with its notifications and next MRTR round |
 //! | [`sessions`] | the 2025 session path on the same endpoint: era routing, sessions and their machines (table, request ids, re-delivery), its planner and wire shapes |
 //! | [`wire`] | typed base-protocol shapes (discover, `tools/list`, `input_required`, progress, log; `resultType`) and the task projections: `CreateTaskResult`, `DetailedTask`, `notifications/tasks`, the ack |
+//! | [`json`] | reading JSON from untrusted bytes with plain member names (serde_json's marker names refused), and the checks that what is written reads back |
 //! | [`jsonrpc`] | JSON-RPC framing of results, errors and notifications; the serverInfo `_meta` |
 //! | [`headers`] | `Mcp-Method` / `Mcp-Name` routing-header rules and `=?base64?…?=` decoding |
 //! | [`catalog`] | the requests of prompts, resources, completion and skills, validated; pagination; resource templates |
@@ -51,8 +52,8 @@
 //! | `listen` | `catalog`, `id`, `protocol`, `error` |
 //! | `catalog` | `call`, `cursor`, `uri_template`, `skill`, `mrtr`, `wire`, `method`, `protocol`, `time`, `error` |
 //! | `call` | `admission`, `mrtr`, `negotiation`, `headers`, `param_headers`, `input`, `method`, `id`, `time`, `error` |
-//! | `admission` | `borrowed`, `negotiation`, `headers`, `method`, `protocol`, `error` |
-//! | `borrowed` | `negotiation`, `method`, `trace`, `protocol` |
+//! | `admission` | `borrowed`, `json`, `negotiation`, `headers`, `method`, `protocol`, `error` |
+//! | `borrowed` | `json`, `negotiation`, `method`, `trace`, `protocol` |
 //! | `param_headers` | `headers`, `error` |
 //! | `headers`, `params` | `method`, `id`, `error` |
 //! | `negotiation` | `logging`, `trace`, `protocol`, `error` |
@@ -66,7 +67,8 @@
 //! | `cursor`, `jsonrpc` | `error` |
 //! | `error`, `id` | `protocol` |
 //! | `progress` | `number` |
-//! | `canonical`, `logging`, `method`, `number`, `protocol`, `raw`, `skill`, `time`, `trace`, `uri_template` | nothing of this crate |
+//! | `raw` | `json` |
+//! | `canonical`, `json`, `logging`, `method`, `number`, `protocol`, `skill`, `time`, `trace`, `uri_template` | nothing of this crate |
 //!
 //! ## Design notes
 //!
@@ -116,6 +118,7 @@ pub mod exchange;
 pub mod headers;
 mod id;
 pub mod input;
+pub mod json;
 pub mod jsonrpc;
 pub mod labels;
 mod listen;

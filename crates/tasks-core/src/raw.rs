@@ -64,7 +64,10 @@ impl RawObject {
     /// The object, parsed. Empty for an object nested deeper than the parser's 128 levels,
     /// which a stored result never is ([`MAX_RESULT_DEPTH`]).
     pub fn to_object(&self) -> JsonObject {
-        serde_json::from_str(self.0.get()).unwrap_or_default()
+        match crate::json::parse(self.0.get().as_bytes()) {
+            Ok(serde_json::Value::Object(object)) => object,
+            _ => JsonObject::new(),
+        }
     }
 
     /// Whether the object has `"isError": true` (a tool error in a `CallToolResult`), read
@@ -120,7 +123,9 @@ impl Serialize for RawObject {
 
 impl<'de> Deserialize<'de> for RawObject {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        JsonObject::deserialize(deserializer).map(RawObject::from)
+        // Member names are plain, whatever serde_json features the build has: a stored result
+        // with a marker name is refused (the task's row is then unreadable, not misread).
+        crate::json::object(deserializer).map(RawObject::from)
     }
 }
 

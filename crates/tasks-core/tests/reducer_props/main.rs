@@ -6,6 +6,7 @@ mod envelope_props;
 mod exchange_props;
 mod model_props;
 mod params_props;
+mod plain_props;
 mod plan_props;
 mod projection_props;
 mod session_props;

@@ -334,13 +334,13 @@ fn header(others: Vec<&'static str>) -> impl Strategy<Value = Header> {
 }
 
 /// What is sent of `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`: see [`header`].
-type Sent = (Header, Header, Header);
+pub(crate) type Sent = (Header, Header, Header);
 
 /// One header as sent: derived from the body (`None`), or these values.
-type Header = Option<Vec<&'static str>>;
+pub(crate) type Header = Option<Vec<&'static str>>;
 
 /// The headers for `body`: each derived from what the body says, unless replaced.
-fn headers(body: &[u8], (version, method, name): Sent) -> Vec<(&'static str, Vec<u8>)> {
+pub(crate) fn headers(body: &[u8], (version, method, name): Sent) -> Vec<(&'static str, Vec<u8>)> {
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let get = |pointer: &str| {
         parsed
@@ -395,7 +395,7 @@ fn arb_policy() -> impl Strategy<Value = TaskPolicy> {
 }
 
 /// The new path's plan and whether the typed read planned it, against the oracle's.
-fn check(
+pub(crate) fn check(
     body: &[u8],
     headers: &[(&'static str, Vec<u8>)],
     policy: TaskPolicy,

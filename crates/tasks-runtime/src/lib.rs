@@ -169,7 +169,7 @@ pub use store::{
 };
 pub use sync::{run_sync, SyncCall, SyncOutcome};
 pub use wait::{Changes, TaskWait, Wake};
-pub use work::Work;
+pub use work::{Work, MAX_ANSWER_DEPTH, MAX_WORK_DEPTH};
 
 /// What only this workspace's fixture, fuzz targets and benchmarks use: no semver promise
 /// (`docs/api-policy.md`), it may change or go in any release.

@@ -19,7 +19,7 @@ use crate::scope::Scope;
 use crate::store::task_map::task_map;
 use crate::store::{CreateLimits, NodeId, Store, StoreError};
 use crate::wait::{Changes, TaskWait};
-use crate::work::Work;
+use crate::work::{Work, MAX_ANSWER_DEPTH};
 use crate::worker;
 
 /// Capacity of the status-event broadcast channel; a slower receiver skips older events.
@@ -330,6 +330,10 @@ impl TaskRuntime {
     /// # Errors
     /// * -32602 `Unknown tool` when `work.tool` is not registered;
     /// * -32602 `Task input is larger than 262144 bytes` (the configured limit);
+    /// * -32602 `Task input cannot be stored: the value nests N levels deep, more than the 126
+    ///   allowed` or `…: a member name is reserved: $serde_json::private::RawValue` when the
+    ///   work would not read back once stored ([`Work::check_storable`]; only work built by
+    ///   another host than this project's HTTP adapter can be refused so);
     /// * -32603 `Task capacity exhausted` with `data.limit` `max_jobs`, `max_tasks` or
     ///   `max_active_tasks_per_scope`. Nothing is stored on any refusal.
     /// * -32603 `Task store unavailable: nothing was stored or changed` (HTTP 503,
@@ -494,6 +498,11 @@ impl TaskRuntime {
                 limit: limits.max_input_bytes,
             });
         }
+        if let Err(unstorable) = work.check_storable() {
+            return Err(McpError::InvalidParams(format!(
+                "Task input cannot be stored: {unstorable}"
+            )));
+        }
         let permit = inner.slots.clone().try_acquire_owned().map_err(|_| {
             inner.metrics.refused(tasks_core::CapacityLimit::MaxJobs);
             McpError::CapacityExhausted(tasks_core::CapacityLimit::MaxJobs)
@@ -579,6 +588,9 @@ impl TaskRuntime {
     /// * -32602 `Invalid input response for <key>: <reason>` when a response to an outstanding
     ///   key does not fit its request ([`tasks_core::InputRequest::check_response`]); then
     ///   nothing of the update is applied and the task is unchanged;
+    /// * -32602 `Invalid input response for <key>: the value nests N levels deep, more than the
+    ///   123 allowed` (or `…: a member name is reserved: …`) when a response would not read back
+    ///   once stored in the task ([`MAX_ANSWER_DEPTH`]); nothing of the update is applied;
     /// * -32603 `Task store unavailable: …` (HTTP 503) as for [`TaskRuntime::create_task`]:
     ///   `nothing was stored or changed`, or `whether the request took effect is unknown`
     ///   (sending the same update again is safe: only keys still outstanding are taken).
@@ -588,6 +600,13 @@ impl TaskRuntime {
         id: &TaskId,
         responses: BTreeMap<String, Value>,
     ) -> Result<(), McpError> {
+        for (key, response) in &responses {
+            if let Err(unstorable) = tasks_core::json::check_value(response, MAX_ANSWER_DEPTH) {
+                return Err(McpError::InvalidParams(format!(
+                    "Invalid input response for {key}: {unstorable}"
+                )));
+            }
+        }
         let committed = self
             .inner
             .commit(scope, id, Event::InputResponsesAccepted { responses }, None)

@@ -75,11 +75,39 @@ impl Work {
         }
     }
 
+    /// Whether the descriptor reads back once stored: its objects nest at most
+    /// [`MAX_WORK_DEPTH`] deep and have no member named after `serde_json`'s markers
+    /// ([`tasks_core::json::check_object`]). A body read by this project's HTTP adapter always
+    /// passes; work built by another host (an rmcp server, whose parser honours the markers) or
+    /// by hand may not.
+    ///
+    /// # Errors
+    /// The first problem found in `arguments`, `inputResponses` or `clientCapabilities`.
+    pub fn check_storable(&self) -> Result<(), tasks_core::json::Unstorable> {
+        use tasks_core::json::check_object;
+        check_object(&self.arguments, MAX_WORK_DEPTH)?;
+        if let Some(answers) = &self.input_responses {
+            check_object(answers, MAX_WORK_DEPTH)?;
+        }
+        check_object(&self.client_capabilities, MAX_WORK_DEPTH)
+    }
+
     /// The size of the serialized descriptor in bytes (what the input limit measures).
     pub fn encoded_len(&self) -> usize {
         encoded_len(self)
     }
 }
+
+/// The deepest nesting of the objects a [`Work`] holds (`arguments`, `inputResponses`,
+/// `clientCapabilities`, each counting as 1): they sit one level inside the stored descriptor,
+/// which must stay within the parser's [`tasks_core::json::MAX_PARSE_DEPTH`]. Deeper than any
+/// request body can carry them (they sit two or three levels inside it).
+pub const MAX_WORK_DEPTH: usize = tasks_core::json::MAX_PARSE_DEPTH - 1;
+
+/// The deepest nesting of an input response a task keeps (the value counting as 1): a stored
+/// task holds it four levels in (task, `answered`, key, answer), within the parser's
+/// [`tasks_core::json::MAX_PARSE_DEPTH`].
+pub const MAX_ANSWER_DEPTH: usize = tasks_core::json::MAX_PARSE_DEPTH - 4;
 
 /// Serialized JSON length of `value` in bytes, without allocating the output.
 pub fn encoded_len<T: Serialize + ?Sized>(value: &T) -> usize {

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use serde_json::Value;
-use tasks_core::{Event, JsonRpcError, TaskId};
+use tasks_core::json::Unstorable;
+use tasks_core::{Event, JsonRpcError, TaskId, MAX_RESULT_DEPTH};
 use tokio::sync::OwnedSemaphorePermit;
 use tracing::Instrument as _;
 
@@ -26,6 +27,19 @@ pub(crate) const MESSAGE_NOT_OBJECT: &str = "Task worker returned a non-object r
 pub(crate) const MESSAGE_CONTINUATION: &str =
     "Task worker returned a continuation; use ToolContext::input inside a task";
 
+/// `error.message` of a task whose tool's result (or error `data`) would not read back once
+/// stored: nested deeper than [`MAX_RESULT_DEPTH`] levels (`Task result is nested deeper than
+/// 120 levels`), or with a member named after one of `serde_json`'s markers (`Task result has a
+/// reserved member name`).
+fn unstorable_message(what: &str, unstorable: &Unstorable) -> String {
+    match unstorable {
+        Unstorable::TooDeep { max, .. } => {
+            format!("Task {what} is nested deeper than {max} levels")
+        }
+        Unstorable::ReservedName(_) => format!("Task {what} has a reserved member name"),
+    }
+}
+
 /// Turns a tool's return value into the event that ends the task.
 pub(crate) fn outcome_event(
     outcome: Result<Value, ToolError>,
@@ -41,13 +55,9 @@ pub(crate) fn outcome_event(
                     )),
                 });
             }
-            let depth = tasks_core::nesting_depth(&result);
-            if depth > tasks_core::MAX_RESULT_DEPTH {
+            if let Err(unstorable) = tasks_core::json::check_object(&result, MAX_RESULT_DEPTH) {
                 return Some(Event::Failed {
-                    error: JsonRpcError::internal(format!(
-                        "Task result is nested deeper than {} levels",
-                        tasks_core::MAX_RESULT_DEPTH
-                    )),
+                    error: JsonRpcError::internal(unstorable_message("result", &unstorable)),
                 });
             }
             Some(Event::Completed {
@@ -62,7 +72,15 @@ pub(crate) fn outcome_event(
             Ok(Value::Object(crate::result::error_object(message))),
             max_result_bytes,
         ),
-        Err(ToolError::Rpc(error)) => Some(Event::Failed { error }),
+        Err(ToolError::Rpc(error)) => {
+            let data = error.data.as_ref();
+            match data.map(|data| tasks_core::json::check_value(data, MAX_RESULT_DEPTH)) {
+                Some(Err(unstorable)) => Some(Event::Failed {
+                    error: JsonRpcError::internal(unstorable_message("error data", &unstorable)),
+                }),
+                _ => Some(Event::Failed { error }),
+            }
+        }
         Err(ToolError::InputRequired) => Some(Event::Failed {
             error: JsonRpcError::internal(MESSAGE_CONTINUATION),
         }),

@@ -1316,3 +1316,89 @@ async fn a_result_nested_too_deeply_fails_the_task() {
         "Task result is nested deeper than 120 levels"
     );
 }
+
+/// Work that would not read back once stored (built by a host whose parser honours
+/// serde_json's markers, or by hand) is refused before anything is stored: arguments nested
+/// past [`tasks_runtime::MAX_WORK_DEPTH`], or with a marker member name.
+#[tokio::test(start_paused = true)]
+async fn work_that_would_not_read_back_is_refused_before_it_is_stored() {
+    let rt = runtime(vec![echo_tool()], RuntimeConfig::default());
+    let scope = Scope::shared();
+    let mut deep = json!(1);
+    for _ in 0..tasks_runtime::MAX_WORK_DEPTH {
+        deep = json!([deep]);
+    }
+    // `{"x": deep}` is one level deeper than `deep`.
+    let error = rt
+        .create_task(work_in(&scope, "echo", json!({ "x": deep })))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error,
+        McpError::InvalidParams(
+            "Task input cannot be stored: the value nests 127 levels deep, more than the 126 allowed"
+                .into()
+        )
+    );
+    let marker = json!({"x": [{"$serde_json::private::RawValue": "1"}]});
+    let error = rt
+        .create_task(work_in(&scope, "echo", marker))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error,
+        McpError::InvalidParams(
+            "Task input cannot be stored: a member name is reserved: $serde_json::private::RawValue"
+                .into()
+        )
+    );
+    assert_eq!(rt.stored_tasks().await.unwrap(), 0);
+    // One level less is stored and runs.
+    let mut fits = json!(1);
+    for _ in 0..tasks_runtime::MAX_WORK_DEPTH - 1 {
+        fits = json!([fits]);
+    }
+    let task = rt
+        .create_task(work_in(&scope, "echo", json!({ "x": fits })))
+        .await
+        .unwrap();
+    assert_eq!(rt.stored_tasks().await.unwrap(), 1);
+    let done = wait_terminal(&rt, &scope, task.id()).await;
+    assert_eq!(done.status(), TaskStatus::Completed);
+}
+
+/// A tool result, or a tool error's `data`, with a member named after a serde_json marker
+/// fails the task with a clear message instead of storing what would not read back.
+#[tokio::test(start_paused = true)]
+async fn a_result_with_a_marker_name_fails_the_task() {
+    let tool = Tool::new("marker", "Answers a marker member", |ctx| async move {
+        let marker = json!({"$serde_json::private::RawValue": "[1]"});
+        if ctx.arguments().contains_key("error") {
+            return Err(tasks_runtime::ToolError::Rpc(JsonRpcError {
+                code: -32000,
+                message: "no".into(),
+                data: Some(json!({ "d": marker })),
+            }));
+        }
+        Ok(json!({"content": [], "structuredContent": marker}))
+    });
+    let rt = runtime(vec![tool], RuntimeConfig::default());
+    let scope = Scope::shared();
+    for (arguments, message) in [
+        (json!({}), "Task result has a reserved member name"),
+        (
+            json!({"error": true}),
+            "Task error data has a reserved member name",
+        ),
+    ] {
+        let task = rt
+            .create_task(work_in(&scope, "marker", arguments))
+            .await
+            .unwrap();
+        let done = wait_terminal(&rt, &scope, task.id()).await;
+        let TaskState::Failed { error } = done.state() else {
+            panic!("expected failed, got {:?}", done.state());
+        };
+        assert_eq!((error.code, error.message.as_str()), (-32603, message));
+    }
+}

@@ -1,6 +1,9 @@
 //! One MCP 2026-07-28 request over Streamable HTTP: the body with its per-request `_meta`, the
 //! routing headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`), and the
-//! answer read from `application/json` or from a `text/event-stream`.
+//! answer read from `application/json` or from a `text/event-stream`. Answers are read with
+//! plain member names (`tasks_core::json::parse`): a server's message with a member named after
+//! one of serde_json's markers, or nested past 127 levels, is a malformed answer, not a value
+//! spelt another way.
 //!
 //! Sources: MCP 2026-07-28 streamable-http "Sending Messages to the Server" and "Standard
 //! Request Headers"
@@ -141,7 +144,7 @@ impl Connection {
             return Err(ClientError::malformed("the stream ended without an answer"));
         }
         let bytes = read_body(response).await?;
-        match serde_json::from_slice::<Value>(&bytes) {
+        match tasks_core::json::parse(&bytes) {
             Ok(message) if message.get("jsonrpc").is_some() => answer(message, status),
             _ if !(200..300).contains(&status) => Err(ClientError::Http {
                 status,
@@ -165,7 +168,7 @@ impl Connection {
             return Ok(messages(response));
         }
         let bytes = read_body(response).await?;
-        match serde_json::from_slice::<Value>(&bytes) {
+        match tasks_core::json::parse(&bytes) {
             Ok(message) if message.get("jsonrpc").is_some() => {
                 answer(message, status)?;
                 Err(ClientError::malformed("expected a stream, got one message"))
@@ -252,7 +255,7 @@ fn messages(response: reqwest::Response) -> MessageStream {
                 match event {
                     Ok(event) if event.data.trim().is_empty() => None,
                     Ok(event) => Some(
-                        serde_json::from_str(&event.data)
+                        tasks_core::json::parse(event.data.as_bytes())
                             .map_err(|_| ClientError::malformed("an SSE event is not JSON")),
                     ),
                     Err(eventsource_stream::EventStreamError::Transport(error)) => Some(Err(error)),

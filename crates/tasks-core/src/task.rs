@@ -28,6 +28,10 @@ pub const MESSAGE_INPUT_RECEIVED: &str = "Input received";
 pub const MESSAGE_WAITING_PREFIX: &str = "Waiting for input: ";
 /// `statusMessage` of a cancelled task.
 pub const MESSAGE_CANCELLED: &str = "Cancellation requested";
+/// `error.message` (-32603) and `statusMessage` of a task whose stored state could not be read
+/// back: its store quarantined the row and answers this `failed` task in its place
+/// ([`Task::unreadable`]).
+pub const MESSAGE_UNREADABLE: &str = "The stored state of this task could not be read";
 
 /// The five task statuses. `completed`, `failed` and `cancelled` are terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -398,6 +402,34 @@ impl Task {
     /// Whether the task has expired at `now` (`now >= createdAt + ttlMs`).
     pub fn is_expired(&self, now: Timestamp) -> bool {
         self.expires_at().is_some_and(|at| now >= at)
+    }
+
+    /// The `failed` task a store keeps in place of a stored task it could not read back (a
+    /// quarantined row: the poison-message rule, one bad row fails only its own task):
+    /// error -32603 [`MESSAGE_UNREADABLE`], the same `statusMessage`, and what the store still
+    /// knows from the row's other columns. `ttl_ms`: milliseconds from `created_at`, `None`
+    /// for unlimited. `revision`: the revision to store it under (one past the row's, so every
+    /// reader sees a change); at least 1. `lastUpdatedAt` is `now`, or `created_at` when later.
+    pub fn unreadable(
+        task_id: TaskId,
+        created_at: Timestamp,
+        ttl_ms: Option<u64>,
+        revision: u64,
+        now: Timestamp,
+    ) -> Self {
+        Task {
+            task_id,
+            created_at,
+            last_updated_at: now.max(created_at),
+            ttl_ms: Ttl::new(ttl_ms),
+            poll_interval_ms: None,
+            status_message: Some(MESSAGE_UNREADABLE.into()),
+            revision: revision.max(1),
+            state: TaskState::Failed {
+                error: Box::new(JsonRpcError::internal(MESSAGE_UNREADABLE)),
+            },
+            extras: Extras::default(),
+        }
     }
 }
 

@@ -87,6 +87,7 @@ pub struct RuntimeMetrics {
     self_fences: Family<ReasonLabel, Counter>,
     parked: Histogram,
     stored: Family<StatusLabel, Gauge>,
+    quarantined: Gauge,
     feed_resyncs: Family<ReasonLabel, Counter>,
 }
 
@@ -142,6 +143,7 @@ impl RuntimeMetrics {
             self_fences: Family::default(),
             parked: Histogram::new(duration_buckets()),
             stored: Family::default(),
+            quarantined: Gauge::default(),
             feed_resyncs: Family::default(),
         }
     }
@@ -154,7 +156,7 @@ impl RuntimeMetrics {
     /// `lease_renewals_total{outcome}`, `task_takeovers_total`, `fenced_writes_total`,
     /// `store_operation_duration_seconds{operation}`, `store_failures_total{operation}`,
     /// `store_deadline_exceeded_total{operation}`, `node_self_fences_total{reason}`,
-    /// `task_input_wait_seconds`, `tasks_stored{status}` (set by
+    /// `task_input_wait_seconds`, `tasks_stored{status}` and `tasks_quarantined` (set by
     /// [`TaskRuntime::refresh_status_counts`](crate::TaskRuntime::refresh_status_counts)) and
     /// `change_feed_resyncs_total{reason}`. Refusals answered because the store was briefly
     /// unavailable are a request metric, counted where an error becomes a client's answer
@@ -236,6 +238,11 @@ impl RuntimeMetrics {
             "tasks_stored",
             "Unexpired tasks in the store by status, across every node sharing it (read from the store at each scrape)",
             self.stored.clone(),
+        );
+        registry.register(
+            "tasks_quarantined",
+            "Stored tasks this process's store could not read back and quarantined since it was opened (each now reads failed)",
+            self.quarantined.clone(),
         );
         registry.register_with_unit(
             "task_input_wait",
@@ -343,6 +350,12 @@ impl RuntimeMetrics {
             #[allow(clippy::cast_precision_loss)] // milliseconds: exact far beyond any wait
             self.parked.observe(millis as f64 / 1000.0);
         }
+    }
+
+    /// Sets the quarantined-task gauge from the store's count ([`crate::Store::quarantined`]).
+    pub(crate) fn set_quarantined(&self, count: u64) {
+        self.quarantined
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
     }
 
     /// Sets the stored-task gauges from the store's counts.

@@ -155,7 +155,8 @@ impl TaskRuntime {
     }
 
     /// Reads how many tasks the store holds in each status (across every node sharing it) into
-    /// the `tasks_stored{status}` gauges of [`TaskRuntime::metrics`]; called before a scrape.
+    /// the `tasks_stored{status}` gauges of [`TaskRuntime::metrics`], and how many it
+    /// quarantined ([`Store::quarantined`]) into `tasks_quarantined`; called before a scrape.
     /// A store that does not count, fails, or takes over 2 s leaves the gauges as they were.
     /// The store is asked at most once per 5 s (later calls keep the last counts) and never by
     /// two calls at once.
@@ -169,6 +170,9 @@ impl TaskRuntime {
             return;
         }
         *last = Some(tokio::time::Instant::now());
+        self.inner
+            .metrics
+            .set_quarantined(self.inner.store.quarantined());
         let now = self.inner.clock.now();
         let counted = tokio::time::timeout(
             std::time::Duration::from_secs(2),

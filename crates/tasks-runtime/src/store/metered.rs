@@ -216,6 +216,10 @@ impl Store for Metered {
         self.inner.kind()
     }
 
+    fn quarantined(&self) -> u64 {
+        self.inner.quarantined()
+    }
+
     fn time_floor(&self) -> Timestamp {
         self.inner.time_floor()
     }

@@ -414,6 +414,16 @@ pub trait Store: Send + Sync + 'static {
         Ok(None)
     }
 
+    /// How many stored tasks this store instance has quarantined since it was opened: rows it
+    /// could not read back (invalid JSON, the wrong shape, nesting past the parser's limit,
+    /// written by a bug, another version or by hand), each replaced by the `failed` task of
+    /// [`tasks_core::Task::unreadable`] with the original kept where an operator can find it
+    /// (docs/durability.md, "Unreadable rows"). For the `mcp_tasks_quarantined` gauge. 0 (the
+    /// default) for a store that keeps nothing it could fail to read.
+    fn quarantined(&self) -> u64 {
+        0
+    }
+
     /// A receiver of hints about tasks committed by other processes sharing this store, or
     /// `None` (the default) for a store that one process uses alone. Each call subscribes
     /// anew.

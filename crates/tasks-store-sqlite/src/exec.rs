@@ -430,8 +430,23 @@ fn decode_claimed(
     let mut claimed = Vec::new();
     for row in rows {
         let (scope, task, work, generation, attempt) = row?;
-        let task: Task = serde_json::from_str(&task)?;
-        let work: Work = serde_json::from_str(&work)?;
+        // Every row was read (and any unreadable one quarantined) when the store opened; one
+        // written since by another program that does not decode is left out of the pass, so
+        // the others are still claimed, and is quarantined at the next open.
+        let (task, work) = match (
+            serde_json::from_str::<Task>(&task),
+            serde_json::from_str::<Work>(&work),
+        ) {
+            (Ok(task), Ok(work)) => (task, work),
+            (task, work) => {
+                let reason = task.err().or(work.err()).map(|e| e.to_string());
+                tracing::warn!(
+                    reason,
+                    "a claimed task does not decode; left out of the claim"
+                );
+                continue;
+            }
+        };
         let lease = Lease {
             node: *node,
             generation: u64::try_from(generation)

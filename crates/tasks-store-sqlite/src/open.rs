@@ -15,6 +15,7 @@ use crate::counters::Counters;
 use crate::error::OpenError;
 use crate::model::{Entry, Model};
 use crate::options::SqliteOptions;
+use crate::quarantine::{quarantine, Unreadable};
 use crate::schema::{self, Found};
 use crate::sql;
 
@@ -32,6 +33,8 @@ pub(crate) struct Opened {
     pub(crate) counters: Counters,
     /// The clock's high-water mark (ms since the Unix epoch).
     pub(crate) high_water_ms: i64,
+    /// How many rows the load quarantined ([`crate::quarantine`]).
+    pub(crate) quarantined: u64,
 }
 
 /// Locks, opens, migrates and loads the database at `path`.
@@ -114,15 +117,13 @@ pub(crate) fn open(path: &Path, options: &SqliteOptions) -> Result<Opened, OpenE
     // The lock proves the previous process is gone: its tasks are orphans at once, for the
     // runtime's recovery (`claim_orphans`) to take over.
     conn.execute("DELETE FROM nodes", []).map_err(db)?;
-    let (model, counters) = load(&conn).map_err(|error| match error {
-        Load::Sql(error) => db(error),
-        Load::Row(reason) => corrupt(reason),
-    })?;
     let high_water_ms: i64 = conn
         .query_row(sql::HIGH_WATER, [], |row| row.get(0))
         .optional()
         .map_err(db)?
         .unwrap_or(0);
+    let now_ms = high_water_ms.max(wall_clock_ms());
+    let (model, counters, quarantined) = load(&conn, now_ms).map_err(db)?;
     conn.set_prepared_statement_cache_capacity(32);
     Ok(Opened {
         conn,
@@ -130,6 +131,7 @@ pub(crate) fn open(path: &Path, options: &SqliteOptions) -> Result<Opened, OpenE
         model,
         counters,
         high_water_ms,
+        quarantined,
     })
 }
 
@@ -167,21 +169,21 @@ fn set_pragmas(conn: &Connection, options: &SqliteOptions) -> Result<(), String>
     Ok(())
 }
 
-enum Load {
-    Sql(rusqlite::Error),
-    Row(String),
+/// The wall clock in ms since the Unix epoch (0 before it): the `lastUpdatedAt` of a
+/// quarantined task, when later than the store's high-water mark.
+fn wall_clock_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-impl From<rusqlite::Error> for Load {
-    fn from(error: rusqlite::Error) -> Self {
-        Load::Sql(error)
-    }
-}
-
-/// Streams every row into the read model and counts them.
-fn load(conn: &Connection) -> Result<(Model, Counters), Load> {
+/// Streams every row into the read model and counts them. A row that does not decode is
+/// quarantined ([`crate::quarantine`]) and loaded as the `failed` task standing in its place;
+/// returns how many were.
+fn load(conn: &Connection, now_ms: i64) -> rusqlite::Result<(Model, Counters, u64)> {
     let model = Model::default();
     let mut counters = Counters::default();
+    let mut unreadable = Vec::new();
     let mut statement = conn.prepare(sql::LOAD)?;
     let mut rows = statement.query([])?;
     while let Some(row) = rows.next()? {
@@ -191,32 +193,71 @@ fn load(conn: &Connection) -> Result<(Model, Counters), Load> {
         let status: String = row.get(3)?;
         let task: String = row.get(4)?;
         let work: Option<String> = row.get(5)?;
-        let bad = |what: String| Load::Row(format!("task {id:?}: {what}"));
-        let task_id = TaskId::parse(&id).map_err(|e| bad(format!("invalid id: {e}")))?;
-        let task: Task =
-            serde_json::from_str(&task).map_err(|e| bad(format!("task does not decode: {e}")))?;
-        if task.id() != &task_id
-            || i64::try_from(task.revision()).ok() != Some(revision)
-            || task.status().as_str() != status
-        {
-            return Err(bad("columns disagree with the stored task".into()));
+        match decode(&id, revision, &status, &task, work.as_deref()) {
+            Ok((task_id, task, work)) => {
+                counters.count_loaded(&scope, sql::is_active(&status));
+                model.load(
+                    task_id,
+                    Entry {
+                        task: Arc::new(task),
+                        scope: Scope::new(scope),
+                        work: work.map(Arc::new),
+                    },
+                );
+            }
+            Err(reason) => unreadable.push(Unreadable {
+                id,
+                scope,
+                revision,
+                status,
+                created_at_ms: row.get(6)?,
+                expires_at_ms: row.get(7)?,
+                task,
+                work,
+                reason,
+            }),
         }
-        let work = work
-            .map(|work| serde_json::from_str::<Work>(&work))
-            .transpose()
-            .map_err(|e| bad(format!("work does not decode: {e}")))?;
-        counters.count_loaded(&scope, sql::is_active(&status));
+    }
+    drop(rows);
+    drop(statement);
+    let replaced = quarantine(conn, &unreadable, now_ms)?;
+    for (task, scope) in replaced {
+        counters.count_loaded(&scope, false);
         model.load(
-            task_id,
+            task.id().clone(),
             Entry {
                 task: Arc::new(task),
                 scope: Scope::new(scope),
-                work: work.map(Arc::new),
+                work: None,
             },
         );
     }
     model.set_total(counters.total());
-    Ok((model, counters))
+    Ok((model, counters, unreadable.len() as u64))
+}
+
+/// A row's id, task and work, decoded and checked against its columns; why not, otherwise.
+fn decode(
+    id: &str,
+    revision: i64,
+    status: &str,
+    task: &str,
+    work: Option<&str>,
+) -> Result<(TaskId, Task, Option<Work>), String> {
+    let task_id = TaskId::parse(id).map_err(|e| format!("invalid id: {e}"))?;
+    let task: Task =
+        serde_json::from_str(task).map_err(|e| format!("task does not decode: {e}"))?;
+    if task.id() != &task_id
+        || i64::try_from(task.revision()).ok() != Some(revision)
+        || task.status().as_str() != status
+    {
+        return Err("columns disagree with the stored task".into());
+    }
+    let work = work
+        .map(serde_json::from_str::<Work>)
+        .transpose()
+        .map_err(|e| format!("work does not decode: {e}"))?;
+    Ok((task_id, task, work))
 }
 
 /// A SQLite error at open: a file that is not a database, or is damaged, is `Corrupt`.

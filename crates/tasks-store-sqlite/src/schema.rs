@@ -8,6 +8,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_init.sql"),
     include_str!("../migrations/0002_clock.sql"),
     include_str!("../migrations/0003_status_check.sql"),
+    include_str!("../migrations/0004_quarantine.sql"),
 ];
 
 /// The newest schema version this build knows.
@@ -36,6 +37,19 @@ const TABLES: &[(&str, &[&str])] = &[
     ),
     ("nodes", &["node_id", "lease_expires_at_ms"]),
     ("clock", &["id", "high_water_ms"]),
+    (
+        "quarantined_tasks",
+        &[
+            "id",
+            "scope",
+            "revision",
+            "status",
+            "task",
+            "work",
+            "reason",
+            "quarantined_at_ms",
+        ],
+    ),
 ];
 
 /// What an opened file holds, judged without writing to it.

@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 
 use async_trait::async_trait;
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
-use tasks_runtime::store::CreateLimits;
+use tasks_runtime::store::{encode_checked, CreateLimits};
 use tasks_runtime::{
     Authority, CasOutcome, Claimed, Created, Lease, Liveness, NodeId, Scope, Snapshot, Store,
     StoreError, Work,
@@ -38,6 +38,8 @@ pub struct SqliteStore {
     writer: Option<JoinHandle<()>>,
     /// The clock's high-water mark when the database was opened.
     time_floor: Timestamp,
+    /// The rows quarantined when the database was opened (`crate::quarantine`).
+    quarantined: u64,
 }
 
 impl SqliteStore {
@@ -51,7 +53,8 @@ impl SqliteStore {
     /// # Errors
     /// [`OpenError`]: the database is in use ([`OpenError::Locked`]), written by a newer
     /// build, not a task database or damaged, or a file cannot be created. A refused file is
-    /// left unchanged.
+    /// left unchanged. A task row that does not decode does not refuse the file: that task
+    /// alone is quarantined (the crate docs, "Unreadable rows").
     pub fn open(path: impl AsRef<Path>, options: SqliteOptions) -> Result<SqliteStore, OpenError> {
         let path = path.as_ref().to_path_buf();
         let opened = open::open(&path, &options)?;
@@ -89,6 +92,7 @@ impl SqliteStore {
             commands: Some(commands),
             writer: Some(writer),
             time_floor,
+            quarantined: opened.quarantined,
         })
     }
 
@@ -183,14 +187,14 @@ fn unexpected(answer: Answer) -> StoreError {
     StoreError::Backend(format!("the writer answered {answer:?} to another request"))
 }
 
-fn encoding(error: serde_json::Error) -> StoreError {
-    StoreError::Backend(format!("encoding JSON: {error}"))
-}
-
 #[async_trait]
 impl Store for SqliteStore {
     fn kind(&self) -> &'static str {
         "sqlite"
+    }
+
+    fn quarantined(&self) -> u64 {
+        self.quarantined
     }
 
     async fn create(
@@ -202,8 +206,8 @@ impl Store for SqliteStore {
     ) -> Result<Created, StoreError> {
         let task = task.into_task();
         let new = command::NewTask {
-            task_json: serde_json::to_string(&task).map_err(encoding)?,
-            work_json: serde_json::to_string(&*work).map_err(encoding)?,
+            task_json: encode_checked("sqlite", &task)?,
+            work_json: encode_checked("sqlite", &*work)?,
             task: Arc::new(task),
             work,
             limits,
@@ -255,7 +259,7 @@ impl Store for SqliteStore {
         let task = update.into_task();
         let cas = Cas {
             who,
-            task_json: serde_json::to_string(&task).map_err(encoding)?,
+            task_json: encode_checked("sqlite", &task)?,
             task: Arc::new(task),
             now,
         };

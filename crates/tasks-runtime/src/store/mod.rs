@@ -257,6 +257,25 @@ pub fn list_page(
     page
 }
 
+/// `value` (a task, a work descriptor) as the JSON text a durable store writes, checked to read
+/// back before it is written ([`tasks_core::json::check_text`]: JSON within the parser's
+/// nesting limit, no member named after one of serde_json's markers), so a store never commits
+/// what it could not read again. The runtime refuses such input before it reaches a store
+/// (`TaskRuntime::create_task`, `TaskRuntime::update`, the worker's result checks); this is the
+/// last guard, for a value a host built another way.
+///
+/// # Errors
+/// [`StoreError::Backend`] `"<kind>: the stored text would not read back: <reason>"` (or
+/// `"<kind>: cannot encode JSON: <reason>"`); nothing is written.
+pub fn encode_checked(kind: &str, value: &impl serde::Serialize) -> Result<String, StoreError> {
+    let text = serde_json::to_string(value)
+        .map_err(|e| StoreError::Backend(format!("{kind}: cannot encode JSON: {e}")))?;
+    tasks_core::json::check_text(&text).map_err(|e| {
+        StoreError::Backend(format!("{kind}: the stored text would not read back: {e}"))
+    })?;
+    Ok(text)
+}
+
 /// Persistence of tasks, modelled on compare-and-set, with node leases and per-task fencing.
 ///
 /// # Durability

@@ -9,6 +9,7 @@ mod migrations;
 mod node;
 mod open_errors;
 mod persistence;
+mod poison;
 mod stall;
 
 use std::path::{Path, PathBuf};

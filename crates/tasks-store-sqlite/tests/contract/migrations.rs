@@ -8,10 +8,11 @@ use tasks_store_sqlite::{SqliteOptions, SqliteStore};
 use tasks_test_support::store::*;
 
 /// The schema migrations as released: version `i` is the first `i` of them.
-const RELEASED: [&str; 3] = [
+const RELEASED: [&str; 4] = [
     include_str!("../../migrations/0001_init.sql"),
     include_str!("../../migrations/0002_clock.sql"),
     include_str!("../../migrations/0003_status_check.sql"),
+    include_str!("../../migrations/0004_quarantine.sql"),
 ];
 
 /// The schema version this build writes: one per released migration.
@@ -147,6 +148,69 @@ async fn a_version_2_database_is_migrated_with_every_task_intact() {
         refused.is_err_and(|error| error.to_string().contains("CHECK constraint failed")),
         "a status outside the five is still refused"
     );
+}
+
+/// A database of schema version 3 (the last before `quarantined_tasks`) opens migrated, every
+/// task intact, with the empty quarantine table; a row it holds that does not decode is
+/// quarantined on that same open.
+#[tokio::test]
+async fn a_version_3_database_gains_the_quarantine_table_with_every_task_intact() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (current, old) = (dir.path().join("current.db"), dir.path().join("old.db"));
+    let scope = Scope::new("alice");
+    let store = SqliteStore::open(&current, SqliteOptions::default()).expect("open");
+    two_tasks(&store, &scope).await;
+    let mut before = Vec::new();
+    for name in ["working", "done"] {
+        let snapshot = store.get(&scope, &id(name), at(2_000)).await.expect("get");
+        before.push(snapshot.expect("stored"));
+    }
+    drop(store);
+    old_database(&old, 3, &current);
+    {
+        let conn = rusqlite::Connection::open(&old).expect("open the old file");
+        let tables: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE name = 'quarantined_tasks'",
+                [],
+                |row| row.get(0),
+            )
+            .expect("count");
+        assert_eq!(tables, 0, "version 3 has no quarantine table");
+        conn.execute(
+            "INSERT INTO tasks SELECT 'broken', scope, revision, status, created_at_ms,              expires_at_ms, '{\"not\":1}', work, owner_node, generation, attempt              FROM tasks WHERE id = 'working'",
+            [],
+        )
+        .expect("a row that does not decode");
+    }
+
+    let store = SqliteStore::open(&old, SqliteOptions::default()).expect("migrating open");
+    for (name, before) in ["working", "done"].into_iter().zip(&before) {
+        let after = store.get(&scope, &id(name), at(2_000)).await.expect("get");
+        let after = after.unwrap_or_else(|| panic!("{name} survives the migration"));
+        assert_eq!(*after.task, *before.task, "{name} is the same task");
+    }
+    assert_eq!(store.quarantined(), 1);
+    let broken = store
+        .get(&scope, &id("broken"), at(2_000))
+        .await
+        .expect("get");
+    assert_eq!(
+        broken.expect("kept").task.status(),
+        tasks_core::TaskStatus::Failed
+    );
+    two_tasks_more(&store, &scope).await;
+    drop(store);
+    let conn = rusqlite::Connection::open(&old).expect("open the file");
+    assert_eq!(crate::migrations::user_version(&conn), LATEST);
+    let kept: String = conn
+        .query_row(
+            "SELECT task FROM quarantined_tasks WHERE id = 'broken'",
+            [],
+            |row| row.get(0),
+        )
+        .expect("the original row");
+    assert_eq!(kept, "{\"not\":1}");
 }
 
 /// After the migration: one task more, and `working` completed by its worker.

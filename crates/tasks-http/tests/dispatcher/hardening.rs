@@ -179,6 +179,45 @@ async fn malformed_requests_get_their_error_and_change_nothing_stored() {
             -32700,
             PARSE,
         ),
+        // serde_json's private marker names are refused wherever they are (docs/hardening.md,
+        // "What a body may contain"): no value spelt as a string, no nesting past the limit,
+        // no task created from arguments that would not read back.
+        anonymous(
+            "a taskId spelt through serde_json's RawValue marker",
+            Req::cancel(&working).tasks().body(format!(
+                r#"{prefix}{{"taskId":{{"$serde_json::private::RawValue":"\"{working}\""}}}}}}"#
+            )),
+            400,
+            -32600,
+            tasks_core::json::MARKER_MESSAGE,
+        ),
+        anonymous(
+            "an id spelt through the marker, its name escaped",
+            Req::cancel(&working).tasks().body(format!(
+                r#"{{"jsonrpc":"2.0","id":{{"\u0024serde_json::private::RawValue":"7"}},"method":"tasks/cancel","params":{{"taskId":"{working}"}}}}"#
+            )),
+            400,
+            -32600,
+            tasks_core::json::MARKER_MESSAGE,
+        ),
+        anonymous(
+            "2 000 nested arrays inside a marker",
+            Req::cancel(&working).tasks().body(format!(
+                r#"{prefix}{{"taskId":"{working}","x":{{"$serde_json::private::RawValue":"{}"}}}}}}"#,
+                nested(2_000)
+            )),
+            400,
+            -32600,
+            tasks_core::json::MARKER_MESSAGE,
+        ),
+        anonymous(
+            "a task-creating call with a marker in its arguments",
+            Req::call("optional_job", json!({"n": {"$serde_json::private::RawValue": "[1]"}}))
+                .tasks(),
+            400,
+            -32600,
+            tasks_core::json::MARKER_MESSAGE,
+        ),
         // Batches are refused whole: the cancel inside never runs.
         anonymous(
             "a batch holding a valid cancel",

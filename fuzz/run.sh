@@ -3,7 +3,7 @@
 # (`-s none`), seeding from seeds/ and keeping the grown corpus in corpus/<target>/.
 # Crashes land in artifacts/<target>/. See docs/fuzzing.md.
 #
-# Usage: fuzz/run.sh [SECONDS [TARGET...]]   (targets: envelope dispatch params headers plan)
+# Usage: fuzz/run.sh [SECONDS [TARGET...]]   (targets: envelope dispatch params headers plan stored_row)
 set -euo pipefail
 SELF="$(cd "$(dirname "$0")" && pwd -P)/$(basename "$0")"
 cd "$(dirname "$0")"
@@ -15,7 +15,7 @@ esac
 SECONDS_PER_TARGET="${1:-90}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(envelope dispatch params headers plan)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(envelope dispatch params headers plan stored_row)
 for target in "${TARGETS[@]}"; do
   seeds="seeds/$target"
   case "$target" in dispatch|plan) seeds=seeds/envelope ;; esac

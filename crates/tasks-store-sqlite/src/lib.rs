@@ -161,7 +161,8 @@
 //! | module | uses |
 //! |---|---|
 //! | `store` ([`SqliteStore`]: the handle and its `Store` implementation) | `open`, `writer`, `command`, `model`, `options`, `error` |
-//! | `open` (the lock, files, pragmas, migrations, loading the read model) | `schema`, `sql`, `counters`, `model`, `options`, `error` |
+//! | `open` (the lock, files, pragmas, migrations, loading the read model) | `schema`, `sql`, `quarantine`, `counters`, `model`, `options`, `error` |
+//! | `quarantine` (rows that do not decode, set aside at open) | nothing of this crate |
 //! | `writer` (the writer thread, group commit) | `exec`, `command`, `counters`, `model`, `sql` |
 //! | `exec` (one write against the open transaction) | `command`, `counters`, `model`, `sql` |
 //! | `counters` (capacity counters, owned by the writer) | `sql` |

@@ -100,3 +100,70 @@ fn a_malformed_store_url_is_refused_without_echoing_its_password() {
         "the password was echoed: {stderr}"
     );
 }
+
+/// A hostile request (a tool argument spelt through serde_json's RawValue marker) is refused
+/// and stores nothing; after `kill -9`, and a row damaged by hand while the server was down,
+/// the server starts again on the same file: the damaged task alone reads `failed` ("The
+/// stored state of this task could not be read", logged once with its id), every other task is
+/// there and recovers by its policy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_request_and_a_damaged_row_never_stop_the_server_from_starting() {
+    use serde_json::json;
+    use tasks_test_support::{Client, Fixture};
+    const FIXTURE: &str = env!("CARGO_BIN_EXE_tasks-fixture");
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tasks.db");
+    let args = vec!["--store".to_owned(), format!("sqlite:{}", db.display())];
+    let mut server = Fixture::start(FIXTURE, &args, &dir.path().join("first.log"));
+    let client = Client::new(server.url.clone());
+    let done = client.create("slow_compute", json!({"seconds": 0})).await;
+    let done_view = client.poll_until_terminal(&done).await;
+    assert_eq!(done_view["status"], "completed", "{done_view}");
+    let running = client.create("slow_compute", json!({"seconds": 600})).await;
+    let arguments = json!({"seconds": {"$serde_json::private::RawValue": "1"}, "label": "x"});
+    let hostile = Client::send(client.post(
+        json!(99),
+        "tools/call",
+        json!({"name": "slow_compute", "arguments": arguments}),
+        tasks_test_support::protocol::tasks_caps(),
+    ))
+    .await;
+    hostile.error(400, -32600, tasks_core::json::MARKER_MESSAGE);
+    server.signal("KILL");
+    assert!(server.wait_exit(std::time::Duration::from_secs(10)));
+
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let stored: i64 = conn
+            .query_row("SELECT count(*) FROM tasks", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(stored, 2, "the hostile request stored nothing");
+        conn.execute(
+            "INSERT INTO tasks SELECT 'poison', scope, revision, status, created_at_ms, \
+             expires_at_ms, '{\"taskId\":\"poison\",', work, owner_node, generation, attempt \
+             FROM tasks WHERE id = ?1",
+            [&running],
+        )
+        .unwrap();
+    }
+
+    let log = dir.path().join("second.log");
+    let server = Fixture::start(FIXTURE, &args, &log);
+    let client = Client::new(server.url.clone());
+    assert_eq!(client.get_task(&done).await, done_view);
+    let poison = client.get_task("poison").await;
+    assert_eq!(poison["status"], "failed", "{poison}");
+    assert_eq!(
+        poison["error"]["message"],
+        tasks_core::MESSAGE_UNREADABLE,
+        "{poison}"
+    );
+    // slow_compute's policy after a crash: it fails as interrupted.
+    let after = client.poll_until_terminal(&running).await;
+    assert_eq!(after["status"], "failed", "{after}");
+    assert_ne!(after["error"]["message"], tasks_core::MESSAGE_UNREADABLE);
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(log.matches("could not be read").count(), 1, "{log}");
+    assert!(log.contains("poison"), "{log}");
+}

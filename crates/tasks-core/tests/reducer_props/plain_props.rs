@@ -185,8 +185,10 @@ fn markers_no_longer_spell_values_or_nest_past_the_limit() {
         r#"{"jsonrpc":"2.0","id":1,"method":{"\u0024serde_json::private::RawValue":"\"tasks/get\""},"params":{}}"#.to_owned(),
         r#"{"$serde_json::private::RawValue":"{}","jsonrpc":"2.0","id":1,"method":"tasks/get"}"#.to_owned(),
         format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","arguments":{{"x":{}}},"_meta":{META}}}}}"#,
-            format!(r#"{{"{}":"{}1{}"}}"#, MARKERS[0], "[".repeat(300), "]".repeat(300))
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","arguments":{{"x":{{"{}":"{}1{}"}}}},"_meta":{META}}}}}"#,
+            MARKERS[0],
+            "[".repeat(300),
+            "]".repeat(300)
         ),
     ] {
         let refused = parse_envelope(body.as_bytes()).unwrap_err();

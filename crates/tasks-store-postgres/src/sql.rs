@@ -267,11 +267,11 @@ impl Sql {
                      AND o.owner_node IS DISTINCT FROM $1 \
                    ORDER BY o.created_at_ms LIMIT $3 FOR UPDATE SKIP LOCKED) c \
                  WHERE t.id = c.id \
-                 RETURNING t.scope, t.task, t.work, t.generation, t.attempt",
+                 RETURNING t.scope, t.task, t.work, t.generation, t.attempt, t.id",
                 active = active!()
             ),
             held: format!(
-                "SELECT scope, task, work, generation, attempt FROM {s}.tasks \
+                "SELECT scope, task, work, generation, attempt, id FROM {s}.tasks \
                  WHERE owner_node = $1 AND status IN {active} AND work IS NOT NULL \
                    AND (expires_at_ms IS NULL OR expires_at_ms > $2::bigint) \
                    AND id COLLATE \"C\" > $3 \
@@ -308,9 +308,8 @@ pub(crate) fn big<N: TryInto<i64>>(n: N) -> i64 {
 }
 
 /// `value` (a task, a work descriptor) as JSON text, sent as `text` and cast to `json` by the
-/// statement: serialized before its batch, so that the batch can be bounded in bytes.
+/// statement: serialized before its batch, so that the batch can be bounded in bytes, and
+/// checked to read back (`tasks_runtime::store::encode_checked`).
 pub(crate) fn to_json(value: &impl serde::Serialize) -> Result<String, tasks_runtime::StoreError> {
-    serde_json::to_string(value).map_err(|e| {
-        tasks_runtime::StoreError::Backend(format!("postgres: cannot encode JSON: {e}"))
-    })
+    tasks_runtime::store::encode_checked("postgres", value)
 }

@@ -304,3 +304,70 @@ async fn attempts_charged_by_a_node_of_the_previous_build_are_honoured() {
         .expect("c holds the task");
     assert_eq!(started.attempt, 3, "c's re-run is the third run");
 }
+
+/// A row that does not decode fails only its own task: the claim of a dead node's tasks
+/// leaves it out and claims every other (before, the whole pass failed, and the dead node's
+/// other tasks stayed `working` with nobody running them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_that_does_not_decode_is_left_out_of_a_claim_and_the_rest_is_claimed() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let a = db.connect(&schema).await;
+    let b = db.connect(&schema).await;
+    let scope = Scope::new("alice-hash");
+    const LEASE: u64 = 1_000;
+    a.register_node(&NODE_A, T0, LEASE)
+        .await
+        .expect("register a");
+    for name in ["good-1", "bad-shape", "bad-deep", "good-2"] {
+        a.create(
+            new_task(name, Some(3_600_000)),
+            work(&scope, name).into(),
+            ROOMY,
+            &NODE_A,
+        )
+        .await
+        .expect("create on a");
+    }
+    let admin = db.admin().await;
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    admin
+        .execute(
+            &format!(
+                "UPDATE {schema}.tasks SET task = '{{\"not\": \"a task\"}}' WHERE id = 'bad-shape'"
+            ),
+            &[],
+        )
+        .await
+        .expect("damage a row");
+    admin
+        .execute(
+            &format!(
+                "UPDATE {schema}.tasks SET work = '{{\"tool\": {deep}}}' WHERE id = 'bad-deep'"
+            ),
+            &[],
+        )
+        .await
+        .expect("damage a row's work");
+    b.register_node(&NODE_B, at(2 * LEASE), LEASE)
+        .await
+        .expect("register b");
+    let claimed = b
+        .claim_orphans(&NODE_B, at(2 * LEASE), 10)
+        .await
+        .expect("the claim passes");
+    let mut names: Vec<&str> = claimed
+        .iter()
+        .map(|c| c.snapshot.task.id().as_str())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["good-1", "good-2"]);
+    let held = b
+        .held(&NODE_B, at(2 * LEASE), None, 10)
+        .await
+        .expect("held passes")
+        .expect("postgres answers held");
+    assert_eq!(held.len(), 2, "held leaves the bad rows out too");
+}

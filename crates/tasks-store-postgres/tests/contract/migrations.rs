@@ -86,7 +86,7 @@ async fn a_newer_schema_is_refused_and_left_unchanged() {
         Err(ConnectError::NewerSchema {
             schema: ref named,
             found: 99,
-            supported: 5,
+            supported: 6,
         }) if *named == schema => {}
         other => panic!("expected NewerSchema, got {other:?}"),
     }
@@ -197,11 +197,13 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
     drop(store);
     // What version 1 was: the same tables without `pending_counts` (version 2), without
     // the batch function (version 3), without the listing index (version 4) and without the
-    // batch function that checks the owner's lease (version 5).
+    // batch function that checks the owner's lease (version 5) nor the table of quarantined
+    // rows (version 6).
     let admin = db.admin().await;
     admin
         .batch_execute(&format!(
             "DROP TABLE \"{schema}\".pending_counts; \
+             DROP TABLE \"{schema}\".quarantined_tasks; \
              DROP FUNCTION \"{schema}\".create_tasks(text[], text[], bigint[], text[], \
                bigint[], bigint[], json[], json[], bytea[], bigint[], bigint[], boolean[]); \
              DROP FUNCTION \"{schema}\".create_tasks(text[], text[], bigint[], text[], \
@@ -221,7 +223,7 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
         .await
         .expect("version")
         .get(0);
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
     assert_eq!(store.task_count().await.expect("count"), 1);
     let tight = tasks_runtime::store::CreateLimits {
         max_tasks: 2,

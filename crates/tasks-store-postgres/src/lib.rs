@@ -292,7 +292,8 @@
 //! * `schema_version(singleton, version)`: the schema version (currently 6: version 4 adds the
 //!   `tasks_scope_id` index that `list` reads; version 5 a `create_tasks` that refuses a create
 //!   whose owner holds no live lease, `CreateLimits::lease_required`; version 6 the
-//!   `quarantined_tasks` table, nothing else changed, so nodes of version 5 run beside it).
+//!   `quarantined_tasks` table, nothing else changed: running nodes of version 5 read a
+//!   quarantined row as the failed task it now is, and leave bad rows as they were).
 //!   Migrations are
 //!   embedded and run at [`PostgresStore::connect`] in one transaction under
 //!   `pg_advisory_xact_lock` (keyed on the schema name), so nodes starting together do not

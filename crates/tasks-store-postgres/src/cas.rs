@@ -13,13 +13,14 @@ use deadpool_postgres::{ClientWrapper, Pool};
 use tasks_core::{Task, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::{Authority, CasOutcome, Scope, Snapshot, StoreError};
 use tokio::sync::oneshot;
-use tokio_postgres::types::{Json, ToSql};
+use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 
 use crate::backend;
 use crate::batch::{self, Batcher, Queued, Writer};
 use crate::counters;
 use crate::db::Db;
+use crate::quarantine::{self, Stored};
 use crate::sql::{big, ms, to_json, Sql};
 use crate::text::storable;
 
@@ -98,7 +99,7 @@ pub(crate) async fn transition(
         };
         return Ok(CasOutcome::Committed(Snapshot { task, scope }));
     }
-    classify(who, current, expected, now, &task)
+    classify(db, who, current, expected, now, &task).await
 }
 
 /// Transitions, as a kind of batched call: a batch holds at most one transition of each
@@ -195,7 +196,7 @@ async fn store(
     };
     let mut answers: Vec<Option<Current>> = batch.iter().map(|_| None).collect();
     for row in &rows {
-        let (at, current) = Current::read(row).map_err(|e| other(backend::sql(e)))?;
+        let (at, current) = Current::read(row).map_err(other)?;
         match usize::try_from(at)
             .ok()
             .and_then(|at| answers.get_mut(at.wrapping_sub(1)))
@@ -253,31 +254,35 @@ pub(crate) struct Current {
     expires_at_ms: Option<i64>,
     owner: Option<Vec<u8>>,
     generation: i64,
-    /// The stored task; only when nothing was written.
-    task: Option<Json<Task>>,
+    /// The row as stored, its task only when nothing was written (decoded, or quarantined,
+    /// only for a revision conflict).
+    stored: Stored,
 }
 
 impl Current {
     /// The transition's position in its batch (from 1) and its columns.
-    fn read(row: &Row) -> Result<(i32, Self), tokio_postgres::Error> {
+    fn read(row: &Row) -> Result<(i32, Self), StoreError> {
+        let stored = Stored::read(row, 4)?;
         Ok((
-            row.try_get(0)?,
+            row.try_get(0).map_err(backend::sql)?,
             Current {
-                committed: row.try_get(1)?,
-                scope: row.try_get(2)?,
-                revision: row.try_get(3)?,
-                expires_at_ms: row.try_get(4)?,
-                owner: row.try_get(5)?,
-                generation: row.try_get(6)?,
-                task: row.try_get(7)?,
+                committed: row.try_get(1).map_err(backend::sql)?,
+                owner: row.try_get(2).map_err(backend::sql)?,
+                generation: row.try_get(3).map_err(backend::sql)?,
+                scope: row.try_get(5).map_err(backend::sql)?,
+                revision: row.try_get(6).map_err(backend::sql)?,
+                expires_at_ms: row.try_get(9).map_err(backend::sql)?,
+                stored,
             },
         ))
     }
 }
 
 /// Why the write was refused, in the in-memory store's order: expired or another scope's is
-/// `NotFound`, a stale lease `Fenced` (before any revision check), a stale revision `Conflict`.
-fn classify(
+/// `NotFound`, a stale lease `Fenced` (before any revision check), a stale revision `Conflict`
+/// (with the stored task, or the failed one standing in its place when it does not decode).
+async fn classify(
+    db: &Db,
     who: Authority<'_>,
     current: Current,
     expected: i64,
@@ -300,15 +305,15 @@ fn classify(
         _ => {}
     }
     if current.revision != expected {
-        let Some(Json(stored)) = current.task else {
-            return Err(backend::corrupt(
-                "a refused write came back without the task",
-            ));
-        };
-        return Ok(CasOutcome::Conflict(Snapshot {
-            task: Arc::new(stored),
-            scope: Scope::new(current.scope),
-        }));
+        return Ok(
+            match quarantine::open(db, current.stored, false, now)
+                .await?
+                .snapshot()
+            {
+                Some(stored) => CasOutcome::Conflict(stored),
+                None => CasOutcome::NotFound,
+            },
+        );
     }
     Err(StoreError::Backend(format!(
         "postgres: compare-and-set of task {:?} changed nothing although its conditions hold",

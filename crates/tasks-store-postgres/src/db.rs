@@ -2,11 +2,14 @@
 //! schema, the writer of group commits, the change feed, the database server's clock and the
 //! settled tasks read.
 
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use deadpool_postgres::{Object, Pool};
 use tasks_core::TaskId;
 use tasks_runtime::StoreError;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::Row;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::backend;
@@ -27,6 +30,9 @@ pub(crate) struct Db {
     pub(crate) clock: Arc<DbClock>,
     /// Terminal tasks this instance has read (they never change again).
     pub(crate) settled: SettledTasks,
+    /// How many rows this instance has quarantined since it connected
+    /// ([`tasks_runtime::Store::quarantined`]).
+    pub(crate) quarantined: AtomicU64,
     /// Stops the background tasks (the feed, the clock's refresh, the batch collectors).
     pub(crate) stop: CancellationToken,
     _stop: DropGuard,
@@ -56,6 +62,7 @@ impl Db {
             feed,
             clock,
             settled: SettledTasks::default(),
+            quarantined: AtomicU64::new(0),
             stop: stop.clone(),
             _stop: stop.drop_guard(),
         }
@@ -64,6 +71,37 @@ impl Db {
     /// A pooled connection.
     pub(crate) async fn client(&self) -> Result<Object, StoreError> {
         self.pool.get().await.map_err(backend::pool)
+    }
+
+    /// The rows of `statement` (one of [`crate::sql::Sql`]'s) with `params`, on a pooled
+    /// connection. When that connection dies under it ([`backend::connection_lost`]), the
+    /// connection leaves the pool and the read runs once more on a fresh one: a read changes
+    /// nothing, so running it again is safe, and one dead connection does not fail a request.
+    pub(crate) async fn rows(
+        &self,
+        statement: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, StoreError> {
+        let mut retried = false;
+        loop {
+            let client = self.client().await?;
+            let read = async {
+                let prepared = client.prepare_cached(statement).await?;
+                client.query(&prepared, params).await
+            };
+            match read.await {
+                Ok(rows) => return Ok(rows),
+                Err(error) if !retried && backend::connection_lost(&error) => {
+                    tracing::debug!(
+                        error = %backend::describe(&error),
+                        "a read lost its connection; reading again on a fresh one"
+                    );
+                    drop(Object::take(client));
+                    retried = true;
+                }
+                Err(error) => return Err(backend::sql(error)),
+            }
+        }
     }
 
     /// Announces that this store instance committed task `id` at `revision` (never waits).

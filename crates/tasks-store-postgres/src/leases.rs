@@ -1,14 +1,11 @@
 //! Node leases and claims of orphaned tasks.
-
-use std::sync::Arc;
-
-use tasks_core::{Task, TaskId, Timestamp};
-use tasks_runtime::{Claimed, Lease, Liveness, NodeId, Scope, Snapshot, StoreError, Work};
-use tokio_postgres::types::Json;
+use tasks_core::{TaskId, Timestamp};
+use tasks_runtime::{Claimed, Lease, Liveness, NodeId, Snapshot, StoreError};
 use tokio_postgres::Row;
 
 use crate::backend;
 use crate::db::Db;
+use crate::quarantine::{self, Opened, Stored};
 use crate::sql::{big, ms};
 
 /// [`tasks_runtime::Store::register_node`].
@@ -83,7 +80,10 @@ pub(crate) async fn retire(db: &Db, node: &NodeId) -> Result<(), StoreError> {
 /// [`tasks_runtime::Store::claim_orphans`]: first forgets the expired nodes (their later
 /// heartbeats answer `Lost`; a heartbeat racing this waits for the row and re-checks it), then
 /// claims in one statement with a fresh snapshot, so a node whose renewal committed first is
-/// alive to the claim.
+/// alive to the claim. A claimed row that does not decode is quarantined (its task fails) and
+/// left out; the claim runs again for as many more as were left out, so a pass that meets bad
+/// rows still answers up to `max` tasks. A quarantine that fails after the claim committed is
+/// [`StoreError::Interrupted`], so the runtime adopts what the claim took ([`held`]).
 pub(crate) async fn claim(
     db: &Db,
     node: &NodeId,
@@ -103,21 +103,31 @@ pub(crate) async fn claim(
         .execute(&expire, &[&ms(now)])
         .await
         .map_err(backend::sql)?;
-    if max == 0 {
-        return Ok(Vec::new());
-    }
-    let rows = client
-        .query(&claim, &[&node.as_bytes().as_slice(), &ms(now), &big(max)])
-        .await
-        .map_err(backend::sql)?;
-    let claimed = decodable(&rows, node);
-    for task in &claimed {
-        db.hint(task.snapshot.task.id(), task.snapshot.task.revision());
+    let mut claimed = Vec::new();
+    while claimed.len() < max {
+        let want = max - claimed.len();
+        let rows = client
+            .query(&claim, &[&node.as_bytes().as_slice(), &ms(now), &big(want)])
+            .await
+            .map_err(backend::sql)?;
+        for row in &rows {
+            let task = read(db, row, node, now).await.map_err(|error| {
+                StoreError::Interrupted(format!("{error} (quarantining a claimed task)"))
+            })?;
+            if let Some(task) = task {
+                db.hint(task.snapshot.task.id(), task.snapshot.task.revision());
+                claimed.push(task);
+            }
+        }
+        if rows.len() < want {
+            break;
+        }
     }
     Ok(claimed)
 }
 
-/// [`tasks_runtime::Store::held`]: one read.
+/// [`tasks_runtime::Store::held`]: one read, or more when rows that do not decode were left
+/// out (quarantined, as [`claim`] does).
 pub(crate) async fn held(
     db: &Db,
     node: &NodeId,
@@ -125,37 +135,24 @@ pub(crate) async fn held(
     after: Option<&TaskId>,
     max: usize,
 ) -> Result<Vec<Claimed>, StoreError> {
-    let client = db.client().await?;
-    let statement = client
-        .prepare_cached(&db.sql.held)
-        .await
-        .map_err(backend::sql)?;
-    let after = after.map_or("", TaskId::as_str);
-    let rows = client
-        .query(
-            &statement,
-            &[&node.as_bytes().as_slice(), &ms(now), &after, &big(max)],
-        )
-        .await
-        .map_err(backend::sql)?;
-    Ok(decodable(&rows, node))
-}
-
-/// The rows of a claim or of `held` that decode: one that does not (written by hand, a bug or
-/// another version) is left out with a warning naming its id, so it fails only its own task
-/// and every other row is still claimed and run (the poison-message rule).
-fn decodable(rows: &[Row], node: &NodeId) -> Vec<Claimed> {
-    rows.iter()
-        .filter_map(|row| match claimed(row, node) {
-            Ok(claimed) => Some(claimed),
-            Err(error) => {
-                let id: Option<String> = row.try_get(5).ok();
-                tracing::warn!(task_id = id.as_deref().unwrap_or(""), %error,
-                    "a claimed task does not decode: left out of the claim");
-                None
-            }
-        })
-        .collect()
+    let mut after = after.map_or_else(String::new, |id| id.as_str().to_owned());
+    let mut held = Vec::new();
+    loop {
+        let want = max - held.len();
+        let rows = db
+            .rows(
+                &db.sql.held,
+                &[&node.as_bytes().as_slice(), &ms(now), &after, &big(want)],
+            )
+            .await?;
+        for row in &rows {
+            after = row.try_get(0).map_err(backend::sql)?;
+            held.extend(read(db, row, node, now).await?);
+        }
+        if rows.len() < want || held.len() >= max {
+            return Ok(held);
+        }
+    }
 }
 
 /// [`tasks_runtime::Store::charge_attempt`]: one statement, so the lease is checked and the
@@ -194,15 +191,24 @@ pub(crate) async fn charge_attempt(
     Ok(Some(Lease { attempt, ..*lease }))
 }
 
-fn claimed(row: &Row, node: &NodeId) -> Result<Claimed, StoreError> {
-    let scope: String = row.try_get(0).map_err(backend::sql)?;
-    let Json(task): Json<Task> = row.try_get(1).map_err(backend::corrupt)?;
-    let work: Option<Json<Work>> = row.try_get(2).map_err(backend::corrupt)?;
-    let Some(Json(work)) = work else {
-        return Err(backend::corrupt("a claimed task has no work"));
+/// A claimed or held task of `node` from its row (the [`crate::sql::Sql::claim`] columns), or
+/// `None` when the row does not decode (it is quarantined) or is terminal by now.
+async fn read(
+    db: &Db,
+    row: &Row,
+    node: &NodeId,
+    now: Timestamp,
+) -> Result<Option<Claimed>, StoreError> {
+    let generation: i64 = row.try_get(8).map_err(backend::sql)?;
+    let attempt: i32 = row.try_get(9).map_err(backend::sql)?;
+    let Opened::Read {
+        scope,
+        task: Some(task),
+        work: Some(work),
+    } = quarantine::open(db, Stored::read(row, 0)?, true, now).await?
+    else {
+        return Ok(None);
     };
-    let generation: i64 = row.try_get(3).map_err(backend::sql)?;
-    let attempt: i32 = row.try_get(4).map_err(backend::sql)?;
     let lease = Lease {
         node: *node,
         generation: u64::try_from(generation)
@@ -210,12 +216,9 @@ fn claimed(row: &Row, node: &NodeId) -> Result<Claimed, StoreError> {
         attempt: u32::try_from(attempt)
             .map_err(|_| backend::corrupt(format!("attempt {attempt}")))?,
     };
-    Ok(Claimed {
-        snapshot: Snapshot {
-            task: Arc::new(task),
-            scope: Scope::new(scope),
-        },
-        work: Arc::new(work),
+    Ok(Some(Claimed {
+        snapshot: Snapshot { task, scope },
+        work,
         lease,
-    })
+    }))
 }

@@ -286,9 +286,15 @@
 //!   since timestamptz)` (schema version 2): counter changes not yet settled, one row per
 //!   create or terminal transition in flight, and none in the steady state (autovacuum after
 //!   every 1000 dead rows).
-//! * `schema_version(singleton, version)`: the schema version (currently 5: version 4 adds the
+//! * `quarantined_tasks(id text primary key, scope text, task text, work text, reason text,
+//!   quarantined_at_ms bigint)` (schema version 6): the rows that could not be read, see
+//!   [Unreadable rows](#unreadable-rows).
+//! * `schema_version(singleton, version)`: the schema version (currently 6: version 4 adds the
 //!   `tasks_scope_id` index that `list` reads; version 5 a `create_tasks` that refuses a create
-//!   whose owner holds no live lease, `CreateLimits::lease_required`). Migrations are
+//!   whose owner holds no live lease, `CreateLimits::lease_required`; version 6 the
+//!   `quarantined_tasks` table, nothing else changed: running nodes of version 5 read a
+//!   quarantined row as the failed task it now is, and leave bad rows as they were).
+//!   Migrations are
 //!   embedded and run at [`PostgresStore::connect`] in one transaction under
 //!   `pg_advisory_xact_lock` (keyed on the schema name), so nodes starting together do not
 //!   race; then the tables' columns are checked. A schema of a newer version is refused
@@ -297,6 +303,29 @@
 //! Times are milliseconds in `bigint` columns; times beyond `i64::MAX` ms are stored as
 //! `i64::MAX`. `attempt` is an `int`: it stops growing at 2³¹−1 (the runtime's `u32` would
 //! go on to 2³²−1; no task is re-run that often).
+//!
+//! # Unreadable rows
+//!
+//! One bad row fails one task, never the store. Every read that decodes a row (`get`, `list`,
+//! `load`, `work`, `claim_orphans`, `held`, the current task of a revision conflict) reads
+//! `task` and `work` as text, with plain member names (`tasks_core::json::check_text`, then
+//! serde), and checks the task's id, revision and status against the row's columns. A row that
+//! fails (JSON of the wrong shape, nesting past 127 levels, a member named
+//! `$serde_json::private::…`, an invariant `Task` refuses; written by a bug, another version
+//! or by hand) is *quarantined* by that read, in one statement (one transaction) guarded by the
+//! revision read, so nodes meeting it at once do it once: its `task` and `work` are copied as
+//! text into `quarantined_tasks` with the reason (`ON CONFLICT (id) DO NOTHING`), and the row
+//! becomes the `failed` task of `tasks_core::Task::unreadable` (error -32603 "The stored state
+//! of this task could not be read"), one revision on, `created_at`/TTL from its columns, work
+//! cleared, owner and generation kept, as a terminal transition leaves them; an active row's
+//! slot is released as a terminal transition's is, and the change is hinted on the
+//! [change feed](#change-feed). A row whose id is no task id is copied and deleted (the counters
+//! lowered as a reap does). The read carries on: `get` answers the failed task, `list` and
+//! `load` include it, a claim pass leaves it out and claims others in its place, so no pass
+//! fails as a whole. Each quarantine is logged once (`warn`, `task_id` and the reason, which
+//! is for operators only) and counted by [`Store::quarantined`](tasks_runtime::Store::quarantined).
+//! The store never deletes from `quarantined_tasks`: an operator reads, repairs or drops its
+//! rows. The failed task is reaped as any other once expired.
 //!
 //! # What is stored, and for how long
 //!
@@ -367,8 +396,9 @@
 //! |---|---|
 //! | `store` ([`PostgresStore`]: the handle and its `Store` implementation) | `connect`, `create`, `cas`, `read`, `reap`, `leases`, `db`, `batch`, `options`, `error` |
 //! | `connect` (settings, pool, migration at start-up) | `connector`, `schema`, `db`, `feed`, `clock`, `backend`, `sql`, `target`, `options`, `error` |
-//! | `create`, `cas` (group-committed writes) | `batch`, `counters` (cas), `db`, `backend`, `sql`, `text` |
-//! | `read`, `reap`, `leases` | `counters` (reap), `db`, `backend`, `sql`, `text` (read) |
+//! | `create`, `cas` (group-committed writes) | `batch`, `counters` (cas), `quarantine` (cas), `db`, `backend`, `sql`, `text` |
+//! | `read`, `reap`, `leases` | `counters` (reap), `quarantine` (read, leases), `db`, `backend`, `sql`, `text` (read) |
+//! | `quarantine` (rows that do not decode, see [Unreadable rows](#unreadable-rows)) | `counters`, `db`, `backend`, `sql` |
 //! | `db` (the pool, statements, writer, feed, clock and settled tasks every call works with) | `batch`, `feed`, `clock`, `settled`, `backend`, `sql` |
 //! | `batch` (group commit) | `feed`, `sql` |
 //! | `counters` (unsettled counter changes) | `backend`, `sql` |
@@ -394,6 +424,7 @@ mod error;
 mod feed;
 mod leases;
 mod options;
+mod quarantine;
 mod read;
 mod reap;
 mod schema;

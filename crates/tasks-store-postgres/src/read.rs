@@ -2,53 +2,23 @@
 //! except `list`, one range scan of the `(scope, id)` index. The one cache is of tasks read in
 //! a terminal state, which never change again ([`crate::settled`]), so every read sees every
 //! committed write of every node. A read whose connection dies under it
-//! (the server terminated it, a reset) runs once more on a fresh connection ([`rows`]).
+//! (the server terminated it, a reset) runs once more on a fresh connection ([`Db::rows`]).
+//! Each row read is decoded through [`crate::quarantine`], so one that does not decode fails
+//! its own task and no other read.
 
 use std::sync::Arc;
 
-use deadpool_postgres::Object;
-use tasks_core::{Task, TaskId, Timestamp};
+use tasks_core::{TaskId, Timestamp};
 use tasks_runtime::{Scope, Snapshot, StoreError, Work};
-use tokio_postgres::types::{Json, ToSql};
-use tokio_postgres::Row;
-
-/// The rows of `statement` (one of [`crate::sql::Sql`]'s) with `params`, on a pooled
-/// connection. When that connection dies under it ([`backend::connection_lost`]), the
-/// connection leaves the pool and the read runs once more on a fresh one: a read changes
-/// nothing, so running it again is safe, and one dead connection does not fail a request.
-pub(crate) async fn rows(
-    db: &Db,
-    statement: &str,
-    params: &[&(dyn ToSql + Sync)],
-) -> Result<Vec<Row>, StoreError> {
-    let mut retried = false;
-    loop {
-        let client = db.client().await?;
-        let read = async {
-            let prepared = client.prepare_cached(statement).await?;
-            client.query(&prepared, params).await
-        };
-        match read.await {
-            Ok(rows) => return Ok(rows),
-            Err(error) if !retried && backend::connection_lost(&error) => {
-                tracing::debug!(
-                    error = %backend::describe(&error),
-                    "a read lost its connection; reading again on a fresh one"
-                );
-                drop(Object::take(client));
-                retried = true;
-            }
-            Err(error) => return Err(backend::sql(error)),
-        }
-    }
-}
 
 use crate::backend;
 use crate::db::Db;
+use crate::quarantine::{self, Opened, Stored};
 use crate::sql::ms;
 use crate::text::storable;
 
-/// [`tasks_runtime::Store::get`].
+/// [`tasks_runtime::Store::get`]. A row that does not decode is quarantined and answered as
+/// the `failed` task standing in its place ([`crate::quarantine`]).
 pub(crate) async fn get(
     db: &Db,
     scope: &Scope,
@@ -61,20 +31,39 @@ pub(crate) async fn get(
     if let Some(settled) = db.settled.get(scope, id, now) {
         return Ok(Some(settled));
     }
-    let rows = rows(db, &db.sql.get, &[&id.as_str(), &scope.as_str(), &ms(now)]).await?;
+    let rows = db
+        .rows(&db.sql.get, &[&id.as_str(), &scope.as_str(), &ms(now)])
+        .await?;
     let Some(row) = rows.first() else {
         return Ok(None);
     };
-    let Json(task): Json<Task> = row.try_get(0).map_err(backend::corrupt)?;
-    let snapshot = Snapshot {
-        task: Arc::new(task),
-        scope: scope.clone(),
-    };
-    db.settled.keep(&snapshot);
-    Ok(Some(snapshot))
+    let snapshot = snapshot(db, Stored::read(row, 0)?, now).await?;
+    if let Some(snapshot) = &snapshot {
+        db.settled.keep(snapshot);
+    }
+    Ok(snapshot)
 }
 
-/// [`tasks_runtime::Store::list`]: one `SELECT … ORDER BY id LIMIT` on the scope's index.
+/// The task of a row read with its task ([`quarantine::open`]).
+async fn snapshot(db: &Db, stored: Stored, now: Timestamp) -> Result<Option<Snapshot>, StoreError> {
+    Ok(quarantine::open(db, stored, false, now).await?.snapshot())
+}
+
+/// The tasks of `rows`, in order, each read or quarantined ([`quarantine::open`]).
+async fn snapshots(
+    db: &Db,
+    rows: &[tokio_postgres::Row],
+    now: Timestamp,
+) -> Result<Vec<Snapshot>, StoreError> {
+    let mut snapshots = Vec::with_capacity(rows.len());
+    for row in rows {
+        snapshots.extend(snapshot(db, Stored::read(row, 0)?, now).await?);
+    }
+    Ok(snapshots)
+}
+
+/// [`tasks_runtime::Store::list`]: one `SELECT … ORDER BY id LIMIT` on the scope's index. A
+/// row that does not decode is quarantined and listed as the `failed` task in its place.
 pub(crate) async fn list(
     db: &Db,
     scope: &Scope,
@@ -87,24 +76,14 @@ pub(crate) async fn list(
     }
     let after = after.map_or("", TaskId::as_str);
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let rows = rows(
-        db,
-        &db.sql.list,
-        &[&scope.as_str(), &after, &ms(now), &limit],
-    )
-    .await?;
-    rows.iter()
-        .map(|row| {
-            let Json(task): Json<Task> = row.try_get(0).map_err(backend::corrupt)?;
-            Ok(Snapshot {
-                task: Arc::new(task),
-                scope: scope.clone(),
-            })
-        })
-        .collect()
+    let rows = db
+        .rows(&db.sql.list, &[&scope.as_str(), &after, &ms(now), &limit])
+        .await?;
+    snapshots(db, &rows, now).await
 }
 
-/// [`tasks_runtime::Store::load`]: one `SELECT … WHERE id = ANY($1)`.
+/// [`tasks_runtime::Store::load`]: one `SELECT … WHERE id = ANY($1)`; a row that does not
+/// decode as [`list`] answers it.
 pub(crate) async fn load(
     db: &Db,
     ids: &[TaskId],
@@ -118,20 +97,12 @@ pub(crate) async fn load(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let rows = rows(db, &db.sql.load, &[&ids, &ms(now)]).await?;
-    rows.iter()
-        .map(|row| {
-            let Json(task): Json<Task> = row.try_get(0).map_err(backend::corrupt)?;
-            let scope: String = row.try_get(1).map_err(backend::corrupt)?;
-            Ok(Snapshot {
-                task: Arc::new(task),
-                scope: Scope::new(scope),
-            })
-        })
-        .collect()
+    let rows = db.rows(&db.sql.load, &[&ids, &ms(now)]).await?;
+    snapshots(db, &rows, now).await
 }
 
-/// [`tasks_runtime::Store::work`]: `None` once the task is terminal (its work was cleared).
+/// [`tasks_runtime::Store::work`]: `None` once the task is terminal (its work was cleared),
+/// and for a row whose work does not decode (it is quarantined: its task fails).
 pub(crate) async fn work(
     db: &Db,
     scope: &Scope,
@@ -140,12 +111,19 @@ pub(crate) async fn work(
     if !storable(id.as_str()) || !storable(scope.as_str()) {
         return Ok(None);
     }
-    let rows = rows(db, &db.sql.work, &[&id.as_str(), &scope.as_str()]).await?;
+    let rows = db
+        .rows(&db.sql.work, &[&id.as_str(), &scope.as_str()])
+        .await?;
     let Some(row) = rows.first() else {
         return Ok(None);
     };
-    let work: Option<Json<Work>> = row.try_get(0).map_err(backend::corrupt)?;
-    Ok(work.map(|Json(work)| Arc::new(work)))
+    let now = tasks_runtime::Clock::now(&*db.clock);
+    Ok(
+        match quarantine::open(db, Stored::read(row, 0)?, false, now).await? {
+            Opened::Read { work, .. } => work,
+            Opened::Quarantined(_) => None,
+        },
+    )
 }
 
 /// [`tasks_runtime::Store::task_count`]: the `counts` row, exact (expired but unreaped tasks
@@ -157,7 +135,7 @@ pub(crate) async fn status_counts(
 ) -> Result<tasks_runtime::StatusCounts, StoreError> {
     let now = ms(now);
     let mut counts = tasks_runtime::StatusCounts::default();
-    for row in rows(db, &db.sql.status_counts, &[&now]).await? {
+    for row in db.rows(&db.sql.status_counts, &[&now]).await? {
         let status: String = row.try_get(0).map_err(backend::sql)?;
         let count: i64 = row.try_get(1).map_err(backend::sql)?;
         let status = tasks_core::TaskStatus::ALL
@@ -170,7 +148,7 @@ pub(crate) async fn status_counts(
 }
 
 pub(crate) async fn count(db: &Db) -> Result<usize, StoreError> {
-    let rows = rows(db, &db.sql.count, &[]).await?;
+    let rows = db.rows(&db.sql.count, &[]).await?;
     let row = rows
         .first()
         .ok_or_else(|| backend::corrupt("the counts row is missing"))?;

@@ -14,6 +14,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0003_batches.sql"),
     include_str!("../migrations/0004_list_index.sql"),
     include_str!("../migrations/0005_create_leased.sql"),
+    include_str!("../migrations/0006_quarantine.sql"),
 ];
 
 /// The newest schema version this build knows.
@@ -31,6 +32,10 @@ const TABLES: &[(&str, &str)] = &[
     ("scope_counts", "scope,active"),
     ("pending_counts", "token,scope,total,active,since"),
     ("schema_version", "singleton,version"),
+    (
+        "quarantined_tasks",
+        "id,scope,task,work,reason,quarantined_at_ms",
+    ),
 ];
 
 /// Why a schema could not be made current.

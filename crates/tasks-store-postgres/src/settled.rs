@@ -14,6 +14,11 @@
 //! terminal goes to the database, which has every node's acknowledged writes: a read never goes
 //! backwards and an acknowledged write is readable on every node at once.
 //!
+//! A quarantined row ([`crate::quarantine`]) needs nothing either: only a task that decoded is
+//! ever kept, the same text always decodes the same way, so a row kept here is never one that
+//! gets quarantined (unless edited by hand afterwards, like a task deleted by hand); the failed task standing in a quarantined row's place is terminal and kept
+//! like any other.
+//!
 //! Bounded: at most [`CAPACITY`] tasks and [`BUDGET_BYTES`] of task JSON, in [`SHARDS`] shards
 //! each evicting its least recently read tasks ([`hashlink::LruCache`]); a task whose JSON is
 //! larger than [`MAX_TASK_BYTES`] (a large result) is not kept and is read from the database

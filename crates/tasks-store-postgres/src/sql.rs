@@ -23,6 +23,30 @@ macro_rules! active {
     };
 }
 
+/// The statuses of a non-terminal task.
+pub(crate) const ACTIVE: [&str; 2] = ["working", "input_required"];
+
+/// The columns of a task row that a decoding read selects first, in the order
+/// [`crate::quarantine::Stored::read`] reads them: id, scope, revision, status, created_at_ms,
+/// expires_at_ms, then the `task` and `work` columns as text, each only when `task` or `work`
+/// holds (else a NULL). `t` qualifies the names (`"t."`, or `""`).
+pub(crate) fn row(t: &str, task: bool, work: bool) -> String {
+    let task = if task {
+        format!("{t}task::text")
+    } else {
+        "NULL::text".into()
+    };
+    let work = if work {
+        format!("{t}work::text")
+    } else {
+        "NULL::text".into()
+    };
+    format!(
+        "{t}id, {t}scope, {t}revision, {t}status, {t}created_at_ms, {t}expires_at_ms, {task}, \
+         {work}"
+    )
+}
+
 /// Every statement of the store, for one schema.
 #[derive(Debug)]
 pub(crate) struct Sql {
@@ -41,15 +65,31 @@ pub(crate) struct Sql {
     /// Settles up to `$1` `pending_counts` rows older than [`STALE`] no one else holds;
     /// answers how many.
     pub(crate) settle_stale: String,
-    /// The task JSON of `$1` in scope `$2`, unless expired at `$3`.
+    /// The task of `$1` in scope `$2`, unless expired at `$3`: the [`row`] columns with the
+    /// task.
     pub(crate) get: String,
-    /// Up to `$4` task JSONs of scope `$1` with ids above `$2` (`''` for the first page),
-    /// unexpired at `$3`, in id order (index `tasks_scope_id`).
+    /// Up to `$4` tasks of scope `$1` with ids above `$2` (`''` for the first page),
+    /// unexpired at `$3`, in id order (index `tasks_scope_id`): the [`row`] columns with the
+    /// task.
     pub(crate) list: String,
-    /// The task JSON and scope of the ids `$1` (a text array) unexpired at `$2`, any scope.
+    /// The tasks of the ids `$1` (a text array) unexpired at `$2`, any scope: the [`row`]
+    /// columns with the task.
     pub(crate) load: String,
-    /// The work JSON of `$1` in scope `$2` (NULL once terminal).
+    /// The work of `$1` in scope `$2` (NULL once terminal): the [`row`] columns with the work.
     pub(crate) work: String,
+    /// Row `$1` as it is now, whatever its expiry: the [`row`] columns with task and work.
+    pub(crate) reread: String,
+    /// Quarantines row `$1` if still at revision `$2` (see [`crate::quarantine`]): copies its
+    /// `task` and `work` as text into `quarantined_tasks` with reason `$3` at `$4` (unless a
+    /// copy of that id is there already), writes the task `$5` (text) in its place, one
+    /// revision on, `failed`, its work cleared, and records the release of an active row's
+    /// slot as `pending_counts` row `$6`. Answers one row, whether the row was active, or none
+    /// when the row is gone or at another revision.
+    pub(crate) quarantine: String,
+    /// Quarantines row `$1` (an invalid id) if still at revision `$2`: copies it as
+    /// [`Sql::quarantine`] does (`$3` the reason, `$4` the time), then deletes it and lowers the
+    /// counters as a reap does. Answers how many rows it deleted.
+    pub(crate) quarantine_gone: String,
     /// Runs a batch of compare-and-sets on distinct tasks, see [`Sql::new`]. One array per
     /// column (`$1` ids, `$2` expected revisions, `$3` revisions, `$4` statuses, `$5`
     /// created, `$6` expiries, `$7` tasks, `$8` terminal, `$9` now, `$10` owner nodes or
@@ -75,6 +115,7 @@ pub(crate) struct Sql {
     /// Forgets every node whose lease expired at `$1`.
     pub(crate) expire_nodes: String,
     /// Claims up to `$3` orphans at `$2` for node `$1`; raises the generation, not the attempt.
+    /// Answers the [`row`] columns with task and work, then the generation and the attempt.
     pub(crate) claim: String,
     /// The active, unexpired tasks node `$1` holds at `$2`, in id order (bytewise) after `$3`
     /// (the empty string: from the start), at most `$4`; the columns of `claim`'s answer. A
@@ -120,22 +161,79 @@ impl Sql {
                  SELECT count(*) FROM gone"
             ),
             get: format!(
-                "SELECT task FROM {s}.tasks \
+                "SELECT {row} FROM {s}.tasks \
                  WHERE id = $1 AND scope = $2 \
-                   AND (expires_at_ms IS NULL OR expires_at_ms > $3)"
+                   AND (expires_at_ms IS NULL OR expires_at_ms > $3)",
+                row = row("", true, false)
             ),
             list: format!(
-                "SELECT task FROM {s}.tasks \
+                "SELECT {row} FROM {s}.tasks \
                  WHERE scope = $1 AND id > $2 \
                    AND (expires_at_ms IS NULL OR expires_at_ms > $3) \
-                 ORDER BY id LIMIT $4"
+                 ORDER BY id LIMIT $4",
+                row = row("", true, false)
             ),
             load: format!(
-                "SELECT task, scope FROM {s}.tasks \
+                "SELECT {row} FROM {s}.tasks \
                  WHERE id = ANY($1::text[]) \
-                   AND (expires_at_ms IS NULL OR expires_at_ms > $2)"
+                   AND (expires_at_ms IS NULL OR expires_at_ms > $2)",
+                row = row("", true, false)
             ),
-            work: format!("SELECT work FROM {s}.tasks WHERE id = $1 AND scope = $2"),
+            work: format!(
+                "SELECT {row} FROM {s}.tasks WHERE id = $1 AND scope = $2",
+                row = row("", false, true)
+            ),
+            reread: format!(
+                "SELECT {row} FROM {s}.tasks WHERE id = $1",
+                row = row("", true, true)
+            ),
+            // `cur` locks the row if still at the revision read (a concurrent quarantine, or
+            // any write, moved it on: then nothing happens); the copy reads the locked
+            // version; the rewrite keeps owner and generation, as a terminal transition does;
+            // `held` records an active row's release, as the transition statement does.
+            quarantine: format!(
+                "WITH cur AS MATERIALIZED ( \
+                   SELECT id, scope, status, task::text AS task, work::text AS work \
+                   FROM {s}.tasks WHERE id = $1 AND revision = $2 FOR UPDATE), \
+                 copy AS ( \
+                   INSERT INTO {s}.quarantined_tasks \
+                     (id, scope, task, work, reason, quarantined_at_ms) \
+                   SELECT id, scope, task, work, $3::text, $4::bigint FROM cur \
+                   ON CONFLICT (id) DO NOTHING), \
+                 upd AS ( \
+                   UPDATE {s}.tasks t SET revision = t.revision + 1, status = 'failed', \
+                          task = $5::text::json, work = NULL \
+                   FROM cur WHERE t.id = cur.id RETURNING t.id), \
+                 held AS ( \
+                   INSERT INTO {s}.pending_counts (token, scope, total, active) \
+                   SELECT $6::bigint, cur.scope, 0, 1 FROM cur JOIN upd ON upd.id = cur.id \
+                   WHERE cur.status IN {active}) \
+                 SELECT cur.status IN {active} FROM cur JOIN upd ON upd.id = cur.id",
+                active = active!()
+            ),
+            // As `reap`, for one row: the row, then `counts`, then `scope_counts`.
+            quarantine_gone: format!(
+                "WITH cur AS MATERIALIZED ( \
+                   SELECT id, scope, status, task::text AS task, work::text AS work \
+                   FROM {s}.tasks WHERE id = $1 AND revision = $2 FOR UPDATE), \
+                 copy AS ( \
+                   INSERT INTO {s}.quarantined_tasks \
+                     (id, scope, task, work, reason, quarantined_at_ms) \
+                   SELECT id, scope, task, work, $3::text, $4::bigint FROM cur \
+                   ON CONFLICT (id) DO NOTHING), \
+                 del AS ( \
+                   DELETE FROM {s}.tasks t USING cur WHERE t.id = cur.id \
+                   RETURNING t.scope, t.status), \
+                 total AS ( \
+                   UPDATE {s}.counts SET total = total - (SELECT count(*) FROM del) \
+                   WHERE id = 1 AND EXISTS (SELECT 1 FROM del) RETURNING 1), \
+                 active AS ( \
+                   UPDATE {s}.scope_counts c SET active = c.active - 1 FROM del \
+                   WHERE c.scope = del.scope AND del.status IN {active} \
+                     AND EXISTS (SELECT 1 FROM total)) \
+                 SELECT count(*) FROM del",
+                active = active!()
+            ),
             // `cur` locks the batch's rows in id order (the sort runs below the row locks)
             // and reads their current versions; `ok` keeps the transitions whose expected
             // revision, expiry and authority hold: a request's scope (`owner_node` NULL) or a
@@ -154,8 +252,8 @@ impl Sql {
                           expires_at_ms, task, terminal, now_ms, owner_node, scope, generation, \
                           token, n)), \
                  cur AS MATERIALIZED ( \
-                   SELECT t.id, t.scope, t.revision, t.status, t.expires_at_ms, t.owner_node, \
-                          t.generation, t.task \
+                   SELECT t.id, t.scope, t.revision, t.status, t.created_at_ms, \
+                          t.expires_at_ms, t.owner_node, t.generation, t.task \
                    FROM {s}.tasks t WHERE t.id IN (SELECT id FROM input) \
                    ORDER BY t.id FOR UPDATE), \
                  ok AS MATERIALIZED ( \
@@ -177,9 +275,9 @@ impl Sql {
                    INSERT INTO {s}.pending_counts (token, scope, total, active) \
                    SELECT ok.token, ok.task_scope, 0, 1 FROM ok JOIN upd ON upd.id = ok.id \
                    WHERE ok.was_active AND ok.terminal) \
-                 SELECT i.n::integer, u.id IS NOT NULL, c.scope, c.revision, c.expires_at_ms, \
-                        c.owner_node, c.generation, \
-                        CASE WHEN u.id IS NULL THEN c.task END \
+                 SELECT i.n::integer, u.id IS NOT NULL, c.owner_node, c.generation, \
+                        c.id, c.scope, c.revision, c.status, c.created_at_ms, c.expires_at_ms, \
+                        CASE WHEN u.id IS NULL THEN c.task::text END, NULL::text \
                  FROM input i JOIN cur c ON c.id = i.id LEFT JOIN upd u ON u.id = i.id",
                 active = active!()
             ),
@@ -267,15 +365,17 @@ impl Sql {
                      AND o.owner_node IS DISTINCT FROM $1 \
                    ORDER BY o.created_at_ms LIMIT $3 FOR UPDATE SKIP LOCKED) c \
                  WHERE t.id = c.id \
-                 RETURNING t.scope, t.task, t.work, t.generation, t.attempt, t.id",
+                 RETURNING {row}, t.generation, t.attempt",
+                row = row("t.", true, true),
                 active = active!()
             ),
             held: format!(
-                "SELECT scope, task, work, generation, attempt, id FROM {s}.tasks \
+                "SELECT {row}, generation, attempt FROM {s}.tasks \
                  WHERE owner_node = $1 AND status IN {active} AND work IS NOT NULL \
                    AND (expires_at_ms IS NULL OR expires_at_ms > $2::bigint) \
                    AND id COLLATE \"C\" > $3 \
                  ORDER BY id COLLATE \"C\" LIMIT $4",
+                row = row("", true, true),
                 active = active!()
             ),
             charge_attempt: format!(

@@ -221,6 +221,14 @@ impl Store for PostgresStore {
         Some(self.db.clock.clone())
     }
 
+    /// Rows this instance quarantined since it connected: see
+    /// [Unreadable rows](crate#unreadable-rows).
+    fn quarantined(&self) -> u64 {
+        self.db
+            .quarantined
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     fn kind(&self) -> &'static str {
         "postgresql"
     }

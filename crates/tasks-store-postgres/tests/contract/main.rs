@@ -11,6 +11,7 @@ mod counters;
 mod feed;
 mod instances;
 mod migrations;
+mod poison;
 mod stall;
 
 use tasks_test_support::postgres as common;

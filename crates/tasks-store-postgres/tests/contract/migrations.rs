@@ -86,7 +86,7 @@ async fn a_newer_schema_is_refused_and_left_unchanged() {
         Err(ConnectError::NewerSchema {
             schema: ref named,
             found: 99,
-            supported: 5,
+            supported: 6,
         }) if *named == schema => {}
         other => panic!("expected NewerSchema, got {other:?}"),
     }
@@ -197,11 +197,13 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
     drop(store);
     // What version 1 was: the same tables without `pending_counts` (version 2), without
     // the batch function (version 3), without the listing index (version 4) and without the
-    // batch function that checks the owner's lease (version 5).
+    // batch function that checks the owner's lease (version 5) nor the table of quarantined
+    // rows (version 6).
     let admin = db.admin().await;
     admin
         .batch_execute(&format!(
             "DROP TABLE \"{schema}\".pending_counts; \
+             DROP TABLE \"{schema}\".quarantined_tasks; \
              DROP FUNCTION \"{schema}\".create_tasks(text[], text[], bigint[], text[], \
                bigint[], bigint[], json[], json[], bytea[], bigint[], bigint[], boolean[]); \
              DROP FUNCTION \"{schema}\".create_tasks(text[], text[], bigint[], text[], \
@@ -221,7 +223,7 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
         .await
         .expect("version")
         .get(0);
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
     assert_eq!(store.task_count().await.expect("count"), 1);
     let tight = tasks_runtime::store::CreateLimits {
         max_tasks: 2,
@@ -375,4 +377,76 @@ async fn a_row_of_the_previous_build_reads_and_keeps_the_progress_it_takes() {
         stored.ends_with(ROW_WITH_PROGRESS_END),
         "one optional member more: {stored}"
     );
+}
+
+/// Version 6 adds `quarantined_tasks` and changes no other table: a version 5 schema with
+/// tasks in it (a good one, a bad one) opens with this build, keeps its tasks and counts, and
+/// quarantines the bad row into the new table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_5_schema_gains_the_quarantine_table_and_keeps_its_tasks() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let store = db.connect(&schema).await;
+    let scope = Scope::new("s");
+    let mut kept = Vec::new();
+    for name in ["kept", "bad"] {
+        let created = store
+            .create(
+                new_task(name, None),
+                work(&scope, name).into(),
+                ROOMY,
+                &NODE_A,
+            )
+            .await
+            .expect("create");
+        kept.push(created.snapshot.task);
+    }
+    drop(store);
+    // What version 5 was: the same tables without `quarantined_tasks`.
+    let admin = db.admin().await;
+    admin
+        .batch_execute(&format!(
+            "DROP TABLE \"{schema}\".quarantined_tasks; \
+             UPDATE \"{schema}\".schema_version SET version = 5; \
+             UPDATE \"{schema}\".tasks SET task = '{{\"taskId\": \"bad\"}}' WHERE id = 'bad'"
+        ))
+        .await
+        .expect("turn the schema back into version 5, with a bad row");
+
+    let store = db.connect(&schema).await;
+    let version: i32 = admin
+        .query_one(
+            &format!("SELECT version FROM \"{schema}\".schema_version"),
+            &[],
+        )
+        .await
+        .expect("version")
+        .get(0);
+    assert_eq!(version, 6);
+    assert_eq!(store.task_count().await.expect("count"), 2);
+    let read = store
+        .get(&scope, &id("kept"), T0)
+        .await
+        .expect("get")
+        .expect("found");
+    assert_eq!(*read.task, *kept[0], "the good task is intact");
+    let bad = store
+        .get(&scope, &id("bad"), T0)
+        .await
+        .expect("get")
+        .expect("found");
+    assert_eq!(bad.task.status(), tasks_core::TaskStatus::Failed);
+    assert_eq!(bad.task.revision(), 2);
+    let row = admin
+        .query_one(
+            &format!("SELECT task, reason FROM \"{schema}\".quarantined_tasks WHERE id = 'bad'"),
+            &[],
+        )
+        .await
+        .expect("the bad row is kept in the new table");
+    assert_eq!(row.get::<_, String>(0), r#"{"taskId": "bad"}"#);
+    assert!(row.get::<_, String>(1).starts_with("task does not decode"));
+    assert_eq!(store.quarantined(), 1);
 }

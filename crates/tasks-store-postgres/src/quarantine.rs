@@ -131,7 +131,7 @@ fn decode(stored: &Stored, work_required: bool) -> Result<(Option<Task>, Option<
     let id = TaskId::parse(&stored.id).map_err(|e| format!("invalid id: {e}"))?;
     let task = match &stored.task {
         Some(text) => {
-            let task: Task = read(text).map_err(|e| format!("task does not decode: {e}"))?;
+            let task: Task = decode_text(text).map_err(|e| format!("task does not decode: {e}"))?;
             if *task.id() != id
                 || i64::try_from(task.revision()).ok() != Some(stored.revision)
                 || task.status().as_str() != stored.status
@@ -148,7 +148,9 @@ fn decode(stored: &Stored, work_required: bool) -> Result<(Option<Task>, Option<
         None => None,
     };
     let work = match &stored.work {
-        Some(text) => Some(read::<Work>(text).map_err(|e| format!("work does not decode: {e}"))?),
+        Some(text) => {
+            Some(decode_text::<Work>(text).map_err(|e| format!("work does not decode: {e}"))?)
+        }
         None if work_required && sql::ACTIVE.contains(&stored.status.as_str()) => {
             return Err("an active task has no work".into())
         }
@@ -160,7 +162,7 @@ fn decode(stored: &Stored, work_required: bool) -> Result<(Option<Task>, Option<
 /// `text` as a `T`, with plain member names: a text with a member named after a marker, at
 /// any depth, is refused rather than read by `serde_json`'s rules
 /// ([`tasks_core::json::check_text`]).
-fn read<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+fn decode_text<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
     tasks_core::json::check_text(text)?;
     serde_json::from_str(text)
 }

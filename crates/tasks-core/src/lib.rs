@@ -156,7 +156,7 @@ pub use logging::{LogLevel, UnknownLogLevel};
 pub use method::{Feature, Method};
 pub use negotiation::{progress_token, Decision, RequestMeta, TaskPolicy};
 pub use progress::{Progress, META_PROGRESS};
-pub use raw::{nesting_depth, RawObject, MAX_RESULT_DEPTH};
+pub use raw::{RawObject, MAX_RESULT_DEPTH};
 pub use reducer::{apply, ReduceError, TaskUpdate, Transition};
 pub use task::{
     Answered, InputRequests, InvalidTask, NewTask, Task, TaskState, TaskStatus, MESSAGE_ACCEPTED,

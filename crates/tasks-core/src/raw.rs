@@ -25,26 +25,6 @@ use crate::JsonObject;
 /// deeper fails the task instead (-32603).
 pub const MAX_RESULT_DEPTH: usize = 120;
 
-/// How deeply arrays and objects nest in `object`, the object itself counting as 1.
-pub fn nesting_depth(object: &JsonObject) -> usize {
-    let mut deepest = 1;
-    let mut pending: Vec<(&serde_json::Value, usize)> = object.values().map(|v| (v, 2)).collect();
-    while let Some((value, depth)) = pending.pop() {
-        match value {
-            serde_json::Value::Array(items) => {
-                deepest = deepest.max(depth);
-                pending.extend(items.iter().map(|item| (item, depth + 1)));
-            }
-            serde_json::Value::Object(map) => {
-                deepest = deepest.max(depth);
-                pending.extend(map.values().map(|item| (item, depth + 1)));
-            }
-            _ => {}
-        }
-    }
-    deepest
-}
-
 /// A JSON object held as its compact serialized text (whose limits [`MAX_RESULT_DEPTH`] gives).
 ///
 /// Serializes as the object itself, the text written unchanged, with `serde_json` (the only
@@ -180,29 +160,14 @@ mod tests {
     }
 
     #[test]
-    fn measures_nesting_depth() {
-        assert_eq!(nesting_depth(&JsonObject::new()), 1);
-        assert_eq!(nesting_depth(&object(json!({"a": 1, "b": "x"}))), 1);
-        assert_eq!(
-            nesting_depth(&object(json!({"a": [], "b": {"c": [[1]]}}))),
-            4
-        );
-        let mut deep = json!(1);
-        for _ in 0..MAX_RESULT_DEPTH {
-            deep = json!([deep]);
-        }
-        let deep = object(json!({ "deep": deep }));
-        assert_eq!(nesting_depth(&deep), MAX_RESULT_DEPTH + 1);
-    }
-
-    #[test]
     fn a_result_at_the_depth_limit_reads_back_inside_a_response() {
         let mut deep = json!(1);
         for _ in 0..MAX_RESULT_DEPTH - 1 {
             deep = json!([deep]);
         }
         let deep = object(json!({ "deep": deep }));
-        assert_eq!(nesting_depth(&deep), MAX_RESULT_DEPTH);
+        assert_eq!(crate::json::check_object(&deep, MAX_RESULT_DEPTH), Ok(()));
+        assert!(crate::json::check_object(&deep, MAX_RESULT_DEPTH - 1).is_err());
         let raw = RawObject::from(&deep);
         assert_eq!(raw.to_object(), deep);
         let response = json!({"jsonrpc": "2.0", "id": 1, "result": {"result": raw}}).to_string();

@@ -133,6 +133,19 @@ impl Sql {
     /// [`crate::options::valid_schema`]), so quoting it needs no escaping.
     pub(crate) fn new(schema: &str) -> Sql {
         let s = quote(schema);
+        // The start of both quarantine statements: `cur` locks the row if still at the
+        // revision read (a concurrent quarantine, or any write, moved it on: then nothing
+        // happens), and `copy` keeps its columns as they were, with the reason.
+        let copy = format!(
+            "WITH cur AS MATERIALIZED ( \
+               SELECT id, scope, status, task::text AS task, work::text AS work \
+               FROM {s}.tasks WHERE id = $1 AND revision = $2 FOR UPDATE), \
+             copy AS ( \
+               INSERT INTO {s}.quarantined_tasks \
+                 (id, scope, task, work, reason, quarantined_at_ms) \
+               SELECT id, scope, task, work, $3::text, $4::bigint FROM cur \
+               ON CONFLICT (id) DO NOTHING),"
+        );
         Sql {
             create: format!(
                 "SELECT {s}.create_tasks($1::text[], $2::text[], $3::bigint[], $4::text[], \
@@ -192,14 +205,7 @@ impl Sql {
             // version; the rewrite keeps owner and generation, as a terminal transition does;
             // `held` records an active row's release, as the transition statement does.
             quarantine: format!(
-                "WITH cur AS MATERIALIZED ( \
-                   SELECT id, scope, status, task::text AS task, work::text AS work \
-                   FROM {s}.tasks WHERE id = $1 AND revision = $2 FOR UPDATE), \
-                 copy AS ( \
-                   INSERT INTO {s}.quarantined_tasks \
-                     (id, scope, task, work, reason, quarantined_at_ms) \
-                   SELECT id, scope, task, work, $3::text, $4::bigint FROM cur \
-                   ON CONFLICT (id) DO NOTHING), \
+                "{copy} \
                  upd AS ( \
                    UPDATE {s}.tasks t SET revision = t.revision + 1, status = 'failed', \
                           task = $5::text::json, work = NULL \
@@ -213,14 +219,7 @@ impl Sql {
             ),
             // As `reap`, for one row: the row, then `counts`, then `scope_counts`.
             quarantine_gone: format!(
-                "WITH cur AS MATERIALIZED ( \
-                   SELECT id, scope, status, task::text AS task, work::text AS work \
-                   FROM {s}.tasks WHERE id = $1 AND revision = $2 FOR UPDATE), \
-                 copy AS ( \
-                   INSERT INTO {s}.quarantined_tasks \
-                     (id, scope, task, work, reason, quarantined_at_ms) \
-                   SELECT id, scope, task, work, $3::text, $4::bigint FROM cur \
-                   ON CONFLICT (id) DO NOTHING), \
+                "{copy} \
                  del AS ( \
                    DELETE FROM {s}.tasks t USING cur WHERE t.id = cur.id \
                    RETURNING t.scope, t.status), \

@@ -245,8 +245,10 @@ fn decode(
     work: Option<&str>,
 ) -> Result<(TaskId, Task, Option<Work>), String> {
     let task_id = TaskId::parse(id).map_err(|e| format!("invalid id: {e}"))?;
-    let task: Task =
-        serde_json::from_str(task).map_err(|e| format!("task does not decode: {e}"))?;
+    // Checked with plain member names first (a marker name is refused, not read specially).
+    let task: Task = tasks_core::json::check_text(task)
+        .and_then(|()| serde_json::from_str(task))
+        .map_err(|e| format!("task does not decode: {e}"))?;
     if task.id() != &task_id
         || i64::try_from(task.revision()).ok() != Some(revision)
         || task.status().as_str() != status
@@ -254,7 +256,9 @@ fn decode(
         return Err("columns disagree with the stored task".into());
     }
     let work = work
-        .map(serde_json::from_str::<Work>)
+        .map(|work| {
+            tasks_core::json::check_text(work).and_then(|()| serde_json::from_str::<Work>(work))
+        })
         .transpose()
         .map_err(|e| format!("work does not decode: {e}"))?;
     Ok((task_id, task, work))

@@ -57,8 +57,8 @@ pub(crate) fn old_database(path: &Path, version: usize, rows_from: &Path) {
 }
 
 /// `store` after creating `working` (its TTL running, its work kept) and `done` (completed,
-/// its work dropped).
-async fn two_tasks(store: &SqliteStore, scope: &Scope) {
+/// its work dropped); the two as stored, in that order.
+async fn two_tasks(store: &SqliteStore, scope: &Scope) -> Vec<tasks_runtime::Snapshot> {
     for name in ["working", "done"] {
         let task = tasks_core::NewTask::new(id(name), T0, Some(3_600_000), None);
         let created = store
@@ -74,6 +74,12 @@ async fn two_tasks(store: &SqliteStore, scope: &Scope) {
                 .expect("complete");
         }
     }
+    let mut stored = Vec::new();
+    for name in ["working", "done"] {
+        let snapshot = store.get(scope, &id(name), at(2_000)).await.expect("get");
+        stored.push(snapshot.expect("stored"));
+    }
+    stored
 }
 
 #[tokio::test]
@@ -82,12 +88,7 @@ async fn a_version_2_database_is_migrated_with_every_task_intact() {
     let (current, old) = (dir.path().join("current.db"), dir.path().join("old.db"));
     let scope = Scope::new("alice");
     let store = SqliteStore::open(&current, SqliteOptions::default()).expect("open");
-    two_tasks(&store, &scope).await;
-    let mut before = Vec::new();
-    for name in ["working", "done"] {
-        let snapshot = store.get(&scope, &id(name), at(2_000)).await.expect("get");
-        before.push(snapshot.expect("stored"));
-    }
+    let before = two_tasks(&store, &scope).await;
     let work_before = store.work(&scope, &id("working")).await.expect("work");
     drop(store);
     old_database(&old, 2, &current);
@@ -159,12 +160,7 @@ async fn a_version_3_database_gains_the_quarantine_table_with_every_task_intact(
     let (current, old) = (dir.path().join("current.db"), dir.path().join("old.db"));
     let scope = Scope::new("alice");
     let store = SqliteStore::open(&current, SqliteOptions::default()).expect("open");
-    two_tasks(&store, &scope).await;
-    let mut before = Vec::new();
-    for name in ["working", "done"] {
-        let snapshot = store.get(&scope, &id(name), at(2_000)).await.expect("get");
-        before.push(snapshot.expect("stored"));
-    }
+    let before = two_tasks(&store, &scope).await;
     drop(store);
     old_database(&old, 3, &current);
     {

@@ -188,7 +188,8 @@ impl TaskState {
 ///
 /// The serde form is the *storage* form (for durable stores); the wire forms are in
 /// [`crate::wire`] (`creation`, `detailed`). Reading a stored task checks the invariants the reducer keeps
-/// ([`InvalidTask`]), so a damaged or hand-edited row is refused instead of trusted.
+/// ([`InvalidTask`]), so a damaged or hand-edited row is refused instead of trusted (and its
+/// store then quarantines it, answering [`Task::unreadable`] in its place).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", try_from = "StoredTask")]
 pub struct Task {

@@ -127,6 +127,9 @@
 //! `PRAGMA application_id`; migrations are embedded and run in one transaction. A file of a
 //! newer version ([`OpenError::NewerSchema`]), or one that is not a task database or does not
 //! load ([`OpenError::Corrupt`]), is refused and left unchanged: never emptied or recreated.
+//! A task row that does not decode does not refuse the file: it is quarantined when the store
+//! opens (copied as it was into `quarantined_tasks` with the reason, and read as the `failed`
+//! task of [`tasks_core::Task::unreadable`]; docs/durability.md, "Unreadable rows").
 //! Times are stored as milliseconds in signed 64-bit columns; times beyond `i64::MAX` ms are
 //! stored as `i64::MAX`.
 //!

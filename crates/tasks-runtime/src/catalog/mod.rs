@@ -26,6 +26,7 @@ mod completion;
 mod prompt;
 mod resource;
 mod skill;
+mod skill_dir;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -43,8 +44,9 @@ pub use prompt::{Prompt, PromptArgument, PromptMessage, PromptResult, Role};
 pub use resource::{
     Body, ReadError, ReadFuture, ReadRequest, Resource, ResourceContents, ResourceTemplate,
 };
+pub use skill::Skill;
 use skill::SkillFile;
-pub use skill::{Skill, SkillDirError};
+pub use skill_dir::SkillDirError;
 pub use tasks_core::skill::SkillError;
 
 use crate::scope::Principal;

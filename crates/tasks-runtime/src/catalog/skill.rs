@@ -9,8 +9,7 @@
 //! 16 MiB. Its content is then fixed, so its digests are computed once; to change a skill,
 //! build it again and register it in place of the old one.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -21,6 +20,7 @@ use tasks_core::skill::{
 use tasks_core::JsonObject;
 
 use super::resource::{Body, ResourceContents};
+use super::skill_dir::{self, SkillDirError};
 
 /// The `mimeType` of every `SKILL.md` (the extension's "Resource Metadata").
 const SKILL_MD_MIME_TYPE: &str = "text/markdown";
@@ -84,33 +84,6 @@ impl SkillFile {
             body,
         }
     }
-}
-
-/// Why [`Skill::from_dir`] could not load a skill.
-#[derive(Debug, thiserror::Error)]
-pub enum SkillDirError {
-    /// Reading the directory or a file failed.
-    #[error("cannot read {path}: {source}")]
-    Io {
-        /// The path read.
-        path: PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
-    /// A symbolic link, which a skill never follows (it could lead outside the skill's root).
-    #[error("{0} is a symbolic link; a skill serves only the regular files below its root")]
-    Symlink(PathBuf),
-    /// A file name that is not UTF-8.
-    #[error("{0} has a name that is not UTF-8")]
-    NotUtf8(PathBuf),
-    /// The skill in directory `root` breaks a rule of the extension.
-    #[error("the skill in {root}: {source}")]
-    Skill {
-        /// The skill's directory.
-        root: PathBuf,
-        /// The rule broken.
-        source: SkillError,
-    },
 }
 
 impl Skill {
@@ -199,41 +172,49 @@ impl Skill {
 
     /// Loads the skill in directory `root`, served at `skill_path`: its `SKILL.md` and every
     /// regular file below it, in path order. Hidden files and directories (a name starting with
-    /// `.`) are not part of the skill; a symbolic link anywhere is refused, so that nothing
-    /// outside `root` is ever served.
+    /// `.`) are not part of the skill; a symbolic link anywhere below `root` is refused, so that
+    /// nothing outside `root` is ever served. The directory is read through open handles, never
+    /// by path twice, so a file or directory swapped for a link (or for another file) while the
+    /// skill loads is refused too, never followed.
     ///
     /// # Errors
     /// [`SkillDirError::Io`] when `root/SKILL.md` or another file cannot be read;
-    /// [`SkillDirError::Symlink`]; [`SkillDirError::NotUtf8`] for a file name that is not
-    /// UTF-8; [`SkillDirError::Skill`] as [`Skill::new`] and [`Skill::file`].
+    /// [`SkillDirError::Symlink`]; [`SkillDirError::Changed`] for a file replaced while the
+    /// skill loads; [`SkillDirError::NotUtf8`] for a file name that is not UTF-8;
+    /// [`SkillDirError::Skill`] as [`Skill::new`] and [`Skill::file`] (too many files is
+    /// reported as soon as the walk passes 512).
     pub fn from_dir(skill_path: &str, root: impl AsRef<Path>) -> Result<Self, SkillDirError> {
         let root = root.as_ref();
         let broken = |source| SkillDirError::Skill {
             root: root.to_owned(),
             source,
         };
-        let mut files = Vec::new();
-        walk(root, "", &mut files)?;
-        files.sort();
+        let mut files = skill_dir::walk(root)?;
+        files.sort_by(|a, b| a.relative.cmp(&b.relative));
         // The limits are checked on the sizes the directory reports, before anything is read:
         // a stray large file costs no memory.
-        if files.len() > MAX_SKILL_FILES {
-            return Err(broken(SkillError::TooManyFiles(files.len())));
-        }
-        let total: u64 = files.iter().map(|(_, len)| len).sum();
+        let total: u64 = files.iter().map(|f| f.len).sum();
         if total > MAX_SKILL_BYTES {
             return Err(broken(SkillError::TooLarge(total)));
         }
-        let skill_md_path = root.join(SKILL_FILE);
-        let skill_md =
-            String::from_utf8(read_bounded(&skill_md_path)?).map_err(|_| SkillDirError::Io {
-                path: skill_md_path,
-                source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8"),
+        let skill_md = files
+            .iter()
+            .position(|f| f.relative == SKILL_FILE)
+            .map(|at| files.remove(at))
+            .ok_or_else(|| SkillDirError::Io {
+                path: root.join(SKILL_FILE),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
             })?;
+        let skill_md = String::from_utf8(skill_dir::read(root, &skill_md)?).map_err(|_| {
+            SkillDirError::Io {
+                path: root.join(SKILL_FILE),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8"),
+            }
+        })?;
         let mut skill = Skill::new(skill_path, skill_md).map_err(broken)?;
-        for (relative, _) in files.into_iter().filter(|(f, _)| f != SKILL_FILE) {
-            let content = read_bounded(&root.join(&relative))?;
-            skill = skill.file(&relative, content).map_err(broken)?;
+        for file in &files {
+            let content = skill_dir::read(root, file)?;
+            skill = skill.file(&file.relative, content).map_err(broken)?;
         }
         Ok(skill)
     }
@@ -307,61 +288,10 @@ impl Skill {
     }
 }
 
-/// Reads `path`, at most [`MAX_SKILL_BYTES`] and one byte: a file that grew past the limit
-/// since its size was read is refused by [`Skill::file`] without being read whole.
-fn read_bounded(path: &Path) -> Result<Vec<u8>, SkillDirError> {
-    use std::io::Read as _;
-    let io = |source| SkillDirError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let mut content = Vec::new();
-    fs::File::open(path)
-        .map_err(io)?
-        .take(MAX_SKILL_BYTES + 1)
-        .read_to_end(&mut content)
-        .map_err(io)?;
-    Ok(content)
-}
-
-/// Collects the regular files below `dir`, with their sizes in bytes, as paths relative to
-/// the skill's root (`prefix`).
-fn walk(dir: &Path, prefix: &str, files: &mut Vec<(String, u64)>) -> Result<(), SkillDirError> {
-    let io = |source| SkillDirError::Io {
-        path: dir.to_owned(),
-        source,
-    };
-    for entry in fs::read_dir(dir).map_err(io)? {
-        let entry = entry.map_err(io)?;
-        let path = entry.path();
-        let name = entry
-            .file_name()
-            .into_string()
-            .map_err(|_| SkillDirError::NotUtf8(path.clone()))?;
-        if name.starts_with('.') {
-            continue;
-        }
-        let relative = if prefix.is_empty() {
-            name
-        } else {
-            format!("{prefix}/{name}")
-        };
-        let kind = entry.file_type().map_err(io)?;
-        if kind.is_symlink() {
-            return Err(SkillDirError::Symlink(path));
-        } else if kind.is_dir() {
-            walk(&path, &relative, files)?;
-        } else if kind.is_file() {
-            let len = entry.metadata().map_err(io)?.len();
-            files.push((relative, len));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     const MD: &str = "---\nname: refunds\ndescription: Process refunds\n---\n# Refunds\n";
 

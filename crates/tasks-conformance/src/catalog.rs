@@ -66,9 +66,10 @@ pub fn catalog() -> Catalog {
             "test://template/{id}/data",
             "template-data",
             |request| async move {
-                let Some(id) = request.variables.get("id").filter(|id| id.len() <= 64) else {
+                let id = request.segment("id")?;
+                if id.len() > 64 {
                     return Err(ReadError::NotFound);
-                };
+                }
                 let body =
                     json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
                 Ok(vec![ResourceContents::text(

@@ -23,7 +23,7 @@
 
 // Pagination and resource templates, used from here.
 pub use crate::cursor::{page, parse_cursor, Page, DEFAULT_PAGE_SIZE};
-pub use crate::uri_template::{TemplateError, UriTemplate};
+pub use crate::uri_template::{is_segment, TemplateError, UriTemplate};
 
 use std::collections::BTreeMap;
 

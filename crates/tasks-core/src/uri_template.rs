@@ -6,7 +6,9 @@
 //! for the templates a resource server needs, RFC 6570 levels 1 and 2:
 //!
 //! * `{name}` (simple) matches one or more characters up to the next literal, never `/`, `?`
-//!   or `#`; its value is percent-decoded;
+//!   or `#`; its value is percent-decoded, so `%2F` and `%2e%2e` arrive as `/` and `..`: a
+//!   reader that uses a value as a path segment (a file name, a key in a store laid out as a
+//!   tree) checks it with [`is_segment`] first;
 //! * `{+name}` (reserved) and `{#name}` (fragment, the `#` a literal) match one or more of any
 //!   character, `/` included, and are not decoded.
 //!
@@ -167,6 +169,20 @@ impl UriTemplate {
     }
 }
 
+/// Whether a decoded variable `value` is safe to use as one segment of a path: not empty, not
+/// `.` or `..`, and free of `/`, `\`, NUL and every other control character. A template's
+/// simple variable is percent-decoded ([`UriTemplate::matches`]), so without this check a URI
+/// holding `%2F` or `%2e%2e` hands a reader a separator or a dot segment (RFC 3986, section
+/// 3.3; the path traversal of CWE-22).
+pub fn is_segment(value: &str) -> bool {
+    !value.is_empty()
+        && value != "."
+        && value != ".."
+        && !value
+            .chars()
+            .any(|c| c == '/' || c == '\\' || c.is_control())
+}
+
 /// Percent-decodes `text` (`%41` → `A`); `None` for a malformed escape or bytes that are not
 /// UTF-8.
 fn percent_decode(text: &str) -> Option<String> {
@@ -218,6 +234,28 @@ mod tests {
             "test://template/%zz/data",
         ] {
             assert_eq!(t.matches(miss), None, "{miss}");
+        }
+    }
+
+    #[test]
+    fn decoded_separators_and_dot_segments_are_not_segments() {
+        let t = UriTemplate::parse("test://template/{id}/data").unwrap();
+        for (uri, decoded) in [
+            ("test://template/%2F/data", "/"),
+            ("test://template/%2e%2e/data", ".."),
+            ("test://template/..%2Fetc/data", "../etc"),
+            ("test://template/a%5Cb/data", "a\\b"),
+            ("test://template/a%00/data", "a\0"),
+        ] {
+            let values = t.matches(uri).unwrap();
+            assert_eq!(values["id"], decoded);
+            assert!(!is_segment(&values["id"]), "{uri}");
+        }
+        for good in ["123", "a b", "r\u{e9}sum\u{e9}", "...", ".hidden", "a.b"] {
+            assert!(is_segment(good), "{good}");
+        }
+        for bad in ["", ".", "..", "a/b", "a\\b", "\u{1b}[2J", "a\u{85}"] {
+            assert!(!is_segment(bad), "{bad:?}");
         }
     }
 

@@ -29,6 +29,26 @@ pub struct ReadRequest {
     pub principal: Option<Principal>,
 }
 
+impl ReadRequest {
+    /// Variable `name` of a template's URI, checked to be one safe path segment
+    /// ([`tasks_core::catalog::is_segment`]: not empty, not `.` or `..`, no `/`, `\` or control
+    /// character). A simple variable is percent-decoded, so `docs://pages/%2e%2e%2Fsecret`
+    /// hands `../secret` to a reader that reads [`variables`](Self::variables) directly; use
+    /// this wherever a value names a file, a directory or a key in a tree.
+    ///
+    /// # Errors
+    /// [`ReadError::NotFound`] when the template has no such variable or its value is not a
+    /// segment, so the client gets -32602 `Resource not found` with `data.uri`, as for any URI
+    /// nothing is at.
+    pub fn segment(&self, name: &str) -> Result<&str, ReadError> {
+        self.variables
+            .get(name)
+            .map(String::as_str)
+            .filter(|value| tasks_core::catalog::is_segment(value))
+            .ok_or(ReadError::NotFound)
+    }
+}
+
 /// One item of a `resources/read` result's `contents`: text or bytes under a URI.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResourceContents {

@@ -22,7 +22,9 @@
 //!   for `resources/read`; `resources/directory/read` both.
 
 // Pagination and resource templates, used from here.
-pub use crate::cursor::{page, parse_cursor, Page, DEFAULT_PAGE_SIZE};
+pub use crate::cursor::{
+    invalid_cursor, page, parse_cursor, refuse_cursor, Page, DEFAULT_PAGE_SIZE,
+};
 pub use crate::uri_template::{is_segment, TemplateError, UriTemplate};
 
 use std::collections::BTreeMap;

@@ -2,10 +2,14 @@
 //! <https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/pagination>).
 //!
 //! A cursor this server issues is the unpadded base64url encoding of `o<offset>`, the index of
-//! the first item of the next page; clients must treat it as opaque. Any cursor that does not
-//! decode to an offset inside the list is -32602 `Invalid cursor` (the page "Error Handling":
-//! invalid cursors SHOULD be -32602). A list that changes between two pages may skip or repeat
-//! an item at the page boundary; the list-changed notification tells the client to start over.
+//! the first item of the next page; clients must treat it as opaque. One rule holds for every
+//! paged list: a cursor is valid only if this server could have issued it for that list, that
+//! is the canonical encoding of a whole number of pages (`o<k × page size>`, k ≥ 1) that is
+//! still inside the list. Anything else is -32602 `Invalid cursor` (the page "Error Handling":
+//! invalid cursors SHOULD be -32602), and a list served whole on one page (`tools/list`)
+//! refuses every cursor ([`refuse_cursor`]). A list that changes between two pages may skip or
+//! repeat an item at the page boundary; the list-changed notification tells the client to
+//! start over.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -34,23 +38,42 @@ pub fn parse_cursor(params: &Value) -> Result<Option<String>, McpError> {
     match params.get("cursor") {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(cursor)) => Ok(Some(cursor.clone())),
-        Some(_) => Err(invalid()),
+        Some(_) => Err(invalid_cursor()),
     }
+}
+
+/// Reads `params.cursor` of a list this server serves whole on one page: absent or `null`
+/// only, since it never issues a cursor for such a list.
+///
+/// # Errors
+/// -32602 `Invalid cursor` for any other value.
+pub fn refuse_cursor(params: &Value) -> Result<(), McpError> {
+    match params.get("cursor") {
+        None | Some(Value::Null) => Ok(()),
+        Some(_) => Err(invalid_cursor()),
+    }
+}
+
+/// -32602 `Invalid cursor`: the answer to any cursor this server did not issue.
+pub fn invalid_cursor() -> McpError {
+    McpError::invalid_params("Invalid cursor")
 }
 
 /// The page of a list of `len` items that `cursor` starts, `page_size` items long (at least 1).
 ///
 /// # Errors
-/// -32602 `Invalid cursor` for a cursor this server did not issue for this list, or past its
-/// end.
+/// -32602 `Invalid cursor` for a cursor this server could not have issued for this list (not
+/// the canonical encoding of a whole number of pages), or one past its end.
 pub fn page(len: usize, cursor: Option<&str>, page_size: usize) -> Result<Page, McpError> {
+    let page_size = page_size.max(1);
     let start = match cursor {
         None => 0,
         Some(cursor) => decode(cursor)
-            .filter(|&offset| offset < len)
-            .ok_or_else(invalid)?,
+            .filter(|&offset| offset > 0 && offset % page_size == 0 && offset < len)
+            .filter(|&offset| encode(offset) == cursor)
+            .ok_or_else(invalid_cursor)?,
     };
-    let end = start.saturating_add(page_size.max(1)).min(len);
+    let end = start.saturating_add(page_size).min(len);
     Ok(Page {
         range: start..end,
         next_cursor: (end < len).then(|| encode(end)),
@@ -69,10 +92,6 @@ fn decode(cursor: &str) -> Option<usize> {
         return None;
     }
     digits.parse().ok()
-}
-
-fn invalid() -> McpError {
-    McpError::invalid_params("Invalid cursor")
 }
 
 #[cfg(test)]
@@ -99,7 +118,30 @@ mod tests {
             let error = page(5, Some(bad), 2).unwrap_err();
             assert_eq!(error, McpError::invalid_params("Invalid cursor"), "{bad}");
         }
+        // Inside the list but never issued: not a whole number of pages, the first page's
+        // offset, a non-canonical spelling of an issued offset, padding.
+        let issued = encode(2);
+        let padded = format!("{issued}=");
+        for bad in [
+            &encode(1),
+            &encode(3),
+            &encode(0),
+            &URL_SAFE_NO_PAD.encode("o02"),
+            &padded,
+        ] {
+            let error = page(5, Some(bad), 2).unwrap_err();
+            assert_eq!(error, McpError::invalid_params("Invalid cursor"), "{bad}");
+        }
+        assert!(page(5, Some(&issued), 2).is_ok());
         assert!(parse_cursor(&json!({"cursor": 3})).is_err());
+        assert_eq!(refuse_cursor(&json!({"cursor": null})), Ok(()));
+        assert_eq!(refuse_cursor(&json!({})), Ok(()));
+        for cursor in [json!(""), json!("o0"), json!(encode(100)), json!(1)] {
+            assert_eq!(
+                refuse_cursor(&json!({ "cursor": cursor })),
+                Err(invalid_cursor())
+            );
+        }
         assert_eq!(parse_cursor(&json!({"cursor": null})).unwrap(), None);
     }
 
@@ -115,6 +157,24 @@ mod tests {
                 match p.next_cursor { Some(next) => cursor = Some(next), None => break }
             }
             prop_assert_eq!(seen, (0..len).collect::<Vec<_>>());
+        }
+
+        /// Every cursor is refused but the ones the walk above issues.
+        #[test]
+        fn only_issued_cursors_are_served(
+            len in 0usize..50,
+            size in 1usize..10,
+            offset in 0usize..60,
+            spelling in prop_oneof![
+                Just(String::new()),
+                Just("0".to_owned()),
+                Just("00".to_owned()),
+                Just("+".to_owned()),
+            ],
+        ) {
+            let cursor = URL_SAFE_NO_PAD.encode(format!("o{spelling}{offset}"));
+            let issued = spelling.is_empty() && offset > 0 && offset % size == 0 && offset < len;
+            prop_assert_eq!(page(len, Some(&cursor), size).is_ok(), issued);
         }
     }
 }

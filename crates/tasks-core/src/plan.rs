@@ -279,14 +279,8 @@ pub fn plan_envelope<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
     };
     let action = match request.method {
         Method::ServerDiscover => Ok(Action::Discover),
-        Method::ToolsList => {
-            // One page only: any cursor is one never issued.
-            if request.params.get("cursor").is_some_and(|c| !c.is_null()) {
-                Err(McpError::invalid_params("Invalid cursor"))
-            } else {
-                Ok(Action::ListTools)
-            }
-        }
+        // One page only: any cursor is one never issued.
+        Method::ToolsList => catalog::refuse_cursor(&request.params).map(|()| Action::ListTools),
         Method::ToolsCall => plan_tool_call(
             request.params,
             &request.meta,

@@ -28,7 +28,7 @@ use serde_json::Value;
 
 use crate::admission::{Envelope, HeaderSource, Message, Response};
 use crate::call::{invalid_arguments_result, parse_call, ToolRules as _};
-use crate::catalog::{self, CatalogRequest, MAX_URI_BYTES};
+use crate::catalog::{self, invalid_cursor, refuse_cursor, CatalogRequest, MAX_URI_BYTES};
 use crate::error::McpError;
 use crate::headers::{self, MirroredHeader};
 use crate::id::TaskId;
@@ -195,13 +195,7 @@ pub fn plan_session<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
     let params = params.unwrap_or(Value::Null);
     let action = match method.as_str() {
         "ping" => Ok(SessionAction::Ping),
-        "tools/list" => {
-            if params.get("cursor").is_some_and(|c| !c.is_null()) {
-                Err(McpError::invalid_params("Invalid cursor"))
-            } else {
-                Ok(SessionAction::ListTools)
-            }
-        }
+        "tools/list" => refuse_cursor(&params).map(|()| SessionAction::ListTools),
         "logging/setLevel" => params
             .get("level")
             .and_then(Value::as_str)
@@ -242,7 +236,7 @@ pub fn plan_session<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
             Some(Value::String(cursor)) => {
                 parse_cursor(cursor).map(|after| SessionAction::ListTasks(Some(after)))
             }
-            Some(_) => Err(McpError::invalid_params("Invalid cursor")),
+            Some(_) => Err(invalid_cursor()),
         },
         _ => Err(McpError::MethodNotFound),
     };

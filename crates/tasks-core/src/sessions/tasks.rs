@@ -23,6 +23,7 @@ use serde_json::{json, Value};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 
+use crate::catalog::invalid_cursor;
 use crate::error::{JsonRpcError, McpError};
 use crate::id::TaskId;
 use crate::negotiation::TaskPolicy;
@@ -156,10 +157,11 @@ pub fn cursor_after(last: &TaskId) -> String {
 /// -32602 `Invalid cursor` for anything [`cursor_after`] did not make (MCP 2025-11-25 tasks,
 /// "Task Listing": an invalid cursor is -32602).
 pub fn parse_cursor(cursor: &str) -> Result<TaskId, McpError> {
-    let invalid = || McpError::invalid_params("Invalid cursor");
-    let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| invalid())?;
-    let text = String::from_utf8(bytes).map_err(|_| invalid())?;
-    TaskId::parse(&text).map_err(|_| invalid())
+    let bytes = URL_SAFE_NO_PAD
+        .decode(cursor)
+        .map_err(|_| invalid_cursor())?;
+    let text = String::from_utf8(bytes).map_err(|_| invalid_cursor())?;
+    TaskId::parse(&text).map_err(|_| invalid_cursor())
 }
 
 /// The `tasks/list` result: `{"tasks": [Task…], "nextCursor"?}`; `nextCursor` is set when the

@@ -216,7 +216,7 @@ async fn odd_form_server() -> String {
                 _ => match params["inputResponses"]["k"]["action"].as_str() {
                     None => json!({"resultType": "input_required", "requestState": "s",
                         "inputRequests": {"k": {"method": "elicitation/create", "params": {
-                            "message": "Pick \u{1b}[31mred", "requestedSchema": {
+                            "message": "Pick \u{1b}[31mred \u{202e}eulb", "requestedSchema": {
                                 "type": "object", "properties": {}, "required": ["x"]}}}}}),
                     Some(action) => {
                         json!({"content": [{"type": "text", "text": format!("action: {action}")}]})
@@ -240,8 +240,8 @@ async fn a_form_that_cannot_be_shown_is_cancelled_saying_why() {
     let code = drive(move || {
         let mut session = spawn(&["call", &url, "odd"]);
         session
-            .exp_string("The server asks: Pick \\u{1b}[31mred")
-            .expect("the message, its escape sequence shown, not obeyed");
+            .exp_string("The server asks: Pick \\u{1b}[31mred \\u{202e}eulb")
+            .expect("the message, its escape sequence and its bidirectional override shown");
         session
             .exp_string(
                 "This form cannot be asked here (it requires \"x\" but does not describe it)",

@@ -16,8 +16,13 @@
 //!
 //! A quarantined row ([`crate::quarantine`]) needs nothing either: only a task that decoded is
 //! ever kept, the same text always decodes the same way, so a row kept here is never one that
-//! gets quarantined (unless edited by hand afterwards, like a task deleted by hand); the failed task standing in a quarantined row's place is terminal and kept
+//! gets quarantined; the failed task standing in a quarantined row's place is terminal and kept
 //! like any other.
+//!
+//! What it does not see: a terminal row deleted or edited by hand, outside this store, which no
+//! statement of this crate announces. Such a task is answered as this instance last read it
+//! until it expires, is evicted, or the process restarts (docs/deployment.md, "Operations",
+//! says to restart the nodes one at a time after such an edit).
 //!
 //! Bounded: at most [`CAPACITY`] tasks and [`BUDGET_BYTES`] of task JSON, in [`SHARDS`] shards
 //! each evicting its least recently read tasks ([`hashlink::LruCache`]); a task whose JSON is

@@ -150,17 +150,26 @@ async fn lists_page_with_cursors_and_carry_caching_hints() {
     );
     let cursor = first["nextCursor"].clone();
     let second = Req::new("prompts/list")
-        .param("cursor", cursor)
+        .param("cursor", cursor.clone())
         .send(&d)
         .await
         .result();
     assert_eq!(names(&second), ["third"]);
     assert!(second.get("nextCursor").is_none(), "{second}");
-    Req::new("prompts/list")
-        .param("cursor", json!("not-ours"))
-        .send(&d)
-        .await
-        .error(400, -32602, "Invalid cursor");
+    // Not ours, and forged in our own spelling: base64url of `o1` (inside the list but not
+    // a page boundary), `o0` (the first page has no cursor) and `o02` (`o2` spelt otherwise).
+    for forged in ["not-ours", "bzE", "bzA", "bzAy"] {
+        Req::new("prompts/list")
+            .param("cursor", json!(forged))
+            .send(&d)
+            .await
+            .error(400, -32602, "Invalid cursor");
+    }
+    assert_eq!(
+        cursor,
+        json!("bzI"),
+        "the cursor issued is base64url of `o2`"
+    );
 
     let resources = Req::new("resources/list").send(&d).await.result();
     assert_eq!(

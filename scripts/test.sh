@@ -3,7 +3,8 @@
 # share one build (the features of every dependency are the same with and without the tests'
 # dev-dependencies; tests/Cargo.toml), lints (`cargo clippy --all-targets -D warnings`), the API
 # docs (`cargo doc` with warnings as errors, so every intra-doc link resolves), that the fuzz
-# targets type-check (`cargo check` of fuzz/), the dependency
+# targets type-check (`cargo check` of fuzz/), that no crate lists a dependency it does not use
+# (cargo-machete, pinned: CARGO_MACHETE_VERSION), the dependency
 # policy of deny.toml (`cargo deny check licenses bans sources`, then `advisories` when the
 # RustSec advisory database on GitHub can be reached, else a line saying it was skipped), the
 # Rust workspace tests with cargo-nextest (the store contract on every store, the kill -9
@@ -22,8 +23,8 @@
 # Installs what it needs and is missing: cargo-nextest (`cargo install cargo-nextest
 # --locked`) and, without --quick, cargo-deny at the version this script pins
 # (CARGO_DENY_VERSION; `cargo install cargo-deny --locked --version ...`, about 5 minutes on
-# 2 cores); where cargo-deny cannot be installed (no network) the dependency policy is skipped
-# with a line saying so, except in CI.
+# 2 cores) and cargo-machete at its pinned version (about 2.5 minutes); where either cannot be
+# installed (no network) its check is skipped with a line saying so, except in CI.
 # conformance/run.sh and interop/run.sh install Node 22, the pinned runner and the pinned
 # clients from the npm registry (`npm`, any version, must be on PATH).
 # Uses a PostgreSQL at DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) for the
@@ -53,6 +54,9 @@ NEEDS="about 13-16 minutes and 6 GB of disk on 2 cores (measured 2026-12-06: 775
 # Pinned: a new cargo-deny release may change its checks or its config format. 0.20.2 builds
 # with Rust 1.88 or newer.
 CARGO_DENY_VERSION=0.20.2
+# Pinned for the same reason: cargo-machete finds dependencies a crate lists and never names
+# (the `unused-deps` phase); about 2.5 minutes to install on 2 cores.
+CARGO_MACHETE_VERSION=0.9.2
 
 usage() {
   awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$HERE/test.sh"
@@ -163,6 +167,7 @@ case ":$PATH:" in *":$CARGO_BIN:"*) ;; *) export PATH="$PATH:$CARGO_BIN" ;; esac
 
 # The cargo subcommands the run needs: installed with `cargo install` when missing.
 DENY=1
+MACHETE=1
 tools() {
   if ! cargo nextest --version >/dev/null 2>&1; then
     printf '[test] cargo-nextest is missing: cargo install cargo-nextest --locked\n'
@@ -174,6 +179,19 @@ tools() {
   fi
   cargo nextest --version | sed -n 1p
   [ "$QUICK" -eq 0 ] || return 0
+  if ! cargo machete --version >/dev/null 2>&1; then
+    printf '[test] cargo-machete is missing: cargo install cargo-machete --locked --version %s (about 2.5 minutes on 2 cores)\n' \
+      "$CARGO_MACHETE_VERSION"
+    if ! cargo install cargo-machete --locked --version "$CARGO_MACHETE_VERSION"; then
+      if [ "$IN_CI" -eq 1 ]; then
+        printf 'scripts/test.sh: cargo-machete could not be installed\n' >&2
+        exit 2
+      fi
+      printf '[test] unused-deps: skipped (cargo-machete is not installed and could not be installed; unused dependencies are NOT checked)\n'
+      MACHETE=0
+    fi
+  fi
+  [ "$MACHETE" -eq 0 ] || printf 'cargo-machete %s\n' "$(cargo machete --version)"
   if ! cargo deny --version >/dev/null 2>&1; then
     printf '[test] cargo-deny is missing: cargo install cargo-deny --locked --version %s (about 5 minutes on 2 cores)\n' \
       "$CARGO_DENY_VERSION"
@@ -254,6 +272,11 @@ phase tools tools
 if [ "$QUICK" -eq 0 ]; then
   phase fmt cargo fmt --all -- --check
   phase features same_features
+  # A dependency no crate names is refused (cargo-machete; a crate lists what it needs only
+  # through a derive or for feature unification under [package.metadata.cargo-machete]).
+  if [ "$MACHETE" -eq 1 ]; then
+    phase unused-deps cargo machete
+  fi
   phase clippy cargo clippy --workspace --all-targets --locked -- -D warnings
   phase docs env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
   # The fuzz targets are their own workspace (fuzz/Cargo.toml), which the phases above do not

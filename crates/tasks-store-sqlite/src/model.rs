@@ -30,7 +30,7 @@ pub(crate) enum Effect {
     Delete(Vec<TaskId>),
 }
 
-/// The committed tasks, sharded by id ([`DashMap`]), and the committed task count.
+/// The committed tasks, sharded by id (`TaskMap`), and the committed task count.
 pub(crate) struct Model {
     tasks: TaskMap<Entry>,
     total: AtomicUsize,

@@ -1,5 +1,5 @@
 //! [`ListenPrefilter`]: the HTTP layer that carries `subscriptions/listen` `taskIds` past
-//! rmcp 3.11.0's typed filter.
+//! rmcp 3.11.0's typed filter, and refuses the member names serde_json gives a meaning.
 
 use std::error::Error as StdError;
 use std::future::Future;
@@ -16,7 +16,7 @@ use tasks_core::exchange::ListenFilter;
 use tasks_core::headers::MirroredHeader;
 use tasks_core::plan::{admit, parse_envelope};
 use tasks_core::protocol::PROTOCOL_VERSION;
-use tasks_core::{jsonrpc, McpError, Method, TaskId};
+use tasks_core::{json, jsonrpc, McpError, Method, TaskId};
 
 use crate::convert::Headers;
 
@@ -103,15 +103,20 @@ impl<S> tower::Layer<S> for ListenLayer {
 /// | a head or `_meta` our admission refuses (headers, versions), `taskIds` present | its -32020 / -32022 / -32602, HTTP 400 |
 /// | body larger than the limit | -32600 `Request body is larger than N bytes`, HTTP 413 |
 /// | body that cannot be read to its end | -32700 `Parse error`, HTTP 400 |
+/// | any `POST` body with a member named `$serde_json::private::RawValue` or `$serde_json::private::Number` at any depth, escaped or not | -32600 `A member name is reserved: $serde_json::private::...`, HTTP 400, no id (as this project's own transport answers it) |
 /// | anything else | passed on unchanged |
 ///
-/// Only requests that could be a listen are read: a `POST` whose `MCP-Protocol-Version` header
-/// is at least `2026-07-28` and whose single `Mcp-Method` header names another method streams
-/// through unread, because rmcp 3.11.0 then refuses a body whose method differs from that
-/// header (-32020, MCP 2026-07-28 streamable-http "Standard Request Headers",
+/// Every `POST` body is read into memory once (rmcp reads it whole too) and handed on as those
+/// bytes; `GET` and `DELETE` pass untouched. Each is first checked for `serde_json`'s private
+/// marker names, by a parse that keeps nothing ([`tasks_core::json::Checked`]): rmcp builds
+/// `Value`s with `serde_json`'s rules, under which such a member is read as the JSON text in
+/// its string (an id, a task id or an argument spelt as an object, or nesting past the parser's
+/// limit), so this server refuses it before rmcp reads it, as its own HTTP transport does.
+/// Only a body that could be a listen is inspected further: a `POST` whose
+/// `MCP-Protocol-Version` header is at least `2026-07-28` and whose single `Mcp-Method` header
+/// names another method is not, because rmcp 3.11.0 then refuses a body whose method differs
+/// from that header (-32020, MCP 2026-07-28 streamable-http "Standard Request Headers",
 /// <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>).
-/// Every other `POST` is read into memory once and handed on as those bytes; `GET` and
-/// `DELETE` pass untouched.
 #[derive(Debug, Clone)]
 pub struct ListenPrefilter<S> {
     inner: S,
@@ -140,10 +145,11 @@ where
         // The service polled ready is the one to call; a clone takes its place.
         let ready = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, ready);
-        if !may_be_listen(request.method(), request.headers()) {
+        if request.method() != http::Method::POST {
             let answer = inner.call(request.map(Either::Left));
             return Box::pin(async move { Ok(answer.await?.map(Either::Left)) });
         }
+        let listen = may_be_listen(request.method(), request.headers());
         let limit = self.max_body_bytes;
         Box::pin(async move {
             let (mut parts, body) = request.into_parts();
@@ -154,12 +160,15 @@ where
                 }
                 Err(_) => return Ok(refusal(None, &McpError::Parse)),
             };
-            match inspect(&parts.headers, &bytes) {
-                Inspection::PassOn => {}
-                Inspection::Follow(ids) => {
+            if let Some(error) = reserved_name(&bytes) {
+                return Ok(refusal(None, &error));
+            }
+            match listen.then(|| inspect(&parts.headers, &bytes)) {
+                None | Some(Inspection::PassOn) => {}
+                Some(Inspection::Follow(ids)) => {
                     parts.extensions.insert(ListenTaskIds(ids));
                 }
-                Inspection::Refuse(id, error) => return Ok(refusal(id.as_ref(), &error)),
+                Some(Inspection::Refuse(id, error)) => return Ok(refusal(id.as_ref(), &error)),
             }
             let request = Request::from_parts(parts, Either::Right(Full::new(bytes)));
             Ok(inner.call(request).await?.map(Either::Left))
@@ -167,7 +176,7 @@ where
     }
 }
 
-/// Whether a request may be a `subscriptions/listen` that the layer must read: any `POST`
+/// Whether a request may be a `subscriptions/listen` that the layer must inspect: any `POST`
 /// unless rmcp guarantees its body's method is the one its `Mcp-Method` header names, and that
 /// is another method.
 fn may_be_listen(method: &http::Method, headers: &HeaderMap) -> bool {
@@ -197,6 +206,19 @@ enum Inspection {
     Follow(Vec<TaskId>),
     /// Refused here, with the request id when it could be read.
     Refuse(Option<Value>, McpError),
+}
+
+/// -32600 [`json::MARKER_MESSAGE`] when `body` is JSON with a member named after one of
+/// `serde_json`'s private markers at any depth ([`json::MARKERS`]), which rmcp's parser would
+/// read as the JSON text in its string; `None` for any other body, JSON or not (what is not
+/// JSON is rmcp's to answer).
+fn reserved_name(body: &[u8]) -> Option<McpError> {
+    match serde_json::from_slice::<json::Checked>(body) {
+        Err(error) if json::is_marker_error(&error) => {
+            Some(McpError::InvalidRequest(json::MARKER_MESSAGE))
+        }
+        _ => None,
+    }
 }
 
 /// Reads one body: see [`ListenPrefilter`].
@@ -387,6 +409,27 @@ mod tests {
                 McpError::HeaderMismatch("Missing Mcp-Method header")
             )
         );
+    }
+
+    #[test]
+    fn marker_names_are_refused_at_any_depth_and_however_escaped() {
+        let refused = Some(McpError::InvalidRequest(json::MARKER_MESSAGE));
+        for body in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":{"$serde_json::private::RawValue":"\"a\""}}}"#,
+            r#"{"id":{"\u0024serde_json::private::Number":"1"}}"#,
+            r#"[[{"a":[{"$serde_json::private::Number":"1e999"}]}]]"#,
+        ] {
+            assert_eq!(reserved_name(body.as_bytes()), refused, "{body}");
+        }
+        // Plain JSON, and what is not JSON at all (rmcp answers it), pass.
+        for body in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"$other":1}"#,
+            "{",
+            "",
+        ] {
+            assert_eq!(reserved_name(body.as_bytes()), None, "{body}");
+        }
     }
 
     #[test]

@@ -270,6 +270,47 @@ async fn the_layer_refuses_task_ids_without_the_declaration_before_any_ack() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_layer_refuses_serde_json_marker_names_before_rmcp_reads_them() {
+    let served = Served::start().await;
+    let mut events = served.events();
+    let id = served.task_waiting("alice", &mut events).await;
+    let marker = "$serde_json::private::RawValue";
+    // rmcp reads `{"<marker>": "<text>"}` as the JSON text in its string: here a task id, a
+    // request id and (nested) a listen filter. The layer refuses each before rmcp parses it.
+    let refusals = [
+        (
+            "tasks/get",
+            json!(1),
+            json!({"taskId": {marker: format!("\"{id}\"")}}),
+        ),
+        ("tasks/get", json!({marker: "2"}), json!({ "taskId": id })),
+        (
+            "subscriptions/listen",
+            json!(3),
+            json!({"notifications": {"taskIds": [{"deep": {marker: "1"}}]}}),
+        ),
+    ];
+    for (method, request_id, params) in refusals {
+        let refused =
+            Client::send(served.post("alice", request_id, method, params, tasks_caps())).await;
+        assert_eq!(
+            refused.body,
+            json!({"jsonrpc": "2.0", "error": {"code": -32600,
+                   "message": "A member name is reserved: $serde_json::private::..."}}),
+            "{method}"
+        );
+        refused.error(
+            400,
+            -32600,
+            "A member name is reserved: $serde_json::private::...",
+        );
+    }
+    // The task is untouched and still served by its plain id.
+    assert_eq!(served.get("alice", &id).await["status"], "input_required");
+    served.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_callers_task_is_not_followed() {
     let served = Served::start().await;
     let mut events = served.events();

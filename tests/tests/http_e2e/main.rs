@@ -12,6 +12,7 @@ mod log_secrets;
 mod mount_http;
 mod rmcp_listen_http;
 mod session_input_http;
+mod session_restart_http;
 mod sessions_http;
 
 use std::time::Duration;

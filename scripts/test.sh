@@ -168,6 +168,35 @@ case ":$PATH:" in *":$CARGO_BIN:"*) ;; *) export PATH="$PATH:$CARGO_BIN" ;; esac
 # The cargo subcommands the run needs: installed with `cargo install` when missing.
 DENY=1
 MACHETE=1
+# pinned_tool CRATE VERSION MINUTES PHASE UNCHECKED: `cargo install CRATE --locked --version
+# VERSION` when `cargo <CRATE without cargo->` is missing (MINUTES: how long that takes on 2
+# cores), then prints the version found (and the pin, when they differ). Where it cannot be
+# installed: exits 2 in CI; elsewhere says PHASE is skipped and "UNCHECKED NOT checked", and
+# returns 1.
+pinned_tool() {
+  local crate="$1" version="$2" minutes="$3" phase="$4" unchecked="$5"
+  local command="${crate#cargo-}" shown
+  if ! cargo "$command" --version >/dev/null 2>&1; then
+    printf '[test] %s is missing: cargo install %s --locked --version %s (about %s minutes on 2 cores)\n' \
+      "$crate" "$crate" "$version" "$minutes"
+    if ! cargo install "$crate" --locked --version "$version"; then
+      if [ "$IN_CI" -eq 1 ]; then
+        printf 'scripts/test.sh: %s could not be installed\n' "$crate" >&2
+        exit 2
+      fi
+      printf '[test] %s: skipped (%s is not installed and could not be installed; %s NOT checked)\n' \
+        "$phase" "$crate" "$unchecked"
+      return 1
+    fi
+  fi
+  shown="$(cargo "$command" --version | sed -n 1p)"
+  case "$shown" in "$crate"*) ;; *) shown="$crate $shown" ;; esac
+  case "$shown" in
+    *"$version") printf '%s\n' "$shown" ;;
+    *) printf '%s (the pinned version is %s)\n' "$shown" "$version" ;;
+  esac
+}
+
 tools() {
   if ! cargo nextest --version >/dev/null 2>&1; then
     printf '[test] cargo-nextest is missing: cargo install cargo-nextest --locked\n'
@@ -179,38 +208,10 @@ tools() {
   fi
   cargo nextest --version | sed -n 1p
   [ "$QUICK" -eq 0 ] || return 0
-  if ! cargo machete --version >/dev/null 2>&1; then
-    printf '[test] cargo-machete is missing: cargo install cargo-machete --locked --version %s (about 2.5 minutes on 2 cores)\n' \
-      "$CARGO_MACHETE_VERSION"
-    if ! cargo install cargo-machete --locked --version "$CARGO_MACHETE_VERSION"; then
-      if [ "$IN_CI" -eq 1 ]; then
-        printf 'scripts/test.sh: cargo-machete could not be installed\n' >&2
-        exit 2
-      fi
-      printf '[test] unused-deps: skipped (cargo-machete is not installed and could not be installed; unused dependencies are NOT checked)\n'
-      MACHETE=0
-    fi
-  fi
-  [ "$MACHETE" -eq 0 ] || printf 'cargo-machete %s\n' "$(cargo machete --version)"
-  if ! cargo deny --version >/dev/null 2>&1; then
-    printf '[test] cargo-deny is missing: cargo install cargo-deny --locked --version %s (about 5 minutes on 2 cores)\n' \
-      "$CARGO_DENY_VERSION"
-    if ! cargo install cargo-deny --locked --version "$CARGO_DENY_VERSION"; then
-      if [ "$IN_CI" -eq 1 ]; then
-        printf 'scripts/test.sh: cargo-deny could not be installed\n' >&2
-        exit 2
-      fi
-      printf '[test] deny: skipped (cargo-deny is not installed and could not be installed; the dependency policy of deny.toml is NOT checked)\n'
-      DENY=0
-      return 0
-    fi
-  fi
-  local version
-  version="$(cargo deny --version)"
-  case "$version" in
-    *" $CARGO_DENY_VERSION") printf '%s\n' "$version" ;;
-    *) printf '%s (the pinned version is %s)\n' "$version" "$CARGO_DENY_VERSION" ;;
-  esac
+  pinned_tool cargo-machete "$CARGO_MACHETE_VERSION" 2.5 unused-deps 'unused dependencies are' ||
+    MACHETE=0
+  pinned_tool cargo-deny "$CARGO_DENY_VERSION" 5 deny 'the dependency policy of deny.toml is' ||
+    DENY=0
 }
 
 # One build for the tests and `cargo run --bin ...`: every crate that both the tests and the

@@ -87,6 +87,12 @@ impl Identity {
     }
 }
 
+/// The [`SkillDirError::Io`] of an operation on `path`.
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> SkillDirError {
+    let path = path.to_owned();
+    move |source| SkillDirError::Io { path, source }
+}
+
 /// Opens `root` (following a link in `root` itself: the operator named it) and collects every
 /// regular file below it that is not hidden (no segment starting with `.`), with its size.
 ///
@@ -96,11 +102,7 @@ impl Identity {
 /// [`SkillError::TooManyFiles`](tasks_core::skill::SkillError::TooManyFiles) as soon as the walk
 /// passes the limit (the rest of the tree is not walked).
 pub(super) fn walk(root: &Path) -> Result<Vec<Found>, SkillDirError> {
-    let io = |path: &Path| {
-        let path = path.to_owned();
-        move |source| SkillDirError::Io { path, source }
-    };
-    let dir = Dir::open_ambient_dir(root, cap_std::ambient_authority()).map_err(io(root))?;
+    let dir = Dir::open_ambient_dir(root, cap_std::ambient_authority()).map_err(io_error(root))?;
     let mut found = Vec::new();
     walk_dir(root, Arc::new(dir), root, "", &mut found)?;
     Ok(found)
@@ -113,12 +115,8 @@ fn walk_dir(
     prefix: &str,
     found: &mut Vec<Found>,
 ) -> Result<(), SkillDirError> {
-    let io = |path: &Path| {
-        let path = path.to_owned();
-        move |source| SkillDirError::Io { path, source }
-    };
-    for entry in dir.entries().map_err(io(path))? {
-        let entry = entry.map_err(io(path))?;
+    for entry in dir.entries().map_err(io_error(path))? {
+        let entry = entry.map_err(io_error(path))?;
         let child = path.join(entry.file_name());
         let name = entry
             .file_name()
@@ -132,7 +130,7 @@ fn walk_dir(
         } else {
             format!("{prefix}/{name}")
         };
-        let kind = entry.file_type().map_err(io(&child))?;
+        let kind = entry.file_type().map_err(io_error(&child))?;
         if kind.is_symlink() {
             return Err(SkillDirError::Symlink(child));
         } else if kind.is_dir() {
@@ -141,7 +139,7 @@ fn walk_dir(
                 .map_err(|source| refused(child.clone(), source))?;
             walk_dir(root, Arc::new(sub), &child, &relative, found)?;
         } else if kind.is_file() {
-            let metadata = entry.metadata().map_err(io(&child))?;
+            let metadata = entry.metadata().map_err(io_error(&child))?;
             if found.len() >= MAX_SKILL_FILES {
                 return Err(SkillDirError::Skill {
                     root: root.to_owned(),
@@ -179,11 +177,7 @@ pub(super) fn read(root: &Path, file: &Found) -> Result<Vec<u8>, SkillDirError> 
         .dir
         .open_with(&file.name, &options)
         .map_err(|source| refused(path.clone(), source))?;
-    let io = |source| SkillDirError::Io {
-        path: path.clone(),
-        source,
-    };
-    let metadata = opened.metadata().map_err(io)?;
+    let metadata = opened.metadata().map_err(io_error(&path))?;
     if !metadata.is_file() || Identity::of(&metadata) != file.identity {
         return Err(SkillDirError::Changed(path));
     }
@@ -191,7 +185,7 @@ pub(super) fn read(root: &Path, file: &Found) -> Result<Vec<u8>, SkillDirError> 
     opened
         .take(MAX_SKILL_BYTES + 1)
         .read_to_end(&mut content)
-        .map_err(io)?;
+        .map_err(io_error(&path))?;
     Ok(content)
 }
 

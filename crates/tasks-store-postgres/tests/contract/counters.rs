@@ -17,20 +17,20 @@ use tasks_runtime::{Authority, CasOutcome, Scope, Store, StoreError};
 
 /// What the counter tables say, or what the tasks table holds.
 #[derive(Debug, PartialEq, Eq)]
-struct Counts {
-    total: i64,
+pub(super) struct Counts {
+    pub(super) total: i64,
     /// Active tasks per scope; scopes at 0 left out.
-    active: BTreeMap<String, i64>,
+    pub(super) active: BTreeMap<String, i64>,
     /// Rows of `pending_counts` (always 0 for the tasks table).
-    pending: i64,
+    pub(super) pending: i64,
 }
 
-fn active_of(pairs: &[(&str, i64)]) -> BTreeMap<String, i64> {
+pub(super) fn active_of(pairs: &[(&str, i64)]) -> BTreeMap<String, i64> {
     pairs.iter().map(|(s, n)| ((*s).to_owned(), *n)).collect()
 }
 
 /// The counters as stored.
-async fn counters(admin: &tokio_postgres::Client, schema: &str) -> Counts {
+pub(super) async fn counters(admin: &tokio_postgres::Client, schema: &str) -> Counts {
     let total: i64 = admin
         .query_one(&format!("SELECT total FROM \"{schema}\".counts"), &[])
         .await

@@ -107,8 +107,9 @@ impl<S> tower::Layer<S> for ListenLayer {
 /// | anything else | passed on unchanged |
 ///
 /// Every `POST` body is read into memory once (rmcp reads it whole too) and handed on as those
-/// bytes; `GET` and `DELETE` pass untouched. Each is first checked for `serde_json`'s private
-/// marker names, by a parse that keeps nothing ([`tasks_core::json::Checked`]): rmcp builds
+/// bytes; `GET` and `DELETE` pass untouched. Each is checked for `serde_json`'s private
+/// marker names, once: by this project's admission parse when it reads the body as a request,
+/// else by a parse that keeps nothing ([`tasks_core::json::Checked`]). rmcp builds
 /// `Value`s with `serde_json`'s rules, under which such a member is read as the JSON text in
 /// its string (an id, a task id or an argument spelt as an object, or nesting past the parser's
 /// limit), so this server refuses it before rmcp reads it, as its own HTTP transport does.
@@ -160,15 +161,17 @@ where
                 }
                 Err(_) => return Ok(refusal(None, &McpError::Parse)),
             };
-            if let Some(error) = reserved_name(&bytes) {
-                return Ok(refusal(None, &error));
-            }
-            match listen.then(|| inspect(&parts.headers, &bytes)) {
-                None | Some(Inspection::PassOn) => {}
-                Some(Inspection::Follow(ids)) => {
+            let inspection = if listen {
+                inspect(&parts.headers, &bytes)
+            } else {
+                unread(&bytes)
+            };
+            match inspection {
+                Inspection::PassOn => {}
+                Inspection::Follow(ids) => {
                     parts.extensions.insert(ListenTaskIds(ids));
                 }
-                Some(Inspection::Refuse(id, error)) => return Ok(refusal(id.as_ref(), &error)),
+                Inspection::Refuse(id, error) => return Ok(refusal(id.as_ref(), &error)),
             }
             let request = Request::from_parts(parts, Either::Right(Full::new(bytes)));
             Ok(inner.call(request).await?.map(Either::Left))
@@ -221,11 +224,19 @@ fn reserved_name(body: &[u8]) -> Option<McpError> {
     }
 }
 
+/// A body the layer does not read as a listen: refused when it has a marker name
+/// ([`reserved_name`]), else passed on.
+fn unread(body: &[u8]) -> Inspection {
+    reserved_name(body).map_or(Inspection::PassOn, |error| Inspection::Refuse(None, error))
+}
+
 /// Reads one body: see [`ListenPrefilter`].
 fn inspect(headers: &HeaderMap, body: &[u8]) -> Inspection {
-    // A body rmcp cannot parse, a notification or another method is rmcp's to answer.
+    // A body rmcp cannot parse, a notification or another method is rmcp's to answer. A
+    // request read whole has no marker name anywhere (the parser refuses one); any other body
+    // is checked for one on its own.
     let Ok(envelope) = parse_envelope(body) else {
-        return Inspection::PassOn;
+        return unread(body);
     };
     let names_task_ids = envelope
         .params
@@ -420,7 +431,18 @@ mod tests {
             r#"[[{"a":[{"$serde_json::private::Number":"1e999"}]}]]"#,
         ] {
             assert_eq!(reserved_name(body.as_bytes()), refused, "{body}");
+            assert_eq!(
+                inspect(&listen_head(), body.as_bytes()),
+                Inspection::Refuse(None, McpError::InvalidRequest(json::MARKER_MESSAGE)),
+                "{body}"
+            );
         }
+        let listen_with_marker =
+            br#"{"jsonrpc":"2.0","id":3,"method":"subscriptions/listen","params":{"notifications":{"taskIds":[{"$serde_json::private::RawValue":"1"}]}}}"#;
+        assert_eq!(
+            inspect(&listen_head(), listen_with_marker),
+            Inspection::Refuse(None, McpError::InvalidRequest(json::MARKER_MESSAGE))
+        );
         // Plain JSON, and what is not JSON at all (rmcp answers it), pass.
         for body in [
             r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,

@@ -16,7 +16,7 @@
 //!
 //! | path | what |
 //! |---|---|
-//! | crate root | the task model: [`Task`], [`TaskState`], [`TaskStatus`], [`NewTask`], [`TaskId`], [`Event`], the reducer [`apply`] and [`TaskUpdate`], [`Progress`], [`Timestamp`]; the error table [`McpError`]; [`Method`] and [`Feature`]; per-request [`RequestMeta`] and [`TaskPolicy`] |
+//! | crate root | the task model: [`Task`], [`TaskState`], [`TaskStatus`], [`NewTask`], [`TaskOrigin`], [`TaskId`], [`Event`], the reducer [`apply`] and [`TaskUpdate`], [`Progress`], [`Timestamp`]; the error table [`McpError`]; [`Method`] and [`Feature`]; per-request [`RequestMeta`] and [`TaskPolicy`] |
 //! | [`plan`] | the request planner: a message in, a [`plan::Plan`] out; with its parts: admission ([`plan::admit`]), `tools/call` ([`plan::plan_call`]), task params ([`plan::plan_task_method`]), MRTR `requestState` ([`plan::RequestState`], [`plan::StateKey`]), `Mcp-Param-*` headers ([`plan::ParamHeader`]) |
 //! | [`exchange`] | what outlives a message, as state machines (events in, frames out): the listen stream and its filter ([`exchange::ListenFilter`], [`exchange::ListKind`]), a request answered now with its notifications and next MRTR round |
 //! | [`sessions`] | the 2025 session path on the same endpoint: era routing, sessions and their machines (table, request ids, re-delivery), its planner and wire shapes |
@@ -34,7 +34,7 @@
 //! requests), `call`, `params`, `mrtr` (signed, request-bound, expiring `requestState`;
 //! idempotent retry task ids), `param_headers`, `listen`, `projection`, `cursor`,
 //! `uri_template`, `canonical` (a canonical byte encoding of JSON values for hashing),
-//! `negotiation`, `task`, `event`, `reducer`, `progress`, `id`, `time`, `logging`, `method`,
+//! `negotiation`, `task`, `origin` (which task design created a task), `event`, `reducer`, `progress`, `id`, `time`, `logging`, `method`,
 //! `raw`, `trace`, `number` and `error`.
 //!
 //! ## Module layers
@@ -55,20 +55,21 @@
 //! | `admission` | `borrowed`, `json`, `negotiation`, `headers`, `method`, `protocol`, `error` |
 //! | `borrowed` | `json`, `negotiation`, `method`, `trace`, `protocol` |
 //! | `param_headers` | `headers`, `error` |
-//! | `headers`, `params` | `method`, `id`, `error` |
+//! | `headers` | `method`, `id`, `error` |
+//! | `params` | `method`, `origin`, `id`, `error` |
 //! | `negotiation` | `logging`, `trace`, `protocol`, `error` |
 //! | `mrtr` | `canonical`, `input`, `method`, `id`, `time`, `error` |
 //! | `wire` | `projection`, `task`, `input`, `progress`, `logging`, `number`, `id`, `time` |
 //! | `projection` | `task`, `progress`, `raw`, `protocol` |
 //! | `reducer` | `event`, `task`, `input`, `raw`, `protocol`, `time` |
 //! | `event` | `task`, `input`, `progress`, `raw`, `error` |
-//! | `task` | `input`, `progress`, `raw`, `id`, `time`, `error` |
+//! | `task` | `origin`, `input`, `progress`, `raw`, `id`, `time`, `error` |
 //! | `input` | `protocol`, `error` |
 //! | `cursor`, `jsonrpc` | `error` |
 //! | `error`, `id` | `protocol` |
 //! | `progress` | `number` |
 //! | `raw` | `json` |
-//! | `canonical`, `json`, `logging`, `method`, `number`, `protocol`, `skill`, `time`, `trace`, `uri_template` | nothing of this crate |
+//! | `canonical`, `json`, `logging`, `method`, `number`, `origin`, `protocol`, `skill`, `time`, `trace`, `uri_template` | nothing of this crate |
 //!
 //! ## Design notes
 //!
@@ -127,6 +128,7 @@ mod method;
 mod mrtr;
 mod negotiation;
 mod number;
+mod origin;
 mod param_headers;
 mod params;
 pub mod plan;
@@ -155,6 +157,7 @@ pub use input::{
 pub use logging::{LogLevel, UnknownLogLevel};
 pub use method::{Feature, Method};
 pub use negotiation::{progress_token, Decision, RequestMeta, TaskPolicy};
+pub use origin::TaskOrigin;
 pub use progress::{Progress, META_PROGRESS};
 pub use raw::{RawObject, MAX_RESULT_DEPTH};
 pub use reducer::{apply, ReduceError, TaskUpdate, Transition};

@@ -14,6 +14,7 @@ use crate::error::JsonRpcError;
 use crate::id::TaskId;
 use crate::input::InputRequest;
 use crate::input::InputResponse;
+use crate::origin::TaskOrigin;
 use crate::progress::Progress;
 use crate::raw::RawObject;
 use crate::time::Timestamp;
@@ -204,8 +205,8 @@ pub struct Task {
     pub(crate) revision: u64,
     #[serde(flatten)]
     pub(crate) state: TaskState,
-    /// The answered input keys and the progress the work reported (serialized as the members
-    /// `answered` and `progress`, each only when present).
+    /// The answered input keys, the progress the work reported and the task's origin
+    /// (serialized as the members `answered`, `progress` and `origin`, each only when present).
     #[serde(flatten)]
     pub(crate) extras: Extras,
 }
@@ -249,7 +250,9 @@ impl<'de> Deserialize<'de> for Ttl {
 ///   re-run of the work can be given the answers already accepted instead of asking again;
 ///   dropped once terminal;
 /// * the progress the work reported last ([`Event::Progress`](crate::Event::Progress)), kept
-///   once terminal (where the work stopped).
+///   once terminal (where the work stopped);
+/// * the task design that created the task ([`TaskOrigin`]), when not the default: the few
+///   2025-11-25 tasks, kept for the task's life.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Extras(Option<Box<ExtrasInner>>);
 
@@ -257,11 +260,20 @@ pub(crate) struct Extras(Option<Box<ExtrasInner>>);
 struct ExtrasInner {
     answered: BTreeMap<String, Answered>,
     progress: Option<Progress>,
+    origin: TaskOrigin,
 }
 
 impl Extras {
-    fn new(answered: BTreeMap<String, Answered>, progress: Option<Progress>) -> Self {
-        let inner = ExtrasInner { answered, progress };
+    fn new(
+        answered: BTreeMap<String, Answered>,
+        progress: Option<Progress>,
+        origin: TaskOrigin,
+    ) -> Self {
+        let inner = ExtrasInner {
+            answered,
+            progress,
+            origin,
+        };
         Extras((inner != ExtrasInner::default()).then(|| Box::new(inner)))
     }
     pub(crate) fn get(&self, key: &str) -> Option<&Answered> {
@@ -281,10 +293,22 @@ impl Extras {
             .answered
             .insert(key, answered);
     }
-    /// Drops the answered keys (the progress stays).
+    /// Drops the answered keys (the progress and the origin stay).
     pub(crate) fn clear_answers(&mut self) {
         if let Some(inner) = self.0.take() {
-            *self = Extras::new(BTreeMap::new(), inner.progress);
+            *self = Extras::new(BTreeMap::new(), inner.progress, inner.origin);
+        }
+    }
+    pub(crate) fn origin(&self) -> TaskOrigin {
+        self.0
+            .as_ref()
+            .map_or(TaskOrigin::Extension, |inner| inner.origin)
+    }
+    fn set_origin(&mut self, origin: TaskOrigin) {
+        if let Some(inner) = self.0.take() {
+            *self = Extras::new(inner.answered, inner.progress, origin);
+        } else {
+            *self = Extras::new(BTreeMap::new(), None, origin);
         }
     }
     pub(crate) fn progress(&self) -> Option<&Progress> {
@@ -305,6 +329,9 @@ impl Serialize for Extras {
             }
             if let Some(progress) = &inner.progress {
                 map.serialize_entry("progress", progress)?;
+            }
+            if !inner.origin.is_extension() {
+                map.serialize_entry("origin", &inner.origin)?;
             }
         }
         map.end()
@@ -339,6 +366,10 @@ impl Task {
     /// The task id.
     pub fn id(&self) -> &TaskId {
         &self.task_id
+    }
+    /// The task design that created the task (see [`TaskOrigin`]).
+    pub fn origin(&self) -> TaskOrigin {
+        self.extras.origin()
     }
     /// When the task was created.
     pub fn created_at(&self) -> Timestamp {
@@ -460,6 +491,13 @@ impl NewTask {
         NewTask(Task::new(task_id, created_at, ttl_ms, poll_interval_ms))
     }
 
+    /// The same task, created by the task design `origin` (the default is
+    /// [`TaskOrigin::Extension`]).
+    pub fn with_origin(mut self, origin: TaskOrigin) -> Self {
+        self.0.extras.set_origin(origin);
+        self
+    }
+
     /// The task.
     pub fn task(&self) -> &Task {
         &self.0
@@ -510,6 +548,10 @@ struct StoredTask {
     /// work reported none.
     #[serde(default)]
     progress: Option<Progress>,
+    /// Absent in every task of this extension, and in every task stored before origins were
+    /// recorded (a store's migration marks the 2025 ones it can tell).
+    #[serde(default)]
+    origin: TaskOrigin,
 }
 
 impl TryFrom<StoredTask> for Task {
@@ -543,7 +585,7 @@ impl TryFrom<StoredTask> for Task {
             status_message: stored.status_message.map(Into::into),
             revision: stored.revision,
             state: stored.state,
-            extras: Extras::new(stored.answered, stored.progress),
+            extras: Extras::new(stored.answered, stored.progress, stored.origin),
         })
     }
 }
@@ -560,6 +602,37 @@ mod tests {
             "{}",
             std::mem::size_of::<Task>()
         );
+    }
+
+    #[test]
+    fn a_2025_origin_is_stored_kept_by_every_change_and_read_back() {
+        let id = TaskId::parse("t").unwrap();
+        let at = Timestamp::from_unix_millis(1_000);
+        let plain = NewTask::new(id.clone(), at, None, None).into_task();
+        assert_eq!(plain.origin(), TaskOrigin::Extension);
+        let stored = serde_json::to_value(&plain).unwrap();
+        assert!(stored.get("origin").is_none(), "{stored}");
+        let legacy = NewTask::new(id, at, None, None)
+            .with_origin(TaskOrigin::Experimental2025)
+            .into_task();
+        let stored = serde_json::to_value(&legacy).unwrap();
+        assert_eq!(stored["origin"], "2025-11-25");
+        let read: Task = serde_json::from_value(stored).unwrap();
+        assert_eq!(read, legacy);
+        // Progress, an answer and the end of the task keep it.
+        let later = Timestamp::from_unix_millis(2_000);
+        let progress = crate::Event::Progress {
+            progress: Progress::new(1.0, None).unwrap(),
+            message: None,
+        };
+        let step = crate::apply(&legacy, progress, later).unwrap().task;
+        let done = crate::apply(&step, crate::Event::Cancelled, later)
+            .unwrap()
+            .task;
+        assert!(done.is_terminal());
+        assert_eq!(done.origin(), TaskOrigin::Experimental2025);
+        let read: Task = serde_json::from_value(serde_json::to_value(&done).unwrap()).unwrap();
+        assert_eq!(read.origin(), TaskOrigin::Experimental2025);
     }
 
     #[test]

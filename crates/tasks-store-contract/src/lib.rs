@@ -101,6 +101,7 @@ where
     list_pages_one_scope_in_id_order(&make().await).await;
     answered_inputs_survive_the_store(&make().await).await;
     progress_survives_the_store(&make().await).await;
+    the_origin_survives_the_store(&make().await).await;
     concurrent_creates_respect_max_tasks(Arc::new(make().await)).await;
     concurrent_reapers_keep_the_counts_exact(Arc::new(make().await)).await;
     create_grants_the_creator_generation_one(&make().await).await;
@@ -1100,6 +1101,46 @@ pub async fn progress_survives_the_store<S: Store>(store: &S) {
         "a terminal task keeps its progress"
     );
     assert_eq!(read.task.progress().map(|p| p.done()), Some(2.5));
+}
+
+/// The task design that created a task ([`tasks_core::TaskOrigin`]) is stored with it and
+/// read back, through `get`, through `load` and once the task is terminal; a task of the
+/// extension (the default) reads as one.
+pub async fn the_origin_survives_the_store<S: Store>(store: &S) {
+    use tasks_core::TaskOrigin;
+    let legacy = new_task("legacy", Some(TTL_MS)).with_origin(TaskOrigin::Experimental2025);
+    create_in(store, legacy, work(&alice(), "legacy"), ROOMY)
+        .await
+        .expect("create legacy");
+    create_ok(store, "modern", &alice(), Some(TTL_MS)).await;
+    let origin = |snapshot: Option<Snapshot>| snapshot.expect("found").task.origin();
+    assert_eq!(
+        origin(get(store, &alice(), "legacy", at(10)).await),
+        TaskOrigin::Experimental2025
+    );
+    assert_eq!(
+        origin(get(store, &alice(), "modern", at(10)).await),
+        TaskOrigin::Extension
+    );
+    let loaded = store
+        .load(&[id("legacy")], at(10))
+        .await
+        .expect("load must not fail");
+    assert_eq!(loaded.len(), 1);
+    assert_eq!(loaded[0].task.origin(), TaskOrigin::Experimental2025);
+    let read = get(store, &alice(), "legacy", at(10)).await.expect("found");
+    let done = completed(&read.task, at(20));
+    assert!(matches!(
+        transition(store, &alice(), done, at(20)).await,
+        CasOutcome::Committed(_)
+    ));
+    let ended = get(store, &alice(), "legacy", at(30)).await.expect("found");
+    assert!(ended.task.is_terminal());
+    assert_eq!(
+        ended.task.origin(),
+        TaskOrigin::Experimental2025,
+        "a terminal task keeps its origin"
+    );
 }
 
 /// Reapers running at once delete each expired task once and keep the counts exact.

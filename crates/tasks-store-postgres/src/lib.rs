@@ -289,11 +289,13 @@
 //! * `quarantined_tasks(id text primary key, scope text, task text, work text, reason text,
 //!   quarantined_at_ms bigint)` (schema version 6): the rows that could not be read, see
 //!   [Unreadable rows](#unreadable-rows).
-//! * `schema_version(singleton, version)`: the schema version (currently 6: version 4 adds the
+//! * `schema_version(singleton, version)`: the schema version (currently 7: version 4 adds the
 //!   `tasks_scope_id` index that `list` reads; version 5 a `create_tasks` that refuses a create
 //!   whose owner holds no live lease, `CreateLimits::lease_required`; version 6 the
 //!   `quarantined_tasks` table, nothing else changed: running nodes of version 5 read a
-//!   quarantined row as the failed task it now is, and leave bad rows as they were).
+//!   quarantined row as the failed task it now is, and leave bad rows as they were; version 7
+//!   marks the running tasks of the 2025-11-25 flow with `"origin": "2025-11-25"` in `task`,
+//!   which nodes of version 6 ignore).
 //!   Migrations are
 //!   embedded and run at [`PostgresStore::connect`] in one transaction under
 //!   `pg_advisory_xact_lock` (keyed on the schema name), so nodes starting together do not

@@ -15,6 +15,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0004_list_index.sql"),
     include_str!("../migrations/0005_create_leased.sql"),
     include_str!("../migrations/0006_quarantine.sql"),
+    include_str!("../migrations/0007_task_origin.sql"),
 ];
 
 /// The newest schema version this build knows.

@@ -123,7 +123,7 @@
 //! Pragmas at open: `journal_mode=WAL`, `synchronous=FULL|NORMAL`, `foreign_keys=ON`,
 //! `busy_timeout=5000`, `temp_store=MEMORY`, `journal_size_limit=67108864`,
 //! `auto_vacuum=INCREMENTAL` (set before the first table), `mmap_size=0` (memory-mapped I/O
-//! stays off). The schema is versioned by `PRAGMA user_version` (currently 4) and marked by
+//! stays off). The schema is versioned by `PRAGMA user_version` (currently 5: version 5 records which task design created a task) and marked by
 //! `PRAGMA application_id`; migrations are embedded and run in one transaction. A file of a
 //! newer version ([`OpenError::NewerSchema`]), or one that is not a task database or does not
 //! load ([`OpenError::Corrupt`]), is refused and left unchanged: never emptied or recreated.

@@ -9,6 +9,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0002_clock.sql"),
     include_str!("../migrations/0003_status_check.sql"),
     include_str!("../migrations/0004_quarantine.sql"),
+    include_str!("../migrations/0005_task_origin.sql"),
 ];
 
 /// The newest schema version this build knows.

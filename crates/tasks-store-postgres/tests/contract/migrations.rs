@@ -86,7 +86,7 @@ async fn a_newer_schema_is_refused_and_left_unchanged() {
         Err(ConnectError::NewerSchema {
             schema: ref named,
             found: 99,
-            supported: 6,
+            supported: 7,
         }) if *named == schema => {}
         other => panic!("expected NewerSchema, got {other:?}"),
     }
@@ -223,7 +223,7 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
         .await
         .expect("version")
         .get(0);
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
     assert_eq!(store.task_count().await.expect("count"), 1);
     let tight = tasks_runtime::store::CreateLimits {
         max_tasks: 2,
@@ -290,6 +290,91 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
         ),
         (2, 2, 0)
     );
+}
+
+/// A schema of version 6 (the last before task origins: version 7 only changes rows) is
+/// migrated: a running task whose work does not declare the Tasks extension (what a 2025
+/// session stored) reads as a 2025 task, otherwise the same task, even with a U+0000 in its
+/// task and its work (which PostgreSQL's json operators refuse); one whose work declares it
+/// stays a task of the extension.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_6_schema_marks_its_running_2025_tasks() {
+    use tasks_core::TaskOrigin;
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let scope = Scope::new("alice");
+    let store = db.connect(&schema).await;
+    let mut session_work = work(&scope, "session");
+    session_work.client_capabilities = tasks_store_contract::object(
+        serde_json::json!({"tasks": {"requests": {"tools": {"call": {}}}}}),
+    );
+    for (name, work) in [
+        ("session", session_work.clone()),
+        ("nul", session_work),
+        ("modern", work(&scope, "modern")),
+    ] {
+        store
+            .create(new_task(name, None), work.into(), ROOMY, &NODE_A)
+            .await
+            .expect("create");
+    }
+    drop(store);
+    let admin = db.admin().await;
+    admin
+        .execute(
+            &format!(
+                "UPDATE \"{schema}\".tasks SET task = \
+                 replace(task::text, '\"Task accepted\"', '\"Task\\u0000accepted\"')::json, \
+                 work = replace(work::text, '\"n\":3', '\"n\":\"\\u0000\"')::json \
+                 WHERE id = 'nul'"
+            ),
+            &[],
+        )
+        .await
+        .expect("a status message holding U+0000");
+    admin
+        .batch_execute(&format!(
+            "UPDATE \"{schema}\".schema_version SET version = 6"
+        ))
+        .await
+        .expect("turn the schema back into version 6");
+
+    let store = db.connect(&schema).await;
+    let read = |name: &'static str| {
+        let store = &store;
+        let scope = &scope;
+        async move {
+            store
+                .get(scope, &id(name), T0)
+                .await
+                .expect("get")
+                .unwrap_or_else(|| panic!("{name} survives"))
+                .task
+        }
+    };
+    let session = read("session").await;
+    assert_eq!(session.origin(), TaskOrigin::Experimental2025);
+    let expected = new_task("session", None)
+        .with_origin(TaskOrigin::Experimental2025)
+        .into_task();
+    assert_eq!(*session, expected, "otherwise the same task");
+    let nul = read("nul").await;
+    assert_eq!(nul.origin(), TaskOrigin::Experimental2025);
+    assert_eq!(nul.status_message(), Some("Task\u{0}accepted"));
+    assert_eq!(read("modern").await.origin(), TaskOrigin::Extension);
+    let nul_work = store.work(&scope, &id("nul")).await.expect("work");
+    assert_eq!(nul_work.expect("kept").arguments["n"], "\u{0}");
+    let version: i32 = admin
+        .query_one(
+            &format!("SELECT version FROM \"{schema}\".schema_version"),
+            &[],
+        )
+        .await
+        .expect("version")
+        .get(0);
+    assert_eq!(version, 7);
 }
 
 /// Progress needs no schema change: the `task` column's JSON gains an optional `progress`
@@ -424,7 +509,7 @@ async fn a_version_5_schema_gains_the_quarantine_table_and_keeps_its_tasks() {
         .await
         .expect("version")
         .get(0);
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
     assert_eq!(store.task_count().await.expect("count"), 2);
     let read = store
         .get(&scope, &id("kept"), T0)

@@ -8,11 +8,12 @@ use tasks_store_sqlite::{SqliteOptions, SqliteStore};
 use tasks_test_support::store::*;
 
 /// The schema migrations as released: version `i` is the first `i` of them.
-const RELEASED: [&str; 4] = [
+const RELEASED: [&str; 5] = [
     include_str!("../../migrations/0001_init.sql"),
     include_str!("../../migrations/0002_clock.sql"),
     include_str!("../../migrations/0003_status_check.sql"),
     include_str!("../../migrations/0004_quarantine.sql"),
+    include_str!("../../migrations/0005_task_origin.sql"),
 ];
 
 /// The schema version this build writes: one per released migration.
@@ -207,6 +208,97 @@ async fn a_version_3_database_gains_the_quarantine_table_with_every_task_intact(
         )
         .expect("the original row");
     assert_eq!(kept, "{\"not\":1}");
+}
+
+/// A database of schema version 4 (the last before task origins) opens migrated: a running
+/// task whose work does not declare the Tasks extension (what a 2025 session stored) reads as a
+/// 2025 task, one whose work declares it and a terminal one as tasks of the extension, each
+/// otherwise the same task; rows that do not decode do not stop the migration.
+#[tokio::test]
+async fn a_version_4_database_marks_its_running_2025_tasks() {
+    use tasks_core::TaskOrigin;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (current, old) = (dir.path().join("current.db"), dir.path().join("old.db"));
+    let scope = Scope::new("alice");
+    let store = SqliteStore::open(&current, SqliteOptions::default()).expect("open");
+    let before = two_tasks(&store, &scope).await;
+    let mut session_work = work(&scope, "session");
+    session_work.client_capabilities = tasks_store_contract::object(
+        serde_json::json!({"tasks": {"requests": {"tools": {"call": {}}}}}),
+    );
+    let task = tasks_core::NewTask::new(id("session"), T0, Some(3_600_000), None);
+    let session = store
+        .create(task, session_work.into(), ROOMY, &NODE_A)
+        .await
+        .expect("create")
+        .snapshot;
+    drop(store);
+    old_database(&old, 4, &current);
+    {
+        let conn = rusqlite::Connection::open(&old).expect("open the old file");
+        let stored: String = conn
+            .query_row("SELECT task FROM tasks WHERE id = 'session'", [], |row| {
+                row.get(0)
+            })
+            .expect("the row");
+        assert!(
+            !stored.contains("origin"),
+            "version 4 stores no origin: {stored}"
+        );
+        for (name, task, work) in [
+            ("not-json", "{not json", "{not json"),
+            ("an-array", "[1]", "[2]"),
+        ] {
+            conn.execute(
+                "INSERT INTO tasks SELECT ?1, scope, revision, status, created_at_ms, \
+                 expires_at_ms, ?2, ?3, owner_node, generation, attempt \
+                 FROM tasks WHERE id = 'working'",
+                [name, task, work],
+            )
+            .expect("a row that does not decode");
+        }
+    }
+
+    let store = SqliteStore::open(&old, SqliteOptions::default()).expect("migrating open");
+    let after = |name: &'static str| {
+        let store = &store;
+        let scope = &scope;
+        async move {
+            store
+                .get(scope, &id(name), at(2_000))
+                .await
+                .expect("get")
+                .unwrap_or_else(|| panic!("{name} survives the migration"))
+        }
+    };
+    let session_after = after("session").await;
+    assert_eq!(session_after.task.origin(), TaskOrigin::Experimental2025);
+    let expected = tasks_core::NewTask::new(id("session"), T0, Some(3_600_000), None)
+        .with_origin(TaskOrigin::Experimental2025)
+        .into_task();
+    assert_eq!(*session_after.task, expected, "otherwise the same task");
+    assert_eq!(session.task.origin(), TaskOrigin::Extension);
+    for (name, before) in ["working", "done"].into_iter().zip(&before) {
+        let read = after(name).await;
+        assert_eq!(read.task.origin(), TaskOrigin::Extension, "{name}");
+        assert_eq!(*read.task, *before.task, "{name} is the same task");
+    }
+    assert_eq!(
+        store.quarantined(),
+        2,
+        "the two bad rows, quarantined as before"
+    );
+    drop(store);
+    let conn = rusqlite::Connection::open(&old).expect("open the file");
+    assert_eq!(crate::migrations::user_version(&conn), LATEST);
+    let kept: String = conn
+        .query_row(
+            "SELECT task FROM quarantined_tasks WHERE id = 'not-json'",
+            [],
+            |row| row.get(0),
+        )
+        .expect("the original row");
+    assert_eq!(kept, "{not json");
 }
 
 /// After the migration: one task more, and `working` completed by its worker.

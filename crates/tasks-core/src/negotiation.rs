@@ -110,6 +110,16 @@ impl RequestMeta {
         }
     }
 
+    /// Whether the request declared the experimental tasks capability of MCP 2025-11-25 (the
+    /// top-level client capability `tasks`, an object), which is not this extension's
+    /// declaration: SEP-2663's version table has a 2026-07-28 server treat such a client as
+    /// non-declaring, except that a server also serving the 2025 design SHOULD let it
+    /// `tasks/get` and `tasks/cancel` the tasks of that flow
+    /// ([`crate::plan::plan_legacy_task_method`]).
+    pub fn declares_legacy_tasks(&self) -> bool {
+        self.declares("tasks")
+    }
+
     /// Whether the request declared the top-level client capability `name` (e.g.
     /// `"elicitation"`, `"sampling"`, `"roots"`): its value must be an object (`false` or `null`
     /// declare nothing).

@@ -24,12 +24,27 @@ use serde_json::Value;
 use crate::error::McpError;
 use crate::id::TaskId;
 use crate::method::Method;
+use crate::origin::TaskOrigin;
 
 /// Validated `tasks/get` and `tasks/cancel` params.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskRef {
     /// The addressed task.
     pub task_id: TaskId,
+    /// When set, the request may reach only a task of this origin: any other task of the
+    /// caller, like an unknown one, is answered -32021 as for a request that declared nothing
+    /// ([`plan_legacy_task_method`]). `None`: any task of the caller.
+    pub only: Option<TaskOrigin>,
+}
+
+impl TaskRef {
+    /// `task_id`, of any origin.
+    pub fn new(task_id: TaskId) -> Self {
+        TaskRef {
+            task_id,
+            only: None,
+        }
+    }
 }
 
 /// Validated `tasks/update` params.
@@ -61,9 +76,7 @@ pub(crate) fn task_id_of(raw: &str) -> Result<TaskId, McpError> {
 /// # Errors
 /// -32602 as in the module table.
 pub fn parse_task_ref(params: &Value) -> Result<TaskRef, McpError> {
-    Ok(TaskRef {
-        task_id: task_id(object(params)?)?,
-    })
+    Ok(TaskRef::new(task_id(object(params)?)?))
 }
 
 /// Parses `tasks/update` params.
@@ -123,6 +136,29 @@ pub fn plan_task_method(
     })
 }
 
+/// Plans a task method of a request that did not declare the Tasks extension but declared the
+/// legacy 2025-11-25 `tasks` client capability. Such a client is non-declaring for this
+/// extension, but a server that also serves the 2025-11-25 design SHOULD let it `tasks/get`
+/// and `tasks/cancel` the tasks created under that flow (SEP-2663 "Backward Compatibility",
+/// its version table): those two reach only [`TaskOrigin::Experimental2025`] tasks
+/// ([`TaskRef::only`]); `tasks/update` stays refused.
+///
+/// # Errors
+/// -32021 naming the Tasks extension for `tasks/update`; -32602 as in the module table;
+/// -32601 for a method that is not a task method.
+pub fn plan_legacy_task_method(method: Method, params: &Value) -> Result<TaskAction, McpError> {
+    let reach = |params| {
+        let mut target = parse_task_ref(params)?;
+        target.only = Some(TaskOrigin::Experimental2025);
+        Ok(target)
+    };
+    match method {
+        Method::TasksGet => reach(params).map(TaskAction::Get),
+        Method::TasksCancel => reach(params).map(TaskAction::Cancel),
+        _ => plan_task_method(method, params, false),
+    }
+}
+
 /// [`plan_task_method`] for `tasks/get` or `tasks/cancel` whose `taskId` is `task_id`.
 ///
 /// # Errors
@@ -133,9 +169,7 @@ pub(crate) fn plan_task_ref(
     tasks_declared: bool,
 ) -> Result<TaskAction, McpError> {
     check_task_method(method, tasks_declared)?;
-    let task = TaskRef {
-        task_id: task_id_of(task_id)?,
-    };
+    let task = TaskRef::new(task_id_of(task_id)?);
     Ok(match method {
         Method::TasksCancel => TaskAction::Cancel(task),
         Method::TasksGet => TaskAction::Get(task),

@@ -5,8 +5,9 @@ use std::sync::{Arc, RwLock, Weak};
 
 use futures_util::FutureExt as _;
 use serde_json::Value;
+use tasks_core::plan::TaskRef;
 use tasks_core::TASK_ID_RANDOM_BYTES;
-use tasks_core::{Event, McpError, NewTask, Task, TaskId};
+use tasks_core::{Event, McpError, NewTask, Task, TaskId, TaskOrigin};
 use tokio::sync::{broadcast, Semaphore};
 use tokio::task::JoinHandle;
 
@@ -378,8 +379,14 @@ impl TaskRuntime {
                 return Ok(existing);
             }
         }
-        self.create_with(tool, work, id, self.inner.config.ttl_ms)
-            .await
+        self.create_with(
+            tool,
+            work,
+            id,
+            self.inner.config.ttl_ms,
+            TaskOrigin::Extension,
+        )
+        .await
     }
 
     /// Creates a task kept `ttl_ms` from creation (`None`: until deleted otherwise) instead of
@@ -457,8 +464,10 @@ impl TaskRuntime {
     }
 
     /// Creates a task under `id`, an id from [`TaskRuntime::mint_task_id`], kept `ttl_ms` from
-    /// creation (`None`: until deleted otherwise). Unlike [`TaskRuntime::create_task_with_id`]
-    /// it does not look for an existing task first: a minted id is new.
+    /// creation (`None`: until deleted otherwise), recorded as created by the task design
+    /// `origin` ([`Task::origin`]: a 2025-11-25 session passes
+    /// [`TaskOrigin::Experimental2025`]). Unlike [`TaskRuntime::create_task_with_id`] it does
+    /// not look for an existing task first: a minted id is new.
     ///
     /// # Errors
     /// As [`TaskRuntime::create_task`].
@@ -467,25 +476,32 @@ impl TaskRuntime {
         work: Work,
         id: TaskId,
         ttl_ms: Option<u64>,
+        origin: TaskOrigin,
     ) -> Result<Arc<Task>, McpError> {
-        self.create(work, Some(id), ttl_ms).await
+        let tool = self.tool(&work.tool)?;
+        self.create_with(tool, work, Some(id), ttl_ms, origin).await
     }
 
-    /// Creates a task running the registered tool `work.tool`.
+    /// Creates a task of this extension running the registered tool `work.tool`.
     async fn create(
         &self,
         work: Work,
         id: Option<TaskId>,
         ttl_ms: Option<u64>,
     ) -> Result<Arc<Task>, McpError> {
-        let tool = self
-            .inner
+        let tool = self.tool(&work.tool)?;
+        self.create_with(tool, work, id, ttl_ms, TaskOrigin::Extension)
+            .await
+    }
+
+    /// The registered tool `name`.
+    fn tool(&self, name: &str) -> Result<Arc<Tool>, McpError> {
+        self.inner
             .tools
             .load()
-            .get(&work.tool)
+            .get(name)
             .cloned()
-            .ok_or_else(|| McpError::invalid_params("Unknown tool"))?;
-        self.create_with(tool, work, id, ttl_ms).await
+            .ok_or_else(|| McpError::invalid_params("Unknown tool"))
     }
 
     async fn create_with(
@@ -494,6 +510,7 @@ impl TaskRuntime {
         work: Work,
         id: Option<TaskId>,
         ttl_ms: Option<u64>,
+        origin: TaskOrigin,
     ) -> Result<Arc<Task>, McpError> {
         let inner = &self.inner;
         let limits = &inner.config.limits;
@@ -520,7 +537,8 @@ impl TaskRuntime {
             inner.clock.now(),
             ttl_ms,
             inner.config.poll_interval_ms,
-        );
+        )
+        .with_origin(origin);
         let create_limits = CreateLimits {
             max_tasks: limits.max_tasks,
             max_active_per_scope: limits.max_active_per_scope,
@@ -559,6 +577,26 @@ impl TaskRuntime {
             Ok(Some(snapshot)) => Ok(snapshot.task),
             Ok(None) => Err(McpError::UnknownTask),
             Err(e) => Err(store_error(e)),
+        }
+    }
+
+    /// The task `target` names in `scope`, when the request may reach it: any task of the
+    /// scope, or, for a target limited to one origin ([`TaskRef::only`]: a 2026-07-28 request
+    /// that declared only the 2025-11-25 tasks capability), a task of that origin only.
+    ///
+    /// # Errors
+    /// As [`TaskRuntime::get`]; for a limited target, -32021 `Missing required client
+    /// capability` naming the Tasks extension both for a task of another origin and for an
+    /// unknown one (what a request that declared nothing is told, so neither is revealed).
+    pub async fn reach(&self, scope: &Scope, target: &TaskRef) -> Result<Arc<Task>, McpError> {
+        let found = self.get(scope, &target.task_id).await;
+        let Some(origin) = target.only else {
+            return found;
+        };
+        match found {
+            Ok(task) if task.origin() == origin => Ok(task),
+            Ok(_) | Err(McpError::UnknownTask) => Err(McpError::missing_tasks_capability()),
+            Err(error) => Err(error),
         }
     }
 

@@ -9,7 +9,7 @@
 use serde_json::{json, Value};
 use tasks_core::exchange::ListenFilter;
 use tasks_core::plan::{Action, CallPlan, TaskAction, TaskRef};
-use tasks_core::TaskId;
+use tasks_core::{TaskId, TaskOrigin};
 
 use crate::request::{b64, Req, TASKS};
 
@@ -80,10 +80,63 @@ fn tasks_params_validation_table() {
         with_id("tasks/get", json!(at_limit), &b64(&at_limit))
             .planned()
             .action,
-        Action::Task(TaskAction::Get(TaskRef {
-            task_id: TaskId::parse(&at_limit).unwrap()
-        }))
+        Action::Task(TaskAction::Get(TaskRef::new(
+            TaskId::parse(&at_limit).unwrap()
+        )))
     );
+}
+
+/// SEP-2663 "Backward Compatibility" (its version table): a 2026-07-28 request that declares
+/// only the 2025-11-25 `tasks` capability may `tasks/get` and `tasks/cancel`, reaching only the
+/// tasks of the 2025 flow; `tasks/update` and a request declaring nothing stay -32021; a
+/// request declaring the extension as well reaches every task.
+#[test]
+fn a_legacy_tasks_declaration_reaches_only_2025_tasks() {
+    let legacy = json!({"requests": {"tools": {"call": {}}}});
+    let only_2025 = |method: &str| {
+        let mut target = TaskRef::new(TaskId::parse("t1").unwrap());
+        target.only = Some(TaskOrigin::Experimental2025);
+        match method {
+            "tasks/get" => TaskAction::Get(target),
+            _ => TaskAction::Cancel(target),
+        }
+    };
+    for method in ["tasks/get", "tasks/cancel"] {
+        let req = Req::new(method)
+            .cap("tasks", legacy.clone())
+            .param("taskId", json!("t1"))
+            .header("mcp-name", "t1");
+        assert_eq!(
+            req.planned().action,
+            Action::Task(only_2025(method)),
+            "{method}"
+        );
+        let both = req.clone().tasks().planned().action;
+        let Action::Task(TaskAction::Get(target) | TaskAction::Cancel(target)) = both else {
+            panic!("{method}: {both:?}");
+        };
+        assert_eq!(target.only, None, "{method} declaring both");
+        // `tasks: false` or `null` declares nothing.
+        for nothing in [json!(false), Value::Null] {
+            Req::new(method)
+                .cap("tasks", nothing)
+                .param("taskId", json!("t1"))
+                .header("mcp-name", "t1")
+                .error(400, -32021, "Missing required client capability");
+        }
+    }
+    Req::new("tasks/update")
+        .cap("tasks", legacy.clone())
+        .param("taskId", json!("t1"))
+        .param("inputResponses", json!({}))
+        .header("mcp-name", "t1")
+        .error(400, -32021, "Missing required client capability");
+    // The params rules hold on this path too.
+    Req::new("tasks/get")
+        .cap("tasks", legacy)
+        .param("taskId", json!(""))
+        .header("mcp-name", "")
+        .error(400, -32602, "A non-empty taskId is required");
 }
 
 #[test]

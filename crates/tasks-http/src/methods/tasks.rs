@@ -6,7 +6,9 @@
 //! params); then the lookup in the caller's scope ([`tasks_core::McpError::UnknownTask`]) and
 //! the action. `tasks/get` answers the `DetailedTask`; update and cancel answer
 //! the empty ack `{"resultType":"complete"}`, also for a terminal task and for unknown input
-//! keys.
+//! keys. A request that declared only the 2025-11-25 tasks capability reaches only the tasks a
+//! 2025 session created ([`tasks_core::plan::plan_legacy_task_method`],
+//! [`tasks_runtime::TaskRuntime::reach`]).
 
 use serde_json::Value;
 use tasks_core::plan::TaskAction;
@@ -24,7 +26,7 @@ pub(crate) async fn handle(
 ) -> Result<McpResponse, McpError> {
     match action {
         TaskAction::Get(target) => {
-            let task = d.runtime.get(scope, &target.task_id).await?;
+            let task = d.runtime.reach(scope, &target).await?;
             let view = wire::detailed(&task).with_result_meta(&d.server_meta);
             Ok(McpResponse::result(id, &view))
         }
@@ -35,6 +37,9 @@ pub(crate) async fn handle(
             Ok(ack(d, id))
         }
         TaskAction::Cancel(target) => {
+            if target.only.is_some() {
+                d.runtime.reach(scope, &target).await?;
+            }
             d.runtime.cancel(scope, &target.task_id).await?;
             Ok(ack(d, id))
         }

@@ -552,6 +552,55 @@ async fn the_2026_task_methods_reach_a_task_created_in_a_session() {
         .error(400, -32021, "Missing required client capability");
 }
 
+/// SEP-2663 "Backward Compatibility" (its version table): a 2026-07-28 client that declares
+/// only the 2025-11-25 `tasks` capability is non-declaring for the extension, yet may
+/// `tasks/get` and `tasks/cancel` the tasks a 2025 session created; a task of the extension,
+/// an unknown id and `tasks/update` get the non-declaring -32021.
+#[tokio::test]
+async fn a_legacy_only_2026_client_reaches_the_tasks_of_the_2025_flow_only() {
+    let (d, _) = dispatcher();
+    let legacy = |req: Req| req.cap("tasks", json!({"requests": {"tools": {"call": {}}}}));
+    let refused = "Missing required client capability";
+    let session = open(&d).await;
+    let task = create(&d, &session, "block", json!({})).await;
+    let id = task["taskId"].as_str().unwrap().to_owned();
+    let got = legacy(Req::get(&id)).send(&d).await.result();
+    assert_eq!(got["status"], "working", "{got}");
+    assert_eq!(got["taskId"], id.as_str());
+    assert_eq!(got["resultType"], "complete");
+    let error = legacy(Req::update(&id, json!({"k": {"action": "accept"}})))
+        .send(&d)
+        .await
+        .error(400, -32021, refused);
+    assert_eq!(error["data"], tasks_missing_data());
+    // A task of the extension (same caller) reads as unknown would: -32021.
+    let modern =
+        tasks_test_support::dispatcher::create(&d, Req::call("block", json!({})).tasks()).await;
+    for target in [modern.as_str(), "no-such-task"] {
+        for req in [Req::get(target), Req::cancel(target)] {
+            legacy(req).send(&d).await.error(400, -32021, refused);
+        }
+    }
+    assert_eq!(
+        Req::get(&modern).tasks().send(&d).await.result()["status"],
+        "working",
+        "the refused cancel left the extension's task alone"
+    );
+    // The 2025 task is cancelled from the 2026 path, and its session sees it so.
+    let ack = legacy(Req::cancel(&id)).send(&d).await.result();
+    assert_eq!(ack["resultType"], "complete");
+    let seen = legacy_result(
+        &task_method(&session, "tasks/get", &json!(id))
+            .send(&d)
+            .await,
+    );
+    assert_eq!(seen["status"], "cancelled");
+    assert_eq!(
+        legacy(Req::get(&id)).send(&d).await.result()["status"],
+        "cancelled"
+    );
+}
+
 #[tokio::test]
 async fn a_tasks_result_takes_over_the_questions_when_the_get_stream_that_asked_them_closes() {
     let (d, _) = dispatcher();

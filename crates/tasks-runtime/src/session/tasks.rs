@@ -10,7 +10,7 @@ use tasks_core::input::missing_capabilities;
 use tasks_core::plan::ToolRules as _;
 use tasks_core::sessions::tasks::TaskHint;
 use tasks_core::sessions::SessionCall;
-use tasks_core::{McpError, Task, TaskId, TaskState};
+use tasks_core::{McpError, Task, TaskId, TaskOrigin, TaskState};
 
 use super::live::Session;
 use crate::registry::Tool;
@@ -57,7 +57,9 @@ pub async fn create(
             book.follow_progress(&task_id, token);
         }
     });
-    let created = runtime.create_minted(work, task_id.clone(), ttl).await;
+    let created = runtime
+        .create_minted(work, task_id.clone(), ttl, TaskOrigin::Experimental2025)
+        .await;
     if created.is_err() {
         session.book(|book| book.forget_created(&task_id));
     }

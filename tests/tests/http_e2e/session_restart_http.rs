@@ -1,8 +1,9 @@
 //! Tasks outlive the session that created them (the failure reported in PrefectHQ/fastmcp#3758,
 //! where tasks still stored were lost because their lookup was tied to the MCP session): on
 //! SQLite and PostgreSQL, a task created in a 2025-11-25 session is found after a restart from
-//! a new session of the same caller, and from a 2026-07-28 client of the same caller; another
-//! caller still cannot see it. A task belongs to its caller's scope, never to a session.
+//! a new session of the same caller, and from a 2026-07-28 client of the same caller (also one
+//! declaring only the 2025 tasks capability: the task's origin is stored); another caller
+//! still cannot see it. A task belongs to its caller's scope, never to a session.
 
 use serde_json::{json, Value};
 use tasks_core::TaskStatus;
@@ -151,6 +152,28 @@ async fn a_task_outlives_its_session_and_the_process(settings: Settings) {
     .await
     .result();
     assert_eq!(got["status"], "completed", "{got}");
+    // A 2026 client declaring only the 2025 tasks capability reaches it too (SEP-2663's
+    // version table): the store kept the task's origin across the restart. Not as bob.
+    let legacy_only = json!({"tasks": {"requests": {"tools": {"call": {}}}}});
+    for (who, expected) in [("alice", Some("completed")), ("bob", None)] {
+        let reply = Client::send(
+            modern
+                .post(
+                    json!(3),
+                    "tasks/get",
+                    json!({ "taskId": task_id }),
+                    legacy_only.clone(),
+                )
+                .bearer_auth(who),
+        )
+        .await;
+        match expected {
+            Some(status) => assert_eq!(reply.result()["status"], status),
+            None => {
+                reply.error(400, -32021, "Missing required client capability");
+            }
+        }
+    }
 
     let bob = Session::open(&server, "bob").await;
     let hidden = bob.call("tasks/get", json!({ "taskId": task_id })).await;

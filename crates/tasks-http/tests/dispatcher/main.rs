@@ -15,6 +15,7 @@ mod hardening;
 mod legacy_era;
 mod mrtr_replay;
 mod progress;
+mod related_tasks;
 mod scopes;
 #[cfg(feature = "sessions")] // the 2025 session path
 mod session_tasks;

@@ -78,7 +78,7 @@ async fn a_tasks_result_on_another_node_ends_after_its_feed_connection_is_termin
         .expect("B serves");
 
     let task = a
-        .create_task(Work {
+        .create(Work {
             tool: "gated".into(),
             arguments: Default::default(),
             input_responses: None,

@@ -16,7 +16,7 @@ use tasks_core::plan::NONCE_BYTES;
 use tasks_core::plan::{into_arguments, parse_call, plan_call, CallContext, CallPlan};
 use tasks_core::TaskPolicy;
 use tasks_core::{wire, McpError};
-use tasks_runtime::{run_sync, Notifier, NotifyingRun, SyncCall, Tool, Work};
+use tasks_runtime::{run_sync, Creation, Notifier, NotifyingRun, SyncCall, Tool, Work};
 
 use crate::bridge::TasksBridge;
 use crate::convert::{self, error_value, to_rmcp, Failure, Headers};
@@ -105,14 +105,12 @@ impl TasksBridge {
                 Ok(CallToolResponse::Complete(to_rmcp(result)?))
             }
             CallPlan::CreateTask { answers, task_id } => {
-                let mut work = Work::for_call(scope, tool.name(), arguments, answers, meta);
-                inner
-                    .runtime
-                    .seal_principal(&mut work, caller.principal.as_ref())?;
-                let task = inner
-                    .runtime
-                    .create_task_with_tool(tool, work, task_id)
-                    .await?;
+                let work = Work::for_call(scope, tool.name(), arguments, answers, meta);
+                let mut creation = Creation::new(work).caller(caller.principal).tool(tool);
+                if let Some(id) = task_id {
+                    creation = creation.retry_id(id);
+                }
+                let task = inner.runtime.create(creation).await?;
                 let view = wire::creation(&task).with_result_meta(&inner.server_meta);
                 Ok(CallToolResponse::Task(to_rmcp(view)?))
             }

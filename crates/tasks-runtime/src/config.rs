@@ -234,7 +234,7 @@ pub struct RuntimeConfig {
     /// [`Store::time_floor`](crate::Store::time_floor).
     pub clock: Option<crate::clock::SharedClock>,
     /// The key that seals each task's caller into its stored work
-    /// ([`TaskRuntime::seal_principal`](crate::TaskRuntime::seal_principal)). `None` (the
+    /// ([`Creation::caller`](crate::Creation::caller)). `None` (the
     /// default): a key drawn at random when the runtime is made, so a task re-run by another
     /// process (after a restart, on another node) sees no principal. Servers with a durable
     /// store derive it from their secret ([`crate::PrincipalKey::from_secret`]); the HTTP server

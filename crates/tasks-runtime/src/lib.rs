@@ -73,10 +73,11 @@
 //! |---|---|
 //! | `lifecycle` ([`Node`]: start and shutdown) | `runtime` |
 //! | `server_metrics` ([`ServerMetrics`]: a host's requests and streams, and the runtime's metrics, in one registry) | `runtime`, `metrics` |
-//! | `session` (the live 2025 sessions: their state, rounds, input delivery, tasks, and the drivers of their exchanges) | `server_metrics`, `feed`, `runtime`, `wait`, `sync`, `notify`, `registry`, `entropy`, `list_changes`, `scope`, `work`, `lock` |
+//! | `session` (the live 2025 sessions: their state, rounds, input delivery, tasks, and the drivers of their exchanges) | `server_metrics`, `feed`, `runtime`, `creation`, `wait`, `sync`, `notify`, `registry`, `entropy`, `list_changes`, `scope`, `work`, `lock` |
 //! | `feed` ([`Feed`]: what a long-lived stream follows) | `runtime`, `list_changes`, `wait`, `scope` |
 //! | `hosted` (the catalog a [`TaskRuntime`] serves) | `runtime`, `catalog`, `list_changes` |
-//! | `runtime` ([`TaskRuntime`]) | `recovery`, `wait`, `inner`, `worker`, `registry`, `catalog`, `store`, `metrics`, `clock`, `config`, `entropy`, `events`, `seal`, `scope`, `work` |
+//! | `runtime` ([`TaskRuntime`]) | `creation`, `recovery`, `wait`, `inner`, `worker`, `registry`, `catalog`, `store`, `metrics`, `clock`, `config`, `entropy`, `events`, `seal`, `scope`, `work` |
+//! | `creation` ([`Creation`]: what [`TaskRuntime::create`] creates) | `registry`, `scope`, `work` |
 //! | `recovery` (leases, takeover) | `follow`, `inner`, `worker`, `registry`, `store`, `config`, `lock` |
 //! | `follow` (commits of other nodes) | `inner`, `store`, `error` |
 //! | `wait` ([`Changes`], [`TaskWait`]: what waiters follow) | `inner`, `events`, `error`, `scope` |
@@ -109,6 +110,7 @@ pub mod catalog;
 mod clock;
 mod config;
 mod context;
+mod creation;
 mod entropy;
 mod error;
 mod events;
@@ -145,6 +147,7 @@ mod worker;
 pub use clock::{Clock, Monotonic, SharedClock, TokioClock};
 pub use config::{duration_ms, LeaseConfig, Limits, RuntimeConfig};
 pub use context::ToolContext;
+pub use creation::Creation;
 pub use entropy::{Entropy, EntropyError, OsEntropy, Randomness, SeededEntropy};
 pub use error::ToolError;
 pub use events::{StatusEvent, TaskEvent};

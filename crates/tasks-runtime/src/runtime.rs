@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 
 use crate::clock::{Clock, Monotonic, TokioClock};
 use crate::config::RuntimeConfig;
+use crate::creation::{Creation, IdChoice};
 use crate::events::StatusEvent;
 use crate::inner::{store_error, write_error, Inner, WorkerHandle};
 use crate::registry::{Tool, ToolRegistry};
@@ -326,13 +327,19 @@ impl TaskRuntime {
         self.inner.store.task_count().await.map_err(store_error)
     }
 
-    /// Creates a task for `work` and starts its worker; returns the task as created.
+    /// Creates the task `creation` describes ([`Creation`]: the work, and the caller, tool, id,
+    /// TTL and origin the request chose) and starts its worker; returns the task as created (or,
+    /// for a [`Creation::retry_id`] already stored, that task as it is now). The runtime's one
+    /// entry for a new task: a [`Work`] converts into the creation with every default.
     ///
     /// The task and its work descriptor are committed before this returns, so a `tasks/get`
     /// sent right after the `CreateTaskResult` finds it (runner check
     /// `sep-2663-durable-create-strong-consistency`).
     ///
     /// # Errors
+    /// * -32603 `Tool does not match the work` when [`Creation::tool`] is not `work.tool`;
+    /// * -32603 `No randomness available` when the entropy source fails (the id, or the
+    ///   nonce of the sealed principal);
     /// * -32602 `Unknown tool` when `work.tool` is not registered;
     /// * -32602 `Task input is larger than 262144 bytes` (the configured limit);
     /// * -32602 `Task input cannot be stored: the value nests N levels deep, more than the 126
@@ -352,82 +359,44 @@ impl TaskRuntime {
     ///   meanwhile: the task may exist (and run). A server counts those it answers in
     ///   `mcp_store_unavailable_refusals_total` (`tasks_http::metrics`), where an error
     ///   becomes a client's answer.
-    pub async fn create_task(&self, work: Work) -> Result<Arc<Task>, McpError> {
-        self.create(work, None, self.inner.config.ttl_ms).await
-    }
-
-    /// Creates a task running `tool`, the tool a request's plan already found
-    /// ([`tasks_core::plan::Action::Call`]), so it is not looked up again by name; otherwise as
-    /// [`TaskRuntime::create_task`] (`id` `None`) or, for a retry's derived id, as
-    /// [`TaskRuntime::create_task_with_id`]. `work.tool` names `tool` (it is what the stored
-    /// work keeps, and recovery looks up).
-    ///
-    /// # Errors
-    /// As [`TaskRuntime::create_task`]; -32603 `Tool does not match the work` when `work.tool`
-    /// is not `tool`'s name.
-    pub async fn create_task_with_tool(
-        &self,
-        tool: Arc<Tool>,
-        work: Work,
-        id: Option<TaskId>,
-    ) -> Result<Arc<Task>, McpError> {
-        if work.tool != tool.name() {
-            return Err(McpError::Internal("Tool does not match the work"));
-        }
-        if let Some(id) = &id {
-            if let Some(existing) = existing(&self.inner, &work.scope, id).await? {
-                return Ok(existing);
-            }
-        }
-        self.create_with(
+    pub async fn create(&self, creation: impl Into<Creation>) -> Result<Arc<Task>, McpError> {
+        let Creation {
+            mut work,
+            principal,
             tool,
-            work,
             id,
-            self.inner.config.ttl_ms,
-            TaskOrigin::Extension,
-        )
-        .await
-    }
-
-    /// Creates a task kept `ttl_ms` from creation (`None`: until deleted otherwise) instead of
-    /// the configured TTL: a 2025-11-25 client asks for a retention in its task hint, and the
-    /// caller clamps it to the server's bounds first
-    /// ([`tasks_core::sessions::tasks::TaskHint::ttl`]).
-    ///
-    /// # Errors
-    /// As [`TaskRuntime::create_task`].
-    pub async fn create_task_with_ttl(
-        &self,
-        work: Work,
-        ttl_ms: Option<u64>,
-    ) -> Result<Arc<Task>, McpError> {
-        self.create(work, None, ttl_ms).await
-    }
-
-    /// Creates a task under a caller-derived `id`, idempotently: when a task with this id
-    /// already exists in `work.scope` (a replayed request), it is returned as it is now and
-    /// nothing new is stored or run. Derive `id` so that only the same request maps to it (a
-    /// keyed hash of data the client cannot forge, e.g. a signed MRTR `requestState` with the
-    /// answers); it holds across processes sharing the store.
-    ///
-    /// # Errors
-    /// As [`TaskRuntime::create_task`].
-    pub async fn create_task_with_id(&self, work: Work, id: TaskId) -> Result<Arc<Task>, McpError> {
-        if let Some(existing) = existing(&self.inner, &work.scope, &id).await? {
-            return Ok(existing);
+            ttl_ms,
+            origin,
+        } = creation.into();
+        let tool = match tool {
+            Some(tool) if tool.name() != work.tool => {
+                return Err(McpError::Internal("Tool does not match the work"))
+            }
+            Some(tool) => tool,
+            None => self.tool(&work.tool)?,
+        };
+        if let Some(principal) = principal {
+            self.seal_principal(&mut work, principal.as_ref())?;
         }
-        self.create(work, Some(id), self.inner.config.ttl_ms).await
+        let id = match id {
+            IdChoice::Fresh => None,
+            IdChoice::Minted(id) => Some(id),
+            IdChoice::Retry(id) => match existing(&self.inner, &work.scope, &id).await? {
+                Some(existing) => return Ok(existing),
+                None => Some(id),
+            },
+        };
+        let ttl_ms = ttl_ms.unwrap_or(self.inner.config.ttl_ms);
+        self.create_with(tool, work, id, ttl_ms, origin).await
     }
 
-    /// Seals `principal` into `work` ([`Work::sealed_principal`], bound to `work.scope`), so
-    /// the task's tool reads it as [`ToolContext::principal`](crate::ToolContext::principal)
-    /// on every run, while the store keeps only the sealed text ([`SealedPrincipal`](crate::SealedPrincipal)). `None`, or
-    /// the empty principal (the shared scope), leaves the work without one: there is no
-    /// caller to name.
+    /// Seals `principal` into `work` ([`Work::sealed_principal`], bound to `work.scope`).
+    /// `None`, or the empty principal (the shared scope), leaves the work without one: there
+    /// is no caller to name.
     ///
     /// # Errors
     /// -32603 `No randomness available` when the entropy source fails (the nonce).
-    pub fn seal_principal(
+    pub(crate) fn seal_principal(
         &self,
         work: &mut Work,
         principal: Option<&crate::scope::Principal>,
@@ -446,10 +415,10 @@ impl TaskRuntime {
         Ok(())
     }
 
-    /// A fresh task id, drawn as [`TaskRuntime::create_task`] draws one, for a caller that must
-    /// know the id before the task exists: a 2025-11-25 session records the task as its own
-    /// before the worker can publish anything, so no status change or input request of the
-    /// task is ever unattributed ([`TaskRuntime::create_minted`]).
+    /// A fresh task id, drawn as [`TaskRuntime::create`] draws one, for a caller that must
+    /// know the id before the task exists ([`Creation::minted_id`]): a 2025-11-25 session
+    /// records the task as its own before the worker can publish anything, so no status change
+    /// or input request of the task is ever unattributed.
     ///
     /// # Errors
     /// -32603 `No randomness available` when the system's random source fails.
@@ -461,37 +430,6 @@ impl TaskRuntime {
             .bytes()
             .map_err(|_| McpError::Internal("No randomness available"))?;
         Ok(TaskId::from_random_bytes(random))
-    }
-
-    /// Creates a task under `id`, an id from [`TaskRuntime::mint_task_id`], kept `ttl_ms` from
-    /// creation (`None`: until deleted otherwise), recorded as created by the task design
-    /// `origin` ([`Task::origin`]: a 2025-11-25 session passes
-    /// [`TaskOrigin::Experimental2025`]). Unlike [`TaskRuntime::create_task_with_id`] it does
-    /// not look for an existing task first: a minted id is new.
-    ///
-    /// # Errors
-    /// As [`TaskRuntime::create_task`].
-    pub async fn create_minted(
-        &self,
-        work: Work,
-        id: TaskId,
-        ttl_ms: Option<u64>,
-        origin: TaskOrigin,
-    ) -> Result<Arc<Task>, McpError> {
-        let tool = self.tool(&work.tool)?;
-        self.create_with(tool, work, Some(id), ttl_ms, origin).await
-    }
-
-    /// Creates a task of this extension running the registered tool `work.tool`.
-    async fn create(
-        &self,
-        work: Work,
-        id: Option<TaskId>,
-        ttl_ms: Option<u64>,
-    ) -> Result<Arc<Task>, McpError> {
-        let tool = self.tool(&work.tool)?;
-        self.create_with(tool, work, id, ttl_ms, TaskOrigin::Extension)
-            .await
     }
 
     /// The registered tool `name`.
@@ -633,7 +571,7 @@ impl TaskRuntime {
     /// * -32602 `Invalid input response for <key>: the value nests N levels deep, more than the
     ///   123 allowed` (or `…: a member name is reserved: …`) when a response would not read back
     ///   once stored in the task ([`MAX_ANSWER_DEPTH`]); nothing of the update is applied;
-    /// * -32603 `Task store unavailable: …` (HTTP 503) as for [`TaskRuntime::create_task`]:
+    /// * -32603 `Task store unavailable: …` (HTTP 503) as for [`TaskRuntime::create`]:
     ///   `nothing was stored or changed`, or `whether the request took effect is unknown`
     ///   (sending the same update again is safe: only keys still outstanding are taken).
     pub async fn update(

@@ -32,7 +32,7 @@ pub struct Work {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_parent: Option<String>,
     /// The creating request's caller, sealed under the server's principal key
-    /// ([`crate::TaskRuntime::seal_principal`], bound to [`Work::scope`]): what [`crate::ToolContext::principal`] shows,
+    /// ([`crate::Creation::caller`], bound to [`Work::scope`]): what [`crate::ToolContext::principal`] shows,
     /// on every run of the task. `None` for the shared scope and for work stored before this
     /// member existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

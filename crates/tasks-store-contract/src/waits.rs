@@ -16,6 +16,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tasks_runtime::Creation;
 
 use tasks_core::{McpError, TaskStatus, Timestamp};
 use tokio::sync::Notify;
@@ -92,7 +93,7 @@ pub async fn reaping_ends_the_waits_of_a_task<S: Store>(store: Arc<S>) {
     let rt = TaskRuntime::with_clock(store, gated(&gate), config, clock.clone());
     let scope = Scope::shared();
     let task = rt
-        .create_task_with_ttl(work(&scope, "gated"), Some(TTL_MS))
+        .create(Creation::new(work(&scope, "gated")).ttl_ms(Some(TTL_MS)))
         .await
         .expect("created");
     let id = task.id().clone();
@@ -146,7 +147,7 @@ pub async fn a_wait_that_hears_nothing_ends_by_its_guard<S: Store>(store: Arc<S>
     let waiter = TaskRuntime::with_clock(store, ToolRegistry::new(), config, clock);
     let scope = Scope::shared();
     let id = runner
-        .create_task(work(&scope, "gated"))
+        .create(work(&scope, "gated"))
         .await
         .expect("created")
         .id()

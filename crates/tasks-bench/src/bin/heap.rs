@@ -43,7 +43,7 @@ async fn store_tasks(
     let (mut first, mut slowest, mut stalls) = (None, Duration::ZERO, 0);
     for _ in 0..count {
         let started = Instant::now();
-        let task = runtime.create_task(work()).await;
+        let task = runtime.create(work()).await;
         let took = started.elapsed();
         first.get_or_insert(task.map_err(|e| format!("create: {e:?}"))?.id().clone());
         slowest = slowest.max(took);

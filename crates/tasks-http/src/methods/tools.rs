@@ -17,7 +17,7 @@ use tasks_core::plan::CallPlan;
 use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest};
 use tasks_core::{wire, JsonObject, McpError, RequestMeta, Timestamp};
 
-use tasks_runtime::{run_sync, Caller, SyncCall, Tool, Work};
+use tasks_runtime::{run_sync, Caller, Creation, SyncCall, Tool, Work};
 
 use crate::methods::sync_call;
 use crate::response::McpResponse;
@@ -53,10 +53,14 @@ pub(crate) async fn call(
             Ok(McpResponse::result(&id, &d.with_server_meta(result)))
         }
         CallPlan::CreateTask { answers, task_id } => {
-            let mut work = Work::for_call(scope.clone(), tool.name(), arguments, answers, meta);
-            d.runtime
-                .seal_principal(&mut work, caller.principal.as_ref())?;
-            let task = d.runtime.create_task_with_tool(tool, work, task_id).await?;
+            let work = Work::for_call(scope.clone(), tool.name(), arguments, answers, meta);
+            let mut creation = Creation::new(work)
+                .caller(caller.principal.clone())
+                .tool(tool);
+            if let Some(id) = task_id {
+                creation = creation.retry_id(id);
+            }
+            let task = d.runtime.create(creation).await?;
             let view = wire::creation(&task).with_result_meta(&d.server_meta);
             Ok(McpResponse::result(&id, &view))
         }

@@ -37,7 +37,7 @@ async fn status_after_shutdown(drain: Duration) -> TaskStatus {
         .await
         .expect("binds");
     let runtime = server.dispatcher().runtime().clone();
-    let task = runtime.create_task(work()).await.expect("created");
+    let task = runtime.create(work()).await.expect("created");
     server.shutdown().await;
     let now = runtime.now();
     let stored = store

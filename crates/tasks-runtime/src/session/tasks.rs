@@ -13,6 +13,7 @@ use tasks_core::sessions::SessionCall;
 use tasks_core::{McpError, Task, TaskId, TaskOrigin, TaskState};
 
 use super::live::Session;
+use crate::creation::Creation;
 use crate::registry::Tool;
 use crate::runtime::TaskRuntime;
 use crate::scope::Scope;
@@ -24,8 +25,8 @@ use crate::work::Work;
 /// ("Task Progress Notifications"): the session's GET stream sends the task's progress with it.
 ///
 /// # Errors
-/// -32021 for a capability the client did not declare; the runtime's: sealing the principal,
-/// minting the id, or creating the task.
+/// -32021 for a capability the client did not declare; the runtime's: minting the id, or
+/// creating the task ([`TaskRuntime::create`]).
 pub async fn create(
     runtime: &TaskRuntime,
     session: &Session,
@@ -36,7 +37,7 @@ pub async fn create(
     if let Some(error) = missing_capabilities(&session.client_capabilities, needs) {
         return Err(error);
     }
-    let mut work = Work {
+    let work = Work {
         tool: call.name,
         arguments: call.arguments,
         input_responses: None,
@@ -45,7 +46,6 @@ pub async fn create(
         trace_parent: None,
         sealed_principal: None,
     };
-    runtime.seal_principal(&mut work, session.principal.as_ref())?;
     let ttl = hint.ttl(runtime.config().ttl_ms);
     // The session learns the task before it exists: its worker may ask for input in its first
     // step, and the GET stream announces and delivers only what the session has recorded as
@@ -57,9 +57,13 @@ pub async fn create(
             book.follow_progress(&task_id, token);
         }
     });
-    let created = runtime
-        .create_minted(work, task_id.clone(), ttl, TaskOrigin::Experimental2025)
-        .await;
+    let creation = Creation::new(work)
+        .caller(session.principal.clone())
+        .tool(call.tool)
+        .minted_id(task_id.clone())
+        .ttl_ms(ttl)
+        .origin(TaskOrigin::Experimental2025);
+    let created = runtime.create(creation).await;
     if created.is_err() {
         session.book(|book| book.forget_created(&task_id));
     }

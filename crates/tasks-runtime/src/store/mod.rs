@@ -261,7 +261,7 @@ pub fn list_page(
 /// back before it is written ([`tasks_core::json::check_text`]: JSON within the parser's
 /// nesting limit, no member named after one of serde_json's markers), so a store never commits
 /// what it could not read again. The runtime refuses such input before it reaches a store
-/// (`TaskRuntime::create_task`, `TaskRuntime::update`, the worker's result checks); this is the
+/// (`TaskRuntime::create`, `TaskRuntime::update`, the worker's result checks); this is the
 /// last guard, for a value a host built another way.
 ///
 /// # Errors

@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tasks_runtime::Creation;
 
 use async_trait::async_trait;
 use serde_json::json;
@@ -236,7 +237,7 @@ async fn an_answer_given_on_another_node_resumes_the_parked_worker() {
     let a = cluster.node(vec![ask_tool(probe.clone())]).await;
     let b = cluster.node(vec![ask_tool(probe.clone())]).await;
     let scope = Scope::shared();
-    let id = a.rt.create_task(work("ask")).await.unwrap().id().clone();
+    let id = a.rt.create(work("ask")).await.unwrap().id().clone();
     wait_input_keys(&b.rt, &scope, &id, &["confirm"]).await;
 
     b.rt.update(
@@ -263,7 +264,7 @@ async fn a_cancel_on_another_node_stops_the_worker_and_the_task_stays_cancelled(
     let a = cluster.node(vec![spin_tool(probe.clone())]).await;
     let b = cluster.node(vec![spin_tool(probe.clone())]).await;
     let scope = Scope::shared();
-    let id = a.rt.create_task(work("spin")).await.unwrap().id().clone();
+    let id = a.rt.create(work("spin")).await.unwrap().id().clone();
     yield_until("A's worker runs", || probe.started() == 1).await;
 
     b.rt.cancel(&scope, &id).await.unwrap();
@@ -291,7 +292,7 @@ async fn a_subscriber_on_another_node_sees_every_state_in_order_through_the_term
     let b = cluster.node(vec![status()]).await;
     let mut events = b.rt.subscribe();
     let scope = Scope::shared();
-    let id = a.rt.create_task(work("status")).await.unwrap().id().clone();
+    let id = a.rt.create(work("status")).await.unwrap().id().clone();
     let done = wait_terminal(&a.rt, &scope, &id).await;
     let seen = events_through(&mut events, &id, done.revision()).await;
     assert_event_order(&seen);
@@ -316,7 +317,7 @@ async fn a_lost_hint_is_repaired_by_the_owners_sweep() {
     let a = cluster.node(vec![ask_tool(probe.clone())]).await;
     let b = cluster.node(vec![ask_tool(probe.clone())]).await;
     let scope = Scope::shared();
-    let id = a.rt.create_task(work("ask")).await.unwrap().id().clone();
+    let id = a.rt.create(work("ask")).await.unwrap().id().clone();
     wait_input_keys(&a.rt, &scope, &id, &["confirm"]).await;
 
     b.store.mute.store(true, Ordering::SeqCst);
@@ -351,7 +352,7 @@ async fn a_resync_delivers_the_terminal_state_whose_hint_was_lost() {
     let b = cluster.node(vec![gated_tool(&gate)]).await;
     let mut events = b.rt.subscribe();
     let scope = Scope::shared();
-    let id = a.rt.create_task(work("gated")).await.unwrap().id().clone();
+    let id = a.rt.create(work("gated")).await.unwrap().id().clone();
     let created = events_through(&mut events, &id, 1).await;
     assert_eq!(created.len(), 1, "B published the creation from its hint");
 
@@ -378,7 +379,7 @@ async fn a_watched_task_never_published_here_gets_its_terminal_state_on_resync()
     let scope = Scope::shared();
     // Every hint of A is lost: B never publishes the task on its own.
     a.store.mute.store(true, Ordering::SeqCst);
-    let id = a.rt.create_task(work("gated")).await.unwrap().id().clone();
+    let id = a.rt.create(work("gated")).await.unwrap().id().clone();
     let task = b.rt.get(&scope, &id).await.unwrap();
     b.rt.watch(&task);
     let mut events = b.rt.subscribe();
@@ -401,7 +402,7 @@ async fn a_wait_on_another_node_re_reads_after_a_resync() {
     let scope = Scope::shared();
     // Every hint of A is lost, as while B's feed connection is down.
     a.store.mute.store(true, Ordering::SeqCst);
-    let id = a.rt.create_task(work("gated")).await.unwrap().id().clone();
+    let id = a.rt.create(work("gated")).await.unwrap().id().clone();
     let mut wait = b.rt.wait_task(&scope, &id);
     assert_eq!(wait.current().await.unwrap().status(), TaskStatus::Working);
     gate.notify_one();
@@ -426,7 +427,7 @@ async fn a_task_reaped_on_another_node_ends_the_waits_here() {
     let b = cluster.node(vec![gated_tool(&gate)]).await;
     let scope = Scope::shared();
     let id =
-        a.rt.create_task_with_ttl(work("gated"), Some(1_000))
+        a.rt.create(Creation::new(work("gated")).ttl_ms(Some(1_000)))
             .await
             .unwrap()
             .id()

@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tasks_runtime::Creation;
 
 use serde_json::{json, Value};
 use tasks_core::TASK_ID_RANDOM_BYTES;
@@ -72,7 +73,7 @@ async fn a_decline_carrying_content_is_a_decline() {
             "accepted {\"confirm\":true}",
         ),
     ] {
-        let task = rt.create_task(work("consent")).await.unwrap();
+        let task = rt.create(work("consent")).await.unwrap();
         wait_input_keys(&rt, &scope, task.id(), &["confirm"]).await;
         rt.update(&scope, task.id(), responses([("confirm", answer.clone())]))
             .await
@@ -87,7 +88,7 @@ async fn a_malformed_answer_is_refused_whole_and_the_task_stays_parked() {
     let probe = Probe::new();
     let rt = runtime(vec![ask_two_tool(probe.clone())], RuntimeConfig::default());
     let scope = Scope::shared();
-    let task = rt.create_task(work("ask_two")).await.unwrap();
+    let task = rt.create(work("ask_two")).await.unwrap();
     let parked = wait_input_keys(&rt, &scope, task.id(), &["first", "second"]).await;
     for bad in [
         json!({"action": "maybe", "content": {"confirm": true}}),
@@ -149,7 +150,7 @@ async fn an_undeclared_input_fails_the_task_without_parking() {
         json!({"elicitation": {"url": {}}}),
     ] {
         let task = rt
-            .create_task(work_declaring("consent", declared.clone()))
+            .create(work_declaring("consent", declared.clone()))
             .await
             .unwrap();
         let done = wait_terminal(&rt, &scope, task.id()).await;
@@ -221,7 +222,7 @@ async fn a_tool_can_check_first_and_do_without() {
     });
     let rt = runtime(vec![tool], RuntimeConfig::default());
     let task = rt
-        .create_task(work_declaring("fallback", json!({"sampling": {}})))
+        .create(work_declaring("fallback", json!({"sampling": {}})))
         .await
         .unwrap();
     let done = wait_terminal(&rt, &Scope::shared(), task.id()).await;
@@ -239,7 +240,7 @@ async fn a_malformed_request_is_the_tools_fault() {
         Ok(text_result("unreachable"))
     });
     let rt = runtime(vec![tool], RuntimeConfig::default());
-    let task = rt.create_task(work("bad")).await.unwrap();
+    let task = rt.create(work("bad")).await.unwrap();
     let done = wait_terminal(&rt, &Scope::shared(), task.id()).await;
     let TaskState::Failed { error } = done.state() else {
         panic!("{done:?}");
@@ -261,13 +262,13 @@ async fn creation_under_a_derived_id_is_idempotent() {
     let rt = runtime(vec![tool], RuntimeConfig::default());
     let id = TaskId::from_random_bytes([7; TASK_ID_RANDOM_BYTES]);
     let first = rt
-        .create_task_with_id(work("once"), id.clone())
+        .create(Creation::new(work("once")).retry_id(id.clone()))
         .await
         .unwrap();
     assert_eq!(first.id(), &id);
     wait_terminal(&rt, &Scope::shared(), &id).await;
     let replay = rt
-        .create_task_with_id(work("once"), id.clone())
+        .create(Creation::new(work("once")).retry_id(id.clone()))
         .await
         .unwrap();
     assert_eq!(replay.id(), &id);
@@ -279,8 +280,8 @@ async fn creation_under_a_derived_id_is_idempotent() {
     // Concurrent replays: one creation, one run.
     let other = TaskId::from_random_bytes([8; TASK_ID_RANDOM_BYTES]);
     let (a, b) = tokio::join!(
-        rt.create_task_with_id(work("once"), other.clone()),
-        rt.create_task_with_id(work("once"), other.clone()),
+        rt.create(Creation::new(work("once")).retry_id(other.clone())),
+        rt.create(Creation::new(work("once")).retry_id(other.clone())),
     );
     assert_eq!(a.unwrap().id(), b.unwrap().id());
     wait_terminal(&rt, &Scope::shared(), &other).await;
@@ -289,7 +290,7 @@ async fn creation_under_a_derived_id_is_idempotent() {
     assert_eq!(rt.stored_tasks().await.unwrap(), 2);
     // Another scope cannot reach the task through its id: it gets its own.
     let theirs = rt
-        .create_task_with_id(work_in(&alice(), "once", json!({})), id.clone())
+        .create(Creation::new(work_in(&alice(), "once", json!({}))).retry_id(id.clone()))
         .await;
     assert!(
         theirs.is_err(),
@@ -314,7 +315,7 @@ async fn status_messages_are_coalesced_to_one_write_per_poll_interval() {
     let config = RuntimeConfig::default().with_poll_interval_ms(std::num::NonZeroU64::new(250));
     let rt = runtime(vec![tool], config);
     let mut events = rt.subscribe();
-    let task = rt.create_task(work("reporter")).await.unwrap();
+    let task = rt.create(work("reporter")).await.unwrap();
     wait_terminal(&rt, &Scope::shared(), task.id()).await;
     let history = drain_for(&mut events, task.id());
     let messages: Vec<Option<String>> = history
@@ -385,7 +386,7 @@ async fn progress_is_stored_coalesced_with_the_status_message_and_only_moves_for
     let config = RuntimeConfig::default().with_poll_interval_ms(std::num::NonZeroU64::new(250));
     let rt = runtime(vec![tool], config);
     let mut events = rt.subscribe();
-    let task = rt.create_task(work("counter")).await.unwrap();
+    let task = rt.create(work("counter")).await.unwrap();
     let done = wait_terminal(&rt, &Scope::shared(), task.id()).await;
     let history = drain_for(&mut events, task.id());
     /// A task's progress (done, total) and status message.
@@ -453,7 +454,7 @@ async fn the_last_progress_reported_is_written_before_the_outcome() {
     let config = RuntimeConfig::default().with_poll_interval_ms(std::num::NonZeroU64::new(250));
     let rt = runtime(vec![tool], config);
     let mut events = rt.subscribe();
-    let task = rt.create_task(work("finisher")).await.unwrap();
+    let task = rt.create(work("finisher")).await.unwrap();
     let done = wait_terminal(&rt, &Scope::shared(), task.id()).await;
     assert_eq!(done.status(), TaskStatus::Completed);
     assert_eq!(
@@ -501,7 +502,7 @@ async fn the_last_progress_keeps_its_message_when_the_outcome_follows_at_once() 
     ] {
         let mut events = rt.subscribe();
         let task = rt
-            .create_task(work_in(&Scope::shared(), "finisher", arguments.clone()))
+            .create(work_in(&Scope::shared(), "finisher", arguments.clone()))
             .await
             .unwrap();
         wait_terminal(&rt, &Scope::shared(), task.id()).await;
@@ -532,7 +533,7 @@ async fn a_half_answered_task_holds_no_worker_slot() {
         RuntimeConfig::default().with_limits(tasks_runtime::Limits::default().with_max_workers(1));
     let rt = runtime(vec![ask_two_tool(probe.clone()), echo_tool()], config);
     let scope = Scope::shared();
-    let task = rt.create_task(work("ask_two")).await.unwrap();
+    let task = rt.create(work("ask_two")).await.unwrap();
     wait_input_keys(&rt, &scope, task.id(), &["first", "second"]).await;
     rt.update(
         &scope,
@@ -552,7 +553,7 @@ async fn a_half_answered_task_holds_no_worker_slot() {
         "a task still waiting for input holds no slot"
     );
     let other = rt
-        .create_task(work("echo"))
+        .create(work("echo"))
         .await
         .expect("the only slot is free");
     wait_terminal(&rt, &scope, other.id()).await;

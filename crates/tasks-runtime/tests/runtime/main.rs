@@ -15,6 +15,7 @@ mod waits;
 
 use std::sync::Arc;
 use std::time::Duration;
+use tasks_runtime::Creation;
 
 use serde_json::{json, Value};
 use tasks_core::{CapacityLimit, JsonObject, JsonRpcError, McpError, TaskState, TaskStatus};
@@ -109,7 +110,7 @@ fn expected_echo(text: &str) -> tasks_core::JsonObject {
 }
 
 async fn create(rt: &TaskRuntime, work: tasks_runtime::Work) -> Arc<tasks_core::Task> {
-    rt.create_task(work).await.expect("create_task")
+    rt.create(work).await.expect("create_task")
 }
 
 // ---- outcomes ----------------------------------------------------------------------------------
@@ -122,7 +123,7 @@ async fn a_task_created_with_its_tool_runs_it_without_a_lookup_by_name() {
     let tool = Arc::new(echo_tool());
     let work = work_in(&Scope::shared(), "echo", json!({"text": "planned"}));
     let created = rt
-        .create_task_with_tool(tool.clone(), work, None)
+        .create(Creation::new(work).tool(tool.clone()))
         .await
         .expect("created with the planned tool");
     let done = wait_terminal(&rt, &Scope::shared(), created.id()).await;
@@ -135,15 +136,13 @@ async fn a_task_created_with_its_tool_runs_it_without_a_lookup_by_name() {
     // By name, the same work is refused: the runtime has no such tool.
     let work = work_in(&Scope::shared(), "echo", json!({"text": "by name"}));
     assert_eq!(
-        rt.create_task(work).await.unwrap_err(),
+        rt.create(work).await.unwrap_err(),
         McpError::invalid_params("Unknown tool")
     );
     // A work naming another tool is refused before anything is stored.
     let work = work_in(&Scope::shared(), "other", json!({}));
     assert_eq!(
-        rt.create_task_with_tool(tool, work, None)
-            .await
-            .unwrap_err(),
+        rt.create(Creation::new(work).tool(tool)).await.unwrap_err(),
         McpError::Internal("Tool does not match the work")
     );
     assert_eq!(rt.stored_tasks().await.unwrap(), 1);
@@ -895,8 +894,8 @@ async fn max_workers_refuses_with_max_jobs() {
     );
     let scope = Scope::shared();
     let spinning = create(&rt, work("spin")).await;
-    assert_capacity(rt.create_task(work("echo")).await, CapacityLimit::MaxJobs);
-    let error = rt.create_task(work("echo")).await.unwrap_err();
+    assert_capacity(rt.create(work("echo")).await, CapacityLimit::MaxJobs);
+    let error = rt.create(work("echo")).await.unwrap_err();
     assert_eq!(error.to_error_object().data.unwrap()["limit"], "max_jobs");
     assert_eq!(rt.stored_tasks().await.unwrap(), 1, "nothing stored");
     let text = metrics_text(&rt);
@@ -928,7 +927,7 @@ async fn a_tool_that_drops_its_context_still_holds_its_slot() {
     let sleeping = create(&rt, work("sleepy")).await;
     yield_until("sleepy starts", || probe.started() == 1).await;
     assert_eq!(rt.busy_workers(), 1);
-    assert_capacity(rt.create_task(work("echo")).await, CapacityLimit::MaxJobs);
+    assert_capacity(rt.create(work("echo")).await, CapacityLimit::MaxJobs);
 
     tokio::time::advance(Duration::from_secs(60)).await;
     let done = wait_terminal(&rt, &Scope::shared(), sleeping.id()).await;
@@ -953,7 +952,7 @@ async fn max_tasks_refuses_with_max_tasks() {
         let created = create(&rt, work("echo")).await;
         wait_terminal(&rt, &scope, created.id()).await;
     }
-    assert_capacity(rt.create_task(work("echo")).await, CapacityLimit::MaxTasks);
+    assert_capacity(rt.create(work("echo")).await, CapacityLimit::MaxTasks);
     assert_eq!(rt.stored_tasks().await.unwrap(), 2);
     yield_until("the refused creation released its worker slot", || {
         rt.busy_workers() == 0
@@ -996,7 +995,7 @@ async fn max_active_per_scope_refuses_until_a_task_ends() {
     let parked = create(&rt, work_in(&alice(), "ask", json!({}))).await;
     wait_input_keys(&rt, &alice(), parked.id(), &["confirm"]).await;
     assert_capacity(
-        rt.create_task(work_in(&alice(), "echo", json!({}))).await,
+        rt.create(work_in(&alice(), "echo", json!({}))).await,
         CapacityLimit::MaxActiveTasksPerScope,
     );
     assert_eq!(rt.stored_tasks().await.unwrap(), 1);
@@ -1027,7 +1026,7 @@ async fn oversized_work_is_refused_and_nothing_is_stored() {
     let over = sized(262_144 - base + 1);
 
     let mut events = rt.subscribe();
-    let error = rt.create_task(over).await.unwrap_err();
+    let error = rt.create(over).await.unwrap_err();
     assert_eq!(error, McpError::TaskInputTooLarge { limit: 262_144 });
     assert_eq!(error.code(), -32602);
     assert_eq!(error.to_string(), "Task input is larger than 262144 bytes");
@@ -1043,7 +1042,7 @@ async fn oversized_work_is_refused_and_nothing_is_stored() {
 #[tokio::test(start_paused = true)]
 async fn unknown_tool_is_refused_and_nothing_is_stored() {
     let rt = runtime(vec![echo_tool()], config());
-    let error = rt.create_task(work("missing")).await.unwrap_err();
+    let error = rt.create(work("missing")).await.unwrap_err();
     assert_eq!(error, McpError::InvalidParams("Unknown tool".into()));
     assert_eq!(error.code(), -32602);
     assert_eq!(rt.stored_tasks().await.unwrap(), 0);
@@ -1253,7 +1252,7 @@ async fn a_creation_abandoned_after_the_task_is_stored_still_runs_it() {
     let rt = yielding_runtime(vec![echo_tool()], RuntimeConfig::default());
     let scope = Scope::shared();
     let mut events = rt.subscribe();
-    let mut create = Box::pin(rt.create_task(work_in(&scope, "echo", json!({"text": "left"}))));
+    let mut create = Box::pin(rt.create(work_in(&scope, "echo", json!({"text": "left"}))));
     while rt.stored_tasks().await.unwrap() == 0 {
         assert!(
             futures_util::poll!(&mut create).is_pending(),
@@ -1297,13 +1296,13 @@ async fn a_result_nested_too_deeply_fails_the_task() {
     let limit = tasks_core::MAX_RESULT_DEPTH as u64;
     // result → structuredContent → deep → `levels` arrays.
     let fits = rt
-        .create_task(work_in(&scope, "deep", json!({ "levels": limit - 2 })))
+        .create(work_in(&scope, "deep", json!({ "levels": limit - 2 })))
         .await
         .unwrap();
     let fits = wait_terminal(&rt, &scope, fits.id()).await;
     assert_eq!(fits.status(), TaskStatus::Completed);
     let deeper = rt
-        .create_task(work_in(&scope, "deep", json!({ "levels": limit - 1 })))
+        .create(work_in(&scope, "deep", json!({ "levels": limit - 1 })))
         .await
         .unwrap();
     let deeper = wait_terminal(&rt, &scope, deeper.id()).await;
@@ -1330,7 +1329,7 @@ async fn work_that_would_not_read_back_is_refused_before_it_is_stored() {
     }
     // `{"x": deep}` is one level deeper than `deep`.
     let error = rt
-        .create_task(work_in(&scope, "echo", json!({ "x": deep })))
+        .create(work_in(&scope, "echo", json!({ "x": deep })))
         .await
         .unwrap_err();
     assert_eq!(
@@ -1342,7 +1341,7 @@ async fn work_that_would_not_read_back_is_refused_before_it_is_stored() {
     );
     let marker = json!({"x": [{"$serde_json::private::RawValue": "1"}]});
     let error = rt
-        .create_task(work_in(&scope, "echo", marker))
+        .create(work_in(&scope, "echo", marker))
         .await
         .unwrap_err();
     assert_eq!(
@@ -1359,7 +1358,7 @@ async fn work_that_would_not_read_back_is_refused_before_it_is_stored() {
         fits = json!([fits]);
     }
     let task = rt
-        .create_task(work_in(&scope, "echo", json!({ "x": fits })))
+        .create(work_in(&scope, "echo", json!({ "x": fits })))
         .await
         .unwrap();
     assert_eq!(rt.stored_tasks().await.unwrap(), 1);
@@ -1392,7 +1391,7 @@ async fn a_result_with_a_marker_name_fails_the_task() {
         ),
     ] {
         let task = rt
-            .create_task(work_in(&scope, "marker", arguments))
+            .create(work_in(&scope, "marker", arguments))
             .await
             .unwrap();
         let done = wait_terminal(&rt, &scope, task.id()).await;

@@ -44,7 +44,7 @@ async fn a_shutdown_drains_running_tasks() {
     let node = runtime.start().await.unwrap();
     assert_eq!(node.recovered(), 0);
     let scope = Scope::shared();
-    let id = runtime.create_task(work("job")).await.unwrap().id().clone();
+    let id = runtime.create(work("job")).await.unwrap().id().clone();
     assert_eq!(runtime.busy_workers(), 1);
 
     let (drained, ()) = tokio::join!(node.shutdown(Duration::from_secs(30)), async {
@@ -65,7 +65,7 @@ async fn a_task_left_running_by_a_shutdown_is_taken_over_by_the_next_node_at_onc
     let first = node_over(&store, &gate);
     let node = first.start().await.unwrap();
     let scope = Scope::shared();
-    let id = first.create_task(work("job")).await.unwrap().id().clone();
+    let id = first.create(work("job")).await.unwrap().id().clone();
     assert!(
         !node.shutdown(Duration::from_secs(1)).await,
         "the drain ended with the task still running"

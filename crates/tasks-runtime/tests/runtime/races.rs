@@ -80,7 +80,7 @@ async fn cancel_racing_completion_settles_once() {
         let rt = &runtimes[(i % 2) as usize];
         let mut events = rt.subscribe();
         let created = rt
-            .create_task(work_in(&scope, "quick", json!({"yields": i % 3})))
+            .create(work_in(&scope, "quick", json!({"yields": i % 3})))
             .await
             .unwrap();
         let canceller = {
@@ -118,7 +118,7 @@ async fn concurrent_updates_for_one_key_deliver_it_once() {
     for i in 0..1_000usize {
         let rt = &runtimes[i % 2];
         let mut events = rt.subscribe();
-        let created = rt.create_task(work("ask_once")).await.unwrap();
+        let created = rt.create(work("ask_once")).await.unwrap();
         wait_input_keys(rt, &scope, created.id(), &["confirm"]).await;
         let updates: Vec<_> = ["left", "right"]
             .into_iter()
@@ -165,7 +165,7 @@ async fn concurrent_creations_get_distinct_ids() {
             tokio::spawn(async move {
                 let scope = Scope::new(format!("scope-{}", i % 4));
                 let created = rt
-                    .create_task(work_in(&scope, "quick", json!({})))
+                    .create(work_in(&scope, "quick", json!({})))
                     .await
                     .unwrap();
                 (scope, created)
@@ -205,7 +205,7 @@ async fn cancel_racing_parking_and_answering_settles_once() {
             yielding_runtime(vec![ask_tool(probe.clone())], roomy())
         };
         let mut events = rt.subscribe();
-        let created = rt.create_task(work("ask")).await.unwrap();
+        let created = rt.create(work("ask")).await.unwrap();
         if i % 2 == 1 {
             // Cancel strictly while parked.
             wait_input_keys(&rt, &scope, created.id(), &["confirm"]).await;

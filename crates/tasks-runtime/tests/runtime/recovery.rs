@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tasks_runtime::Creation;
 
 use serde_json::{json, Value};
 use tasks_core::{Task, TaskStatus};
@@ -144,7 +145,7 @@ async fn an_interrupted_task_fails_by_default_and_the_zombie_cannot_change_it() 
     let a = cluster.node(vec![job(runs.clone(), Recovery::Fail, false)]);
     assert_eq!(a.recover().await.unwrap(), 0);
     let scope = Scope::shared();
-    let task = a.create_task(work("job")).await.unwrap();
+    let task = a.create(work("job")).await.unwrap();
     let id = task.id().clone();
     yield_until("the first run started", || runs.seen().len() == 1).await;
 
@@ -176,7 +177,7 @@ async fn a_rerun_tool_runs_again_with_its_answers_replayed() {
     let a = cluster.node(vec![job(runs.clone(), Recovery::rerun(), true)]);
     a.recover().await.unwrap();
     let scope = Scope::shared();
-    let id = a.create_task(work("job")).await.unwrap().id().clone();
+    let id = a.create(work("job")).await.unwrap().id().clone();
     wait_input_keys(&a, &scope, &id, &["confirm"]).await;
     a.update(
         &scope,
@@ -245,7 +246,7 @@ async fn progress_is_kept_across_recovery_and_a_rerun_never_moves_it_backwards()
     let a = cluster.node(vec![count_tool(runs.clone())]);
     a.recover().await.unwrap();
     let scope = Scope::shared();
-    let id = a.create_task(work("count")).await.unwrap().id().clone();
+    let id = a.create(work("count")).await.unwrap().id().clone();
     let six = wait_for(&a, &scope, &id, "six of ten", |t| {
         t.progress().is_some_and(|p| p.done() == 6.0)
     })
@@ -283,7 +284,7 @@ async fn a_parked_task_survives_and_resumes_on_the_next_update() {
     let a = cluster.node(vec![job(runs.clone(), Recovery::rerun(), true)]);
     a.recover().await.unwrap();
     let scope = Scope::shared();
-    let id = a.create_task(work("job")).await.unwrap().id().clone();
+    let id = a.create(work("job")).await.unwrap().id().clone();
     let parked = wait_input_keys(&a, &scope, &id, &["confirm"]).await;
 
     past_the_lease().await;
@@ -332,7 +333,7 @@ async fn reruns_stop_after_max_attempts() {
     let a = cluster.node(vec![forever(runs.clone())]);
     a.recover().await.unwrap();
     let scope = Scope::shared();
-    let id = a.create_task(work("job")).await.unwrap().id().clone();
+    let id = a.create(work("job")).await.unwrap().id().clone();
     past_the_lease().await;
     let b = cluster.node(vec![forever(runs.clone())]);
     assert_eq!(b.recover().await.unwrap(), 1);
@@ -381,7 +382,7 @@ async fn a_claim_without_a_free_slot_charges_no_attempt() {
     let scope = Scope::shared();
     let mut ids = Vec::new();
     for _ in 0..3 {
-        ids.push(a.create_task(work("job")).await.unwrap().id().clone());
+        ids.push(a.create(work("job")).await.unwrap().id().clone());
     }
     assert_eq!(runs.seen().len(), 3);
 
@@ -438,7 +439,7 @@ async fn a_node_that_lost_its_lease_stops_its_workers_and_re_registers() {
     a.recover().await.unwrap();
     let liveness = a.spawn_liveness();
     let scope = Scope::shared();
-    let id = a.create_task(work("wait")).await.unwrap().id().clone();
+    let id = a.create(work("wait")).await.unwrap().id().clone();
     yield_until("the tool runs", || probe.started() == 1).await;
     // The tool's first step runs inside `create_task`, so let the liveness loop register the
     // node before the store forgets it (else it would register it again and stay alive).
@@ -466,7 +467,7 @@ async fn a_live_node_keeps_its_tasks() {
     a.recover().await.unwrap();
     let liveness = a.spawn_liveness();
     let scope = Scope::shared();
-    let id = a.create_task(work("wait")).await.unwrap().id().clone();
+    let id = a.create(work("wait")).await.unwrap().id().clone();
     let b = cluster.node(vec![wait_tool(probe.clone())]);
     for _ in 0..5 {
         tokio::time::sleep(LEASE).await;
@@ -492,7 +493,7 @@ async fn a_parked_task_survives_more_restarts_than_max_attempts() {
     let first = cluster.node(vec![job(runs.clone(), policy, true)]);
     first.recover().await.unwrap();
     let scope = Scope::shared();
-    let id = first.create_task(work("job")).await.unwrap().id().clone();
+    let id = first.create(work("job")).await.unwrap().id().clone();
     wait_input_keys(&first, &scope, &id, &["confirm"]).await;
     let mut last = first;
     for restart in 1..=4 {
@@ -649,7 +650,7 @@ async fn outcomes_are_retried_while_the_store_fails() {
     let a = cluster.node(vec![job(runs.clone(), Recovery::Fail, false)]);
     a.recover().await.unwrap();
     let scope = Scope::shared();
-    let id = a.create_task(work("job")).await.unwrap().id().clone();
+    let id = a.create(work("job")).await.unwrap().id().clone();
     past_the_lease().await;
 
     // B's failing of the interrupted task meets a failing store three times.
@@ -662,7 +663,7 @@ async fn outcomes_are_retried_while_the_store_fails() {
     // A worker's completion meets a failing store twice, and is still stored.
     let c = cluster.node(vec![job(runs.clone(), Recovery::rerun(), false)]);
     c.recover().await.unwrap();
-    let id = c.create_task(work("job")).await.unwrap().id().clone();
+    let id = c.create(work("job")).await.unwrap().id().clone();
     yield_until("the run waits at the gate", || runs.seen().len() == 2).await;
     for _ in 0..10 {
         tokio::task::yield_now().await;
@@ -695,7 +696,7 @@ async fn a_rerun_charges_its_attempt_through_a_failing_store() {
     let a = cluster.node(vec![job(runs.clone(), Recovery::rerun(), false)]);
     a.recover().await.unwrap();
     let scope = Scope::shared();
-    let id = a.create_task(work("job")).await.unwrap().id().clone();
+    let id = a.create(work("job")).await.unwrap().id().clone();
     past_the_lease().await;
 
     store.failures.store(2, Ordering::SeqCst);
@@ -730,7 +731,7 @@ async fn asking_for_input_waits_out_a_failing_store() {
     // The worker's question meets a failing store three times (a database failover): the
     // task still parks, instead of failing with "Task store failure".
     store.failures.store(3, Ordering::SeqCst);
-    let id = a.create_task(work("job")).await.unwrap().id().clone();
+    let id = a.create(work("job")).await.unwrap().id().clone();
     let parked = wait_input_keys(&a, &Scope::shared(), &id, &["confirm"]).await;
     assert_eq!(parked.status(), TaskStatus::InputRequired);
     assert_eq!(
@@ -755,7 +756,7 @@ async fn a_node_whose_lease_ran_out_stores_no_task_until_it_registers_again() {
     let b = cluster.node(vec![wait_tool(probe.clone())]);
     assert_eq!(b.recover().await.unwrap(), 0);
 
-    let refused = a.create_task(work("wait")).await;
+    let refused = a.create(work("wait")).await;
     assert_eq!(
         refused.map(|task| task.status()),
         Err(tasks_core::McpError::StoreUnavailable),
@@ -768,7 +769,7 @@ async fn a_node_whose_lease_ran_out_stores_no_task_until_it_registers_again() {
     let liveness = a.spawn_liveness();
     tokio::time::sleep(Duration::from_millis(100)).await;
     let scope = Scope::shared();
-    let id = a.create_task(work("wait")).await.unwrap().id().clone();
+    let id = a.create(work("wait")).await.unwrap().id().clone();
     yield_until("A's worker started", || probe.started() == 1).await;
     assert_eq!(
         b.recover().await.unwrap(),
@@ -815,23 +816,27 @@ async fn a_task_knows_its_caller_on_every_run_with_the_same_key_and_never_stores
     a.recover().await.unwrap();
     let scope = Scope::new("hashed-scope");
     let with_caller = |name: &str| {
-        let mut work = work_in(&scope, "whoami", json!({}));
-        a.seal_principal(&mut work, Some(&tasks_runtime::Principal::new(name)))
-            .unwrap();
-        assert!(work.sealed_principal.is_some());
-        work
+        Creation::new(work_in(&scope, "whoami", json!({})))
+            .caller(Some(tasks_runtime::Principal::new(name)))
     };
     let (alice, bob) = (
         with_caller("alice@example.com"),
         with_caller("bob@example.com"),
     );
-    let stored = serde_json::to_string(&alice).unwrap();
+    let alice = a.create(alice).await.unwrap().id().clone();
+    let work = cluster
+        .store
+        .work(&scope, &alice)
+        .await
+        .unwrap()
+        .expect("kept");
+    assert!(work.sealed_principal.is_some());
+    let stored = serde_json::to_string(&*work).unwrap();
     assert!(
         !stored.contains("alice"),
         "sealed in the stored work: {stored}"
     );
     assert!(stored.contains("\"sealedPrincipal\":\""), "{stored}");
-    let alice = a.create_task(alice).await.unwrap().id().clone();
     yield_until("the first run", || seen.lock().unwrap().len() == 1).await;
     assert_eq!(
         seen.lock().unwrap()[0].as_deref(),
@@ -846,7 +851,7 @@ async fn a_task_knows_its_caller_on_every_run_with_the_same_key_and_never_stores
     assert_eq!(result_text(&done).as_deref(), Some("alice@example.com"));
 
     // A node under another secret re-runs bob's task without a caller.
-    let bob = b.create_task(bob).await.unwrap().id().clone();
+    let bob = b.create(bob).await.unwrap().id().clone();
     past_the_lease().await;
     let c = cluster.node_with(vec![whoami(seen.clone())], keyed(b"a rotated secret"));
     assert_eq!(c.recover().await.unwrap(), 1);

@@ -7,6 +7,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tasks_runtime::Creation;
 
 use tasks_core::{McpError, NewTask, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::store::CreateLimits;
@@ -311,7 +312,7 @@ async fn a_node_fences_itself_on_its_own_clock_while_its_store_stalls() {
     a.recover().await.unwrap();
     let start = Instant::now();
     let liveness = a.spawn_liveness();
-    a.create_task(work("wait")).await.unwrap();
+    a.create(work("wait")).await.unwrap();
     until(start, TICK * 3 + Duration::from_millis(100)).await;
     assert_eq!(probe.started(), 1);
     let first = a.node();
@@ -357,7 +358,7 @@ async fn requests_to_a_stalled_store_end_by_its_deadline_as_retryable_refusals()
     let a = node(&store, &Probe::new());
     a.recover().await.unwrap();
     let scope = Scope::shared();
-    let done = a.create_task(work("echo")).await.unwrap().id().clone();
+    let done = a.create(work("echo")).await.unwrap().id().clone();
 
     store.set(Mode::Stall);
     let started = Instant::now();
@@ -372,7 +373,7 @@ async fn requests_to_a_stalled_store_end_by_its_deadline_as_retryable_refusals()
         "the cancel's read did not answer: nothing was changed"
     );
     assert_eq!(
-        bounded(a.create_task(work("echo"))).await.unwrap_err(),
+        bounded(a.create(work("echo"))).await.unwrap_err(),
         McpError::StoreOutcomeUnknown,
         "a creation sent to the store that did not answer may have been stored"
     );
@@ -386,7 +387,7 @@ async fn requests_to_a_stalled_store_end_by_its_deadline_as_retryable_refusals()
     // Unreachable: refused at once, nothing stored.
     store.set(Mode::Refuse);
     assert_eq!(
-        a.create_task(work("echo")).await.unwrap_err(),
+        a.create(work("echo")).await.unwrap_err(),
         McpError::StoreUnavailable
     );
     assert_eq!(
@@ -405,7 +406,7 @@ async fn a_fenced_worker_stops_retrying_its_outcome() {
     a.recover().await.unwrap();
     let start = Instant::now();
     let liveness = a.spawn_liveness();
-    a.create_task(work("gated")).await.unwrap();
+    a.create(work("gated")).await.unwrap();
     until(start, TICK * 3 + Duration::from_millis(100)).await;
 
     // The tool finishes while the store stalls: each commit of its outcome (a read, then a
@@ -456,7 +457,7 @@ async fn an_answer_committed_after_its_acknowledgement_was_lost_reaches_the_work
     );
     a.recover().await.unwrap();
     let scope = Scope::shared();
-    let id = a.create_task(work("ask")).await.unwrap().id().clone();
+    let id = a.create(work("ask")).await.unwrap().id().clone();
     wait_input_keys(&a, &scope, &id, &["confirm"]).await;
 
     store.set(Mode::LoseCommit);
@@ -487,7 +488,7 @@ async fn a_creation_stored_after_its_answer_was_lost_still_runs() {
     a.recover().await.unwrap();
     store.set(Mode::LoseCommit);
     assert_eq!(
-        a.create_task(work("echo")).await.unwrap_err(),
+        a.create(work("echo")).await.unwrap_err(),
         McpError::StoreOutcomeUnknown
     );
     store.set(Mode::Answer);
@@ -527,7 +528,7 @@ async fn a_wait_dropped_during_its_re_read_re_reads_on_the_next_call() {
     );
     let scope = Scope::shared();
     let task = rt
-        .create_task_with_ttl(work("wait"), Some(2_000))
+        .create(Creation::new(work("wait")).ttl_ms(Some(2_000)))
         .await
         .unwrap();
     let mut wait = rt.wait_task(&scope, task.id());
@@ -582,7 +583,7 @@ async fn tasks_claimed_by_a_claim_whose_answer_was_lost_are_taken_over_next_tick
     let a = rerun_node();
     a.recover().await.unwrap();
     let scope = Scope::shared();
-    let id = a.create_task(work("wait")).await.unwrap().id().clone();
+    let id = a.create(work("wait")).await.unwrap().id().clone();
     let b = rerun_node();
     b.recover().await.unwrap();
     let liveness = b.spawn_liveness();
@@ -621,7 +622,7 @@ async fn a_node_whose_registration_failed_claims_nothing_until_it_registers() {
     let a = node(&store, &probe);
     a.recover().await.unwrap();
     let scope = Scope::shared();
-    let id = a.create_task(work("wait")).await.unwrap().id().clone();
+    let id = a.create(work("wait")).await.unwrap().id().clone();
     // A dies: it never renews. B renews until the store stalls at 0.5 s.
     let b = node(&store, &probe);
     b.recover().await.unwrap();

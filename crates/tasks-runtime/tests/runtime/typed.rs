@@ -346,7 +346,7 @@ async fn question_mark_on_an_io_error_is_an_is_error_result_in_a_synchronous_cal
 async fn question_mark_on_an_io_error_completes_a_task_with_an_is_error_result() {
     let rt = runtime(vec![read_file_tool()], RuntimeConfig::default());
     let created = rt
-        .create_task(work_in(
+        .create(work_in(
             &Scope::shared(),
             "read_file",
             json!({"path": MISSING}),
@@ -381,7 +381,7 @@ async fn a_panic_in_a_spawned_job_is_a_protocol_error_without_its_text() {
 
     let rt = runtime(vec![tool], RuntimeConfig::default());
     let created = rt
-        .create_task(work_in(&Scope::shared(), "spawn", json!({})))
+        .create(work_in(&Scope::shared(), "spawn", json!({})))
         .await
         .expect("create_task");
     let done = wait_terminal(&rt, &Scope::shared(), created.id()).await;
@@ -513,7 +513,7 @@ async fn tools_share_the_state_they_were_given_at_once_and_in_tasks() {
         RuntimeConfig::default(),
     );
     let created = rt
-        .create_task(work_in(&Scope::shared(), "second", json!({})))
+        .create(work_in(&Scope::shared(), "second", json!({})))
         .await
         .expect("create_task");
     let done = wait_terminal(&rt, &Scope::shared(), created.id()).await;

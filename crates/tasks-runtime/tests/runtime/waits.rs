@@ -30,7 +30,7 @@ async fn a_wait_that_falls_behind_re_reads_at_once() {
         .with_limits(Limits::default().with_max_workers(8_192));
     let rt = runtime(vec![gated, instant], config);
     let scope = Scope::shared();
-    let id = rt.create_task(work("gated")).await.unwrap().id().clone();
+    let id = rt.create(work("gated")).await.unwrap().id().clone();
     let mut wait = rt.wait_task(&scope, &id);
     assert_eq!(wait.current().await.unwrap().status(), TaskStatus::Working);
 
@@ -39,7 +39,7 @@ async fn a_wait_that_falls_behind_re_reads_at_once() {
     // Over 4096 events (the channel's capacity), one per creation, while the wait is not
     // polled: the completion's event is dropped from under it.
     for _ in 0..4_200 {
-        rt.create_task(work("instant")).await.unwrap();
+        rt.create(work("instant")).await.unwrap();
     }
     let seen = tokio::time::timeout(Duration::from_millis(100), wait.next())
         .await

@@ -81,7 +81,7 @@ async fn a_node_whose_database_stalls_reports_it_and_fences_itself() {
     node.recover().await.expect("recover");
     let liveness = node.spawn_liveness();
     let task = node
-        .create_task(work(&Scope::shared(), "wait"))
+        .create(work(&Scope::shared(), "wait"))
         .await
         .expect("create");
     let state = || {

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use tasks_runtime::Creation;
 
 use serde_json::Value;
 use tasks_core::{McpError, Timestamp};
@@ -84,7 +85,7 @@ fn a_clock_set_back_across_a_restart_brings_no_expired_task_back() {
         first.tasks.recover().await.expect("recover");
         first
             .tasks
-            .create_task_with_ttl(work(&scope, "job"), Some(60_000))
+            .create(Creation::new(work(&scope, "job")).ttl_ms(Some(60_000)))
             .await
             .expect("create")
     });
@@ -130,7 +131,7 @@ fn a_clock_set_back_across_a_restart_brings_no_expired_task_back() {
         );
         let fresh = second
             .tasks
-            .create_task_with_ttl(work(&scope, "job"), Some(60_000))
+            .create(Creation::new(work(&scope, "job")).ttl_ms(Some(60_000)))
             .await
             .expect("create");
         assert_eq!(

@@ -61,7 +61,7 @@ fn a_durable_node_recovers_a_crashed_run_and_drains_it() {
         assert_eq!(node.recovered(), 0);
         let id = first
             .tasks
-            .create_task(work(&scope, "job"))
+            .create(work(&scope, "job"))
             .await
             .expect("create")
             .id()

@@ -82,7 +82,7 @@ async fn a_node_fences_itself_while_the_sqlite_writer_stalls() {
         trace_parent: None,
         sealed_principal: None,
     };
-    node.create_task(work).await.unwrap();
+    node.create(work).await.unwrap();
     until("the task runs", || runs.started.load(Ordering::SeqCst) == 1).await;
     let first = node.node();
 

@@ -334,6 +334,23 @@ impl ServerBuilder {
         self
     }
 
+    /// Declares `extensions` to 2025 sessions: the `initialize` result carries them as
+    /// `capabilities.extensions` (SEP-2133 legacy negotiation), each key an extension id
+    /// (`vendor/name`), each value its settings object, as given (e.g.
+    /// `{"io.modelcontextprotocol/ui": {}}`). A later call replaces the earlier set; an empty
+    /// set (the default) sends no `extensions` member. The Tasks extension
+    /// (`io.modelcontextprotocol/tasks`) is dropped from the set: a 2025-11-25 session has the
+    /// built-in `tasks` capability instead, and SEP-2663 negotiates the extension on 2026-07-28
+    /// only. `server/discover` is unchanged (it declares the Tasks extension alone). What
+    /// the client declared is in its session's capabilities, which a tool reads with
+    /// [`ToolContext::client_capabilities`](tasks_runtime::ToolContext::client_capabilities)
+    /// (`extensions`).
+    pub fn session_extensions(mut self, mut extensions: tasks_core::JsonObject) -> Self {
+        extensions.remove(tasks_core::protocol::TASKS_EXTENSION);
+        self.dispatch.session_extensions = extensions;
+        self
+    }
+
     /// Sets `instructions` for `server/discover` (and the 2025 `InitializeResult`).
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.dispatch.instructions = Some(text.into());

@@ -27,6 +27,12 @@ pub struct DispatchConfig {
     /// versions. Default: on, with [`SessionConfig::default`]. Without the crate's
     /// `sessions` feature it is ignored, as if `None`.
     pub sessions: Option<SessionConfig>,
+    /// The extensions declared in the 2025 `initialize` result's `capabilities.extensions`
+    /// (SEP-2133 legacy negotiation): each key an extension id, each value its settings
+    /// object. Default empty (no `extensions` member). Never holds the Tasks extension
+    /// ([`ServerBuilder::session_extensions`](crate::ServerBuilder::session_extensions)
+    /// drops it); `server/discover` does not read it.
+    pub session_extensions: tasks_core::JsonObject,
 }
 
 impl Default for DispatchConfig {
@@ -39,6 +45,7 @@ impl Default for DispatchConfig {
             instructions: None,
             list_changes: None,
             sessions: Some(SessionConfig::default()),
+            session_extensions: tasks_core::JsonObject::new(),
         }
     }
 }

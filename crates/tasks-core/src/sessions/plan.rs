@@ -321,12 +321,13 @@ fn plan_initialize<T>(envelope: Envelope, session: SessionView) -> SessionPlan<T
     }
 }
 
-/// The client capabilities a session keeps: only those a tool's input requests are checked
-/// against (`elicitation`, `sampling`, `roots`), at most [`MAX_CAPABILITY_BYTES`] of them;
-/// `None` when they are larger. A session lives long, so nothing else the client sent is
-/// kept.
+/// The client capabilities a session keeps: those a tool's input requests are checked
+/// against (`elicitation`, `sampling`, `roots`) and the client's declared `extensions`
+/// (SEP-2133 legacy negotiation, which a tool reads from its context), at most
+/// [`MAX_CAPABILITY_BYTES`] of them; `None` when they are larger. A session lives long, so
+/// nothing else the client sent is kept.
 pub(crate) fn retained_capabilities(capabilities: &JsonObject) -> Option<JsonObject> {
-    let kept: JsonObject = ["elicitation", "sampling", "roots"]
+    let kept: JsonObject = ["elicitation", "sampling", "roots", "extensions"]
         .into_iter()
         .filter_map(|key| Some((key.to_owned(), capabilities.get(key)?.clone())))
         .collect();

@@ -50,6 +50,11 @@ pub struct ServerCapabilities {
     /// `tasks/cancel` is served (`tasks/get` and `tasks/result` need no capability).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tasks: Option<TasksCapability>,
+    /// The extensions the host declares to 2025 sessions (SEP-2133 legacy negotiation:
+    /// `capabilities.extensions`, each key an extension id, each value its settings); absent
+    /// when it declares none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<JsonObject>,
     /// The capabilities of the features offered beside tools
     /// ([`crate::catalog::capabilities`]).
     #[serde(flatten)]
@@ -98,8 +103,15 @@ impl ServerCapabilities {
             tools: ToolsCapability { list_changed },
             logging: JsonObject::new(),
             tasks: tasks.then(|| TasksCapability::tool_calls(list_tasks)),
+            extensions: None,
             features: JsonObject::new(),
         }
+    }
+
+    /// Declares `extensions` (`capabilities.extensions`); none when it is empty.
+    pub fn with_extensions(mut self, extensions: &JsonObject) -> Self {
+        self.extensions = (!extensions.is_empty()).then(|| extensions.clone());
+        self
     }
 
     /// Adds the capabilities of the features offered beside tools.

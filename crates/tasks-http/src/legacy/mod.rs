@@ -80,7 +80,8 @@ pub(crate) async fn post(
                         session.tasks,
                         session.list,
                     )
-                    .with_features(features),
+                    .with_features(features)
+                    .with_extensions(&d.config.session_extensions),
                     server_info: Implementation {
                         name: d.config.server_name.clone(),
                         version: d.config.server_version.clone(),

@@ -45,7 +45,8 @@ pub fn server(settings: &Settings) -> ServerBuilder {
         .drain_timeout(std::time::Duration::from_millis(settings.drain_ms))
         .leases(settings.leases())
         .allowed_hosts(settings.allowed_hosts.clone())
-        .allowed_origins(settings.cors_origins.clone());
+        .allowed_origins(settings.cors_origins.clone())
+        .session_extensions(tools::session::session_extensions());
     let changes = ListChanges::new();
     let builder = builder.list_changes(changes.clone());
     builder

@@ -1,5 +1,7 @@
 //! Base-wire tools for the runner's 2026-07-28 core server scenarios (`server-stateless`,
-//! `tools-list`, `tools-call-*`, `json-schema-2020-12`, `http-custom-header-server-validation`).
+//! `tools-list`, `tools-call-*`, `json-schema-2020-12`, `http-custom-header-server-validation`)
+//! and for the unreleased upstream scenarios `http-stream-cancellation`, `cancellation` and
+//! `per-request-loglevel` (`test_tool_slow`, `test_tool_fast`; `conformance/README.md`).
 //!
 //! | tool | behaviour |
 //! |---|---|
@@ -17,6 +19,8 @@
 //! | `json_schema_2020_12_tool` | publishes a JSON Schema 2020-12 `inputSchema` with `$defs`, `$anchor`, `allOf`/`anyOf`, `if`/`then`/`else` |
 //! | `test_custom_header` | `region` is mirrored in `Mcp-Param-Region` (`x-mcp-header`) |
 //! | `word_stats` | a structured result (`structuredContent` with its `outputSchema`), at once or as a task |
+//! | `test_tool_slow` | runs `durationMs` (0 to 60 000 ms, default 10 000) reporting progress once a second (with a `progressToken`), stops when its request is cancelled |
+//! | `test_tool_fast` | one text block, at once |
 
 use std::time::Duration;
 
@@ -112,7 +116,77 @@ pub fn all(changes: &ListChanges) -> Vec<Tool> {
         json_schema_tool(),
         custom_header_tool(),
         word_stats_tool(),
+        slow_tool(),
+        fixed(
+            "test_tool_fast",
+            "Answers at once with one text block.",
+            text_result("Fast tool completed"),
+        ),
     ]
+}
+
+/// The longest `durationMs` of `test_tool_slow`, in milliseconds.
+pub const SLOW_MAX_MS: u64 = 60_000;
+
+/// What `test_tool_slow` logs (INFO, target `tasks_conformance::tools::content`) when its
+/// request's cancellation stops it.
+pub const SLOW_CANCELLED_LOG: &str = "test_tool_slow stopped: its request was cancelled";
+
+fn slow_tool() -> Tool {
+    Tool::new(
+        "test_tool_slow",
+        "Works for durationMs milliseconds (0 to 60000, default 10000), reporting progress in \
+         seconds once a second (send a progressToken to receive it); stops when its request \
+         is cancelled.",
+        |ctx| async move {
+            let duration_ms = match ctx.arguments().get("durationMs") {
+                None => 10_000,
+                Some(value) => match value.as_u64() {
+                    Some(ms) if ms <= SLOW_MAX_MS => ms,
+                    _ => {
+                        return Err(ToolError::Tool(format!(
+                            "durationMs must be an integer from 0 to {SLOW_MAX_MS}"
+                        )))
+                    }
+                },
+            };
+            let total_s = duration_ms as f64 / 1000.0;
+            let started = tokio::time::Instant::now();
+            let end = started + Duration::from_millis(duration_ms);
+            ctx.progress(0.0, Some(total_s), Some("Started"));
+            let mut second = 0u64;
+            loop {
+                let tick = started + Duration::from_secs(second + 1);
+                let wake = tick.min(end);
+                tokio::select! {
+                    () = tokio::time::sleep_until(wake) => {}
+                    () = ctx.cancellation().cancelled() => {
+                        tracing::info!(
+                            elapsed_ms = started.elapsed().as_millis() as u64,
+                            duration_ms,
+                            "{SLOW_CANCELLED_LOG}"
+                        );
+                        return Err(ToolError::Cancelled);
+                    }
+                }
+                if wake == end {
+                    break;
+                }
+                second += 1;
+                ctx.progress(second as f64, Some(total_s), None);
+            }
+            Ok(text_result(format!(
+                "Slow tool completed after {duration_ms} ms"
+            )))
+        },
+    )
+    .with_input_schema(json!({
+        "type": "object",
+        "properties": {
+            "durationMs": {"type": "integer", "minimum": 0, "maximum": SLOW_MAX_MS,
+                           "description": "How long to work, in milliseconds (default 10000)"},
+        },
+    }))
 }
 
 fn progress_tool() -> Tool {

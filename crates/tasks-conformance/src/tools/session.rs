@@ -8,11 +8,15 @@
 //! | `test_elicitation` | asks for `username` and `email` with `message`, returns `User response: …` | `tools-call-elicitation` |
 //! | `test_elicitation_sep1034_defaults` | asks a form whose five fields carry defaults | `elicitation-sep1034-defaults` |
 //! | `test_elicitation_sep1330_enums` | asks a form with the five enum styles | `elicitation-sep1330-enums` |
+//! | `test_legacy_extension_capabilities` | returns text JSON `{"extensions": …}`: the extensions the client declared, as its session holds them | `server-legacy-extensions` (unreleased upstream) |
+//!
+//! [`session_extensions`] are the extensions the fixture declares to 2025 sessions (those of
+//! `server-legacy-extensions`).
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tasks_core::{ElicitAnswer, LogLevel};
+use tasks_core::{ElicitAnswer, JsonObject, LogLevel};
 use tasks_runtime::{text_result, Tool, ToolContext, ToolError};
 
 use super::{sampling, str_arg};
@@ -34,7 +38,43 @@ pub fn all() -> Vec<Tool> {
              titled multi-choice enums.",
             enums_form(),
         ),
+        legacy_extensions(),
     ]
+}
+
+/// The extensions the fixture declares in a 2025 `initialize` result
+/// (`capabilities.extensions`): the server fixture of the upstream `server-legacy-extensions`
+/// scenario, an empty UI extension, settings of every JSON kind under
+/// `com.example/conformance` and an empty `com.example/empty`.
+pub fn session_extensions() -> JsonObject {
+    [
+        ("io.modelcontextprotocol/ui", json!({})),
+        (
+            "com.example/conformance",
+            json!({"nested": {"enabled": true, "limit": 3}, "values": [null, "b", 4]}),
+        ),
+        ("com.example/empty", json!({})),
+    ]
+    .into_iter()
+    .map(|(id, settings)| (id.to_owned(), settings))
+    .collect()
+}
+
+fn legacy_extensions() -> Tool {
+    Tool::new(
+        "test_legacy_extension_capabilities",
+        "Returns the extensions the client declared (capabilities.extensions, as its session \
+         holds them; {} when none) as text JSON {\"extensions\": ...}.",
+        |ctx| async move {
+            let extensions = ctx
+                .client_capabilities()
+                .get("extensions")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
+            Ok(text_result(json!({"extensions": extensions}).to_string()))
+        },
+    )
+    .with_input_schema(json!({"type": "object", "properties": {}}))
 }
 
 fn logging() -> Tool {

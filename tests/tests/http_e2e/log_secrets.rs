@@ -13,9 +13,9 @@ use tasks_test_support::protocol::*;
 /// The W3C specification's example trace context.
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
-/// Every log line written, for the whole test process.
+/// Every log line written, for the whole test process (also used by `next_runner_http`).
 #[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
+pub(crate) struct Captured(pub(crate) Arc<Mutex<Vec<u8>>>);
 
 impl Write for Captured {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {

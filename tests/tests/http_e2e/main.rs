@@ -10,6 +10,7 @@ mod hardening_http;
 mod input_trust_http;
 mod log_secrets;
 mod mount_http;
+mod next_runner_http;
 mod rmcp_listen_http;
 mod session_input_http;
 mod session_restart_http;

@@ -12,22 +12,26 @@ use tasks_test_support::wait::WAIT_LIMIT;
 
 const V2025: &str = "2025-11-25";
 
-struct Legacy {
+/// A 2025 client of one session (also used by `next_runner_http`).
+pub(crate) struct Legacy {
     http: reqwest::Client,
     url: String,
-    session: Option<String>,
+    version: &'static str,
+    pub(crate) session: Option<String>,
 }
 
 impl Legacy {
-    fn new(server: &tasks_http::RunningServer) -> Self {
+    fn new(server: &tasks_http::RunningServer, version: &'static str) -> Self {
         Legacy {
             http: reqwest::Client::new(),
             url: server.url(),
+            version,
             session: None,
         }
     }
 
-    fn post(&self, body: Value) -> reqwest::RequestBuilder {
+    /// A POST of `body`, with the session's id and version headers once it has one.
+    pub(crate) fn post(&self, body: Value) -> reqwest::RequestBuilder {
         let mut request = self
             .http
             .post(&self.url)
@@ -37,7 +41,7 @@ impl Legacy {
         if let Some(session) = &self.session {
             request = request
                 .header("mcp-session-id", session)
-                .header("mcp-protocol-version", V2025);
+                .header("mcp-protocol-version", self.version);
         }
         request
     }
@@ -59,7 +63,7 @@ impl Legacy {
             .request(method, &self.url)
             .header("accept", "text/event-stream")
             .header("mcp-session-id", self.session.as_deref().unwrap())
-            .header("mcp-protocol-version", V2025)
+            .header("mcp-protocol-version", self.version)
     }
 }
 
@@ -131,11 +135,20 @@ async fn a_2025_client_runs_a_session_with_an_elicitation_over_http() {
 /// Opens a 2025-11-25 session on `server` declaring `capabilities`: `initialize` (its
 /// `Mcp-Session-Id` kept), then `notifications/initialized`.
 async fn open_session(server: &tasks_http::RunningServer, capabilities: Value) -> Legacy {
-    let mut client = Legacy::new(server);
+    open_session_at(server, V2025, capabilities).await.0
+}
+
+/// [`open_session`] of `version`; also returns the `initialize` result.
+pub(crate) async fn open_session_at(
+    server: &tasks_http::RunningServer,
+    version: &'static str,
+    capabilities: Value,
+) -> (Legacy, Value) {
+    let mut client = Legacy::new(server, version);
     let init = client
         .post(
             json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": V2025, "capabilities": capabilities,
+            "protocolVersion": version, "capabilities": capabilities,
             "clientInfo": {"name": "e2e", "version": "1"}}}),
         )
         .send()
@@ -149,7 +162,7 @@ async fn open_session(server: &tasks_http::RunningServer, capabilities: Value) -
             .to_owned(),
     );
     let body: Value = init.json().await.unwrap();
-    assert_eq!(body["result"]["protocolVersion"], V2025);
+    assert_eq!(body["result"]["protocolVersion"], version);
     assert_eq!(body["result"]["serverInfo"]["name"], "tasks-fixture");
     let initialized = client
         .post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
@@ -157,7 +170,7 @@ async fn open_session(server: &tasks_http::RunningServer, capabilities: Value) -
         .await
         .unwrap();
     assert_eq!(initialized.status(), 202);
-    client
+    (client, body["result"].clone())
 }
 
 #[tokio::test]

@@ -128,9 +128,29 @@ pub fn all(changes: &ListChanges) -> Vec<Tool> {
 /// The longest `durationMs` of `test_tool_slow`, in milliseconds.
 pub const SLOW_MAX_MS: u64 = 60_000;
 
-/// What `test_tool_slow` logs (INFO, target `tasks_conformance::tools::content`) when its
-/// request's cancellation stops it.
+/// What `test_tool_slow` logs (INFO, target `tasks_conformance::tools::content`, with
+/// `elapsed_ms` and `duration_ms`) when it stops before its end: it saw its request's
+/// cancellation, or its run was dropped (the session path drops a cancelled call's run).
 pub const SLOW_CANCELLED_LOG: &str = "test_tool_slow stopped: its request was cancelled";
+
+/// Logs [`SLOW_CANCELLED_LOG`] when dropped before `finished`.
+struct SlowRun {
+    started: tokio::time::Instant,
+    duration_ms: u64,
+    finished: bool,
+}
+
+impl Drop for SlowRun {
+    fn drop(&mut self) {
+        if !self.finished {
+            tracing::info!(
+                elapsed_ms = self.started.elapsed().as_millis() as u64,
+                duration_ms = self.duration_ms,
+                "{SLOW_CANCELLED_LOG}"
+            );
+        }
+    }
+}
 
 fn slow_tool() -> Tool {
     Tool::new(
@@ -152,6 +172,11 @@ fn slow_tool() -> Tool {
             };
             let total_s = duration_ms as f64 / 1000.0;
             let started = tokio::time::Instant::now();
+            let mut run = SlowRun {
+                started,
+                duration_ms,
+                finished: false,
+            };
             let end = started + Duration::from_millis(duration_ms);
             ctx.progress(0.0, Some(total_s), Some("Started"));
             let mut second = 0u64;
@@ -160,14 +185,7 @@ fn slow_tool() -> Tool {
                 let wake = tick.min(end);
                 tokio::select! {
                     () = tokio::time::sleep_until(wake) => {}
-                    () = ctx.cancellation().cancelled() => {
-                        tracing::info!(
-                            elapsed_ms = started.elapsed().as_millis() as u64,
-                            duration_ms,
-                            "{SLOW_CANCELLED_LOG}"
-                        );
-                        return Err(ToolError::Cancelled);
-                    }
+                    () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled),
                 }
                 if wake == end {
                     break;
@@ -175,6 +193,7 @@ fn slow_tool() -> Tool {
                 second += 1;
                 ctx.progress(second as f64, Some(total_s), None);
             }
+            run.finished = true;
             Ok(text_result(format!(
                 "Slow tool completed after {duration_ms} ms"
             )))

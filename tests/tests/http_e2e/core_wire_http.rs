@@ -116,6 +116,8 @@ const FIXTURE_TOOLS: &[&str] = &[
     "json_schema_2020_12_tool",
     "test_custom_header",
     "word_stats",
+    "test_tool_slow",
+    "test_tool_fast",
     "test_input_required_result_elicitation",
     "test_input_required_result_sampling",
     "test_input_required_result_list_roots",
@@ -129,6 +131,7 @@ const FIXTURE_TOOLS: &[&str] = &[
     "test_elicitation",
     "test_elicitation_sep1034_defaults",
     "test_elicitation_sep1330_enums",
+    "test_legacy_extension_capabilities",
     "test_trigger_prompt_change",
     "test_update_watched_resource",
 ];

@@ -322,17 +322,28 @@ fn plan_initialize<T>(envelope: Envelope, session: SessionView) -> SessionPlan<T
 }
 
 /// The client capabilities a session keeps: those a tool's input requests are checked
-/// against (`elicitation`, `sampling`, `roots`) and the client's declared `extensions`
-/// (SEP-2133 legacy negotiation, which a tool reads from its context), at most
-/// [`MAX_CAPABILITY_BYTES`] of them; `None` when they are larger. A session lives long, so
+/// against (`elicitation`, `sampling`, `roots`), at most [`MAX_CAPABILITY_BYTES`] of them
+/// (`None` when they are larger), and the client's declared `extensions` (SEP-2133 legacy
+/// negotiation, which a tool reads from its context) when they fit within the same bound
+/// beside them (else they are not kept, and the session is still opened: before sessions kept
+/// them, a client's extensions never refused its `initialize`). A session lives long, so
 /// nothing else the client sent is kept.
 pub(crate) fn retained_capabilities(capabilities: &JsonObject) -> Option<JsonObject> {
-    let kept: JsonObject = ["elicitation", "sampling", "roots", "extensions"]
+    let size = |kept: &JsonObject| serde_json::to_vec(kept).map_or(usize::MAX, |b| b.len());
+    let mut kept: JsonObject = ["elicitation", "sampling", "roots"]
         .into_iter()
         .filter_map(|key| Some((key.to_owned(), capabilities.get(key)?.clone())))
         .collect();
-    let size = serde_json::to_vec(&kept).map_or(usize::MAX, |bytes| bytes.len());
-    (size <= MAX_CAPABILITY_BYTES).then_some(kept)
+    if size(&kept) > MAX_CAPABILITY_BYTES {
+        return None;
+    }
+    if let Some(extensions) = capabilities.get("extensions") {
+        kept.insert("extensions".to_owned(), extensions.clone());
+        if size(&kept) > MAX_CAPABILITY_BYTES {
+            kept.remove("extensions");
+        }
+    }
+    Some(kept)
 }
 
 /// The most bytes of client capabilities a session keeps ([`retained_capabilities`]).

@@ -582,6 +582,25 @@ fn a_session_keeps_only_the_capabilities_it_checks() {
         init(json!({"experimental": {"x": "y".repeat(100_000)}})),
         SessionPlan::Initialize { .. }
     ));
+    // Extensions are kept when they fit beside the rest, else dropped: never a refusal.
+    let small = json!({"sampling": {}, "extensions": {"io.modelcontextprotocol/ui": {}}});
+    let SessionPlan::Initialize {
+        client_capabilities,
+        ..
+    } = init(small.clone())
+    else {
+        panic!("a session");
+    };
+    assert_eq!(Value::Object(client_capabilities), small);
+    let large = json!({"sampling": {}, "extensions": {"com.example/big": {"x": "y".repeat(5000)}}});
+    let SessionPlan::Initialize {
+        client_capabilities,
+        ..
+    } = init(large)
+    else {
+        panic!("a session despite large extensions");
+    };
+    assert_eq!(Value::Object(client_capabilities), json!({"sampling": {}}));
 }
 
 /// The request labels of the session path name exactly the methods its planner serves: each is

@@ -56,7 +56,7 @@
 //! | `borrowed` | `json`, `negotiation`, `method`, `trace`, `protocol` |
 //! | `param_headers` | `headers`, `error` |
 //! | `headers` | `method`, `id`, `error` |
-//! | `params` | `method`, `origin`, `id`, `error` |
+//! | `params` | `negotiation`, `method`, `origin`, `id`, `error` |
 //! | `negotiation` | `logging`, `trace`, `protocol`, `error` |
 //! | `mrtr` | `canonical`, `input`, `method`, `id`, `time`, `error` |
 //! | `wire` | `projection`, `task`, `input`, `progress`, `logging`, `number`, `id`, `time` |

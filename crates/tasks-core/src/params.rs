@@ -24,6 +24,7 @@ use serde_json::Value;
 use crate::error::McpError;
 use crate::id::TaskId;
 use crate::method::Method;
+use crate::negotiation::RequestMeta;
 use crate::origin::TaskOrigin;
 
 /// Validated `tasks/get` and `tasks/cancel` params.
@@ -134,6 +135,26 @@ pub fn plan_task_method(
         Method::TasksCancel => TaskAction::Cancel(parse_task_ref(params)?),
         _ => TaskAction::Get(parse_task_ref(params)?),
     })
+}
+
+/// Plans `tasks/get`, `tasks/update` or `tasks/cancel` for a request with the validated
+/// `_meta` `meta`: [`plan_task_method`] when it declared the Tasks extension or declared
+/// nothing, [`plan_legacy_task_method`] when it declared only the 2025-11-25 tasks capability.
+///
+/// # Errors
+/// As those two; -32602 `The Tasks extension defines no settings` for a declaration with
+/// settings ([`RequestMeta::declares_tasks`]).
+pub fn plan_task_request(
+    method: Method,
+    params: &Value,
+    meta: &RequestMeta,
+) -> Result<TaskAction, McpError> {
+    let declared = meta.declares_tasks()?;
+    if !declared && meta.declares_legacy_tasks() {
+        plan_legacy_task_method(method, params)
+    } else {
+        plan_task_method(method, params, declared)
+    }
 }
 
 /// Plans a task method of a request that did not declare the Tasks extension but declared the

@@ -43,8 +43,8 @@ pub use crate::param_headers::{
     check_param_headers, mirror, param_headers, InvalidAnnotation, ParamHeader, ParamKind,
 };
 pub use crate::params::{
-    parse_task_ref, parse_update, plan_legacy_task_method, plan_task_method, TaskAction, TaskRef,
-    UpdateParams,
+    parse_task_ref, parse_update, plan_legacy_task_method, plan_task_method, plan_task_request,
+    TaskAction, TaskRef, UpdateParams,
 };
 
 use crate::admission::{admit_offering, admit_typed, TypedAdmitted};
@@ -292,12 +292,7 @@ pub fn plan_envelope<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
             now,
         ),
         Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
-            if !tasks_declared && request.meta.declares_legacy_tasks() {
-                plan_legacy_task_method(request.method, &request.params)
-            } else {
-                plan_task_method(request.method, &request.params, tasks_declared)
-            }
-            .map(Action::Task)
+            plan_task_request(request.method, &request.params, &request.meta).map(Action::Task)
         }
         Method::SubscriptionsListen => {
             ListenFilter::parse(&request.params, tasks_declared).map(Action::Listen)

@@ -21,7 +21,7 @@ use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::sessions::{route, Era};
 use tasks_core::wire::ResultMeta;
 use tasks_core::{JsonObject, McpError, Timestamp};
-use tasks_runtime::{Caller, Scope, ScopeKey, TaskRuntime, Tool};
+use tasks_runtime::{Caller, Executor, Scope, ScopeKey, TaskRuntime, Tool};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
@@ -92,11 +92,13 @@ impl Dispatcher {
         let metrics = Arc::new(Metrics::new(&runtime));
         let shutdown = CancellationToken::new();
         let sessions = legacy::table(config.sessions, &shutdown, runtime.entropy());
+        let server_meta = Arc::new(ResultMeta::new(server_meta));
         Dispatcher {
             shared: Shared {
+                executor: Executor::new(runtime.clone(), server_meta.clone()),
                 runtime,
                 config,
-                server_meta: Arc::new(ResultMeta::new(server_meta)),
+                server_meta,
                 state_key,
                 tools_list: ArcSwap::from_pointee(ToolsList {
                     tools,

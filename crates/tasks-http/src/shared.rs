@@ -11,7 +11,7 @@ use tasks_core::wire::ResultMeta;
 use tasks_core::wire::ToolsListResult;
 use tasks_core::{Feature, JsonObject};
 use tasks_runtime::catalog::Catalog;
-use tasks_runtime::{TaskRuntime, Tool, ToolRegistry};
+use tasks_runtime::{Executor, TaskRuntime, Tool, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::DispatchConfig;
@@ -27,6 +27,8 @@ pub(crate) type Sessions = std::convert::Infallible;
 /// The state every method handler reads.
 pub(crate) struct Shared {
     pub(crate) runtime: TaskRuntime,
+    /// Carries out the planned task methods and task creations on `runtime`.
+    pub(crate) executor: Executor,
     pub(crate) config: DispatchConfig,
     /// `{"io.modelcontextprotocol/serverInfo": {name, version}}`, shared with streaming
     /// responses that outlive a dispatch call.

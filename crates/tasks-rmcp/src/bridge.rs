@@ -9,7 +9,7 @@ use tasks_core::plan::StateKey;
 use tasks_core::protocol::META_SERVER_INFO;
 use tasks_core::wire::ResultMeta;
 use tasks_core::JsonObject;
-use tasks_runtime::{Caller, Principal, Scope, ScopeKey, TaskRuntime, Tool};
+use tasks_runtime::{Caller, Executor, Principal, Scope, ScopeKey, TaskRuntime, Tool};
 
 use crate::convert;
 
@@ -86,12 +86,16 @@ impl BridgeBuilder {
             );
         }
         TasksBridge {
-            inner: Arc::new(Inner {
-                runtime: self.runtime,
-                state_key,
-                scope_key,
-                principal: self.principal,
-                server_meta: Arc::new(ResultMeta::new(meta)),
+            inner: Arc::new({
+                let server_meta = Arc::new(ResultMeta::new(meta));
+                Inner {
+                    executor: Executor::new(self.runtime.clone(), server_meta.clone()),
+                    runtime: self.runtime,
+                    state_key,
+                    scope_key,
+                    principal: self.principal,
+                    server_meta,
+                }
             }),
         }
     }
@@ -99,6 +103,8 @@ impl BridgeBuilder {
 
 pub(crate) struct Inner {
     pub(crate) runtime: TaskRuntime,
+    /// Carries out the planned task methods and task creations on `runtime`.
+    pub(crate) executor: Executor,
     pub(crate) state_key: StateKey,
     pub(crate) scope_key: ScopeKey,
     pub(crate) principal: PrincipalSource,

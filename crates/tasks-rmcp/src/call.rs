@@ -14,9 +14,9 @@ use serde_json::Value;
 use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest, SyncResponse};
 use tasks_core::plan::NONCE_BYTES;
 use tasks_core::plan::{into_arguments, parse_call, plan_call, CallContext, CallPlan};
+use tasks_core::McpError;
 use tasks_core::TaskPolicy;
-use tasks_core::{wire, McpError};
-use tasks_runtime::{run_sync, Creation, Notifier, NotifyingRun, SyncCall, Tool, Work};
+use tasks_runtime::{run_sync, Notifier, NotifyingRun, SyncCall, TaskCall, Tool};
 
 use crate::bridge::TasksBridge;
 use crate::convert::{self, error_value, to_rmcp, Failure, Headers};
@@ -105,13 +105,16 @@ impl TasksBridge {
                 Ok(CallToolResponse::Complete(to_rmcp(result)?))
             }
             CallPlan::CreateTask { answers, task_id } => {
-                let work = Work::for_call(scope, tool.name(), arguments, answers, meta);
-                let mut creation = Creation::new(work).caller(caller.principal).tool(tool);
-                if let Some(id) = task_id {
-                    creation = creation.retry_id(id);
-                }
-                let task = inner.runtime.create(creation).await?;
-                let view = wire::creation(&task).with_result_meta(&inner.server_meta);
+                let call = TaskCall {
+                    tool,
+                    arguments,
+                    meta,
+                    answers,
+                    task_id,
+                };
+                let answer = inner.executor.create_task(call, &caller).await?;
+                let view = serde_json::to_value(inner.executor.view(&answer))
+                    .map_err(|_| McpError::Internal("Internal error"))?;
                 Ok(CallToolResponse::Task(to_rmcp(view)?))
             }
             CallPlan::RunSync { answers, previous } => {

@@ -11,17 +11,11 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{json, Value};
 use tasks_core::headers::{check_name, name_rule, single, MirroredHeader};
-use tasks_core::plan::{plan_task_method, TaskAction};
-use tasks_core::{wire, Method};
+use tasks_core::plan::plan_task_request;
+use tasks_core::Method;
 
 use crate::bridge::TasksBridge;
 use crate::convert::{self, to_rmcp, Failure};
-
-/// What a task method answers: a `DetailedTask` or the empty ack.
-enum Answer {
-    Task(Value),
-    Ack,
-}
 
 impl TasksBridge {
     /// `tasks/get`: the task's `DetailedTask` (its result, error or input requests inline).
@@ -35,10 +29,7 @@ impl TasksBridge {
         cx: &RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let params = json!({"taskId": request.task_id});
-        match self.task_method(Method::TasksGet, &params, cx).await? {
-            Answer::Task(view) => to_rmcp(view),
-            Answer::Ack => Err(ErrorData::internal_error("Internal error", None)),
-        }
+        to_rmcp(self.task_method(Method::TasksGet, &params, cx).await?)
     }
 
     /// `tasks/update`: hands `inputResponses` to a task waiting for input. Unknown keys and a
@@ -109,12 +100,7 @@ impl TasksBridge {
         Some(
             self.task_method(method, &params, cx)
                 .await
-                .map(|answer| match answer {
-                    Answer::Task(view) => CustomResult::new(view),
-                    Answer::Ack => {
-                        CustomResult::new(wire::ack(Some(self.inner.server_meta.object())))
-                    }
-                }),
+                .map(CustomResult::new),
         )
     }
 
@@ -136,36 +122,20 @@ impl TasksBridge {
         }
     }
 
-    /// Plans and carries out one task method in the caller's scope.
+    /// Plans one task method and has the executor carry it out in the caller's scope; the
+    /// answer's wire form (a `DetailedTask` or the ack).
     async fn task_method(
         &self,
         method: Method,
         params: &Value,
         cx: &RequestContext<RoleServer>,
-    ) -> Result<Answer, ErrorData> {
+    ) -> Result<Value, ErrorData> {
         let run = async {
             let meta = convert::request_meta(&cx.meta).map_err(Failure::Rmcp)?;
-            let declared = meta.declares_tasks()?;
-            let action = plan_task_method(method, params, declared)?;
-            let scope = self.scope(cx);
-            let runtime = &self.inner.runtime;
-            Ok::<_, Failure>(match action {
-                TaskAction::Get(target) => {
-                    let task = runtime.get(&scope, &target.task_id).await?;
-                    let view = wire::detailed(&task).with_result_meta(&self.inner.server_meta);
-                    Answer::Task(serde_json::to_value(view).unwrap_or(Value::Null))
-                }
-                TaskAction::Update(update) => {
-                    runtime
-                        .update(&scope, &update.task_id, update.input_responses)
-                        .await?;
-                    Answer::Ack
-                }
-                TaskAction::Cancel(target) => {
-                    runtime.cancel(&scope, &target.task_id).await?;
-                    Answer::Ack
-                }
-            })
+            let action = plan_task_request(method, params, &meta)?;
+            let executor = &self.inner.executor;
+            let answer = executor.task_method(action, &self.scope(cx)).await?;
+            Ok::<_, Failure>(serde_json::to_value(executor.view(&answer)).unwrap_or(Value::Null))
         };
         run.await.map_err(Failure::into_rmcp)
     }

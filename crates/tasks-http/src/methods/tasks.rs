@@ -3,8 +3,8 @@
 //! <https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
 //!
 //! Planned by [`tasks_core::plan::plan_task_method`] (the Tasks declaration, then the
-//! params); then the lookup in the caller's scope ([`tasks_core::McpError::UnknownTask`]) and
-//! the action. `tasks/get` answers the `DetailedTask`; update and cancel answer
+//! params); carried out by [`tasks_runtime::Executor::task_method`] (the lookup in the caller's
+//! scope, [`tasks_core::McpError::UnknownTask`], and the action). `tasks/get` answers the `DetailedTask`; update and cancel answer
 //! the empty ack `{"resultType":"complete"}`, also for a terminal task and for unknown input
 //! keys. A request that declared only the 2025-11-25 tasks capability reaches only the tasks a
 //! 2025 session created ([`tasks_core::plan::plan_legacy_task_method`],
@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 use tasks_core::plan::TaskAction;
-use tasks_core::{wire, McpError};
+use tasks_core::McpError;
 use tasks_runtime::Scope;
 
 use crate::response::McpResponse;
@@ -24,28 +24,6 @@ pub(crate) async fn handle(
     action: TaskAction,
     scope: &Scope,
 ) -> Result<McpResponse, McpError> {
-    match action {
-        TaskAction::Get(target) => {
-            let task = d.runtime.reach(scope, &target).await?;
-            let view = wire::detailed(&task).with_result_meta(&d.server_meta);
-            Ok(McpResponse::result(id, &view))
-        }
-        TaskAction::Update(update) => {
-            d.runtime
-                .update(scope, &update.task_id, update.input_responses)
-                .await?;
-            Ok(ack(d, id))
-        }
-        TaskAction::Cancel(target) => {
-            if target.only.is_some() {
-                d.runtime.reach(scope, &target).await?;
-            }
-            d.runtime.cancel(scope, &target.task_id).await?;
-            Ok(ack(d, id))
-        }
-    }
-}
-
-fn ack(d: &Shared, id: &Value) -> McpResponse {
-    McpResponse::result(id, &wire::ack(Some(&d.server_meta)))
+    let answer = d.executor.task_method(action, scope).await?;
+    Ok(McpResponse::result(id, &d.executor.view(&answer)))
 }

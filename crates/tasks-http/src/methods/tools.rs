@@ -15,9 +15,9 @@ use std::sync::Arc;
 use tasks_core::plan::CallPlan;
 
 use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest};
-use tasks_core::{wire, JsonObject, McpError, RequestMeta, Timestamp};
+use tasks_core::{JsonObject, McpError, RequestMeta, Timestamp};
 
-use tasks_runtime::{run_sync, Caller, Creation, SyncCall, Tool, Work};
+use tasks_runtime::{run_sync, Caller, SyncCall, TaskCall, Tool};
 
 use crate::methods::sync_call;
 use crate::response::McpResponse;
@@ -53,16 +53,15 @@ pub(crate) async fn call(
             Ok(McpResponse::result(&id, &d.with_server_meta(result)))
         }
         CallPlan::CreateTask { answers, task_id } => {
-            let work = Work::for_call(scope.clone(), tool.name(), arguments, answers, meta);
-            let mut creation = Creation::new(work)
-                .caller(caller.principal.clone())
-                .tool(tool);
-            if let Some(id) = task_id {
-                creation = creation.retry_id(id);
-            }
-            let task = d.runtime.create(creation).await?;
-            let view = wire::creation(&task).with_result_meta(&d.server_meta);
-            Ok(McpResponse::result(&id, &view))
+            let call = TaskCall {
+                tool,
+                arguments,
+                meta,
+                answers,
+                task_id,
+            };
+            let answer = d.executor.create_task(call, caller).await?;
+            Ok(McpResponse::result(&id, &d.executor.view(&answer)))
         }
         CallPlan::RunSync { answers, previous } => {
             let sync = SyncCall::new(arguments.clone())

@@ -234,6 +234,12 @@ impl McpError {
         McpError::MissingCapability(json!({ "extensions": { TASKS_EXTENSION: {} } }))
     }
 
+    /// -32602 `Unknown tool`: a `tools/call` naming no tool of the server (MCP 2026-07-28
+    /// tools, "Error Handling": an unknown tool is a protocol error), in either era.
+    pub fn unknown_tool() -> Self {
+        McpError::invalid_params("Unknown tool")
+    }
+
     /// Shorthand for [`McpError::InvalidParams`].
     pub fn invalid_params(message: impl Into<String>) -> Self {
         McpError::InvalidParams(message.into())

@@ -336,9 +336,7 @@ fn plan_tool_call<H: HeaderSource + ?Sized, V: ServerView + ?Sized>(
 ) -> Result<Action<V::Tool>, McpError> {
     let (tool, plan) = {
         let call = parse_call(&params)?;
-        let tool = view
-            .tool(call.name)
-            .ok_or_else(|| McpError::invalid_params("Unknown tool"))?;
+        let tool = view.tool(call.name).ok_or_else(McpError::unknown_tool)?;
         let no_params = JsonObject::new();
         let cx = CallContext {
             params: params.as_object().unwrap_or(&no_params),

@@ -95,7 +95,7 @@ impl Dispatcher {
         let server_meta = Arc::new(ResultMeta::new(server_meta));
         Dispatcher {
             shared: Shared {
-                executor: Executor::new(runtime.clone(), server_meta.clone()),
+                executor: Executor::new(runtime.clone(), server_meta.clone(), state_key.clone()),
                 runtime,
                 config,
                 server_meta,
@@ -332,7 +332,7 @@ impl Dispatcher {
                 plan,
             } => {
                 tracing::Span::current().record("tool", tool.name());
-                let call = methods::tools::Call {
+                let call = tasks_runtime::PlannedCall {
                     id,
                     meta,
                     tool,

@@ -89,7 +89,11 @@ impl BridgeBuilder {
             inner: Arc::new({
                 let server_meta = Arc::new(ResultMeta::new(meta));
                 Inner {
-                    executor: Executor::new(self.runtime.clone(), server_meta.clone()),
+                    executor: Executor::new(
+                        self.runtime.clone(),
+                        server_meta.clone(),
+                        state_key.clone(),
+                    ),
                     runtime: self.runtime,
                     state_key,
                     scope_key,

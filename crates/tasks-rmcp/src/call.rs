@@ -11,12 +11,14 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, ServerNotification};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
-use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest, SyncResponse};
+use tasks_core::exchange::{SyncExchange, SyncResponse};
 use tasks_core::plan::NONCE_BYTES;
-use tasks_core::plan::{into_arguments, parse_call, plan_call, CallContext, CallPlan};
+use tasks_core::plan::{into_arguments, parse_call, plan_call, CallContext};
 use tasks_core::McpError;
 use tasks_core::TaskPolicy;
-use tasks_runtime::{run_sync, Notifier, NotifyingRun, SyncCall, TaskCall, Tool};
+use tasks_runtime::{
+    run_sync, Answer, CallStep, Notifier, NotifyingRun, PlannedCall, SyncCall, Tool,
+};
 
 use crate::bridge::TasksBridge;
 use crate::convert::{self, error_value, to_rmcp, Failure, Headers};
@@ -66,7 +68,6 @@ impl TasksBridge {
             params.remove("_meta");
         }
         let caller = self.caller(cx);
-        let scope = caller.scope.clone();
         let now = inner.runtime.now();
         let tools = inner.runtime.tools();
         let parts = cx.extensions.get::<http::request::Parts>();
@@ -74,10 +75,7 @@ impl TasksBridge {
         let no_params = tasks_core::JsonObject::new();
         let (tool, plan) = {
             let call = parse_call(&params)?;
-            let tool = tools
-                .get(call.name)
-                .cloned()
-                .ok_or_else(|| McpError::invalid_params("Unknown tool"))?;
+            let tool = tools.find(call.name)?;
             if !advertised
                 && tool.policy_for(params.as_object().unwrap_or(&no_params)) == TaskPolicy::Required
             {
@@ -91,51 +89,33 @@ impl TasksBridge {
                 params: params.as_object().unwrap_or(&no_params),
                 meta: &meta,
                 tasks_declared,
-                scope: scope.as_str(),
+                scope: caller.scope.as_str(),
                 state_key: &inner.state_key,
                 now,
             };
             let plan = plan_call(&call, &tool, &headers, cx)?;
             (tool, plan)
         };
-        let arguments = into_arguments(params);
-        match plan {
-            CallPlan::InvalidArguments(result) => {
-                let result = tasks_core::jsonrpc::with_server_meta(&inner.server_meta, result);
-                Ok(CallToolResponse::Complete(to_rmcp(result)?))
-            }
-            CallPlan::CreateTask { answers, task_id } => {
-                let call = TaskCall {
-                    tool,
-                    arguments,
-                    meta,
-                    answers,
-                    task_id,
-                };
-                let answer = inner.executor.create_task(call, &caller).await?;
-                let view = serde_json::to_value(inner.executor.view(&answer))
+        let call = PlannedCall {
+            id: Value::Null,
+            tool,
+            arguments: into_arguments(params),
+            meta,
+            now,
+        };
+        let executor = &inner.executor;
+        match executor.call(call, plan, &caller).await? {
+            CallStep::Answer(answer) => {
+                let view = serde_json::to_value(executor.view(&answer))
                     .map_err(|_| McpError::Internal("Internal error"))?;
-                Ok(CallToolResponse::Task(to_rmcp(view)?))
+                Ok(match answer {
+                    Answer::Created(_) => CallToolResponse::Task(to_rmcp(view)?),
+                    _ => CallToolResponse::Complete(to_rmcp(view)?),
+                })
             }
-            CallPlan::RunSync { answers, previous } => {
-                let sync = SyncCall::new(arguments.clone())
-                    .with_input_responses(answers.clone())
-                    .with_principal(caller.principal.clone())
-                    .with_client_capabilities(meta.client_capabilities.clone())
-                    .with_cancel(cx.ct.child_token());
-                let request = SyncRequest::tools_call(
-                    Value::Null,
-                    tool.name(),
-                    arguments,
-                    scope.as_str(),
-                    &meta,
-                    previous.as_ref(),
-                    answers,
-                );
-                let issuer =
-                    StateIssuer::new(inner.state_key.clone(), inner.runtime.config().ttl_ms, now);
-                let exchange = SyncExchange::new(request, issuer, inner.server_meta.clone());
-                let response = self.run_sync(tool, sync, exchange, cx).await;
+            CallStep::RunNow(run) => {
+                let call = run.call.with_cancel(cx.ct.child_token());
+                let response = self.run_sync(run.tool, call, run.exchange, cx).await;
                 sync_response(&response)
             }
         }

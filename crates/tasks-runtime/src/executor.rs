@@ -11,7 +11,9 @@
 //! |---|---|---|
 //! | [`TaskAction::Get`] | [`Executor::task_method`] | [`Answer::Task`]: the `DetailedTask` |
 //! | [`TaskAction::Update`], [`TaskAction::Cancel`] | [`Executor::task_method`] | [`Answer::Ack`] |
-//! | `CallPlan::CreateTask` of a `tools/call` | [`Executor::create_task`] | [`Answer::Created`]: the `CreateTaskResult` |
+//! | `CallPlan::CreateTask` of a `tools/call` | [`Executor::call`] | [`Answer::Created`]: the `CreateTaskResult` |
+//! | `CallPlan::InvalidArguments` | [`Executor::call`] | [`Answer::Result`]: the tool error result |
+//! | `CallPlan::RunSync` | [`Executor::call`] | [`CallStep::RunNow`]: the tool's run and its exchange, which the host drives in its own framing (an SSE stream, rmcp's peer) |
 //!
 //! SEP-2663 "Task Creation", "Task Polling", "Task Update Requests", "Task Cancellation"
 //! (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
@@ -19,14 +21,18 @@
 use std::sync::Arc;
 
 use serde::{Serialize, Serializer};
-use tasks_core::plan::TaskAction;
+use serde_json::Value;
+use tasks_core::exchange::{StateIssuer, SyncExchange, SyncRequest};
+use tasks_core::jsonrpc::with_server_meta;
+use tasks_core::plan::{CallPlan, StateKey, TaskAction};
 use tasks_core::wire::{self, ResultMeta};
-use tasks_core::{JsonObject, McpError, RequestMeta, Task, TaskId};
+use tasks_core::{JsonObject, McpError, RequestMeta, Task, Timestamp};
 
 use crate::creation::Creation;
 use crate::registry::Tool;
 use crate::runtime::TaskRuntime;
 use crate::scope::{Caller, Scope};
+use crate::sync::SyncCall;
 use crate::work::Work;
 
 /// Carries out planned requests on a [`TaskRuntime`]; see the module table. Cheap to clone.
@@ -34,6 +40,7 @@ use crate::work::Work;
 pub struct Executor {
     runtime: TaskRuntime,
     server_meta: Arc<ResultMeta>,
+    state_key: StateKey,
 }
 
 /// What carrying out a plan answers, for the host to encode ([`Executor::view`]).
@@ -46,32 +53,60 @@ pub enum Answer {
     /// The empty acknowledgement `{"resultType":"complete"}` of `tasks/update` and
     /// `tasks/cancel`.
     Ack,
+    /// A result object as it is, the server's `_meta` already added: the tool error result of
+    /// a call whose arguments do not match the tool's `inputSchema`.
+    Result(JsonObject),
 }
 
-/// A `tools/call` the planner decided to run as a task (`CallPlan::CreateTask`), with what
-/// the request carried.
+/// What carrying out a `tools/call` plan leaves to the host.
 #[derive(Debug)]
-pub struct TaskCall {
+pub enum CallStep {
+    /// Encode this answer.
+    Answer(Answer),
+    /// Run the tool now, within the request: drive [`SyncRun::call`] through
+    /// [`SyncRun::exchange`], which decides every frame (notifications, the response, the next
+    /// MRTR round).
+    RunNow(Box<SyncRun>),
+}
+
+/// A tool to run now for one request (boxed in [`CallStep::RunNow`]).
+#[derive(Debug)]
+pub struct SyncRun {
     /// The tool the plan found.
+    pub tool: Arc<Tool>,
+    /// Its run: arguments, answers so far, the caller's principal and declared capabilities.
+    /// A host adds what only it knows (a cancellation token, a notifier).
+    pub call: SyncCall,
+    /// The exchange that turns the run's outcome and notifications into wire messages.
+    pub exchange: SyncExchange,
+}
+
+/// A planned `tools/call`: what carrying out its [`CallPlan`] needs of the request.
+#[derive(Debug)]
+pub struct PlannedCall {
+    /// The request id (what the exchange's response echoes; `Null` for a host that sets it
+    /// itself).
+    pub id: Value,
+    /// The tool the plan found (in the tools as registered when the request arrived).
     pub tool: Arc<Tool>,
     /// The call's arguments (`{}` when it had none).
     pub arguments: JsonObject,
-    /// The request's validated `_meta` (its client capabilities and trace context go with
-    /// the task).
+    /// The request's validated `_meta` (its client capabilities, trace context, `logLevel` and
+    /// `progressToken`).
     pub meta: RequestMeta,
-    /// The answers of earlier MRTR rounds the plan passed on.
-    pub answers: Option<JsonObject>,
-    /// The id of a retry's task, derived by the plan; `None` for a fresh one.
-    pub task_id: Option<TaskId>,
+    /// When the request was planned (what an MRTR `requestState` is issued against).
+    pub now: Timestamp,
 }
 
 impl Executor {
     /// An executor of `runtime`'s tasks, answering with the server's `_meta` `server_meta`
-    /// (`{"io.modelcontextprotocol/serverInfo": {name, version}}`) on every result.
-    pub fn new(runtime: TaskRuntime, server_meta: Arc<ResultMeta>) -> Self {
+    /// (`{"io.modelcontextprotocol/serverInfo": {name, version}}`) on every result and signing
+    /// MRTR `requestState` with `state_key`.
+    pub fn new(runtime: TaskRuntime, server_meta: Arc<ResultMeta>, state_key: StateKey) -> Self {
         Executor {
             runtime,
             server_meta,
+            state_key,
         }
     }
 
@@ -111,27 +146,65 @@ impl Executor {
         }
     }
 
-    /// Creates the task of `call` for `caller` (sealed into its work) with the tool its plan
-    /// found; a retry's derived id answers the task it already created.
+    /// Carries out the plan of a `tools/call` for `caller`: a task created (the caller sealed
+    /// into its work, the plan's tool, a retry's derived id answering the task it already
+    /// created), the tool error result of invalid arguments, or the tool's run now with its
+    /// exchange ([`CallStep::RunNow`]).
     ///
     /// # Errors
-    /// As [`TaskRuntime::create`].
-    pub async fn create_task(&self, call: TaskCall, caller: &Caller) -> Result<Answer, McpError> {
-        let TaskCall {
+    /// As [`TaskRuntime::create`], for a task.
+    pub async fn call(
+        &self,
+        call: PlannedCall,
+        plan: CallPlan,
+        caller: &Caller,
+    ) -> Result<CallStep, McpError> {
+        let PlannedCall {
+            id,
             tool,
             arguments,
             meta,
-            answers,
-            task_id,
+            now,
         } = call;
-        let work = Work::for_call(caller.scope.clone(), tool.name(), arguments, answers, meta);
-        let mut creation = Creation::new(work)
-            .caller(caller.principal.clone())
-            .tool(tool);
-        if let Some(id) = task_id {
-            creation = creation.retry_id(id);
-        }
-        self.runtime.create(creation).await.map(Answer::Created)
+        let (answers, previous) = match plan {
+            CallPlan::InvalidArguments(result) => {
+                let result = with_server_meta(&self.server_meta, result);
+                return Ok(CallStep::Answer(Answer::Result(result)));
+            }
+            CallPlan::CreateTask { answers, task_id } => {
+                let scope = caller.scope.clone();
+                let work = Work::for_call(scope, tool.name(), arguments, answers, meta);
+                let mut creation = Creation::new(work)
+                    .caller(caller.principal.clone())
+                    .tool(tool);
+                if let Some(id) = task_id {
+                    creation = creation.retry_id(id);
+                }
+                let task = self.runtime.create(creation).await?;
+                return Ok(CallStep::Answer(Answer::Created(task)));
+            }
+            CallPlan::RunSync { answers, previous } => (answers, previous),
+        };
+        let sync = SyncCall::new(arguments.clone())
+            .with_input_responses(answers.clone())
+            .with_principal(caller.principal.clone());
+        let request = SyncRequest::tools_call(
+            id,
+            tool.name(),
+            arguments,
+            caller.scope.as_str(),
+            &meta,
+            previous.as_ref(),
+            answers,
+        );
+        let sync = sync.with_client_capabilities(meta.client_capabilities);
+        let issuer = StateIssuer::new(self.state_key.clone(), self.runtime.config().ttl_ms, now);
+        let exchange = SyncExchange::new(request, issuer, self.server_meta.clone());
+        Ok(CallStep::RunNow(Box::new(SyncRun {
+            tool,
+            call: sync,
+            exchange,
+        })))
     }
 
     /// `answer`'s wire form, with the server's `_meta`: serialize it into the host's
@@ -145,7 +218,7 @@ impl Executor {
 }
 
 /// The wire form of an [`Answer`] ([`Executor::view`]): a `DetailedTask`, a
-/// `CreateTaskResult` or the ack, each with the server's `_meta`.
+/// `CreateTaskResult`, the ack or a result, each with the server's `_meta`.
 #[derive(Debug, Clone, Copy)]
 pub struct AnswerView<'a> {
     answer: &'a Answer,
@@ -162,6 +235,7 @@ impl Serialize for AnswerView<'_> {
                 .with_result_meta(self.meta)
                 .serialize(serializer),
             Answer::Ack => wire::ack(Some(self.meta.object())).serialize(serializer),
+            Answer::Result(result) => result.serialize(serializer),
         }
     }
 }

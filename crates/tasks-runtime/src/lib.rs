@@ -71,7 +71,7 @@
 //!
 //! | module | uses |
 //! |---|---|
-//! | `executor` ([`Executor`]: the core's plans carried out, the same for every host) | `runtime`, `creation`, `registry`, `scope`, `work` |
+//! | `executor` ([`Executor`]: the core's plans carried out, the same for every host) | `runtime`, `creation`, `sync`, `registry`, `scope`, `work` |
 //! | `lifecycle` ([`Node`]: start and shutdown) | `runtime` |
 //! | `server_metrics` ([`ServerMetrics`]: a host's requests and streams, and the runtime's metrics, in one registry) | `runtime`, `metrics` |
 //! | `session` (the live 2025 sessions: their state, rounds, input delivery, tasks, and the drivers of their exchanges) | `server_metrics`, `feed`, `runtime`, `creation`, `wait`, `sync`, `notify`, `registry`, `entropy`, `list_changes`, `scope`, `work`, `lock` |
@@ -153,7 +153,7 @@ pub use creation::Creation;
 pub use entropy::{Entropy, EntropyError, OsEntropy, Randomness, SeededEntropy};
 pub use error::ToolError;
 pub use events::{StatusEvent, TaskEvent};
-pub use executor::{Answer, AnswerView, Executor, TaskCall};
+pub use executor::{Answer, AnswerView, CallStep, Executor, PlannedCall, SyncRun};
 pub use feed::{follow_tasks, Feed, FeedEvent};
 pub use form::Elicited;
 pub use lifecycle::{unfinished_fate, Node};

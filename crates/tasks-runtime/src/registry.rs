@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tasks_core::plan::ToolRules;
 use tasks_core::plan::{param_headers, ParamHeader};
-use tasks_core::{ClientCapability, JsonObject, TaskPolicy};
+use tasks_core::{ClientCapability, JsonObject, McpError, TaskPolicy};
 
 use crate::context::{bounded, check_arguments, ToolContext, ToolError};
 use crate::form::Forms;
@@ -734,6 +734,14 @@ impl ToolRegistry {
     /// The tool named `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<Tool>> {
         self.index.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// The tool named `name`, for a call of it.
+    ///
+    /// # Errors
+    /// -32602 `Unknown tool` ([`McpError::unknown_tool`]) when there is none.
+    pub fn find(&self, name: &str) -> Result<Arc<Tool>, McpError> {
+        self.get(name).cloned().ok_or_else(McpError::unknown_tool)
     }
 
     /// Every tool, in registration order.

@@ -434,12 +434,7 @@ impl TaskRuntime {
 
     /// The registered tool `name`.
     fn tool(&self, name: &str) -> Result<Arc<Tool>, McpError> {
-        self.inner
-            .tools
-            .load()
-            .get(name)
-            .cloned()
-            .ok_or_else(|| McpError::invalid_params("Unknown tool"))
+        self.inner.tools.load().find(name)
     }
 
     async fn create_with(

@@ -377,9 +377,7 @@ fn plan_call<V: ServerView + ?Sized>(
         return Err(McpError::invalid_params("params must be an object"));
     }
     let call = parse_call(params)?;
-    let tool = view
-        .tool(call.name)
-        .ok_or_else(|| McpError::invalid_params("Unknown tool"))?;
+    let tool = view.tool(call.name).ok_or_else(McpError::unknown_tool)?;
     let progress_token = match params.get("_meta").and_then(Value::as_object) {
         Some(meta) => progress_token(meta)?,
         None => None,

@@ -7,7 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row};
 use tasks_core::{Task, TaskId};
 use tasks_runtime::{Scope, Work};
 
@@ -187,14 +188,25 @@ fn load(conn: &Connection, now_ms: i64) -> rusqlite::Result<(Model, Counters, u6
     let mut statement = conn.prepare(sql::LOAD)?;
     let mut rows = statement.query([])?;
     while let Some(row) = rows.next()? {
-        let id: String = row.get(0)?;
-        let scope: String = row.get(1)?;
+        // SQLite does not check that TEXT is UTF-8: a column that is not is a row that does
+        // not decode, not a failed open.
+        let (id, scope, status, task) =
+            (utf8(row, 0)?, utf8(row, 1)?, utf8(row, 3)?, utf8(row, 4)?);
+        let work = match row.get_ref(5)? {
+            ValueRef::Null => None,
+            _ => Some(utf8(row, 5)?),
+        };
         let revision: i64 = row.get(2)?;
-        let status: String = row.get(3)?;
-        let task: String = row.get(4)?;
-        let work: Option<String> = row.get(5)?;
-        match decode(&id, revision, &status, &task, work.as_deref()) {
+        let decoded = match (&id, &scope, &status, &task, &work) {
+            (Ok(id), Ok(_), Ok(status), Ok(task), None | Some(Ok(_))) => {
+                let work = work.as_ref().and_then(|w| w.as_deref().ok());
+                decode(id, revision, status, task, work)
+            }
+            _ => Err("a column is not UTF-8 text".to_owned()),
+        };
+        match decoded {
             Ok((task_id, task, work)) => {
+                let (scope, status) = (scope.unwrap_or_default(), status.unwrap_or_default());
                 counters.count_loaded(&scope, sql::is_active(&status));
                 model.load(
                     task_id,
@@ -206,14 +218,12 @@ fn load(conn: &Connection, now_ms: i64) -> rusqlite::Result<(Model, Counters, u6
                 );
             }
             Err(reason) => unreadable.push(Unreadable {
+                rowid: row.get(8)?,
                 id,
                 scope,
                 revision,
-                status,
                 created_at_ms: row.get(6)?,
                 expires_at_ms: row.get(7)?,
-                task,
-                work,
                 reason,
             }),
         }
@@ -234,6 +244,17 @@ fn load(conn: &Connection, now_ms: i64) -> rusqlite::Result<(Model, Counters, u6
     }
     model.set_total(counters.total());
     Ok((model, counters, unreadable.len() as u64))
+}
+
+/// Column `i` of `row` as text: its UTF-8 text, or, for bytes that are not UTF-8 (which
+/// SQLite stores as TEXT unchecked), their lossy form as the error (for the log).
+fn utf8(row: &Row<'_>, i: usize) -> rusqlite::Result<Result<String, String>> {
+    Ok(match row.get_ref(i)? {
+        ValueRef::Text(bytes) | ValueRef::Blob(bytes) => std::str::from_utf8(bytes)
+            .map(str::to_owned)
+            .map_err(|_| String::from_utf8_lossy(bytes).into_owned()),
+        other => Err(format!("{other:?}")),
+    })
 }
 
 /// A row's id, task and work, decoded and checked against its columns; why not, otherwise.

@@ -6,20 +6,24 @@
 //! stored state of this task could not be read"), one revision on, its work dropped. A row
 //! whose id is not a task id cannot stand for a task at all: it is copied and deleted. Each is
 //! logged once, with its id, and counted ([`crate::SqliteStore`]'s `Store::quarantined`).
+//! The columns are copied by SQLite itself (by rowid), so a column whose bytes are not UTF-8
+//! (SQLite stores TEXT unchecked) is kept exactly; a row whose id or scope is not UTF-8 cannot
+//! stand for any caller's task either, and is copied and deleted.
 
 use rusqlite::{params, Connection};
 use tasks_core::{Task, TaskId, Timestamp};
 
-/// A row that did not decode, with the columns the quarantine keeps and rebuilds from.
+/// A row that did not decode: where it is, and what the quarantine rebuilds it from.
 pub(crate) struct Unreadable {
-    pub(crate) id: String,
-    pub(crate) scope: String,
+    /// The row's rowid: the quarantine copies and changes it by rowid.
+    pub(crate) rowid: i64,
+    /// The id, or its lossy form when it is not UTF-8.
+    pub(crate) id: Result<String, String>,
+    /// The scope, or its lossy form when it is not UTF-8.
+    pub(crate) scope: Result<String, String>,
     pub(crate) revision: i64,
-    pub(crate) status: String,
     pub(crate) created_at_ms: i64,
     pub(crate) expires_at_ms: Option<i64>,
-    pub(crate) task: String,
-    pub(crate) work: Option<String>,
     /// Why it did not decode (for the operator; never shown to a client).
     pub(crate) reason: String,
 }
@@ -41,22 +45,18 @@ pub(crate) fn quarantine(
         tx.execute(
             "INSERT OR REPLACE INTO quarantined_tasks \
              (id, scope, revision, status, task, work, reason, quarantined_at_ms) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                row.id,
-                row.scope,
-                row.revision,
-                row.status,
-                row.task,
-                row.work,
-                row.reason,
-                now_ms
-            ],
+             SELECT id, scope, revision, status, task, work, ?2, ?3 FROM tasks WHERE rowid = ?1",
+            params![row.rowid, row.reason, now_ms],
         )?;
-        let Ok(task_id) = TaskId::parse(&row.id) else {
-            tx.execute("DELETE FROM tasks WHERE id = ?1", params![row.id])?;
-            tracing::warn!(task_id = %row.id, reason = %row.reason,
-                "a stored task with an invalid id was moved to quarantined_tasks and deleted");
+        let shown = row.id.as_ref().unwrap_or_else(|lossy| lossy);
+        let valid = match (&row.id, &row.scope) {
+            (Ok(id), Ok(scope)) => TaskId::parse(id).ok().map(|id| (id, scope)),
+            _ => None,
+        };
+        let Some((task_id, scope)) = valid else {
+            tx.execute("DELETE FROM tasks WHERE rowid = ?1", params![row.rowid])?;
+            tracing::warn!(task_id = %shown, reason = %row.reason,
+                "a stored task with an invalid id or scope was moved to quarantined_tasks and deleted");
             continue;
         };
         let created_at = Timestamp::from_unix_millis(u64::try_from(row.created_at_ms).unwrap_or(0));
@@ -70,17 +70,17 @@ pub(crate) fn quarantine(
             .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
         tx.execute(
             "UPDATE tasks SET task = ?2, status = ?3, revision = ?4, work = NULL, \
-             owner_node = NULL WHERE id = ?1",
+             owner_node = NULL WHERE rowid = ?1",
             params![
-                row.id,
+                row.rowid,
                 text,
                 task.status().as_str(),
                 i64::try_from(task.revision()).unwrap_or(i64::MAX)
             ],
         )?;
-        tracing::warn!(task_id = %row.id, reason = %row.reason,
+        tracing::warn!(task_id = %shown, reason = %row.reason,
             "a stored task could not be read: it now reads failed, its row is kept in quarantined_tasks");
-        replaced.push((task, row.scope.clone()));
+        replaced.push((task, scope.clone()));
     }
     tx.commit()?;
     Ok(replaced)

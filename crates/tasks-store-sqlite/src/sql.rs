@@ -124,8 +124,8 @@ INSERT INTO clock (id, high_water_ms) VALUES (1, ?1) \
 ON CONFLICT (id) DO UPDATE SET high_water_ms = max(high_water_ms, excluded.high_water_ms)";
 
 /// Every stored task, for the read model at start-up.
-pub(crate) const LOAD: &str =
-    "SELECT id, scope, revision, status, task, work, created_at_ms, expires_at_ms FROM tasks";
+pub(crate) const LOAD: &str = "SELECT id, scope, revision, status, task, work, created_at_ms, \
+     expires_at_ms, rowid FROM tasks";
 
 /// The stored task count.
 pub(crate) const COUNT: &str = "SELECT count(*) FROM tasks";

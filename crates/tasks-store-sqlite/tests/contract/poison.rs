@@ -239,3 +239,118 @@ async fn unreadable_rows_fail_their_own_task_and_everything_else_is_served() {
     expected.sort();
     assert_eq!(reaped, expected);
 }
+
+/// SQLite stores TEXT without checking it is UTF-8: a row whose task, work, scope or id holds
+/// bytes that are not is one bad row, never a failed open. The task and work ones read failed
+/// like any other; the scope and id ones cannot stand for a caller's task and are moved out;
+/// `quarantined_tasks` keeps every original byte.
+#[tokio::test]
+async fn rows_that_are_not_utf8_fail_their_own_task_and_the_store_opens() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("tasks.db");
+    let scope = Scope::new("alice");
+    let store = open(&path);
+    store
+        .create(
+            new_task("good", Some(60_000)),
+            work(&scope, "good").into(),
+            ROOMY,
+            &NODE_A,
+        )
+        .await
+        .expect("create");
+    drop(store);
+    // "\xc3(" is not UTF-8: a lead byte followed by a byte that cannot continue it.
+    let bad = "CAST(x'c328' AS TEXT)";
+    let renamed = |name: &str| format!("replace(task, '\"good\"', '\"{name}\"')");
+    // (id, scope, task, work), each an SQL expression over the good row's columns.
+    let rows: [[String; 4]; 4] = [
+        [
+            "'bad-task'".into(),
+            "scope".into(),
+            format!("replace(task, '\"good\"', {bad})"),
+            "work".into(),
+        ],
+        [
+            "'bad-work'".into(),
+            "scope".into(),
+            renamed("bad-work"),
+            format!("replace(work, 'hello', {bad})"),
+        ],
+        [
+            "'bad-scope'".into(),
+            bad.into(),
+            renamed("bad-scope"),
+            "work".into(),
+        ],
+        [
+            format!("'bad-' || {bad}"),
+            "scope".into(),
+            "task".into(),
+            "work".into(),
+        ],
+    ];
+    {
+        let conn = rusqlite::Connection::open(&path).expect("open the file");
+        for [id, scope, task, work] in &rows {
+            conn.execute(
+                &format!(
+                    "INSERT INTO tasks (id, scope, revision, status, created_at_ms, \
+                     expires_at_ms, task, work, owner_node, generation, attempt) \
+                     SELECT {id}, {scope}, revision, status, created_at_ms, expires_at_ms, \
+                     {task}, {work}, owner_node, generation, attempt FROM tasks WHERE id = 'good'"
+                ),
+                [],
+            )
+            .expect("insert a row that is not UTF-8");
+        }
+    }
+    let original = |conn: &rusqlite::Connection, table: &str| -> Vec<String> {
+        conn.prepare(&format!(
+            "SELECT hex(id) || hex(scope) || hex(task) || hex(coalesce(work, '')) FROM {table} \
+             WHERE id <> 'good' ORDER BY hex(id)"
+        ))
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    };
+    let before = original(&rusqlite::Connection::open(&path).unwrap(), "tasks");
+    assert_eq!(before.len(), rows.len());
+
+    let store = open(&path);
+    assert_eq!(store.quarantined(), rows.len() as u64);
+    let now = at(2_000);
+    for name in ["bad-task", "bad-work"] {
+        let snapshot = store.get(&scope, &id(name), now).await.unwrap();
+        let snapshot = snapshot.unwrap_or_else(|| panic!("{name} is still there"));
+        assert_eq!(snapshot.task.status(), TaskStatus::Failed, "{name}");
+        assert_eq!(snapshot.task.status_message(), Some(MESSAGE_UNREADABLE));
+    }
+    assert!(store
+        .get(&scope, &id("bad-scope"), now)
+        .await
+        .unwrap()
+        .is_none());
+    let good = store.get(&scope, &id("good"), now).await.unwrap().unwrap();
+    assert_eq!(
+        good.task.status(),
+        TaskStatus::Working,
+        "a good task is served"
+    );
+    assert_eq!(
+        store.task_count().await.unwrap(),
+        3,
+        "good, bad-task, bad-work"
+    );
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    assert_eq!(
+        original(&conn, "quarantined_tasks"),
+        before,
+        "every original byte is kept"
+    );
+    drop(conn);
+    assert_eq!(open(&path).quarantined(), 0, "opened again: nothing more");
+}

@@ -161,7 +161,14 @@ fn slow_tool() -> Tool {
         |ctx| async move {
             let duration_ms = match ctx.arguments().get("durationMs") {
                 None => 10_000,
-                Some(value) => match value.as_u64() {
+                // An integer, possibly written with a zero fraction (`60000.0` is one for
+                // JSON Schema's `"type": "integer"`).
+                Some(value) => match value.as_u64().or_else(|| {
+                    value
+                        .as_f64()
+                        .filter(|ms| ms.fract() == 0.0 && (0.0..=SLOW_MAX_MS as f64).contains(ms))
+                        .map(|ms| ms as u64)
+                }) {
                     Some(ms) if ms <= SLOW_MAX_MS => ms,
                     _ => {
                         return Err(ToolError::Tool(format!(
@@ -378,4 +385,49 @@ fn word_stats_tool() -> Tool {
     )
     .with_title("Word statistics")
     .with_policy(TaskPolicy::Optional)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+    use tasks_core::exchange::SyncOutcome;
+    use tasks_runtime::{run_sync, SyncCall};
+
+    /// `test_tool_slow`'s `durationMs`: an integer from 0 to 60 000 (a zero fraction allowed,
+    /// as JSON Schema's `integer` allows it); anything else is a tool error, at once.
+    #[tokio::test(start_paused = true)]
+    async fn the_slow_tool_takes_its_duration_within_its_bounds() {
+        let tool = super::slow_tool();
+        let run = |arguments: Value| {
+            let tool = &tool;
+            async move {
+                let call = SyncCall::new(arguments.as_object().cloned().unwrap_or_default());
+                match run_sync(tool, call).await {
+                    SyncOutcome::Complete(result) => {
+                        serde_json::to_value(result).expect("a result")
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
+        };
+        for (ms, text) in [
+            (json!(0), "Slow tool completed after 0 ms"),
+            (json!(1500), "Slow tool completed after 1500 ms"),
+            (json!(60000.0), "Slow tool completed after 60000 ms"),
+        ] {
+            let result = run(json!({"durationMs": ms})).await;
+            assert_eq!(result["content"][0]["text"], text, "{ms}");
+            assert_eq!(result["isError"], false);
+        }
+        for bad in [
+            json!(60001),
+            json!(-1),
+            json!(1.5),
+            json!("10"),
+            json!(true),
+        ] {
+            let result = run(json!({"durationMs": bad})).await;
+            assert_eq!(result["isError"], true, "{bad}: {result}");
+        }
+    }
 }

@@ -324,7 +324,7 @@ fn plan_initialize<T>(envelope: Envelope, session: SessionView) -> SessionPlan<T
 /// The client capabilities a session keeps: those a tool's input requests are checked
 /// against (`elicitation`, `sampling`, `roots`), at most [`MAX_CAPABILITY_BYTES`] of them
 /// (`None` when they are larger), and the client's declared `extensions` (SEP-2133 legacy
-/// negotiation, which a tool reads from its context) when they fit within the same bound
+/// negotiation, which a tool reads from its context), an object, when they fit within the same bound
 /// beside them (else they are not kept, and the session is still opened: before sessions kept
 /// them, a client's extensions never refused its `initialize`). A session lives long, so
 /// nothing else the client sent is kept.
@@ -337,7 +337,7 @@ pub(crate) fn retained_capabilities(capabilities: &JsonObject) -> Option<JsonObj
     if size(&kept) > MAX_CAPABILITY_BYTES {
         return None;
     }
-    if let Some(extensions) = capabilities.get("extensions") {
+    if let Some(extensions @ Value::Object(_)) = capabilities.get("extensions") {
         kept.insert("extensions".to_owned(), extensions.clone());
         if size(&kept) > MAX_CAPABILITY_BYTES {
             kept.remove("extensions");

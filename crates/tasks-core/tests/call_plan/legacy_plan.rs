@@ -601,6 +601,16 @@ fn a_session_keeps_only_the_capabilities_it_checks() {
         panic!("a session despite large extensions");
     };
     assert_eq!(Value::Object(client_capabilities), json!({"sampling": {}}));
+    for odd in [json!("str"), json!([1, 2]), Value::Null] {
+        let SessionPlan::Initialize {
+            client_capabilities,
+            ..
+        } = init(json!({"sampling": {}, "extensions": odd}))
+        else {
+            panic!("a session");
+        };
+        assert_eq!(Value::Object(client_capabilities), json!({"sampling": {}}));
+    }
 }
 
 /// The request labels of the session path name exactly the methods its planner serves: each is

@@ -294,9 +294,10 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
 
 /// A schema of version 6 (the last before task origins: version 7 only changes rows) is
 /// migrated: a running task whose work does not declare the Tasks extension (what a 2025
-/// session stored) reads as a 2025 task, otherwise the same task, even with a U+0000 in its
-/// task and its work (which PostgreSQL's json operators refuse); one whose work declares it
-/// stays a task of the extension.
+/// session stored) reads as a 2025 task, otherwise the same task. What cannot be read for
+/// certain stays the extension's and readable: a row holding U+0000 (which PostgreSQL's json
+/// operators refuse) does not stop the migration, a declaration spelt with escapes is still
+/// found, and a task already naming an `origin` is left as it is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_version_6_schema_marks_its_running_2025_tasks() {
     use tasks_core::TaskOrigin;
@@ -312,8 +313,10 @@ async fn a_version_6_schema_marks_its_running_2025_tasks() {
     );
     for (name, work) in [
         ("session", session_work.clone()),
-        ("nul", session_work),
+        ("nul", session_work.clone()),
+        ("escaped-origin", session_work),
         ("modern", work(&scope, "modern")),
+        ("escaped-declaration", work(&scope, "escaped-declaration")),
     ] {
         store
             .create(new_task(name, None), work.into(), ROOMY, &NODE_A)
@@ -334,6 +337,16 @@ async fn a_version_6_schema_marks_its_running_2025_tasks() {
         )
         .await
         .expect("a status message holding U+0000");
+    admin
+        .batch_execute(&format!(
+            r#"UPDATE "{schema}".tasks SET task = replace(task::text, '"revision":1',
+                 '"revision":1,"\u006frigin":"2026-07-28"')::json WHERE id = 'escaped-origin';
+               UPDATE "{schema}".tasks SET work = replace(work::text,
+                 '"io.modelcontextprotocol/tasks":', '"io.modelcontextprotocol\/tasks" :')::json
+                 WHERE id = 'escaped-declaration'"#
+        ))
+        .await
+        .expect("an origin and a declaration spelt with escapes");
     admin
         .batch_execute(&format!(
             "UPDATE \"{schema}\".schema_version SET version = 6"
@@ -361,9 +374,23 @@ async fn a_version_6_schema_marks_its_running_2025_tasks() {
         .into_task();
     assert_eq!(*session, expected, "otherwise the same task");
     let nul = read("nul").await;
-    assert_eq!(nul.origin(), TaskOrigin::Experimental2025);
+    assert_eq!(nul.origin(), TaskOrigin::Extension, "not read for certain");
     assert_eq!(nul.status_message(), Some("Task\u{0}accepted"));
-    assert_eq!(read("modern").await.origin(), TaskOrigin::Extension);
+    let escaped = read("escaped-origin").await;
+    assert_eq!(
+        escaped.status(),
+        tasks_core::TaskStatus::Working,
+        "still readable"
+    );
+    assert_eq!(
+        escaped.origin(),
+        TaskOrigin::Extension,
+        "its own origin kept"
+    );
+    for name in ["modern", "escaped-declaration"] {
+        assert_eq!(read(name).await.origin(), TaskOrigin::Extension, "{name}");
+    }
+    assert_eq!(store.quarantined(), 0, "no row made unreadable");
     let nul_work = store.work(&scope, &id("nul")).await.expect("work");
     assert_eq!(nul_work.expect("kept").arguments["n"], "\u{0}");
     let version: i32 = admin

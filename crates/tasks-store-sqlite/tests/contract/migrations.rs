@@ -257,6 +257,19 @@ async fn a_version_4_database_marks_its_running_2025_tasks() {
             )
             .expect("a row that does not decode");
         }
+        // A 2025 task's text with a NUL byte and garbage after it (SQLite's JSON functions
+        // stop at the NUL), and one already naming an origin spelt with an escape: neither is
+        // changed by the migration.
+        conn.execute_batch(
+            r#"INSERT INTO tasks SELECT 'nul-tail', scope, revision, status, created_at_ms,
+                 expires_at_ms, replace(task, '"session"', '"nul-tail"') || CAST(x'00' AS TEXT)
+                 || 'garbage', work, owner_node, generation, attempt FROM tasks WHERE id = 'session';
+               INSERT INTO tasks SELECT 'escaped-origin', scope, revision, status, created_at_ms,
+                 expires_at_ms, replace(replace(task, '"session"', '"escaped-origin"'),
+                 '"revision":1', '"revision":1,"\u006frigin":"2026-07-28"'), work, owner_node,
+                 generation, attempt FROM tasks WHERE id = 'session';"#,
+        )
+        .expect("rows the migration must leave alone");
     }
 
     let store = SqliteStore::open(&old, SqliteOptions::default()).expect("migrating open");
@@ -283,10 +296,27 @@ async fn a_version_4_database_marks_its_running_2025_tasks() {
         assert_eq!(read.task.origin(), TaskOrigin::Extension, "{name}");
         assert_eq!(*read.task, *before.task, "{name} is the same task");
     }
+    let escaped = after("escaped-origin").await;
+    assert_eq!(
+        escaped.task.status(),
+        tasks_core::TaskStatus::Working,
+        "still readable"
+    );
+    assert_eq!(
+        escaped.task.origin(),
+        TaskOrigin::Extension,
+        "its own origin kept"
+    );
+    let tail = after("nul-tail").await;
+    assert_eq!(
+        tail.task.status(),
+        tasks_core::TaskStatus::Failed,
+        "still undecodable"
+    );
     assert_eq!(
         store.quarantined(),
-        2,
-        "the two bad rows, quarantined as before"
+        3,
+        "the three bad rows, quarantined as before"
     );
     drop(store);
     let conn = rusqlite::Connection::open(&old).expect("open the file");

@@ -1,7 +1,8 @@
-//! `subscriptions/listen` with `taskIds` on rmcp 3.11.0: the driver of [`ListenExchange`] (which
-//! decides which task states become `notifications/tasks`, and which tool-list announcements
-//! become `notifications/tools/list_changed`; its docs cite the spec), fed by the runtime's
-//! changes, writing task states through the request's raw `Peer`.
+//! `subscriptions/listen` with `taskIds` on rmcp 3.11.0, carried out by [`ListenRun`] (the
+//! driver of the core's `ListenExchange`, which decides which task states become
+//! `notifications/tasks`, and which tool-list announcements become
+//! `notifications/tools/list_changed`; its docs cite the spec): this module writes task states
+//! through the request's raw `Peer`, and list changes through rmcp's sink.
 //!
 //! The ids come from the HTTP request's extensions, where [`ListenPrefilter`] put them
 //! ([`ListenTaskIds`]): rmcp's typed filter drops `taskIds`. What rmcp decides before the
@@ -13,11 +14,9 @@ use rmcp::model::{GetMeta as _, ServerNotification, SubscriptionFilter, TaskStat
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::ErrorData;
 use serde_json::Value;
-use tasks_core::exchange::Announces;
-use tasks_core::exchange::{ListenExchange, ListenFrameKind};
+use tasks_core::exchange::{Announces, ListenFrameKind};
 use tasks_core::TaskId;
-use tasks_runtime::{follow_tasks, Wake};
-use tokio::sync::broadcast::error::RecvError;
+use tasks_runtime::ListenRun;
 
 use crate::bridge::TasksBridge;
 use crate::convert;
@@ -94,88 +93,53 @@ impl TasksBridge {
         let cx = subscription.request_context();
         let ids = requested_ids(cx).unwrap_or_default();
         let runtime = &self.inner.runtime;
-        let mut list_changes = match &runtime.config().list_changes {
-            Some(changes) if subscription.accepted().tools_list_changed == Some(true) => {
-                Some(changes.subscribe())
-            }
-            _ => None,
-        };
-        if ids.is_empty() && list_changes.is_none() {
+        let announcer = runtime
+            .config()
+            .list_changes
+            .as_ref()
+            .filter(|_| subscription.accepted().tools_list_changed == Some(true));
+        if ids.is_empty() && announcer.is_none() {
             subscription.cancelled().await;
             return Ok(());
         }
         let scope = self.scope(cx);
-        // Subscribed before the reads, so that no change in between is lost.
-        let (mut changes, followed) = follow_tasks(runtime, &scope, ids)
-            .await
-            .map_err(|error| convert::error(&error))?;
         let subscription_id = serde_json::to_value(&cx.id).unwrap_or(Value::Null);
-        let mut exchange = ListenExchange::open(
+        let mut run = ListenRun::open(
+            runtime,
+            &scope,
             subscription_id,
-            scope.as_str(),
-            followed.iter().map(|task| &**task),
-            Announces::tools(list_changes.is_some()),
+            ids,
+            Announces::tools(announcer.is_some()),
+            announcer,
             self.inner.server_meta.object(),
-        );
+        )
+        .await
+        .map_err(|error| convert::error(&error))?;
         loop {
-            while let Some(frame) = exchange.poll_frame() {
-                // rmcp sent its own acknowledgement, and writes the closing result when this
-                // returns; the exchange is never shut down, so it writes none.
-                let open = match frame.kind {
-                    ListenFrameKind::TaskStatus { .. } => {
-                        send_task_status(cx, &frame.message).await
-                    }
-                    ListenFrameKind::ListChanged(_) => {
-                        subscription.sink().notify_tool_list_changed().await.is_ok()
-                    }
-                    // The bridge announces tool-list changes only (rmcp carries the catalog's
-                    // own): no resource is ever subscribed here.
-                    ListenFrameKind::ResourceUpdated(_)
-                    | ListenFrameKind::Acknowledgement
-                    | ListenFrameKind::Closing => true,
-                };
-                if !open {
-                    tracing::debug!("the listen stream closed before a notification");
-                    return Ok(());
-                }
-            }
-            if exchange.is_finished() {
-                return Ok(());
-            }
-            let list_change = async {
-                match &mut list_changes {
-                    Some(receiver) => receiver.recv().await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
+            let frame = tokio::select! {
                 biased;
-                _ = subscription.cancelled() => return Ok(()),
-                wake = changes.next() => match wake {
-                    Some(Wake::Status(event)) => {
-                        exchange.on_status(event.scope.as_str(), &event.task);
-                    }
-                    Some(Wake::Removed(id)) => exchange.on_removed(&id),
-                    Some(Wake::Reread { .. }) => {
-                        let ids = exchange.to_reread();
-                        if ids.is_empty() {
-                            continue;
-                        }
-                        match runtime.read_many(&scope, &ids).await {
-                            Ok(tasks) => exchange.on_reread(&ids, tasks.iter().map(|task| &**task)),
-                            Err(error) => {
-                                tracing::warn!(%error, "re-reading a listen stream's tasks failed");
-                            }
-                        }
-                    }
-                    Some(_) => {}
-                    None => exchange.on_feed_end(),
-                },
-                kind = list_change => match kind {
-                    Ok(kind) => exchange.on_list_changed(kind),
-                    Err(RecvError::Lagged(_)) => exchange.on_list_lagged(),
-                    Err(RecvError::Closed) => list_changes = None,
-                },
+                () = subscription.cancelled() => return Ok(()),
+                frame = run.next_frame() => frame,
+            };
+            let Some(frame) = frame else {
+                return Ok(());
+            };
+            // rmcp sent its own acknowledgement, and writes the closing result when this
+            // returns; the run is never shut down, so it writes none.
+            let open = match frame.kind {
+                ListenFrameKind::TaskStatus { .. } => send_task_status(cx, &frame.message).await,
+                ListenFrameKind::ListChanged(_) => {
+                    subscription.sink().notify_tool_list_changed().await.is_ok()
+                }
+                // The bridge announces tool-list changes only (rmcp carries the catalog's
+                // own): no resource is ever subscribed here.
+                ListenFrameKind::ResourceUpdated(_)
+                | ListenFrameKind::Acknowledgement
+                | ListenFrameKind::Closing => true,
+            };
+            if !open {
+                tracing::debug!("the listen stream closed before a notification");
+                return Ok(());
             }
         }
     }

@@ -75,6 +75,7 @@
 //! | `lifecycle` ([`Node`]: start and shutdown) | `runtime` |
 //! | `server_metrics` ([`ServerMetrics`]: a host's requests and streams, and the runtime's metrics, in one registry) | `runtime`, `metrics` |
 //! | `session` (the live 2025 sessions: their state, rounds, input delivery, tasks, and the drivers of their exchanges) | `server_metrics`, `feed`, `runtime`, `creation`, `wait`, `sync`, `notify`, `registry`, `entropy`, `list_changes`, `scope`, `work`, `lock` |
+//! | `listen` ([`ListenRun`]: a listen stream carried out, the same for every host) | `feed`, `runtime`, `list_changes`, `wait`, `scope` |
 //! | `feed` ([`Feed`]: what a long-lived stream follows) | `runtime`, `list_changes`, `wait`, `scope` |
 //! | `hosted` (the catalog a [`TaskRuntime`] serves) | `runtime`, `catalog`, `list_changes` |
 //! | `runtime` ([`TaskRuntime`]) | `creation`, `recovery`, `wait`, `inner`, `worker`, `registry`, `catalog`, `store`, `metrics`, `clock`, `config`, `entropy`, `events`, `seal`, `scope`, `work` |
@@ -124,6 +125,7 @@ mod hosted;
 mod inner;
 mod lifecycle;
 mod list_changes;
+mod listen;
 mod listing;
 mod lock;
 mod metrics;
@@ -158,6 +160,7 @@ pub use feed::{follow_tasks, Feed, FeedEvent};
 pub use form::Elicited;
 pub use lifecycle::{unfinished_fate, Node};
 pub use list_changes::{ListChanges, ListKind};
+pub use listen::ListenRun;
 pub use metrics::RuntimeMetrics;
 pub use notify::{Notifier, NotifyingRun, RequestNotification};
 pub use recovery::MESSAGE_INTERRUPTED;

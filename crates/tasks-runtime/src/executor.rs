@@ -120,6 +120,12 @@ impl Executor {
         &self.server_meta
     }
 
+    /// The key MRTR `requestState` is signed with: what the host's planner checks a retry's
+    /// state against ([`tasks_core::plan::CallContext::state_key`]).
+    pub fn state_key(&self) -> &StateKey {
+        &self.state_key
+    }
+
     /// `tasks/get`, `tasks/update` or `tasks/cancel`, planned by
     /// [`tasks_core::plan::plan_task_method`] (or its legacy form), for a caller of `scope`.
     ///

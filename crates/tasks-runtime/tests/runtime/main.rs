@@ -3,6 +3,7 @@
 
 // Modules rather than binaries of their own (each integration-test binary links the
 // whole stack, and linking is slow): their tests are named `<module>::<test>`.
+mod executor_host;
 mod follow;
 mod input_trust;
 mod node;

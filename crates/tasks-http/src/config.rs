@@ -1,6 +1,6 @@
 //! The dispatcher's settings.
 
-pub use tasks_runtime::session::SessionConfig;
+pub use tasks_runtime::sessions::SessionConfig;
 use tasks_runtime::ListChanges;
 
 use crate::origin::HostPolicy;

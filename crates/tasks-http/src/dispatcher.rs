@@ -27,12 +27,12 @@ use tracing::Instrument as _;
 
 use crate::config::DispatchConfig;
 use crate::head::Head;
-use crate::legacy;
 use crate::methods;
 use crate::metrics::{method_index, Metrics};
 use crate::principal::Principal;
 use crate::response::BodyError;
 use crate::response::McpResponse;
+use crate::sessions;
 use crate::shared::{Shared, ToolsList, View};
 use tasks_core::labels::{code_index, code_label, method_label, session_method_index};
 
@@ -91,7 +91,7 @@ impl Dispatcher {
         let tools_list = tools.list_result(config.cache_ttl_ms, server_meta.clone());
         let metrics = Arc::new(Metrics::new(&runtime));
         let shutdown = CancellationToken::new();
-        let sessions = legacy::table(config.sessions, &shutdown, runtime.entropy());
+        let sessions = sessions::table(config.sessions, &shutdown, runtime.entropy());
         let server_meta = Arc::new(ResultMeta::new(server_meta));
         Dispatcher {
             shared: Shared {
@@ -146,7 +146,7 @@ impl Dispatcher {
             return Err(McpResponse::error(None, &McpError::ForbiddenOrigin));
         }
         let post = parts.method == http::Method::POST;
-        if !post && !legacy::may_name_session(&self.shared, parts) {
+        if !post && !sessions::may_name_session(&self.shared, parts) {
             return Err(McpResponse::error(None, &McpError::HttpMethodNotAllowed));
         }
         if post && !json_content_type(&parts.headers) {
@@ -171,9 +171,9 @@ impl Dispatcher {
     }
 
     /// Serves a GET or DELETE that passed [`Dispatcher::admit_head`]: a 2025 session's
-    /// standalone stream, or the end of the session ([`crate::legacy`]).
+    /// standalone stream, or the end of the session ([`crate::sessions`]).
     pub(crate) fn session_request(&self, parts: &Parts, scope: &Scope) -> McpResponse {
-        crate::legacy::get_or_delete(&self.shared, parts, scope)
+        crate::sessions::get_or_delete(&self.shared, parts, scope)
     }
 
     /// Handles one HTTP exchange in process: `parts` is the request head, `body` the collected
@@ -280,7 +280,7 @@ impl Dispatcher {
                     // as its largest branch, and is moved as a whole (into its box, into the
                     // span's wrapper) on every request, whichever branch it takes.
                     let label = session_method_index(&message);
-                    let (response, error) = Box::pin(legacy::post(
+                    let (response, error) = Box::pin(sessions::post(
                         &self.shared,
                         sessions,
                         headers,

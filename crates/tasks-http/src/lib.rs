@@ -101,8 +101,8 @@
 //! |---|---|
 //! | `builder` | `service`, `server`, `dispatcher`, `config` |
 //! | `service` | `dispatcher`, `response` |
-//! | `dispatcher` | `legacy`, `methods`, `shared`, `head`, `config`, `origin`, `principal`, `metrics`, `response` |
-//! | `legacy` (the 2025 session path), `legacy_off` (its stand-in without the `sessions` feature) | `methods::catalog`, `shared`, `config`, `head`, `metrics`, `response` |
+//! | `dispatcher` | `sessions`, `methods`, `shared`, `head`, `config`, `origin`, `principal`, `metrics`, `response` |
+//! | `sessions` (the 2025 session path), `sessions_off` (its stand-in without the `sessions` feature) | `methods::catalog`, `shared`, `config`, `head`, `metrics`, `response` |
 //! | `methods::*` | `shared`, `config`, `metrics`, `response`, `head`, `methods::sync_call` |
 //! | `shared` | `config`, `metrics` |
 //! | `config` | `origin` |
@@ -128,18 +128,13 @@
 //! crate serves 2026-07-28 only, as with `sessions(None)`: a 2025 `initialize` gets -32022
 //! naming the supported versions, and a GET or DELETE is HTTP 405. Its decisions are the
 //! core's session machines ([`tasks_core::sessions::session`]), the state they act on the
-//! runtime's ([`tasks_runtime::session`]); the `legacy` module drives them.
+//! runtime's ([`tasks_runtime::sessions`]); the `sessions` module drives them.
 #![forbid(unsafe_code)]
 
 mod builder;
 mod config;
 mod dispatcher;
 mod head;
-#[cfg(feature = "sessions")]
-mod legacy;
-#[cfg(not(feature = "sessions"))]
-#[path = "legacy_off.rs"]
-mod legacy;
 mod methods;
 pub mod metrics;
 mod origin;
@@ -147,6 +142,11 @@ mod principal;
 pub mod response;
 pub mod server;
 pub mod service;
+#[cfg(feature = "sessions")]
+mod sessions;
+#[cfg(not(feature = "sessions"))]
+#[path = "sessions_off.rs"]
+mod sessions;
 mod shared;
 
 pub use builder::{RunningServer, ServerBuilder, DEFAULT_MAX_BODY_BYTES};

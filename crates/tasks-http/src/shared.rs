@@ -19,7 +19,7 @@ use crate::metrics::Metrics;
 
 /// The live 2025 sessions; without the `sessions` feature a type with no values.
 #[cfg(feature = "sessions")]
-pub(crate) type Sessions = tasks_runtime::session::Sessions;
+pub(crate) type Sessions = tasks_runtime::sessions::Sessions;
 /// The live 2025 sessions; without the `sessions` feature a type with no values.
 #[cfg(not(feature = "sessions"))]
 pub(crate) type Sessions = std::convert::Infallible;

@@ -74,7 +74,7 @@
 //! | `executor` ([`Executor`]: the core's plans carried out, the same for every host) | `runtime`, `creation`, `sync`, `registry`, `scope`, `work` |
 //! | `lifecycle` ([`Node`]: start and shutdown) | `runtime` |
 //! | `server_metrics` ([`ServerMetrics`]: a host's requests and streams, and the runtime's metrics, in one registry) | `runtime`, `metrics` |
-//! | `session` (the live 2025 sessions: their state, rounds, input delivery, tasks, and the drivers of their exchanges) | `server_metrics`, `feed`, `runtime`, `creation`, `wait`, `sync`, `notify`, `registry`, `entropy`, `list_changes`, `scope`, `work`, `lock` |
+//! | `sessions` (the live 2025 sessions: their state, rounds, input delivery, tasks, and the drivers of their exchanges) | `server_metrics`, `feed`, `runtime`, `creation`, `wait`, `sync`, `notify`, `registry`, `entropy`, `list_changes`, `scope`, `work`, `lock` |
 //! | `listen` ([`ListenRun`]: a listen stream carried out, the same for every host) | `feed`, `runtime`, `list_changes`, `wait`, `scope` |
 //! | `feed` ([`Feed`]: what a long-lived stream follows) | `runtime`, `list_changes`, `wait`, `scope` |
 //! | `hosted` (the catalog a [`TaskRuntime`] serves) | `runtime`, `catalog`, `list_changes` |
@@ -139,7 +139,7 @@ mod scope;
 mod seal;
 mod secret;
 pub mod server_metrics;
-pub mod session;
+pub mod sessions;
 mod state;
 mod status;
 pub mod store;

@@ -21,7 +21,7 @@
 //! | `process` ([`Fixture`]: a server binary as a child process) | `client` |
 //! | `client` ([`Client`]: MCP over HTTP, raw requests too) | `request`, `sse`, `wait`, `protocol` |
 //! | `fixture` (the fixture in process) | `dispatcher` |
-//! | `legacy` (2025 sessions on a dispatcher) | `dispatcher`, `request` |
+//! | `sessions` (2025 sessions on a dispatcher) | `dispatcher`, `request` |
 //! | `dispatcher` (a dispatcher in process, its replies) | `request`, `tools`, `wait`, `protocol` |
 //! | `request` ([`request::Req`]: one request, correct by default) | `protocol` |
 //! | `postgres` (the test database, or a clear skip; a fresh schema per store; a stalling proxy) | `store` |
@@ -42,8 +42,6 @@ pub mod events;
 pub mod fixture;
 #[cfg(feature = "kill9")]
 pub mod kill9;
-#[cfg(feature = "dispatcher")]
-pub mod legacy;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod probe;
@@ -55,6 +53,8 @@ pub mod raw;
 #[cfg(feature = "dispatcher")]
 pub mod request;
 pub mod runtime;
+#[cfg(feature = "dispatcher")]
+pub mod sessions;
 #[cfg(feature = "http")]
 pub mod sse;
 pub mod store;

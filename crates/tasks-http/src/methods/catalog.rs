@@ -10,7 +10,7 @@
 //! ([`CatalogRequest::cache_scope`]). A `prompts/get` runs like a synchronous tool call: its handler may ask for input,
 //! answered by a retry of the same request ([`sync_call`]). A 2025 session gets the bare
 //! results, and a prompt there asks for input on the request's stream as a tool does
-//! (`legacy::call`).
+//! (`sessions::call`).
 
 use http::HeaderMap;
 use serde_json::Value;
@@ -63,7 +63,7 @@ pub(crate) async fn handle(
 }
 
 /// Answers `request` in a 2025 session: the bare result (`prompts/get` runs on the session's
-/// stream, `legacy::call::run_prompt`).
+/// stream, `sessions::call::run_prompt`).
 #[cfg_attr(not(feature = "sessions"), allow(dead_code))]
 pub(crate) async fn handle_session(
     d: &Shared,

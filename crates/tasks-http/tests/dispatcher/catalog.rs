@@ -12,9 +12,9 @@ use tasks_runtime::catalog::{
 };
 use tasks_runtime::ListChanges;
 use tasks_test_support::dispatcher::*;
-use tasks_test_support::legacy::{answer, in_session, legacy_result, open};
 use tasks_test_support::protocol::*;
 use tasks_test_support::request::*;
+use tasks_test_support::sessions::{answer, in_session, legacy_result, open};
 use tasks_test_support::wait::WAIT_LIMIT;
 
 fn greet() -> Prompt {
@@ -374,7 +374,7 @@ async fn listen_streams_get_the_list_changes_and_resource_updates_they_asked_for
 async fn a_2025_session_lists_reads_gets_completes_and_subscribes() {
     let d = dispatcher_with(Some(ListChanges::new()));
     let session = open(&d).await;
-    let init = tasks_test_support::legacy::initialize()
+    let init = tasks_test_support::sessions::initialize()
         .send(&d)
         .await
         .json();

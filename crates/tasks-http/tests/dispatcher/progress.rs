@@ -13,9 +13,9 @@ use tasks_http::Dispatcher;
 use tasks_runtime::{text_result, Tool};
 use tasks_test_support::dispatcher::*;
 use tasks_test_support::events::{wait_for, wait_status};
-use tasks_test_support::legacy::*;
 use tasks_test_support::protocol::*;
 use tasks_test_support::request::*;
+use tasks_test_support::sessions::*;
 use tasks_test_support::tools::*;
 
 /// The experimental key.

@@ -7,10 +7,10 @@
 
 use serde_json::{json, Value};
 use tasks_test_support::dispatcher::*;
-#[cfg(feature = "sessions")]
-use tasks_test_support::legacy::*;
 use tasks_test_support::protocol::*;
 use tasks_test_support::request::*;
+#[cfg(feature = "sessions")]
+use tasks_test_support::sessions::*;
 
 const RELATED: &str = "io.modelcontextprotocol/relatedTaskIds";
 

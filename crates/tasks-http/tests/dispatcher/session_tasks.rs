@@ -11,9 +11,9 @@ use tasks_http::Dispatcher;
 use tasks_runtime::{Tool, ToolError};
 use tasks_test_support::dispatcher::*;
 use tasks_test_support::events::{wait_for, wait_status};
-use tasks_test_support::legacy::*;
 use tasks_test_support::protocol::*;
 use tasks_test_support::request::*;
+use tasks_test_support::sessions::*;
 use tasks_test_support::tools::*;
 
 /// A hinted call of `tool`; returns the `task` of its `CreateTaskResult`.

@@ -1,4 +1,4 @@
-//! The 2025 session path in process (`crates/tasks-http/src/legacy`): `initialize` and the
+//! The 2025 session path in process (`crates/tasks-http/src/sessions`): `initialize` and the
 //! session id, the lifecycle, errors inside and outside a session, server-to-client requests
 //! answered by POSTed responses, cancellation, the GET stream, DELETE, the session limits and
 //! scope binding. Over real HTTP: `tests/tests/http_e2e/sessions_http.rs`; the runner's 2025-11-25
@@ -14,9 +14,9 @@ use tasks_core::LogLevel;
 use tasks_http::SessionConfig;
 use tasks_runtime::{text_result, ListChanges, Tool};
 use tasks_test_support::dispatcher::*;
-use tasks_test_support::legacy::*;
 use tasks_test_support::protocol::*;
 use tasks_test_support::request::*;
+use tasks_test_support::sessions::*;
 use tasks_test_support::tools::*;
 use tasks_test_support::wait::WAIT_LIMIT;
 

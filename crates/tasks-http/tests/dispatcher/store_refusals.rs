@@ -20,9 +20,9 @@ use tasks_runtime::{
 };
 use tasks_test_support::dispatcher::*;
 use tasks_test_support::events::wait_status;
-use tasks_test_support::legacy::*;
 use tasks_test_support::protocol::*;
 use tasks_test_support::request::*;
+use tasks_test_support::sessions::*;
 use tasks_test_support::tools::*;
 
 /// How the [`Flaky`] store answers.

@@ -24,9 +24,9 @@ use tasks_runtime::{
     Clock, MemoryStore, RuntimeConfig, ScopeKey, Store, TaskRuntime, ToolRegistry,
 };
 use tasks_test_support::dispatcher::*;
-use tasks_test_support::legacy::*;
 use tasks_test_support::protocol::*;
 use tasks_test_support::request::*;
+use tasks_test_support::sessions::*;
 use tasks_test_support::tools::*;
 
 /// A guard so far away that only the event under test can end a wait.

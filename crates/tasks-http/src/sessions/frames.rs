@@ -4,7 +4,7 @@
 use std::future::Future;
 
 use futures_util::stream;
-use tasks_runtime::session::Frame;
+use tasks_runtime::sessions::Frame;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 

@@ -24,7 +24,7 @@ use tasks_core::sessions::session::{Asker, CallRounds};
 use tasks_core::sessions::SessionCall;
 use tasks_core::JsonObject;
 use tasks_runtime::catalog::{render_prompt, Prompt};
-use tasks_runtime::session::{drive_rounds, InFlight, RoundsCall, Session};
+use tasks_runtime::sessions::{drive_rounds, InFlight, RoundsCall, Session};
 use tasks_runtime::{run_sync, SyncCall, SyncOutcome, Tool};
 
 use super::frames::{respond, Start};

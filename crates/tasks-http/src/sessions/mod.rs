@@ -47,8 +47,8 @@ use tokio_util::sync::CancellationToken;
 use crate::head::Head;
 use crate::response::McpResponse;
 use crate::shared::{Shared, View};
-use tasks_runtime::session::tasks as session_tasks;
-use tasks_runtime::session::{standalone_stream, Session, Sessions};
+use tasks_runtime::sessions::tasks as session_tasks;
+use tasks_runtime::sessions::{standalone_stream, Session, Sessions};
 
 /// Serves one POSTed message of the session path: the response, and the error it answers
 /// (`None` for a result, an accepted message or a stream).
@@ -209,7 +209,7 @@ async fn answer(
 
 /// The session table, when the session path is on (`limits`).
 pub(crate) fn table(
-    limits: Option<tasks_runtime::session::SessionConfig>,
+    limits: Option<tasks_runtime::sessions::SessionConfig>,
     shutdown: &CancellationToken,
     entropy: &tasks_runtime::Randomness,
 ) -> Option<Sessions> {

@@ -1,5 +1,5 @@
 //! 2025-11-25 tasks on a session: `tasks/list`, and the blocking `tasks/result` with its input
-//! side channel (creation, `tasks/get` and `tasks/cancel` are [`tasks_runtime::session::tasks`]),
+//! side channel (creation, `tasks/get` and `tasks/cancel` are [`tasks_runtime::sessions::tasks`]),
 //! all on the runtime and store the 2026-07-28 path uses (a task is one task in both eras).
 //!
 //! MCP 2025-11-25 tasks
@@ -15,7 +15,7 @@
 //!   terminal task ([`payload`](tasks_core::sessions::tasks::payload)); for a task still
 //!   running it streams (SSE) and, while the task waits for input, sends each outstanding input
 //!   request as a JSON-RPC request of the session with `related-task` `_meta`
-//!   ([`tasks_runtime::session::deliver`]), unless the session's GET stream is already delivering them. Closing
+//!   ([`tasks_runtime::sessions::deliver`]), unless the session's GET stream is already delivering them. Closing
 //!   the stream stops only the wait: the task goes on, and a later `tasks/result` sends what is
 //!   still outstanding. A task that is gone while waited for (its TTL ran out) ends the wait
 //!   with -32602 `Unknown or inaccessible taskId`, as `tasks/get` answers, and its input
@@ -23,7 +23,7 @@
 //!   refused). The wait never depends on one notification ([`tasks_runtime::TaskWait`]). The wait's
 //!   decisions are the core's [`ResultWait`]; [`ResultDriver`] drives it.
 //! * "Task Progress Notifications": a hinted call's `progressToken` stays valid for the whole
-//!   task; the session records it ([`Creating::progress_token`](tasks_runtime::session::tasks::Creating::progress_token)), and its GET stream sends
+//!   task; the session records it ([`Creating::progress_token`](tasks_runtime::sessions::tasks::Creating::progress_token)), and its GET stream sends
 //!   the task's progress with it as `notifications/progress`.
 
 use std::sync::Arc;
@@ -33,7 +33,7 @@ use serde_json::Value;
 use tasks_core::sessions::session::{ResultWait, WaitStep};
 use tasks_core::sessions::tasks::{list_result, LIST_PAGE};
 use tasks_core::{McpError, TaskId};
-use tasks_runtime::session::{InFlight, ResultDriver, Session};
+use tasks_runtime::sessions::{InFlight, ResultDriver, Session};
 use tasks_runtime::Scope;
 
 use super::frames::{respond, Start};

@@ -40,7 +40,7 @@ use crate::runtime::TaskRuntime;
 /// let node = runtime.start().await?; // register, recover, renew, claim, reap
 ///
 /// let work = Work::new(Scope::shared(), "hello", Default::default());
-/// let task = runtime.create_task(work).await?;
+/// let task = runtime.create(work).await?;
 /// let mut wait = runtime.wait_task(&Scope::shared(), task.id());
 /// let mut seen = wait.current().await?;
 /// while !seen.is_terminal() {

@@ -5,20 +5,15 @@
 //! task durable before the answer: SEP-2663 "Task Creation",
 //! <https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
 
-use std::sync::Arc;
-
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ServerNotification};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
-use tasks_core::exchange::{SyncExchange, SyncResponse};
-use tasks_core::plan::NONCE_BYTES;
+use tasks_core::exchange::SyncResponse;
 use tasks_core::plan::{into_arguments, parse_call, plan_call, CallContext};
 use tasks_core::McpError;
 use tasks_core::TaskPolicy;
-use tasks_runtime::{
-    run_sync, Answer, CallStep, Notifier, NotifyingRun, PlannedCall, SyncCall, Tool,
-};
+use tasks_runtime::{Answer, CallStep, PlannedCall, SyncFrame, SyncStart};
 
 use crate::bridge::TasksBridge;
 use crate::convert::{self, error_value, to_rmcp, Failure, Headers};
@@ -113,36 +108,22 @@ impl TasksBridge {
                     _ => CallToolResponse::Complete(to_rmcp(view)?),
                 })
             }
-            CallStep::RunNow(run) => {
-                let call = run.call.with_cancel(cx.ct.child_token());
-                let response = self.run_sync(run.tool, call, run.exchange, cx).await;
-                sync_response(&response)
+            CallStep::RunNow(mut run) => {
+                run.call = run.call.with_cancel(cx.ct.child_token());
+                // Notifications go to the request's peer as they come.
+                let mut frames = match executor.run_now(*run, true).await {
+                    SyncStart::Done(response) => return sync_response(&response),
+                    SyncStart::Streaming(frames) => frames,
+                };
+                while let Some(frame) = frames.next().await {
+                    match frame {
+                        SyncFrame::Notification(message) => forward(cx, &message).await,
+                        SyncFrame::Response(response) => return sync_response(&response),
+                    }
+                }
+                Err(McpError::Internal("Internal error").into())
             }
         }
-    }
-
-    /// Runs the tool now; its notifications go to the request's peer as they come.
-    async fn run_sync(
-        &self,
-        tool: Arc<Tool>,
-        call: SyncCall,
-        mut exchange: SyncExchange,
-        cx: &RequestContext<RoleServer>,
-    ) -> SyncResponse {
-        let entropy = self.inner.runtime.entropy().clone();
-        let nonce = move || -> [u8; NONCE_BYTES] { entropy.bytes().unwrap_or([0; NONCE_BYTES]) };
-        let Some(wanted) = exchange.notifications(true) else {
-            let outcome = run_sync(&tool, call).await;
-            return exchange.finish(outcome, nonce);
-        };
-        let (notifier, notifications) = Notifier::channel(wanted.progress, wanted.log_level);
-        let call = call.with_notifier(Some(notifier));
-        let mut run = NotifyingRun::new(run_sync(&tool, call), notifications);
-        while let Some(notification) = run.notification().await {
-            forward(cx, &exchange.on_notification(notification)).await;
-        }
-        let outcome = run.output().await;
-        exchange.finish(outcome, nonce)
     }
 }
 

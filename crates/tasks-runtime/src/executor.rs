@@ -13,7 +13,7 @@
 //! | [`TaskAction::Update`], [`TaskAction::Cancel`] | [`Executor::task_method`] | [`Answer::Ack`] |
 //! | `CallPlan::CreateTask` of a `tools/call` | [`Executor::call`] | [`Answer::Created`]: the `CreateTaskResult` |
 //! | `CallPlan::InvalidArguments` | [`Executor::call`] | [`Answer::Result`]: the tool error result |
-//! | `CallPlan::RunSync` | [`Executor::call`] | [`CallStep::RunNow`]: the tool's run and its exchange, which the host drives in its own framing (an SSE stream, rmcp's peer) |
+//! | `CallPlan::RunSync` | [`Executor::call`], then [`Executor::run_now`] | [`CallStep::RunNow`], then a [`SyncStart`]: one response, or notifications and the response, which the host writes in its own framing (an SSE stream, rmcp's peer); a host may add its cancellation token in between |
 //!
 //! SEP-2663 "Task Creation", "Task Polling", "Task Update Requests", "Task Cancellation"
 //! (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/2026-07-28/tasks.md>).
@@ -29,10 +29,11 @@ use tasks_core::wire::{self, ResultMeta};
 use tasks_core::{JsonObject, McpError, RequestMeta, Task, Timestamp};
 
 use crate::creation::Creation;
+use crate::drive::{drive_sync, SyncStart};
 use crate::registry::Tool;
 use crate::runtime::TaskRuntime;
 use crate::scope::{Caller, Scope};
-use crate::sync::SyncCall;
+use crate::sync::{run_sync, SyncCall};
 use crate::work::Work;
 
 /// Carries out planned requests on a [`TaskRuntime`]; see the module table. Cheap to clone.
@@ -211,6 +212,20 @@ impl Executor {
             call: sync,
             exchange,
         })))
+    }
+
+    /// Carries out [`CallStep::RunNow`]: runs the tool through its exchange
+    /// ([`drive_sync`]); `streaming` says whether the host can send notifications before the
+    /// response. A host adds its cancellation token to [`SyncRun::call`] first.
+    pub async fn run_now(&self, run: SyncRun, streaming: bool) -> SyncStart {
+        let SyncRun {
+            tool,
+            call,
+            exchange,
+        } = run;
+        let handler = move |call| async move { run_sync(&tool, call).await };
+        let entropy = self.runtime.entropy().clone();
+        drive_sync(handler, call, exchange, streaming, entropy).await
     }
 
     /// `answer`'s wire form, with the server's `_meta`: serialize it into the host's

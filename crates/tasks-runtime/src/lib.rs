@@ -71,7 +71,7 @@
 //!
 //! | module | uses |
 //! |---|---|
-//! | `executor` ([`Executor`]: the core's plans carried out, the same for every host) | `runtime`, `creation`, `sync`, `registry`, `scope`, `work` |
+//! | `executor` ([`Executor`]: the core's plans carried out, the same for every host) | `runtime`, `creation`, `drive`, `sync`, `registry`, `scope`, `work` |
 //! | `lifecycle` ([`Node`]: start and shutdown) | `runtime` |
 //! | `server_metrics` ([`ServerMetrics`]: a host's requests and streams, and the runtime's metrics, in one registry) | `runtime`, `metrics` |
 //! | `sessions` (the live 2025 sessions: their state, rounds, input delivery, tasks, and the drivers of their exchanges) | `server_metrics`, `feed`, `runtime`, `creation`, `wait`, `sync`, `notify`, `registry`, `entropy`, `list_changes`, `scope`, `work`, `lock` |
@@ -84,6 +84,7 @@
 //! | `follow` (commits of other nodes) | `inner`, `store`, `error` |
 //! | `wait` ([`Changes`], [`TaskWait`]: what waiters follow) | `inner`, `events`, `error`, `scope` |
 //! | `catalog` (prompts, resources, completions, skills) | `sync`, `registry`, `context`, `error`, `form`, `state`, `scope` |
+//! | `drive` ([`drive_sync`]: a synchronous run's messages, the same for every host) | `sync`, `notify`, `entropy` |
 //! | `sync` (a tool run within its request, input as MRTR rounds) | `worker`, `context`, `registry`, `result`, `notify`, `error`, `form`, `state`, `scope`, `lock` |
 //! | `worker` (a task's tool run detached) | `inner`, `context`, `registry`, `result`, `status`, `store`, `error`, `work` |
 //! | `inner` (shared state: commits, events, waiters, reaping) | `port` (implements it), `registry`, `store`, `metrics`, `expiry`, `clock`, `config`, `events`, `error`, `seal`, `scope`, `lock` |
@@ -113,6 +114,7 @@ mod clock;
 mod config;
 mod context;
 mod creation;
+mod drive;
 mod entropy;
 mod error;
 mod events;
@@ -152,6 +154,7 @@ pub use clock::{Clock, Monotonic, SharedClock, TokioClock};
 pub use config::{duration_ms, LeaseConfig, Limits, RuntimeConfig};
 pub use context::ToolContext;
 pub use creation::Creation;
+pub use drive::{drive_sync, SyncFrame, SyncStart, SyncStream};
 pub use entropy::{Entropy, EntropyError, OsEntropy, Randomness, SeededEntropy};
 pub use error::ToolError;
 pub use events::{StatusEvent, TaskEvent};

@@ -21,7 +21,7 @@ use tasks_core::sessions::wire::session_result;
 use tasks_core::{McpError, Method, RequestMeta, Timestamp};
 
 use tasks_runtime::catalog::{render_prompt, Catalog, Prompt};
-use tasks_runtime::{Caller, Principal, SyncCall};
+use tasks_runtime::{drive_sync, Caller, Principal, SyncCall};
 
 use crate::methods::sync_call;
 use crate::response::McpResponse;
@@ -119,12 +119,8 @@ async fn get_prompt(
     let issuer = StateIssuer::new(d.state_key.clone(), d.runtime.config().ttl_ms, r.now);
     let exchange = SyncExchange::new(sync, issuer, d.server_meta.clone());
     let handler = move |call| async move { render_prompt(&prompt, call).await };
-    Ok(sync_call::drive(
-        handler,
-        call,
-        r.headers,
-        exchange,
-        d.runtime.entropy().clone(),
-    )
-    .await)
+    let streaming = sync_call::accepts_event_stream(r.headers);
+    let entropy = d.runtime.entropy().clone();
+    let start = drive_sync(handler, call, exchange, streaming, entropy).await;
+    Ok(sync_call::respond(start))
 }

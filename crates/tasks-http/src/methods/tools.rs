@@ -12,7 +12,7 @@
 use http::HeaderMap;
 use tasks_core::plan::CallPlan;
 use tasks_core::McpError;
-use tasks_runtime::{run_sync, CallStep, Caller, PlannedCall, SyncRun};
+use tasks_runtime::{CallStep, Caller, PlannedCall};
 
 use crate::methods::sync_call;
 use crate::response::McpResponse;
@@ -29,14 +29,10 @@ pub(crate) async fn call(
     match d.executor.call(call, plan, caller).await? {
         CallStep::Answer(answer) => Ok(McpResponse::result(&id, &d.executor.view(&answer))),
         CallStep::RunNow(run) => {
-            let SyncRun {
-                tool,
-                call,
-                exchange,
-            } = *run;
-            let entropy = d.runtime.entropy().clone();
-            let handler = move |call| async move { run_sync(&tool, call).await };
-            Ok(sync_call::drive(handler, call, headers, exchange, entropy).await)
+            let streaming = sync_call::accepts_event_stream(headers);
+            Ok(sync_call::respond(
+                d.executor.run_now(*run, streaming).await,
+            ))
         }
     }
 }

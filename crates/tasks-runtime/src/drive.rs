@@ -1,0 +1,165 @@
+//! A synchronous run carried out for every host: the handler (a tool's or a prompt's) runs
+//! within its request, and [`SyncExchange`] turns its notifications and its outcome into the
+//! messages the client gets (which notifications go out, the response, the next MRTR round
+//! and its `requestState`; the exchange's docs cite the spec). A host only moves the messages:
+//! one JSON response, or a stream of notifications ending with the response
+//! (streamable-http "Sending Messages" and "Cancellation":
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>).
+//!
+//! * When the exchange wants no notifications (none requested, or the host cannot send any
+//!   before the response), the handler runs inline in [`drive_sync`]: dropping that future
+//!   (the client went away) drops the handler's and cancels its token.
+//! * Otherwise the handler runs on its own tokio task with a [`Notifier`]. If it finishes
+//!   before notifying, the answer is [`SyncStart::Done`] as above. The first notification
+//!   makes it [`SyncStart::Streaming`]: every notification, then the response. Dropping the
+//!   [`SyncStream`] (the client went away) cancels the handler's token and aborts its task.
+
+use std::future::Future;
+
+use futures_util::future::Map;
+use futures_util::FutureExt as _;
+use tasks_core::exchange::{SyncExchange, SyncResponse};
+use tasks_core::plan::NONCE_BYTES;
+use tasks_core::McpError;
+use tokio::task::{AbortHandle, JoinError, JoinHandle};
+use tokio_util::sync::DropGuard;
+
+use crate::entropy::Randomness;
+use crate::notify::{Notifier, NotifyingRun};
+use crate::sync::{SyncCall, SyncOutcome};
+
+/// How a synchronous run began: the whole answer, or a stream of messages.
+#[derive(Debug)]
+pub enum SyncStart {
+    /// The handler finished before it notified: send [`SyncResponse::message`] alone, with
+    /// [`SyncResponse::status`].
+    Done(SyncResponse),
+    /// The handler notified first: send every message of the stream, in order (HTTP: as
+    /// server-sent events with status 200).
+    Streaming(SyncStream),
+}
+
+/// One message of a [`SyncStream`].
+#[derive(Debug)]
+pub enum SyncFrame {
+    /// A `notifications/progress` or `notifications/message` message, serialized.
+    Notification(Vec<u8>),
+    /// The final JSON-RPC response; the stream ends after it.
+    Response(SyncResponse),
+}
+
+impl SyncFrame {
+    /// The serialized message, whichever kind it is.
+    pub fn into_message(self) -> Vec<u8> {
+        match self {
+            SyncFrame::Notification(message) => message,
+            SyncFrame::Response(response) => response.message,
+        }
+    }
+}
+
+/// The rest of a streaming synchronous run ([`SyncStart::Streaming`]); dropping it stops the
+/// handler (its token fires and its task is aborted).
+#[derive(Debug)]
+pub struct SyncStream {
+    /// The first notification, not yet taken.
+    first: Option<Vec<u8>>,
+    /// The handler's run and the exchange, until the handler's outcome is in.
+    run: Option<(Run, SyncExchange)>,
+    entropy: Randomness,
+    _guard: RunGuard,
+}
+
+/// The handler's run: its notifications, then its outcome (a panic is an internal error).
+type Run =
+    NotifyingRun<Map<JoinHandle<SyncOutcome>, fn(Result<SyncOutcome, JoinError>) -> SyncOutcome>>;
+
+/// Runs `handler` for one synchronous request through `exchange`, as the module docs say.
+/// `streaming` says whether the host can send notifications before the response (over HTTP:
+/// the client accepts `text/event-stream`); `entropy` draws the nonce of an `input_required`
+/// round. The handler's token is a child of `call.cancel`, so firing it on a drop never
+/// cancels the caller's own token.
+pub async fn drive_sync<H, F>(
+    handler: H,
+    call: SyncCall,
+    mut exchange: SyncExchange,
+    streaming: bool,
+    entropy: Randomness,
+) -> SyncStart
+where
+    H: FnOnce(SyncCall) -> F,
+    F: Future<Output = SyncOutcome> + Send + 'static,
+{
+    let cancel = call.cancel.child_token();
+    let call = call.with_cancel(cancel.clone());
+    let Some(wanted) = exchange.notifications(streaming) else {
+        // Inline: dropping this future drops the handler's, and the guard fires its token.
+        let guard = cancel.drop_guard();
+        let outcome = handler(call).await;
+        guard.disarm();
+        return SyncStart::Done(exchange.finish(outcome, || nonce(&entropy)));
+    };
+    let (notifier, notifications) = Notifier::channel(wanted.progress, wanted.log_level);
+    let spawned = tokio::spawn(handler(call.with_notifier(Some(notifier))));
+    let guard = RunGuard {
+        abort: spawned.abort_handle(),
+        _cancel: cancel.drop_guard(),
+    };
+    let join: fn(_) -> _ = joined;
+    let mut run = NotifyingRun::new(spawned.map(join), notifications);
+    let Some(first) = run.notification().await else {
+        let outcome = run.output().await;
+        return SyncStart::Done(exchange.finish(outcome, || nonce(&entropy)));
+    };
+    SyncStart::Streaming(SyncStream {
+        first: Some(exchange.on_notification(first)),
+        run: Some((run, exchange)),
+        entropy,
+        _guard: guard,
+    })
+}
+
+impl SyncStream {
+    /// The next message; `None` after the response. Cancel-safe until the handler's outcome
+    /// is in.
+    pub async fn next(&mut self) -> Option<SyncFrame> {
+        if let Some(first) = self.first.take() {
+            return Some(SyncFrame::Notification(first));
+        }
+        let (run, exchange) = self.run.as_mut()?;
+        if let Some(notification) = run.notification().await {
+            return Some(SyncFrame::Notification(
+                exchange.on_notification(notification),
+            ));
+        }
+        let (run, exchange) = self.run.take()?;
+        let outcome = run.output().await;
+        Some(SyncFrame::Response(
+            exchange.finish(outcome, || nonce(&self.entropy)),
+        ))
+    }
+}
+
+/// A fresh nonce; a failed draw leaves zeros (the round number still makes the state change).
+fn nonce(entropy: &Randomness) -> [u8; NONCE_BYTES] {
+    entropy.bytes().unwrap_or([0u8; NONCE_BYTES])
+}
+
+/// Stops the handler when the stream is dropped before the handler finished.
+#[derive(Debug)]
+struct RunGuard {
+    abort: AbortHandle,
+    _cancel: DropGuard,
+}
+
+impl Drop for RunGuard {
+    fn drop(&mut self) {
+        self.abort.abort();
+    }
+}
+
+fn joined(outcome: Result<SyncOutcome, JoinError>) -> SyncOutcome {
+    outcome.unwrap_or_else(|_| {
+        SyncOutcome::Error(McpError::Internal("Tool raised an exception").to_error_object())
+    })
+}

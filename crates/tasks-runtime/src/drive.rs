@@ -35,8 +35,8 @@ pub enum SyncStart {
     /// [`SyncResponse::status`].
     Done(SyncResponse),
     /// The handler notified first: send every message of the stream, in order (HTTP: as
-    /// server-sent events with status 200).
-    Streaming(SyncStream),
+    /// server-sent events with status 200). Boxed: the stream is large, the response small.
+    Streaming(Box<SyncStream>),
 }
 
 /// One message of a [`SyncStream`].
@@ -111,12 +111,12 @@ where
         let outcome = run.output().await;
         return SyncStart::Done(exchange.finish(outcome, || nonce(&entropy)));
     };
-    SyncStart::Streaming(SyncStream {
+    SyncStart::Streaming(Box::new(SyncStream {
         first: Some(exchange.on_notification(first)),
         run: Some((run, exchange)),
         entropy,
         _guard: guard,
-    })
+    }))
 }
 
 impl SyncStream {

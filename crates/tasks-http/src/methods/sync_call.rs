@@ -44,7 +44,7 @@ pub(crate) fn respond(start: SyncStart) -> McpResponse {
             McpResponse::json_with_status(response.status, Bytes::from(response.message))
         }
         SyncStart::Streaming(run) => {
-            let messages = stream::unfold(run, |mut run: SyncStream| async move {
+            let messages = stream::unfold(run, |mut run: Box<SyncStream>| async move {
                 let frame = run.next().await?;
                 Some((Bytes::from(frame.into_message()), run))
             });

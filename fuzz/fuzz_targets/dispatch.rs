@@ -10,7 +10,8 @@ use std::sync::OnceLock;
 use futures_util::StreamExt as _;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
-use tasks_core::{InputRequest, TaskPolicy};
+use tasks_core::TaskPolicy;
+use tasks_core::input::InputRequest;
 use tasks_http::{Dispatcher, ResponseBody, ServerBuilder};
 use tasks_runtime::{text_result, Limits, Caller, Tool, ToolContext, ToolError};
 

@@ -13,7 +13,8 @@ use tasks_core::plan::ToolRules;
 use tasks_core::plan::StateKey;
 use tasks_core::plan::ParamHeader;
 use tasks_core::plan::{parse_envelope, plan, plan_envelope, plan_typed, Plan, ServerView};
-use tasks_core::{ClientCapability, JsonObject, Method, TaskPolicy, Timestamp};
+use tasks_core::{JsonObject, Method, TaskPolicy, Timestamp};
+use tasks_core::input::ClientCapability;
 use tasks_http::Head;
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tasks_runtime::{MemoryStore, Store};
+use tasks_runtime::store::{MemoryStore, Store};
 use tasks_store_postgres::{PostgresOptions, PostgresStore};
 use tasks_store_sqlite::{SqliteOptions, SqliteStore};
 

@@ -150,10 +150,6 @@ pub use error::{
 };
 pub use event::Event;
 pub use id::{TaskId, TaskIdError, TASK_ID_RANDOM_BYTES};
-pub use input::{
-    ClientCapability, ElicitAnswer, InputRequest, InputResponse, Root, SamplingAnswer,
-    SamplingRequest,
-};
 pub use logging::{LogLevel, UnknownLogLevel};
 pub use method::{Feature, Method};
 pub use negotiation::{progress_token, Decision, RequestMeta, TaskPolicy};

@@ -8,7 +8,7 @@
 //! * an input key is unique for the task's lifetime: asking again under a pending key with the
 //!   same request is a no-op, with a different request (or after it was answered) an error;
 //! * responses for keys that are not outstanding are ignored; a response for an outstanding
-//!   key must fit its request ([`InputRequest::check_response`](crate::InputRequest::check_response)),
+//!   key must fit its request ([`InputRequest::check_response`](crate::input::InputRequest::check_response)),
 //!   or the whole event is refused and nothing is applied; answered keys leave
 //!   `inputRequests`; with none left the task returns to `working`;
 //! * `statusMessage` says what the task waits for: `Waiting for input: <keys>` while

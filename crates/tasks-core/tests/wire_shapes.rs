@@ -6,11 +6,12 @@ use std::collections::BTreeMap;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
+use tasks_core::input::InputRequest;
 use tasks_core::wire::{
     complete, CacheScope, DiscoverResult, InputRequiredResult, LogParams, ProgressParams,
     ResultType, ToolEntry, ToolsListResult,
 };
-use tasks_core::{InputRequest, JsonObject, LogLevel};
+use tasks_core::{JsonObject, LogLevel};
 
 fn object(value: Value) -> JsonObject {
     value.as_object().cloned().unwrap()

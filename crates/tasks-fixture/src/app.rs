@@ -16,8 +16,8 @@ use futures_util::future::{Either as EitherFuture, FutureExt as _, Map};
 use http::{HeaderName, HeaderValue, Method, Request};
 use http_body_util::Either;
 use tasks_core::McpError;
-use tasks_http::service::{HttpBody, ResponseFuture};
 use tasks_http::McpService;
+use tasks_http::{HttpBody, ResponseFuture};
 use tasks_http::{McpResponse, Principal};
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 use tower_service::Service;
@@ -60,10 +60,7 @@ pub fn router(mcp: McpService, settings: &Settings) -> Router {
                 async move {
                     let text = dispatcher.encode_metrics().await;
                     (
-                        [(
-                            http::header::CONTENT_TYPE,
-                            tasks_http::metrics::CONTENT_TYPE,
-                        )],
+                        [(http::header::CONTENT_TYPE, tasks_http::METRICS_CONTENT_TYPE)],
                         text,
                     )
                 }
@@ -71,7 +68,7 @@ pub fn router(mcp: McpService, settings: &Settings) -> Router {
             .fallback(|| async { get_only(ENDPOINT_PATH) }),
         )
         .merge(endpoint)
-        .fallback(|| async { tasks_http::service::not_found(ENDPOINT_PATH) })
+        .fallback(|| async { tasks_http::not_found(ENDPOINT_PATH) })
 }
 
 /// The body of an [`App`] response: the MCP service's own, or the router's.
@@ -159,7 +156,7 @@ async fn bearer_principal(mut request: axum::extract::Request, next: Next) -> Re
         }
         None => {
             let refusal = McpResponse::error(None, &McpError::Unauthorized);
-            let mut response = tasks_http::service::into_http(refusal).map(axum::body::Body::new);
+            let mut response = tasks_http::into_http(refusal).map(axum::body::Body::new);
             response.headers_mut().insert(
                 http::header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("Bearer"),

@@ -19,9 +19,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tasks_core::TaskStatus;
 use tasks_http::ServerBuilder;
-use tasks_runtime::{
-    text_result, RuntimeConfig, Scope, Store, TaskRuntime, Tool, ToolRegistry, Work,
-};
+use tasks_runtime::store::Store;
+use tasks_runtime::{text_result, RuntimeConfig, Scope, TaskRuntime, Tool, ToolRegistry, Work};
 use tokio::sync::Notify;
 
 const V2025: &str = "2025-11-25";

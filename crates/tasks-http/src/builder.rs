@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use http::request::Parts;
 use tasks_core::McpError;
+use tasks_runtime::store::{MemoryStore, Store};
 use tasks_runtime::{
-    LeaseConfig, Limits, ListChanges, MemoryStore, Principal, PrincipalKey, RuntimeConfig, Scope,
-    ScopeKey, Store, TaskRuntime, Tool, ToolRegistry,
+    LeaseConfig, Limits, ListChanges, Principal, PrincipalKey, RuntimeConfig, Scope, ScopeKey,
+    TaskRuntime, Tool, ToolRegistry,
 };
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::task::JoinHandle;

@@ -233,7 +233,7 @@ impl Dispatcher {
         &self.shared.metrics
     }
 
-    /// Every metric as OpenMetrics text ([`crate::metrics::CONTENT_TYPE`]), for a
+    /// Every metric as OpenMetrics text ([`crate::METRICS_CONTENT_TYPE`]), for a
     /// `GET /metrics` route of the host application. Reads the store's task counts first
     /// ([`TaskRuntime::refresh_status_counts`]).
     pub async fn encode_metrics(&self) -> String {

@@ -136,12 +136,12 @@ mod config;
 mod dispatcher;
 mod head;
 mod methods;
-pub mod metrics;
+mod metrics;
 mod origin;
 mod principal;
-pub mod response;
-pub mod server;
-pub mod service;
+mod response;
+mod server;
+mod service;
 #[cfg(feature = "sessions")]
 mod sessions;
 #[cfg(not(feature = "sessions"))]
@@ -153,13 +153,20 @@ pub use builder::{RunningServer, ServerBuilder, DEFAULT_MAX_BODY_BYTES};
 pub use config::{DispatchConfig, SessionConfig};
 pub use dispatcher::{Dispatcher, PrincipalFn};
 pub use head::Head;
-pub use metrics::Metrics;
+pub use metrics::{Metrics, CONTENT_TYPE as METRICS_CONTENT_TYPE};
 pub use origin::HostPolicy;
 pub use principal::Principal;
-pub use response::BodyError;
-pub use response::{McpResponse, ResponseBody};
-pub use server::{serve, shutdown_signal};
-pub use service::{McpHandle, McpService};
+pub use response::{
+    error_bytes, notification_bytes, result_bytes, BodyError, McpResponse, MessageStream,
+    ResponseBody,
+};
+pub use server::{
+    serve, shutdown_signal, H2_KEEP_ALIVE, HEADER_READ_TIMEOUT, MAX_CONNECTIONS, SHUTDOWN_GRACE,
+};
+pub use service::{
+    into_http, not_found, HttpBody, McpHandle, McpService, ResponseFuture, DRAIN_LIMIT,
+    DRAIN_TIMEOUT, KEEP_ALIVE, KEEP_ALIVE_COMMENT, READ_TIMEOUT, RETRY_AFTER_SECS,
+};
 /// What [`ServerBuilder::list_changes`] takes: the list-change announcements
 /// ([`tasks_runtime::ListChanges`], re-exported so that a server needs no other crate for it).
 pub use tasks_runtime::ListChanges;
@@ -185,7 +192,8 @@ pub mod prelude {
     pub use crate::ServerBuilder;
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
-    pub use tasks_core::{ClientCapability, ElicitAnswer, TaskPolicy};
+    pub use tasks_core::input::{ClientCapability, ElicitAnswer};
+    pub use tasks_core::TaskPolicy;
     pub use tasks_runtime::{
         error_result, load_or_create_secret, text_result, Elicited, Json, Recovery, Tool,
         ToolContext, ToolError,

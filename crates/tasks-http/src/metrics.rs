@@ -1,5 +1,5 @@
 //! The server's metrics: [`Metrics`] is the runtime's
-//! [`ServerMetrics`](tasks_runtime::ServerMetrics) (requests by method and JSON-RPC outcome,
+//! [`ServerMetrics`](tasks_runtime::server_metrics::ServerMetrics) (requests by method and JSON-RPC outcome,
 //! their latency, listen streams, store-unavailable refusals and the task lifecycle, in one
 //! `prometheus-client` registry with the prefix `mcp`); this module adds how a request's
 //! `method` label is read from its head.

@@ -14,8 +14,9 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use http_body_util::BodyExt as _;
 use serde_json::{json, Value};
-use tasks_core::{ClientCapability, JsonRpcError, LogLevel, TaskPolicy, TaskStatus};
-use tasks_http::response::MessageStream;
+use tasks_core::input::ClientCapability;
+use tasks_core::{JsonRpcError, LogLevel, TaskPolicy, TaskStatus};
+use tasks_http::MessageStream;
 use tasks_http::{Dispatcher, McpResponse, ResponseBody};
 use tasks_runtime::{text_result, ListChanges, ListKind, Tool, ToolContext, ToolError};
 use tasks_test_support::dispatcher::*;
@@ -330,7 +331,7 @@ async fn progress_streams_increasing_notifications_then_the_result() {
 /// `<status>\n<content-type>|<cache-control>|<x-accel-buffering>\n<body bytes>` of the HTTP
 /// response the hyper adapter writes for `reply`.
 async fn http_wire(reply: Reply) -> String {
-    let response = tasks_http::service::into_http(McpResponse {
+    let response = tasks_http::into_http(McpResponse {
         status: reply.status,
         body: reply.body,
         session_id: reply.session_id,

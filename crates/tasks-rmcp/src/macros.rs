@@ -111,7 +111,8 @@ mod tests {
     use rmcp::model::SubscriptionFilter;
     use rmcp::service::SubscriptionContext;
     use rmcp::{ErrorData, ServerHandler};
-    use tasks_runtime::{MemoryStore, RuntimeConfig, TaskRuntime, ToolRegistry};
+    use tasks_runtime::store::MemoryStore;
+    use tasks_runtime::{RuntimeConfig, TaskRuntime, ToolRegistry};
 
     use crate::TasksBridge;
 

@@ -80,8 +80,8 @@ impl Clock for TokioClock {
 }
 
 /// A clock that never goes back and never reads below a floor: the highest time the store has
-/// acted on ([`crate::Store::time_floor`]). [`crate::TaskRuntime`] wraps its clock in one unless
-/// the store brings its own ([`crate::Store::clock`]).
+/// acted on ([`crate::store::Store::time_floor`]). [`crate::TaskRuntime`] wraps its clock in one unless
+/// the store brings its own ([`crate::store::Store::clock`]).
 ///
 /// When the wrapped clock steps back (the host's clock was set back, before a restart or
 /// while running), readings stand still at the highest one handed out until the wrapped clock

@@ -29,7 +29,7 @@ pub struct Limits {
     pub reap_interval: Duration,
     /// Longest one task store call may take (a stalled database connection, a pool with no
     /// free connection): a call still unanswered then counts as failed
-    /// ([`StoreError::Interrupted`](crate::StoreError::Interrupted)); a request is answered
+    /// ([`StoreError::Interrupted`](crate::store::StoreError::Interrupted)); a request is answered
     /// -32603 `Task store unavailable: …` (HTTP 503). A lease renewal gets at most half a
     /// [`LeaseConfig::tick`] instead ([`RuntimeConfig::renewal_deadline`]). Default 10 s.
     pub store_deadline: Duration,
@@ -130,7 +130,7 @@ pub struct LeaseConfig {
     /// How often the node renews its lease and looks for orphaned tasks to take over.
     /// Default 2 s; keep it well under `lease`.
     pub tick: Duration,
-    /// With a store shared by several nodes ([`crate::Store::changes`]): how often the node
+    /// With a store shared by several nodes ([`crate::store::Store::changes`]): how often the node
     /// re-reads the tasks of its own workers, so that an answer or a cancellation made on
     /// another node whose hint was lost still reaches the worker. Default 5 s.
     pub sweep: Duration,
@@ -228,10 +228,10 @@ pub struct RuntimeConfig {
     /// and its transport's ([`Randomness`](crate::Randomness)). Default: the operating system's CSPRNG.
     pub entropy: crate::entropy::Randomness,
     /// The clock the runtime reads, when set; `None` (the default): the store's clock
-    /// ([`Store::clock`](crate::Store::clock)) when it has one, else the wall clock
+    /// ([`Store::clock`](crate::store::Store::clock)) when it has one, else the wall clock
     /// ([`TokioClock`](crate::TokioClock)). Unless the store brings its own clock, the runtime
     /// makes it [`Monotonic`](crate::Monotonic) from the store's
-    /// [`Store::time_floor`](crate::Store::time_floor).
+    /// [`Store::time_floor`](crate::store::Store::time_floor).
     pub clock: Option<crate::clock::SharedClock>,
     /// The key that seals each task's caller into its stored work
     /// ([`Creation::caller`](crate::Creation::caller)). `None` (the

@@ -8,10 +8,11 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tasks_core::input::missing_capabilities;
-use tasks_core::{
-    ClientCapability, ElicitAnswer, InputRequest, InputResponse, JsonObject, LogLevel, McpError,
-    Progress, Root, SamplingAnswer, SamplingRequest, TaskId,
+use tasks_core::input::{
+    ClientCapability, ElicitAnswer, InputRequest, InputResponse, Root, SamplingAnswer,
+    SamplingRequest,
 };
+use tasks_core::{JsonObject, LogLevel, McpError, Progress, TaskId};
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 

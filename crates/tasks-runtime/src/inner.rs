@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 
 use async_trait::async_trait;
-use tasks_core::{apply, Event, InputRequest, InputResponse, McpError, ReduceError, Task, TaskId};
+use tasks_core::input::{InputRequest, InputResponse};
+use tasks_core::{apply, Event, McpError, ReduceError, Task, TaskId};
 use tokio::sync::{broadcast, oneshot, Semaphore};
 use tokio_util::sync::CancellationToken;
 

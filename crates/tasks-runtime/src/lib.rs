@@ -1,6 +1,6 @@
 //! # tasks-runtime
 //!
-//! Everything a server needs to run MCP tasks, independent of any transport: a [`Store`] trait
+//! Everything a server needs to run MCP tasks, independent of any transport: a [`Store`](store::Store) trait
 //! with an in-memory implementation, the [`TaskRuntime`] that creates tasks and runs their
 //! workers, input parking (`input_required` ↔ `tasks/update`), cancellation, TTL and reaping,
 //! capacity limits, a broadcast stream of status changes, and the waits built on it
@@ -11,7 +11,7 @@
 //! `list_roots`) parks the task until `tasks/update` answers; in a synchronous call it ends the
 //! call with an MRTR `input_required` result instead. Either way the client is only ever asked
 //! for input its request declared it can give, and every answer is checked against the request
-//! it answers before the tool sees it, typed ([`tasks_core::InputResponse`]).
+//! it answers before the tool sees it, typed ([`tasks_core::input::InputResponse`]).
 //!
 //! A tool's arguments can be a Rust type ([`Tool::typed`]): the `inputSchema` is generated
 //! from it with schemars, and arguments that do not fit are answered before the tool runs. So
@@ -25,7 +25,8 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use tasks_core::{ClientCapability, ElicitAnswer, TaskPolicy};
+//! use tasks_core::TaskPolicy;
+//! use tasks_core::input::{ClientCapability, ElicitAnswer};
 //! use tasks_runtime::{Tool, text_result};
 //!
 //! let tool = Tool::new("confirm_delete", "Deletes a file after asking the user", |ctx| async move {
@@ -73,7 +74,7 @@
 //! |---|---|
 //! | `executor` ([`Executor`]: the core's plans carried out, the same for every host) | `runtime`, `creation`, `drive`, `sync`, `registry`, `scope`, `work` |
 //! | `lifecycle` ([`Node`]: start and shutdown) | `runtime` |
-//! | `server_metrics` ([`ServerMetrics`]: a host's requests and streams, and the runtime's metrics, in one registry) | `runtime`, `metrics` |
+//! | `server_metrics` ([`ServerMetrics`](server_metrics::ServerMetrics): a host's requests and streams, and the runtime's metrics, in one registry) | `runtime`, `metrics` |
 //! | `sessions` (the live 2025 sessions: their state, rounds, input delivery, tasks, and the drivers of their exchanges) | `server_metrics`, `feed`, `runtime`, `creation`, `wait`, `sync`, `notify`, `registry`, `entropy`, `list_changes`, `scope`, `work`, `lock` |
 //! | `listen` ([`ListenRun`]: a listen stream carried out, the same for every host) | `feed`, `runtime`, `list_changes`, `wait`, `scope` |
 //! | `feed` ([`Feed`]: what a long-lived stream follows) | `runtime`, `list_changes`, `wait`, `scope` |
@@ -95,7 +96,7 @@
 //! | `status` (coalesced status messages and progress) | `port`, `store`, `scope`, `lock` |
 //! | `port` (what a context needs of the runtime) | `store`, `error`, `scope` |
 //! | `metrics` | `store` |
-//! | `store` (the [`Store`] trait, the memory store, the metered wrapper) | `metrics`, `expiry`, `clock`, `work`, `scope`, `lock` |
+//! | `store` (the [`Store`](store::Store) trait, the memory store, the metered wrapper) | `metrics`, `expiry`, `clock`, `work`, `scope`, `lock` |
 //! | `config` | `entropy`, `clock`, `seal` |
 //! | `work` | `seal`, `scope` |
 //! | `seal` (a task's caller, sealed into its work) | `scope` |
@@ -105,9 +106,9 @@
 //!
 //! ## Testing a store
 //!
-//! The store contract suite, every rule of the [`Store`] documentation as a check that panics
+//! The store contract suite, every rule of the [`Store`](store::Store) documentation as a check that panics
 //! when a store breaks it, is the `tasks-store-contract` crate: a crate that implements
-//! [`Store`] depends on it in its `[dev-dependencies]` and calls its `run_all` on fresh stores.
+//! [`Store`](store::Store) depends on it in its `[dev-dependencies]` and calls its `run_all` on fresh stores.
 
 pub mod catalog;
 mod clock;
@@ -173,12 +174,6 @@ pub use runtime::TaskRuntime;
 pub use scope::{Caller, Principal, Scope, ScopeKey};
 pub use seal::{PrincipalKey, SealedPrincipal, NONCE_BYTES as SEAL_NONCE_BYTES};
 pub use secret::{load_or_create_secret, MIN_SECRET_BYTES, SECRET_BYTES};
-pub use server_metrics::ServerMetrics;
-pub use store::memory::MemoryStore;
-pub use store::{
-    Authority, CasOutcome, Change, Claimed, Created, Lease, Liveness, NodeId, Snapshot,
-    StatusCounts, Store, StoreError,
-};
 pub use sync::{run_sync, SyncCall, SyncOutcome};
 pub use wait::{Changes, TaskWait, Wake};
 pub use work::{Work, MAX_ANSWER_DEPTH, MAX_WORK_DEPTH};

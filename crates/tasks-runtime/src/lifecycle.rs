@@ -30,7 +30,8 @@ use crate::runtime::TaskRuntime;
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use tasks_runtime::{text_result, MemoryStore, RuntimeConfig, Scope, TaskRuntime, Tool, ToolRegistry, Work};
+/// use tasks_runtime::{text_result, RuntimeConfig, Scope, TaskRuntime, Tool, ToolRegistry, Work};
+/// use tasks_runtime::store::MemoryStore;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), tasks_core::McpError> {

@@ -36,7 +36,7 @@ struct OutcomeLabel {
     outcome: &'static str,
 }
 
-/// The `operation` label of a store call: the [`Store`](crate::Store) method's name.
+/// The `operation` label of a store call: the [`Store`](crate::store::Store) method's name.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OperationLabel {
     operation: &'static str,
@@ -352,7 +352,7 @@ impl RuntimeMetrics {
         }
     }
 
-    /// Sets the quarantined-task gauge from the store's count ([`crate::Store::quarantined`]).
+    /// Sets the quarantined-task gauge from the store's count ([`crate::store::Store::quarantined`]).
     pub(crate) fn set_quarantined(&self, count: u64) {
         self.quarantined
             .set(i64::try_from(count).unwrap_or(i64::MAX));

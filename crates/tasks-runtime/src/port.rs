@@ -2,7 +2,8 @@
 //! runtime in the module graph and reaches it only through this port.
 
 use async_trait::async_trait;
-use tasks_core::{Event, InputRequest, InputResponse, TaskId};
+use tasks_core::input::{InputRequest, InputResponse};
+use tasks_core::{Event, TaskId};
 use tokio::sync::oneshot;
 
 use crate::error::ToolError;

@@ -85,7 +85,7 @@ pub(crate) async fn claim_pass(inner: &Arc<Inner>) -> Result<usize, McpError> {
 enum Adopted {
     /// Every task this node held under a claim has a worker now; this many were started.
     All(usize),
-    /// The store cannot list what a node holds ([`crate::Store::held`] answered `None`).
+    /// The store cannot list what a node holds ([`crate::store::Store::held`] answered `None`).
     Unknowable,
 }
 

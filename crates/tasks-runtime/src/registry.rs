@@ -10,9 +10,10 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
+use tasks_core::input::ClientCapability;
 use tasks_core::plan::ToolRules;
 use tasks_core::plan::{param_headers, ParamHeader};
-use tasks_core::{ClientCapability, JsonObject, McpError, TaskPolicy};
+use tasks_core::{JsonObject, McpError, TaskPolicy};
 
 use crate::context::{bounded, check_arguments, ToolContext, ToolError};
 use crate::form::Forms;
@@ -157,7 +158,7 @@ impl fmt::Debug for ToolPolicy {
 /// Recovery: this node's lease, taking over the tasks of dead nodes, and what happens to them.
 ///
 /// Every tick ([`crate::config::LeaseConfig::tick`]) the node renews its lease, then claims
-/// orphaned tasks ([`crate::Store::claim_orphans`]): tasks whose node died (a crash, a
+/// orphaned tasks ([`crate::store::Store::claim_orphans`]): tasks whose node died (a crash, a
 /// `kill -9`, a lease that ran out). A durable store on one host makes the previous process's
 /// tasks orphans at start-up, so the same claim path recovers them. Each claimed task is then
 /// failed or re-run according to its tool's [`Recovery`] policy.
@@ -182,7 +183,7 @@ impl fmt::Debug for ToolPolicy {
 ///   Claiming only as many as there are free slots would leave a crashed node's parked tasks
 ///   (which hold no slot) unrecovered for a long time.
 /// * An attempt is a run: a claim charges none. A re-run charges its attempt
-///   ([`crate::Store::charge_attempt`]) once it has its slot, right before the tool starts, so a
+///   ([`crate::store::Store::charge_attempt`]) once it has its slot, right before the tool starts, so a
 ///   node that claims tasks and dies before it had slots for them uses up none of their
 ///   attempts. `max_attempts` is checked at the claim against the runs already started.
 /// * No per-task expiry timers: the reaper stops the local worker of an expired task, as before.

@@ -561,7 +561,7 @@ impl TaskRuntime {
     /// # Errors
     /// * -32602 `Unknown or inaccessible taskId`;
     /// * -32602 `Invalid input response for <key>: <reason>` when a response to an outstanding
-    ///   key does not fit its request ([`tasks_core::InputRequest::check_response`]); then
+    ///   key does not fit its request ([`tasks_core::input::InputRequest::check_response`]); then
     ///   nothing of the update is applied and the task is unchanged;
     /// * -32602 `Invalid input response for <key>: the value nests N levels deep, more than the
     ///   123 allowed` (or `…: a member name is reserved: …`) when a response would not read back

@@ -1,5 +1,5 @@
 //! The behavioural contract every [`Store`] implementation must satisfy, for
-//! [`tasks_runtime::Store`] implementations to run from their own tests (as rustls keeps its
+//! [`tasks_runtime::store::Store`] implementations to run from their own tests (as rustls keeps its
 //! provider tests apart from the providers).
 //!
 //! Each `pub async fn` here checks one rule of the [`Store`] documentation and panics (with a
@@ -17,7 +17,7 @@
 //! rule) or change the helpers and fixtures (ids, times, nodes, limits).
 //!
 //! ```
-//! use tasks_runtime::MemoryStore;
+//! use tasks_runtime::store::MemoryStore;
 //! use tasks_store_contract as contract;
 //!
 //! # let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -38,9 +38,10 @@ use std::future::Future;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
+use tasks_core::input::InputRequest;
 use tasks_core::{
-    apply, CapacityLimit, Event, InputRequest, JsonObject, NewTask, Task, TaskId, TaskStatus,
-    TaskUpdate, Timestamp,
+    apply, CapacityLimit, Event, JsonObject, NewTask, Task, TaskId, TaskStatus, TaskUpdate,
+    Timestamp,
 };
 
 use tasks_runtime::store::{
@@ -1209,7 +1210,7 @@ async fn create_by<S: Store + ?Sized>(
     name: &str,
     node: NodeId,
     ttl: u64,
-) -> tasks_runtime::Created {
+) -> tasks_runtime::store::Created {
     store
         .create(
             new_task(name, Some(ttl)),

@@ -22,8 +22,9 @@ use tasks_core::{McpError, TaskStatus, Timestamp};
 use tokio::sync::Notify;
 
 use crate::{work, T0};
+use tasks_runtime::store::Store;
 use tasks_runtime::{
-    text_result, Clock, RuntimeConfig, Scope, Store, TaskRuntime, Tool, ToolRegistry, Wake,
+    text_result, Clock, RuntimeConfig, Scope, TaskRuntime, Tool, ToolRegistry, Wake,
 };
 
 /// How long any expected wake-up may take.

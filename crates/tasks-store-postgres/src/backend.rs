@@ -9,7 +9,7 @@
 //! * Anything else (a constraint, data that does not decode) is [`StoreError::Backend`].
 
 use deadpool_postgres::PoolError;
-use tasks_runtime::StoreError;
+use tasks_runtime::store::StoreError;
 
 /// A driver error as one line: the server's message and SQLSTATE when it is a database
 /// error, the driver's description and its causes otherwise.

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use deadpool_postgres::Pool;
 use tasks_core::TaskId;
-use tasks_runtime::StoreError;
+use tasks_runtime::store::StoreError;
 
 use crate::feed::Hinter;
 use crate::sql::Sql;

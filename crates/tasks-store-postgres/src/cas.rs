@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use deadpool_postgres::{ClientWrapper, Pool};
 use tasks_core::{Task, TaskId, TaskUpdate, Timestamp};
-use tasks_runtime::{Authority, CasOutcome, Scope, Snapshot, StoreError};
+use tasks_runtime::store::{Authority, CasOutcome, Snapshot, StoreError};
+use tasks_runtime::Scope;
 use tokio::sync::oneshot;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
@@ -41,7 +42,7 @@ pub(crate) struct Item {
     reply: oneshot::Sender<Result<Option<Current>, StoreError>>,
 }
 
-/// [`tasks_runtime::Store::transition`].
+/// [`tasks_runtime::store::Store::transition`].
 pub(crate) async fn transition(
     db: &Db,
     queue: &Batcher<Item>,

@@ -21,7 +21,7 @@ use crate::target::describe;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long a call may wait for a free pooled connection (every one busy, or stalled) before
-/// it is refused with [`tasks_runtime::StoreError::Unavailable`]: nothing was sent, so a
+/// it is refused with [`tasks_runtime::store::StoreError::Unavailable`]: nothing was sent, so a
 /// request is told that nothing changed. Shorter than the runtime's default store deadline
 /// (10 s), which would answer a write "outcome unknown".
 const POOL_WAIT: Duration = Duration::from_secs(5);

@@ -12,10 +12,10 @@ const CHUNK: i64 = 500;
 /// A fresh token for a `pending_counts` row: 64 random bits, so tokens of concurrent creates
 /// and transitions, on any node, never meet (a collision would only fail that one call: its
 /// row's insert breaks the primary key and its transaction rolls back).
-pub(crate) fn token() -> Result<i64, tasks_runtime::StoreError> {
+pub(crate) fn token() -> Result<i64, tasks_runtime::store::StoreError> {
     let mut bytes = [0u8; 8];
     getrandom::fill(&mut bytes).map_err(|e| {
-        tasks_runtime::StoreError::Backend(format!("postgres: no random token: {e}"))
+        tasks_runtime::store::StoreError::Backend(format!("postgres: no random token: {e}"))
     })?;
     Ok(i64::from_ne_bytes(bytes))
 }
@@ -40,7 +40,7 @@ pub(crate) async fn settle_many(
 pub(crate) async fn settle_stale(
     client: &Client,
     sql: &Sql,
-) -> Result<u64, tasks_runtime::StoreError> {
+) -> Result<u64, tasks_runtime::store::StoreError> {
     let statement = client
         .prepare_cached(&sql.settle_stale)
         .await

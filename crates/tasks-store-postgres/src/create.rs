@@ -8,7 +8,8 @@ use std::sync::Arc;
 use deadpool_postgres::Pool;
 use tasks_core::{CapacityLimit, NewTask, Task, TaskId};
 use tasks_runtime::store::CreateLimits;
-use tasks_runtime::{Created, Lease, NodeId, Scope, Snapshot, StoreError, Work};
+use tasks_runtime::store::{Created, Lease, NodeId, Snapshot, StoreError};
+use tasks_runtime::{Scope, Work};
 use tokio::sync::oneshot;
 use tokio_postgres::types::ToSql;
 
@@ -56,7 +57,7 @@ impl Verdict {
     }
 }
 
-/// [`tasks_runtime::Store::create`].
+/// [`tasks_runtime::store::Store::create`].
 pub(crate) async fn create(
     db: &Db,
     queue: &Batcher<Item>,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use deadpool_postgres::{Object, Pool};
 use tasks_core::TaskId;
-use tasks_runtime::StoreError;
+use tasks_runtime::store::StoreError;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -31,7 +31,7 @@ pub(crate) struct Db {
     /// Terminal tasks this instance has read (they never change again).
     pub(crate) settled: SettledTasks,
     /// How many rows this instance has quarantined since it connected
-    /// ([`tasks_runtime::Store::quarantined`]).
+    /// ([`tasks_runtime::store::Store::quarantined`]).
     pub(crate) quarantined: AtomicU64,
     /// Stops the background tasks (the feed, the clock's refresh, the batch collectors).
     pub(crate) stop: CancellationToken,

@@ -1,6 +1,6 @@
 //! Node leases and claims of orphaned tasks.
 use tasks_core::{TaskId, Timestamp};
-use tasks_runtime::{Claimed, Lease, Liveness, NodeId, Snapshot, StoreError};
+use tasks_runtime::store::{Claimed, Lease, Liveness, NodeId, Snapshot, StoreError};
 use tokio_postgres::Row;
 
 use crate::backend;
@@ -8,7 +8,7 @@ use crate::db::Db;
 use crate::quarantine::{self, Opened, Stored};
 use crate::sql::{big, ms};
 
-/// [`tasks_runtime::Store::register_node`].
+/// [`tasks_runtime::store::Store::register_node`].
 pub(crate) async fn register(
     db: &Db,
     node: &NodeId,
@@ -30,7 +30,7 @@ pub(crate) async fn register(
     Ok(())
 }
 
-/// [`tasks_runtime::Store::heartbeat`]: an expired lease is deleted in the same statement,
+/// [`tasks_runtime::store::Store::heartbeat`]: an expired lease is deleted in the same statement,
 /// so it is never revived, and a missing node is [`Liveness::Lost`].
 pub(crate) async fn heartbeat(
     db: &Db,
@@ -63,7 +63,7 @@ pub(crate) async fn heartbeat(
     })
 }
 
-/// [`tasks_runtime::Store::retire_node`].
+/// [`tasks_runtime::store::Store::retire_node`].
 pub(crate) async fn retire(db: &Db, node: &NodeId) -> Result<(), StoreError> {
     let client = db.client().await?;
     let statement = client
@@ -77,7 +77,7 @@ pub(crate) async fn retire(db: &Db, node: &NodeId) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// [`tasks_runtime::Store::claim_orphans`]: first forgets the expired nodes (their later
+/// [`tasks_runtime::store::Store::claim_orphans`]: first forgets the expired nodes (their later
 /// heartbeats answer `Lost`; a heartbeat racing this waits for the row and re-checks it), then
 /// claims in one statement with a fresh snapshot, so a node whose renewal committed first is
 /// alive to the claim. A claimed row that does not decode is quarantined (its task fails) and
@@ -126,7 +126,7 @@ pub(crate) async fn claim(
     Ok(claimed)
 }
 
-/// [`tasks_runtime::Store::held`]: one read, or more when rows that do not decode were left
+/// [`tasks_runtime::store::Store::held`]: one read, or more when rows that do not decode were left
 /// out (quarantined, as [`claim`] does).
 pub(crate) async fn held(
     db: &Db,
@@ -155,7 +155,7 @@ pub(crate) async fn held(
     }
 }
 
-/// [`tasks_runtime::Store::charge_attempt`]: one statement, so the lease is checked and the
+/// [`tasks_runtime::store::Store::charge_attempt`]: one statement, so the lease is checked and the
 /// attempt raised under the row's lock. Durable on return (the pool's connections commit with
 /// `synchronous_commit` on).
 pub(crate) async fn charge_attempt(

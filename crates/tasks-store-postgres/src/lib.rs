@@ -1,5 +1,5 @@
 //! A task store in PostgreSQL, shared by several nodes: [`PostgresStore`] implements
-//! [`tasks_runtime::Store`] with the semantics of the in-memory store (the shared contract
+//! [`tasks_runtime::store::Store`] with the semantics of the in-memory store (the shared contract
 //! suite passes against it), and every node connected to the same database and schema sees
 //! the same tasks.
 //!
@@ -171,14 +171,14 @@
 //! flushed after it; a settlement lost in a crash leaves its `pending_counts` row, which a
 //! reap settles (see [Capacity counters](#capacity-counters)). Sessions also set `statement_timeout=5s` and
 //! `lock_timeout=2s`, so a stuck statement or lock fails the call
-//! ([`StoreError::Unavailable`](tasks_runtime::StoreError::Unavailable): it was rolled back)
+//! ([`StoreError::Unavailable`](tasks_runtime::store::StoreError::Unavailable): it was rolled back)
 //! instead of hanging it, and
 //! `idle_in_transaction_session_timeout=10s`, so a node paused (SIGSTOP, a frozen VM) between
 //! two statements of a transaction cannot hold its row locks for longer.
 //! No connection to be had from the pool is
-//! [`StoreError::Unavailable`](tasks_runtime::StoreError::Unavailable) (nothing was sent); a
+//! [`StoreError::Unavailable`](tasks_runtime::store::StoreError::Unavailable) (nothing was sent); a
 //! connection lost while a call ran (terminated, reset) is
-//! [`StoreError::Interrupted`](tasks_runtime::StoreError::Interrupted) (a write may have
+//! [`StoreError::Interrupted`](tasks_runtime::store::StoreError::Interrupted) (a write may have
 //! committed), except for a read, which runs once more on a fresh connection first; other SQL
 //! failures are `StoreError::Backend`. Their text is for logs only and never contains the
 //! connection password. A server that accepts but never answers is bounded by the runtime's
@@ -191,7 +191,7 @@
 //! given, never at the database's `now()`. The contract suite relies on that.
 //!
 //! So that every node's `now` agrees, the store offers the database server's clock as
-//! [`Store::clock`](tasks_runtime::Store::clock), which the runtime then uses for every `now`
+//! [`Store::clock`](tasks_runtime::store::Store::clock), which the runtime then uses for every `now`
 //! it passes in (lease and expiry decisions included: they still take `now` from the caller,
 //! and the caller's `now` is this clock). It reads without a round trip: the local monotonic
 //! clock (`std::time::Instant`, real time, not tokio's) plus an offset to the server's
@@ -212,11 +212,11 @@
 //!
 //! Several nodes (processes) share the schema; a node waiting for a task that another node
 //! runs (a `tasks/result`, a status subscription) needs to hear of that node's commits.
-//! [`Store::changes`](tasks_runtime::Store::changes) gives hints: `Change::Task { id,
+//! [`Store::changes`](tasks_runtime::store::Store::changes) gives hints: `Change::Task { id,
 //! revision }` for each task that *another* store instance committed (a create, a committed
 //! transition, each task taken by `claim_orphans`, whose revision a claim keeps), and
 //! `Change::Resync` when hints may have been lost. A hint only says "re-read this task"; the
-//! state always comes from [`Store::load`](tasks_runtime::Store::load).
+//! state always comes from [`Store::load`](tasks_runtime::store::Store::load).
 //!
 //! It runs on PostgreSQL `LISTEN`/`NOTIFY`, out of band:
 //!
@@ -242,7 +242,7 @@
 //!   keepalive on). Each time it connects it runs
 //!   `LISTEN`, then sends `Change::Resync` (everything committed before is re-read, everything
 //!   after is hinted), then forwards the other instances' hints to every receiver of
-//!   [`Store::changes`](tasks_runtime::Store::changes) (a `tokio::sync::broadcast` channel of
+//!   [`Store::changes`](tasks_runtime::store::Store::changes) (a `tokio::sync::broadcast` channel of
 //!   4096; a receiver that falls behind gets `RecvError::Lagged`, to be treated as `Resync`).
 //!   A `SELECT 1` every 5 s (answered within 5 s) finds a dead connection; on any failure it
 //!   reconnects after a backoff (100 ms doubling to 5 s), and the `Resync` follows the new
@@ -325,7 +325,7 @@
 //! lowered as a reap does). The read carries on: `get` answers the failed task, `list` and
 //! `load` include it, a claim pass leaves it out and claims others in its place, so no pass
 //! fails as a whole. Each quarantine is logged once (`warn`, `task_id` and the reason, which
-//! is for operators only) and counted by [`Store::quarantined`](tasks_runtime::Store::quarantined).
+//! is for operators only) and counted by [`Store::quarantined`](tasks_runtime::store::Store::quarantined).
 //! The store never deletes from `quarantined_tasks`: an operator reads, repairs or drops its
 //! rows. The failed task is reaped as any other once expired.
 //!

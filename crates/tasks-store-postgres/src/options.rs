@@ -21,7 +21,7 @@ pub struct PostgresOptions {
     pub schema: String,
     /// The most connections the store opens (default 16). Each store call holds one
     /// connection for its duration; calls beyond this many wait for a free one, up to 5 s,
-    /// then fail with [`StoreError::Unavailable`](tasks_runtime::StoreError::Unavailable)
+    /// then fail with [`StoreError::Unavailable`](tasks_runtime::store::StoreError::Unavailable)
     /// (nothing was sent). `0` is treated as 1.
     pub pool_size: usize,
 }

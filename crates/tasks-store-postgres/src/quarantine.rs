@@ -21,7 +21,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use tasks_core::{Task, TaskId, Timestamp};
-use tasks_runtime::{Scope, Snapshot, StoreError, Work};
+use tasks_runtime::store::{Snapshot, StoreError};
+use tasks_runtime::{Scope, Work};
 use tokio_postgres::Row;
 
 use crate::backend;

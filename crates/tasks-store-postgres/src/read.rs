@@ -9,7 +9,8 @@
 use std::sync::Arc;
 
 use tasks_core::{TaskId, Timestamp};
-use tasks_runtime::{Scope, Snapshot, StoreError, Work};
+use tasks_runtime::store::{Snapshot, StoreError};
+use tasks_runtime::{Scope, Work};
 
 use crate::backend;
 use crate::db::Db;
@@ -17,7 +18,7 @@ use crate::quarantine::{self, Opened, Stored};
 use crate::sql::ms;
 use crate::text::storable;
 
-/// [`tasks_runtime::Store::get`]. A row that does not decode is quarantined and answered as
+/// [`tasks_runtime::store::Store::get`]. A row that does not decode is quarantined and answered as
 /// the `failed` task standing in its place ([`crate::quarantine`]).
 pub(crate) async fn get(
     db: &Db,
@@ -62,7 +63,7 @@ async fn snapshots(
     Ok(snapshots)
 }
 
-/// [`tasks_runtime::Store::list`]: one `SELECT … ORDER BY id LIMIT` on the scope's index. A
+/// [`tasks_runtime::store::Store::list`]: one `SELECT … ORDER BY id LIMIT` on the scope's index. A
 /// row that does not decode is quarantined and listed as the `failed` task in its place.
 pub(crate) async fn list(
     db: &Db,
@@ -82,7 +83,7 @@ pub(crate) async fn list(
     snapshots(db, &rows, now).await
 }
 
-/// [`tasks_runtime::Store::load`]: one `SELECT … WHERE id = ANY($1)`; a row that does not
+/// [`tasks_runtime::store::Store::load`]: one `SELECT … WHERE id = ANY($1)`; a row that does not
 /// decode as [`list`] answers it.
 pub(crate) async fn load(
     db: &Db,
@@ -101,7 +102,7 @@ pub(crate) async fn load(
     snapshots(db, &rows, now).await
 }
 
-/// [`tasks_runtime::Store::work`]: `None` once the task is terminal (its work was cleared),
+/// [`tasks_runtime::store::Store::work`]: `None` once the task is terminal (its work was cleared),
 /// and for a row whose work does not decode (it is quarantined: its task fails).
 pub(crate) async fn work(
     db: &Db,
@@ -126,15 +127,15 @@ pub(crate) async fn work(
     )
 }
 
-/// [`tasks_runtime::Store::task_count`]: the `counts` row, exact (expired but unreaped tasks
+/// [`tasks_runtime::store::Store::task_count`]: the `counts` row, exact (expired but unreaped tasks
 /// included).
 /// How many tasks unexpired at `now` are in each status.
 pub(crate) async fn status_counts(
     db: &Db,
     now: Timestamp,
-) -> Result<tasks_runtime::StatusCounts, StoreError> {
+) -> Result<tasks_runtime::store::StatusCounts, StoreError> {
     let now = ms(now);
-    let mut counts = tasks_runtime::StatusCounts::default();
+    let mut counts = tasks_runtime::store::StatusCounts::default();
     for row in db.rows(&db.sql.status_counts, &[&now]).await? {
         let status: String = row.try_get(0).map_err(backend::sql)?;
         let count: i64 = row.try_get(1).map_err(backend::sql)?;

@@ -5,7 +5,7 @@
 //! settlement.
 
 use tasks_core::{TaskId, Timestamp};
-use tasks_runtime::StoreError;
+use tasks_runtime::store::StoreError;
 
 use crate::backend;
 use crate::counters;
@@ -15,7 +15,7 @@ use crate::sql::ms;
 /// How many expired tasks one statement deletes.
 const CHUNK: i64 = 500;
 
-/// [`tasks_runtime::Store::reap`]. A row that another transaction holds at that moment (a
+/// [`tasks_runtime::store::Store::reap`]. A row that another transaction holds at that moment (a
 /// concurrent reaper, or a write about to be refused as expired) is left for that reaper or
 /// for the next reap.
 pub(crate) async fn reap(db: &Db, now: Timestamp) -> Result<Vec<TaskId>, StoreError> {

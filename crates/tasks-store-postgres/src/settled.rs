@@ -34,7 +34,8 @@ use std::sync::{Arc, Mutex};
 
 use hashlink::LruCache;
 use tasks_core::{Task, TaskId, Timestamp};
-use tasks_runtime::{Scope, Snapshot};
+use tasks_runtime::store::Snapshot;
+use tasks_runtime::Scope;
 
 /// Settled tasks kept at most, per store instance.
 pub(crate) const CAPACITY: usize = 16_384;

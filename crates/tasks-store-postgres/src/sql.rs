@@ -409,6 +409,8 @@ pub(crate) fn big<N: TryInto<i64>>(n: N) -> i64 {
 /// `value` (a task, a work descriptor) as JSON text, sent as `text` and cast to `json` by the
 /// statement: serialized before its batch, so that the batch can be bounded in bytes, and
 /// checked to read back (`tasks_runtime::store::encode_checked`).
-pub(crate) fn to_json(value: &impl serde::Serialize) -> Result<String, tasks_runtime::StoreError> {
+pub(crate) fn to_json(
+    value: &impl serde::Serialize,
+) -> Result<String, tasks_runtime::store::StoreError> {
     tasks_runtime::store::encode_checked("postgres", value)
 }

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::store::CreateLimits;
-use tasks_runtime::{
-    Authority, CasOutcome, Change, Claimed, Clock, Created, Lease, Liveness, NodeId, Scope,
-    Snapshot, Store, StoreError, Work,
+use tasks_runtime::store::{
+    Authority, CasOutcome, Change, Claimed, Created, Lease, Liveness, NodeId, Snapshot, Store,
+    StoreError,
 };
+use tasks_runtime::{Clock, Scope, Work};
 use tokio::sync::broadcast;
 
 use crate::batch::{self, Batcher};
@@ -152,7 +153,7 @@ impl Store for PostgresStore {
     async fn status_counts(
         &self,
         now: Timestamp,
-    ) -> Result<Option<tasks_runtime::StatusCounts>, StoreError> {
+    ) -> Result<Option<tasks_runtime::store::StatusCounts>, StoreError> {
         read::status_counts(&self.db, now).await.map(Some)
     }
 

@@ -22,7 +22,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tasks_core::{apply, Event, NewTask, TaskId, Timestamp};
 use tasks_runtime::store::CreateLimits;
-use tasks_runtime::{Authority, CasOutcome, NodeId, Scope, Store, Work};
+use tasks_runtime::store::{Authority, CasOutcome, NodeId, Store};
+use tasks_runtime::{Scope, Work};
 use tasks_store_sqlite::{SqliteOptions, SqliteStore, Synchronous};
 
 const CONCURRENCY: usize = 64;

@@ -7,9 +7,8 @@ use std::sync::Arc;
 
 use tasks_core::{Task, TaskId, Timestamp};
 use tasks_runtime::store::CreateLimits;
-use tasks_runtime::{
-    CasOutcome, Claimed, Created, Lease, Liveness, NodeId, Scope, StoreError, Work,
-};
+use tasks_runtime::store::{CasOutcome, Claimed, Created, Lease, Liveness, NodeId, StoreError};
+use tasks_runtime::{Scope, Work};
 use tokio::sync::oneshot;
 
 /// A message to the writer thread.
@@ -121,7 +120,7 @@ pub(crate) struct Cas {
     pub(crate) now: Timestamp,
 }
 
-/// [`tasks_runtime::Authority`], owned.
+/// [`tasks_runtime::store::Authority`], owned.
 pub(crate) enum Who {
     Request(Scope),
     Worker(Lease),

@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use rusqlite::{params, Connection, OptionalExtension};
 use tasks_core::{Task, TaskId, Timestamp};
-use tasks_runtime::{
-    CasOutcome, Claimed, Created, Lease, Liveness, NodeId, Scope, Snapshot, StoreError, Work,
+use tasks_runtime::store::{
+    CasOutcome, Claimed, Created, Lease, Liveness, NodeId, Snapshot, StoreError,
 };
+use tasks_runtime::{Scope, Work};
 
 use crate::command::{Answer, Cas, NewTask, Op, Who};
 use crate::counters::Counters;
@@ -391,7 +392,7 @@ fn claim(conn: &Connection, node: &NodeId, now: Timestamp, max: usize) -> Result
     Ok(Outcome::kept(Answer::Claimed(claimed), None))
 }
 
-/// [`tasks_runtime::Store::held`]: a read, answered like a claim.
+/// [`tasks_runtime::store::Store::held`]: a read, answered like a claim.
 fn held(
     conn: &Connection,
     node: &NodeId,

@@ -1,5 +1,5 @@
 //! A durable task store in one SQLite file: [`SqliteStore`] implements
-//! [`tasks_runtime::Store`] with the same semantics as the in-memory store, and keeps every
+//! [`tasks_runtime::store::Store`] with the same semantics as the in-memory store, and keeps every
 //! task across restarts.
 //!
 //! ```no_run
@@ -25,7 +25,7 @@
 //! lease write) needs nothing more, and a write of several statements (a reap, a claim) or
 //! one checked after its change (an attempt charge) runs inside its own savepoint, which
 //! rolls back only itself. If the commit fails, every write
-//! of the batch answers [`tasks_runtime::StoreError::Backend`] and nothing of it is visible.
+//! of the batch answers [`tasks_runtime::store::StoreError::Backend`] and nothing of it is visible.
 //! The backend error text is for logs; it never reaches a client.
 //!
 //! Compare-and-set, fencing and claims are decided in SQL, under the write lock: a transition
@@ -46,9 +46,9 @@
 //! Because only one process can hold the lock, the process that held it before is gone: open
 //! deletes every node lease, so the previous process's unfinished tasks are orphans at once
 //! and the runtime's recovery (`TaskRuntime::recover`, which calls
-//! [`claim_orphans`](tasks_runtime::Store::claim_orphans)) takes them over with a raised
+//! [`claim_orphans`](tasks_runtime::store::Store::claim_orphans)) takes them over with a raised
 //! generation; a re-run's attempt is charged when it starts
-//! ([`charge_attempt`](tasks_runtime::Store::charge_attempt)), never by the claim. The store
+//! ([`charge_attempt`](tasks_runtime::store::Store::charge_attempt)), never by the claim. The store
 //! never fails or re-runs a task by itself.
 //!
 //! # Reads
@@ -76,7 +76,7 @@
 //! scopes would store them.
 //!
 //! A task stays until it has expired (`createdAt + ttlMs`) *and* been reaped
-//! ([`Store::reap`](tasks_runtime::Store::reap), run periodically by the runtime); a task
+//! ([`Store::reap`](tasks_runtime::store::Store::reap), run periodically by the runtime); a task
 //! without a TTL stays until the file is deleted. An expired task reads as absent even
 //! before it is reaped.
 //!
@@ -87,7 +87,7 @@
 //! `now`; the runtime renews its lease every tick, 2 s by default, so the row is never more
 //! than a tick behind a running server), in the batch's own transaction.
 //! [`SqliteStore::open`] reads it back and offers it as
-//! [`Store::time_floor`](tasks_runtime::Store::time_floor): the runtime then never reads its
+//! [`Store::time_floor`](tasks_runtime::store::Store::time_floor): the runtime then never reads its
 //! clock below it ([`tasks_runtime::Monotonic`]). So a host clock set back across a restart
 //! makes time stand still until the clock catches up, and a task expired before the stop
 //! stays expired (it is never claimed and re-run); TTLs and leases last longer by up to the

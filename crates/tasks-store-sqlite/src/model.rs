@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use tasks_core::{Task, TaskId, Timestamp};
 use tasks_runtime::store::task_map::{task_map, TaskMap};
-use tasks_runtime::{Scope, Snapshot, Work};
+use tasks_runtime::store::Snapshot;
+use tasks_runtime::{Scope, Work};
 
 /// One stored task as readers see it.
 pub(crate) struct Entry {
@@ -104,8 +105,8 @@ impl Model {
     }
 
     /// How many committed tasks unexpired at `now` are in each status.
-    pub(crate) fn status_counts(&self, now: Timestamp) -> tasks_runtime::StatusCounts {
-        let mut counts = tasks_runtime::StatusCounts::default();
+    pub(crate) fn status_counts(&self, now: Timestamp) -> tasks_runtime::store::StatusCounts {
+        let mut counts = tasks_runtime::store::StatusCounts::default();
         for entry in &self.tasks {
             if !entry.task.is_expired(now) {
                 counts.add(entry.task.status(), 1);

@@ -2,7 +2,7 @@
 //! the conversions between the runtime's types and column values.
 
 use tasks_core::{TaskStatus, Timestamp};
-use tasks_runtime::NodeId;
+use tasks_runtime::store::NodeId;
 
 /// Inserts a created task; a taken id changes nothing (the caller sees zero changed rows).
 pub(crate) const INSERT_TASK: &str = "\

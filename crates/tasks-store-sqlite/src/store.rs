@@ -8,10 +8,10 @@ use std::thread::JoinHandle;
 use async_trait::async_trait;
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::store::{encode_checked, CreateLimits};
-use tasks_runtime::{
-    Authority, CasOutcome, Claimed, Created, Lease, Liveness, NodeId, Scope, Snapshot, Store,
-    StoreError, Work,
+use tasks_runtime::store::{
+    Authority, CasOutcome, Claimed, Created, Lease, Liveness, NodeId, Snapshot, Store, StoreError,
 };
+use tasks_runtime::{Scope, Work};
 use tokio::sync::oneshot;
 
 use crate::command::{self, Answer, Cas, Command, Op, Who, Write};
@@ -283,7 +283,7 @@ impl Store for SqliteStore {
     async fn status_counts(
         &self,
         now: Timestamp,
-    ) -> Result<Option<tasks_runtime::StatusCounts>, StoreError> {
+    ) -> Result<Option<tasks_runtime::store::StatusCounts>, StoreError> {
         Ok(Some(self.model.status_counts(now)))
     }
 

@@ -22,7 +22,7 @@ use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use rusqlite::Connection;
-use tasks_runtime::StoreError;
+use tasks_runtime::store::StoreError;
 
 use crate::command::{Command, Op, Write};
 use crate::counters::Counters;

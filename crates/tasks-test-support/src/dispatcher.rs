@@ -7,7 +7,7 @@ use bytes::Bytes;
 use futures_util::StreamExt as _;
 use serde_json::{json, Value};
 use tasks_core::McpError;
-use tasks_http::response::MessageStream;
+use tasks_http::MessageStream;
 use tasks_http::{Dispatcher, ResponseBody, ServerBuilder};
 
 use crate::protocol::{assert_error, SERVER_INFO, TASKS};

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tasks_core::{wire, InputRequest, JsonObject, McpError, Task, Timestamp};
-use tasks_runtime::{
-    MemoryStore, RuntimeConfig, Scope, Store, TaskRuntime, TokioClock, Tool, ToolRegistry, Work,
-};
+use tasks_core::input::InputRequest;
+use tasks_core::{wire, JsonObject, McpError, Task, Timestamp};
+use tasks_runtime::store::{MemoryStore, Store};
+use tasks_runtime::{RuntimeConfig, Scope, TaskRuntime, TokioClock, Tool, ToolRegistry, Work};
 
 use crate::yielding::YieldingStore;
 

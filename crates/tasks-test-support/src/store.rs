@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use serde_json::json;
-use tasks_core::{Event, InputRequest, Task, TaskUpdate, Timestamp};
+use tasks_core::input::InputRequest;
+use tasks_core::{Event, Task, TaskUpdate, Timestamp};
 use tasks_runtime::store::CreateLimits;
 pub use tasks_store_contract::{at, id, new_task, next, object, work, NODE_A, NODE_B, T0};
 

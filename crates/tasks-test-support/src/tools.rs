@@ -4,7 +4,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tasks_core::{InputRequest, InputResponse, TaskPolicy};
+use tasks_core::input::{InputRequest, InputResponse};
+use tasks_core::TaskPolicy;
 use tasks_runtime::{text_result, Tool, ToolContext, ToolError};
 
 /// How many times the counted handlers ran.

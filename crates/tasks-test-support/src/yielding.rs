@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::store::CreateLimits;
-use tasks_runtime::{
-    Authority, CasOutcome, Claimed, Created, Lease, Liveness, MemoryStore, NodeId, Scope, Snapshot,
-    Store, StoreError, Work,
+use tasks_runtime::store::{
+    Authority, CasOutcome, Claimed, Created, Lease, Liveness, MemoryStore, NodeId, Snapshot, Store,
+    StoreError,
 };
+use tasks_runtime::{Scope, Work};
 
 /// A [`MemoryStore`] that yields to the scheduler before and after every call, like a store
 /// behind a network round trip. It widens the windows between a commit and what the runtime

@@ -169,8 +169,7 @@ fn refusal(auth: &Auth, why: Refusal) -> Response {
             McpError::InvalidRequest("Only one Authorization header is allowed"),
         ),
     };
-    let mut response =
-        tasks_http::service::into_http(McpResponse::error(None, &refused)).into_response();
+    let mut response = tasks_http::into_http(McpResponse::error(None, &refused)).into_response();
     if let Ok(challenge) = HeaderValue::from_str(&auth.challenge(error)) {
         response
             .headers_mut()

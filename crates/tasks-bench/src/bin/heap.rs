@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 use tasks_core::{JsonObject, Task, TaskId, TaskState};
-use tasks_runtime::{text_result, unstable::encoded_len, Limits, MemoryStore, RuntimeConfig};
+use tasks_runtime::store::MemoryStore;
+use tasks_runtime::{text_result, unstable::encoded_len, Limits, RuntimeConfig};
 use tasks_runtime::{Scope, TaskRuntime, Tool, ToolRegistry, Work};
 
 #[global_allocator]

@@ -27,7 +27,8 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use tasks_core::{ClientCapability, LogLevel, TaskPolicy};
+use tasks_core::input::ClientCapability;
+use tasks_core::{LogLevel, TaskPolicy};
 use tasks_runtime::{text_result, Json, ListChanges, ListKind, Tool, ToolError};
 
 use super::{sampling, str_arg, user_name};

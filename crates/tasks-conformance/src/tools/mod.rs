@@ -13,7 +13,7 @@ pub mod session;
 pub mod tasks;
 
 use serde_json::{json, Value};
-use tasks_core::SamplingRequest;
+use tasks_core::input::SamplingRequest;
 use tasks_runtime::{ListChanges, Tool, ToolContext, ToolError};
 
 /// Every fixture tool, in listing order. `changes` is the handle the

@@ -15,7 +15,7 @@
 //! | `…_capabilities` | one request for a capability the call declared (form elicitation, else sampling, else roots) | what it got |
 
 use serde_json::{json, Value};
-use tasks_core::{ClientCapability, ElicitAnswer};
+use tasks_core::input::{ClientCapability, ElicitAnswer};
 use tasks_runtime::{text_result, Tool, ToolContext, ToolError};
 
 use super::{sampling, string_form, user_name};

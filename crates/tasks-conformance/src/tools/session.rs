@@ -16,7 +16,8 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tasks_core::{ElicitAnswer, JsonObject, LogLevel};
+use tasks_core::input::ElicitAnswer;
+use tasks_core::{JsonObject, LogLevel};
 use tasks_runtime::{text_result, Tool, ToolContext, ToolError};
 
 use super::{sampling, str_arg};

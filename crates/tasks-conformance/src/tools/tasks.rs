@@ -24,7 +24,8 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tasks_core::{ClientCapability, ElicitAnswer, JsonRpcError, TaskPolicy};
+use tasks_core::input::{ClientCapability, ElicitAnswer};
+use tasks_core::{JsonRpcError, TaskPolicy};
 use tasks_runtime::{text_result, Elicited, Recovery, Tool, ToolError};
 
 use super::{str_arg, user_name};

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use criterion::Criterion;
 use serde_json::{json, Value};
+use tasks_core::input::InputRequest;
 use tasks_core::TASK_ID_RANDOM_BYTES;
-use tasks_core::{apply, Event, InputRequest, JsonObject, Task, TaskId, Timestamp};
+use tasks_core::{apply, Event, JsonObject, Task, TaskId, Timestamp};
 
 /// Short runs: a few seconds per benchmark (`cargo bench -p tasks-core`).
 pub(crate) fn config() -> Criterion {

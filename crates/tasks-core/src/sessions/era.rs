@@ -19,7 +19,7 @@ use crate::admission::{HeaderSource, Message};
 use crate::headers::{self, MirroredHeader};
 use crate::protocol::{META_PROTOCOL_VERSION, METHOD_INITIALIZE};
 
-use super::version::LEGACY_VERSIONS;
+use crate::protocol::LEGACY_VERSIONS;
 
 /// The header carrying a 2025 session's id.
 pub const SESSION_HEADER: &str = "Mcp-Session-Id";

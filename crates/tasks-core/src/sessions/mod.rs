@@ -19,7 +19,7 @@
 //! |---|---|
 //! | `era` | [`route`]: which era a message belongs to, before any session lookup |
 //! | `version` | the revisions served on the session path and `initialize` negotiation |
-//! | [`session`] | [`SessionId`], the session's [`Phase`] machine, and the machines of what outlives a message: the session table, request ids and input rounds, GET-stream re-delivery |
+//! | [`session`] | [`SessionId`](session::SessionId), the session's [`Phase`](session::Phase) machine, and the machines of what outlives a message: the session table, request ids and input rounds, GET-stream re-delivery |
 //! | `plan` | [`plan_session`]: one message of a session in, a [`SessionPlan`] out |
 //! | `label` | the bounded label a session message is counted and logged under |
 //! | [`tasks`] | 2025-11-25 tasks: the hint and `taskSupport` table, the task view, `tasks/result` |
@@ -41,5 +41,4 @@ pub use crate::negotiation::session_era_error;
 pub use era::{route, Era, SESSION_HEADER};
 pub use label::{session_label_index, SESSION_LABELS};
 pub use plan::{plan_session, SessionAction, SessionCall, SessionPlan, SessionView};
-pub use session::{Phase, SessionId, SESSION_ID_RANDOM_BYTES};
-pub use version::{negotiate, serves_tasks, LEGACY_VERSIONS};
+pub use version::{negotiate, serves_tasks};

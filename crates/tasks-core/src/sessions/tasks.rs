@@ -30,7 +30,7 @@ use crate::negotiation::TaskPolicy;
 use crate::task::{Task, TaskState};
 use crate::JsonObject;
 
-pub use crate::protocol::META_RELATED_TASK;
+use crate::protocol::META_RELATED_TASK;
 
 /// The shortest retention a client may ask for with the hint's `ttl`, in milliseconds.
 pub const MIN_REQUESTED_TTL_MS: u64 = 1_000;

@@ -8,7 +8,7 @@
 
 use crate::error::McpError;
 
-pub use crate::protocol::LEGACY_VERSIONS;
+use crate::protocol::LEGACY_VERSIONS;
 
 /// Whether sessions of `version` are offered tasks: only 2025-11-25 has them.
 pub fn serves_tasks(version: &str) -> bool {

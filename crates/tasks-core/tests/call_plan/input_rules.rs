@@ -7,10 +7,11 @@ use common::{arb_any_json, object};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use tasks_core::input::{missing_capabilities, InputKind, InvalidResponse, MalformedRequest};
-use tasks_core::sessions::session_era_error;
-use tasks_core::{
-    ClientCapability, ElicitAnswer, InputRequest, InputResponse, McpError, Root, SamplingRequest,
+use tasks_core::input::{
+    ClientCapability, ElicitAnswer, InputRequest, InputResponse, Root, SamplingRequest,
 };
+use tasks_core::sessions::session_era_error;
+use tasks_core::McpError;
 
 fn form() -> InputRequest {
     InputRequest::elicit_form(

@@ -8,10 +8,9 @@ use common::stub::{StubTool, StubView};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use tasks_core::plan::{parse_message, Message};
+use tasks_core::sessions::session::Phase;
 use tasks_core::sessions::tasks::TaskHint;
-use tasks_core::sessions::{
-    plan_session, route, Era, Phase, SessionAction, SessionPlan, SessionView,
-};
+use tasks_core::sessions::{plan_session, route, Era, SessionAction, SessionPlan, SessionView};
 use tasks_core::{LogLevel, McpError, TaskId, TaskPolicy};
 
 const LIVE: SessionView = SessionView::Live {

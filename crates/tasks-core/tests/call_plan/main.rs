@@ -19,13 +19,11 @@ mod request;
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
+use tasks_core::input::{ClientCapability, InputRequest};
 use tasks_core::plan::{issue, Binding, RequestState, StateKey, STATE_LIFETIME_MS};
 use tasks_core::plan::{param_headers, ParamHeader};
 use tasks_core::plan::{parse_call, plan_call, CallContext, CallPlan, ToolRules};
-use tasks_core::{
-    ClientCapability, InputRequest, JsonObject, McpError, Method, RequestMeta, TaskPolicy,
-    Timestamp,
-};
+use tasks_core::{JsonObject, McpError, Method, RequestMeta, TaskPolicy, Timestamp};
 
 const NOW: Timestamp = Timestamp::from_unix_millis(1_800_000_000_000);
 

@@ -9,11 +9,12 @@
 //! `tasks-http` and tokio, which tasks-core's tests do not.)
 
 use serde_json::{json, Map, Value};
+use tasks_core::input::ClientCapability;
 use tasks_core::plan::{
     param_headers, parse_message, plan_message, ParamHeader, Plan, Planned, ServerView, StateKey,
     ToolRules,
 };
-use tasks_core::{ClientCapability, JsonObject, TaskPolicy, Timestamp};
+use tasks_core::{JsonObject, TaskPolicy, Timestamp};
 
 pub(crate) const VERSION: &str = "2026-07-28";
 pub(crate) const TASKS: &str = "io.modelcontextprotocol/tasks";

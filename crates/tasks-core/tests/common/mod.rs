@@ -16,10 +16,10 @@ use std::num::NonZeroU64;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use tasks_core::input::InvalidResponse;
+use tasks_core::input::{ElicitAnswer, InputRequest, InputResponse, Root};
 use tasks_core::protocol::META_RELATED_TASK;
 use tasks_core::{
-    apply, ElicitAnswer, Event, InputRequest, InputResponse, JsonObject, JsonRpcError, Progress,
-    Root, Task, TaskId, TaskState, Timestamp,
+    apply, Event, JsonObject, JsonRpcError, Progress, Task, TaskId, TaskState, Timestamp,
 };
 
 /// `2026-11-03T18:04:05.123Z`.

@@ -1,11 +1,12 @@
 //! A server view with one tool, `t`, for planner tests: its policy is the view's, it needs no
 //! client capability, and arguments holding a `bad` key fail its schema.
 
+use tasks_core::input::ClientCapability;
 use tasks_core::plan::ParamHeader;
 use tasks_core::plan::ServerView;
 use tasks_core::plan::StateKey;
 use tasks_core::plan::ToolRules;
-use tasks_core::{ClientCapability, Feature, JsonObject, TaskPolicy};
+use tasks_core::{Feature, JsonObject, TaskPolicy};
 
 /// The tool `t`, with task policy `.0`.
 #[derive(Debug, Clone, Copy, PartialEq)]

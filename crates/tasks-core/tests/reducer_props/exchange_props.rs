@@ -17,12 +17,11 @@ use tasks_core::exchange::{
     StateIssuer, SyncExchange, SyncOutcome, SyncRequest,
 };
 use tasks_core::http_status_for_code;
+use tasks_core::input::InputRequest;
 use tasks_core::plan::{verify, Binding, StateKey, NONCE_BYTES};
 use tasks_core::wire::ResultMeta;
 use tasks_core::RawObject;
-use tasks_core::{
-    apply, Event, InputRequest, JsonObject, JsonRpcError, LogLevel, Method, Task, TaskId,
-};
+use tasks_core::{apply, Event, JsonObject, JsonRpcError, LogLevel, Method, Task, TaskId};
 
 // ---------------------------------------------------------------------------------------------
 // Listen

@@ -22,12 +22,10 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{json, Value};
 use tasks_core::input::InvalidResponse;
+use tasks_core::input::{ElicitAnswer, InputResponse};
 use tasks_core::protocol::META_RELATED_TASK;
 use tasks_core::wire::detailed;
-use tasks_core::{
-    apply, ElicitAnswer, Event, InputRequests, InputResponse, Progress, ReduceError, Task,
-    TaskState, TaskStatus,
-};
+use tasks_core::{apply, Event, InputRequests, Progress, ReduceError, Task, TaskState, TaskStatus};
 use tasks_core::{MESSAGE_ACCEPTED, MESSAGE_CANCELLED, MESSAGE_INPUT_RECEIVED};
 
 /// What the model predicts for one event.
@@ -45,14 +43,14 @@ enum Expect {
 }
 
 /// `Waiting for input: a, b`: the message of an `input_required` task, from the model's keys.
-fn waiting(pending: &BTreeMap<String, tasks_core::InputRequest>) -> Option<String> {
+fn waiting(pending: &BTreeMap<String, tasks_core::input::InputRequest>) -> Option<String> {
     let keys: Vec<&str> = pending.keys().map(String::as_str).collect();
     Some(format!("Waiting for input: {}", keys.join(", ")))
 }
 
 /// The catalogued answer of `response` to `request`, by [`responses`].
 fn model_answer(
-    request: &tasks_core::InputRequest,
+    request: &tasks_core::input::InputRequest,
     response: &Value,
 ) -> Result<InputResponse, tasks_core::input::InvalidResponse> {
     let (_, to_elicit, to_roots) = responses()
@@ -66,7 +64,7 @@ fn model_answer(
     }
 }
 
-fn input_required(map: BTreeMap<String, tasks_core::InputRequest>) -> TaskState {
+fn input_required(map: BTreeMap<String, tasks_core::input::InputRequest>) -> TaskState {
     TaskState::InputRequired {
         input_requests: InputRequests::try_from(map).expect("non-empty map"),
     }

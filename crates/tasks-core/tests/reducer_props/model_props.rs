@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
+use tasks_core::input::{ClientCapability, InputRequest};
 use tasks_core::plan::ParamHeader;
 use tasks_core::plan::StateKey;
 use tasks_core::plan::TaskAction;
@@ -15,8 +16,8 @@ use tasks_core::plan::{CallPlan, ToolRules};
 use tasks_core::wire::{creation, detailed};
 use tasks_core::TASK_ID_RANDOM_BYTES;
 use tasks_core::{
-    apply, ClientCapability, Event, InputRequest, JsonObject, McpError, ReduceError, Task, TaskId,
-    TaskPolicy, TaskStatus, Timestamp,
+    apply, Event, JsonObject, McpError, ReduceError, Task, TaskId, TaskPolicy, TaskStatus,
+    Timestamp,
 };
 
 const TTL_MS: u64 = 10_000;

@@ -35,11 +35,12 @@ use http::HeaderMap;
 use serde_json::Value;
 use tasks_core::catalog::{capabilities, CatalogRequest};
 use tasks_core::plan::Message;
+use tasks_core::sessions::session::SessionId;
 use tasks_core::sessions::tasks::{creation, SessionTaskView};
 use tasks_core::sessions::wire::{
     empty_result, Implementation, InitializeResult, ServerCapabilities,
 };
-use tasks_core::sessions::{plan_session, SessionAction, SessionId, SessionPlan, SESSION_HEADER};
+use tasks_core::sessions::{plan_session, SessionAction, SessionPlan, SESSION_HEADER};
 use tasks_core::McpError;
 use tasks_runtime::{Caller, Scope, ToolRegistry};
 use tokio_util::sync::CancellationToken;

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use tasks_http::server::HEADER_READ_TIMEOUT;
 use tasks_http::ServerBuilder;
+use tasks_http::HEADER_READ_TIMEOUT;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 

@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde_json::json;
 use tasks_core::{TaskPolicy, TaskStatus};
 use tasks_http::ServerBuilder;
-use tasks_runtime::{text_result, MemoryStore, Scope, Store, Tool, Work};
+use tasks_runtime::store::{MemoryStore, Store};
+use tasks_runtime::{text_result, Scope, Tool, Work};
 
 fn work() -> Work {
     Work {

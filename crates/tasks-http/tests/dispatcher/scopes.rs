@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tasks_core::TaskId;
-use tasks_runtime::{MemoryStore, Scope, ScopeKey, Store};
+use tasks_runtime::store::{MemoryStore, Store};
+use tasks_runtime::{Scope, ScopeKey};
 use tasks_test_support::dispatcher::*;
 use tasks_test_support::events::wait_status;
 use tasks_test_support::request::*;

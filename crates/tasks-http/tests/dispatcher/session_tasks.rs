@@ -331,7 +331,7 @@ async fn poll_until_parked(d: &Dispatcher, session: &str, id: &Value) {
 }
 
 /// The next message of `stream` that is not a status notification.
-async fn next_request(stream: &mut tasks_http::response::MessageStream) -> Value {
+async fn next_request(stream: &mut tasks_http::MessageStream) -> Value {
     loop {
         let message = next_message(stream).await;
         if message["method"] != "notifications/tasks/status" {
@@ -419,7 +419,7 @@ async fn a_missing_capability_is_refused_before_any_task_exists() {
         Ok(tasks_runtime::text_result("never"))
     })
     .with_policy(TaskPolicy::Optional)
-    .requires_client([tasks_core::ClientCapability::ElicitationForm]);
+    .requires_client([tasks_core::input::ClientCapability::ElicitationForm]);
     let d = builder(&runs).tool(asks).build();
     let reply = initialize()
         .param("capabilities", json!({"sampling": {}}))

@@ -294,7 +294,7 @@ async fn delete_ends_the_session() {
 }
 
 /// Reads the next message of a call's stream.
-async fn next(stream: &mut tasks_http::response::MessageStream) -> Value {
+async fn next(stream: &mut tasks_http::MessageStream) -> Value {
     next_message(stream).await
 }
 

@@ -14,10 +14,11 @@ use serde_json::{json, Value};
 use tasks_core::{NewTask, TaskId, TaskStatus, TaskUpdate, Timestamp};
 use tasks_http::Dispatcher;
 use tasks_runtime::store::CreateLimits;
-use tasks_runtime::{
-    Authority, CasOutcome, Claimed, Created, Lease, Liveness, MemoryStore, NodeId, Scope, Snapshot,
-    Store, StoreError, Work,
+use tasks_runtime::store::{
+    Authority, CasOutcome, Claimed, Created, Lease, Liveness, MemoryStore, NodeId, Snapshot, Store,
+    StoreError,
 };
+use tasks_runtime::{Scope, Work};
 use tasks_test_support::dispatcher::*;
 use tasks_test_support::events::wait_status;
 use tasks_test_support::protocol::*;

@@ -10,8 +10,8 @@ use futures_util::{stream, StreamExt as _};
 use http_body_util::BodyExt as _;
 use serde_json::json;
 use tasks_core::McpError;
-use tasks_http::response::McpResponse;
-use tasks_http::service::{into_http, KEEP_ALIVE, KEEP_ALIVE_COMMENT};
+use tasks_http::McpResponse;
+use tasks_http::{into_http, KEEP_ALIVE, KEEP_ALIVE_COMMENT};
 use tasks_test_support::dispatcher::*;
 use tasks_test_support::request::*;
 

@@ -20,9 +20,8 @@ use serde_json::{json, Value};
 use tasks_core::plan::StateKey;
 use tasks_core::Timestamp;
 use tasks_http::{DispatchConfig, Dispatcher, ServerBuilder};
-use tasks_runtime::{
-    Clock, MemoryStore, RuntimeConfig, ScopeKey, Store, TaskRuntime, ToolRegistry,
-};
+use tasks_runtime::store::{MemoryStore, Store};
+use tasks_runtime::{Clock, RuntimeConfig, ScopeKey, TaskRuntime, ToolRegistry};
 use tasks_test_support::dispatcher::*;
 use tasks_test_support::protocol::*;
 use tasks_test_support::request::*;
@@ -64,7 +63,7 @@ fn tasks_result(session: &str, task_id: &Value) -> Req {
 }
 
 /// The next message of `stream` that is not a status notification, each within [`PROMPT`].
-async fn next_non_status(stream: &mut tasks_http::response::MessageStream) -> Value {
+async fn next_non_status(stream: &mut tasks_http::MessageStream) -> Value {
     loop {
         let message = promptly(stream).await;
         if message["method"] != "notifications/tasks/status" {
@@ -125,7 +124,7 @@ async fn expire_and_reap(d: &Dispatcher, clock: &Manual) {
 }
 
 /// The next message of `stream`, within [`PROMPT`].
-async fn promptly(stream: &mut tasks_http::response::MessageStream) -> Value {
+async fn promptly(stream: &mut tasks_http::MessageStream) -> Value {
     let bytes = tokio::time::timeout(PROMPT, futures_util::StreamExt::next(stream))
         .await
         .expect("a message within PROMPT")

@@ -16,9 +16,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::json;
+use tasks_core::input::InputRequest;
 use tasks_core::input::METHOD_ELICIT;
 use tasks_core::sessions::session::{Delivered, Refused, Resolution, RoundId};
-use tasks_core::{InputRequest, JsonObject, Task, TaskId, TaskState};
+use tasks_core::{JsonObject, Task, TaskId, TaskState};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 

@@ -8,11 +8,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::Value;
+use tasks_core::input::InputRequest;
+use tasks_core::sessions::serves_tasks;
 use tasks_core::sessions::session::{
     Activity, ClientRequests, Idle, RequestKey, RequestSpace, Resolution, RoundId, TaskBook,
 };
-use tasks_core::sessions::{serves_tasks, Phase, SessionId};
-use tasks_core::{InputRequest, JsonObject, LogLevel, McpError, Task, TaskId};
+use tasks_core::sessions::session::{Phase, SessionId};
+use tasks_core::{JsonObject, LogLevel, McpError, Task, TaskId};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;

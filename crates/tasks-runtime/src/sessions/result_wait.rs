@@ -8,7 +8,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{deliver, Frame, Session};
-use crate::{ServerMetrics, TaskRuntime, TaskWait};
+use crate::server_metrics::ServerMetrics;
+use crate::{TaskRuntime, TaskWait};
 
 /// The driver of a 2025-11-25 `tasks/result` waiting for its task: reads, the delivery of
 /// the task's input requests on the request's stream, and the waits for a change or for

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use tasks_core::plan::HeaderSource;
 use tasks_core::sessions::session::{Lookup, SessionTable};
-use tasks_core::sessions::{SessionId, SessionView, SESSION_HEADER, SESSION_ID_RANDOM_BYTES};
+use tasks_core::sessions::session::{SessionId, SESSION_ID_RANDOM_BYTES};
+use tasks_core::sessions::{SessionView, SESSION_HEADER};
 use tasks_core::{JsonObject, McpError};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;

@@ -39,7 +39,7 @@
 //! [`Store::load`]. Hints may be coalesced or lost; [`Change::Resync`] says that some may have
 //! been, and the runtime then re-reads every task it cares about.
 
-pub mod memory;
+mod memory;
 pub(crate) mod metered;
 mod node;
 pub mod task_map;
@@ -49,6 +49,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tasks_core::{CapacityLimit, NewTask, Task, TaskId, TaskStatus, TaskUpdate, Timestamp};
 
+pub use memory::MemoryStore;
 pub use node::{Lease, NodeId};
 
 use crate::clock::Clock;

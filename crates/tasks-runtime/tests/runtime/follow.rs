@@ -12,10 +12,13 @@ use async_trait::async_trait;
 use serde_json::json;
 use tasks_core::{NewTask, TaskId, TaskStatus, TaskUpdate, Timestamp};
 use tasks_runtime::store::CreateLimits;
+use tasks_runtime::store::{
+    Authority, CasOutcome, Change, Claimed, Created, Liveness, MemoryStore, NodeId, Snapshot,
+    Store, StoreError,
+};
 use tasks_runtime::{
-    text_result, Authority, CasOutcome, Change, Claimed, Created, LeaseConfig, Liveness,
-    MemoryStore, NodeId, RuntimeConfig, Scope, Snapshot, Store, StoreError, TaskRuntime,
-    TokioClock, Tool, ToolRegistry, Work,
+    text_result, LeaseConfig, RuntimeConfig, Scope, TaskRuntime, TokioClock, Tool, ToolRegistry,
+    Work,
 };
 use tasks_test_support::events::{assert_event_order, drain_for, events_through};
 use tasks_test_support::protocol::accept;
@@ -119,9 +122,9 @@ impl Store for Hinting {
     async fn charge_attempt(
         &self,
         id: &tasks_core::TaskId,
-        lease: &tasks_runtime::Lease,
+        lease: &tasks_runtime::store::Lease,
         now: tasks_core::Timestamp,
-    ) -> Result<Option<tasks_runtime::Lease>, tasks_runtime::StoreError> {
+    ) -> Result<Option<tasks_runtime::store::Lease>, tasks_runtime::store::StoreError> {
         self.inner.charge_attempt(id, lease, now).await
     }
 

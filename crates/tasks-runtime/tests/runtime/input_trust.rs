@@ -8,10 +8,9 @@ use std::time::Duration;
 use tasks_runtime::Creation;
 
 use serde_json::{json, Value};
+use tasks_core::input::{ClientCapability, ElicitAnswer};
 use tasks_core::TASK_ID_RANDOM_BYTES;
-use tasks_core::{
-    ClientCapability, ElicitAnswer, JsonRpcError, McpError, TaskId, TaskState, TaskStatus,
-};
+use tasks_core::{JsonRpcError, McpError, TaskId, TaskState, TaskStatus};
 use tasks_runtime::{run_sync, text_result, RuntimeConfig, Scope, SyncCall, SyncOutcome, Tool};
 use tasks_test_support::events::drain_for;
 use tasks_test_support::protocol::accept;
@@ -232,7 +231,7 @@ async fn a_tool_can_check_first_and_do_without() {
 #[tokio::test(start_paused = true)]
 async fn a_malformed_request_is_the_tools_fault() {
     let tool = Tool::new("bad", "Asks nonsense", |ctx| async move {
-        let request = tasks_core::InputRequest {
+        let request = tasks_core::input::InputRequest {
             method: "ping".into(),
             params: None,
         };

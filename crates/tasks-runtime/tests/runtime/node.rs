@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tasks_core::TaskStatus;
+use tasks_runtime::store::MemoryStore;
 use tasks_runtime::{
-    text_result, MemoryStore, Recovery, RuntimeConfig, Scope, TaskRuntime, TokioClock, Tool,
-    ToolRegistry,
+    text_result, Recovery, RuntimeConfig, Scope, TaskRuntime, TokioClock, Tool, ToolRegistry,
 };
 use tasks_test_support::{runtime::*, task_wait::*};
 use tokio::sync::Notify;

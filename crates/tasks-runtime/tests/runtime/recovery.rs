@@ -10,10 +10,11 @@ use tasks_runtime::Creation;
 
 use serde_json::{json, Value};
 use tasks_core::{Task, TaskStatus};
+use tasks_runtime::store::{MemoryStore, Store};
 use tasks_runtime::MESSAGE_INTERRUPTED;
 use tasks_runtime::{
-    text_result, LeaseConfig, MemoryStore, Recovery, RuntimeConfig, Scope, Store, TaskRuntime,
-    TokioClock, Tool, ToolContext, ToolError, ToolRegistry,
+    text_result, LeaseConfig, Recovery, RuntimeConfig, Scope, TaskRuntime, TokioClock, Tool,
+    ToolContext, ToolError, ToolRegistry,
 };
 use tasks_test_support::events::drain_for;
 use tasks_test_support::protocol::accept;
@@ -537,8 +538,8 @@ impl Store for FlakyStore {
         task: tasks_core::NewTask,
         work: Arc<tasks_runtime::Work>,
         limits: tasks_runtime::store::CreateLimits,
-        owner: &tasks_runtime::NodeId,
-    ) -> Result<tasks_runtime::Created, tasks_runtime::StoreError> {
+        owner: &tasks_runtime::store::NodeId,
+    ) -> Result<tasks_runtime::store::Created, tasks_runtime::store::StoreError> {
         self.inner.create(task, work, limits, owner).await
     }
     async fn get(
@@ -546,92 +547,96 @@ impl Store for FlakyStore {
         scope: &Scope,
         id: &tasks_core::TaskId,
         now: tasks_core::Timestamp,
-    ) -> Result<Option<tasks_runtime::Snapshot>, tasks_runtime::StoreError> {
+    ) -> Result<Option<tasks_runtime::store::Snapshot>, tasks_runtime::store::StoreError> {
         self.inner.get(scope, id, now).await
     }
     async fn load(
         &self,
         ids: &[tasks_core::TaskId],
         now: tasks_core::Timestamp,
-    ) -> Result<Vec<tasks_runtime::Snapshot>, tasks_runtime::StoreError> {
+    ) -> Result<Vec<tasks_runtime::store::Snapshot>, tasks_runtime::store::StoreError> {
         self.inner.load(ids, now).await
     }
     async fn work(
         &self,
         scope: &Scope,
         id: &tasks_core::TaskId,
-    ) -> Result<Option<Arc<tasks_runtime::Work>>, tasks_runtime::StoreError> {
+    ) -> Result<Option<Arc<tasks_runtime::Work>>, tasks_runtime::store::StoreError> {
         self.inner.work(scope, id).await
     }
     async fn transition(
         &self,
-        who: tasks_runtime::Authority<'_>,
+        who: tasks_runtime::store::Authority<'_>,
         update: tasks_core::TaskUpdate,
         now: tasks_core::Timestamp,
-    ) -> Result<tasks_runtime::CasOutcome, tasks_runtime::StoreError> {
-        let fail = matches!(who, tasks_runtime::Authority::Worker(_))
+    ) -> Result<tasks_runtime::store::CasOutcome, tasks_runtime::store::StoreError> {
+        let fail = matches!(who, tasks_runtime::store::Authority::Worker(_))
             && self
                 .failures
                 .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
                 .is_ok();
         if fail {
-            return Err(tasks_runtime::StoreError::Backend("disk full".into()));
+            return Err(tasks_runtime::store::StoreError::Backend(
+                "disk full".into(),
+            ));
         }
         self.inner.transition(who, update, now).await
     }
     async fn reap(
         &self,
         now: tasks_core::Timestamp,
-    ) -> Result<Vec<tasks_core::TaskId>, tasks_runtime::StoreError> {
+    ) -> Result<Vec<tasks_core::TaskId>, tasks_runtime::store::StoreError> {
         self.inner.reap(now).await
     }
-    async fn task_count(&self) -> Result<usize, tasks_runtime::StoreError> {
+    async fn task_count(&self) -> Result<usize, tasks_runtime::store::StoreError> {
         self.inner.task_count().await
     }
     async fn register_node(
         &self,
-        node: &tasks_runtime::NodeId,
+        node: &tasks_runtime::store::NodeId,
         now: tasks_core::Timestamp,
         lease_ms: u64,
-    ) -> Result<(), tasks_runtime::StoreError> {
+    ) -> Result<(), tasks_runtime::store::StoreError> {
         self.inner.register_node(node, now, lease_ms).await
     }
     async fn heartbeat(
         &self,
-        node: &tasks_runtime::NodeId,
+        node: &tasks_runtime::store::NodeId,
         now: tasks_core::Timestamp,
         lease_ms: u64,
-    ) -> Result<tasks_runtime::Liveness, tasks_runtime::StoreError> {
+    ) -> Result<tasks_runtime::store::Liveness, tasks_runtime::store::StoreError> {
         self.inner.heartbeat(node, now, lease_ms).await
     }
     async fn retire_node(
         &self,
-        node: &tasks_runtime::NodeId,
-    ) -> Result<(), tasks_runtime::StoreError> {
+        node: &tasks_runtime::store::NodeId,
+    ) -> Result<(), tasks_runtime::store::StoreError> {
         self.inner.retire_node(node).await
     }
     async fn charge_attempt(
         &self,
         id: &tasks_core::TaskId,
-        lease: &tasks_runtime::Lease,
+        lease: &tasks_runtime::store::Lease,
         now: tasks_core::Timestamp,
-    ) -> Result<Option<tasks_runtime::Lease>, tasks_runtime::StoreError> {
+    ) -> Result<Option<tasks_runtime::store::Lease>, tasks_runtime::store::StoreError> {
         if self
             .failures
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
             .is_ok()
         {
-            return Err(tasks_runtime::StoreError::Backend("disk full".into()));
+            return Err(tasks_runtime::store::StoreError::Backend(
+                "disk full".into(),
+            ));
         }
         self.inner.charge_attempt(id, lease, now).await
     }
 
     async fn claim_orphans(
         &self,
-        node: &tasks_runtime::NodeId,
+        node: &tasks_runtime::store::NodeId,
         now: tasks_core::Timestamp,
         max: usize,
-    ) -> Result<Vec<tasks_runtime::Claimed>, tasks_runtime::StoreError> {
+    ) -> Result<Vec<tasks_runtime::store::Claimed>, tasks_runtime::store::StoreError> {
         self.inner.claim_orphans(node, now, max).await
     }
 }

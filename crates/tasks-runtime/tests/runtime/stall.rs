@@ -11,9 +11,12 @@ use tasks_runtime::Creation;
 
 use tasks_core::{McpError, NewTask, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::store::CreateLimits;
+use tasks_runtime::store::{
+    Authority, CasOutcome, Claimed, Created, Liveness, MemoryStore, NodeId, Snapshot, Store,
+    StoreError,
+};
 use tasks_runtime::{
-    Authority, CasOutcome, Claimed, Created, LeaseConfig, Limits, Liveness, MemoryStore, NodeId,
-    RuntimeConfig, Scope, Snapshot, Store, StoreError, TaskRuntime, TokioClock, ToolRegistry, Work,
+    LeaseConfig, Limits, RuntimeConfig, Scope, TaskRuntime, TokioClock, ToolRegistry, Work,
 };
 use tasks_test_support::protocol::accept;
 use tasks_test_support::{probe::*, runtime::*, task_wait::*, wait::*};
@@ -158,9 +161,9 @@ impl Store for StallStore {
     async fn charge_attempt(
         &self,
         id: &TaskId,
-        lease: &tasks_runtime::Lease,
+        lease: &tasks_runtime::store::Lease,
         now: Timestamp,
-    ) -> Result<Option<tasks_runtime::Lease>, StoreError> {
+    ) -> Result<Option<tasks_runtime::store::Lease>, StoreError> {
         self.gate().await?;
         self.inner.charge_attempt(id, lease, now).await
     }

@@ -7,10 +7,11 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
 use tasks_runtime::store::CreateLimits;
-use tasks_runtime::{
-    Authority, CasOutcome, Claimed, Created, Lease, Liveness, MemoryStore, NodeId, Scope, Snapshot,
-    Store, StoreError, Work,
+use tasks_runtime::store::{
+    Authority, CasOutcome, Claimed, Created, Lease, Liveness, MemoryStore, NodeId, Snapshot, Store,
+    StoreError,
 };
+use tasks_runtime::{Scope, Work};
 use tasks_store_contract as contract;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use tasks_runtime::Change;
+use tasks_runtime::store::Change;
 use tokio::sync::broadcast;
 use tokio::time::{interval_at, timeout, Instant, MissedTickBehavior};
 use tokio_postgres::Notification;

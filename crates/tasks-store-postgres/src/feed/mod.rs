@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 use tasks_core::TaskId;
-use tasks_runtime::Change;
+use tasks_runtime::store::Change;
 use tokio::sync::{broadcast, mpsc};
 use tokio_postgres::{Config, Notification};
 use tokio_util::sync::CancellationToken;

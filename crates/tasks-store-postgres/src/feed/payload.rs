@@ -5,7 +5,7 @@
 //! may connect to the database may LISTEN.
 
 use tasks_core::TaskId;
-use tasks_runtime::Change;
+use tasks_runtime::store::Change;
 
 use super::Hint;
 

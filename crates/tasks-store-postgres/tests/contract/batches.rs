@@ -9,7 +9,8 @@ use std::time::Duration;
 use common::*;
 use serde_json::json;
 use tasks_core::Event;
-use tasks_runtime::{Authority, CasOutcome, Change, Scope, Store};
+use tasks_runtime::store::{Authority, CasOutcome, Change, Store};
+use tasks_runtime::Scope;
 
 /// Polls `call` once (so it is queued), then drops it: its caller went away.
 async fn poll_once_then_drop<F: std::future::Future>(call: F) {
@@ -223,7 +224,11 @@ async fn creates_of_live_and_dead_owners_in_one_batch_each_get_their_own_answer(
     for call in calls {
         let (i, outcome) = call.await.expect("a create");
         if i % 3 == 0 {
-            assert_eq!(outcome, Err(tasks_runtime::StoreError::LeaseLost), "t{i}");
+            assert_eq!(
+                outcome,
+                Err(tasks_runtime::store::StoreError::LeaseLost),
+                "t{i}"
+            );
             let found = store.get(&scope, &id(&format!("t{i}")), T0).await;
             assert!(found.expect("get").is_none(), "t{i} was refused");
         } else {

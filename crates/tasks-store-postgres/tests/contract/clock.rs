@@ -3,7 +3,7 @@
 use crate::common;
 
 use common::Database;
-use tasks_runtime::Store;
+use tasks_runtime::store::Store;
 
 /// The server's time in ms since the Unix epoch.
 async fn server_ms(admin: &tokio_postgres::Client) -> u64 {

@@ -8,7 +8,8 @@ use crate::common;
 use std::time::Duration;
 
 use common::*;
-use tasks_runtime::{Scope, Store, StoreError};
+use tasks_runtime::store::{Store, StoreError};
+use tasks_runtime::Scope;
 use tasks_store_postgres::{PostgresOptions, PostgresStore};
 
 /// How long any step may take before the test fails instead of hanging.

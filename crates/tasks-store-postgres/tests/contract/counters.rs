@@ -13,7 +13,8 @@ use std::sync::Arc;
 use common::*;
 use tasks_core::{CapacityLimit, Task};
 use tasks_runtime::store::CreateLimits;
-use tasks_runtime::{Authority, CasOutcome, Scope, Store, StoreError};
+use tasks_runtime::store::{Authority, CasOutcome, Store, StoreError};
+use tasks_runtime::Scope;
 
 /// What the counter tables say, or what the tasks table holds.
 #[derive(Debug, PartialEq, Eq)]

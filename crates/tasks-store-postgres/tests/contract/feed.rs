@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use common::*;
 use tasks_core::TaskId;
-use tasks_runtime::{Authority, CasOutcome, Change, Scope, Store};
+use tasks_runtime::store::{Authority, CasOutcome, Change, Store};
+use tasks_runtime::Scope;
 use tasks_store_postgres::PostgresStore;
 use tokio::sync::broadcast::Receiver;
 

@@ -5,7 +5,8 @@ use crate::common;
 
 use common::*;
 use tasks_core::Event;
-use tasks_runtime::{Authority, CasOutcome, Liveness, Scope, Store};
+use tasks_runtime::store::{Authority, CasOutcome, Liveness, Store};
+use tasks_runtime::Scope;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_instances_see_each_others_writes_at_once() {
@@ -282,7 +283,7 @@ async fn attempts_charged_by_a_node_of_the_previous_build_are_honoured() {
         .await
         .expect("the previous build's claim");
     assert_eq!(changed, 1);
-    let node_c = tasks_runtime::NodeId::from_bytes([0xc; 16]);
+    let node_c = tasks_runtime::store::NodeId::from_bytes([0xc; 16]);
     store
         .register_node(&node_c, at(2 * LEASE), LEASE)
         .await

@@ -6,7 +6,8 @@
 use crate::common;
 
 use common::*;
-use tasks_runtime::{Scope, Store};
+use tasks_runtime::store::Store;
+use tasks_runtime::Scope;
 use tasks_store_contract::{one_of_four, ROWS_BEFORE_PROGRESS, ROW_WITH_PROGRESS_END};
 use tasks_store_postgres::{ConnectError, PostgresOptions, PostgresStore};
 
@@ -249,7 +250,7 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
             )
             .await
             .map(drop),
-        Err(tasks_runtime::StoreError::Capacity(
+        Err(tasks_runtime::store::StoreError::Capacity(
             tasks_core::CapacityLimit::MaxTasks
         )),
         "the old task still counts"
@@ -268,7 +269,7 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
             )
             .await
             .map(drop),
-        Err(tasks_runtime::StoreError::LeaseLost),
+        Err(tasks_runtime::store::StoreError::LeaseLost),
         "version 5 checks the owner's lease, before the capacity"
     );
     let row = admin
@@ -411,7 +412,7 @@ async fn a_version_6_schema_marks_its_running_2025_tasks() {
 /// with progress, beside nodes of this one).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_row_of_the_previous_build_reads_and_keeps_the_progress_it_takes() {
-    use tasks_runtime::{Authority, CasOutcome};
+    use tasks_runtime::store::{Authority, CasOutcome};
     let Some(db) = Database::open().await else {
         return;
     };

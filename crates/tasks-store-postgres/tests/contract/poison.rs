@@ -14,7 +14,8 @@ use crate::counters::{active_of, counters, Counts};
 use common::*;
 use serde_json::{json, Value};
 use tasks_core::{Task, TaskState, TaskStatus, MESSAGE_UNREADABLE};
-use tasks_runtime::{Authority, CasOutcome, Change, Scope, Store};
+use tasks_runtime::store::{Authority, CasOutcome, Change, Store};
+use tasks_runtime::Scope;
 use tokio_postgres::Client;
 
 const LEASE: u64 = 1_000;

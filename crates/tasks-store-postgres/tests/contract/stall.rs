@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use common::proxy::{through, upstream, StallProxy};
 use common::*;
-use tasks_runtime::StoreError;
+use tasks_runtime::store::Store;
+use tasks_runtime::store::StoreError;
 use tasks_runtime::{
-    LeaseConfig, Limits, RuntimeConfig, Scope, Store, TaskRuntime, Tool, ToolError, ToolRegistry,
+    LeaseConfig, Limits, RuntimeConfig, Scope, TaskRuntime, Tool, ToolError, ToolRegistry,
 };
 use tasks_store_postgres::PostgresStore;
 

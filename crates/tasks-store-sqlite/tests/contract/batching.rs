@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use tasks_core::TaskStatus;
 use tasks_runtime::store::CreateLimits;
-use tasks_runtime::{Authority, CasOutcome, Scope, Store, StoreError};
+use tasks_runtime::store::{Authority, CasOutcome, Store, StoreError};
+use tasks_runtime::Scope;
 use tasks_store_sqlite::{SqliteOptions, SqliteStore, Synchronous};
 use tasks_test_support::store::*;
 
@@ -194,7 +195,7 @@ async fn a_failed_commit_fails_its_whole_batch_and_changes_nothing() {
             .heartbeat(&NODE_B, T0, 1_000)
             .await
             .expect("heartbeat"),
-        tasks_runtime::Liveness::Lost,
+        tasks_runtime::store::Liveness::Lost,
         "a failed registration is not stored"
     );
 

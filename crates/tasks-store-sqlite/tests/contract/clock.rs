@@ -9,9 +9,8 @@ use tasks_runtime::Creation;
 
 use serde_json::Value;
 use tasks_core::{McpError, Timestamp};
-use tasks_runtime::{
-    Clock, Recovery, RuntimeConfig, Scope, Store, TaskRuntime, Tool, ToolRegistry,
-};
+use tasks_runtime::store::Store;
+use tasks_runtime::{Clock, Recovery, RuntimeConfig, Scope, TaskRuntime, Tool, ToolRegistry};
 use tasks_store_sqlite::{SqliteOptions, SqliteStore};
 use tasks_test_support::store::*;
 

@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use tasks_runtime::{Scope, Store};
+use tasks_runtime::store::Store;
+use tasks_runtime::Scope;
 use tasks_store_sqlite::{SqliteOptions, SqliteStore};
 use tasks_test_support::store::*;
 
@@ -59,7 +60,7 @@ pub(crate) fn old_database(path: &Path, version: usize, rows_from: &Path) {
 
 /// `store` after creating `working` (its TTL running, its work kept) and `done` (completed,
 /// its work dropped); the two as stored, in that order.
-async fn two_tasks(store: &SqliteStore, scope: &Scope) -> Vec<tasks_runtime::Snapshot> {
+async fn two_tasks(store: &SqliteStore, scope: &Scope) -> Vec<tasks_runtime::store::Snapshot> {
     for name in ["working", "done"] {
         let task = tasks_core::NewTask::new(id(name), T0, Some(3_600_000), None);
         let created = store
@@ -70,7 +71,11 @@ async fn two_tasks(store: &SqliteStore, scope: &Scope) -> Vec<tasks_runtime::Sna
             let update = complete(&created.snapshot.task, at(1_000));
             let lease = created.lease;
             store
-                .transition(tasks_runtime::Authority::Worker(&lease), update, at(1_000))
+                .transition(
+                    tasks_runtime::store::Authority::Worker(&lease),
+                    update,
+                    at(1_000),
+                )
                 .await
                 .expect("complete");
         }
@@ -345,11 +350,15 @@ async fn two_tasks_more(store: &SqliteStore, scope: &Scope) {
         .expect("stored");
     let update = complete(&working.task, at(2_500));
     let outcome = store
-        .transition(tasks_runtime::Authority::Request(scope), update, at(2_500))
+        .transition(
+            tasks_runtime::store::Authority::Request(scope),
+            update,
+            at(2_500),
+        )
         .await
         .expect("complete after the migration");
     assert!(
-        matches!(outcome, tasks_runtime::CasOutcome::Committed(_)),
+        matches!(outcome, tasks_runtime::store::CasOutcome::Committed(_)),
         "{outcome:?}"
     );
 }

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use tasks_core::{Task, TaskStatus};
-use tasks_runtime::{Authority, CasOutcome, Lease, Liveness, NodeId, Scope, Store, Work};
+use tasks_runtime::store::{Authority, CasOutcome, Lease, Liveness, NodeId, Store};
+use tasks_runtime::{Scope, Work};
 use tasks_store_contract::{one_of_four, ROWS_BEFORE_PROGRESS, ROW_WITH_PROGRESS_END};
 use tasks_store_sqlite::{SqliteOptions, SqliteStore};
 use tasks_test_support::store::*;

@@ -9,7 +9,8 @@
 use std::path::Path;
 
 use tasks_core::{TaskState, TaskStatus, MESSAGE_UNREADABLE};
-use tasks_runtime::{NodeId, Scope, Store};
+use tasks_runtime::store::{NodeId, Store};
+use tasks_runtime::Scope;
 use tasks_store_sqlite::{SqliteOptions, SqliteStore};
 use tasks_test_support::store::*;
 
@@ -74,7 +75,7 @@ async fn unreadable_rows_fail_their_own_task_and_everything_else_is_served() {
             let update = complete(&created.snapshot.task, at(1_000));
             store
                 .transition(
-                    tasks_runtime::Authority::Worker(&created.lease),
+                    tasks_runtime::store::Authority::Worker(&created.lease),
                     update,
                     at(1_000),
                 )

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
+use tasks_runtime::store::Store;
 use tasks_runtime::{
-    LeaseConfig, RuntimeConfig, Scope, Store, TaskRuntime, Tool, ToolError, ToolRegistry, Work,
+    LeaseConfig, RuntimeConfig, Scope, TaskRuntime, Tool, ToolError, ToolRegistry, Work,
 };
 use tasks_store_sqlite::{SqliteOptions, SqliteStore};
 

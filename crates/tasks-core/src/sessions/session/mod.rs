@@ -3,13 +3,13 @@
 //!
 //! | module | concept |
 //! |---|---|
-//! | [`table`] | [`SessionTable`]: the live sessions, their owners, idle expiry and the limit |
-//! | [`requests`] | [`RequestSpace`]: server-to-client request ids and input rounds, answers matched or refused |
-//! | [`rounds`] | [`CallRounds`]: a call run now: when it answers, asks a round, gives up; what a refusal answers |
-//! | [`client`] | [`ClientRequests`]: the client's requests being served: duplicate ids, `notifications/cancelled` |
-//! | [`delivery`] | [`TaskBook`] and [`GetStream`]: which stream delivers a task's questions, and GET-stream re-delivery |
-//! | [`stream`] | [`SessionStream`]: a session's GET stream: which notifications go out, which deliveries run |
-//! | [`wait`] | [`ResultWait`]: a 2025-11-25 `tasks/result` waiting for its task: when it answers, delivers, re-reads |
+//! | `table` | [`SessionTable`]: the live sessions, their owners, idle expiry and the limit |
+//! | `requests` | [`RequestSpace`]: server-to-client request ids and input rounds, answers matched or refused |
+//! | `rounds` | [`CallRounds`]: a call run now: when it answers, asks a round, gives up; what a refusal answers |
+//! | `client` | [`ClientRequests`]: the client's requests being served: duplicate ids, `notifications/cancelled` |
+//! | `delivery` | [`TaskBook`] and [`GetStream`]: which stream delivers a task's questions, and GET-stream re-delivery |
+//! | `stream` | [`SessionStream`]: a session's GET stream: which notifications go out, which deliveries run |
+//! | `wait` | [`ResultWait`]: a 2025-11-25 `tasks/result` waiting for its task: when it answers, delivers, re-reads |
 //!
 //! Each is events in, decisions out: no IO, no clock (time is an argument), no randomness (the
 //! session id comes from the caller's random bytes). The transport keeps the async part: the
@@ -33,13 +33,13 @@ use std::fmt;
 
 use crate::admission::HeaderSource;
 
-pub mod client;
-pub mod delivery;
-pub mod requests;
-pub mod rounds;
-pub mod stream;
-pub mod table;
-pub mod wait;
+mod client;
+mod delivery;
+mod requests;
+mod rounds;
+mod stream;
+mod table;
+mod wait;
 
 pub use client::{ClientRequests, RequestKey};
 pub use delivery::{GetStream, Seen, Step, TaskBook, MAX_SESSION_TASKS, RESCAN_LIMIT};

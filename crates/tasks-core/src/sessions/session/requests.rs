@@ -28,9 +28,10 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Value};
 
+use crate::input::InputRequest;
 use crate::input::METHOD_ELICIT;
 use crate::protocol::META_RELATED_TASK;
-use crate::{InputRequest, JsonObject, McpError, TaskId};
+use crate::{JsonObject, McpError, TaskId};
 
 /// A round of questions of one session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -20,8 +20,9 @@ use serde_json::Value;
 
 use crate::call::tool_error_result;
 use crate::exchange::SyncOutcome;
+use crate::input::InputRequest;
 use crate::sessions::wire::session_result;
-use crate::{jsonrpc, InputRequest, JsonObject, JsonRpcError};
+use crate::{jsonrpc, JsonObject, JsonRpcError};
 
 /// At most this many input rounds per call: a handler that keeps asking new questions is
 /// stopped with -32603 rather than looping forever.

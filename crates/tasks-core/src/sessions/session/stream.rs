@@ -165,7 +165,8 @@ impl SessionStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{apply, Event, InputRequest, Timestamp};
+    use crate::input::InputRequest;
+    use crate::{apply, Event, Timestamp};
 
     fn id(n: u8) -> TaskId {
         TaskId::parse(&format!("task-{n}")).unwrap()

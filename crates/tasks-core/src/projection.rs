@@ -183,6 +183,7 @@ impl Serialize for MetaWithKeys<'_> {
 }
 
 impl Serialize for TaskView<'_> {
+    #[inline]
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let task = self.task;
         let mut map = serializer.serialize_map(None)?;

@@ -494,7 +494,10 @@ impl NewTask {
     /// The same task, created by the task design `origin` (the default is
     /// [`TaskOrigin::Extension`]).
     pub fn with_origin(mut self, origin: TaskOrigin) -> Self {
-        self.0.extras.set_origin(origin);
+        // A new task's extras are empty: the default origin leaves them so, with no work.
+        if origin != self.0.extras.origin() {
+            self.0.extras.set_origin(origin);
+        }
         self
     }
 

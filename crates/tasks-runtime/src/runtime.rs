@@ -522,15 +522,7 @@ impl TaskRuntime {
     /// capability` naming the Tasks extension both for a task of another origin and for an
     /// unknown one (what a request that declared nothing is told, so neither is revealed).
     pub async fn reach(&self, scope: &Scope, target: &TaskRef) -> Result<Arc<Task>, McpError> {
-        let found = self.get(scope, &target.task_id).await;
-        let Some(origin) = target.only else {
-            return found;
-        };
-        match found {
-            Ok(task) if task.origin() == origin => Ok(task),
-            Ok(_) | Err(McpError::UnknownTask) => Err(McpError::missing_tasks_capability()),
-            Err(error) => Err(error),
-        }
+        reached(target, self.get(scope, &target.task_id).await)
     }
 
     /// Up to `limit` tasks of `scope`, in ascending id order, after task id `after` when given
@@ -839,4 +831,19 @@ fn start(
         tokio::spawn(worker);
     }
     snapshot.task
+}
+
+/// What [`TaskRuntime::reach`] answers for `target` once the lookup answered `found`.
+pub(crate) fn reached(
+    target: &TaskRef,
+    found: Result<Arc<Task>, McpError>,
+) -> Result<Arc<Task>, McpError> {
+    let Some(origin) = target.only else {
+        return found;
+    };
+    match found {
+        Ok(task) if task.origin() == origin => Ok(task),
+        Ok(_) | Err(McpError::UnknownTask) => Err(McpError::missing_tasks_capability()),
+        Err(error) => Err(error),
+    }
 }

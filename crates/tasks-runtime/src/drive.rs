@@ -163,3 +163,165 @@ fn joined(outcome: Result<SyncOutcome, JoinError>) -> SyncOutcome {
         SyncOutcome::Error(McpError::Internal("Tool raised an exception").to_error_object())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::{json, Value};
+    use tasks_core::exchange::{StateIssuer, SyncRequest};
+    use tasks_core::plan::StateKey;
+    use tasks_core::wire::ResultMeta;
+    use tasks_core::{JsonObject, Method, Timestamp};
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+
+    fn exchange(progress_token: Option<Value>) -> SyncExchange {
+        SyncExchange::new(
+            SyncRequest {
+                id: json!(7),
+                method: Method::ToolsCall,
+                name: "t".into(),
+                arguments: JsonObject::new(),
+                scope: String::new(),
+                progress_token,
+                log_level: None,
+                previous_round: None,
+                answers: None,
+            },
+            StateIssuer {
+                key: StateKey::from_bytes([1; 32]),
+                lifetime_ms: 60_000,
+                now: Timestamp::from_unix_millis(0),
+            },
+            Arc::new(ResultMeta::new(JsonObject::new())),
+        )
+    }
+
+    fn complete(text: &str) -> SyncOutcome {
+        let mut result = JsonObject::new();
+        result.insert("content".into(), json!([{"type": "text", "text": text}]));
+        SyncOutcome::Complete(tasks_core::wire::complete(result))
+    }
+
+    fn message(bytes: &[u8]) -> Value {
+        serde_json::from_slice(bytes).expect("a JSON message")
+    }
+
+    #[tokio::test]
+    async fn a_run_that_never_notifies_is_one_response_even_when_the_host_could_stream() {
+        let call = SyncCall::default();
+        let start = drive_sync(
+            |_| async { complete("done") },
+            call,
+            exchange(Some(json!("p"))),
+            true,
+            Randomness::default(),
+        )
+        .await;
+        let SyncStart::Done(response) = start else {
+            panic!("expected one response, got {start:?}");
+        };
+        assert_eq!(response.status, 200);
+        let message = message(&response.message);
+        assert_eq!(message["id"], json!(7));
+        assert_eq!(message["result"]["content"][0]["text"], json!("done"));
+    }
+
+    #[tokio::test]
+    async fn notifications_come_first_in_order_then_the_response_then_nothing() {
+        let handler = |call: SyncCall| async move {
+            let notifier = call
+                .notifier
+                .expect("a notifier when progress was asked for");
+            assert!(notifier.progress(1.0, Some(2.0), None));
+            assert!(notifier.progress(2.0, Some(2.0), None));
+            complete("after two")
+        };
+        let start = drive_sync(
+            handler,
+            SyncCall::default(),
+            exchange(Some(json!("p"))),
+            true,
+            Randomness::default(),
+        )
+        .await;
+        let SyncStart::Streaming(mut stream) = start else {
+            panic!("expected a stream, got {start:?}");
+        };
+        let mut progress = Vec::new();
+        let response = loop {
+            match stream.next().await.expect("a frame before the end") {
+                SyncFrame::Notification(bytes) => progress.push(message(&bytes)),
+                SyncFrame::Response(response) => break response,
+            }
+        };
+        assert_eq!(progress.len(), 2);
+        assert_eq!(progress[0]["method"], json!("notifications/progress"));
+        assert_eq!(progress[0]["params"]["progressToken"], json!("p"));
+        assert_eq!(progress[1]["params"]["progress"].as_f64(), Some(2.0));
+        assert!(response.streamed);
+        assert_eq!(
+            message(&response.message)["result"]["content"][0]["text"],
+            json!("after two")
+        );
+        assert!(stream.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn without_a_stream_the_handler_gets_no_notifier() {
+        let start = drive_sync(
+            |call: SyncCall| async move { complete(&call.notifier.is_some().to_string()) },
+            SyncCall::default(),
+            exchange(Some(json!("p"))),
+            false,
+            Randomness::default(),
+        )
+        .await;
+        let SyncStart::Done(response) = start else {
+            panic!("expected one response");
+        };
+        assert_eq!(
+            message(&response.message)["result"]["content"][0]["text"],
+            json!("false")
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn dropping_the_stream_cancels_the_handler_and_never_the_callers_token() {
+        let caller = CancellationToken::new();
+        let (token_tx, token_rx) = tokio::sync::oneshot::channel();
+        let handler = move |call: SyncCall| async move {
+            let _ = token_tx.send(call.cancel.clone());
+            let notifier = call.notifier.expect("a notifier");
+            notifier.progress(1.0, None, None);
+            call.cancel.cancelled().await;
+            complete("cancelled")
+        };
+        let call = SyncCall::default().with_cancel(caller.clone());
+        let start = drive_sync(
+            handler,
+            call,
+            exchange(Some(json!("p"))),
+            true,
+            Randomness::default(),
+        )
+        .await;
+        let SyncStart::Streaming(mut stream) = start else {
+            panic!("expected a stream");
+        };
+        assert!(matches!(
+            stream.next().await,
+            Some(SyncFrame::Notification(_))
+        ));
+        let handlers = token_rx.await.expect("the handler started");
+        assert!(!handlers.is_cancelled());
+        drop(stream);
+        assert!(handlers.is_cancelled(), "the handler's token fires on drop");
+        assert!(
+            !caller.is_cancelled(),
+            "the caller's token is not the handler's"
+        );
+    }
+}

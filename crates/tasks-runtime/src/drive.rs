@@ -205,21 +205,23 @@ mod tests {
         SyncOutcome::Complete(tasks_core::wire::complete(result))
     }
 
+    /// `drive_sync` of `handler` for a request asking for progress (token `"p"`).
+    async fn start<H, F>(handler: H, call: SyncCall, streaming: bool) -> SyncStart
+    where
+        H: FnOnce(SyncCall) -> F,
+        F: std::future::Future<Output = SyncOutcome> + Send + 'static,
+    {
+        let exchange = exchange(Some(json!("p")));
+        drive_sync(handler, call, exchange, streaming, Randomness::default()).await
+    }
+
     fn message(bytes: &[u8]) -> Value {
         serde_json::from_slice(bytes).expect("a JSON message")
     }
 
     #[tokio::test]
     async fn a_run_that_never_notifies_is_one_response_even_when_the_host_could_stream() {
-        let call = SyncCall::default();
-        let start = drive_sync(
-            |_| async { complete("done") },
-            call,
-            exchange(Some(json!("p"))),
-            true,
-            Randomness::default(),
-        )
-        .await;
+        let start = start(|_| async { complete("done") }, SyncCall::default(), true).await;
         let SyncStart::Done(response) = start else {
             panic!("expected one response, got {start:?}");
         };
@@ -239,14 +241,7 @@ mod tests {
             assert!(notifier.progress(2.0, Some(2.0), None));
             complete("after two")
         };
-        let start = drive_sync(
-            handler,
-            SyncCall::default(),
-            exchange(Some(json!("p"))),
-            true,
-            Randomness::default(),
-        )
-        .await;
+        let start = start(handler, SyncCall::default(), true).await;
         let SyncStart::Streaming(mut stream) = start else {
             panic!("expected a stream, got {start:?}");
         };
@@ -271,12 +266,10 @@ mod tests {
 
     #[tokio::test]
     async fn without_a_stream_the_handler_gets_no_notifier() {
-        let start = drive_sync(
+        let start = start(
             |call: SyncCall| async move { complete(&call.notifier.is_some().to_string()) },
             SyncCall::default(),
-            exchange(Some(json!("p"))),
             false,
-            Randomness::default(),
         )
         .await;
         let SyncStart::Done(response) = start else {
@@ -300,14 +293,7 @@ mod tests {
             complete("cancelled")
         };
         let call = SyncCall::default().with_cancel(caller.clone());
-        let start = drive_sync(
-            handler,
-            call,
-            exchange(Some(json!("p"))),
-            true,
-            Randomness::default(),
-        )
-        .await;
+        let start = start(handler, call, true).await;
         let SyncStart::Streaming(mut stream) = start else {
             panic!("expected a stream");
         };

@@ -66,4 +66,8 @@ pub enum Event {
     },
     /// The task was cancelled.
     Cancelled,
+    /// An operator cancelled the task (from an operator's console, not the task's caller):
+    /// as [`Event::Cancelled`], with `statusMessage` [`MESSAGE_CANCELLED_BY_OPERATOR`](crate::MESSAGE_CANCELLED_BY_OPERATOR).
+    /// Who the operator was is for the server's audit log, not for the task's caller.
+    CancelledByOperator,
 }

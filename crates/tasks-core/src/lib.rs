@@ -159,7 +159,8 @@ pub use raw::{RawObject, MAX_RESULT_DEPTH};
 pub use reducer::{apply, ReduceError, TaskUpdate, Transition};
 pub use task::{
     Answered, InputRequests, InvalidTask, NewTask, Task, TaskState, TaskStatus, MESSAGE_ACCEPTED,
-    MESSAGE_CANCELLED, MESSAGE_INPUT_RECEIVED, MESSAGE_UNREADABLE, MESSAGE_WAITING_PREFIX,
+    MESSAGE_CANCELLED, MESSAGE_CANCELLED_BY_OPERATOR, MESSAGE_INPUT_RECEIVED, MESSAGE_UNREADABLE,
+    MESSAGE_WAITING_PREFIX,
 };
 pub use time::Timestamp;
 pub use trace::{TraceParent, META_TRACEPARENT};

@@ -28,7 +28,8 @@ use crate::event::Event;
 use crate::input::{InputResponse, InvalidResponse};
 use crate::raw::RawObject;
 use crate::task::{
-    Answered, InputRequests, Task, TaskState, MESSAGE_CANCELLED, MESSAGE_INPUT_RECEIVED,
+    Answered, InputRequests, Task, TaskState, MESSAGE_CANCELLED, MESSAGE_CANCELLED_BY_OPERATOR,
+    MESSAGE_INPUT_RECEIVED,
 };
 use crate::time::Timestamp;
 
@@ -215,6 +216,10 @@ pub fn apply(task: &Task, event: Event, now: Timestamp) -> Result<Transition, Re
         Event::Cancelled => {
             next.state = TaskState::Cancelled;
             next.status_message = Some(MESSAGE_CANCELLED.into());
+        }
+        Event::CancelledByOperator => {
+            next.state = TaskState::Cancelled;
+            next.status_message = Some(MESSAGE_CANCELLED_BY_OPERATOR.into());
         }
     }
     if next.is_terminal() {

@@ -29,6 +29,9 @@ pub const MESSAGE_INPUT_RECEIVED: &str = "Input received";
 pub const MESSAGE_WAITING_PREFIX: &str = "Waiting for input: ";
 /// `statusMessage` of a cancelled task.
 pub const MESSAGE_CANCELLED: &str = "Cancellation requested";
+
+/// `statusMessage` of a task an operator cancelled ([`crate::Event::CancelledByOperator`]).
+pub const MESSAGE_CANCELLED_BY_OPERATOR: &str = "Cancelled by an operator";
 /// `error.message` (-32603) and `statusMessage` of a task whose stored state could not be read
 /// back: its store quarantined the row and answers this `failed` task in its place
 /// ([`Task::unreadable`]).

@@ -254,6 +254,7 @@ pub(crate) fn arb_event() -> impl Strategy<Value = Event> {
         1 => arb_result().prop_map(|result| Event::Completed { result: result.into() }),
         1 => arb_error().prop_map(|error| Event::Failed { error }),
         1 => Just(Event::Cancelled),
+        1 => Just(Event::CancelledByOperator),
         2 => prop::sample::select(TOOL_MESSAGES.to_vec())
             .prop_map(|message| Event::StatusMessage { message: message.to_owned() }),
         3 => (arb_progress(), proptest::option::of(prop::sample::select(TOOL_MESSAGES.to_vec())))

@@ -194,6 +194,12 @@ fn expect(before: &Task, event: &Event, answered: &BTreeSet<String>) -> Expect {
             fulfilled: BTreeMap::new(),
             progress: None,
         },
+        Event::CancelledByOperator => Expect::Changed {
+            state: TaskState::Cancelled,
+            message: Some(tasks_core::MESSAGE_CANCELLED_BY_OPERATOR.to_owned()),
+            fulfilled: BTreeMap::new(),
+            progress: None,
+        },
     }
 }
 
@@ -242,7 +248,11 @@ fn check_invariants(
         }
         TaskState::Completed { .. } => prop_assert_eq!(message, None),
         TaskState::Failed { error } => prop_assert_eq!(message, Some(error.message.as_str())),
-        TaskState::Cancelled => prop_assert_eq!(message, Some(MESSAGE_CANCELLED)),
+        TaskState::Cancelled => prop_assert!(
+            message == Some(MESSAGE_CANCELLED)
+                || message == Some(tasks_core::MESSAGE_CANCELLED_BY_OPERATOR),
+            "cancelled with statusMessage {message:?}"
+        ),
     }
     prop_assert_eq!(view.get("statusMessage").and_then(Value::as_str), message);
 

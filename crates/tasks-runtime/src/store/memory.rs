@@ -9,6 +9,9 @@
 //! finished task again; a stored completed task then costs its [`Task`] (with its result as
 //! text), its id (shared by the key and the task) and a 48-byte map slot.
 
+mod inventory;
+mod tools;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -18,6 +21,8 @@ use dashmap::mapref::entry::Entry as MapEntry;
 use dashmap::DashMap;
 use tasks_core::{CapacityLimit, NewTask, Task, TaskId, TaskUpdate, Timestamp};
 
+use self::tools::{ToolIndex, Tools};
+use super::inventory::{InventoryCounts, InventoryPage, InventoryQuery, NodeRow, StuckRules};
 use super::task_map::{task_map, TaskMap};
 use super::{
     Authority, CasOutcome, Claimed, CreateLimits, Created, Lease, Liveness, NodeId, Snapshot,
@@ -32,6 +37,8 @@ struct Entry {
     scope: Scope,
     /// `None` once the task is terminal.
     running: Option<Box<Running>>,
+    /// The tool, interned once the task is terminal (the running task's is in its work).
+    tool: ToolIndex,
 }
 
 /// What only a task that can still run needs.
@@ -64,7 +71,17 @@ pub struct MemoryStore {
     active: DashMap<Scope, usize>,
     /// Live nodes and when their lease expires. Claims hold this lock throughout, which
     /// serializes them against each other and against heartbeats.
-    nodes: Mutex<HashMap<NodeId, Timestamp>>,
+    nodes: Mutex<HashMap<NodeId, NodeLease>>,
+    /// The tool names of terminal tasks.
+    tools: Tools,
+}
+
+/// A registered node's lease.
+#[derive(Debug, Clone, Copy)]
+struct NodeLease {
+    expires: Timestamp,
+    started: Timestamp,
+    renewed: Timestamp,
 }
 
 impl std::fmt::Debug for MemoryStore {
@@ -83,6 +100,7 @@ impl Default for MemoryStore {
             total: AtomicUsize::new(0),
             active: DashMap::new(),
             nodes: Mutex::default(),
+            tools: Tools::default(),
         }
     }
 }
@@ -126,7 +144,7 @@ impl MemoryStore {
         }
     }
 
-    fn nodes(&self) -> MutexGuard<'_, HashMap<NodeId, Timestamp>> {
+    fn leases(&self) -> MutexGuard<'_, HashMap<NodeId, NodeLease>> {
         crate::lock::lock(&self.nodes)
     }
 }
@@ -147,9 +165,9 @@ impl Store for MemoryStore {
         let task = task.into_task();
         if limits.lease_required
             && self
-                .nodes()
+                .leases()
                 .get(owner)
-                .is_none_or(|expires| *expires <= task.created_at())
+                .is_none_or(|lease| lease.expires <= task.created_at())
         {
             return Err(StoreError::LeaseLost);
         }
@@ -177,6 +195,7 @@ impl Store for MemoryStore {
                     task: Arc::new(task),
                     scope,
                     running: Some(Box::new(Running { work, lease })),
+                    tool: ToolIndex::UNKNOWN,
                 };
                 let snapshot = Self::snapshot(&entry);
                 slot.insert(entry);
@@ -255,7 +274,9 @@ impl Store for MemoryStore {
         let became_terminal = !entry.task.is_terminal() && next.is_terminal();
         entry.task = Arc::new(next);
         if became_terminal {
-            entry.running = None;
+            if let Some(running) = entry.running.take() {
+                entry.tool = self.tools.intern(&running.work.tool);
+            }
         }
         let snapshot = Self::snapshot(&entry);
         drop(entry);
@@ -307,13 +328,39 @@ impl Store for MemoryStore {
         Ok(Some(counts))
     }
 
+    async fn inventory(
+        &self,
+        query: &InventoryQuery,
+        rules: StuckRules,
+        now: Timestamp,
+    ) -> Result<Option<InventoryPage>, StoreError> {
+        Ok(Some(self.inventory_page(query, rules, now)))
+    }
+
+    async fn inventory_counts(
+        &self,
+        rules: StuckRules,
+        now: Timestamp,
+    ) -> Result<Option<InventoryCounts>, StoreError> {
+        Ok(Some(self.counts(rules, now)))
+    }
+
+    async fn nodes(&self, now: Timestamp) -> Result<Option<Vec<NodeRow>>, StoreError> {
+        Ok(Some(self.node_rows(now)))
+    }
+
     async fn register_node(
         &self,
         node: &NodeId,
         now: Timestamp,
         lease_ms: u64,
     ) -> Result<(), StoreError> {
-        self.nodes().insert(*node, now.plus_millis(lease_ms));
+        let lease = NodeLease {
+            expires: now.plus_millis(lease_ms),
+            started: now,
+            renewed: now,
+        };
+        self.leases().insert(*node, lease);
         Ok(())
     }
 
@@ -323,10 +370,11 @@ impl Store for MemoryStore {
         now: Timestamp,
         lease_ms: u64,
     ) -> Result<Liveness, StoreError> {
-        let mut nodes = self.nodes();
+        let mut nodes = self.leases();
         match nodes.get_mut(node) {
-            Some(expires) if *expires > now => {
-                *expires = now.plus_millis(lease_ms);
+            Some(lease) if lease.expires > now => {
+                lease.expires = now.plus_millis(lease_ms);
+                lease.renewed = now;
                 Ok(Liveness::Alive)
             }
             Some(_) => {
@@ -338,7 +386,7 @@ impl Store for MemoryStore {
     }
 
     async fn retire_node(&self, node: &NodeId) -> Result<(), StoreError> {
-        self.nodes().remove(node);
+        self.leases().remove(node);
         Ok(())
     }
 
@@ -372,8 +420,8 @@ impl Store for MemoryStore {
         now: Timestamp,
         max: usize,
     ) -> Result<Vec<Claimed>, StoreError> {
-        let mut nodes = self.nodes();
-        nodes.retain(|_, expires| *expires > now);
+        let mut nodes = self.leases();
+        nodes.retain(|_, lease| lease.expires > now);
         let orphaned = |entry: &Entry| {
             entry.running.as_ref().is_some_and(|running| {
                 !entry.task.is_terminal()

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
 
+use super::inventory::{InventoryCounts, InventoryPage, InventoryQuery, NodeRow, StuckRules};
 use super::{
     Authority, CasOutcome, Change, Claimed, CreateLimits, Created, Lease, Liveness, NodeId,
     Snapshot, StatusCounts, Store, StoreError,
@@ -202,6 +203,29 @@ impl Store for Metered {
     async fn status_counts(&self, now: Timestamp) -> Result<Option<StatusCounts>, StoreError> {
         self.timed("status_counts", self.inner.status_counts(now))
             .await
+    }
+
+    async fn inventory(
+        &self,
+        query: &InventoryQuery,
+        rules: StuckRules,
+        now: Timestamp,
+    ) -> Result<Option<InventoryPage>, StoreError> {
+        self.timed("inventory", self.inner.inventory(query, rules, now))
+            .await
+    }
+
+    async fn inventory_counts(
+        &self,
+        rules: StuckRules,
+        now: Timestamp,
+    ) -> Result<Option<InventoryCounts>, StoreError> {
+        self.timed("inventory_counts", self.inner.inventory_counts(rules, now))
+            .await
+    }
+
+    async fn nodes(&self, now: Timestamp) -> Result<Option<Vec<NodeRow>>, StoreError> {
+        self.timed("nodes", self.inner.nodes(now)).await
     }
 
     fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<Change>> {

@@ -39,6 +39,7 @@
 //! [`Store::load`]. Hints may be coalesced or lost; [`Change::Resync`] says that some may have
 //! been, and the runtime then re-reads every task it cares about.
 
+pub mod inventory;
 mod memory;
 pub(crate) mod metered;
 mod node;
@@ -430,6 +431,38 @@ pub trait Store: Send + Sync + 'static {
     /// (for the `mcp_tasks_stored{status}` gauge; asked every 15 s by each node). `None` when
     /// the store does not count (the default).
     async fn status_counts(&self, now: Timestamp) -> Result<Option<StatusCounts>, StoreError> {
+        let _ = now;
+        Ok(None)
+    }
+
+    /// One page of the operator's inventory ([`inventory`]): tasks unexpired at `now`, across
+    /// every scope, matching `query`, each judged stuck or not by `rules`. Never for an MCP
+    /// request (it checks no scope). `None` (the default) when the store cannot list them.
+    async fn inventory(
+        &self,
+        query: &inventory::InventoryQuery,
+        rules: inventory::StuckRules,
+        now: Timestamp,
+    ) -> Result<Option<inventory::InventoryPage>, StoreError> {
+        let _ = (query, rules, now);
+        Ok(None)
+    }
+
+    /// Counts of the tasks unexpired at `now` across every scope, by status, by tool and stuck
+    /// by reason (judged by `rules`). `None` (the default) when the store cannot count them.
+    async fn inventory_counts(
+        &self,
+        rules: inventory::StuckRules,
+        now: Timestamp,
+    ) -> Result<Option<inventory::InventoryCounts>, StoreError> {
+        let _ = (rules, now);
+        Ok(None)
+    }
+
+    /// Every registered node (live or with a lease run out but not yet removed by a claim
+    /// pass), in node id order, with the tasks each holds. `None` (the default) when the store
+    /// cannot list them.
+    async fn nodes(&self, now: Timestamp) -> Result<Option<Vec<inventory::NodeRow>>, StoreError> {
         let _ = now;
         Ok(None)
     }

@@ -240,6 +240,10 @@ pub struct RuntimeConfig {
     /// store derive it from their secret ([`crate::PrincipalKey::from_secret`]); the HTTP server
     /// builder's `secret` does so.
     pub principal_key: Option<crate::seal::PrincipalKey>,
+    /// When a task counts as stuck in the operator's inventory and the `tasks_stuck{reason}`
+    /// gauge ([`StuckRules`](crate::store::inventory::StuckRules)). Default: 15 minutes
+    /// `working` or 1 hour `input_required` without a change, or a holder without a live lease.
+    pub stuck: crate::store::inventory::StuckRules,
 }
 
 impl Default for RuntimeConfig {
@@ -254,6 +258,7 @@ impl Default for RuntimeConfig {
             entropy: crate::entropy::Randomness::default(),
             clock: None,
             principal_key: None,
+            stuck: crate::store::inventory::StuckRules::default(),
         }
     }
 }

@@ -97,7 +97,8 @@
 //! | `port` (what a context needs of the runtime) | `store`, `error`, `scope` |
 //! | `metrics` | `store` |
 //! | `store` (the [`Store`](store::Store) trait, the memory store, the metered wrapper) | `metrics`, `expiry`, `clock`, `work`, `scope`, `lock` |
-//! | `config` | `entropy`, `clock`, `seal` |
+//! | `operator` (the operator's inventory and cancel) | `runtime`, `store`, `error` |
+//! | `config` | `entropy`, `clock`, `seal`, `store` |
 //! | `work` | `seal`, `scope` |
 //! | `seal` (a task's caller, sealed into its work) | `scope` |
 //! | `events` | `scope` |
@@ -133,6 +134,7 @@ mod listing;
 mod lock;
 mod metrics;
 mod notify;
+mod operator;
 mod port;
 mod recovery;
 mod registry;
@@ -167,6 +169,7 @@ pub use list_changes::{ListChanges, ListKind};
 pub use listen::ListenRun;
 pub use metrics::RuntimeMetrics;
 pub use notify::{Notifier, NotifyingRun, RequestNotification};
+pub use operator::{OperatorCancel, OperatorError};
 pub use recovery::MESSAGE_INTERRUPTED;
 pub use registry::{PolicyFn, Recovery, Tool, ToolHandler, ToolPolicy, ToolRegistry};
 pub use result::{error_result, text_result, IntoToolResult, Json};

@@ -589,11 +589,24 @@ impl TaskRuntime {
     /// -32602 `Unknown or inaccessible taskId`; -32603 `Task store unavailable: …` (HTTP 503)
     /// as for [`TaskRuntime::update`] (cancelling again is safe).
     pub async fn cancel(&self, scope: &Scope, id: &TaskId) -> Result<(), McpError> {
-        self.inner.commit(scope, id, Event::Cancelled, None).await?;
+        self.cancel_with(scope, id, Event::Cancelled)
+            .await
+            .map(drop)
+    }
+
+    /// Commits a cancelling `event` to task `id` of `scope`, then stops its local worker; the
+    /// task as committed (or as found, when it had already ended).
+    pub(crate) async fn cancel_with(
+        &self,
+        scope: &Scope,
+        id: &TaskId,
+        event: Event,
+    ) -> Result<Arc<Task>, McpError> {
+        let committed = self.inner.commit(scope, id, event, None).await?;
         if let Some((_, handle)) = self.inner.workers.remove(id) {
             handle.cancel.cancel();
         }
-        Ok(())
+        Ok(committed.task)
     }
 
     /// A receiver of every committed status change (creation included). It carries no

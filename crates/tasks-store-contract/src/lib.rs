@@ -31,6 +31,7 @@
 //! it on a multi-thread runtime for the concurrency check to exercise real parallelism. A store
 //! backed by shared external state (a database) must make `make` return an empty store each time.
 
+pub mod inventory;
 pub mod waits;
 
 use std::collections::{HashMap, HashSet};

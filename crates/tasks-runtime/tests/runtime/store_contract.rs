@@ -25,6 +25,11 @@ async fn waits_on_a_memory_store_end() {
 }
 
 #[tokio::test]
+async fn memory_store_passes_the_inventory_contract() {
+    contract::inventory::run_all(|| async { MemoryStore::new() }).await;
+}
+
+#[tokio::test]
 async fn memory_store_passes_the_contract_on_a_current_thread_runtime() {
     contract::run_all(|| async { MemoryStore::new() }).await;
 }

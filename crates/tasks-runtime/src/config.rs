@@ -242,7 +242,7 @@ pub struct RuntimeConfig {
     pub principal_key: Option<crate::seal::PrincipalKey>,
     /// When a task counts as stuck in the operator's inventory and the `tasks_stuck{reason}`
     /// gauge ([`StuckRules`](crate::store::inventory::StuckRules)). Default: 15 minutes
-    /// `working` or 1 hour `input_required` without a change, or a holder without a live lease.
+    /// `working` or 1 hour `input_required` without a change, or a holder whose lease ran out.
     pub stuck: crate::store::inventory::StuckRules,
 }
 
@@ -264,6 +264,13 @@ impl Default for RuntimeConfig {
 }
 
 impl RuntimeConfig {
+    /// Sets [`RuntimeConfig::stuck`]: when a task counts as stuck in the operator's inventory.
+    #[must_use]
+    pub fn with_stuck(mut self, stuck: crate::store::inventory::StuckRules) -> Self {
+        self.stuck = stuck;
+        self
+    }
+
     /// Sets [`RuntimeConfig::limits`].
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {

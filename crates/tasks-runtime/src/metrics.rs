@@ -88,6 +88,7 @@ pub struct RuntimeMetrics {
     parked: Histogram,
     stored: Family<StatusLabel, Gauge>,
     quarantined: Gauge,
+    stuck: Family<ReasonLabel, Gauge>,
     feed_resyncs: Family<ReasonLabel, Counter>,
 }
 
@@ -144,6 +145,7 @@ impl RuntimeMetrics {
             parked: Histogram::new(duration_buckets()),
             stored: Family::default(),
             quarantined: Gauge::default(),
+            stuck: Family::default(),
             feed_resyncs: Family::default(),
         }
     }
@@ -156,7 +158,7 @@ impl RuntimeMetrics {
     /// `lease_renewals_total{outcome}`, `task_takeovers_total`, `fenced_writes_total`,
     /// `store_operation_duration_seconds{operation}`, `store_failures_total{operation}`,
     /// `store_deadline_exceeded_total{operation}`, `node_self_fences_total{reason}`,
-    /// `task_input_wait_seconds`, `tasks_stored{status}` and `tasks_quarantined` (set by
+    /// `task_input_wait_seconds`, `tasks_stored{status}`, `tasks_stuck{reason}` and `tasks_quarantined` (set by
     /// [`TaskRuntime::refresh_status_counts`](crate::TaskRuntime::refresh_status_counts)) and
     /// `change_feed_resyncs_total{reason}`. Refusals answered because the store was briefly
     /// unavailable are a request metric, counted where an error becomes a client's answer
@@ -238,6 +240,11 @@ impl RuntimeMetrics {
             "tasks_stored",
             "Unexpired tasks in the store by status, across every node sharing it (read from the store at each scrape)",
             self.stored.clone(),
+        );
+        registry.register(
+            "tasks_stuck",
+            "Unexpired tasks in the store that are stuck, by reason (holder_lost: held by a registered node whose lease ran out, not yet claimed; working_idle: working with no change past the threshold; input_unanswered: input_required unanswered past the threshold), across every node sharing it (read from the store at each scrape; absent when the store has no inventory)",
+            self.stuck.clone(),
         );
         registry.register(
             "tasks_quarantined",
@@ -366,6 +373,19 @@ impl RuntimeMetrics {
                     status: status.as_str(),
                 })
                 .set(i64::try_from(counts.get(status)).unwrap_or(i64::MAX));
+        }
+    }
+
+    /// Sets the stuck-task gauges from the store's inventory counts.
+    pub(crate) fn set_stuck(&self, stuck: &crate::store::inventory::StuckCounts) {
+        for (reason, count) in [
+            ("holder_lost", stuck.holder_lost),
+            ("working_idle", stuck.working_idle),
+            ("input_unanswered", stuck.input_unanswered),
+        ] {
+            self.stuck
+                .get_or_create(&ReasonLabel { reason })
+                .set(i64::try_from(count).unwrap_or(i64::MAX));
         }
     }
 

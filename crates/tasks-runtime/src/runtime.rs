@@ -157,7 +157,9 @@ impl TaskRuntime {
     }
 
     /// Reads how many tasks the store holds in each status (across every node sharing it) into
-    /// the `tasks_stored{status}` gauges of [`TaskRuntime::metrics`], and how many it
+    /// the `tasks_stored{status}` gauges of [`TaskRuntime::metrics`], how many are stuck
+    /// ([`Store::inventory_counts`], judged by [`RuntimeConfig::stuck`]) into
+    /// `tasks_stuck{reason}` where the store has an inventory, and how many it
     /// quarantined ([`Store::quarantined`]) into `tasks_quarantined`; called before a scrape.
     /// A store that does not count, fails, or takes over 2 s leaves the gauges as they were.
     /// The store is asked at most once per 5 s (later calls keep the last counts) and never by
@@ -176,6 +178,24 @@ impl TaskRuntime {
             .metrics
             .set_quarantined(self.inner.store.quarantined());
         let now = self.inner.clock.now();
+        // The inventory's counts, where the store has them, give the status counts too.
+        let inventory = tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            self.inner
+                .store
+                .inventory_counts(self.inner.config.stuck, now),
+        )
+        .await;
+        match inventory {
+            Ok(Ok(Some(counts))) => {
+                self.inner.metrics.set_stuck(&counts.stuck);
+                self.inner.metrics.set_status_counts(&counts.by_status);
+                return;
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(error)) => tracing::warn!(%error, "counting stored tasks failed"),
+            Err(_elapsed) => tracing::warn!("counting stored tasks took over 2 s"),
+        }
         let counted = tokio::time::timeout(
             std::time::Duration::from_secs(2),
             self.inner.store.status_counts(now),

@@ -2,7 +2,8 @@
 //! [`Store::nodes`]): every check here is one rule of `tasks_runtime::store::inventory`.
 //!
 //! A store that offers an inventory runs [`run_all`] from its tests; a store that does not
-//! answers `None` and skips it.
+//! answers `None` and skips it. A lost holder is a node registered with a lease that has run
+//! out: a holder not registered at all (a runtime that runs no leases) is not one.
 
 use std::future::Future;
 
@@ -324,6 +325,16 @@ pub async fn stuck_tasks_are_marked_with_their_reason<S: Store>(store: &S) {
     )
     .await;
     create(store, "s-lost", "slow", &scope, at(4_500), &NODE_B).await;
+    // A holder that never registered (a runtime without leases) is not a lost one.
+    create(
+        store,
+        "s-unleased",
+        "slow",
+        &scope,
+        at(4_500),
+        &NodeId::from_bytes([0xc; 16]),
+    )
+    .await;
     let done = create(store, "s-done", "slow", &scope, T0, &NODE_B).await;
     commit(store, &done, Event::Cancelled, at(2)).await;
 
@@ -352,6 +363,11 @@ pub async fn stuck_tasks_are_marked_with_their_reason<S: Store>(store: &S) {
         "held by a node whose lease ran out (recent, yet stuck)"
     );
     assert_eq!(reason("s-done"), None, "terminal: never stuck");
+    assert_eq!(
+        reason("s-unleased"),
+        None,
+        "a holder never registered is not lost"
+    );
 
     let stuck = InventoryQuery {
         stuck_only: true,

@@ -407,6 +407,8 @@ async fn metrics_count_requests_tasks_and_streams_without_task_data() {
         // From the store at the scrape: both tasks, completed and not yet expired.
         r#"mcp_tasks_stored{status="completed"} 2"#,
         r#"mcp_tasks_stored{status="working"} 0"#,
+        r#"mcp_tasks_stuck{reason="working_idle"} 0"#,
+        r#"mcp_tasks_stuck{reason="holder_lost"} 0"#,
         r#"mcp_store_operation_duration_seconds_count{operation="create"} 2"#,
         "mcp_listen_streams 1",
         "mcp_worker_slots_busy 0",

@@ -7,8 +7,9 @@
 //! and [`Store::nodes`](super::Store::nodes), and a console shows "not supported by this store".
 //!
 //! # Stuck
-//! A non-terminal task is *stuck* ([`StuckReason`]) when the node holding it has no live lease
-//! (it died or was partitioned, and no node has claimed the task yet), or, with a live holder,
+//! A non-terminal task is *stuck* ([`StuckReason`]) when the node holding it is registered with
+//! a lease that has run out (it died or was partitioned, and no claim pass has taken the task
+//! yet), or otherwise
 //! when it has not changed for longer than [`StuckRules`] allows: `working` past
 //! [`StuckRules::working_ms`], `input_required` past [`StuckRules::input_required_ms`]
 //! (nobody answered). A lost holder wins over idleness.
@@ -44,20 +45,22 @@ impl Default for StuckRules {
 }
 
 impl StuckRules {
-    /// Why a task is stuck at `now`, or `None`: `holder_live` says whether the node holding it
-    /// has a live lease (ignored for a terminal task, which nothing holds).
+    /// Why a task is stuck at `now`, or `None`. `lost_holder` is the node holding it when that
+    /// node is registered with a lease that has run out at `now` (`None` when the holder's
+    /// lease is live, or the holder is not registered at all: a runtime that runs no leases, or
+    /// a node a claim pass already removed, whose tasks that pass claims). Ignored for a
+    /// terminal task, which nothing holds.
     pub fn judge(
         &self,
         status: TaskStatus,
         last_updated_at: Timestamp,
-        holder: Option<NodeId>,
-        holder_live: bool,
+        lost_holder: Option<NodeId>,
         now: Timestamp,
     ) -> Option<StuckReason> {
         if status.is_terminal() {
             return None;
         }
-        if let Some(node) = holder.filter(|_| !holder_live) {
+        if let Some(node) = lost_holder {
             return Some(StuckReason::HolderLost { node });
         }
         let idle_ms = now
@@ -91,7 +94,8 @@ impl StuckRules {
 /// Why a task is stuck ([`StuckRules::judge`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StuckReason {
-    /// The node holding the task has no live lease, and no node has claimed the task yet.
+    /// The node holding the task is registered with a lease that has run out, and no claim
+    /// pass has taken the task yet.
     HolderLost {
         /// The holder.
         node: NodeId,
@@ -301,7 +305,7 @@ impl InventoryPage {
 /// Stuck tasks by reason.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StuckCounts {
-    /// Held by a node without a live lease.
+    /// Held by a registered node whose lease ran out.
     pub holder_lost: u64,
     /// `working` with no change past the rule.
     pub working_idle: u64,

@@ -7,6 +7,7 @@ mod executor_host;
 mod follow;
 mod input_trust;
 mod node;
+mod operator;
 mod races;
 mod recovery;
 mod stall;

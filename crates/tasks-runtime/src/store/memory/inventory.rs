@@ -16,14 +16,14 @@ impl MemoryStore {
     fn row(
         &self,
         entry: &Entry,
-        live: &HashMap<NodeId, NodeLease>,
+        lapsed: &HashMap<NodeId, NodeLease>,
         rules: StuckRules,
         now: Timestamp,
     ) -> InventoryRow {
         let task = &entry.task;
         let running = entry.running.as_deref();
         let node = running.map(|running| running.lease.node);
-        let holder_live = node.is_some_and(|node| live.contains_key(&node));
+        let lost_holder = node.filter(|node| lapsed.contains_key(node));
         let tool = match running {
             Some(running) => Some(running.work.tool.clone()),
             None => self.tools.name(entry.tool).map(|name| name.to_string()),
@@ -41,20 +41,14 @@ impl MemoryStore {
             attempt: running.map(|running| running.lease.attempt),
             node,
             generation: running.map(|running| running.lease.generation),
-            stuck: rules.judge(
-                task.status(),
-                task.last_updated_at(),
-                node,
-                holder_live,
-                now,
-            ),
+            stuck: rules.judge(task.status(), task.last_updated_at(), lost_holder, now),
         }
     }
 
-    /// The nodes whose lease is live at `now`.
-    fn live_nodes(&self, now: Timestamp) -> HashMap<NodeId, NodeLease> {
+    /// The registered nodes whose lease has run out at `now`.
+    fn lapsed_nodes(&self, now: Timestamp) -> HashMap<NodeId, NodeLease> {
         let mut nodes = self.leases().clone();
-        nodes.retain(|_, lease| lease.expires > now);
+        nodes.retain(|_, lease| lease.expires <= now);
         nodes
     }
 
@@ -64,32 +58,32 @@ impl MemoryStore {
         rules: StuckRules,
         now: Timestamp,
     ) -> InventoryPage {
-        let live = self.live_nodes(now);
+        let lapsed = self.lapsed_nodes(now);
         if let Some(id) = &query.id {
             let row = self
                 .tasks
                 .get(id)
                 .filter(|entry| !entry.task.is_expired(now))
-                .map(|entry| self.row(&entry, &live, rules, now));
+                .map(|entry| self.row(&entry, &lapsed, rules, now));
             return query.page(row.into_iter());
         }
         let rows = self
             .tasks
             .iter()
             .filter(|entry| !entry.task.is_expired(now))
-            .map(|entry| self.row(&entry, &live, rules, now))
+            .map(|entry| self.row(&entry, &lapsed, rules, now))
             .collect::<Vec<_>>();
         query.page(rows.into_iter())
     }
 
     pub(super) fn counts(&self, rules: StuckRules, now: Timestamp) -> InventoryCounts {
-        let live = self.live_nodes(now);
+        let lapsed = self.lapsed_nodes(now);
         let mut counts = InventoryCounts::default();
         for entry in &self.tasks {
             if entry.task.is_expired(now) {
                 continue;
             }
-            let row = self.row(&entry, &live, rules, now);
+            let row = self.row(&entry, &lapsed, rules, now);
             counts.add(row.tool.as_deref(), row.status, row.stuck.as_ref());
         }
         counts.finish()

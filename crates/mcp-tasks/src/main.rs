@@ -44,6 +44,7 @@ macro_rules! say {
 }
 pub(crate) use say;
 
+mod admin;
 mod args;
 mod exit;
 mod form;
@@ -269,6 +270,18 @@ enum Command {
         #[arg(long, short = 'o', value_name = "PATH", requires = "read")]
         output: Option<std::path::PathBuf>,
     },
+    /// The operator's console of a server (its JSON API, e.g. http://127.0.0.1:3000/admin):
+    /// tasks across every caller, counts, nodes, and cancel as the operator. It sends the admin
+    /// token (--admin-token or MCP_ADMIN_TOKEN), never the MCP token; exits 0 when the console
+    /// answered, 6 when it refused (401, 404, 501 for a store without an inventory), 7 when it
+    /// cannot be reached.
+    Admin {
+        /// The console's admin token.
+        #[arg(long, env = "MCP_ADMIN_TOKEN", hide_env_values = true)]
+        admin_token: Option<String>,
+        #[command(subcommand)]
+        action: admin::Action,
+    },
     /// List a directory of skills (skill://git-workflow, or a directory below a skill's), one
     /// entry a line: the URI, the name, and the MIME type and size, or `directory`.
     Dir {
@@ -295,6 +308,7 @@ impl Command {
             | Command::Complete { .. }
             | Command::Skills { .. }
             | Command::Skill { .. }
+            | Command::Admin { .. }
             | Command::Dir { .. } => None,
         }
     }
@@ -315,6 +329,7 @@ impl Command {
             | Command::Skills { url }
             | Command::Skill { url, .. }
             | Command::Dir { url, .. } => url,
+            Command::Admin { .. } => "",
         }
     }
 }

@@ -168,6 +168,10 @@ pub(crate) async fn run(cli: Cli) -> Exit {
     };
     let token = cli.token;
     match cli.command {
+        Command::Admin {
+            admin_token,
+            action,
+        } => crate::admin::run(action, admin_token, run.json).await,
         Command::Tools { url } => match connect(&url, token, None).await {
             Ok((client, _)) => match client.list_tools().await {
                 Ok(tools) => {

@@ -207,11 +207,36 @@ tools() {
     fi
   fi
   cargo nextest --version | sed -n 1p
+  browser
   [ "$QUICK" -eq 0 ] || return 0
   pinned_tool cargo-machete "$CARGO_MACHETE_VERSION" 2.5 unused-deps 'unused dependencies are' ||
     MACHETE=0
   pinned_tool cargo-deny "$CARGO_DENY_VERSION" 5 deny 'the dependency policy of deny.toml is' ||
     DENY=0
+}
+
+# The operator console's browser tests (crates/tasks-admin/tests/browser.rs) drive headless
+# Chromium through ChromeDriver, both from the distribution's packages (Debian: chromium and
+# chromium-driver): installed with apt-get when missing and possible. Without them the browser
+# tests fail in CI and say they skipped elsewhere.
+browser() {
+  if command -v chromedriver >/dev/null 2>&1 && { command -v chromium >/dev/null 2>&1 ||
+    command -v chromium-browser >/dev/null 2>&1; }; then
+    printf '[test] %s; %s\n' "$(chromedriver --version 2>/dev/null | sed -n 1p)" \
+      "$( (chromium --version || chromium-browser --version) 2>/dev/null | sed -n 1p)"
+    return 0
+  fi
+  printf '[test] Chromium or ChromeDriver is missing: apt-get install chromium chromium-driver\n'
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo -n"
+  if command -v apt-get >/dev/null 2>&1 &&
+    { $sudo apt-get update -qq || true; } &&
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+      chromium chromium-driver >/dev/null; then
+    printf '[test] %s installed\n' "$(chromedriver --version 2>/dev/null | sed -n 1p)"
+  else
+    printf '[test] Chromium could not be installed: the browser tests will fail in CI and skip elsewhere\n'
+  fi
 }
 
 # One build for the tests and `cargo run --bin ...`: every crate that both the tests and the

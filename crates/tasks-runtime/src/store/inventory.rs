@@ -196,19 +196,47 @@ impl InventoryQuery {
         self.limit.clamp(1, MAX_INVENTORY_PAGE)
     }
 
-    /// Whether a row passes every filter except the cursor and `stuck_only` (for stores that
-    /// scan memory).
+    /// Whether a row passes every filter except the cursor (for stores that scan memory).
     pub fn admits(&self, row: &InventoryRow) -> bool {
-        self.id.as_ref().is_none_or(|id| *id == row.id)
-            && (self.statuses.is_empty() || self.statuses.contains(&row.status))
+        self.admits_parts(
+            &row.id,
+            row.status,
+            row.tool.as_deref(),
+            row.node,
+            row.created_at,
+            row.stuck.is_some(),
+        )
+    }
+
+    /// [`InventoryQuery::admits`] from a row's parts, so that a scan builds rows only for the
+    /// page.
+    pub fn admits_parts(
+        &self,
+        id: &TaskId,
+        status: TaskStatus,
+        tool: Option<&str>,
+        node: Option<NodeId>,
+        created_at: Timestamp,
+        stuck: bool,
+    ) -> bool {
+        self.id.as_ref().is_none_or(|wanted| wanted == id)
+            && (self.statuses.is_empty() || self.statuses.contains(&status))
             && self
                 .tool
                 .as_deref()
-                .is_none_or(|tool| row.tool.as_deref() == Some(tool))
-            && self.node.is_none_or(|node| row.node == Some(node))
-            && self.created_from.is_none_or(|t| row.created_at >= t)
-            && self.created_before.is_none_or(|t| row.created_at < t)
-            && (!self.stuck_only || row.stuck.is_some())
+                .is_none_or(|wanted| tool == Some(wanted))
+            && self.node.is_none_or(|wanted| node == Some(wanted))
+            && self.created_from.is_none_or(|t| created_at >= t)
+            && self.created_before.is_none_or(|t| created_at < t)
+            && (!self.stuck_only || stuck)
+    }
+
+    /// The page's order of two rows' keys `(createdAt, taskId)`.
+    pub fn compare(&self, a: (Timestamp, &TaskId), b: (Timestamp, &TaskId)) -> std::cmp::Ordering {
+        match self.order {
+            InventoryOrder::NewestFirst => b.cmp(&a),
+            InventoryOrder::OldestFirst => a.cmp(&b),
+        }
     }
 
     /// Whether a row comes after the cursor in the page's order.
@@ -230,13 +258,7 @@ impl InventoryQuery {
         let mut rows: Vec<InventoryRow> = rows
             .filter(|row| self.admits(row) && self.is_after_cursor(row.created_at, &row.id))
             .collect();
-        rows.sort_by(|a, b| {
-            let order = (a.created_at, &a.id).cmp(&(b.created_at, &b.id));
-            match self.order {
-                InventoryOrder::NewestFirst => order.reverse(),
-                InventoryOrder::OldestFirst => order,
-            }
-        });
+        rows.sort_by(|a, b| self.compare((a.created_at, &a.id), (b.created_at, &b.id)));
         let size = self.page_size();
         let more = rows.len() > size;
         rows.truncate(size);

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use tasks_core::{Task, TaskId, Timestamp};
+use tasks_runtime::store::inventory::{InventoryCounts, InventoryQuery, NodeRow, StuckRules};
 use tasks_runtime::store::CreateLimits;
 use tasks_runtime::store::{CasOutcome, Claimed, Created, Lease, Liveness, NodeId, StoreError};
 use tasks_runtime::{Scope, Work};
@@ -63,6 +64,21 @@ pub(crate) enum Op {
         lease: Lease,
         now: Timestamp,
     },
+    /// A read of one inventory page ([`crate::inventory::list`]), on the writer's connection.
+    Inventory {
+        query: Box<InventoryQuery>,
+        rules: StuckRules,
+        now: Timestamp,
+    },
+    /// A read of the inventory's counts ([`crate::inventory::counts`]).
+    InventoryCounts {
+        rules: StuckRules,
+        now: Timestamp,
+    },
+    /// A read of the registered nodes ([`crate::inventory::nodes`]).
+    Nodes {
+        now: Timestamp,
+    },
     /// Test support: sets `PRAGMA max_page_count` (so a write can fail for want of space).
     MaxPageCount {
         pages: u64,
@@ -81,7 +97,12 @@ impl Op {
             | Op::Heartbeat { now, .. }
             | Op::Claim { now, .. }
             | Op::ChargeAttempt { now, .. } => Some(*now),
-            Op::Retire { .. } | Op::Held { .. } | Op::MaxPageCount { .. } => None,
+            Op::Retire { .. }
+            | Op::Held { .. }
+            | Op::Inventory { .. }
+            | Op::InventoryCounts { .. }
+            | Op::Nodes { .. }
+            | Op::MaxPageCount { .. } => None,
         }
     }
 
@@ -137,4 +158,7 @@ pub(crate) enum Answer {
     Claimed(Vec<Claimed>),
     Charged(Option<Lease>),
     Pages(u64),
+    Inventory(crate::inventory::Listed),
+    InventoryCounts(InventoryCounts),
+    Nodes(Vec<NodeRow>),
 }

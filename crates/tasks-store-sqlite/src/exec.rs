@@ -12,6 +12,7 @@ use tasks_runtime::{Scope, Work};
 
 use crate::command::{Answer, Cas, NewTask, Op, Who};
 use crate::counters::Counters;
+use crate::inventory;
 use crate::model::{Effect, Entry, Model};
 use crate::sql;
 
@@ -74,9 +75,12 @@ pub(crate) fn execute(
         Op::Create(new) => create(conn, counters, new),
         Op::Transition(cas) => transition(conn, counters, model, cas),
         Op::Reap { now } => reap(conn, counters, now),
-        Op::Register { node, expires, .. } => {
-            conn.prepare_cached(sql::REGISTER_NODE)?
-                .execute(params![sql::node(&node), sql::ms(expires)])?;
+        Op::Register { node, now, expires } => {
+            conn.prepare_cached(sql::REGISTER_NODE)?.execute(params![
+                sql::node(&node),
+                sql::ms(expires),
+                sql::ms(now)
+            ])?;
             Ok(Outcome::kept(Answer::Done, None))
         }
         Op::Heartbeat { node, now, expires } => {
@@ -128,6 +132,18 @@ pub(crate) fn execute(
                 .transpose()?;
             Ok(Outcome::kept(Answer::Charged(charged), None))
         }
+        Op::Inventory { query, rules, now } => Ok(Outcome::kept(
+            Answer::Inventory(inventory::list(conn, &query, rules, now)?),
+            None,
+        )),
+        Op::InventoryCounts { rules, now } => Ok(Outcome::kept(
+            Answer::InventoryCounts(inventory::counts(conn, rules, now)?),
+            None,
+        )),
+        Op::Nodes { now } => Ok(Outcome::kept(
+            Answer::Nodes(inventory::nodes(conn, now)?),
+            None,
+        )),
         Op::MaxPageCount { pages } => {
             let pages = i64::try_from(pages).unwrap_or(i64::MAX);
             let set: i64 =
@@ -165,6 +181,7 @@ fn create(conn: &Connection, counters: &mut Counters, new: NewTask) -> Result<Ou
         new.task_json,
         new.work_json,
         sql::node(&new.owner),
+        new.work.tool,
     ])?;
     if inserted == 0 {
         return Ok(Outcome::refused(Err(StoreError::Duplicate)));
@@ -291,7 +308,7 @@ fn write_cas(
         sql_u64(task.revision().saturating_sub(1)),
         revision(task),
         sql::status(task.status()),
-        sql::ms(task.created_at()),
+        sql::ms(task.last_updated_at()),
         task.expires_at().map(sql::ms),
         cas.task_json,
         terminal,

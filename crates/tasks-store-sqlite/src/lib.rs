@@ -65,8 +65,11 @@
 //!   itself as JSON (status message, results, pending input requests and *accepted input
 //!   answers*), the work descriptor as JSON (tool name, arguments, the creating request's
 //!   `inputResponses` and client capabilities; cleared once the task is terminal), and its
-//!   lease (owner node id, generation, attempt).
-//! * `nodes`: each running node's random 16-byte id and lease expiry.
+//!   lease (owner node id, generation, attempt); since schema version 6 also its tool name
+//!   (kept when the work is cleared) and its `lastUpdatedAt` in ms (`updated_at_ms`), for the
+//!   operator's inventory.
+//! * `nodes`: each running node's random 16-byte id and lease expiry; since schema version 6
+//!   also when it registered and last renewed (ms).
 //! * `clock` (schema version 2): one row, the highest time the store has acted on (see
 //!   [Clock](#clock)).
 //!
@@ -103,6 +106,11 @@
 //! list, which SQLite evaluated by building a temporary b-tree on every insert and update of a
 //! task. Rows, row ids and indexes are copied as they are, in the migration's transaction.
 //!
+//! Schema version 6 adds `tasks.tool` and `tasks.updated_at_ms` (backfilled from the `work`
+//! and `task` texts where they read; a terminal task stored before it has no tool any more),
+//! `nodes.started_at_ms` and `nodes.renewed_at_ms`, and the indexes of the inventory's pages
+//! (`migrations/0006_inventory.sql`).
+//!
 //! # Files, space and purging
 //!
 //! The store uses `<db>`, `<db>-wal` and `<db>-shm` (SQLite's write-ahead log and its index).
@@ -123,7 +131,7 @@
 //! Pragmas at open: `journal_mode=WAL`, `synchronous=FULL|NORMAL`, `foreign_keys=ON`,
 //! `busy_timeout=5000`, `temp_store=MEMORY`, `journal_size_limit=67108864`,
 //! `auto_vacuum=INCREMENTAL` (set before the first table), `mmap_size=0` (memory-mapped I/O
-//! stays off). The schema is versioned by `PRAGMA user_version` (currently 5: version 5 records which task design created a task) and marked by
+//! stays off). The schema is versioned by `PRAGMA user_version` (currently 6: version 5 records which task design created a task, version 6 adds the inventory's columns and indexes) and marked by
 //! `PRAGMA application_id`; migrations are embedded and run in one transaction. A file of a
 //! newer version ([`OpenError::NewerSchema`]), or one that is not a task database or does not
 //! load ([`OpenError::Corrupt`]), is refused and left unchanged: never emptied or recreated.
@@ -153,7 +161,10 @@
 //!   in SQL (claims and fencing are decided there), so the map holds just tasks and work.
 //! * Every row is loaded at open, expired-but-unreaped ones included, because `task_count`
 //!   counts those too (as the in-memory store does).
-//! * The `nodes` table has no `started_at_ms` column; nothing reads it.
+//! * The operator's inventory (`Store::inventory`, `inventory_counts`, `nodes`) is read in
+//!   SQL on the writer's connection, not from the read model, which holds neither leases nor
+//!   the tools of terminal tasks (see `inventory`). A page waits for the batch before it and
+//!   holds up the writes after it for its own duration (indexed: milliseconds).
 //! * A terminal transition clears `work` but keeps the owner and generation, so a late write
 //!   under the last lease is a revision conflict, exactly as in the in-memory store.
 //!
@@ -163,13 +174,15 @@
 //!
 //! | module | uses |
 //! |---|---|
-//! | `store` ([`SqliteStore`]: the handle and its `Store` implementation) | `open`, `writer`, `command`, `model`, `options`, `error` |
+//! | `store` ([`SqliteStore`]: the handle and its `Store` implementation) | `open`, `writer`, `command`, `inventory`, `model`, `options`, `error` |
 //! | `open` (the lock, files, pragmas, migrations, loading the read model) | `schema`, `sql`, `quarantine`, `counters`, `model`, `options`, `error` |
 //! | `quarantine` (rows that do not decode, set aside at open) | nothing of this crate |
 //! | `writer` (the writer thread, group commit) | `exec`, `command`, `counters`, `model`, `sql` |
-//! | `exec` (one write against the open transaction) | `command`, `counters`, `model`, `sql` |
+//! | `exec` (one write against the open transaction) | `command`, `counters`, `inventory`, `model`, `sql` |
+//! | `command` (what callers send the writer thread) | `inventory` |
+//! | `inventory` (the operator's inventory in SQL, and its rows decoded) | `sql` |
 //! | `counters` (capacity counters, owned by the writer) | `sql` |
-//! | `command`, `model`, `sql`, `schema`, `options`, `error` | nothing of this crate |
+//! | `model`, `sql`, `schema`, `options`, `error` | nothing of this crate |
 
 #![forbid(unsafe_code)]
 
@@ -177,6 +190,7 @@ mod command;
 mod counters;
 mod error;
 mod exec;
+mod inventory;
 mod model;
 mod open;
 mod options;

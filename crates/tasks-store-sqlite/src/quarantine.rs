@@ -70,12 +70,13 @@ pub(crate) fn quarantine(
             .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
         tx.execute(
             "UPDATE tasks SET task = ?2, status = ?3, revision = ?4, work = NULL, \
-             owner_node = NULL WHERE rowid = ?1",
+             owner_node = NULL, updated_at_ms = ?5 WHERE rowid = ?1",
             params![
                 row.rowid,
                 text,
                 task.status().as_str(),
-                i64::try_from(task.revision()).unwrap_or(i64::MAX)
+                i64::try_from(task.revision()).unwrap_or(i64::MAX),
+                i64::try_from(task.last_updated_at().unix_millis()).unwrap_or(i64::MAX)
             ],
         )?;
         tracing::warn!(task_id = %shown, reason = %row.reason,

@@ -10,6 +10,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0003_status_check.sql"),
     include_str!("../migrations/0004_quarantine.sql"),
     include_str!("../migrations/0005_task_origin.sql"),
+    include_str!("../migrations/0006_inventory.sql"),
 ];
 
 /// The newest schema version this build knows.
@@ -34,9 +35,19 @@ const TABLES: &[(&str, &[&str])] = &[
             "owner_node",
             "generation",
             "attempt",
+            "tool",
+            "updated_at_ms",
         ],
     ),
-    ("nodes", &["node_id", "lease_expires_at_ms"]),
+    (
+        "nodes",
+        &[
+            "node_id",
+            "lease_expires_at_ms",
+            "started_at_ms",
+            "renewed_at_ms",
+        ],
+    ),
     ("clock", &["id", "high_water_ms"]),
     (
         "quarantined_tasks",

@@ -4,22 +4,24 @@
 use tasks_core::{TaskStatus, Timestamp};
 use tasks_runtime::store::NodeId;
 
-/// Inserts a created task; a taken id changes nothing (the caller sees zero changed rows).
+/// Inserts a created task (`?10` its tool; `lastUpdatedAt` is its creation time `?5`); a taken
+/// id changes nothing (the caller sees zero changed rows).
 pub(crate) const INSERT_TASK: &str = "\
 INSERT INTO tasks (id, scope, revision, status, created_at_ms, expires_at_ms, task, work, \
-                   owner_node, generation, attempt) \
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, 1) \
+                   owner_node, generation, attempt, tool, updated_at_ms) \
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, 1, ?10, ?5) \
 ON CONFLICT (id) DO NOTHING";
 
-/// The set part of a compare-and-set write: the new task, and `work` cleared once terminal.
+/// The set part of a compare-and-set write: the new task, its `lastUpdatedAt` (`?5`, ms), and
+/// `work` cleared once terminal (`tool` is kept).
 /// `?9` is 1 when the new task is terminal and the stored one must still be active (so the
-/// writer knows the task *became* terminal); 0 accepts any stored status. `?5` and `?6` (the
-/// creation and expiry times) are not set: no reducer event changes `createdAt` or `ttlMs`
+/// writer knows the task *became* terminal); 0 accepts any stored status. `?6` (the expiry
+/// time) is not set, nor is the creation time: no reducer event changes `createdAt` or `ttlMs`
 /// (a property test of tasks-core), and leaving `expires_at_ms` out of the `SET` spares the
 /// write an update of the `tasks_expiry` index.
 macro_rules! cas_set {
     () => {
-        "UPDATE tasks SET revision = ?3, status = ?4, \
+        "UPDATE tasks SET revision = ?3, status = ?4, updated_at_ms = ?5, \
                           task = ?7, work = CASE WHEN ?8 THEN NULL ELSE work END \
          WHERE id = ?1 AND revision = ?2 \
            AND (expires_at_ms IS NULL OR expires_at_ms > ?10) \
@@ -57,14 +59,17 @@ RETURNING id, scope, status";
 /// How many expired tasks one reaping statement deletes.
 pub(crate) const REAP_CHUNK: i64 = 500;
 
-/// Registers a node (or renews it unconditionally).
+/// Registers a node at `?3` until `?2` (or renews it unconditionally, as started at `?3`).
 pub(crate) const REGISTER_NODE: &str = "\
-INSERT INTO nodes (node_id, lease_expires_at_ms) VALUES (?1, ?2) \
-ON CONFLICT (node_id) DO UPDATE SET lease_expires_at_ms = excluded.lease_expires_at_ms";
+INSERT INTO nodes (node_id, lease_expires_at_ms, started_at_ms, renewed_at_ms) \
+VALUES (?1, ?2, ?3, ?3) \
+ON CONFLICT (node_id) DO UPDATE SET lease_expires_at_ms = excluded.lease_expires_at_ms, \
+  started_at_ms = excluded.started_at_ms, renewed_at_ms = excluded.renewed_at_ms";
 
-/// Renews a node's lease only while it is still alive at `?3`.
+/// Renews a node's lease until `?2` only while it is still alive at `?3` (renewed at `?3`).
 pub(crate) const RENEW_NODE: &str = "\
-UPDATE nodes SET lease_expires_at_ms = ?2 WHERE node_id = ?1 AND lease_expires_at_ms > ?3";
+UPDATE nodes SET lease_expires_at_ms = ?2, renewed_at_ms = ?3 \
+WHERE node_id = ?1 AND lease_expires_at_ms > ?3";
 
 /// Whether node `?1` holds a lease live at `?2` (a create that requires its owner's lease).
 pub(crate) const NODE_LIVE: &str =

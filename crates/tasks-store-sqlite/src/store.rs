@@ -7,6 +7,9 @@ use std::thread::JoinHandle;
 
 use async_trait::async_trait;
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
+use tasks_runtime::store::inventory::{
+    InventoryCounts, InventoryPage, InventoryQuery, NodeRow, StuckRules,
+};
 use tasks_runtime::store::{encode_checked, CreateLimits};
 use tasks_runtime::store::{
     Authority, CasOutcome, Claimed, Created, Lease, Liveness, NodeId, Snapshot, Store, StoreError,
@@ -16,6 +19,7 @@ use tokio::sync::oneshot;
 
 use crate::command::{self, Answer, Cas, Command, Op, Who, Write};
 use crate::error::OpenError;
+use crate::inventory;
 use crate::model::Model;
 use crate::open;
 use crate::options::SqliteOptions;
@@ -368,6 +372,42 @@ impl Store for SqliteStore {
     /// [Clock](crate#clock).
     fn time_floor(&self) -> Timestamp {
         self.time_floor
+    }
+
+    /// One page in SQL on the writer's connection, decoded here ([`crate::inventory`]).
+    async fn inventory(
+        &self,
+        query: &InventoryQuery,
+        rules: StuckRules,
+        now: Timestamp,
+    ) -> Result<Option<InventoryPage>, StoreError> {
+        let op = Op::Inventory {
+            query: Box::new(query.clone()),
+            rules,
+            now,
+        };
+        match self.call(op).await? {
+            Answer::Inventory(listed) => Ok(Some(inventory::page(listed, query, rules, now))),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn inventory_counts(
+        &self,
+        rules: StuckRules,
+        now: Timestamp,
+    ) -> Result<Option<InventoryCounts>, StoreError> {
+        match self.call(Op::InventoryCounts { rules, now }).await? {
+            Answer::InventoryCounts(counts) => Ok(Some(counts)),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn nodes(&self, now: Timestamp) -> Result<Option<Vec<NodeRow>>, StoreError> {
+        match self.call(Op::Nodes { now }).await? {
+            Answer::Nodes(nodes) => Ok(Some(nodes)),
+            other => Err(unexpected(other)),
+        }
     }
 
     async fn charge_attempt(

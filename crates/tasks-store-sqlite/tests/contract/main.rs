@@ -63,6 +63,12 @@ async fn waits_on_a_sqlite_store_end() {
     contract::waits::run_all(|| async { files.store(SqliteOptions::default()) }).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_store_passes_the_inventory_checks() {
+    let files = Files::new();
+    contract::inventory::run_all(|| async { files.store(SqliteOptions::default()) }).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sqlite_store_passes_the_whole_contract_with_synchronous_normal() {
     let files = Files::new();

@@ -9,12 +9,13 @@ use tasks_store_sqlite::{SqliteOptions, SqliteStore};
 use tasks_test_support::store::*;
 
 /// The schema migrations as released: version `i` is the first `i` of them.
-const RELEASED: [&str; 5] = [
+const RELEASED: [&str; 6] = [
     include_str!("../../migrations/0001_init.sql"),
     include_str!("../../migrations/0002_clock.sql"),
     include_str!("../../migrations/0003_status_check.sql"),
     include_str!("../../migrations/0004_quarantine.sql"),
     include_str!("../../migrations/0005_task_origin.sql"),
+    include_str!("../../migrations/0006_inventory.sql"),
 ];
 
 /// The schema version this build writes: one per released migration.
@@ -31,8 +32,9 @@ const APPLICATION_ID: i64 = 0x4d43_5054;
 
 /// Writes `path` as schema version `version` wrote it: that version's schema, from its
 /// released migrations, holding the rows of the database `rows_from` (written by this build;
-/// a task row has had the same columns and encoding in every version). The clock row is
-/// copied when version 2 or later has the table.
+/// a task row has had the same encoding in every version, and the same columns up to
+/// version 5, which are the ones copied). The clock row is copied when version 2 or later
+/// has the table.
 pub(crate) fn old_database(path: &Path, version: usize, rows_from: &Path) {
     let conn = rusqlite::Connection::open(path).expect("create the old file");
     conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL;")
@@ -45,8 +47,11 @@ pub(crate) fn old_database(path: &Path, version: usize, rows_from: &Path) {
         [rows_from.to_str().expect("utf-8 path")],
     )
     .expect("attach");
-    conn.execute_batch("INSERT INTO tasks SELECT * FROM current.tasks;")
-        .expect("copy the tasks");
+    conn.execute_batch(
+        "INSERT INTO tasks SELECT id, scope, revision, status, created_at_ms, expires_at_ms, \
+         task, work, owner_node, generation, attempt FROM current.tasks;",
+    )
+    .expect("copy the tasks");
     if version >= 2 {
         conn.execute_batch("DELETE FROM clock; INSERT INTO clock SELECT * FROM current.clock;")
             .expect("copy the clock");
@@ -144,7 +149,14 @@ async fn a_version_2_database_is_migrated_with_every_task_intact() {
         .expect("names");
     assert_eq!(
         indexes,
-        ["sqlite_autoindex_tasks_1", "tasks_active", "tasks_expiry"]
+        [
+            "sqlite_autoindex_tasks_1",
+            "tasks_active",
+            "tasks_created",
+            "tasks_expiry",
+            "tasks_idle",
+            "tasks_tool"
+        ]
     );
     let refused = conn.execute(
         "INSERT INTO tasks (id, scope, revision, status, created_at_ms, task, generation, attempt) \
@@ -361,4 +373,119 @@ async fn two_tasks_more(store: &SqliteStore, scope: &Scope) {
         matches!(outcome, tasks_runtime::store::CasOutcome::Committed(_)),
         "{outcome:?}"
     );
+}
+
+/// A database of schema version 5 (the last before the inventory's columns) opens migrated:
+/// the inventory lists its tasks with their tool (from the work a running task keeps; none
+/// for a terminal one, whose work was dropped) and their `lastUpdatedAt` (from the task text),
+/// and rows that do not decode neither stop the migration nor fail a page. The `nodes` rows of
+/// the old file are gone (the store deletes every node row at open, in every version); the new
+/// columns are there.
+#[tokio::test]
+async fn a_version_5_database_lists_its_tasks_in_the_inventory() {
+    use tasks_runtime::store::inventory::{InventoryQuery, StuckRules};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (current, old) = (dir.path().join("current.db"), dir.path().join("old.db"));
+    let scope = Scope::new("alice");
+    let store = SqliteStore::open(&current, SqliteOptions::default()).expect("open");
+    two_tasks(&store, &scope).await;
+    let working = store
+        .get(&scope, &id("working"), at(0))
+        .await
+        .expect("get")
+        .expect("stored");
+    let event = tasks_core::Event::StatusMessage {
+        message: "halfway".into(),
+    };
+    let update = tasks_store_contract::next(&working.task, event, at(500));
+    store
+        .transition(
+            tasks_runtime::store::Authority::Request(&scope),
+            update,
+            at(500),
+        )
+        .await
+        .expect("a status message");
+    drop(store);
+    old_database(&old, 5, &current);
+    {
+        let conn = rusqlite::Connection::open(&old).expect("open the old file");
+        for (name, task, work) in [
+            ("not-json", "{not json", "{not json"),
+            ("an-array", "[1]", "[2]"),
+        ] {
+            conn.execute(
+                "INSERT INTO tasks SELECT ?1, scope, revision, status, created_at_ms, \
+                 expires_at_ms, ?2, ?3, owner_node, generation, attempt \
+                 FROM tasks WHERE id = 'working'",
+                [name, task, work],
+            )
+            .expect("a row that does not decode");
+        }
+        conn.execute(
+            "INSERT INTO tasks SELECT 'nul-tail', scope, revision, status, created_at_ms, \
+             expires_at_ms, replace(task, '\"working\"', '\"nul-tail\"') || CAST(x'00' AS TEXT) \
+             || 'garbage', work || CAST(x'00' AS TEXT), owner_node, generation, attempt \
+             FROM tasks WHERE id = 'working'",
+            [],
+        )
+        .expect("a row with a NUL byte");
+        conn.execute(
+            "INSERT INTO nodes (node_id, lease_expires_at_ms) VALUES (?1, 1)",
+            [&[7u8; 16][..]],
+        )
+        .expect("an old node row");
+    }
+
+    let store = SqliteStore::open(&old, SqliteOptions::default()).expect("migrating open");
+    assert_eq!(store.quarantined(), 3, "the three bad rows, as before");
+    let page = store
+        .inventory(&InventoryQuery::default(), StuckRules::default(), at(2_000))
+        .await
+        .expect("the page")
+        .expect("an inventory");
+    let row = |name: &str| {
+        page.rows
+            .iter()
+            .find(|row| row.id.as_str() == name)
+            .unwrap_or_else(|| panic!("{name} is listed: {page:?}"))
+    };
+    let working = row("working");
+    assert_eq!(working.tool.as_deref(), Some("working"), "from its work");
+    assert_eq!(working.last_updated_at, at(500), "from the task text");
+    assert_eq!(working.status_message.as_deref(), Some("halfway"));
+    assert_eq!(working.node, Some(NODE_A), "its holder, kept");
+    let done = row("done");
+    assert_eq!(
+        done.tool, None,
+        "terminal before version 6: its work was dropped"
+    );
+    assert_eq!(done.last_updated_at, at(1_000));
+    assert_eq!(done.node, None);
+    for name in ["not-json", "an-array", "nul-tail"] {
+        let bad = row(name);
+        assert_eq!(bad.status, tasks_core::TaskStatus::Failed, "{name}");
+        assert_eq!(bad.tool, None, "{name}: its work did not decode");
+    }
+    assert_eq!(page.rows.len(), 5);
+    let nodes = store.nodes(at(2_000)).await.expect("nodes").expect("nodes");
+    assert!(nodes.is_empty(), "node rows are deleted at open: {nodes:?}");
+    drop(store);
+
+    let conn = rusqlite::Connection::open(&old).expect("open the file");
+    assert_eq!(crate::migrations::user_version(&conn), LATEST);
+    let stored: Vec<(String, Option<String>, i64)> = conn
+        .prepare("SELECT id, tool, updated_at_ms FROM tasks ORDER BY id")
+        .expect("prepare")
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    let ms = |t: tasks_core::Timestamp| i64::try_from(t.unix_millis()).unwrap();
+    let find = |name: &str| stored.iter().find(|(id, _, _)| id == name).cloned();
+    assert_eq!(
+        find("working"),
+        Some(("working".into(), Some("working".into()), ms(at(500))))
+    );
+    assert_eq!(find("done"), Some(("done".into(), None, ms(at(1_000)))));
 }

@@ -88,7 +88,7 @@ fn a_newer_schema_is_refused_and_left_unchanged() {
             error,
             OpenError::NewerSchema {
                 found: 99,
-                supported: 5,
+                supported: 6,
                 ..
             }
         ),

@@ -355,3 +355,57 @@ async fn rows_that_are_not_utf8_fail_their_own_task_and_the_store_opens() {
     drop(conn);
     assert_eq!(open(&path).quarantined(), 0, "opened again: nothing more");
 }
+
+/// A row that another program spoilt while the store is open (it is quarantined only at the
+/// next open) does not fail an inventory page: it is listed from its columns.
+#[tokio::test]
+async fn an_inventory_page_lists_a_spoilt_row_from_its_columns() {
+    use tasks_runtime::store::inventory::{InventoryQuery, StuckRules};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("tasks.db");
+    let store = open(&path);
+    let scope = Scope::new("alice");
+    for name in ["good", "spoilt"] {
+        let task = tasks_core::NewTask::new(id(name), T0, None, None);
+        store
+            .create(task, work(&scope, "slow").into(), ROOMY, &NODE_A)
+            .await
+            .expect("create");
+    }
+    let conn = rusqlite::Connection::open(&path).expect("open the file");
+    conn.execute(
+        "UPDATE tasks SET task = '{not json' WHERE id = 'spoilt'",
+        [],
+    )
+    .expect("spoil a row");
+    conn.execute(
+        "INSERT INTO tasks SELECT '', scope, revision, status, created_at_ms, \
+         expires_at_ms, task, work, owner_node, generation, attempt, tool, updated_at_ms \
+         FROM tasks WHERE id = 'good'",
+        [],
+    )
+    .expect("a row whose id is not a task id (empty)");
+    drop(conn);
+    let page = store
+        .inventory(&InventoryQuery::default(), StuckRules::default(), at(10))
+        .await
+        .expect("a spoilt row does not fail the page")
+        .expect("an inventory");
+    let ids: Vec<&str> = page.rows.iter().map(|row| row.id.as_str()).collect();
+    assert_eq!(ids, ["spoilt", "good"], "the bad id is left out");
+    let spoilt = &page.rows[0];
+    assert_eq!(
+        spoilt.status,
+        tasks_core::TaskStatus::Working,
+        "from its column"
+    );
+    assert_eq!(spoilt.tool.as_deref(), Some("slow"));
+    assert_eq!(spoilt.last_updated_at, T0, "from updated_at_ms");
+    assert_eq!(spoilt.status_message, None);
+    let counts = store
+        .inventory_counts(StuckRules::default(), at(10))
+        .await
+        .expect("counts")
+        .expect("counts");
+    assert_eq!(counts.by_status.working, 3, "every row counted");
+}

@@ -44,15 +44,15 @@ struct Raw {
     owner: Option<Vec<u8>>,
     generation: i64,
     attempt: i64,
-    /// Whether the owner holds a lease live at the page's `now`.
-    holder_live: bool,
+    /// Whether the owner is registered with a lease that has run out at the page's `now`.
+    holder_lost: bool,
 }
 
-/// The condition of a task stuck at `:now` (a holder without a live lease, or idle past
+/// The condition of a task stuck at `:now` (a holder registered with a lease run out, or idle past
 /// `:working_bound` / `:input_bound`, [`StuckRules::idle_bound`]), for a row of `tasks t`.
 const STUCK: &str = "t.status IN ('working', 'input_required') AND ( \
-     (t.owner_node IS NOT NULL AND t.owner_node NOT IN \
-        (SELECT node_id FROM nodes WHERE lease_expires_at_ms > :now)) \
+     (t.owner_node IS NOT NULL AND t.owner_node IN \
+        (SELECT node_id FROM nodes WHERE lease_expires_at_ms <= :now)) \
      OR (t.status = 'working' AND t.updated_at_ms < :working_bound) \
      OR (t.status = 'input_required' AND t.updated_at_ms < :input_bound))";
 
@@ -73,7 +73,7 @@ pub(crate) fn list(
         "SELECT t.id, t.scope, t.status, t.created_at_ms, t.updated_at_ms, t.expires_at_ms, \
                 t.task, t.tool, t.owner_node, t.generation, t.attempt, \
                 coalesce(t.owner_node IN \
-                  (SELECT node_id FROM nodes WHERE lease_expires_at_ms > :now), 0) \
+                  (SELECT node_id FROM nodes WHERE lease_expires_at_ms <= :now), 0) \
          FROM tasks t WHERE (t.expires_at_ms IS NULL OR t.expires_at_ms > :now)",
     );
     let mut values: Vec<(&'static str, Value)> = vec![(":now", Value::Integer(sql::ms(now)))];
@@ -151,7 +151,7 @@ pub(crate) fn list(
             },
             generation: row.get(9)?,
             attempt: row.get(10)?,
-            holder_live: row.get::<_, Option<bool>>(11)?.unwrap_or(false),
+            holder_lost: row.get::<_, Option<bool>>(11)?.unwrap_or(false),
         });
     }
     let more = raws.len() > size;
@@ -246,7 +246,12 @@ fn row(raw: Raw, rules: StuckRules, now: Timestamp) -> Option<InventoryRow> {
         expires_at: raw.expires_at_ms.map(at),
         attempt: u32::try_from(raw.attempt).ok(),
         generation: node.and_then(|_| u64::try_from(raw.generation).ok()),
-        stuck: rules.judge(status, last_updated_at, node, raw.holder_live, now),
+        stuck: rules.judge(
+            status,
+            last_updated_at,
+            node.filter(|_| raw.holder_lost),
+            now,
+        ),
         node,
         id,
     })
@@ -283,8 +288,8 @@ pub(crate) fn counts(
     let (working, input) = bounds(rules, now);
     let mut statement = conn.prepare_cached(
         "SELECT CASE \
-           WHEN t.owner_node IS NOT NULL AND t.owner_node NOT IN \
-             (SELECT node_id FROM nodes WHERE lease_expires_at_ms > :now) THEN 0 \
+           WHEN t.owner_node IS NOT NULL AND t.owner_node IN \
+             (SELECT node_id FROM nodes WHERE lease_expires_at_ms <= :now) THEN 0 \
            WHEN t.status = 'working' AND t.updated_at_ms < :working_bound THEN 1 \
            WHEN t.status = 'input_required' AND t.updated_at_ms < :input_bound THEN 2 \
          END AS reason, count(*) FROM tasks t \

@@ -13,11 +13,14 @@ pub(crate) const FIELD: &str = "csrf";
 /// Whether a request comes from the console's own pages: `Sec-Fetch-Site`, when present, is
 /// `same-origin` or `none`, and `Origin`, when present, names `host` (the request's own
 /// `Host`, scheme `http` or `https`). A browser sends `Origin` on every cross-origin POST.
+///
+/// Under the console's `Referrer-Policy: no-referrer` a browser sends `Origin: null` even on
+/// its own forms: that passes only with `Sec-Fetch-Site: same-origin` (a header pages cannot
+/// set), never alone.
 pub(crate) fn same_origin(headers: &HeaderMap, host: Option<&str>) -> bool {
-    if let Some(site) = headers.get("sec-fetch-site") {
-        if !matches!(site.as_bytes(), b"same-origin" | b"none") {
-            return false;
-        }
+    let site = headers.get("sec-fetch-site").map(|v| v.as_bytes());
+    if site.is_some_and(|site| !matches!(site, b"same-origin" | b"none")) {
+        return false;
     }
     let Some(origin) = headers.get(http::header::ORIGIN) else {
         return true;
@@ -25,6 +28,9 @@ pub(crate) fn same_origin(headers: &HeaderMap, host: Option<&str>) -> bool {
     let Ok(origin) = origin.to_str() else {
         return false;
     };
+    if origin == "null" {
+        return site == Some(b"same-origin".as_slice());
+    }
     let authority = origin
         .strip_prefix("http://")
         .or_else(|| origin.strip_prefix("https://"));
@@ -74,6 +80,14 @@ mod tests {
             host
         ));
         assert!(!same_origin(&headers(&[("origin", "null")]), host));
+        assert!(same_origin(
+            &headers(&[("origin", "null"), ("sec-fetch-site", "same-origin")]),
+            host
+        ));
+        assert!(!same_origin(
+            &headers(&[("origin", "null"), ("sec-fetch-site", "none")]),
+            host
+        ));
         assert!(!same_origin(
             &headers(&[("sec-fetch-site", "cross-site")]),
             host

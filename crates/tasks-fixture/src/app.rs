@@ -27,6 +27,20 @@ use crate::Settings;
 /// The path of the MCP endpoint.
 pub const ENDPOINT_PATH: &str = "/mcp";
 
+/// Where `--admin-token-file` mounts the operator's console.
+pub const ADMIN_PATH: &str = "/admin";
+
+/// `router` with the operator's console ([`tasks_admin::router`]) nested at [`ADMIN_PATH`],
+/// over `runtime`, behind `credential`.
+pub fn with_admin(
+    router: Router,
+    runtime: tasks_runtime::TaskRuntime,
+    credential: tasks_admin::AdminCredential,
+) -> Router {
+    let config = tasks_admin::AdminConfig::new(ADMIN_PATH, credential);
+    router.nest(ADMIN_PATH, tasks_admin::router(runtime, config))
+}
+
 /// The application: `POST /mcp` (the MCP endpoint; other methods there are answered by the
 /// service: 405), `GET /healthz` (`200 ok`, or `503` while the task store cannot be written:
 /// [`TaskRuntime::store_writable`](tasks_runtime::TaskRuntime::store_writable)), `GET /metrics` (OpenMetrics
@@ -87,6 +101,19 @@ type Answer = Result<http::Response<AppBody>, Infallible>;
 pub struct App {
     endpoint: Option<McpService>,
     router: Router,
+}
+
+impl App {
+    /// This application with the operator's console at [`ADMIN_PATH`] ([`with_admin`]):
+    /// requests there always go through the router (only [`ENDPOINT_PATH`] may bypass it).
+    pub fn with_admin(
+        mut self,
+        runtime: tasks_runtime::TaskRuntime,
+        credential: tasks_admin::AdminCredential,
+    ) -> App {
+        self.router = with_admin(self.router, runtime, credential);
+        self
+    }
 }
 
 /// The [`App`] of `mcp` with `settings`.

@@ -52,6 +52,13 @@ async fn run(settings: Settings) -> std::process::ExitCode {
     tracing_subscriber::registry()
         .with(logs.with_filter(filter.and(never_statements)))
         .init();
+    let admin = match settings.admin_credential() {
+        Ok(admin) => admin,
+        Err(error) => {
+            tracing::error!("{error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let builder = match tasks_fixture::open_server(&settings).await {
         Ok(builder) => builder,
         Err(error) => {
@@ -88,7 +95,14 @@ async fn run(settings: Settings) -> std::process::ExitCode {
         handle.runtime().clone(),
         settings.limits().reap_interval,
     );
-    let app = tasks_fixture::app::app(mcp, &settings);
+    let mut app = tasks_fixture::app::app(mcp, &settings);
+    if let Some(credential) = admin {
+        app = app.with_admin(handle.runtime().clone(), credential);
+        tracing::info!(
+            path = tasks_fixture::app::ADMIN_PATH,
+            "serving the operator's console"
+        );
+    }
     let store = settings.store.describe();
     // With PostgreSQL, the schema too (`schema=…`; absent for the other stores).
     let schema = settings.postgres_schema_in_use();

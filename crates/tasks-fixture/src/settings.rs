@@ -111,6 +111,12 @@ pub struct Settings {
     /// core the process may run on.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub worker_threads: Option<u16>,
+    /// Serves the operator's console (tasks-admin) at `/admin`, behind the admin token held in
+    /// FILE (trimmed; the fixture refuses to start when it is empty). The console lists every
+    /// task of every scope: give the token to operators only, never to MCP clients. Off by
+    /// default.
+    #[arg(long, value_name = "FILE")]
+    pub admin_token_file: Option<PathBuf>,
 }
 
 /// The format of the fixture's logs (`--log-format`).
@@ -148,6 +154,21 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// The admin credential of `--admin-token-file`: `Ok(None)` without the flag.
+    ///
+    /// # Errors
+    /// A one-line reason when the file cannot be read or holds only whitespace.
+    pub fn admin_credential(&self) -> Result<Option<tasks_admin::AdminCredential>, String> {
+        let Some(path) = &self.admin_token_file else {
+            return Ok(None);
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|error| format!("cannot read admin token file {}: {error}", path.display()))?;
+        tasks_admin::AdminCredential::new(text.trim())
+            .map(Some)
+            .ok_or_else(|| format!("admin token file {} is empty", path.display()))
+    }
+
     /// The secret file in effect: `--secret-file`, else `PATH.secret` beside a SQLite
     /// database, else none.
     pub fn secret_path(&self) -> Option<PathBuf> {
@@ -191,6 +212,35 @@ mod tests {
     use clap::Parser as _;
 
     use super::{parse_origin, Settings};
+
+    #[test]
+    fn the_admin_token_file_is_trimmed_and_must_not_be_empty() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = dir.path().join("admin-token");
+        let settings = |path: &std::path::Path| {
+            Settings::try_parse_from([
+                "tasks-fixture",
+                "--admin-token-file",
+                path.to_str().expect("UTF-8 path"),
+            ])
+            .expect("valid arguments")
+        };
+        assert!(Settings::default()
+            .admin_credential()
+            .expect("no flag")
+            .is_none());
+        std::fs::write(&path, "  \n").expect("written");
+        let empty = settings(&path).admin_credential().map(|c| c.is_some());
+        assert_eq!(
+            empty,
+            Err(format!("admin token file {} is empty", path.display()))
+        );
+        std::fs::write(&path, "s3cret\n").expect("written");
+        let credential = settings(&path).admin_credential().expect("readable");
+        assert!(credential.expect("a credential").matches(b"s3cret"));
+        let missing = settings(&dir.path().join("none")).admin_credential();
+        assert!(missing.is_err());
+    }
 
     #[test]
     fn only_a_postgres_store_has_a_schema() {

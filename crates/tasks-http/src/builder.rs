@@ -198,6 +198,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Sets when a task counts as stuck in the operator's inventory
+    /// ([`RuntimeConfig::stuck`]). Defaults: 15 min working, 1 h waiting for input.
+    pub fn stuck_rules(mut self, rules: tasks_runtime::store::inventory::StuckRules) -> Self {
+        self.runtime.stuck = rules;
+        self
+    }
+
     /// Sets how long a waiting request or stream (a 2025-11-25 `tasks/result`, a session's GET
     /// stream, a `subscriptions/listen` stream) goes without hearing of its tasks before it
     /// re-reads them anyway ([`RuntimeConfig::wait_recheck`]): the bound on what a lost

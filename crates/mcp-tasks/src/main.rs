@@ -27,7 +27,8 @@
 //!
 //! | module | uses |
 //! |---|---|
-//! | `run` (the commands) | `args`, `prompt`, `output`, `status`, `interrupt`, `exit`, `text` |
+//! | `run` (the commands) | `admin`, `args`, `prompt`, `output`, `status`, `interrupt`, `exit`, `text` |
+//! | `admin` (the operator's console, through its JSON API) | `exit`, `text` |
 //! | `prompt` ([`Terminal`](prompt::Terminal): the input handler) | `form`, `status`, `text` |
 //! | `output` (results, tasks and lists for people, or raw JSON) | `status`, `text` |
 //! | `interrupt` (Ctrl-C) | `exit` |

@@ -33,7 +33,7 @@ pub(crate) fn refuse(state: &Shared, path: &str, error: &AdminError) -> Response
     if is_api(path) {
         error.json()
     } else {
-        error.page(&state.config)
+        crate::pages::error::respond(&state.config, &error)
     }
 }
 
@@ -102,13 +102,17 @@ pub(crate) async fn login_page(State(state): State<Shared>) -> Response {
 /// its cookie and redirects (303) to the task list; wrong, 401 with the form again.
 pub(crate) async fn login(State(state): State<Shared>, request: Request) -> Response {
     if !csrf::same_origin(request.headers(), host(&request).as_deref()) {
-        return AdminError::Forbidden("cross-site request").page(&state.config);
+        return crate::pages::error::respond(
+            &state.config,
+            &AdminError::Forbidden("cross-site request"),
+        );
     }
     let form =
         <Form<LoginForm> as axum::extract::FromRequest<Shared>>::from_request(request, &state)
             .await;
     let Ok(Form(form)) = form else {
-        return AdminError::BadRequest("the login form does not parse".into()).page(&state.config);
+        let error = AdminError::BadRequest("the login form does not parse".into());
+        return crate::pages::error::respond(&state.config, &error);
     };
     if !state
         .config
@@ -124,7 +128,7 @@ pub(crate) async fn login(State(state): State<Shared>, request: Request) -> Resp
     }
     let Some(id) = state.sessions.open() else {
         tracing::error!("admin console: no randomness for a session id");
-        return AdminError::Unavailable.page(&state.config);
+        return crate::pages::error::respond(&state.config, &AdminError::Unavailable);
     };
     let secure = if state.config.secure_cookie {
         "; Secure"
@@ -142,16 +146,8 @@ pub(crate) async fn login(State(state): State<Shared>, request: Request) -> Resp
             response.headers_mut().insert(header::SET_COOKIE, value);
             response
         }
-        Err(_) => AdminError::Unavailable.page(&state.config),
+        Err(_) => crate::pages::error::respond(&state.config, &AdminError::Unavailable),
     }
-}
-
-/// The logout form's fields.
-#[derive(Debug, Deserialize)]
-pub(crate) struct CsrfForm {
-    /// The CSRF token.
-    #[serde(default)]
-    pub(crate) csrf: Option<String>,
 }
 
 /// `POST {prefix}/logout`: with the session's CSRF token, ends the session, clears the cookie
@@ -159,11 +155,11 @@ pub(crate) struct CsrfForm {
 pub(crate) async fn logout(
     State(state): State<Shared>,
     axum::Extension(auth): axum::Extension<Auth>,
-    form: Result<Form<CsrfForm>, axum::extract::rejection::FormRejection>,
+    form: Result<Form<crate::csrf::CsrfForm>, axum::extract::rejection::FormRejection>,
 ) -> Response {
     let offered = form.ok().and_then(|Form(form)| form.csrf);
     if let Err(error) = csrf::check(&auth, offered.as_deref()) {
-        return error.page(&state.config);
+        return crate::pages::error::respond(&state.config, &error);
     }
     if let Auth::Session { id, .. } = &auth {
         state.sessions.close(id);

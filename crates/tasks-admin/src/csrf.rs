@@ -10,6 +10,14 @@ use crate::state::Auth;
 /// The form field carrying the CSRF token.
 pub(crate) const FIELD: &str = "csrf";
 
+/// The fields of a form that carries only the CSRF token (cancel, logout).
+#[derive(Debug, serde::Deserialize)]
+pub(crate) struct CsrfForm {
+    /// The CSRF token.
+    #[serde(default)]
+    pub(crate) csrf: Option<String>,
+}
+
 /// Whether a request comes from the console's own pages: `Sec-Fetch-Site`, when present, is
 /// `same-origin` or `none`, and `Origin`, when present, names `host` (the request's own
 /// `Host`, scheme `http` or `https`). A browser sends `Origin` on every cross-origin POST.

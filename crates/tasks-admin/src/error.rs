@@ -5,7 +5,6 @@ use axum::response::{IntoResponse as _, Response};
 use http::{header, HeaderValue, StatusCode};
 use tasks_runtime::OperatorError;
 
-use crate::config::AdminConfig;
 
 /// Why a request was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +67,7 @@ impl AdminError {
         }
     }
 
-    fn finish(&self, mut response: Response) -> Response {
+    pub(crate) fn finish(&self, mut response: Response) -> Response {
         *response.status_mut() = self.status();
         let headers = response.headers_mut();
         match self {
@@ -87,12 +86,6 @@ impl AdminError {
     pub(crate) fn json(&self) -> Response {
         let body = axum::Json(serde_json::json!({ "error": self.message() }));
         self.finish(body.into_response())
-    }
-
-    /// The HTML answer: a small page with the message (and a login link for a 401).
-    pub(crate) fn page(&self, config: &AdminConfig) -> Response {
-        let markup = crate::pages::error::page(config, self);
-        self.finish(crate::pages::html(markup))
     }
 
     /// Whether a 401 page should offer the login form's link.

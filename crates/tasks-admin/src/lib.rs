@@ -51,6 +51,20 @@
 //! `Retry-After: 1`. A store failure is answered 503 with a generic text; the store's own
 //! error goes to the log (`tracing`). A store without an inventory is answered 501, "not
 //! supported by this store".
+//!
+//! ## Layout
+//!
+//! | module | uses |
+//! |---|---|
+//! | `headers` (the security headers on every answer, the rate limit's refusal) | `auth`, `error`, `state` |
+//! | `auth` (the credential, login, logout, the session cookie) | `csrf`, `error`, `pages`, `session`, `state` |
+//! | `pages` (the maud pages: list, detail, nodes, login, refusals) | `api`, `csrf`, `query`, `state`, `config`, `error` |
+//! | `api` (the JSON API) | `error`, `query`, `state`, `view` |
+//! | `csrf` (same-origin and CSRF-token checks) | `error`, `state` |
+//! | `state` (what every handler shares) | `config`, `limit`, `session` |
+//! | `query` (filters and cursors from the URL) | `error` |
+//! | `limit` (the token bucket) | `config` |
+//! | `config`, `error`, `session`, `view` (the JSON shapes), `assets` | nothing of this crate |
 
 mod api;
 mod assets;

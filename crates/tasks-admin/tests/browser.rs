@@ -247,12 +247,31 @@ async fn the_console_in_a_real_browser() {
         .click()
         .await
         .expect("clicked");
-    let task = rt
-        .get(&Scope::new("browser-client"), &plain)
-        .await
-        .expect("stored");
-    assert_eq!(task.status(), TaskStatus::Cancelled);
-    assert!(body_text(&client).await.contains("cancelled"));
+    // The click submits the form; the browser's POST and its redirect take their time.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let task = rt
+            .get(&Scope::new("browser-client"), &plain)
+            .await
+            .expect("stored");
+        if task.status() == TaskStatus::Cancelled {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the page's Cancel did not end the task: {:?}",
+            task.status()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while !body_text(&client).await.contains("cancelled") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the detail page never showed the task cancelled"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 
     // Step 8: a cross-site post with the session cookie is refused.
     let cookie = client

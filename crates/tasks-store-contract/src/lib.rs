@@ -30,6 +30,10 @@
 //! run inside a tokio runtime because [`concurrent_creates_respect_max_tasks`] spawns tasks. Run
 //! it on a multi-thread runtime for the concurrency check to exercise real parallelism. A store
 //! backed by shared external state (a database) must make `make` return an empty store each time.
+//!
+//! | module | uses |
+//! |---|---|
+//! | `inventory` (the operator's inventory), `waits` (waits end) | nothing of this crate but the helpers at its root |
 
 pub mod inventory;
 pub mod waits;

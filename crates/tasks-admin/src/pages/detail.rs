@@ -6,7 +6,7 @@ use axum::response::{IntoResponse as _, Redirect, Response};
 use axum::{Extension, Form};
 use maud::html;
 
-use crate::auth::CsrfForm;
+use crate::csrf::CsrfForm;
 use crate::state::{Auth, Shared};
 
 /// The detail page.
@@ -17,7 +17,7 @@ pub(crate) async fn handler(
 ) -> Response {
     let row = match crate::api::find(&state, &id).await {
         Ok(row) => row,
-        Err(error) => return error.page(&state.config),
+        Err(error) => return super::error::respond(&state.config, &error),
     };
     let now = state.runtime.now();
     let config = &state.config;
@@ -68,7 +68,7 @@ pub(crate) async fn cancel(
 ) -> Response {
     let offered = form.ok().and_then(|Form(form)| form.csrf);
     if let Err(error) = crate::csrf::check(&auth, offered.as_deref()) {
-        return error.page(&state.config);
+        return super::error::respond(&state.config, &error);
     }
     match crate::api::cancel_task(&state, &id).await {
         Ok(_) => Redirect::to(
@@ -77,6 +77,6 @@ pub(crate) async fn cancel(
                 .path(&format!("/tasks/{}", crate::query::percent_encode(&id))),
         )
         .into_response(),
-        Err(error) => error.page(&state.config),
+        Err(error) => super::error::respond(&state.config, &error),
     }
 }

@@ -6,6 +6,12 @@ use maud::Markup;
 use crate::config::AdminConfig;
 use crate::error::AdminError;
 
+/// The HTML answer to `error`: a small page with the message (and a login link for a 401),
+/// with the error's status and headers.
+pub(crate) fn respond(config: &AdminConfig, error: &AdminError) -> axum::response::Response {
+    error.finish(super::html(page(config, error)))
+}
+
 /// The page for `error`.
 pub(crate) fn page(config: &AdminConfig, error: &AdminError) -> Markup {
     let body = html! {

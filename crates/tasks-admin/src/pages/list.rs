@@ -36,7 +36,7 @@ pub(crate) async fn handler(
     .await;
     match result {
         Ok(markup) => super::html(markup),
-        Err(error) => error.page(&state.config),
+        Err(error) => super::error::respond(&state.config, &error),
     }
 }
 

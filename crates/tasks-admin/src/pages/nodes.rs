@@ -15,7 +15,7 @@ pub(crate) async fn handler(
 ) -> Response {
     let nodes = match state.runtime.nodes().await {
         Ok(nodes) => nodes,
-        Err(error) => return AdminError::from(error).page(&state.config),
+        Err(error) => return super::error::respond(&state.config, &AdminError::from(error)),
     };
     let now = state.runtime.now();
     let body = html! {

@@ -5,7 +5,6 @@ use axum::response::{IntoResponse as _, Response};
 use http::{header, HeaderValue, StatusCode};
 use tasks_runtime::OperatorError;
 
-
 /// Why a request was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum AdminError {

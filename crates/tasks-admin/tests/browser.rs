@@ -1,5 +1,5 @@
 //! The console in real headless Chromium, driven over WebDriver (fantoccini + chromedriver):
-//! login, the list, filtering, a stuck badge, a hostile status message shown as text with
+//! login, the list of tasks created over MCP, filtering, a stuck badge, a hostile status message shown as text with
 //! nothing run, the Cancel button, 401 without login, 403 for a cross-site post.
 //!
 //! Needs `chromium` and `chromium-driver` (Debian packages: `/usr/bin/chromium`,
@@ -17,7 +17,6 @@ use tasks_admin::{AdminConfig, AdminCredential};
 use tasks_core::{TaskId, TaskStatus};
 use tasks_runtime::store::inventory::StuckRules;
 use tasks_runtime::{Scope, TaskRuntime, Tool, ToolError};
-use tasks_test_support::runtime::work_in;
 
 const TOKEN: &str = "browser-admin-token";
 const XSS: &str = "<img src=x onerror=\"window.__pwned=1\"><script>window.__pwned=1</script>";
@@ -37,6 +36,7 @@ fn spin() -> Tool {
         ctx.cancellation().cancelled().await;
         Err::<Value, _>(ToolError::Cancelled)
     })
+    .with_policy(tasks_core::TaskPolicy::Required)
 }
 
 /// The MCP endpoint at `/mcp` and the console at `/admin` on 127.0.0.1: its base URL.
@@ -63,13 +63,19 @@ async fn serve() -> (String, TaskRuntime, tasks_http::McpHandle) {
     (format!("http://{addr}"), runtime, handle)
 }
 
-async fn create(rt: &TaskRuntime, message: &str) -> TaskId {
-    let scope = Scope::new("browser-client");
-    let task = rt
-        .create(work_in(&scope, "spin", json!({ "message": message })))
+/// Creates a `spin` task over MCP (`tools/call` through tasks-client, which declares the Tasks
+/// extension) with `message` as its status message; its id once the message shows.
+async fn create(base: &str, rt: &TaskRuntime, message: &str) -> TaskId {
+    let mcp = tasks_client::Client::builder(format!("{base}/mcp")).build();
+    let execution = mcp
+        .call_tool("spin", json!({ "message": message }))
         .await
-        .expect("created");
-    let id = task.id().clone();
+        .expect("tools/call");
+    let tasks_client::Execution::Task(task) = execution else {
+        panic!("spin created no task: {execution:?}");
+    };
+    let id = TaskId::parse(task.id().as_str()).expect("a task id");
+    let scope = Scope::shared();
     let deadline = Instant::now() + Duration::from_secs(5);
     while rt.get(&scope, &id).await.expect("stored").status_message() != Some(message) {
         assert!(Instant::now() < deadline, "the status message never showed");
@@ -148,10 +154,10 @@ async fn the_console_in_a_real_browser() {
     };
     let started = Instant::now();
     let (base, rt, handle) = serve().await;
-    let plain = create(&rt, "plain work").await;
-    let hostile = create(&rt, XSS).await;
-    let ended = create(&rt, "ends early").await;
-    rt.cancel(&Scope::new("browser-client"), &ended)
+    let plain = create(&base, &rt, "plain work").await;
+    let hostile = create(&base, &rt, XSS).await;
+    let ended = create(&base, &rt, "ends early").await;
+    rt.cancel(&Scope::shared(), &ended)
         .await
         .expect("cancelled");
     let (_driver, client) = start_driver(&driver).await;
@@ -250,10 +256,7 @@ async fn the_console_in_a_real_browser() {
     // The click submits the form; the browser's POST and its redirect take their time.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
     loop {
-        let task = rt
-            .get(&Scope::new("browser-client"), &plain)
-            .await
-            .expect("stored");
+        let task = rt.get(&Scope::shared(), &plain).await.expect("stored");
         if task.status() == TaskStatus::Cancelled {
             break;
         }
@@ -264,6 +267,18 @@ async fn the_console_in_a_real_browser() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
+    // An MCP client sees it cancelled, by the operator.
+    let mcp = tasks_client::Client::builder(format!("{base}/mcp")).build();
+    let seen = mcp
+        .task(plain.clone())
+        .get()
+        .await
+        .expect("tasks/get over MCP");
+    assert_eq!(seen.state.status(), TaskStatus::Cancelled);
+    assert_eq!(
+        seen.task.status_message.as_deref(),
+        Some(tasks_core::MESSAGE_CANCELLED_BY_OPERATOR)
+    );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
     while !body_text(&client).await.contains("cancelled") {
         assert!(
@@ -288,10 +303,7 @@ async fn the_console_in_a_real_browser() {
         .await
         .expect("answered");
     assert_eq!(answer.status(), reqwest::StatusCode::FORBIDDEN);
-    let task = rt
-        .get(&Scope::new("browser-client"), &hostile)
-        .await
-        .expect("stored");
+    let task = rt.get(&Scope::shared(), &hostile).await.expect("stored");
     assert_eq!(task.status(), TaskStatus::Working);
 
     client.close().await.expect("the session closes");

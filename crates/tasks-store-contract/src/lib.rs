@@ -30,6 +30,15 @@
 //! run inside a tokio runtime because [`concurrent_creates_respect_max_tasks`] spawns tasks. Run
 //! it on a multi-thread runtime for the concurrency check to exercise real parallelism. A store
 //! backed by shared external state (a database) must make `make` return an empty store each time.
+//!
+//! # Modules
+//!
+//! Each module uses only what its row names (checked by the workspace's layering test); both
+//! use the crate root's helpers:
+//!
+//! | module | uses |
+//! |---|---|
+//! | `inventory` ([`inventory::run_all`]: the operator's inventory), `waits` ([`waits::run_all`]) | nothing of this crate |
 
 pub mod inventory;
 pub mod waits;

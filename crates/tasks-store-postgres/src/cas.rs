@@ -176,7 +176,8 @@ async fn store(
         .collect();
     let generations: Vec<Option<i64>> = batch.iter().map(|i| i.generation).collect();
     let tokens: Vec<i64> = batch.iter().map(|i| i.token).collect();
-    let params: [&(dyn ToSql + Sync); 13] = [
+    let updated: Vec<i64> = batch.iter().map(|i| ms(i.task.last_updated_at())).collect();
+    let params: [&(dyn ToSql + Sync); 14] = [
         &ids,
         &expected,
         &revisions,
@@ -190,6 +191,7 @@ async fn store(
         &scopes,
         &generations,
         &tokens,
+        &updated,
     ];
     let rows = match client.query(&statement, &params).await {
         Ok(rows) => rows,

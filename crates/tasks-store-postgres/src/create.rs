@@ -26,6 +26,8 @@ pub(crate) struct Item {
     /// The task's and the work descriptor's JSON.
     task_json: String,
     work_json: String,
+    /// The work's tool, `None` when the column cannot hold it (a U+0000).
+    tool: Option<String>,
     owner: NodeId,
     max_tasks: i64,
     max_active: i64,
@@ -81,6 +83,7 @@ pub(crate) async fn create(
         scope: scope.clone(),
         task_json,
         work_json,
+        tool: storable(&work.tool).then(|| work.tool.clone()),
         owner: *owner,
         max_tasks: big(limits.max_tasks),
         max_active: big(limits.max_active_per_scope),
@@ -175,7 +178,8 @@ async fn store(pool: &Pool, sql: &Sql, batch: &[Item]) -> Result<Vec<Verdict>, (
     let max_tasks: Vec<i64> = batch.iter().map(|i| i.max_tasks).collect();
     let max_active: Vec<i64> = batch.iter().map(|i| i.max_active).collect();
     let leased: Vec<bool> = batch.iter().map(|i| i.lease_required).collect();
-    let params: [&(dyn ToSql + Sync); 12] = [
+    let tools: Vec<Option<&str>> = batch.iter().map(|i| i.tool.as_deref()).collect();
+    let params: [&(dyn ToSql + Sync); 13] = [
         &ids,
         &scopes,
         &revisions,
@@ -188,6 +192,7 @@ async fn store(pool: &Pool, sql: &Sql, batch: &[Item]) -> Result<Vec<Verdict>, (
         &max_tasks,
         &max_active,
         &leased,
+        &tools,
     ];
     // Pipelined: the batch commits without waiting for the WAL flush (its counter rows are
     // free at once), and the flush statement, run right after it, returns once that commit is

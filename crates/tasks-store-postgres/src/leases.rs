@@ -23,7 +23,11 @@ pub(crate) async fn register(
     client
         .execute(
             &statement,
-            &[&node.as_bytes().as_slice(), &ms(now.plus_millis(lease_ms))],
+            &[
+                &node.as_bytes().as_slice(),
+                &ms(now.plus_millis(lease_ms)),
+                &ms(now),
+            ],
         )
         .await
         .map_err(backend::sql)?;

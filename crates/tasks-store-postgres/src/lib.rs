@@ -276,9 +276,15 @@
 //!
 //! * `tasks(id text primary key, scope text, revision bigint, status text, created_at_ms
 //!   bigint, expires_at_ms bigint null, task json, work json null, owner_node bytea null,
-//!   generation bigint, attempt int)`, with partial indexes on `expires_at_ms` (reaping) and
-//!   on `owner_node` of active tasks; `fillfactor=80` for in-page updates.
-//! * `nodes(node_id bytea primary key, lease_expires_at_ms bigint)`.
+//!   generation bigint, attempt int, tool text null, updated_at_ms bigint)`, with partial
+//!   indexes on `expires_at_ms` (reaping) and on `owner_node` of active tasks; `fillfactor=80`
+//!   for in-page updates. `tool` (the work's tool, kept once the work is cleared; NULL for a
+//!   terminal task stored before schema version 8) and `updated_at_ms` (`lastUpdatedAt`, ms)
+//!   serve the operator's inventory, with the indexes `(created_at_ms, id COLLATE "C")`,
+//!   `(tool, created_at_ms)` and `(status, updated_at_ms)` of active tasks.
+//! * `nodes(node_id bytea primary key, lease_expires_at_ms bigint, started_at_ms bigint null,
+//!   renewed_at_ms bigint null)`: the last registration and renewal times are NULL for rows
+//!   of schema versions before 8.
 //! * `counts(id = 1, total bigint)` and `scope_counts(scope text primary key, active bigint)`:
 //!   the capacity counters (see [Capacity counters](#capacity-counters)). A `scope_counts`
 //!   row stays (at 0) once its scope has no active task.
@@ -289,13 +295,16 @@
 //! * `quarantined_tasks(id text primary key, scope text, task text, work text, reason text,
 //!   quarantined_at_ms bigint)` (schema version 6): the rows that could not be read, see
 //!   [Unreadable rows](#unreadable-rows).
-//! * `schema_version(singleton, version)`: the schema version (currently 7: version 4 adds the
+//! * `schema_version(singleton, version)`: the schema version (currently 8: version 4 adds the
 //!   `tasks_scope_id` index that `list` reads; version 5 a `create_tasks` that refuses a create
 //!   whose owner holds no live lease, `CreateLimits::lease_required`; version 6 the
 //!   `quarantined_tasks` table, nothing else changed: running nodes of version 5 read a
 //!   quarantined row as the failed task it now is, and leave bad rows as they were; version 7
 //!   marks the running tasks of the 2025-11-25 flow with `"origin": "2025-11-25"` in `task`,
-//!   which nodes of version 6 ignore).
+//!   which nodes of version 6 ignore; version 8 adds `tasks.tool`, `tasks.updated_at_ms`,
+//!   `nodes.started_at_ms` and `nodes.renewed_at_ms` for the operator's inventory, their
+//!   indexes, and a `create_tasks` that takes the tools; nodes of version 7 go on creating
+//!   through the version 5 function, storing no tool).
 //!   Migrations are
 //!   embedded and run at [`PostgresStore::connect`] in one transaction under
 //!   `pg_advisory_xact_lock` (keyed on the schema name), so nodes starting together do not
@@ -364,8 +373,11 @@
 //! * Times are `bigint` milliseconds, not `timestamptz`, and every decision uses the `now`
 //!   passed in, not `coalesce($now, now())` (see [Clock](#clock)).
 //! * Node ids are `bytea` (16 bytes), not `uuid`: they are random bytes, not RFC 4122 UUIDs.
-//!   The `nodes` table has no `name` or `started_at` column; nothing reads them.
-//! * No `updated_at` column, and no `lz4` column compression (it needs a server built with
+//!   The `nodes` table has no `name` column; `started_at_ms` and `renewed_at_ms` (schema
+//!   version 8) are read only by the operator's inventory.
+//! * `updated_at_ms` (schema version 8) is written by every transition but read only by the
+//!   operator's inventory (the stuck rules); being indexed (`tasks_idle`, active tasks only),
+//!   it makes a transition of an active task a non-HOT update. No `lz4` column compression (it needs a server built with
 //!   lz4; PostgreSQL's default `pglz` still compresses large results).
 //! * A terminal transition clears `work` but keeps the owner and generation (the design
 //!   clears the owner), so a late write under the last lease is a revision conflict, exactly
@@ -396,10 +408,11 @@
 //!
 //! | module | uses |
 //! |---|---|
-//! | `store` ([`PostgresStore`]: the handle and its `Store` implementation) | `connect`, `create`, `cas`, `read`, `reap`, `leases`, `db`, `batch`, `options`, `error` |
+//! | `store` ([`PostgresStore`]: the handle and its `Store` implementation) | `connect`, `create`, `cas`, `read`, `reap`, `leases`, `inventory`, `db`, `batch`, `options`, `error` |
 //! | `connect` (settings, pool, migration at start-up) | `connector`, `schema`, `db`, `feed`, `clock`, `backend`, `sql`, `target`, `options`, `error` |
 //! | `create`, `cas` (group-committed writes) | `batch`, `counters` (cas), `quarantine` (cas), `db`, `backend`, `sql`, `text` |
 //! | `read`, `reap`, `leases` | `counters` (reap), `quarantine` (read, leases), `db`, `backend`, `sql`, `text` (read) |
+//! | `inventory` (the operator's inventory: reads in SQL) | `db`, `backend`, `sql`, `text` |
 //! | `quarantine` (rows that do not decode, see [Unreadable rows](#unreadable-rows)) | `counters`, `db`, `backend`, `sql` |
 //! | `db` (the pool, statements, writer, feed, clock and settled tasks every call works with) | `batch`, `feed`, `clock`, `settled`, `backend`, `sql` |
 //! | `batch` (group commit) | `feed`, `sql` |
@@ -424,6 +437,7 @@ mod create;
 mod db;
 mod error;
 mod feed;
+mod inventory;
 mod leases;
 mod options;
 mod quarantine;

@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0005_create_leased.sql"),
     include_str!("../migrations/0006_quarantine.sql"),
     include_str!("../migrations/0007_task_origin.sql"),
+    include_str!("../migrations/0008_inventory.sql"),
 ];
 
 /// The newest schema version this build knows.
@@ -26,9 +27,12 @@ const TABLES: &[(&str, &str)] = &[
     (
         "tasks",
         "id,scope,revision,status,created_at_ms,expires_at_ms,task,work,owner_node,generation,\
-         attempt",
+         attempt,tool,updated_at_ms",
     ),
-    ("nodes", "node_id,lease_expires_at_ms"),
+    (
+        "nodes",
+        "node_id,lease_expires_at_ms,started_at_ms,renewed_at_ms",
+    ),
     ("counts", "id,total"),
     ("scope_counts", "scope,active"),
     ("pending_counts", "token,scope,total,active,since"),

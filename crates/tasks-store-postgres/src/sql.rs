@@ -50,10 +50,10 @@ pub(crate) fn row(t: &str, task: bool, work: bool) -> String {
 /// Every statement of the store, for one schema.
 #[derive(Debug)]
 pub(crate) struct Sql {
-    /// Stores a batch of creates: `create_tasks` (migrations 0003 and 0005) with one array per
+    /// Stores a batch of creates: `create_tasks` (migration 0008) with one array per
     /// column (`$1` ids, `$2` scopes, `$3` revisions, `$4` statuses, `$5` created, `$6`
     /// expiries, `$7` tasks, `$8` works, `$9` owners, `$10` max_tasks, `$11`
-    /// max_active_per_scope, `$12` whether the owner's lease is required);
+    /// max_active_per_scope, `$12` whether the owner's lease is required, `$13` tools);
     /// answers a `smallint[]` of outcome codes, one per create, in order. Commits without
     /// waiting for the WAL flush, so that the counter rows it locks are released at once;
     /// [`Sql::flush`], sent right after it, waits for that flush.
@@ -93,7 +93,8 @@ pub(crate) struct Sql {
     /// Runs a batch of compare-and-sets on distinct tasks, see [`Sql::new`]. One array per
     /// column (`$1` ids, `$2` expected revisions, `$3` revisions, `$4` statuses, `$5`
     /// created, `$6` expiries, `$7` tasks, `$8` terminal, `$9` now, `$10` owner nodes or
-    /// NULL, `$11` scopes or NULL, `$12` generations or NULL, `$13` release tokens); answers
+    /// NULL, `$11` scopes or NULL, `$12` generations or NULL, `$13` release tokens, `$14`
+    /// the new tasks' `lastUpdatedAt` in ms); answers
     /// a row per transition whose task exists: its position (from 1), whether it was written,
     /// and the current columns.
     pub(crate) transition: String,
@@ -106,9 +107,11 @@ pub(crate) struct Sql {
     pub(crate) count: String,
     /// Tasks unexpired at `$1` by status: rows of (status, count).
     pub(crate) status_counts: String,
-    /// Registers node `$1` until `$2` (or renews it unconditionally).
+    /// Registers node `$1` at `$3` until `$2` (or renews it unconditionally, as started at
+    /// `$3`).
     pub(crate) register: String,
-    /// Renews node `$1` until `$2` if alive at `$3`, else forgets it; answers whether renewed.
+    /// Renews node `$1` until `$2` if alive at `$3` (renewed at `$3`), else forgets it; answers
+    /// whether renewed.
     pub(crate) heartbeat: String,
     /// Forgets node `$1`.
     pub(crate) retire: String,
@@ -126,6 +129,21 @@ pub(crate) struct Sql {
     /// the new attempt (no row when the lease is stale or the task finished, expired or is
     /// gone).
     pub(crate) charge_attempt: String,
+    /// The start of an inventory page ([`crate::inventory`] adds the filters, the cursor, the
+    /// order and the limit): the columns of [`crate::inventory`]'s rows, of the tasks `t`
+    /// unexpired at `$1`.
+    pub(crate) inventory_page: String,
+    /// Whether the holder of task `t` has a lease live at `$1` (false for no holder).
+    pub(crate) inventory_live: String,
+    /// Tasks unexpired at `$1` by status and tool: rows of (status, tool, count).
+    pub(crate) inventory_counts: String,
+    /// Active tasks unexpired at `$1` by stuck reason (`$2` and `$3` the idle bounds of
+    /// `working` and `input_required`, ms): rows of (reason, count), reason 0 a holder without
+    /// a live lease, 1 working idle, 2 input unanswered, NULL not stuck.
+    pub(crate) inventory_stuck: String,
+    /// Every node in id order: id, started, renewed, lease expiry (ms), and the active tasks
+    /// unexpired at `$1` it holds (index `tasks_active`).
+    pub(crate) inventory_nodes: String,
 }
 
 impl Sql {
@@ -150,7 +168,7 @@ impl Sql {
             create: format!(
                 "SELECT {s}.create_tasks($1::text[], $2::text[], $3::bigint[], $4::text[], \
                  $5::bigint[], $6::bigint[], $7::text[]::json[], $8::text[]::json[], $9::bytea[], \
-                 $10::bigint[], $11::bigint[], $12::boolean[]), \
+                 $10::bigint[], $11::bigint[], $12::boolean[], $13::text[]), \
                  set_config('synchronous_commit', 'off', true)"
             ),
             flush: "SELECT pg_current_xact_id()".to_owned(),
@@ -208,7 +226,8 @@ impl Sql {
                 "{copy} \
                  upd AS ( \
                    UPDATE {s}.tasks t SET revision = t.revision + 1, status = 'failed', \
-                          task = $5::text::json, work = NULL \
+                          task = $5::text::json, work = NULL, \
+                          updated_at_ms = GREATEST($4::bigint, t.created_at_ms) \
                    FROM cur WHERE t.id = cur.id RETURNING t.id), \
                  held AS ( \
                    INSERT INTO {s}.pending_counts (token, scope, total, active) \
@@ -246,10 +265,11 @@ impl Sql {
                 "WITH input AS ( \
                    SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], \
                           $5::bigint[], $6::bigint[], $7::text[]::json[], $8::boolean[], $9::bigint[], \
-                          $10::bytea[], $11::text[], $12::bigint[], $13::bigint[]) \
+                          $10::bytea[], $11::text[], $12::bigint[], $13::bigint[], \
+                          $14::bigint[]) \
                    WITH ORDINALITY AS i(id, expected, revision, status, created_at_ms, \
                           expires_at_ms, task, terminal, now_ms, owner_node, scope, generation, \
-                          token, n)), \
+                          token, updated_at_ms, n)), \
                  cur AS MATERIALIZED ( \
                    SELECT t.id, t.scope, t.revision, t.status, t.created_at_ms, \
                           t.expires_at_ms, t.owner_node, t.generation, t.task \
@@ -266,7 +286,7 @@ impl Sql {
                  upd AS ( \
                    UPDATE {s}.tasks t SET revision = ok.revision, status = ok.status, \
                           created_at_ms = ok.created_at_ms, expires_at_ms = ok.expires_at_ms, \
-                          task = ok.task, \
+                          task = ok.task, updated_at_ms = ok.updated_at_ms, \
                           work = CASE WHEN ok.terminal THEN NULL ELSE t.work END \
                    FROM ok WHERE t.id = ok.id \
                    RETURNING t.id), \
@@ -326,13 +346,16 @@ impl Sql {
                  WHERE expires_at_ms IS NULL OR expires_at_ms > $1 GROUP BY status"
             ),
             register: format!(
-                "INSERT INTO {s}.nodes (node_id, lease_expires_at_ms) VALUES ($1, $2) \
+                "INSERT INTO {s}.nodes (node_id, lease_expires_at_ms, started_at_ms, renewed_at_ms) \
+                 VALUES ($1, $2, $3, $3) \
                  ON CONFLICT (node_id) DO UPDATE \
-                 SET lease_expires_at_ms = excluded.lease_expires_at_ms"
+                 SET lease_expires_at_ms = excluded.lease_expires_at_ms, \
+                     started_at_ms = excluded.started_at_ms, \
+                     renewed_at_ms = excluded.renewed_at_ms"
             ),
             heartbeat: format!(
                 "WITH renewed AS ( \
-                   UPDATE {s}.nodes SET lease_expires_at_ms = $2 \
+                   UPDATE {s}.nodes SET lease_expires_at_ms = $2, renewed_at_ms = $3::bigint \
                    WHERE node_id = $1 AND lease_expires_at_ms > $3::bigint RETURNING 1), \
                  gone AS ( \
                    DELETE FROM {s}.nodes WHERE node_id = $1 AND lease_expires_at_ms <= $3::bigint) \
@@ -386,8 +409,49 @@ impl Sql {
                  RETURNING attempt",
                 active = active!()
             ),
+            inventory_page: format!(
+                "SELECT t.id, t.scope, t.status, t.created_at_ms, t.updated_at_ms, \
+                        t.expires_at_ms, t.task::text, t.tool, t.owner_node, t.generation, \
+                        t.attempt, {live} \
+                 FROM {s}.tasks t \
+                 WHERE (t.expires_at_ms IS NULL OR t.expires_at_ms > $1::bigint)",
+                live = live(&s)
+            ),
+            inventory_live: live(&s),
+            inventory_counts: format!(
+                "SELECT status, tool, count(*) FROM {s}.tasks \
+                 WHERE expires_at_ms IS NULL OR expires_at_ms > $1 GROUP BY status, tool"
+            ),
+            inventory_stuck: format!(
+                "SELECT CASE \
+                   WHEN t.owner_node IS NOT NULL AND NOT {live} THEN 0 \
+                   WHEN t.status = 'working' AND t.updated_at_ms < $2::bigint THEN 1 \
+                   WHEN t.status = 'input_required' AND t.updated_at_ms < $3::bigint THEN 2 \
+                 END, count(*) FROM {s}.tasks t \
+                 WHERE t.status IN {active} \
+                   AND (t.expires_at_ms IS NULL OR t.expires_at_ms > $1::bigint) \
+                 GROUP BY 1",
+                live = live(&s),
+                active = active!()
+            ),
+            inventory_nodes: format!(
+                "SELECT n.node_id, n.started_at_ms, n.renewed_at_ms, n.lease_expires_at_ms, \
+                   (SELECT count(*) FROM {s}.tasks t WHERE t.owner_node = n.node_id \
+                      AND t.status IN {active} \
+                      AND (t.expires_at_ms IS NULL OR t.expires_at_ms > $1::bigint)) \
+                 FROM {s}.nodes n ORDER BY n.node_id",
+                active = active!()
+            ),
         }
     }
+}
+
+/// Whether the holder of task `t` has a lease live at `$1`, in schema `s` (quoted).
+fn live(s: &str) -> String {
+    format!(
+        "coalesce(EXISTS (SELECT 1 FROM {s}.nodes n \
+           WHERE n.node_id = t.owner_node AND n.lease_expires_at_ms > $1::bigint), false)"
+    )
 }
 
 /// `name` as a quoted identifier. Only for validated names (no `"` inside).

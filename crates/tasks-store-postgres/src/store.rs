@@ -5,6 +5,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use tasks_core::{NewTask, TaskId, TaskUpdate, Timestamp};
+use tasks_runtime::store::inventory::{
+    InventoryCounts, InventoryPage, InventoryQuery, NodeRow, StuckRules,
+};
 use tasks_runtime::store::CreateLimits;
 use tasks_runtime::store::{
     Authority, CasOutcome, Change, Claimed, Created, Lease, Liveness, NodeId, Snapshot, Store,
@@ -17,7 +20,7 @@ use crate::batch::{self, Batcher};
 use crate::db::Db;
 use crate::error::ConnectError;
 use crate::options::PostgresOptions;
-use crate::{cas, connect, create, leases, read, reap};
+use crate::{cas, connect, create, inventory, leases, read, reap};
 
 /// A [`Store`] in a PostgreSQL database, shared by any number of nodes (processes).
 ///
@@ -155,6 +158,28 @@ impl Store for PostgresStore {
         now: Timestamp,
     ) -> Result<Option<tasks_runtime::store::StatusCounts>, StoreError> {
         read::status_counts(&self.db, now).await.map(Some)
+    }
+
+    /// One `SELECT` in creation order, only the filters asked for in it (`crate::inventory`).
+    async fn inventory(
+        &self,
+        query: &InventoryQuery,
+        rules: StuckRules,
+        now: Timestamp,
+    ) -> Result<Option<InventoryPage>, StoreError> {
+        inventory::page(&self.db, query, rules, now).await.map(Some)
+    }
+
+    async fn inventory_counts(
+        &self,
+        rules: StuckRules,
+        now: Timestamp,
+    ) -> Result<Option<InventoryCounts>, StoreError> {
+        inventory::counts(&self.db, rules, now).await.map(Some)
+    }
+
+    async fn nodes(&self, now: Timestamp) -> Result<Option<Vec<NodeRow>>, StoreError> {
+        inventory::nodes(&self.db, now).await.map(Some)
     }
 
     async fn register_node(

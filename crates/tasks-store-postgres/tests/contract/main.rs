@@ -33,6 +33,14 @@ async fn postgres_store_passes_the_whole_contract() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_store_passes_the_inventory_checks() {
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    contract::inventory::run_all(|| db.store()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waits_on_a_postgres_store_end() {
     let Some(db) = Database::open().await else {
         return;

@@ -87,7 +87,7 @@ async fn a_newer_schema_is_refused_and_left_unchanged() {
         Err(ConnectError::NewerSchema {
             schema: ref named,
             found: 99,
-            supported: 7,
+            supported: 8,
         }) if *named == schema => {}
         other => panic!("expected NewerSchema, got {other:?}"),
     }
@@ -203,14 +203,15 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
     let admin = db.admin().await;
     admin
         .batch_execute(&format!(
-            "DROP TABLE \"{schema}\".pending_counts; \
+            "{undo} DROP TABLE \"{schema}\".pending_counts; \
              DROP TABLE \"{schema}\".quarantined_tasks; \
              DROP FUNCTION \"{schema}\".create_tasks(text[], text[], bigint[], text[], \
                bigint[], bigint[], json[], json[], bytea[], bigint[], bigint[], boolean[]); \
              DROP FUNCTION \"{schema}\".create_tasks(text[], text[], bigint[], text[], \
                bigint[], bigint[], json[], json[], bytea[], bigint[], bigint[]); \
              DROP INDEX \"{schema}\".tasks_scope_id; \
-             UPDATE \"{schema}\".schema_version SET version = 1"
+             UPDATE \"{schema}\".schema_version SET version = 1",
+            undo = undo_version_8(&schema)
         ))
         .await
         .expect("turn the schema back into version 1");
@@ -224,7 +225,7 @@ async fn a_version_1_schema_is_migrated_to_the_latest_keeping_its_tasks_and_coun
         .await
         .expect("version")
         .get(0);
-    assert_eq!(version, 7);
+    assert_eq!(version, 8);
     assert_eq!(store.task_count().await.expect("count"), 1);
     let tight = tasks_runtime::store::CreateLimits {
         max_tasks: 2,
@@ -350,7 +351,8 @@ async fn a_version_6_schema_marks_its_running_2025_tasks() {
         .expect("an origin and a declaration spelt with escapes");
     admin
         .batch_execute(&format!(
-            "UPDATE \"{schema}\".schema_version SET version = 6"
+            "{undo} UPDATE \"{schema}\".schema_version SET version = 6",
+            undo = undo_version_8(&schema)
         ))
         .await
         .expect("turn the schema back into version 6");
@@ -402,7 +404,7 @@ async fn a_version_6_schema_marks_its_running_2025_tasks() {
         .await
         .expect("version")
         .get(0);
-    assert_eq!(version, 7);
+    assert_eq!(version, 8);
 }
 
 /// Progress needs no schema change: the `task` column's JSON gains an optional `progress`
@@ -521,9 +523,10 @@ async fn a_version_5_schema_gains_the_quarantine_table_and_keeps_its_tasks() {
     let admin = db.admin().await;
     admin
         .batch_execute(&format!(
-            "DROP TABLE \"{schema}\".quarantined_tasks; \
+            "{undo} DROP TABLE \"{schema}\".quarantined_tasks; \
              UPDATE \"{schema}\".schema_version SET version = 5; \
-             UPDATE \"{schema}\".tasks SET task = '{{\"taskId\": \"bad\"}}' WHERE id = 'bad'"
+             UPDATE \"{schema}\".tasks SET task = '{{\"taskId\": \"bad\"}}' WHERE id = 'bad'",
+            undo = undo_version_8(&schema)
         ))
         .await
         .expect("turn the schema back into version 5, with a bad row");
@@ -537,7 +540,7 @@ async fn a_version_5_schema_gains_the_quarantine_table_and_keeps_its_tasks() {
         .await
         .expect("version")
         .get(0);
-    assert_eq!(version, 7);
+    assert_eq!(version, 8);
     assert_eq!(store.task_count().await.expect("count"), 2);
     let read = store
         .get(&scope, &id("kept"), T0)
@@ -562,4 +565,168 @@ async fn a_version_5_schema_gains_the_quarantine_table_and_keeps_its_tasks() {
     assert_eq!(row.get::<_, String>(0), r#"{"taskId": "bad"}"#);
     assert!(row.get::<_, String>(1).starts_with("task does not decode"));
     assert_eq!(store.quarantined(), 1);
+}
+
+/// The statements that turn a schema of version 8 back into version 7: without the inventory's
+/// columns, indexes, trigger and `create_tasks` (the version is set by the caller).
+fn undo_version_8(schema: &str) -> String {
+    format!(
+        "DROP TRIGGER tasks_updated_at_from_created ON \"{schema}\".tasks; \
+         DROP FUNCTION \"{schema}\".tasks_updated_at_from_created(); \
+         DROP FUNCTION \"{schema}\".create_tasks(text[], text[], bigint[], text[], bigint[], \
+           bigint[], json[], json[], bytea[], bigint[], bigint[], boolean[], text[]); \
+         DROP INDEX \"{schema}\".tasks_created; \
+         ALTER TABLE \"{schema}\".tasks DROP COLUMN tool, DROP COLUMN updated_at_ms; \
+         ALTER TABLE \"{schema}\".nodes DROP COLUMN started_at_ms, DROP COLUMN renewed_at_ms;"
+    )
+}
+
+/// A schema of version 7 (the last before the inventory's columns) is migrated: the inventory
+/// lists its tasks with their tool (from the work a running task keeps, also when the json
+/// operators refuse the row for a U+0000; none for a terminal task, whose work was dropped)
+/// and their `lastUpdatedAt` (from the task), and its old node rows show no start or renewal
+/// time. A task created by a node of version 7 after the migration (through the version 5
+/// function) starts at its creation time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_7_schema_lists_its_tasks_in_the_inventory() {
+    use tasks_runtime::store::inventory::{InventoryQuery, StuckRules};
+    use tasks_runtime::store::{Authority, CasOutcome};
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let scope = Scope::new("alice");
+    let store = db.connect(&schema).await;
+    store
+        .register_node(&NODE_A, T0, 60_000)
+        .await
+        .expect("register");
+    let mut made = Vec::new();
+    for name in ["running", "done", "nul"] {
+        let created = store
+            .create(
+                new_task(name, None),
+                work(&scope, name).into(),
+                ROOMY,
+                &NODE_A,
+            )
+            .await
+            .expect("create");
+        made.push(created.snapshot);
+    }
+    let message = |text: &str| tasks_core::Event::StatusMessage {
+        message: text.into(),
+    };
+    for (snapshot, event, now) in [
+        (&made[0], message("halfway"), at(500)),
+        (&made[2], message("nil"), at(700)),
+    ] {
+        let update = next(&snapshot.task, event, now);
+        let outcome = store
+            .transition(Authority::Request(&scope), update, now)
+            .await
+            .expect("transition");
+        assert!(matches!(outcome, CasOutcome::Committed(_)), "{outcome:?}");
+    }
+    let update = complete_with(&made[1].task, "done", at(1_000));
+    store
+        .transition(Authority::Request(&scope), update, at(1_000))
+        .await
+        .expect("complete");
+    drop(store);
+    let admin = db.admin().await;
+    admin
+        .batch_execute(&format!(
+            "{undo} UPDATE \"{schema}\".schema_version SET version = 7; \
+             UPDATE \"{schema}\".tasks SET \
+               task = replace(task::text, '\"nil\"', '\"n\\u0000l\"')::json, \
+               work = replace(work::text, '\"n\":3', '\"n\":\"\\u0000\"')::json \
+             WHERE id = 'nul'",
+            undo = undo_version_8(&schema)
+        ))
+        .await
+        .expect("turn the schema back into version 7, with a row holding U+0000");
+
+    let store = db.connect(&schema).await;
+    let page = store
+        .inventory(&InventoryQuery::default(), StuckRules::default(), at(2_000))
+        .await
+        .expect("the page")
+        .expect("an inventory");
+    let row = |name: &str| {
+        page.rows
+            .iter()
+            .find(|row| row.id.as_str() == name)
+            .unwrap_or_else(|| panic!("{name} is listed: {page:?}"))
+            .clone()
+    };
+    let running = row("running");
+    assert_eq!(running.tool.as_deref(), Some("running"), "from its work");
+    assert_eq!(running.last_updated_at, at(500), "from its task");
+    assert_eq!(running.status_message.as_deref(), Some("halfway"));
+    assert_eq!(running.node, Some(NODE_A));
+    let done = row("done");
+    assert_eq!(
+        done.tool, None,
+        "terminal before version 8: its work was dropped"
+    );
+    assert_eq!(done.last_updated_at, at(1_000));
+    let nul = row("nul");
+    assert_eq!(nul.tool.as_deref(), Some("nul"), "read from the text");
+    assert_eq!(nul.last_updated_at, at(700), "read from the text");
+    assert_eq!(nul.status_message.as_deref(), Some("n\u{0}l"));
+    let stored: Vec<(String, Option<String>, i64)> = admin
+        .query(
+            &format!("SELECT id, tool, updated_at_ms FROM \"{schema}\".tasks ORDER BY id"),
+            &[],
+        )
+        .await
+        .expect("rows")
+        .iter()
+        .map(|row| (row.get(0), row.get(1), row.get(2)))
+        .collect();
+    let ms = |t: tasks_core::Timestamp| i64::try_from(t.unix_millis()).unwrap();
+    assert_eq!(
+        stored,
+        [
+            ("done".to_owned(), None, ms(at(1_000))),
+            ("nul".to_owned(), Some("nul".to_owned()), ms(at(700))),
+            (
+                "running".to_owned(),
+                Some("running".to_owned()),
+                ms(at(500))
+            ),
+        ]
+    );
+    let nodes = store.nodes(at(2_000)).await.expect("nodes").expect("nodes");
+    assert_eq!(nodes.len(), 1);
+    assert_eq!(nodes[0].id, NODE_A);
+    assert_eq!(nodes[0].started_at, None, "an old row: not recorded");
+    assert_eq!(nodes[0].renewed_at, None);
+    assert_eq!(nodes[0].held, 2);
+
+    // A node of version 7 creating through the version 5 function: no tool, and its
+    // `updated_at_ms` starts at its creation time.
+    admin
+        .batch_execute(&format!(
+            "SELECT \"{schema}\".create_tasks(ARRAY['old-build'], ARRAY['alice'], ARRAY[1::bigint], \
+               ARRAY['working'], ARRAY[{created}::bigint], ARRAY[NULL::bigint], \
+               ARRAY[(SELECT replace(task::text, '\"running\"', '\"old-build\"') \
+                      FROM \"{schema}\".tasks WHERE id = 'running')::json], \
+               ARRAY[(SELECT work FROM \"{schema}\".tasks WHERE id = 'running')], \
+               ARRAY['\\x0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a'::bytea], ARRAY[100::bigint], \
+               ARRAY[100::bigint], ARRAY[false])",
+            created = ms(at(1_500))
+        ))
+        .await
+        .expect("a create of the previous build");
+    let updated: i64 = admin
+        .query_one(
+            &format!("SELECT updated_at_ms FROM \"{schema}\".tasks WHERE id = 'old-build'"),
+            &[],
+        )
+        .await
+        .expect("the row")
+        .get(0);
+    assert_eq!(updated, ms(at(1_500)));
 }

@@ -431,3 +431,69 @@ async fn a_conflict_reads_the_failed_task_and_racing_readers_quarantine_once() {
     );
     assert_eq!(counters(&admin, &schema).await, alice_counts(2, 0, 0));
 }
+
+/// A row that does not decode never fails an inventory page (an operator's read quarantines
+/// nothing): it is listed from its columns, and counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_inventory_page_lists_a_row_that_does_not_decode_from_its_columns() {
+    use tasks_runtime::store::inventory::{InventoryQuery, StuckRules};
+    let Some(db) = Database::open().await else {
+        return;
+    };
+    let schema = db.schema();
+    let store = db.connect(&schema).await;
+    let scope = tasks_runtime::Scope::new("alice");
+    for name in ["good", "spoilt"] {
+        store
+            .create(
+                new_task(name, None),
+                work(&scope, "slow").into(),
+                ROOMY,
+                &NODE_A,
+            )
+            .await
+            .expect("create");
+    }
+    let admin = db.admin().await;
+    admin
+        .batch_execute(&format!(
+            "UPDATE \"{schema}\".tasks SET task = '{{\"taskId\": \"spoilt\"}}' WHERE id = 'spoilt'"
+        ))
+        .await
+        .expect("spoil a row");
+    let page = tasks_runtime::store::Store::inventory(
+        &store,
+        &InventoryQuery::default(),
+        StuckRules::default(),
+        at(10),
+    )
+    .await
+    .expect("a spoilt row does not fail the page")
+    .expect("an inventory");
+    let ids: Vec<&str> = page.rows.iter().map(|row| row.id.as_str()).collect();
+    assert_eq!(ids, ["spoilt", "good"]);
+    let spoilt = &page.rows[0];
+    assert_eq!(
+        spoilt.status,
+        tasks_core::TaskStatus::Working,
+        "from its column"
+    );
+    assert_eq!(spoilt.tool.as_deref(), Some("slow"));
+    assert_eq!(spoilt.last_updated_at, T0, "from updated_at_ms");
+    assert_eq!(spoilt.status_message, None);
+    let counts =
+        tasks_runtime::store::Store::inventory_counts(&store, StuckRules::default(), at(10))
+            .await
+            .expect("counts")
+            .expect("counts");
+    assert_eq!(counts.by_status.working, 2);
+    let quarantined: i64 = admin
+        .query_one(
+            &format!("SELECT count(*) FROM \"{schema}\".quarantined_tasks"),
+            &[],
+        )
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(quarantined, 0, "the inventory writes nothing");
+}

@@ -33,7 +33,7 @@ pub(crate) fn refuse(state: &Shared, path: &str, error: &AdminError) -> Response
     if is_api(path) {
         error.json()
     } else {
-        crate::pages::error::respond(&state.config, &error)
+        crate::pages::error::respond(&state.config, error)
     }
 }
 

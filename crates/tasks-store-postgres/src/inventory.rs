@@ -110,12 +110,12 @@ pub(crate) async fn page(
         let i = statement.param(input);
         statement.text.push_str(&format!(
             " AND t.status IN ('{a}', '{b}') AND ( \
-               (t.owner_node IS NOT NULL AND NOT {live}) \
+               (t.owner_node IS NOT NULL AND {lost}) \
                OR (t.status = 'working' AND t.updated_at_ms < {w}::bigint) \
                OR (t.status = 'input_required' AND t.updated_at_ms < {i}::bigint))",
             a = ACTIVE[0],
             b = ACTIVE[1],
-            live = db.sql.inventory_live,
+            lost = db.sql.inventory_lost,
         ));
     }
     let (compare, direction) = match query.order {
@@ -179,7 +179,8 @@ struct Raw {
     owner: Option<Vec<u8>>,
     generation: i64,
     attempt: i32,
-    holder_live: bool,
+    /// Whether the holder is registered with a lease that has run out at the page's `now`.
+    holder_lost: bool,
 }
 
 impl Raw {
@@ -197,7 +198,7 @@ impl Raw {
             owner: row.try_get(8).map_err(get)?,
             generation: row.try_get(9).map_err(get)?,
             attempt: row.try_get(10).map_err(get)?,
-            holder_live: row.try_get(11).map_err(get)?,
+            holder_lost: row.try_get(11).map_err(get)?,
         })
     }
 
@@ -236,7 +237,12 @@ impl Raw {
             expires_at: self.expires_at_ms.map(at),
             attempt: u32::try_from(self.attempt).ok(),
             generation: node.and_then(|_| u64::try_from(self.generation).ok()),
-            stuck: rules.judge(status, last_updated_at, node, self.holder_live, now),
+            stuck: rules.judge(
+                status,
+                last_updated_at,
+                node.filter(|_| self.holder_lost),
+                now,
+            ),
             node,
             id,
         })

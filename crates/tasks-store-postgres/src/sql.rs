@@ -133,13 +133,14 @@ pub(crate) struct Sql {
     /// order and the limit): the columns of [`crate::inventory`]'s rows, of the tasks `t`
     /// unexpired at `$1`.
     pub(crate) inventory_page: String,
-    /// Whether the holder of task `t` has a lease live at `$1` (false for no holder).
-    pub(crate) inventory_live: String,
+    /// Whether the holder of task `t` is registered with a lease run out at `$1` (false for
+    /// no holder, or one not registered).
+    pub(crate) inventory_lost: String,
     /// Tasks unexpired at `$1` by status and tool: rows of (status, tool, count).
     pub(crate) inventory_counts: String,
     /// Active tasks unexpired at `$1` by stuck reason (`$2` and `$3` the idle bounds of
-    /// `working` and `input_required`, ms): rows of (reason, count), reason 0 a holder without
-    /// a live lease, 1 working idle, 2 input unanswered, NULL not stuck.
+    /// `working` and `input_required`, ms): rows of (reason, count), reason 0 a holder
+    /// registered with a lease run out, 1 working idle, 2 input unanswered, NULL not stuck.
     pub(crate) inventory_stuck: String,
     /// Every node in id order: id, started, renewed, lease expiry (ms), and the active tasks
     /// unexpired at `$1` it holds (index `tasks_active`).
@@ -412,26 +413,26 @@ impl Sql {
             inventory_page: format!(
                 "SELECT t.id, t.scope, t.status, t.created_at_ms, t.updated_at_ms, \
                         t.expires_at_ms, t.task::text, t.tool, t.owner_node, t.generation, \
-                        t.attempt, {live} \
+                        t.attempt, {lost} \
                  FROM {s}.tasks t \
                  WHERE (t.expires_at_ms IS NULL OR t.expires_at_ms > $1::bigint)",
-                live = live(&s)
+                lost = lost(&s)
             ),
-            inventory_live: live(&s),
+            inventory_lost: lost(&s),
             inventory_counts: format!(
                 "SELECT status, tool, count(*) FROM {s}.tasks \
                  WHERE expires_at_ms IS NULL OR expires_at_ms > $1 GROUP BY status, tool"
             ),
             inventory_stuck: format!(
                 "SELECT CASE \
-                   WHEN t.owner_node IS NOT NULL AND NOT {live} THEN 0 \
+                   WHEN t.owner_node IS NOT NULL AND {lost} THEN 0 \
                    WHEN t.status = 'working' AND t.updated_at_ms < $2::bigint THEN 1 \
                    WHEN t.status = 'input_required' AND t.updated_at_ms < $3::bigint THEN 2 \
                  END, count(*) FROM {s}.tasks t \
                  WHERE t.status IN {active} \
                    AND (t.expires_at_ms IS NULL OR t.expires_at_ms > $1::bigint) \
                  GROUP BY 1",
-                live = live(&s),
+                lost = lost(&s),
                 active = active!()
             ),
             inventory_nodes: format!(
@@ -446,11 +447,12 @@ impl Sql {
     }
 }
 
-/// Whether the holder of task `t` has a lease live at `$1`, in schema `s` (quoted).
-fn live(s: &str) -> String {
+/// Whether the holder of task `t` is registered with a lease that has run out at `$1`, in
+/// schema `s` (quoted); false for no holder and for one not registered.
+fn lost(s: &str) -> String {
     format!(
         "coalesce(EXISTS (SELECT 1 FROM {s}.nodes n \
-           WHERE n.node_id = t.owner_node AND n.lease_expires_at_ms > $1::bigint), false)"
+           WHERE n.node_id = t.owner_node AND n.lease_expires_at_ms <= $1::bigint), false)"
     )
 }
 

@@ -11,6 +11,7 @@ mod counters;
 mod feed;
 mod instances;
 mod migrations;
+mod node_loss;
 mod poison;
 mod stall;
 

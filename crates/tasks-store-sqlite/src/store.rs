@@ -374,7 +374,7 @@ impl Store for SqliteStore {
         self.time_floor
     }
 
-    /// One page in SQL on the writer's connection, decoded here ([`crate::inventory`]).
+    /// One page in SQL on the writer's connection, decoded here (the `inventory` module).
     async fn inventory(
         &self,
         query: &InventoryQuery,

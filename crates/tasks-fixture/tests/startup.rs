@@ -140,9 +140,11 @@ async fn a_hostile_request_and_a_damaged_row_never_stop_the_server_from_starting
             .unwrap();
         assert_eq!(stored, 2, "the hostile request stored nothing");
         conn.execute(
-            "INSERT INTO tasks SELECT 'poison', scope, revision, status, created_at_ms, \
-             expires_at_ms, '{\"taskId\":\"poison\",', work, owner_node, generation, attempt \
-             FROM tasks WHERE id = ?1",
+            "INSERT INTO tasks (id, scope, revision, status, created_at_ms, expires_at_ms, \
+             task, work, owner_node, generation, attempt, tool, updated_at_ms) \
+             SELECT 'poison', scope, revision, status, created_at_ms, \
+             expires_at_ms, '{\"taskId\":\"poison\",', work, owner_node, generation, attempt, \
+             tool, updated_at_ms FROM tasks WHERE id = ?1",
             [&running],
         )
         .unwrap();

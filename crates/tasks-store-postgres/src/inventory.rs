@@ -11,10 +11,10 @@
 //! (an operator's read writes nothing), but by the next read of the task. A row whose id is not
 //! a task id is left out.
 
-use tasks_core::{Task, TaskId, TaskStatus, Timestamp};
+use tasks_core::{TaskId, TaskStatus, Timestamp};
 use tasks_runtime::store::inventory::{
     InventoryCounts, InventoryCursor, InventoryOrder, InventoryPage, InventoryQuery, InventoryRow,
-    NodeRow, StuckRules,
+    NodeRow, StoredColumns, StuckRules,
 };
 use tasks_runtime::store::{NodeId, StatusCounts, StoreError};
 use tasks_runtime::Scope;
@@ -212,40 +212,21 @@ impl Raw {
             tracing::warn!(task_id = %self.id, "an inventory row with an unknown status is left out");
             return None;
         };
-        let task = serde_json::from_str::<Task>(&self.task)
-            .ok()
-            .filter(|task| task.id() == &id && task.status() == status);
-        let node = self
-            .owner
-            .as_deref()
-            .and_then(|bytes| <[u8; 16]>::try_from(bytes).ok())
-            .map(NodeId::from_bytes)
-            .filter(|_| !status.is_terminal());
-        let last_updated_at = task
-            .as_ref()
-            .map_or(at(self.updated_at_ms), Task::last_updated_at);
-        Some(InventoryRow {
-            scope: Scope::new(self.scope),
-            tool: self.tool,
-            status,
-            status_message: task
-                .as_ref()
-                .and_then(|task| task.status_message().map(str::to_owned)),
-            progress: task.as_ref().and_then(Task::progress),
-            created_at: at(self.created_at_ms),
-            last_updated_at,
-            expires_at: self.expires_at_ms.map(at),
-            attempt: u32::try_from(self.attempt).ok(),
-            generation: node.and_then(|_| u64::try_from(self.generation).ok()),
-            stuck: rules.judge(
-                status,
-                last_updated_at,
-                node.filter(|_| self.holder_lost),
-                now,
-            ),
-            node,
+        let columns = StoredColumns {
             id,
-        })
+            status,
+            scope: Scope::new(self.scope),
+            task: Some(&self.task),
+            tool: self.tool,
+            created_at_ms: self.created_at_ms,
+            updated_at_ms: self.updated_at_ms,
+            expires_at_ms: self.expires_at_ms,
+            owner: self.owner.as_deref(),
+            generation: self.generation,
+            attempt: i64::from(self.attempt),
+            holder_lost: self.holder_lost,
+        };
+        Some(InventoryRow::from_columns(columns, rules, now))
     }
 }
 

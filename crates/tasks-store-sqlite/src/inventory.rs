@@ -12,10 +12,10 @@
 
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, Row, ToSql};
-use tasks_core::{Task, TaskId, TaskStatus, Timestamp};
+use tasks_core::{TaskId, TaskStatus, Timestamp};
 use tasks_runtime::store::inventory::{
     InventoryCounts, InventoryCursor, InventoryOrder, InventoryPage, InventoryQuery, InventoryRow,
-    NodeRow, StuckRules,
+    NodeRow, StoredColumns, StuckRules,
 };
 use tasks_runtime::store::{NodeId, StatusCounts};
 use tasks_runtime::Scope;
@@ -219,42 +219,21 @@ fn row(raw: Raw, rules: StuckRules, now: Timestamp) -> Option<InventoryRow> {
         tracing::warn!(task_id = %id.as_str(), "an inventory row with an unknown status is left out");
         return None;
     };
-    let task = raw
-        .task
-        .as_deref()
-        .and_then(|text| serde_json::from_str::<Task>(text).ok())
-        .filter(|task| task.id() == &id && task.status() == status);
-    let node = raw
-        .owner
-        .as_deref()
-        .and_then(|bytes| <[u8; 16]>::try_from(bytes).ok())
-        .map(NodeId::from_bytes)
-        .filter(|_| !status.is_terminal());
-    let last_updated_at = task
-        .as_ref()
-        .map_or(at(raw.updated_at_ms), Task::last_updated_at);
-    Some(InventoryRow {
-        scope: Scope::new(raw.scope.unwrap_or_default()),
-        tool: raw.tool,
-        status,
-        status_message: task
-            .as_ref()
-            .and_then(|task| task.status_message().map(str::to_owned)),
-        progress: task.as_ref().and_then(Task::progress),
-        created_at: at(raw.created_at_ms),
-        last_updated_at,
-        expires_at: raw.expires_at_ms.map(at),
-        attempt: u32::try_from(raw.attempt).ok(),
-        generation: node.and_then(|_| u64::try_from(raw.generation).ok()),
-        stuck: rules.judge(
-            status,
-            last_updated_at,
-            node.filter(|_| raw.holder_lost),
-            now,
-        ),
-        node,
+    let columns = StoredColumns {
         id,
-    })
+        status,
+        scope: Scope::new(raw.scope.unwrap_or_default()),
+        task: raw.task.as_deref(),
+        tool: raw.tool,
+        created_at_ms: raw.created_at_ms,
+        updated_at_ms: raw.updated_at_ms,
+        expires_at_ms: raw.expires_at_ms,
+        owner: raw.owner.as_deref(),
+        generation: raw.generation,
+        attempt: raw.attempt,
+        holder_lost: raw.holder_lost,
+    };
+    Some(InventoryRow::from_columns(columns, rules, now))
 }
 
 /// [`tasks_runtime::store::Store::inventory_counts`]: two grouped scans of the unexpired rows.

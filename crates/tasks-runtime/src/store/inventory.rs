@@ -301,6 +301,81 @@ pub struct InventoryRow {
     pub stuck: Option<StuckReason>,
 }
 
+/// A durable store's columns of one task, as its inventory query reads them (times in
+/// milliseconds since the Unix epoch; a negative one reads as the epoch).
+#[derive(Debug, Clone)]
+pub struct StoredColumns<'a> {
+    /// The task id (already parsed).
+    pub id: TaskId,
+    /// The status column (already parsed).
+    pub status: TaskStatus,
+    /// The scope column.
+    pub scope: Scope,
+    /// The stored task's JSON text, if any: read for the status message, the progress and
+    /// `lastUpdatedAt`; a text that does not decode as this task leaves them to the columns.
+    pub task: Option<&'a str>,
+    /// The tool column.
+    pub tool: Option<String>,
+    /// `created_at_ms`.
+    pub created_at_ms: i64,
+    /// `updated_at_ms` (used when the text does not decode).
+    pub updated_at_ms: i64,
+    /// `expires_at_ms`.
+    pub expires_at_ms: Option<i64>,
+    /// The owner node's 16 bytes.
+    pub owner: Option<&'a [u8]>,
+    /// The fencing generation.
+    pub generation: i64,
+    /// The runs started.
+    pub attempt: i64,
+    /// Whether the owner is registered with a lease that has run out at `now`.
+    pub holder_lost: bool,
+}
+
+impl InventoryRow {
+    /// The row of a durable store's `columns`, judged stuck or not by `rules` at `now`: the
+    /// status message, progress and `lastUpdatedAt` from the task's text where it decodes (as
+    /// this task, in this status), else from the columns; a terminal task shows no holder.
+    pub fn from_columns(columns: StoredColumns<'_>, rules: StuckRules, now: Timestamp) -> Self {
+        let at = |ms: i64| Timestamp::from_unix_millis(u64::try_from(ms).unwrap_or(0));
+        let status = columns.status;
+        let task = columns
+            .task
+            .and_then(|text| serde_json::from_str::<tasks_core::Task>(text).ok())
+            .filter(|task| *task.id() == columns.id && task.status() == status);
+        let node = columns
+            .owner
+            .and_then(|bytes| <[u8; 16]>::try_from(bytes).ok())
+            .map(NodeId::from_bytes)
+            .filter(|_| !status.is_terminal());
+        let last_updated_at = task
+            .as_ref()
+            .map_or(at(columns.updated_at_ms), tasks_core::Task::last_updated_at);
+        InventoryRow {
+            scope: columns.scope,
+            tool: columns.tool,
+            status,
+            status_message: task
+                .as_ref()
+                .and_then(|task| task.status_message().map(str::to_owned)),
+            progress: task.as_ref().and_then(tasks_core::Task::progress),
+            created_at: at(columns.created_at_ms),
+            last_updated_at,
+            expires_at: columns.expires_at_ms.map(at),
+            attempt: u32::try_from(columns.attempt).ok(),
+            generation: node.and_then(|_| u64::try_from(columns.generation).ok()),
+            stuck: rules.judge(
+                status,
+                last_updated_at,
+                node.filter(|_| columns.holder_lost),
+                now,
+            ),
+            node,
+            id: columns.id,
+        }
+    }
+}
+
 /// One page of [`Store::inventory`](super::Store::inventory).
 #[derive(Debug, Clone, PartialEq)]
 pub struct InventoryPage {
